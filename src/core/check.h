@@ -1,0 +1,85 @@
+/* core/check.h: errors, exit codes and the abort hook.
+ *
+ * Two kinds of failure (PETSc's PetscCheck vs PetscAssert):
+ *   GT_CHECK(cond, code, fmt, ...)  user errors (bad config, bad file, bad data).
+ *                                   Always on. Prints one line and ends the job.
+ *   GT_ASSERT(cond)                 internal invariants. Always on as well (cheap),
+ *                                   never used to validate input.
+ * In a parallel run the abort hook (installed by dist/) calls MPI_Abort so a
+ * failing rank ends the whole job instead of leaving the others in a collective.
+ * core/ itself never includes mpi.h. */
+#ifndef GT_CORE_CHECK_H
+#define GT_CORE_CHECK_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+#define GT_NORETURN [[noreturn]]
+extern "C" {
+#else
+#define GT_NORETURN _Noreturn
+#endif
+
+/* Exit codes, documented in docs/troubleshooting.md. */
+enum gt_exit {
+    GT_EXIT_OK = 0,
+    GT_EXIT_INTERNAL = 1,  /* a bug: an internal invariant failed */
+    GT_EXIT_USAGE = 2,     /* bad command line or configuration */
+    GT_EXIT_DATA = 3,      /* bad input file, schema or data */
+    GT_EXIT_RESOURCE = 4,  /* out of memory, disk, device */
+    GT_EXIT_NUMERIC = 5,   /* non-finite loss/gradients that did not recover */
+    GT_EXIT_LIBRARY = 6,   /* an external library call failed (MPI, HDF5, CUDA...) */
+    GT_EXIT_PREEMPTED = 75 /* checkpointed on a signal; requeue to continue (EX_TEMPFAIL) */
+};
+
+/* Ends the job. Installed by dist/ as MPI_Abort(MPI_COMM_WORLD, code) when the
+ * world has more than one rank; defaults to exit(code). Never returns. */
+typedef void (*gt_abort_fn)(int code);
+void gt_set_abort_handler(gt_abort_fn fn);
+GT_NORETURN void gt_abort(int code);
+
+/* Rank of this process, used as a prefix in messages (set by dist/). */
+void gt_set_rank(int rank, int size);
+int gt_rank(void);
+int gt_nranks(void);
+
+/* Print "gridtrain: error: <msg>" (with "[rank r]" in parallel runs) and abort. */
+GT_NORETURN void gt_fatal(int code, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Same line format, for an error reported by a library call; `hint` may be NULL. */
+GT_NORETURN void gt_fatal_lib(const char *lib, const char *expr, const char *what,
+                            const char *hint, const char *file, int line);
+
+#define GT_FAIL(code, ...) gt_fatal((code), __FILE__, __LINE__, __VA_ARGS__)
+#define GT_CHECK(cond, code, ...)                                   \
+    do {                                                            \
+        if (!(cond)) gt_fatal((code), __FILE__, __LINE__, __VA_ARGS__); \
+    } while (0)
+#define GT_ASSERT(cond)                                                          \
+    do {                                                                         \
+        if (!(cond))                                                             \
+            gt_fatal(GT_EXIT_INTERNAL, __FILE__, __LINE__,                       \
+                     "internal invariant failed: %s (please report)", #cond);    \
+    } while (0)
+
+/* Allocation with a clear message on failure (llm.c mallocCheck). All take
+ * counts in bytes; names end in _bytes where both counts could be confused. */
+void *gt_malloc(size_t n_bytes, const char *file, int line);
+void *gt_calloc(size_t n, size_t size, const char *file, int line);
+void *gt_realloc(void *p, size_t n_bytes, const char *file, int line);
+void *gt_aligned_alloc(size_t align, size_t n_bytes, const char *file, int line);
+char *gt_strdup(const char *s, const char *file, int line);
+FILE *gt_fopen(const char *path, const char *mode, const char *file, int line);
+#define GT_MALLOC(n_bytes) gt_malloc((n_bytes), __FILE__, __LINE__)
+#define GT_CALLOC(n, size) gt_calloc((n), (size), __FILE__, __LINE__)
+#define GT_REALLOC(p, n_bytes) gt_realloc((p), (n_bytes), __FILE__, __LINE__)
+#define GT_ALIGNED_ALLOC(n_bytes) gt_aligned_alloc(64, (n_bytes), __FILE__, __LINE__)
+#define GT_STRDUP(s) gt_strdup((s), __FILE__, __LINE__)
+#define GT_FOPEN(path, mode) gt_fopen((path), (mode), __FILE__, __LINE__)
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+

@@ -1,0 +1,81 @@
+#define _GNU_SOURCE
+#include "core/timer.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/check.h"
+
+typedef struct {
+    char name[48];
+    double total, started;
+    int64_t calls;
+    int depth;
+} gt_event;
+
+static gt_event g_ev[GT_MAX_EVENTS];
+static int g_nev = 0;
+
+double gt_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int gt_event_register(const char *name) {
+    for (int i = 0; i < g_nev; i++)
+        if (!strcmp(g_ev[i].name, name)) return i;
+    GT_ASSERT(g_nev < GT_MAX_EVENTS);
+    gt_event *e = &g_ev[g_nev];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    return g_nev++;
+}
+
+void gt_event_begin(int id) {
+    GT_ASSERT(id >= 0 && id < g_nev);
+    gt_event *e = &g_ev[id];
+    if (e->depth++ == 0) e->started = gt_now();
+}
+
+void gt_event_end(int id) {
+    GT_ASSERT(id >= 0 && id < g_nev);
+    gt_event *e = &g_ev[id];
+    GT_ASSERT(e->depth > 0);
+    if (--e->depth == 0) {
+        e->total += gt_now() - e->started;
+        e->calls++;
+    }
+}
+
+void gt_event_add(int id, double seconds, int64_t count) {
+    GT_ASSERT(id >= 0 && id < g_nev);
+    g_ev[id].total += seconds;
+    g_ev[id].calls += count;
+}
+
+int gt_event_count(void) { return g_nev; }
+const char *gt_event_name(int id) { return g_ev[id].name; }
+double gt_event_seconds(int id) { return g_ev[id].total; }
+int64_t gt_event_calls(int id) { return g_ev[id].calls; }
+void gt_events_reset(void) {
+    for (int i = 0; i < g_nev; i++) { g_ev[i].total = 0; g_ev[i].calls = 0; g_ev[i].depth = 0; }
+}
+
+int64_t gt_peak_rss_bytes(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (int64_t)ru.ru_maxrss * 1024;
+}
+
+int64_t gt_current_rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    long pages_total = 0, pages_res = 0;
+    int ok = fscanf(f, "%ld %ld", &pages_total, &pages_res) == 2;
+    fclose(f);
+    return ok ? (int64_t)pages_res * (int64_t)sysconf(_SC_PAGESIZE) : 0;
+}
