@@ -44,14 +44,16 @@ void gt_nilm_synth_defaults(gt_nilm_synth_cfg *cfg);
 /* Fills meta[GT_NILM_N_APPLIANCES] in the canonical order used by every file. */
 void gt_nilm_appliances(gt_appliance_meta meta[GT_NILM_N_APPLIANCES]);
 
-/* Cheap: only the sizes and ownership of household h (0 <= h < n_households). */
-typedef struct gt_nilm_household_info {
+/* Cheap: only the sizes and ownership of household h (0 <= h < n_households).
+ * The struct is used by its tag (like POSIX `struct stat` / stat()): a typedef
+ * of the same name would clash with the function name in C. */
+struct gt_nilm_household_info {
     int64_t id;            /* household id stored in the file (stable, 1-based) */
     int64_t n_rows;        /* rows at period_s */
     int64_t t0_ms;         /* time stamp of row 0 */
     uint8_t owns[GT_NILM_N_APPLIANCES];
-} gt_nilm_household_info;
-void gt_nilm_household_info(const gt_nilm_synth_cfg *cfg, int h, gt_nilm_household_info *info);
+};
+void gt_nilm_household_info(const gt_nilm_synth_cfg *cfg, int h, struct gt_nilm_household_info *info);
 
 /* Fault flags per row (bitmask), stored as /fault_flags for tests and inspect. */
 enum { GT_FAULT_SPIKE = 1, GT_FAULT_GAP = 2, GT_FAULT_STUCK = 4 };
@@ -107,8 +109,8 @@ typedef struct gt_pdm_segment {  /* operating condition segment */
 
 /* Cheap: sizes, type, planned events and condition segments of turbine t
  * (0 <= t < n_farms * turbines_per_farm). Arrays are allocated by the callee and
- * released with gt_pdm_turbine_info_free. */
-typedef struct gt_pdm_turbine_info {
+ * released with gt_pdm_turbine_info_free. Used by its tag, as above. */
+struct gt_pdm_turbine_info {
     int64_t id;       /* stable, 1-based */
     int32_t farm;     /* 0..n_farms-1 */
     int32_t machine_type;
@@ -116,9 +118,9 @@ typedef struct gt_pdm_turbine_info {
     int64_t t0_ms;
     gt_pdm_event *events; int n_events;
     gt_pdm_segment *segments; int n_segments;
-} gt_pdm_turbine_info;
-void gt_pdm_turbine_info(const gt_pdm_synth_cfg *cfg, int t, gt_pdm_turbine_info *info);
-void gt_pdm_turbine_info_free(gt_pdm_turbine_info *info);
+};
+void gt_pdm_turbine_info(const gt_pdm_synth_cfg *cfg, int t, struct gt_pdm_turbine_info *info);
+void gt_pdm_turbine_info_free(struct gt_pdm_turbine_info *info);
 
 /* Streaming generation of one turbine in blocks (a 30-day turbine at 10 Hz is
  * 26M rows x 32 channels, too big to hold at once). The state carries the

@@ -1,0 +1,18 @@
+/* cli/commands.h: the registry of subcommands. */
+#ifndef GT_CLI_COMMANDS_H
+#define GT_CLI_COMMANDS_H
+#include <stdio.h>
+
+#include "cli/options.h"
+
+/* Each subcommand defines one of these in its cli/cmd_*.c file. */
+extern const gt_cmd gt_cmd_synth, gt_cmd_inspect, gt_cmd_bench;
+
+int gt_commands_count(void);
+const gt_cmd *gt_commands_get(int i);
+const gt_cmd *gt_commands_find(const char *name);
+/* 1 when some command's table has this "section.key" (shared config files). */
+int gt_commands_know_key(const char *key);
+void gt_cmd_markdown(const gt_cmd *cmd, FILE *out);
+
+#endif

@@ -1,0 +1,413 @@
+/* cli/options.c: parser, help and resolved-config printer, all driven by the
+ * per-command option tables (see options.h). Config files are parsed by inih
+ * (Debian's libinih): a small, well-kept INI reader; we wrap its line reader to
+ * know the line number of every key for error messages. */
+#define _GNU_SOURCE
+#include "cli/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/log.h"
+
+/* Options every command accepts. */
+static const gt_opt g_common[] = {
+    {"log.level", "log-level", GT_OPT_STR, "info", "log threshold", "debug|info|warn|quiet"},
+    {"log.all_ranks", "log-all-ranks", GT_OPT_BOOL, "false", "every rank prints its info lines", NULL},
+    {NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+static int n_table(const gt_opt *t) {
+    int n = 0;
+    while (t && t[n].key) n++;
+    return n;
+}
+
+static int find_key(const gt_args *a, const char *key) {
+    for (int i = 0; i < a->n_values; i++)
+        if (!strcmp(a->spec[i]->key, key)) return i;
+    return -1;
+}
+
+static int find_flag(const gt_args *a, const char *flag) {
+    for (int i = 0; i < a->n_values; i++)
+        if (a->spec[i]->flag && !strcmp(a->spec[i]->flag, flag)) return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------ validation -- */
+
+static int parse_int(const char *s, int64_t *out) {
+    if (!s || !*s) return 0;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_float(const char *s, double *out) {
+    if (!s || !*s) return 0;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_bool(const char *s, int *out) {
+    static const char *t[] = {"1", "true", "yes", "on"}, *f[] = {"0", "false", "no", "off"};
+    for (int i = 0; i < 4; i++) {
+        if (!strcasecmp(s, t[i])) { *out = 1; return 1; }
+        if (!strcasecmp(s, f[i])) { *out = 0; return 1; }
+    }
+    return 0;
+}
+
+static int parse_size(const char *s, int64_t *out) {
+    if (!s || !*s) return 0;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0) return 0;
+    double mul = 1;
+    if (*end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mul = 1024.0; break;
+        case 'M': mul = 1024.0 * 1024; break;
+        case 'G': mul = 1024.0 * 1024 * 1024; break;
+        case 'T': mul = 1024.0 * 1024 * 1024 * 1024; break;
+        default: return 0;
+        }
+        end++;
+        if (*end == 'i' || *end == 'I') end++;
+        if (*end == 'B' || *end == 'b') end++;
+        if (*end) return 0;
+    }
+    *out = (int64_t)llround(v * mul);
+    return 1;
+}
+
+static int in_choices(const char *choices, const char *v) {
+    size_t n = strlen(v);
+    const char *p = choices;
+    while (p && *p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, v, n)) return 1;
+        p = bar ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
+static const char *type_name(gt_opt_type t) {
+    switch (t) {
+    case GT_OPT_STR: return "string";
+    case GT_OPT_INT: return "integer";
+    case GT_OPT_FLOAT: return "number";
+    case GT_OPT_BOOL: return "true|false";
+    case GT_OPT_SIZE: return "size (e.g. 64K, 4M, 2G)";
+    }
+    return "?";
+}
+
+/* Validates value v for spec o; returns NULL or a static reason. */
+static const char *invalid(const gt_opt *o, const char *v) {
+    int64_t i;
+    double d;
+    int b;
+    switch (o->type) {
+    case GT_OPT_INT: if (!parse_int(v, &i)) return "not an integer"; break;
+    case GT_OPT_FLOAT: if (!parse_float(v, &d)) return "not a finite number"; break;
+    case GT_OPT_BOOL: if (!parse_bool(v, &b)) return "not a boolean (true/false)"; break;
+    case GT_OPT_SIZE: if (!parse_size(v, &i)) return "not a size (e.g. 512, 64K, 4M, 2G)"; break;
+    case GT_OPT_STR: break;
+    }
+    if (o->choices && !in_choices(o->choices, v)) return "not one of the allowed values";
+    return NULL;
+}
+
+static void set_value(gt_args *a, int idx, const char *v, const char *origin) {
+    const gt_opt *o = a->spec[idx];
+    const char *why = invalid(o, v);
+    if (why) {
+        if (o->choices)
+            GT_FAIL(GT_EXIT_USAGE, "%s: %s = '%s' is %s (%s)", origin, o->key, v, why, o->choices);
+        GT_FAIL(GT_EXIT_USAGE, "%s: %s = '%s' is %s", origin, o->key, v, why);
+    }
+    free(a->value[idx]);
+    free(a->origin[idx]);
+    a->value[idx] = GT_STRDUP(v);
+    a->origin[idx] = GT_STRDUP(origin);
+}
+
+/* ---------------------------------------------------------- config files -- */
+
+typedef struct {
+    gt_args *a;
+    const char *path;
+    FILE *f;
+    int line;
+} ini_ctx;
+
+static char *line_reader(char *str, int num, void *stream) {
+    ini_ctx *c = stream;
+    char *r = fgets(str, num, c->f);
+    if (r) {
+        c->line++;
+        size_t n = strlen(r);
+        if (n == (size_t)num - 1 && r[n - 1] != '\n')
+            GT_FAIL(GT_EXIT_USAGE, "%s:%d: line longer than %d characters", c->path, c->line, num - 2);
+    }
+    return r;
+}
+
+static int key_handler(void *user, const char *section, const char *name, const char *value) {
+    ini_ctx *c = user;
+    char key[256], origin[512];
+    snprintf(key, sizeof key, "%s.%s", section, name);
+    snprintf(origin, sizeof origin, "%s:%d", c->path, c->line);
+    if (!*section) return 0; /* reported as a syntax error at the first bad line */
+    int idx = find_key(c->a, key);
+    if (idx < 0) {
+        /* a key another command uses is fine in a shared config file */
+        if (gt_commands_know_key(key)) return 1;
+        GT_FAIL(GT_EXIT_USAGE, "%s: unknown key '%s' (see 'gridtrain %s --help')", origin, key,
+                c->a->cmd->name);
+    }
+    set_value(c->a, idx, value, origin);
+    return 1;
+}
+
+static void load_config(gt_args *a, const char *path) {
+    ini_ctx c = {a, path, NULL, 0};
+    c.f = fopen(path, "r");
+    if (!c.f) GT_FAIL(GT_EXIT_USAGE, "cannot open config file '%s': %s", path, strerror(errno));
+    int rc = ini_parse_stream(line_reader, &c, key_handler, &c);
+    fclose(c.f);
+    if (rc > 0) GT_FAIL(GT_EXIT_USAGE, "%s:%d: syntax error (expected [section], or key = value inside a section)", path, rc);
+    if (rc < 0) GT_FAIL(GT_EXIT_USAGE, "cannot read config file '%s'", path);
+}
+
+/* --------------------------------------------------------------- parsing -- */
+
+static int looks_like_override(const char *s) {
+    const char *eq = strchr(s, '=');
+    const char *dot = strchr(s, '.');
+    if (!eq || !dot || dot > eq || s[0] == '-' || s[0] == '/' || s[0] == '.') return 0;
+    for (const char *p = s; p < eq; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.')) return 0;
+    return 1;
+}
+
+void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    int nc = n_table(g_common), nt = n_table(cmd->opts);
+    a->n_values = nc + nt;
+    a->spec = GT_CALLOC((size_t)a->n_values, sizeof *a->spec);
+    a->value = GT_CALLOC((size_t)a->n_values, sizeof *a->value);
+    a->origin = GT_CALLOC((size_t)a->n_values, sizeof *a->origin);
+    for (int i = 0; i < nt; i++) a->spec[i] = &cmd->opts[i];
+    for (int i = 0; i < nc; i++) a->spec[nt + i] = &g_common[i];
+    for (int i = 0; i < a->n_values; i++) {
+        GT_ASSERT(a->spec[i]->def != NULL);
+        if (*a->spec[i]->def) GT_ASSERT(invalid(a->spec[i], a->spec[i]->def) == NULL);
+        a->value[i] = GT_STRDUP(a->spec[i]->def);
+        a->origin[i] = GT_STRDUP("default");
+    }
+    /* config files first, wherever --config appears, so argv overrides them */
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--config")) {
+            if (i + 1 >= argc) GT_FAIL(GT_EXIT_USAGE, "--config needs a file name");
+            load_config(a, argv[++i]);
+        } else if (!strncmp(argv[i], "--config=", 9)) {
+            load_config(a, argv[i] + 9);
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--config")) { i++; continue; }
+        if (!strncmp(s, "--config=", 9)) continue;
+        if (!strcmp(s, "--")) {
+            for (i++; i < argc; i++) {
+                if (a->n_pos >= GT_MAX_POS) GT_FAIL(GT_EXIT_USAGE, "too many arguments");
+                a->pos[a->n_pos++] = argv[i];
+            }
+            break;
+        }
+        if (s[0] == '-' && s[1] && !(s[1] >= '0' && s[1] <= '9')) {
+            const char *name = s + 1 + (s[1] == '-');
+            char flag[128];
+            const char *val = NULL;
+            const char *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            if (len >= sizeof flag) GT_FAIL(GT_EXIT_USAGE, "unknown option '%s'", s);
+            memcpy(flag, name, len);
+            flag[len] = 0;
+            if (eq) val = eq + 1;
+            int idx = find_flag(a, flag);
+            int negated = 0;
+            if (idx < 0 && !strncmp(flag, "no-", 3)) {
+                idx = find_flag(a, flag + 3);
+                negated = idx >= 0 && a->spec[idx]->type == GT_OPT_BOOL;
+                if (!negated) idx = -1;
+            }
+            if (idx < 0)
+                GT_FAIL(GT_EXIT_USAGE, "unknown option '%s' (see 'gridtrain %s --help')", s, cmd->name);
+            if (a->spec[idx]->type == GT_OPT_BOOL && !val) {
+                val = negated ? "false" : "true";
+            } else if (!val) {
+                if (i + 1 >= argc) GT_FAIL(GT_EXIT_USAGE, "option '%s' needs a value", s);
+                val = argv[++i];
+            }
+            set_value(a, idx, val, "command line");
+        } else if (looks_like_override(s)) {
+            const char *eq = strchr(s, '=');
+            char key[256];
+            size_t len = (size_t)(eq - s);
+            if (len >= sizeof key) GT_FAIL(GT_EXIT_USAGE, "key too long in '%s'", s);
+            memcpy(key, s, len);
+            key[len] = 0;
+            int idx = find_key(a, key);
+            if (idx < 0)
+                GT_FAIL(GT_EXIT_USAGE, "unknown key '%s' (see 'gridtrain %s --help')", key, cmd->name);
+            set_value(a, idx, eq + 1, "command line");
+        } else {
+            if (a->n_pos >= GT_MAX_POS) GT_FAIL(GT_EXIT_USAGE, "too many arguments");
+            a->pos[a->n_pos++] = s;
+        }
+    }
+    if (a->n_pos < cmd->min_pos || a->n_pos > cmd->max_pos)
+        GT_FAIL(GT_EXIT_USAGE, "usage: gridtrain %s (got %d argument%s; see --help)", cmd->usage,
+                a->n_pos, a->n_pos == 1 ? "" : "s");
+}
+
+void gt_args_free(gt_args *a) {
+    for (int i = 0; i < a->n_values; i++) {
+        free(a->value[i]);
+        free(a->origin[i]);
+    }
+    free(a->spec);
+    free(a->value);
+    free(a->origin);
+    memset(a, 0, sizeof *a);
+}
+
+/* --------------------------------------------------------------- getters -- */
+
+static int must_find(const gt_args *a, const char *key, gt_opt_type type) {
+    int idx = find_key(a, key);
+    GT_ASSERT(idx >= 0);
+    GT_ASSERT(a->spec[idx]->type == type);
+    return idx;
+}
+
+const char *gt_args_str(const gt_args *a, const char *key) {
+    return a->value[must_find(a, key, GT_OPT_STR)];
+}
+int64_t gt_args_int(const gt_args *a, const char *key) {
+    int64_t v = 0;
+    GT_ASSERT(parse_int(a->value[must_find(a, key, GT_OPT_INT)], &v));
+    return v;
+}
+double gt_args_float(const gt_args *a, const char *key) {
+    double v = 0;
+    GT_ASSERT(parse_float(a->value[must_find(a, key, GT_OPT_FLOAT)], &v));
+    return v;
+}
+int gt_args_bool(const gt_args *a, const char *key) {
+    int v = 0;
+    GT_ASSERT(parse_bool(a->value[must_find(a, key, GT_OPT_BOOL)], &v));
+    return v;
+}
+int64_t gt_args_size(const gt_args *a, const char *key) {
+    int64_t v = 0;
+    GT_ASSERT(parse_size(a->value[must_find(a, key, GT_OPT_SIZE)], &v));
+    return v;
+}
+int gt_args_is_set(const gt_args *a, const char *key) {
+    int idx = find_key(a, key);
+    GT_ASSERT(idx >= 0);
+    return strcmp(a->origin[idx], "default") != 0;
+}
+
+/* ---------------------------------------------------------------- output -- */
+
+void gt_args_print(const gt_args *a, FILE *out) {
+    fprintf(out, "# resolved configuration of 'gridtrain %s'\n", a->cmd->name);
+    const char *cur = "";
+    size_t cur_len = 0;
+    for (int i = 0; i < a->n_values; i++) {
+        const char *key = a->spec[i]->key;
+        const char *dot = strchr(key, '.');
+        size_t len = (size_t)(dot - key);
+        if (len != cur_len || strncmp(key, cur, len)) {
+            fprintf(out, "[%.*s]\n", (int)len, key);
+            cur = key;
+            cur_len = len;
+        }
+        fprintf(out, "%-22s = %-24s ; %s\n", dot + 1, a->value[i], a->origin[i]);
+    }
+}
+
+static void help_table(const gt_opt *t, FILE *out) {
+    for (int i = 0; t[i].key; i++) {
+        char lhs[96];
+        if (t[i].flag)
+            snprintf(lhs, sizeof lhs, "%s%s%s", strlen(t[i].flag) == 1 ? "-" : "--", t[i].flag,
+                     t[i].type == GT_OPT_BOOL ? "" : " V");
+        else
+            snprintf(lhs, sizeof lhs, "%s=V", t[i].key);
+        fprintf(out, "  %-24s %s", lhs, t[i].help);
+        if (t[i].choices) fprintf(out, " (%s)", t[i].choices);
+        else if (t[i].type != GT_OPT_STR) fprintf(out, " [%s]", type_name(t[i].type));
+        if (*t[i].def) fprintf(out, "; default %s", t[i].def);
+        if (t[i].flag) fprintf(out, "; key %s", t[i].key);
+        fputc('\n', out);
+    }
+}
+
+void gt_cmd_help(const gt_cmd *cmd, FILE *out) {
+    fprintf(out, "usage: gridtrain %s\n\n%s\n", cmd->usage, cmd->summary);
+    if (cmd->details) fprintf(out, "\n%s\n", cmd->details);
+    if (n_table(cmd->opts)) {
+        fputs("\noptions (also settable as section.key=value or in a --config file):\n", out);
+        help_table(cmd->opts, out);
+    }
+    fputs("\ncommon options:\n", out);
+    fprintf(out, "  %-24s %s\n", "--config FILE", "read settings from an INI file ([section] key = value)");
+    help_table(g_common, out);
+    fprintf(out, "  %-24s %s\n", "-h, --help", "this text");
+}
+
+/* Markdown reference of every command's table (docs/configuration.md is
+ * generated from this by 'gridtrain help --markdown'). */
+void gt_cmd_markdown(const gt_cmd *cmd, FILE *out) {
+    fprintf(out, "## `gridtrain %s`\n\n%s\n\n", cmd->usage, cmd->summary);
+    if (cmd->details) fprintf(out, "%s\n\n", cmd->details);
+    if (!n_table(cmd->opts)) return;
+    fputs("| key | flag | type | default | meaning |\n|---|---|---|---|---|\n", out);
+    for (int i = 0; cmd->opts[i].key; i++) {
+        const gt_opt *o = &cmd->opts[i];
+        char type[256];
+        size_t n = 0;
+        for (const char *p = o->choices ? o->choices : type_name(o->type); *p && n + 3 < sizeof type; p++) {
+            if (*p == '|') type[n++] = '\\';
+            type[n++] = *p;
+        }
+        type[n] = 0;
+        fprintf(out, "| `%s` | %s%s%s%s | %s | %s%s%s | %s |\n", o->key, o->flag ? "`" : "",
+                o->flag ? (strlen(o->flag) == 1 ? "-" : "--") : "", o->flag ? o->flag : "",
+                o->flag ? "`" : "", type, *o->def ? "`" : "", o->def, *o->def ? "`" : "", o->help);
+    }
+    fputc('\n', out);
+}

@@ -1,0 +1,71 @@
+/* cli/options.h: the one option table per subcommand.
+ *
+ * Every setting has a key "section.key" (the same key in a config file's
+ * [section] and on the command line as section.key=value) and optionally a
+ * short flag alias (--flag VALUE or --flag=VALUE). The parser, the --help text,
+ * the resolved-config print-out and docs/configuration.md are all generated
+ * from these tables, so they cannot drift apart.
+ *
+ * Precedence: defaults < config file (--config FILE) < flags and section.key=value
+ * in command-line order. Unknown keys, bad numbers and values outside `choices`
+ * are user errors naming the key and where it came from (file:line or argv). */
+#ifndef GT_CLI_OPTIONS_H
+#define GT_CLI_OPTIONS_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum { GT_OPT_STR, GT_OPT_INT, GT_OPT_FLOAT, GT_OPT_BOOL, GT_OPT_SIZE } gt_opt_type;
+
+typedef struct gt_opt {
+    const char *key;     /* "section.key", e.g. "synth.households" */
+    const char *flag;    /* alias without dashes ("households"), or NULL */
+    gt_opt_type type;
+    const char *def;     /* default as text; "" for none */
+    const char *help;    /* one line */
+    const char *choices; /* "nilm|pdm" for enumerations, or NULL */
+} gt_opt;
+
+struct gt_args;
+typedef struct gt_cmd {
+    const char *name;     /* "synth" */
+    const char *usage;    /* "synth nilm|pdm -o FILE [options]" */
+    const char *summary;  /* one line for the top-level help */
+    const char *details;  /* paragraph printed by --help, or NULL */
+    const gt_opt *opts;   /* table, terminated by an entry with key == NULL */
+    int min_pos, max_pos; /* positional arguments accepted */
+    /* Runs on every rank after MPI is initialised; returns the exit code
+     * (collectively: every rank must return the same code). */
+    int (*run)(const struct gt_args *a, MPI_Comm comm);
+} gt_cmd;
+
+#define GT_MAX_POS 16
+typedef struct gt_args {
+    const gt_cmd *cmd;
+    int n_pos;
+    const char *pos[GT_MAX_POS];
+    int n_values;
+    const gt_opt **spec; /* [n_values], parallel to value/origin */
+    char **value;
+    char **origin;       /* "default", "file.ini:12", "argv" */
+} gt_args;
+
+/* Typed getters; the key must be in the command's table (internal error otherwise). */
+const char *gt_args_str(const gt_args *a, const char *key);
+int64_t gt_args_int(const gt_args *a, const char *key);
+double gt_args_float(const gt_args *a, const char *key);
+int gt_args_bool(const gt_args *a, const char *key);
+int64_t gt_args_size(const gt_args *a, const char *key); /* bytes: 512, 64K, 4M, 2G */
+int gt_args_is_set(const gt_args *a, const char *key);   /* not left at its default */
+
+/* Parse argv (after the subcommand name). Collective only in that every rank
+ * parses the same argv; errors are user errors (exit 2). */
+void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv);
+void gt_args_free(gt_args *a);
+/* Resolved configuration as INI, with where each value came from. */
+void gt_args_print(const gt_args *a, FILE *out);
+/* --help text of one command. */
+void gt_cmd_help(const gt_cmd *cmd, FILE *out);
+
+#endif

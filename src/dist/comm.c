@@ -1,0 +1,62 @@
+#include "dist/comm.h"
+
+#include <string.h>
+
+#include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
+#include "core/timer.h"
+
+static void mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); _Exit(code); }
+
+void gt_dist_init(int *argc, char ***argv) {
+    int provided = 0;
+    MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int rank = 0, size = 1;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    gt_set_rank(rank, size);
+    if (size > 1) gt_set_abort_handler(mpi_abort);
+}
+
+void gt_dist_finalize(void) {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) MPI_Finalize();
+}
+
+int gt_dist_all_ok(MPI_Comm comm, int local_ok) {
+    int ok = local_ok ? 1 : 0, all = 0;
+    MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));
+    return all;
+}
+
+void gt_dist_event_table(MPI_Comm comm, FILE *out) {
+    int rank = 0, size = 1;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    MPI_CHECK(MPI_Comm_size(comm, &size));
+    int n = gt_event_count(), nmax = 0, nmin = 0;
+    MPI_CHECK(MPI_Allreduce(&n, &nmax, 1, MPI_INT, MPI_MAX, comm));
+    MPI_CHECK(MPI_Allreduce(&n, &nmin, 1, MPI_INT, MPI_MIN, comm));
+    GT_ASSERT(nmin == nmax);
+    if (n == 0) return;
+    double t[GT_MAX_EVENTS], tmin[GT_MAX_EVENTS], tmax[GT_MAX_EVENTS], tsum[GT_MAX_EVENTS];
+    double c[GT_MAX_EVENTS], csum[GT_MAX_EVENTS];
+    for (int i = 0; i < n; i++) {
+        t[i] = gt_event_seconds(i);
+        c[i] = (double)gt_event_calls(i);
+    }
+    MPI_CHECK(MPI_Reduce(t, tmin, n, MPI_DOUBLE, MPI_MIN, 0, comm));
+    MPI_CHECK(MPI_Reduce(t, tmax, n, MPI_DOUBLE, MPI_MAX, 0, comm));
+    MPI_CHECK(MPI_Reduce(t, tsum, n, MPI_DOUBLE, MPI_SUM, 0, comm));
+    MPI_CHECK(MPI_Reduce(c, csum, n, MPI_DOUBLE, MPI_SUM, 0, comm));
+    if (rank != 0) return;
+    fprintf(out, "\ntiming events over %d rank%s (seconds)\n", size, size == 1 ? "" : "s");
+    fprintf(out, "%-20s %10s %10s %10s %8s %10s\n", "event", "min", "max", "mean", "max/mean", "calls/rank");
+    for (int i = 0; i < n; i++) {
+        double mean = tsum[i] / size;
+        fprintf(out, "%-20s %10.4f %10.4f %10.4f %8.2f %10.0f\n", gt_event_name(i), tmin[i], tmax[i],
+                mean, mean > 0 ? tmax[i] / mean : 1.0, csum[i] / size);
+    }
+}

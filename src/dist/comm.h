@@ -1,0 +1,25 @@
+/* dist/comm.h: the job's communicator, the abort hook and cross-rank tables.
+ * Only dist/ calls MPI collectives on gradients; this file also owns job
+ * start-up and shutdown so that every error path ends the whole job. */
+#ifndef GT_DIST_COMM_H
+#define GT_DIST_COMM_H
+#include <mpi.h>
+#include <stdio.h>
+
+/* MPI_Init_thread (FUNNELED: only the main thread calls MPI), error handler
+ * MPI_ERRORS_RETURN on MPI_COMM_WORLD (so MPI_CHECK reports), rank/size into
+ * core/check.h, and the abort hook: with more than one rank a fatal error calls
+ * MPI_Abort(MPI_COMM_WORLD, code) so no rank is left waiting in a collective. */
+void gt_dist_init(int *argc, char ***argv);
+void gt_dist_finalize(void);
+
+/* Collective over comm: the end-of-run table of named timing events
+ * (core/timer.h) with min/max/mean seconds across ranks and the max/mean ratio
+ * (load imbalance, data stalls). Printed by rank 0 to `out`. Every rank must
+ * have registered the same events in the same order (asserted). */
+void gt_dist_event_table(MPI_Comm comm, FILE *out);
+
+/* Collective: 1 on every rank when `local_ok` is 1 on every rank. */
+int gt_dist_all_ok(MPI_Comm comm, int local_ok);
+
+#endif

@@ -1,0 +1,377 @@
+/* io/inspect.c: streaming validation report (see inspect.h). */
+#include "io/inspect.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/check_h5.h"
+#include "core/check_mpi.h"
+#include "io/format.h"
+#include "io/h5.h"
+#include "io/shard.h"
+
+void gt_inspect_opts_defaults(gt_inspect_opts *o) {
+    o->max_report = 50;
+    o->spike_k = 20.0;
+    o->stuck_rows = 20;
+    o->gap_factor = 1.5;
+    o->block_bytes = (int64_t)64 << 20;
+    o->fail_on_data = 0;
+}
+
+/* ------------------------------------------------------- per-channel state -- */
+
+typedef struct {
+    double sigma;     /* robust scale of first differences; < 0: not yet known */
+    int64_t n;        /* samples seen */
+    float p2, p1;     /* the two previous samples */
+    float stuck_val;
+    int64_t stuck_len;
+} chan;
+
+static int cmp_f(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* sigma = 1.4826 * MAD of the first differences of up to 65536 finite pairs of
+ * x (stride `stride`), floored so a flat signal does not flag every change. */
+static double robust_sigma(const float *x, int64_t n, int64_t stride) {
+    int64_t cap = 65536, m = 0;
+    float *d = GT_MALLOC(sizeof(float) * (size_t)cap);
+    double sum_abs = 0;
+    for (int64_t i = 1; i < n && m < cap; i++) {
+        float a = x[(i - 1) * stride], b = x[i * stride];
+        if (isfinite(a) && isfinite(b)) {
+            d[m++] = b - a;
+            sum_abs += fabs(b);
+        }
+    }
+    double s = 0;
+    if (m >= 8) {
+        qsort(d, (size_t)m, sizeof(float), cmp_f);
+        float med = d[m / 2];
+        for (int64_t i = 0; i < m; i++) d[i] = fabsf(d[i] - med);
+        qsort(d, (size_t)m, sizeof(float), cmp_f);
+        s = 1.4826 * d[m / 2];
+        double floor_ = 1e-3 * (sum_abs / m) + 1e-6;
+        if (s < floor_) s = floor_;
+    } else {
+        s = -1; /* too few samples: decide on a later block */
+    }
+    free(d);
+    return s;
+}
+
+/* Feeds samples x[i*stride], i < n of one channel. */
+static void chan_feed(chan *c, const float *x, int64_t n, int64_t stride, const gt_inspect_opts *o,
+                      int check_neg, int check_spike, int check_stuck, gt_item_report *r) {
+    if (c->sigma < 0 && check_spike) c->sigma = robust_sigma(x, n, stride);
+    const double thr = o->spike_k * c->sigma;
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i * stride];
+        if (isnan(v)) r->nan++;
+        else if (isinf(v)) r->inf++;
+        else if (check_neg && v < 0) r->negative++;
+        if (check_spike && c->n >= 2 && thr > 0 && isfinite(v) && isfinite(c->p1) && isfinite(c->p2)) {
+            double d1 = (double)c->p1 - c->p2, d2 = (double)c->p1 - v;
+            if (d1 * d2 > 0 && fabs(d1) > thr && fabs(d2) > thr) r->spikes++;
+        }
+        if (check_stuck) {
+            if (isfinite(v) && c->stuck_len > 0 && v == c->stuck_val) {
+                c->stuck_len++;
+            } else {
+                if (c->stuck_len >= o->stuck_rows) r->stuck_runs++, r->stuck_rows += c->stuck_len;
+                c->stuck_len = isfinite(v) ? 1 : 0;
+                c->stuck_val = v;
+            }
+        }
+        c->p2 = c->p1;
+        c->p1 = v;
+        c->n++;
+    }
+}
+static void chan_end(chan *c, const gt_inspect_opts *o, gt_item_report *r) {
+    if (c->stuck_len >= o->stuck_rows) r->stuck_runs++, r->stuck_rows += c->stuck_len;
+    c->stuck_len = 0;
+}
+
+/* ---------------------------------------------------------------- driver -- */
+
+typedef struct {
+    int item; /* local item index */
+    int64_t start, count; /* rows within the item */
+} segment;
+
+typedef struct {
+    gt_item_report rep;
+    chan *ch;          /* [n_ch] */
+    int64_t prev_ts;
+    int in_nan;
+    double period_ms;
+} item_state;
+
+int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm comm, FILE *out,
+                  gt_item_report **reports, int *n_reports) {
+    gt_inspect_opts o;
+    if (opts_in) o = *opts_in;
+    else gt_inspect_opts_defaults(&o);
+    if (reports) *reports = NULL;
+    if (n_reports) *n_reports = 0;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    gt_file_index ix;
+    char err[GT_IO_ERR_LEN];
+    hid_t f = gt_io_open(path, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
+    if (f < 0) {
+        if (rank == 0) {
+            fflush(out);
+            fprintf(stderr, "gridtrain: error: %s\n", err);
+            fflush(stderr);
+        }
+        return GT_EXIT_DATA;
+    }
+    const int nilm = ix.kind == GT_KIND_NILM;
+    const int n_items = ix.n_items, C = ix.n_cols;
+    const char *main_ds = nilm ? "/appliances" : "/signals";
+
+    /* per-item metadata */
+    int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)n_items);
+    double *period_ms = GT_MALLOC(sizeof(double) * (size_t)n_items);
+    gt_h5_read_all(f, nilm ? "/households/id" : "/turbines/id", H5T_NATIVE_INT64, ids);
+    gt_h5_read_all(f, nilm ? "/households/period_s" : "/turbines/rate_hz", H5T_NATIVE_DOUBLE, period_ms);
+    for (int i = 0; i < n_items; i++) period_ms[i] = nilm ? period_ms[i] * 1000.0 : 1000.0 / period_ms[i];
+    int *power_col = GT_CALLOC((size_t)C, sizeof(int)); /* PdM: W/kW channels get the negative check */
+    int n_event_kinds = 256;
+    if (!nilm) {
+        char *units = GT_CALLOC((size_t)C, GT_FORMAT_UNIT_LEN);
+        hid_t st = gt_h5_str_type(GT_FORMAT_UNIT_LEN);
+        gt_h5_read_all(f, "/channels/unit", st, units);
+        H5Tclose(st);
+        for (int c = 0; c < C; c++) {
+            const char *u = units + (size_t)c * GT_FORMAT_UNIT_LEN;
+            power_col[c] = !strcmp(u, "W") || !strcmp(u, "kW") || !strcmp(u, "MW");
+        }
+        free(units);
+        if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/event_kind", H5P_DEFAULT) > 0) {
+            hid_t ds = H5_CHECK(H5Dopen2(f, "/legend/event_kind", H5P_DEFAULT));
+            hid_t sp = H5Dget_space(ds);
+            n_event_kinds = (int)H5Sget_simple_extent_npoints(sp);
+            H5Sclose(sp);
+            H5Dclose(ds);
+        }
+    }
+
+    /* the same plan as the readers */
+    int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)n_items);
+    for (int i = 0; i < n_items; i++) w[i] = ix.row_offset[i + 1] - ix.row_offset[i];
+    int *owner = GT_MALLOC(sizeof(int) * (size_t)n_items);
+    gt_shard_assign(w, n_items, size, owner);
+    int64_t *load = GT_MALLOC(sizeof(int64_t) * (size_t)size);
+    double imbalance = gt_shard_imbalance(w, owner, n_items, size, load);
+    int *local = GT_MALLOC(sizeof(int) * (size_t)n_items);
+    int n_local = 0;
+    for (int i = 0; i < n_items; i++)
+        if (owner[i] == rank) local[n_local++] = i;
+
+    /* bytes per row of what is read */
+    const int64_t row_bytes = 8 + 4 * (int64_t)C + (nilm ? 4 + (ix.has_faults ? 1 : 0) : 1);
+    int64_t block = o.block_bytes / row_bytes;
+    if (block < 1024) block = 1024;
+
+    /* segments (item blocks) grouped into pieces of at most `block` rows */
+    int cap = 64, n_seg = 0;
+    segment *seg = GT_MALLOC(sizeof(segment) * (size_t)cap);
+    int *piece_start = NULL;
+    int n_pieces = 0;
+    for (int k = 0; k < n_local; k++) {
+        int64_t n = w[local[k]];
+        for (int64_t s = 0; s < n; s += block) {
+            if (n_seg == cap) seg = GT_REALLOC(seg, sizeof(segment) * (size_t)(cap *= 2));
+            seg[n_seg++] = (segment){k, s, n - s < block ? n - s : block};
+        }
+    }
+    piece_start = GT_MALLOC(sizeof(int) * (size_t)(n_seg + 1));
+    {
+        int64_t cur = 0;
+        for (int i = 0; i < n_seg; i++) {
+            if (i == 0 || cur + seg[i].count > block) {
+                piece_start[n_pieces++] = i;
+                cur = 0;
+            }
+            cur += seg[i].count;
+        }
+        piece_start[n_pieces] = n_seg;
+    }
+    int n_rounds = 0;
+    MPI_CHECK(MPI_Allreduce(&n_pieces, &n_rounds, 1, MPI_INT, MPI_MAX, comm));
+
+    item_state *st = GT_CALLOC((size_t)(n_local > 0 ? n_local : 1), sizeof(item_state));
+    const int n_ch = nilm ? C + 1 : C; /* NILM: appliances then the aggregate */
+    for (int k = 0; k < n_local; k++) {
+        int i = local[k];
+        st[k].rep.index = i;
+        st[k].rep.id = ids[i];
+        st[k].rep.rows = w[i];
+        st[k].ch = GT_CALLOC((size_t)n_ch, sizeof(chan));
+        for (int c = 0; c < n_ch; c++) st[k].ch[c].sigma = -1;
+        st[k].prev_ts = INT64_MIN;
+        st[k].period_ms = period_ms[i];
+    }
+
+    hid_t d_ts = H5_CHECK(H5Dopen2(f, "/timestamps", H5P_DEFAULT));
+    hid_t d_main = H5_CHECK(H5Dopen2(f, main_ds, H5P_DEFAULT));
+    hid_t d_agg = nilm ? H5_CHECK(H5Dopen2(f, "/aggregate", H5P_DEFAULT)) : -1;
+    hid_t d_u8 = nilm ? (ix.has_faults ? H5_CHECK(H5Dopen2(f, "/fault_flags", H5P_DEFAULT)) : -1)
+                      : H5_CHECK(H5Dopen2(f, "/labels", H5P_DEFAULT));
+    size_t bb = (size_t)block;
+    int64_t *ts = GT_MALLOC(bb * 8);            /* (rows) */
+    float *x = GT_MALLOC(bb * (size_t)C * 4);   /* (rows, C) */
+    float *agg = nilm ? GT_MALLOC(bb * 4) : NULL; /* (rows) */
+    uint8_t *u8 = GT_MALLOC(bb);                /* (rows) */
+    gt_row_run *runs = GT_MALLOC(sizeof(gt_row_run) * (size_t)(n_seg + 1));
+    hid_t dxpl = gt_h5_dxpl(1);
+
+    for (int r = 0; r < n_rounds; r++) {
+        int n_runs = 0;
+        if (r < n_pieces) {
+            for (int i = piece_start[r]; i < piece_start[r + 1]; i++) {
+                int64_t g = ix.row_offset[local[seg[i].item]] + seg[i].start;
+                if (n_runs > 0 && runs[n_runs - 1].start + runs[n_runs - 1].count == g)
+                    runs[n_runs - 1].count += seg[i].count;
+                else
+                    runs[n_runs++] = (gt_row_run){g, seg[i].count};
+            }
+        }
+        gt_h5_read_runs(d_ts, H5T_NATIVE_INT64, runs, n_runs, ts, dxpl);
+        gt_h5_read_runs(d_main, H5T_NATIVE_FLOAT, runs, n_runs, x, dxpl);
+        if (d_agg >= 0) gt_h5_read_runs(d_agg, H5T_NATIVE_FLOAT, runs, n_runs, agg, dxpl);
+        if (d_u8 >= 0) gt_h5_read_runs(d_u8, H5T_NATIVE_UINT8, runs, n_runs, u8, dxpl);
+        if (r >= n_pieces) continue;
+        int64_t pos = 0;
+        for (int i = piece_start[r]; i < piece_start[r + 1]; i++) {
+            item_state *s = &st[seg[i].item];
+            gt_item_report *rep = &s->rep;
+            const int64_t n = seg[i].count;
+            const double gap = o.gap_factor * s->period_ms;
+            for (int64_t j = 0; j < n; j++) {
+                int64_t t = ts[pos + j];
+                if (s->prev_ts != INT64_MIN) {
+                    int64_t dt = t - s->prev_ts;
+                    if (dt <= 0) rep->ts_backward++;
+                    else if ((double)dt > gap) rep->ts_gaps++;
+                }
+                s->prev_ts = t;
+                /* NaN runs of the main signal: aggregate (NILM), any channel (PdM) */
+                int is_nan = 0;
+                if (nilm) is_nan = isnan(agg[pos + j]);
+                else
+                    for (int c = 0; c < C && !is_nan; c++) is_nan = isnan(x[(pos + j) * C + c]);
+                if (is_nan && !s->in_nan) rep->nan_runs++;
+                s->in_nan = is_nan;
+                if (nilm && d_u8 >= 0) {
+                    uint8_t b = u8[pos + j];
+                    rep->flagged[0] += (b & 1) != 0;
+                    rep->flagged[1] += (b & 2) != 0;
+                    rep->flagged[2] += (b & 4) != 0;
+                }
+                if (!nilm && u8[pos + j] >= n_event_kinds) rep->bad_labels++;
+            }
+            for (int c = 0; c < C; c++)
+                chan_feed(&s->ch[c], x + pos * C + c, n, C, &o, nilm || power_col[c], !nilm, !nilm, rep);
+            if (nilm) chan_feed(&s->ch[C], agg + pos, n, 1, &o, 1, 1, 1, rep);
+            if (seg[i].start + n == w[local[seg[i].item]])
+                for (int c = 0; c < n_ch; c++) chan_end(&s->ch[c], &o, rep);
+            pos += n;
+        }
+    }
+    H5Pclose(dxpl);
+    H5Dclose(d_ts);
+    H5Dclose(d_main);
+    if (d_agg >= 0) H5Dclose(d_agg);
+    if (d_u8 >= 0) H5Dclose(d_u8);
+
+    /* gather reports on rank 0 */
+    gt_item_report *mine = GT_MALLOC(sizeof(gt_item_report) * (size_t)(n_local > 0 ? n_local : 1));
+    for (int k = 0; k < n_local; k++) mine[k] = st[k].rep;
+    int *counts = GT_MALLOC(sizeof(int) * (size_t)size), *displs = GT_MALLOC(sizeof(int) * (size_t)size);
+    int my_bytes = (int)(sizeof(gt_item_report) * (size_t)n_local);
+    MPI_CHECK(MPI_Gather(&my_bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, comm));
+    gt_item_report *all = NULL;
+    if (rank == 0) {
+        int tot = 0;
+        for (int q = 0; q < size; q++) displs[q] = tot, tot += counts[q];
+        all = GT_MALLOC((size_t)(tot > 0 ? tot : 1));
+    }
+    MPI_CHECK(MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, comm));
+    int findings = 0;
+    if (rank == 0) {
+        /* back to file order */
+        gt_item_report *ord = GT_CALLOC((size_t)n_items, sizeof(gt_item_report));
+        for (int i = 0; i < n_items; i++) ord[all[i].index] = all[i];
+        free(all);
+        all = ord;
+        fprintf(out, "file: %s\nkind: %s  schema_version: %lld  %s: %d  rows: %lld  %s: %d%s%s\n", path,
+                gt_file_kind_name(ix.kind), (long long)ix.version, nilm ? "households" : "turbines", n_items,
+                (long long)ix.n_rows, nilm ? "appliances" : "channels", C,
+                nilm && ix.has_lowres ? "  lowres: yes" : "", nilm && ix.has_faults ? "  fault_flags: yes" : "");
+        if (!nilm) fprintf(out, "segments: %lld  events: %lld\n", (long long)ix.n_segments, (long long)ix.n_events);
+        fprintf(out, "%-6s %8s %14s %14s\n", "rank", "items", "rows", "bytes");
+        for (int q = 0; q < size; q++) {
+            int cnt = 0;
+            for (int i = 0; i < n_items; i++) cnt += owner[i] == q;
+            fprintf(out, "%-6d %8d %14lld %14lld\n", q, cnt, (long long)load[q], (long long)(load[q] * row_bytes));
+        }
+        fprintf(out, "imbalance (max/mean rows): %.4f\n", imbalance);
+        fprintf(out, "%8s %10s %12s %7s %7s %9s %8s %6s %9s %7s %7s %9s\n", "item", "id", "rows", "gaps",
+                "ts_back", "nan", "nan_runs", "inf", "negative", "spikes", "stuck", "stuck_rows");
+        gt_item_report tot = {0};
+        int printed = 0, with = 0;
+        for (int i = 0; i < n_items; i++) {
+            gt_item_report *p = &all[i];
+            int64_t any = p->ts_gaps + p->ts_backward + p->nan + p->inf + p->negative + p->spikes + p->stuck_runs + p->bad_labels;
+            with += any > 0;
+            if (printed < o.max_report) {
+                fprintf(out, "%8lld %10lld %12lld %7lld %7lld %9lld %8lld %6lld %9lld %7lld %7lld %9lld\n",
+                        (long long)p->index, (long long)p->id, (long long)p->rows, (long long)p->ts_gaps,
+                        (long long)p->ts_backward, (long long)p->nan, (long long)p->nan_runs, (long long)p->inf,
+                        (long long)p->negative, (long long)p->spikes, (long long)p->stuck_runs, (long long)p->stuck_rows);
+                printed++;
+            }
+            tot.rows += p->rows; tot.ts_gaps += p->ts_gaps; tot.ts_backward += p->ts_backward;
+            tot.nan += p->nan; tot.nan_runs += p->nan_runs; tot.inf += p->inf; tot.negative += p->negative;
+            tot.spikes += p->spikes; tot.stuck_runs += p->stuck_runs; tot.stuck_rows += p->stuck_rows;
+            tot.bad_labels += p->bad_labels;
+            for (int b = 0; b < 3; b++) tot.flagged[b] += p->flagged[b];
+        }
+        if (printed < n_items) fprintf(out, "... %d more items (inspect.max_report)\n", n_items - printed);
+        fprintf(out, "summary: kind=%s items=%d rows=%lld items_with_findings=%d gaps=%lld ts_backward=%lld nan=%lld "
+                "nan_runs=%lld inf=%lld negative=%lld spikes=%lld stuck_runs=%lld stuck_rows=%lld bad_labels=%lld",
+                gt_file_kind_name(ix.kind), n_items, (long long)tot.rows, with, (long long)tot.ts_gaps,
+                (long long)tot.ts_backward, (long long)tot.nan, (long long)tot.nan_runs, (long long)tot.inf,
+                (long long)tot.negative, (long long)tot.spikes, (long long)tot.stuck_runs, (long long)tot.stuck_rows,
+                (long long)tot.bad_labels);
+        if (nilm && ix.has_faults)
+            fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld", (long long)tot.flagged[0],
+                    (long long)tot.flagged[1], (long long)tot.flagged[2]);
+        fprintf(out, " imbalance=%.4f ranks=%d\n", imbalance, size);
+        fflush(out);
+        findings = with > 0;
+        if (reports) {
+            *reports = all;
+            *n_reports = n_items;
+            all = NULL;
+        }
+    }
+    MPI_CHECK(MPI_Bcast(&findings, 1, MPI_INT, 0, comm));
+    free(all); free(mine); free(counts); free(displs);
+    for (int k = 0; k < n_local; k++) free(st[k].ch);
+    free(st); free(ts); free(x); free(agg); free(u8); free(runs); free(seg); free(piece_start);
+    free(ids); free(period_ms); free(power_col); free(w); free(owner); free(load); free(local);
+    gt_file_index_free(&ix);
+    H5_CHECK(H5Fclose(f));
+    return findings && o.fail_on_data ? GT_EXIT_DATA : 0;
+}

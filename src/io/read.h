@@ -1,0 +1,78 @@
+/* io/read.h: collective sharded readers for the training pipeline.
+ *
+ * gt_*_shard_read opens a file read-only on comm, validates it (io/format.h),
+ * assigns households/turbines to ranks with gt_shard_assign (balanced by rows,
+ * deterministic), and reads each rank's rows with collective H5Dread calls on
+ * the union of its hyperslabs. A rank that gets no items still takes part (it
+ * selects nothing). Items keep file order within a rank. A schema error ends
+ * the job with one line printed by rank 0 (GT_EXIT_DATA). */
+#ifndef GT_IO_READ_H
+#define GT_IO_READ_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "io/format.h"
+
+typedef struct gt_read_stats {
+    int64_t n_bytes;  /* bytes of data this rank read (in memory types) */
+    double read_s;    /* seconds in the collective reads on this rank */
+    double imbalance; /* max/mean rows over ranks of the plan */
+} gt_read_stats;
+
+typedef struct gt_nilm_shard {
+    int n_households_total; /* H in the file */
+    int n_appliances;       /* A */
+    gt_io_appliance *meta;  /* [A] (names, thresholds) */
+    int n_households;       /* local count */
+    int32_t *index;         /* [n_households] position in the file's /households */
+    int64_t *id;            /* [n_households] */
+    double *period_s;       /* [n_households] */
+    uint8_t *owns;          /* [n_households, A] or NULL when the file has none */
+    int64_t n_rows;         /* local rows */
+    int64_t *row_offset;    /* [n_households + 1] local offsets into the arrays below */
+    int64_t *timestamps;    /* [n_rows] ms since the Unix epoch */
+    float *aggregate;       /* [n_rows] W */
+    float *appliances;      /* [n_rows, A] W, row-major */
+    uint8_t *fault_flags;   /* [n_rows] GT_FAULT_* bits, or NULL when absent */
+    int has_lowres;
+    double lowres_period_s;
+    int64_t n_lowres_rows;
+    int64_t *lowres_offset;    /* [n_households + 1] or NULL */
+    int64_t *lowres_timestamps;/* [n_lowres_rows] */
+    float *lowres_aggregate;   /* [n_lowres_rows] */
+    float *lowres_appliances;  /* [n_lowres_rows, A] */
+    gt_read_stats stats;
+} gt_nilm_shard;
+
+typedef struct gt_pdm_shard {
+    int n_turbines_total;   /* T in the file */
+    int n_channels;         /* C */
+    gt_io_channel *channels;    /* [C] */
+    int n_turbines;         /* local count */
+    int32_t *index;         /* [n_turbines] position in the file's /turbines */
+    int64_t *id;            /* [n_turbines] */
+    int32_t *farm;          /* [n_turbines] */
+    int32_t *machine_type;  /* [n_turbines] */
+    double *rate_hz;        /* [n_turbines] */
+    int64_t n_rows;         /* local rows */
+    int64_t *row_offset;    /* [n_turbines + 1] local offsets */
+    int64_t *timestamps;    /* [n_rows] */
+    float *signals;         /* [n_rows, C] */
+    uint8_t *labels;        /* [n_rows] 0 normal, else event kind */
+    /* condition segments (code = condition) and events (code = kind) of the
+     * local turbines; rows within the turbine, *_turbine = local turbine index */
+    int n_segments;
+    gt_io_span *segments; int32_t *segment_turbine;   /* [n_segments] */
+    int n_events;
+    gt_io_span *events; int32_t *event_turbine;       /* [n_events] */
+    gt_read_stats stats;
+} gt_pdm_shard;
+
+/* Collective over comm. Returns this rank's share; free with *_free. */
+gt_nilm_shard *gt_nilm_shard_read(const char *path, MPI_Comm comm);
+void gt_nilm_shard_free(gt_nilm_shard *s);
+gt_pdm_shard *gt_pdm_shard_read(const char *path, MPI_Comm comm);
+void gt_pdm_shard_free(gt_pdm_shard *s);
+
+#endif

@@ -1,0 +1,236 @@
+/* nn/model.c: generic model API, parameter/activation planning, per-kind
+ * dispatch, deterministic init, AdamW over the flat buffers. */
+#include "nn/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/rng.h"
+#include "nn/model_lstm.h"
+#include "nn/model_s2p_cnn.h"
+#include "nn/model_s2p_tf.h"
+
+static const char *const kind_names[GT_MODEL_KIND_COUNT] = {"s2p_cnn", "s2p_tf", "lstm"};
+
+static const gt_model_vtable *kind_vtable(gt_model_kind kind) {
+    switch (kind) {
+    case GT_MODEL_S2P_CNN: return &gt_model_vtable_s2p_cnn;
+    case GT_MODEL_S2P_TF: return &gt_model_vtable_s2p_tf;
+    case GT_MODEL_LSTM: return &gt_model_vtable_lstm;
+    default: return NULL;
+    }
+}
+
+const char *gt_model_kind_name(gt_model_kind kind) {
+    return ((int)kind >= 0 && kind < GT_MODEL_KIND_COUNT) ? kind_names[kind] : "?";
+}
+
+int gt_model_kind_parse(const char *name) {
+    for (int k = 0; k < GT_MODEL_KIND_COUNT; k++)
+        if (strcmp(name, kind_names[k]) == 0) return k;
+    return -1;
+}
+
+int gt_model_kind_available(gt_model_kind kind) { return kind_vtable(kind) != NULL; }
+
+static const gt_model_vtable *kind_vtable_checked(gt_model_kind kind) {
+    const gt_model_vtable *vt = kind_vtable(kind);
+    GT_CHECK(vt != NULL, GT_EXIT_USAGE, "model kind %d (%s) is not built into this binary", (int)kind,
+             gt_model_kind_name(kind));
+    return vt;
+}
+
+void gt_model_config_default(gt_model_config *cfg, gt_model_kind kind) {
+    const gt_model_vtable *vt = kind_vtable_checked(kind);
+    memset(cfg, 0, sizeof *cfg);
+    cfg->kind = kind;
+    cfg->max_batch = 256;
+    vt->defaults(cfg);
+}
+
+/* ------------------------------------------------------------- planning -- */
+int gt_model_add_param(gt_model *m, const char *name, int ndim, const int *shape, gt_init_kind init,
+                       float init_scale, int decay) {
+    GT_ASSERT(m->n_tensors < GT_MODEL_MAX_TENSORS);
+    GT_ASSERT(ndim >= 1 && ndim <= 4);
+    GT_ASSERT(strlen(name) < GT_MODEL_NAME_LEN);
+    gt_param_tensor *t = &m->tensors[m->n_tensors];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ndim = ndim;
+    t->n_elem = 1;
+    for (int d = 0; d < ndim; d++) {
+        GT_CHECK(shape[d] > 0, GT_EXIT_USAGE, "parameter %s: dimension %d is %d (must be > 0)", name, d,
+                 shape[d]);
+        t->shape[d] = shape[d];
+        t->n_elem *= (size_t)shape[d];
+    }
+    t->offset = m->n_params;
+    t->init = init;
+    t->init_scale = init_scale;
+    t->decay = decay;
+    m->n_params += t->n_elem;
+    return m->n_tensors++;
+}
+
+/* Activations start on 64-byte boundaries (16 floats) for aligned SIMD. */
+#define ACT_ALIGN_ELEMS 16
+
+int gt_model_add_act(gt_model *m, const char *name, size_t n_elem) {
+    GT_ASSERT(m->n_acts < GT_MODEL_MAX_ACTS);
+    GT_ASSERT(strlen(name) < GT_MODEL_NAME_LEN);
+    gt_act_tensor *a = &m->act_table[m->n_acts];
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->n_elem = n_elem;
+    a->offset = m->n_act_elems;
+    m->n_act_elems += (n_elem + ACT_ALIGN_ELEMS - 1) / ACT_ALIGN_ELEMS * ACT_ALIGN_ELEMS;
+    return m->n_acts++;
+}
+
+static float *alloc_floats(size_t n) {
+    size_t n_bytes = (n ? n : 1) * sizeof(float);
+    n_bytes = (n_bytes + 63) / 64 * 64;
+    float *p = (float *)GT_ALIGNED_ALLOC(n_bytes);
+    memset(p, 0, n_bytes);
+    return p;
+}
+
+gt_model *gt_model_create(const gt_model_config *cfg) {
+    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
+    GT_CHECK(cfg->max_batch > 0, GT_EXIT_USAGE, "model: max_batch must be > 0 (got %d)", cfg->max_batch);
+    GT_CHECK(cfg->window > 0 && cfg->n_in > 0 && cfg->n_out > 0, GT_EXIT_USAGE,
+             "model: window, n_in and n_out must be > 0 (got %d, %d, %d)", cfg->window, cfg->n_in,
+             cfg->n_out);
+    gt_model *m = (gt_model *)GT_CALLOC(1, sizeof *m);
+    m->cfg = *cfg;
+    m->vt = vt;
+    vt->plan(m);
+    GT_ASSERT(m->n_x > 0 && m->n_y > 0);
+    size_t B = (size_t)cfg->max_batch;
+    int ix = gt_model_add_act(m, "x", B * m->n_x);
+    int ip = gt_model_add_act(m, "pred", B * m->n_y);
+    int id = gt_model_add_act(m, "dpred", B * m->n_y);
+
+    m->params = alloc_floats(m->n_params);
+    m->grads = alloc_floats(m->n_params);
+    m->adam_m = alloc_floats(m->n_params);
+    m->adam_v = alloc_floats(m->n_params);
+    m->acts = alloc_floats(m->n_act_elems);
+    m->x = gt_model_act_ptr(m, ix);
+    m->pred = gt_model_act_ptr(m, ip);
+    m->dpred = gt_model_act_ptr(m, id);
+    if (vt->bind) vt->bind(m);
+    return m;
+}
+
+void gt_model_free(gt_model *m) {
+    if (!m) return;
+    if (m->vt && m->vt->free) m->vt->free(m);
+    free(m->params);
+    free(m->grads);
+    free(m->adam_m);
+    free(m->adam_v);
+    free(m->acts);
+    free(m);
+}
+
+void gt_model_init(gt_model *m, uint64_t seed) {
+    for (int i = 0; i < m->n_tensors; i++) {
+        const gt_param_tensor *t = &m->tensors[i];
+        float *p = m->params + t->offset;
+        gt_rng r;
+        gt_rng_init(&r, seed, gt_stream(GT_STREAM_INIT, (uint32_t)i));
+        switch (t->init) {
+        case GT_INIT_ZEROS:
+            for (size_t k = 0; k < t->n_elem; k++) p[k] = 0.0f;
+            break;
+        case GT_INIT_ONES:
+            for (size_t k = 0; k < t->n_elem; k++) p[k] = 1.0f;
+            break;
+        case GT_INIT_UNIFORM:
+            for (size_t k = 0; k < t->n_elem; k++)
+                p[k] = t->init_scale * (2.0f * gt_rng_uniform(&r) - 1.0f);
+            break;
+        case GT_INIT_NORMAL:
+            for (size_t k = 0; k < t->n_elem; k++) p[k] = (float)(t->init_scale * gt_rng_normal(&r));
+            break;
+        default: GT_ASSERT(0);
+        }
+    }
+    gt_model_zero_grad(m);
+    memset(m->adam_m, 0, m->n_params * sizeof(float));
+    memset(m->adam_v, 0, m->n_params * sizeof(float));
+}
+
+/* ------------------------------------------------------------ training -- */
+const float *gt_model_forward(gt_model *m, const float *x, int B) {
+    GT_CHECK(B > 0 && B <= m->cfg.max_batch, GT_EXIT_USAGE,
+             "model forward: batch %d outside [1, max_batch=%d]", B, m->cfg.max_batch);
+    if (x != m->x) memcpy(m->x, x, (size_t)B * m->n_x * sizeof(float));
+    m->batch = B;
+    m->vt->forward(m, B);
+    return m->pred;
+}
+
+float gt_model_loss(gt_model *m, const float *y, const float *mask) {
+    GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_model_loss called before gt_model_forward");
+    size_t n = (size_t)m->batch * m->n_y;
+    m->loss = gt_mse_masked_forward(m->pred, y, mask, n);
+    gt_mse_masked_backward(m->dpred, m->pred, y, mask, n, 1.0f);
+    return m->loss;
+}
+
+void gt_model_backward(gt_model *m, float dloss) {
+    GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_model_backward called before gt_model_forward");
+    if (dloss != 1.0f) gt_scale(m->dpred, (size_t)m->batch * m->n_y, dloss);
+    m->vt->backward(m, m->batch);
+}
+
+void gt_model_zero_grad(gt_model *m) { memset(m->grads, 0, m->n_params * sizeof(float)); }
+
+void gt_model_adamw_step(gt_model *m, const gt_adamw_config *opt, float lr, long t, int decay_all) {
+    GT_CHECK(t >= 1, GT_EXIT_INTERNAL, "AdamW step count must be >= 1 (got %ld)", t);
+    gt_adamw_scalars s_decay = gt_adamw_scalars_make(opt, lr, t, 1);
+    gt_adamw_scalars s_plain = gt_adamw_scalars_make(opt, lr, t, 0);
+    for (int i = 0; i < m->n_tensors; i++) {
+        const gt_param_tensor *tt = &m->tensors[i];
+        size_t o = tt->offset;
+        gt_adamw_update(m->params + o, m->grads + o, m->adam_m + o, m->adam_v + o, tt->n_elem,
+                        (decay_all || tt->decay) ? &s_decay : &s_plain);
+    }
+}
+
+/* ------------------------------------------------- parameter access -- */
+size_t gt_model_n_params(const gt_model *m) { return m->n_params; }
+float *gt_model_params(gt_model *m) { return m->params; }
+
+void gt_model_set_params(gt_model *m, const float *src, size_t n_params) {
+    GT_CHECK(n_params == m->n_params, GT_EXIT_DATA, "parameter count %zu does not match the model's %zu",
+             n_params, m->n_params);
+    memcpy(m->params, src, n_params * sizeof(float));
+}
+
+void gt_model_get_params(const gt_model *m, float *dst, size_t n_params) {
+    GT_CHECK(n_params == m->n_params, GT_EXIT_DATA, "parameter count %zu does not match the model's %zu",
+             n_params, m->n_params);
+    memcpy(dst, m->params, n_params * sizeof(float));
+}
+
+int gt_model_n_tensors(const gt_model *m) { return m->n_tensors; }
+
+const gt_param_tensor *gt_model_tensor(const gt_model *m, int i) {
+    GT_ASSERT(i >= 0 && i < m->n_tensors);
+    return &m->tensors[i];
+}
+
+int gt_model_find_tensor(const gt_model *m, const char *name) {
+    for (int i = 0; i < m->n_tensors; i++)
+        if (strcmp(m->tensors[i].name, name) == 0) return i;
+    return -1;
+}
+
+size_t gt_model_act_bytes(const gt_model *m) { return m->n_act_elems * sizeof(float); }
+size_t gt_model_state_bytes(const gt_model *m) { return 4 * m->n_params * sizeof(float); }

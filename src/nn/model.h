@@ -1,0 +1,242 @@
+/* nn/model.h: the CPU training engine's model framework (llm.c style).
+ *
+ * A model is built from a plain struct of hyper-parameters (gt_model_config);
+ * nn/ never reads config files. One generic API dispatches per kind:
+ *
+ *   gt_model_config cfg;
+ *   gt_model_config_default(&cfg, GT_MODEL_S2P_CNN);  // then override fields
+ *   gt_model *m = gt_model_create(&cfg);              // plans + allocates all memory
+ *   gt_model_init(m, seed);                           // Philox, PyTorch-like inits
+ *   for each step:
+ *     gt_model_zero_grad(m);
+ *     for each micro-batch:                           // B <= cfg.max_batch
+ *       gt_model_forward(m, x, B);                    // x (B, n_x) -> m->pred (B, n_y)
+ *       float loss = gt_model_loss(m, y, mask);       // masked MSE, writes m->dpred
+ *       gt_model_backward(m, 1.0f / n_micro);         // grads += d(loss * 1/n_micro)
+ *     gt_clip_grad_norm(m->grads, m->n_params, 1.0f); // one buffer: one call
+ *     gt_model_adamw_step(m, &opt, lr, step + 1);
+ *   gt_model_free(m);
+ *
+ * Memory (all host, all allocated by gt_model_create, none inside a step):
+ *   params, grads, adam_m, adam_v: ONE contiguous float buffer each, n_params
+ *     elements, the same layout: tensor i lives at [offset_i, offset_i + n_elem_i)
+ *     in every one of them. The parameter table (m->tensors) gives name, shape,
+ *     offset, init and weight-decay flag per tensor, PyTorch state_dict names
+ *     and layouts ("conv.0.weight" (OC,IC,K), "fc1.weight" (OC,IC) ...), so
+ *     checkpoints and a PyTorch weight loader are one loop over the table.
+ *   acts: ONE buffer holding every activation, activation gradient and scratch
+ *     area of a step, planned for B = max_batch from the shapes (activation
+ *     table m->act_table, names for the memory planner). Every entry is laid
+ *     out batch-major, so a smaller B uses a prefix of it.
+ *
+ * Adding a model kind (how nn-B's s2p_tf and lstm plug in):
+ *   1. src/nn/model_<kind>.c defines
+ *        const gt_model_vtable gt_model_vtable_<kind> = {...};
+ *      and src/nn/model_<kind>.h declares it (extern); add the kind to
+ *      gt_model_kind and to kind_vtable() in model.c.
+ *   2. vt->defaults fills the kind's default hyper-parameters.
+ *   3. vt->plan calls gt_model_add_param() for every tensor (this is the one
+ *      size table of the model) and gt_model_add_act() for every activation
+ *      and scratch area (sized for cfg.max_batch), sets m->n_x and m->n_y
+ *      (elements per sample of input and prediction), and may allocate a
+ *      private struct (m->impl) of pointers.
+ *   4. vt->bind runs after allocation: resolve pointers with
+ *      gt_model_param_ptr(m, m->params, i) / gt_model_act_ptr(m, j) into the
+ *      kind's struct of pointers (one for params, one for grads, same type).
+ *      Before bind, the framework itself adds the acts "x" (max_batch, n_x),
+ *      "pred" and "dpred" (max_batch, n_y) and sets m->x, m->pred, m->dpred:
+ *      kinds do not add those three.
+ *   5. vt->forward(m, B) reads the input from m->x ((B, n_x), copied in by
+ *      gt_model_forward) and writes m->pred (B, n_y).
+ *      vt->backward(m, B) reads m->dpred (B, n_y) and ACCUMULATES into the
+ *      grads buffer (+=); activation gradients are assigned.
+ *   6. vt->free releases m->impl (NULL allowed).
+ *
+ * Not thread-safe: one model per thread. BLAS threads come from
+ * OPENBLAS_NUM_THREADS. */
+#ifndef GT_NN_MODEL_H
+#define GT_NN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn/ops/ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_model_kind {
+    GT_MODEL_S2P_CNN = 0, /* seq2point CNN (Zhang et al. 2018), multi-appliance head */
+    GT_MODEL_S2P_TF = 1,  /* seq2point Transformer encoder */
+    GT_MODEL_LSTM = 2,    /* LSTM anomaly detector (reconstruction/prediction) */
+    GT_MODEL_KIND_COUNT
+} gt_model_kind;
+
+#define GT_MODEL_MAX_CONV 8     /* s2p_cnn conv layers */
+#define GT_MODEL_MAX_TENSORS 256
+#define GT_MODEL_MAX_ACTS 512
+#define GT_MODEL_NAME_LEN 48
+
+/* Plain hyper-parameters. Fields a kind does not use are ignored. */
+typedef struct gt_model_config {
+    gt_model_kind kind;
+    int window;    /* time steps per sample: W (s2p) or T (lstm) */
+    int n_in;      /* input channels per time step */
+    int n_out;     /* s2p: outputs per sample (appliances A); lstm: outputs per step */
+    int max_batch; /* largest micro-batch B; activations are planned for it */
+    /* s2p_tf */
+    int d_model, n_heads, d_ff;
+    int n_layers; /* s2p_tf: encoder blocks; lstm: stacked layers; s2p_cnn: conv layers */
+    /* lstm; s2p_cnn reuses `hidden` as the width of fc1 */
+    int hidden;
+    int tbptt; /* lstm: truncated-BPTT chunk length K (0 = whole window) */
+    /* s2p_cnn: output channels and kernel size of conv layer l < n_layers */
+    int conv_channels[GT_MODEL_MAX_CONV];
+    int conv_kernels[GT_MODEL_MAX_CONV];
+} gt_model_config;
+
+/* Parameter initialisation, PyTorch-like defaults. */
+typedef enum gt_init_kind {
+    GT_INIT_ZEROS = 0,
+    GT_INIT_ONES = 1,
+    GT_INIT_UNIFORM = 2, /* U(-scale, scale); nn.Linear/Conv1d: scale = 1/sqrt(fan_in) */
+    GT_INIT_NORMAL = 3,  /* N(0, scale^2) */
+} gt_init_kind;
+
+/* One row of the parameter table. */
+typedef struct gt_param_tensor {
+    char name[GT_MODEL_NAME_LEN]; /* PyTorch state_dict name, e.g. "conv.0.weight" */
+    int ndim;
+    int shape[4];  /* PyTorch layout, row-major */
+    size_t n_elem; /* product of shape */
+    size_t offset; /* element offset in params/grads/adam_m/adam_v */
+    gt_init_kind init;
+    float init_scale;
+    int decay; /* 1: AdamW weight decay applies (matrices/kernels), 0: biases, norms */
+} gt_param_tensor;
+
+/* One row of the activation table (planned for max_batch). */
+typedef struct gt_act_tensor {
+    char name[GT_MODEL_NAME_LEN];
+    size_t n_elem; /* elements at B = max_batch */
+    size_t offset; /* element offset in acts (64-byte aligned) */
+} gt_act_tensor;
+
+typedef struct gt_model gt_model;
+
+/* Per-kind implementation (see "Adding a model kind" above). */
+typedef struct gt_model_vtable {
+    const char *name; /* "s2p_cnn", "s2p_tf", "lstm" */
+    void (*defaults)(gt_model_config *cfg);
+    void (*plan)(gt_model *m);
+    void (*bind)(gt_model *m);
+    void (*forward)(gt_model *m, int B);
+    void (*backward)(gt_model *m, int B);
+    void (*free)(gt_model *m);
+} gt_model_vtable;
+
+struct gt_model {
+    gt_model_config cfg;
+    const gt_model_vtable *vt;
+    void *impl; /* kind-private (structs of pointers), owned by the kind */
+
+    /* parameter table and the four same-layout buffers */
+    int n_tensors;
+    gt_param_tensor tensors[GT_MODEL_MAX_TENSORS];
+    size_t n_params;
+    float *params; /* (n_params) */
+    float *grads;  /* (n_params) */
+    float *adam_m; /* (n_params) AdamW first moment */
+    float *adam_v; /* (n_params) AdamW second moment */
+
+    /* activation plan and buffer */
+    int n_acts;
+    gt_act_tensor act_table[GT_MODEL_MAX_ACTS];
+    size_t n_act_elems;
+    float *acts; /* (n_act_elems) */
+
+    size_t n_x;   /* input elements per sample: s2p (n_in, W); lstm (T, n_in) */
+    size_t n_y;   /* prediction elements per sample: s2p (n_out); lstm (T, n_out) */
+    float *x;     /* (max_batch, n_x) copy of the last forward's input, in acts */
+    float *pred;  /* (max_batch, n_y) predictions of the last forward, in acts */
+    float *dpred; /* (max_batch, n_y) d loss / d pred, in acts */
+    int batch;    /* B of the last forward (0 before any) */
+    float loss;   /* last value returned by gt_model_loss */
+};
+
+/* ------------------------------------------------------------ lifecycle -- */
+/* Fill `cfg` with the defaults of `kind` (s2p_cnn: W=599, n_in=1, A=15, conv
+ * 30/30/40/50/50 with kernels 10/8/6/5/5, fc1 1024, max_batch 256). Aborts
+ * with GT_EXIT_USAGE if the kind is not built into this binary. */
+void gt_model_config_default(gt_model_config *cfg, gt_model_kind kind);
+/* Kind name ("s2p_cnn" ...) or "?"; gt_model_kind_parse returns -1 if unknown. */
+const char *gt_model_kind_name(gt_model_kind kind);
+int gt_model_kind_parse(const char *name);
+/* 1 when the kind is built into this binary. */
+int gt_model_kind_available(gt_model_kind kind);
+
+/* Plan and allocate a model (parameters uninitialised: zeros; grads and
+ * AdamW moments zero). Invalid hyper-parameters end the job with
+ * GT_EXIT_USAGE, out of memory with GT_EXIT_RESOURCE. Caller owns the result
+ * and releases it with gt_model_free. */
+gt_model *gt_model_create(const gt_model_config *cfg);
+void gt_model_free(gt_model *m); /* NULL allowed */
+
+/* Deterministic init: tensor i draws from Philox stream
+ * gt_stream(GT_STREAM_INIT, i) of `seed`, element by element, according to
+ * its table row (independent of thread count and of other tensors). Also
+ * zeroes grads and the AdamW moments. */
+void gt_model_init(gt_model *m, uint64_t seed);
+
+/* ------------------------------------------------------------ training -- */
+/* x (B, n_x) is copied into m->x (no copy when x == m->x: a loader may fill
+ * m->x in place); writes m->pred (B, n_y) and returns it (borrowed, valid
+ * until the next forward). 1 <= B <= max_batch, else GT_EXIT_USAGE. */
+const float *gt_model_forward(gt_model *m, const float *x, int B);
+/* Masked MSE of the last forward: y (B, n_y), mask (B, n_y) or NULL (all ones);
+ * writes m->dpred = d loss / d pred and returns the loss. */
+float gt_model_loss(gt_model *m, const float *y, const float *mask);
+/* Back-propagate m->dpred scaled by `dloss` (d objective / d loss, e.g.
+ * 1/n_micro for accumulation, or a loss scale); grads += gradient. */
+void gt_model_backward(gt_model *m, float dloss);
+void gt_model_zero_grad(gt_model *m);
+/* AdamW on the whole parameter buffer at learning rate lr, step t >= 1
+ * (1-based). Weight decay applies to tensors with decay = 1, or to every
+ * tensor when decay_all != 0 (plain torch.optim.AdamW(model.parameters())). */
+void gt_model_adamw_step(gt_model *m, const gt_adamw_config *opt, float lr, long t, int decay_all);
+
+/* ------------------------------------------------- parameter access -- */
+size_t gt_model_n_params(const gt_model *m);
+/* Flat parameter buffer (n_params), borrowed; writable (loaders write it). */
+float *gt_model_params(gt_model *m);
+/* Copy a flat buffer (n_params) in / out. */
+void gt_model_set_params(gt_model *m, const float *src, size_t n_params);
+void gt_model_get_params(const gt_model *m, float *dst, size_t n_params);
+int gt_model_n_tensors(const gt_model *m);
+const gt_param_tensor *gt_model_tensor(const gt_model *m, int i);
+/* Index of the tensor with this name, or -1. */
+int gt_model_find_tensor(const gt_model *m, const char *name);
+/* Pointer to tensor i inside any of the four same-layout buffers. */
+static inline float *gt_model_param_ptr(const gt_model *m, float *buf, int i) { return buf + m->tensors[i].offset; }
+
+/* Bytes of the activation buffer and of the four parameter-sized buffers
+ * (for the memory planner). */
+size_t gt_model_act_bytes(const gt_model *m);
+size_t gt_model_state_bytes(const gt_model *m);
+
+/* --------------------------------------------- for kind implementations -- */
+/* Append a parameter tensor (ndim 1..4, shape PyTorch layout); returns its
+ * index. Call only from vt->plan. */
+int gt_model_add_param(gt_model *m, const char *name, int ndim, const int *shape, gt_init_kind init,
+                       float init_scale, int decay);
+/* Append an activation/scratch area of n_elem floats (sized for max_batch);
+ * returns its index. Call only from vt->plan. */
+int gt_model_add_act(gt_model *m, const char *name, size_t n_elem);
+/* Pointer to activation j (valid after allocation, i.e. in vt->bind). */
+static inline float *gt_model_act_ptr(const gt_model *m, int j) { return m->acts + m->act_table[j].offset; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,126 @@
+/* nn/ops/cpu/conv1d.c: stride-1 'same' Conv1d as im2col + OpenBLAS sgemm.
+ *
+ * Samples are processed in chunks of NB: the chunk's im2col matrix
+ * col (IC*K, NB*W) holds the NB samples side by side, so each GEMM has an
+ * inner or outer dimension of NB*W (good shapes for sgemm even when the
+ * channel counts are small), and the chunk's scratch stays cache-resident.
+ * Bias and ReLU are fused into the pass that scatters the GEMM result from
+ * (OC, NB*W) to the (B,OC,W) layout; the ReLU mask is fused into the pass that
+ * gathers dout into (OC, NB*W) for backward. */
+#include <cblas.h>
+#include <string.h>
+
+#include "nn/ops/ops.h"
+
+#ifndef GT_CONV1D_NB
+#define GT_CONV1D_NB 4 /* samples per chunk; measured on the s2p_cnn shapes */
+#endif
+
+size_t gt_conv1d_scratch_elems(int IC, int OC, int W, int K) {
+    return ((size_t)IC * K + (size_t)OC) * GT_CONV1D_NB * (size_t)W;
+}
+
+/* col (IC*K, ldc) columns [0, W) <- im2col of one sample inp (IC,W). */
+static void im2col(float *col, size_t ldc, const float *inp, int IC, int W, int K) {
+    const int pad_l = (K - 1) / 2;
+    for (int ic = 0; ic < IC; ic++) {
+        const float *src = inp + (size_t)ic * W;
+        for (int k = 0; k < K; k++) {
+            float *dst = col + ((size_t)ic * K + k) * ldc;
+            int s = k - pad_l; // dst[t] = src[t + s]
+            int t0 = s < 0 ? -s : 0;
+            int t1 = s > 0 ? W - s : W;
+            if (t1 < t0) t1 = t0;
+            for (int t = 0; t < t0; t++) dst[t] = 0.0f;
+            memcpy(dst + t0, src + t0 + s, (size_t)(t1 - t0) * sizeof(float));
+            for (int t = t1; t < W; t++) dst[t] = 0.0f;
+        }
+    }
+}
+
+/* dinp (IC,W) = col2im of dcol (IC*K, ldc) columns [0, W) for one sample. */
+static void col2im(float *dinp, const float *dcol, size_t ldc, int IC, int W, int K) {
+    const int pad_l = (K - 1) / 2;
+    for (int ic = 0; ic < IC; ic++) {
+        float *dst = dinp + (size_t)ic * W;
+        memset(dst, 0, (size_t)W * sizeof(float));
+        for (int k = 0; k < K; k++) {
+            const float *src = dcol + ((size_t)ic * K + k) * ldc;
+            int s = k - pad_l; // dst[t + s] += src[t]
+            int t0 = s < 0 ? -s : 0;
+            int t1 = s > 0 ? W - s : W;
+            float *d = dst + s;
+            for (int t = t0; t < t1; t++) d[t] += src[t];
+        }
+    }
+}
+
+void gt_conv1d_forward(float *out, float *scratch, const float *inp, const float *w, const float *b,
+                       int B, int IC, int OC, int W, int K, gt_act act) {
+    const int CK = IC * K;
+    for (int b0 = 0; b0 < B; b0 += GT_CONV1D_NB) {
+        const int nb = (B - b0) < GT_CONV1D_NB ? (B - b0) : GT_CONV1D_NB;
+        const size_t ld = (size_t)nb * W;
+        float *col = scratch;                     // (CK, nb*W)
+        float *tmp = scratch + (size_t)CK * ld;   // (OC, nb*W)
+        for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, inp + (size_t)(b0 + j) * IC * W, IC, W, K);
+        // tmp (OC, nb*W) = w (OC, CK) @ col (CK, nb*W)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, w, CK, col, (int)ld,
+                    0.0f, tmp, (int)ld);
+        for (int j = 0; j < nb; j++) {
+            for (int oc = 0; oc < OC; oc++) {
+                const float *src = tmp + (size_t)oc * ld + (size_t)j * W;
+                float *dst = out + ((size_t)(b0 + j) * OC + oc) * W; // (B,OC,W)
+                const float bias = b ? b[oc] : 0.0f;
+                if (act == GT_ACT_RELU)
+                    for (int t = 0; t < W; t++) dst[t] = gt_relu(src[t] + bias);
+                else
+                    for (int t = 0; t < W; t++) dst[t] = src[t] + bias;
+            }
+        }
+    }
+}
+
+void gt_conv1d_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                        const float *w, const float *out, float *scratch, int B, int IC, int OC,
+                        int W, int K, gt_act act) {
+    const int CK = IC * K;
+    for (int b0 = 0; b0 < B; b0 += GT_CONV1D_NB) {
+        const int nb = (B - b0) < GT_CONV1D_NB ? (B - b0) : GT_CONV1D_NB;
+        const size_t ld = (size_t)nb * W;
+        float *col = scratch;                   // (CK, nb*W)
+        float *dz = scratch + (size_t)CK * ld;  // (OC, nb*W) gradient wrt the pre-activation
+        for (int j = 0; j < nb; j++) {
+            for (int oc = 0; oc < OC; oc++) {
+                size_t o = ((size_t)(b0 + j) * OC + oc) * W;
+                const float *g = dout + o;
+                float *d = dz + (size_t)oc * ld + (size_t)j * W;
+                float acc = 0.0f;
+                if (act == GT_ACT_RELU) {
+                    const float *y = out + o;
+                    for (int t = 0; t < W; t++) {
+                        d[t] = gt_relu_grad_from_out(y[t], g[t]);
+                        acc += d[t];
+                    }
+                } else {
+                    for (int t = 0; t < W; t++) {
+                        d[t] = g[t];
+                        acc += d[t];
+                    }
+                }
+                if (db) db[oc] += acc;
+            }
+        }
+        for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, inp + (size_t)(b0 + j) * IC * W, IC, W, K);
+        // dw (OC, CK) += dz (OC, nb*W) @ col^T (nb*W, CK)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, OC, CK, (int)ld, 1.0f, dz, (int)ld, col, (int)ld,
+                    1.0f, dw, CK);
+        if (dinp) {
+            // dcol (CK, nb*W) = w^T (CK, OC) @ dz (OC, nb*W); reuses col's space
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, w, CK, dz, (int)ld,
+                        0.0f, col, (int)ld);
+            for (int j = 0; j < nb; j++)
+                col2im(dinp + (size_t)(b0 + j) * IC * W, col + (size_t)j * W, ld, IC, W, K);
+        }
+    }
+}

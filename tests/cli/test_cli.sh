@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Command-line behaviour of the real executable: clear one-line errors with
+# the documented exit codes, help generated from the option tables, the
+# configuration reference in docs/ in sync with the tables, and a user error
+# under mpirun ending the whole job (no hang).
+set -u
+GT="$1"
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { # check NAME WANT_RC PATTERN -- CMD...
+  local name=$1 want=$2 pat=$3; shift 4
+  "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ "$rc" != "$want" ]; then echo "FAIL $name: exit $rc, want $want"; cat "$tmp/err"; fail=1; return; fi
+  if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/out" "$tmp/err"; then
+    echo "FAIL $name: output lacks /$pat/"; cat "$tmp/out" "$tmp/err"; fail=1; return; fi
+  echo "ok   $name"
+}
+check no-command 2 "usage: gridtrain COMMAND" -- "$GT"
+check help 0 "synth" -- "$GT" help
+check version 0 "^gridtrain [0-9]" -- "$GT" version
+check unknown-command 2 "error: unknown command 'nosuch'" -- "$GT" nosuch
+check synth-help 0 "--households V" -- "$GT" synth --help
+check unknown-option 2 "error: unknown option '--nosuch'" -- "$GT" synth nilm --nosuch 1 -o "$tmp/x.h5"
+check bad-int 2 "synth.households = 'abc' is not an integer" -- "$GT" synth nilm synth.households=abc -o "$tmp/x.h5"
+check unknown-key 2 "unknown key 'synth.nosuch'" -- "$GT" synth nilm synth.nosuch=1 -o "$tmp/x.h5"
+printf '[synth]\nhouseholds = 2\n\nhouse_holds = 3\n' > "$tmp/bad.ini"
+check config-key-line 2 "bad.ini:4: unknown key 'synth.house_holds'" -- "$GT" synth nilm --config "$tmp/bad.ini" -o "$tmp/x.h5"
+printf '[synth\nhouseholds = 2\n' > "$tmp/syntax.ini"
+check config-syntax 2 "syntax.ini:1: syntax error" -- "$GT" synth nilm --config "$tmp/syntax.ini" -o "$tmp/x.h5"
+check missing-config 2 "cannot open config file" -- "$GT" synth nilm --config "$tmp/none.ini" -o "$tmp/x.h5"
+check single-line 2 "" -- "$GT" synth nilm synth.households=abc -o "$tmp/x.h5"
+[ "$(wc -l < "$tmp/err")" = 1 ] || { echo "FAIL single-line: error is not one line"; cat "$tmp/err"; fail=1; }
+[ ! -e "$tmp/x.h5" ] || { echo "FAIL: a failed command left an output file"; fail=1; }
+
+# docs/configuration.md is generated from the tables: keep it in sync
+if [ -n "${GT_SOURCE_DIR:-}" ]; then
+  "$GT" help --markdown > "$tmp/conf.md"
+  if ! diff -u "$GT_SOURCE_DIR/docs/configuration.md" "$tmp/conf.md" > "$tmp/diff"; then
+    echo "FAIL docs/configuration.md is out of date: run 'build/gridtrain help --markdown > docs/configuration.md'"
+    head -30 "$tmp/diff"; fail=1
+  else echo "ok   docs-in-sync"; fi
+fi
+
+# under MPI a user error ends every rank promptly with a non-zero code
+if command -v mpiexec >/dev/null; then
+  start=$(date +%s)
+  timeout 60 mpiexec -n 2 "$GT" synth nilm synth.households=abc -o "$tmp/x.h5" >/dev/null 2>"$tmp/err"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  if [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$took" -gt 30 ]; then
+    echo "FAIL mpi-user-error: rc=$rc after ${took}s"; cat "$tmp/err"; fail=1
+  else echo "ok   mpi-user-error (rc=$rc, ${took}s)"; fi
+fi
+exit $fail

@@ -1,0 +1,269 @@
+/* tests/nn/test_dense_ops.c: forward of every dense op vs a double reference,
+ * backward vs central finite differences of L = sum(out * R) (R random).
+ * linear/conv1d without activation are linear in each input and parameter,
+ * so the central difference is exact up to float rounding: tight tolerances.
+ * Fused ReLU is checked as an identity: backward(act=RELU, dout) must equal
+ * backward(act=NONE, dout * (out > 0)) exactly. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/ops/ops.h"
+#include "nn_test_util.h"
+#include "test.h"
+
+static float *falloc(size_t n) { return (float *)calloc(n ? n : 1, sizeof(float)); }
+
+/* ------------------------------------------------------------------ linear */
+typedef struct {
+    float *out, *inp, *w, *b, *R;
+    int N, C, OC;
+} lin_ctx;
+
+static double lin_obj(void *p) {
+    lin_ctx *c = (lin_ctx *)p;
+    gt_linear_forward(c->out, c->inp, c->w, c->b, c->N, c->C, c->OC, GT_ACT_NONE);
+    return nt_dot(c->out, c->R, (size_t)c->N * c->OC);
+}
+
+static void test_linear(void) {
+    const int N = 5, C = 7, OC = 3;
+    lin_ctx c = {falloc(N * OC), falloc(N * C), falloc(OC * C), falloc(OC), falloc(N * OC), N, C, OC};
+    nt_fill(c.inp, N * C, 1.0f, 1);
+    nt_fill(c.w, OC * C, 0.5f, 2);
+    nt_fill(c.b, OC, 0.5f, 3);
+    nt_fill(c.R, N * OC, 1.0f, 4);
+    // forward vs double reference
+    gt_linear_forward(c.out, c.inp, c.w, c.b, N, C, OC, GT_ACT_NONE);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            double s = c.b[o];
+            for (int i = 0; i < C; i++) s += (double)c.inp[n * C + i] * c.w[o * C + i];
+            TEST_CLOSE(c.out[n * OC + o], s, 1e-6, 1e-6);
+        }
+    // backward: dout = R; grads accumulate onto a preset value 0.25
+    float *dinp = falloc(N * C), *dw = falloc(OC * C), *db = falloc(OC);
+    for (int i = 0; i < OC * C; i++) dw[i] = 0.25f;
+    for (int i = 0; i < OC; i++) db[i] = 0.25f;
+    for (int i = 0; i < N * C; i++) dinp[i] = 99.0f; // must be overwritten
+    gt_linear_backward(dinp, dw, db, c.R, c.inp, c.w, NULL, NULL, N, C, OC, GT_ACT_NONE);
+    for (int i = 0; i < N * C; i++) TEST_CLOSE(dinp[i], nt_fd(lin_obj, &c, c.inp, i, 1e-2f), 1e-4, 1e-4);
+    for (int i = 0; i < OC * C; i++) TEST_CLOSE(dw[i] - 0.25f, nt_fd(lin_obj, &c, c.w, i, 1e-2f), 1e-4, 1e-4);
+    for (int i = 0; i < OC; i++) TEST_CLOSE(db[i] - 0.25f, nt_fd(lin_obj, &c, c.b, i, 1e-2f), 1e-4, 1e-4);
+
+    // fused ReLU: forward = relu(forward none); backward identity
+    float *outr = falloc(N * OC), *scratch = falloc(N * OC), *dmask = falloc(N * OC);
+    gt_linear_forward(c.out, c.inp, c.w, c.b, N, C, OC, GT_ACT_NONE);
+    gt_linear_forward(outr, c.inp, c.w, c.b, N, C, OC, GT_ACT_RELU);
+    int n_pos = 0;
+    for (int i = 0; i < N * OC; i++) {
+        TEST_CHECK(outr[i] == (c.out[i] > 0.0f ? c.out[i] : 0.0f));
+        dmask[i] = outr[i] > 0.0f ? c.R[i] : 0.0f;
+        n_pos += outr[i] > 0.0f;
+    }
+    TEST_CHECK(n_pos > 0 && n_pos < N * OC); // both branches exercised
+    float *dinp2 = falloc(N * C), *dw2 = falloc(OC * C), *db2 = falloc(OC);
+    memset(dw, 0, OC * C * sizeof(float));
+    memset(db, 0, OC * sizeof(float));
+    gt_linear_backward(dinp, dw, db, c.R, c.inp, c.w, outr, scratch, N, C, OC, GT_ACT_RELU);
+    gt_linear_backward(dinp2, dw2, db2, dmask, c.inp, c.w, NULL, NULL, N, C, OC, GT_ACT_NONE);
+    TEST_CHECK(memcmp(dinp, dinp2, N * C * sizeof(float)) == 0);
+    TEST_CHECK(memcmp(dw, dw2, OC * C * sizeof(float)) == 0);
+    TEST_CHECK(memcmp(db, db2, OC * sizeof(float)) == 0);
+    free(c.out); free(c.inp); free(c.w); free(c.b); free(c.R);
+    free(dinp); free(dw); free(db); free(outr); free(scratch); free(dmask); free(dinp2); free(dw2); free(db2);
+}
+
+/* ------------------------------------------------------------------ conv1d */
+typedef struct {
+    float *out, *scratch, *inp, *w, *b, *R;
+    int B, IC, OC, W, K;
+} conv_ctx;
+
+static double conv_obj(void *p) {
+    conv_ctx *c = (conv_ctx *)p;
+    gt_conv1d_forward(c->out, c->scratch, c->inp, c->w, c->b, c->B, c->IC, c->OC, c->W, c->K, GT_ACT_NONE);
+    return nt_dot(c->out, c->R, (size_t)c->B * c->OC * c->W);
+}
+
+static void test_conv1d_case(int B, int IC, int OC, int W, int K) {
+    const size_t n_in = (size_t)B * IC * W, n_out = (size_t)B * OC * W, n_w = (size_t)OC * IC * K;
+    conv_ctx c = {falloc(n_out), falloc(gt_conv1d_scratch_elems(IC, OC, W, K)), falloc(n_in), falloc(n_w),
+                  falloc(OC), falloc(n_out), B, IC, OC, W, K};
+    nt_fill(c.inp, n_in, 1.0f, 11);
+    nt_fill(c.w, n_w, 0.5f, 12);
+    nt_fill(c.b, OC, 0.5f, 13);
+    nt_fill(c.R, n_out, 1.0f, 14);
+    // forward vs direct double convolution with PyTorch 'same' padding:
+    // left (K-1)/2, right K/2  =>  out[t] = sum_k w[k] * in[t + k - (K-1)/2]
+    gt_conv1d_forward(c.out, c.scratch, c.inp, c.w, c.b, B, IC, OC, W, K, GT_ACT_NONE);
+    const int pad_l = (K - 1) / 2;
+    for (int b = 0; b < B; b++)
+        for (int o = 0; o < OC; o++)
+            for (int t = 0; t < W; t++) {
+                double s = c.b[o];
+                for (int i = 0; i < IC; i++)
+                    for (int k = 0; k < K; k++) {
+                        int u = t + k - pad_l;
+                        if (u >= 0 && u < W) s += (double)c.w[(o * IC + i) * K + k] * c.inp[(b * IC + i) * W + u];
+                    }
+                TEST_CLOSE(c.out[(b * OC + o) * W + t], s, 1e-5, 1e-5);
+            }
+    // backward vs central differences
+    float *dinp = falloc(n_in), *dw = falloc(n_w), *db = falloc(OC);
+    for (size_t i = 0; i < n_w; i++) dw[i] = 0.25f;
+    for (int i = 0; i < OC; i++) db[i] = 0.25f;
+    for (size_t i = 0; i < n_in; i++) dinp[i] = 99.0f;
+    gt_conv1d_backward(dinp, dw, db, c.R, c.inp, c.w, NULL, c.scratch, B, IC, OC, W, K, GT_ACT_NONE);
+    for (size_t i = 0; i < n_in; i++) TEST_CLOSE(dinp[i], nt_fd(conv_obj, &c, c.inp, i, 1e-2f), 2e-4, 1e-4);
+    for (size_t i = 0; i < n_w; i++) TEST_CLOSE(dw[i] - 0.25f, nt_fd(conv_obj, &c, c.w, i, 1e-2f), 2e-4, 1e-4);
+    for (int i = 0; i < OC; i++) TEST_CLOSE(db[i] - 0.25f, nt_fd(conv_obj, &c, c.b, i, 1e-2f), 2e-4, 1e-4);
+
+    // fused ReLU
+    float *outr = falloc(n_out), *dmask = falloc(n_out);
+    gt_conv1d_forward(c.out, c.scratch, c.inp, c.w, c.b, B, IC, OC, W, K, GT_ACT_NONE);
+    gt_conv1d_forward(outr, c.scratch, c.inp, c.w, c.b, B, IC, OC, W, K, GT_ACT_RELU);
+    for (size_t i = 0; i < n_out; i++) {
+        TEST_CHECK(outr[i] == (c.out[i] > 0.0f ? c.out[i] : 0.0f));
+        dmask[i] = outr[i] > 0.0f ? c.R[i] : 0.0f;
+    }
+    float *dinp2 = falloc(n_in), *dw2 = falloc(n_w), *db2 = falloc(OC);
+    memset(dw, 0, n_w * sizeof(float));
+    memset(db, 0, OC * sizeof(float));
+    gt_conv1d_backward(dinp, dw, db, c.R, c.inp, c.w, outr, c.scratch, B, IC, OC, W, K, GT_ACT_RELU);
+    gt_conv1d_backward(dinp2, dw2, db2, dmask, c.inp, c.w, NULL, c.scratch, B, IC, OC, W, K, GT_ACT_NONE);
+    TEST_CHECK(memcmp(dinp, dinp2, n_in * sizeof(float)) == 0);
+    TEST_CHECK(memcmp(dw, dw2, n_w * sizeof(float)) == 0);
+    TEST_CHECK(memcmp(db, db2, OC * sizeof(float)) == 0);
+    // dinp = NULL (first layer) leaves the parameter gradients unchanged
+    memset(dw2, 0, n_w * sizeof(float));
+    memset(db2, 0, OC * sizeof(float));
+    gt_conv1d_backward(NULL, dw2, db2, c.R, c.inp, c.w, outr, c.scratch, B, IC, OC, W, K, GT_ACT_RELU);
+    TEST_CHECK(memcmp(dw, dw2, n_w * sizeof(float)) == 0);
+    TEST_CHECK(memcmp(db, db2, OC * sizeof(float)) == 0);
+    free(c.out); free(c.scratch); free(c.inp); free(c.w); free(c.b); free(c.R);
+    free(dinp); free(dw); free(db); free(outr); free(dmask); free(dinp2); free(dw2); free(db2);
+}
+
+/* -------------------------------------------------------- relu, gelu */
+typedef struct {
+    float *out, *inp, *R;
+    size_t n;
+    int gelu;
+} act_ctx;
+
+static double act_obj(void *p) {
+    act_ctx *c = (act_ctx *)p;
+    if (c->gelu) gt_gelu_forward(c->out, c->inp, c->n);
+    else gt_relu_forward(c->out, c->inp, c->n);
+    return nt_dot(c->out, c->R, c->n);
+}
+
+static void test_activations(void) {
+    const size_t n = 64;
+    act_ctx c = {falloc(n), falloc(n), falloc(n), n, 0};
+    nt_fill(c.inp, n, 4.0f, 21);
+    nt_fill(c.R, n, 1.0f, 22);
+    for (size_t i = 0; i < n; i++) // keep ReLU inputs away from the kink at 0
+        if (fabsf(c.inp[i]) < 0.05f) c.inp[i] = 0.1f;
+    float *dinp = falloc(n);
+    for (int g = 0; g < 2; g++) {
+        c.gelu = g;
+        act_obj(&c);
+        for (size_t i = 0; i < n; i++) {
+            double x = c.inp[i];
+            double ref = g ? 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))) : (x > 0 ? x : 0);
+            TEST_CLOSE(c.out[i], ref, 1e-6, 1e-5);
+        }
+        if (g) gt_gelu_backward(dinp, c.R, c.inp, n);
+        else gt_relu_backward(dinp, c.R, c.out, n);
+        for (size_t i = 0; i < n; i++) TEST_CLOSE(dinp[i], nt_fd(act_obj, &c, c.inp, i, 1e-3f), 1e-3, 1e-3);
+    }
+    free(c.out); free(c.inp); free(c.R); free(dinp);
+}
+
+/* ---------------------------------------------------------------- layernorm */
+typedef struct {
+    float *out, *mean, *rstd, *inp, *w, *b, *R;
+    int N, C;
+} ln_ctx;
+
+static double ln_obj(void *p) {
+    ln_ctx *c = (ln_ctx *)p;
+    gt_layernorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->N, c->C, 1e-5f);
+    return nt_dot(c->out, c->R, (size_t)c->N * c->C);
+}
+
+static void test_layernorm(void) {
+    const int N = 4, C = 9;
+    ln_ctx c = {falloc(N * C), falloc(N), falloc(N), falloc(N * C), falloc(C), falloc(C), falloc(N * C), N, C};
+    nt_fill(c.inp, N * C, 2.0f, 31);
+    nt_fill(c.w, C, 1.0f, 32);
+    nt_fill(c.b, C, 1.0f, 33);
+    nt_fill(c.R, N * C, 1.0f, 34);
+    ln_obj(&c);
+    for (int n = 0; n < N; n++) { // double reference, biased variance
+        double m = 0, v = 0;
+        for (int i = 0; i < C; i++) m += c.inp[n * C + i];
+        m /= C;
+        for (int i = 0; i < C; i++) v += (c.inp[n * C + i] - m) * (c.inp[n * C + i] - m);
+        v /= C;
+        for (int i = 0; i < C; i++)
+            TEST_CLOSE(c.out[n * C + i], (c.inp[n * C + i] - m) / sqrt(v + 1e-5) * c.w[i] + c.b[i], 1e-5, 1e-5);
+    }
+    float *dinp = falloc(N * C), *dw = falloc(C), *db = falloc(C);
+    gt_layernorm_backward(dinp, dw, db, c.R, c.inp, c.w, c.mean, c.rstd, N, C);
+    // nonlinear: float rounding / 2h dominates, hence the looser tolerance
+    for (int i = 0; i < N * C; i++) TEST_CLOSE(dinp[i], nt_fd(ln_obj, &c, c.inp, i, 1e-2f), 2e-3, 5e-3);
+    for (int i = 0; i < C; i++) TEST_CLOSE(dw[i], nt_fd(ln_obj, &c, c.w, i, 1e-2f), 1e-4, 1e-4);
+    for (int i = 0; i < C; i++) TEST_CLOSE(db[i], nt_fd(ln_obj, &c, c.b, i, 1e-2f), 1e-4, 1e-4);
+    free(c.out); free(c.mean); free(c.rstd); free(c.inp); free(c.w); free(c.b); free(c.R);
+    free(dinp); free(dw); free(db);
+}
+
+/* -------------------------------------------------------------- masked MSE */
+typedef struct {
+    float *pred, *y, *mask;
+    size_t n;
+} mse_ctx;
+
+static double mse_obj(void *p) {
+    mse_ctx *c = (mse_ctx *)p;
+    return gt_mse_masked_forward(c->pred, c->y, c->mask, c->n);
+}
+
+static void test_mse(void) {
+    // hand-computed: pred-y = {1,-2,3,0.5}, mask {1,0,1,1}: (1 + 9 + 0.25) / 3
+    float pred[4] = {2, -1, 3, 1.5f}, y[4] = {1, 1, 0, 1}, mask[4] = {1, 0, 1, 1}, d[4];
+    TEST_CLOSE(gt_mse_masked_forward(pred, y, mask, 4), 10.25 / 3.0, 1e-7, 1e-7);
+    TEST_CLOSE(gt_mse_masked_forward(pred, y, NULL, 4), 14.25 / 4.0, 1e-7, 1e-7);
+    gt_mse_masked_backward(d, pred, y, mask, 4, 0.5f);
+    TEST_CLOSE(d[0], 0.5 * 2 * 1 / 3.0, 1e-7, 1e-6);
+    TEST_CHECK(d[1] == 0.0f);
+    TEST_CLOSE(d[2], 0.5 * 2 * 3 / 3.0, 1e-7, 1e-6);
+    TEST_CLOSE(d[3], 0.5 * 2 * 0.5 / 3.0, 1e-7, 1e-6);
+    float zero[4] = {0, 0, 0, 0}; // an all-masked batch gives 0, not NaN
+    TEST_CHECK(gt_mse_masked_forward(pred, y, zero, 4) == 0.0f);
+    // FD on a random case (quadratic: exact up to rounding)
+    const size_t n = 20;
+    mse_ctx c = {falloc(n), falloc(n), falloc(n), n};
+    nt_fill(c.pred, n, 1.0f, 41);
+    nt_fill(c.y, n, 1.0f, 42);
+    for (size_t i = 0; i < n; i++) c.mask[i] = (float)(i % 3 != 0);
+    float *dp = falloc(n);
+    gt_mse_masked_backward(dp, c.pred, c.y, c.mask, n, 1.0f);
+    for (size_t i = 0; i < n; i++) TEST_CLOSE(dp[i], nt_fd(mse_obj, &c, c.pred, i, 1e-2f), 1e-5, 1e-4);
+    free(c.pred); free(c.y); free(c.mask); free(dp);
+}
+
+int main(void) {
+    test_linear();
+    test_conv1d_case(2, 3, 4, 11, 5);  // odd K
+    test_conv1d_case(3, 2, 3, 9, 4);   // even K: left 1, right 2
+    test_conv1d_case(5, 1, 3, 7, 10);  // IC = 1 (first layer), K > W, B not a multiple of the chunk
+    test_conv1d_case(1, 2, 2, 6, 1);   // K = 1
+    test_activations();
+    test_layernorm();
+    test_mse();
+    TEST_DONE();
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs the Debian packages, then
+#  1. the default build (CUDA backend compiled when the toolkit is present; GPU
+#     tests skip without a device) with every test (unit, MPI at 1/2/4 ranks,
+#     scripts, Slurm),
+#  2. the CPU-only build (GT_CUDA=OFF) with every test,
+#  3. the numeric core alone (GT_PIPELINE=OFF: no MPI, no HDF5) with its tests.
+# GT_SANITIZE=1 adds an ASan+UBSan build of the CPU-only configuration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+werror="-DGT_WERROR=ON"
+GT_CMAKE_ARGS="$werror" jobs/setup.sh
+jobs=$(nproc)
+status=0
+run_ctest() { ctest --test-dir "$1" --output-on-failure -j "$jobs" "${@:2}" || status=1; }
+
+echo "== default build (build/)"
+run_ctest build
+
+echo "== CPU-only build (build-cpu/)"
+GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-cpu GT_CMAKE_ARGS="-DGT_CUDA=OFF $werror" jobs/setup.sh
+run_ctest build-cpu -LE slurm
+
+echo "== numeric core without MPI/HDF5 (build-core/)"
+GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-core GT_CMAKE_ARGS="-DGT_PIPELINE=OFF -DGT_CUDA=OFF $werror" jobs/setup.sh
+run_ctest build-core
+
+if [ "${GT_SANITIZE:-0}" = 1 ]; then
+  echo "== ASan+UBSan build (build-asan/)"
+  GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-asan GT_CMAKE_ARGS="-DGT_CUDA=OFF -DGT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" jobs/setup.sh
+  ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan -LE "slurm|bench"
+fi
+exit $status
