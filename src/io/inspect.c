@@ -29,6 +29,8 @@ typedef struct {
     float p2, p1;     /* the two previous samples */
     float stuck_val;
     int64_t stuck_len;
+    int stepped;      /* first differences mostly exactly 0: a stepped actuator
+                         (yaw) or a counter; runs of equal values are normal there */
 } chan;
 
 static int cmp_f(const void *a, const void *b) {
@@ -38,7 +40,7 @@ static int cmp_f(const void *a, const void *b) {
 
 /* sigma = 1.4826 * MAD of the first differences of up to 65536 finite pairs of
  * x (stride `stride`), floored so a flat signal does not flag every change. */
-static double robust_sigma(const float *x, int64_t n, int64_t stride) {
+static double robust_sigma(const float *x, int64_t n, int64_t stride, int *stepped) {
     int64_t cap = 65536, m = 0;
     float *d = GT_MALLOC(sizeof(float) * (size_t)cap);
     double sum_abs = 0;
@@ -51,6 +53,9 @@ static double robust_sigma(const float *x, int64_t n, int64_t stride) {
     }
     double s = 0;
     if (m >= 8) {
+        int64_t zeros = 0;
+        for (int64_t i = 0; i < m; i++) zeros += d[i] == 0.0f;
+        *stepped = zeros > m / 2;
         qsort(d, (size_t)m, sizeof(float), cmp_f);
         float med = d[m / 2];
         for (int64_t i = 0; i < m; i++) d[i] = fabsf(d[i] - med);
@@ -68,7 +73,8 @@ static double robust_sigma(const float *x, int64_t n, int64_t stride) {
 /* Feeds samples x[i*stride], i < n of one channel. */
 static void chan_feed(chan *c, const float *x, int64_t n, int64_t stride, const gt_inspect_opts *o,
                       int check_neg, int check_spike, int check_stuck, gt_item_report *r) {
-    if (c->sigma < 0 && check_spike) c->sigma = robust_sigma(x, n, stride);
+    if (c->sigma < 0 && (check_spike || check_stuck)) c->sigma = robust_sigma(x, n, stride, &c->stepped);
+    if (c->stepped) check_stuck = 0;
     const double thr = o->spike_k * c->sigma;
     for (int64_t i = 0; i < n; i++) {
         float v = x[i * stride];
@@ -80,7 +86,8 @@ static void chan_feed(chan *c, const float *x, int64_t n, int64_t stride, const 
             if (d1 * d2 > 0 && fabs(d1) > thr && fabs(d2) > thr) r->spikes++;
         }
         if (check_stuck) {
-            if (isfinite(v) && c->stuck_len > 0 && v == c->stuck_val) {
+            /* a run of exact zeros is an idle plateau (no power, no vibration), not a frozen sensor */
+            if (isfinite(v) && c->stuck_len > 0 && v == c->stuck_val && v != 0.0f) {
                 c->stuck_len++;
             } else {
                 if (c->stuck_len >= o->stuck_rows) r->stuck_runs++, r->stuck_rows += c->stuck_len;
@@ -144,7 +151,10 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
     gt_h5_read_all(f, nilm ? "/households/id" : "/turbines/id", H5T_NATIVE_INT64, ids);
     gt_h5_read_all(f, nilm ? "/households/period_s" : "/turbines/rate_hz", H5T_NATIVE_DOUBLE, period_ms);
     for (int i = 0; i < n_items; i++) period_ms[i] = nilm ? period_ms[i] * 1000.0 : 1000.0 / period_ms[i];
-    int *power_col = GT_CALLOC((size_t)C, sizeof(int)); /* PdM: W/kW channels get the negative check */
+    /* PdM: only physically non-negative magnitudes get the negative check (speeds,
+     * vibration levels, pressures); power is legitimately negative when a turbine
+     * idles on grid power, temperatures and angles may be negative. */
+    int *power_col = GT_CALLOC((size_t)C, sizeof(int));
     int n_event_kinds = 256;
     if (!nilm) {
         char *units = GT_CALLOC((size_t)C, GT_FORMAT_UNIT_LEN);
@@ -153,7 +163,9 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         H5Tclose(st);
         for (int c = 0; c < C; c++) {
             const char *u = units + (size_t)c * GT_FORMAT_UNIT_LEN;
-            power_col[c] = !strcmp(u, "W") || !strcmp(u, "kW") || !strcmp(u, "MW");
+            static const char *nonneg[] = {"rpm", "mm/s", "m/s", "m/s2", "g", "g2", "bar"};
+            for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; k++)
+                if (!strcmp(u, nonneg[k])) power_col[c] = 1;
         }
         free(units);
         if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/event_kind", H5P_DEFAULT) > 0) {

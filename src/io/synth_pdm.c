@@ -636,7 +636,7 @@ int64_t gt_pdm_gen_next(gt_pdm_gen *g, int64_t n, float *signals, uint8_t *label
         out[C_T_WIND] = (float)g->wind_t + 0.15f * nz[24];
         out[C_HSS_RMS] = rms_hss;
         out[C_HSS_KURT] = 3.0f + 0.15f * nz[25] + 6.0f * wear[0] + 2.0f * sw[0];
-        out[C_HSS_MESH] = 0.02f * mesh * (1.0f + 0.1f * nz[26]) + 0.01f * sw[0];
+        out[C_HSS_MESH] = 0.02f * mesh * (1.0f + 0.1f * nz[26]) + 0.01f * sw[0] + 1e-4f * (1.0f + 0.25f * nz[26]); /* + sensor noise floor */
         out[C_HSS_BEAR] = 0.001f * (0.1f + sf * sf) * (1.0f + 60.0f * wear[0] * wear[0]) * (1.0f + 0.15f * nz[27]) + 0.005f * sw[0];
         out[C_IMS_RMS] = rms_ims;
         out[C_IMS_KURT] = 3.0f + 0.15f * nz[28] + 6.0f * wear[1] + 2.0f * sw[1];
@@ -645,7 +645,7 @@ int64_t gt_pdm_gen_next(gt_pdm_gen *g, int64_t n, float *signals, uint8_t *label
         out[C_LSS_KURT] = 3.0f + 0.15f * nz[30] + 6.0f * wear[2] + 2.0f * sw[2];
         out[C_LSS_BEAR] = 0.0005f * (0.1f + sf * sf) * (1.0f + 60.0f * wear[2] * wear[2]) * (1.0f + 0.15f * nz[31]) + 0.003f * sw[2];
         out[C_PL_RMS] = rms_pl;
-        out[C_PL_MESH] = 0.03f * mesh * (1.0f + 0.1f * nz[32]) + 0.01f * sw[3];
+        out[C_PL_MESH] = 0.03f * mesh * (1.0f + 0.1f * nz[32]) + 0.01f * sw[3] + 1e-4f * (1.0f + 0.25f * nz[32]); /* + sensor noise floor */
         out[C_GEN_RMS] = rms_gen;
         out[C_TOWER] = tower;
     }
