@@ -1,0 +1,137 @@
+/* data/dataset.h: a rank's training data, from series to batches.
+ *
+ *   shard (io/read.h) -> dataset: chronological splits, spike screening,
+ *   window index (views: a window is (item, start row), never a copy) ->
+ *   normalisation (statistics of the TRAIN split only, reduced over ranks,
+ *   frozen) -> global sampling (deterministic from (seed, epoch), independent of
+ *   the number of ranks) -> batch fill -> prefetch thread (data/loader.h).
+ *
+ * Global sampling and data parallelism. Windows are numbered globally:
+ * households/turbines in file order, each item's windows in time order. A
+ * global batch is g_batch consecutive entries of a pseudo-random permutation of
+ * all windows of a split (a bijection computed on the fly from (seed, epoch),
+ * no per-window table). Each rank takes the entries of the global batch that
+ * fall in its own items, so the union over ranks is exactly the batch one rank
+ * would see: with P ranks the gradient (summed over ranks and divided by the
+ * global batch size) equals the 1-rank gradient up to float summation order.
+ * Per-rank batch sizes vary from step to step around g_batch / P.
+ *
+ * Collective functions take an MPI communicator (they exchange small per-item
+ * counts and the normalisation moments; never gradients). */
+#ifndef GT_DATA_DATASET_H
+#define GT_DATA_DATASET_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "io/read.h"
+
+typedef enum gt_task { GT_TASK_NILM = 0, GT_TASK_PDM = 1 } gt_task;
+typedef enum gt_split {
+    GT_SPLIT_TRAIN = 0, /* first split_train of every (not held-out) item's time */
+    GT_SPLIT_VAL = 1,   /* the next split_val */
+    GT_SPLIT_TEST = 2,  /* the rest: later time of the training items */
+    GT_SPLIT_HOLDOUT = 3, /* whole held-out items (all of their time) */
+    GT_SPLIT_COUNT = 4
+} gt_split;
+const char *gt_split_name(gt_split s);
+
+typedef enum gt_screen_action {
+    GT_SCREEN_DROP = 0,   /* windows touching a spike or a gap are not used */
+    GT_SCREEN_REPAIR = 1, /* spikes are replaced by the local median; gap windows dropped */
+    GT_SCREEN_OFF = 2     /* no screening (NaN windows are still dropped) */
+} gt_screen_action;
+
+#define GT_DATA_MAX_TARGETS 32
+
+typedef struct gt_data_config {
+    gt_task task;
+    int window;            /* W (nilm, odd preferred: the target is the midpoint) or T (pdm) */
+    int64_t stride;        /* rows between window starts; 0 = nilm per-appliance strides */
+    double stride_frac;    /* nilm per-appliance stride = max(1, stride_frac * on_duration_s / period_s) */
+    double split_train;    /* fraction of each item's rows, chronological (e.g. 0.7) */
+    double split_val;      /* (e.g. 0.15); test = 1 - train - val */
+    int holdout_every;     /* 0: none; k: items with file index % k == k-1 held out */
+    gt_screen_action screen;
+    double spike_k;        /* robust z (median/MAD) above which a sample is a spike */
+    int pdm_train_normal_only; /* pdm: train/val windows touching a labelled event are skipped */
+    uint64_t seed;
+} gt_data_config;
+void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
+
+/* Frozen normalisation: x' = (x - mean) / std, per feature.
+ * nilm: feature 0 = aggregate, 1..A = appliances (targets);
+ * pdm: one per channel (inputs and targets are the same channels). */
+typedef struct gt_norm_stats {
+    int n;
+    double mean[1 + GT_DATA_MAX_TARGETS + 32];
+    double std[1 + GT_DATA_MAX_TARGETS + 32];
+} gt_norm_stats;
+
+/* Where a window comes from, for NaN forensics and predictions. */
+typedef struct gt_window_ref {
+    int32_t item;       /* local item index */
+    int32_t file_index; /* position in the file's /households or /turbines */
+    int64_t id;         /* household/turbine id */
+    int64_t start;      /* first row within the item */
+    int64_t t_start_ms, t_end_ms; /* time stamps of the first and last row */
+} gt_window_ref;
+
+typedef struct gt_dataset gt_dataset;
+
+/* Collective. Takes ownership of the shard. Splits, screens and indexes the
+ * windows, exchanges per-item window counts (global numbering), computes the
+ * train-split moments, reduces them over comm and freezes the statistics.
+ * Logs (rank 0) windows per split and the screening summary. */
+gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm);
+gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_Comm comm);
+void gt_dataset_free(gt_dataset *ds);
+
+/* Sizes a model needs: elements per sample of x and y (s2p: x (W), y (A);
+ * lstm: x (T, C), y unused (the target is the next step of x): 0). */
+int64_t gt_dataset_n_x(const gt_dataset *ds);
+int64_t gt_dataset_n_y(const gt_dataset *ds);
+int gt_dataset_n_targets(const gt_dataset *ds); /* A (nilm) or C (pdm) */
+const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds);
+/* Replace the statistics (inference with the model's frozen ones). */
+void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns);
+
+/* Windows of a split: on this rank, and over all ranks. */
+int64_t gt_dataset_n_windows_local(const gt_dataset *ds, gt_split s);
+int64_t gt_dataset_n_windows_global(const gt_dataset *ds, gt_split s);
+
+/* The local part of global batch `k` of `epoch` (g_batch windows of the
+ * permutation; the last batch of an epoch may be short when drop_last = 0).
+ * Writes up to g_batch global window numbers that this rank owns to
+ * local_idx and returns their count. Same answer on every call. */
+int64_t gt_dataset_batch_local(const gt_dataset *ds, gt_split s, uint64_t epoch, int64_t k,
+                               int64_t g_batch, int64_t *local_idx);
+/* Global batches per epoch: floor(n_global / g_batch) (drop_last). */
+int64_t gt_dataset_batches_per_epoch(const gt_dataset *ds, gt_split s, int64_t g_batch);
+/* Local windows of a split in order (evaluation, prediction): entries
+ * [first, first + n) of this rank's windows of the split. */
+int64_t gt_dataset_local_range(const gt_dataset *ds, gt_split s, int64_t first, int64_t n,
+                               int64_t *local_idx);
+
+/* Fill n samples (normalised) for local window numbers idx[n] (as returned
+ * above): x (n, n_x), y (n, n_y) and mask (n, n_y) (1 where a target counts;
+ * nilm per-appliance strides select appliances per window), refs (n) may be
+ * NULL. Thread-safe for concurrent calls with different output buffers. */
+void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64_t n, float *x,
+                     float *y, float *mask, gt_window_ref *refs);
+
+/* Screening report: windows screened per item and reason, and the spikes
+ * found (item id, time). Collective: rank 0 writes CSV lines
+ * "id,start_ms,end_ms,reason" to `out` (all ranks' entries, in file order). */
+typedef struct gt_screen_summary {
+    int64_t windows_total, windows_screened_spike, windows_screened_gap, windows_screened_event;
+    int64_t spikes_found, samples_repaired;
+} gt_screen_summary;
+void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_summary *global);
+void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out);
+
+/* Resident bytes of the dataset (series + index), this rank. */
+int64_t gt_dataset_bytes(const gt_dataset *ds);
+
+#endif

@@ -1,0 +1,66 @@
+/* train/checkpoint.h: checkpoints that survive crashes, preemption and bit flips.
+ *
+ * A checkpoint is one HDF5 file RUN_DIR/checkpoints/ckpt-<step 9 digits>.h5
+ * (readable by h5py) holding the model parameters and AdamW moments (by
+ * tensor name, PyTorch layouts), the trainer state, the frozen normalisation
+ * statistics, the resolved configuration text, and each rank's own state
+ * (collective write). It is written to a temporary name, fsynced, renamed into
+ * place; then rank 0 writes the commit marker ckpt-<step>.ok holding the xxh64
+ * checksum of the whole file, after every rank has finished. A checkpoint
+ * without a marker, or whose bytes do not match the marker, is damaged and
+ * skipped on resume (the previous one is used). The last `keep` committed
+ * checkpoints are kept. */
+#ifndef GT_TRAIN_CHECKPOINT_H
+#define GT_TRAIN_CHECKPOINT_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "data/dataset.h"
+#include "nn/model.h"
+
+/* Everything besides the model needed to continue bit-exactly. */
+typedef struct gt_train_state {
+    int64_t step;        /* optimizer steps done */
+    uint64_t epoch;      /* current epoch */
+    int64_t batch_k;     /* next global batch within the epoch */
+    int64_t samples;     /* training samples seen (global) */
+    double best_val;     /* best validation loss so far (early stopping) */
+    int64_t best_step;
+    int32_t bad_evals;   /* validations without improvement */
+    int32_t bad_steps;   /* consecutive non-finite steps */
+    float loss_scale;    /* AMP dynamic loss scale (1 on CPU fp32) */
+    int64_t scale_good_steps;
+    int64_t skipped_steps;
+    double elapsed_s;    /* training wall time before this run segment */
+    uint64_t seed;
+} gt_train_state;
+
+/* Collective. Writes the checkpoint of `ts.step`, commits it and prunes to
+ * the newest `keep`. Returns 0, or GT_EXIT_RESOURCE after logging why (disk
+ * full, permissions): the run continues with the previous checkpoint. */
+int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts,
+                 const gt_norm_stats *ns, const char *config_text, int keep, MPI_Comm comm);
+
+/* Collective. Loads the newest valid checkpoint of run_dir into m (which must
+ * have the same parameter table; a mismatch is a user error naming the
+ * tensor), ts and ns. Damaged ones are skipped with a warning. Returns the
+ * step loaded, or -1 when there is none. */
+int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts, gt_norm_stats *ns,
+                            MPI_Comm comm);
+
+/* Not collective: the resolved configuration text stored in the newest valid
+ * checkpoint (malloc'd, caller frees), or NULL. Used by --resume RUN_DIR to
+ * rebuild the run without the original config file. */
+char *gt_ckpt_read_config(const char *run_dir);
+
+/* Signals: SIGTERM and SIGUSR1 (Slurm's warning before a time limit or
+ * preemption) set a flag; the trainer checks it at every step boundary
+ * (collectively: any rank's flag stops every rank), checkpoints and exits
+ * with GT_EXIT_PREEMPTED. */
+void gt_signals_install(void);
+int gt_signal_pending(void); /* signal number or 0 */
+/* Collective: the max over ranks of gt_signal_pending(). */
+int gt_signal_pending_any(MPI_Comm comm);
+
+#endif
