@@ -1,34 +1,89 @@
-/* cli/cmd_bench.c: `gridtrain bench read FILE` (collective read rate vs a plain
- * sequential read of the same file, printed as a ratio). */
+/* cli/cmd_bench.c: `gridtrain bench read|model|train`.
+ *   read FILE   collective HDF5 read rate vs a plain sequential read of the same
+ *               file, printed as a ratio (io/bench.h)
+ *   model       one model's train/inference samples/s, ms/step, peak RSS and
+ *               FLOP rate as a fraction of OpenBLAS's sgemm rate (nn/bench.h);
+ *               tests/nn/torch/bench_vs_torch.py runs it beside PyTorch
+ *   train CONF  1 rank vs all ranks on the same data: weak-scaling efficiency
+ *               and data stall (train/bench_train.h) */
 #include <string.h>
 
 #include "cli/commands.h"
 #include "core/check.h"
 #include "io/bench.h"
+#include "nn/bench.h"
+
+/* train/bench_train.h (weak until the trainer lands) */
+int gt_bench_train(const gt_args *a, MPI_Comm comm) __attribute__((weak));
 
 static const gt_opt opts[] = {
-    {"bench.reps", "reps", GT_OPT_INT, "3", "repetitions; the best rate is reported", NULL},
+    {"bench.reps", "reps", GT_OPT_INT, "3", "read: repetitions; the best rate is reported", NULL},
+    {"bench.model", "model", GT_OPT_STR, "s2p_cnn", "model: which model", "s2p_cnn|s2p_tf|lstm"},
+    {"bench.batch", "batch", GT_OPT_INT, "0", "model: batch B (0 = the workload's: 256 / 32 / 64)", NULL},
+    {"bench.window", "window", GT_OPT_INT, "0", "model: W / L / T (0 = the kind's default)", NULL},
+    {"bench.tbptt", "tbptt", GT_OPT_INT, "0", "model: lstm truncated-BPTT chunk K (0 = whole window)", NULL},
+    {"bench.steps", "steps", GT_OPT_INT, "10", "model: timed training steps", NULL},
+    {"bench.warmup", "warmup", GT_OPT_INT, "2", "model: untimed steps first", NULL},
+    {"bench.mem_check", "mem-check", GT_OPT_BOOL, "false", "model: s2p_tf memory at L = 1024, 2048, 4096 (B = 4)", NULL},
+    {"bench.json", "json", GT_OPT_BOOL, "false", "model: also print one GT_BENCH_JSON line", NULL},
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 
+static int bench_model(const gt_args *a) {
+    int kind = gt_model_kind_parse(gt_args_str(a, "bench.model"));
+    GT_ASSERT(kind >= 0);
+    gt_nn_bench_config cfg;
+    gt_nn_bench_config_default(&cfg, (gt_model_kind)kind);
+    static const int default_batch[] = {256, 32, 64};
+    cfg.batch = (int)gt_args_int(a, "bench.batch");
+    if (cfg.batch <= 0) cfg.batch = default_batch[kind];
+    cfg.window = (int)gt_args_int(a, "bench.window");
+    cfg.tbptt = (int)gt_args_int(a, "bench.tbptt");
+    cfg.steps = (int)gt_args_int(a, "bench.steps");
+    cfg.warmup = (int)gt_args_int(a, "bench.warmup");
+    cfg.mem_check = gt_args_bool(a, "bench.mem_check");
+    GT_CHECK(cfg.steps >= 1 && cfg.warmup >= 0 && cfg.window >= 0 && cfg.tbptt >= 0, GT_EXIT_USAGE,
+             "bench: steps must be >= 1; warmup, window and tbptt >= 0");
+    gt_nn_bench_result res;
+    gt_nn_bench_model(&cfg, &res);
+    gt_nn_bench_print(stdout, &cfg, &res);
+    if (gt_args_bool(a, "bench.json")) gt_nn_bench_print_json(stdout, &cfg, &res);
+    return 0;
+}
+
 static int run(const gt_args *a, MPI_Comm comm) {
     const char *what = a->pos[0];
-    int reps = (int)gt_args_int(a, "bench.reps");
-    GT_CHECK(reps >= 1, GT_EXIT_USAGE, "bench.reps must be >= 1 (got %d)", reps);
     if (!strcmp(what, "read")) {
+        int reps = (int)gt_args_int(a, "bench.reps");
+        GT_CHECK(reps >= 1, GT_EXIT_USAGE, "bench.reps must be >= 1 (got %d)", reps);
         GT_CHECK(a->n_pos == 2, GT_EXIT_USAGE, "usage: gridtrain bench read FILE");
         return gt_io_bench_read(a->pos[1], reps, comm, stdout);
     }
-    GT_FAIL(GT_EXIT_USAGE, "unknown benchmark '%s' (expected: read)", what);
+    if (!strcmp(what, "model")) {
+        GT_CHECK(a->n_pos == 1, GT_EXIT_USAGE, "usage: gridtrain bench model [--model K --batch B ...]");
+        int rank = 0;
+        MPI_Comm_rank(comm, &rank);
+        return rank == 0 ? bench_model(a) : 0; /* one process measures; others idle */
+    }
+    if (!strcmp(what, "train")) {
+        GT_CHECK(a->n_pos == 2, GT_EXIT_USAGE, "usage: mpirun -n 2 gridtrain bench train CONFIG [key=value ...]");
+        GT_CHECK(gt_bench_train != NULL, GT_EXIT_USAGE, "bench train is not built into this binary");
+        return gt_bench_train(a, comm);
+    }
+    GT_FAIL(GT_EXIT_USAGE, "unknown benchmark '%s' (expected: read, model, train)", what);
 }
 
 const gt_cmd gt_cmd_bench = {
     .name = "bench",
-    .usage = "bench read FILE [--reps N]",
-    .summary = "benchmarks: collective HDF5 read rate against a plain read of the same file",
-    .details = "bench read: every rank reads its shard collectively (parallel HDF5 over MPI-IO);\n"
-               "in the same run the file's bytes are read sequentially with plain read(2), and\n"
-               "the ratio collective/plain is printed. Warm the page cache first for warm figures.",
+    .usage = "bench read FILE | bench model [--model K ...] | bench train CONFIG [key=value ...]",
+    .summary = "benchmarks: collective read vs plain read, model throughput vs sgemm, weak scaling",
+    .details = "bench read FILE: every rank reads its shard collectively (parallel HDF5 over MPI-IO); in\n"
+               "the same run the file's bytes are read with plain read(2); prints the ratio.\n"
+               "bench model: train and inference samples/s, ms/step, peak RSS, FLOP rate as a fraction\n"
+               "of the sgemm rate OpenBLAS reaches in the same run (threads: OPENBLAS_NUM_THREADS).\n"
+               "tests/nn/torch/bench_vs_torch.py runs it beside PyTorch and prints the ratios.\n"
+               "bench train CONFIG: under mpirun -n P, 1 rank alone then all P ranks on the same data;\n"
+               "prints samples/s, the weak-scaling efficiency and the data-stall share.",
     .opts = opts,
     .min_pos = 1,
     .max_pos = 2,

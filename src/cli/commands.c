@@ -2,11 +2,22 @@
 
 #include <string.h>
 
-static const gt_cmd *const g_cmds[] = {&gt_cmd_synth, &gt_cmd_inspect, &gt_cmd_bench};
-#define N_CMDS ((int)(sizeof g_cmds / sizeof g_cmds[0]))
+/* commands whose code may not be linked yet are weak: absent ones are skipped */
+extern const gt_cmd gt_cmd_train __attribute__((weak));
+
+static const gt_cmd *g_cmds[8];
+static int n_cmds = -1;
+static void init(void) {
+    if (n_cmds >= 0) return;
+    const gt_cmd *all[] = {&gt_cmd_synth, &gt_cmd_inspect, &gt_cmd_train, &gt_cmd_bench};
+    n_cmds = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]) g_cmds[n_cmds++] = all[i];
+}
+#define N_CMDS (init(), n_cmds)
 
 int gt_commands_count(void) { return N_CMDS; }
-const gt_cmd *gt_commands_get(int i) { return g_cmds[i]; }
+const gt_cmd *gt_commands_get(int i) { init(); return g_cmds[i]; }
 
 const gt_cmd *gt_commands_find(const char *name) {
     for (int i = 0; i < N_CMDS; i++)
