@@ -81,7 +81,7 @@ int gt_cli_main(int argc, char **argv) {
     if (gt_args_bool(&args, "log.all_ranks")) gt_log_set_all_ranks(1);
     if (gt_rank() == 0 && gt_log_level() <= GT_LOG_INFO) {
         fprintf(stderr, "gridtrain %s: %d rank%s\n", GT_VERSION, gt_nranks(), gt_nranks() == 1 ? "" : "s");
-        gt_args_print(&args, stderr);
+        if (!cmd->prints_config) gt_args_print(&args, stderr);
     }
     int rc = cmd->run(&args, MPI_COMM_WORLD);
     if (gt_log_level() <= GT_LOG_INFO) gt_dist_event_table(MPI_COMM_WORLD, stderr);

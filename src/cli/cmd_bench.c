@@ -12,9 +12,7 @@
 #include "core/check.h"
 #include "io/bench.h"
 #include "nn/bench.h"
-
-/* train/bench_train.h (weak until the trainer lands) */
-int gt_bench_train(const gt_args *a, MPI_Comm comm) __attribute__((weak));
+#include "train/bench_train.h"
 
 static const gt_opt opts[] = {
     {"bench.reps", "reps", GT_OPT_INT, "3", "read: repetitions; the best rate is reported", NULL},
@@ -67,7 +65,6 @@ static int run(const gt_args *a, MPI_Comm comm) {
     }
     if (!strcmp(what, "train")) {
         GT_CHECK(a->n_pos == 2, GT_EXIT_USAGE, "usage: mpirun -n 2 gridtrain bench train CONFIG [key=value ...]");
-        GT_CHECK(gt_bench_train != NULL, GT_EXIT_USAGE, "bench train is not built into this binary");
         return gt_bench_train(a, comm);
     }
     GT_FAIL(GT_EXIT_USAGE, "unknown benchmark '%s' (expected: read, model, train)", what);

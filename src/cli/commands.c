@@ -2,14 +2,11 @@
 
 #include <string.h>
 
-/* commands whose code may not be linked yet are weak: absent ones are skipped */
-extern const gt_cmd gt_cmd_train __attribute__((weak));
-
 static const gt_cmd *g_cmds[8];
 static int n_cmds = -1;
 static void init(void) {
     if (n_cmds >= 0) return;
-    const gt_cmd *all[] = {&gt_cmd_synth, &gt_cmd_inspect, &gt_cmd_train, &gt_cmd_bench};
+    const gt_cmd *all[] = {&gt_cmd_synth, &gt_cmd_import, &gt_cmd_inspect, &gt_cmd_train, &gt_cmd_bench};
     n_cmds = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]) g_cmds[n_cmds++] = all[i];

@@ -38,6 +38,9 @@ typedef struct gt_cmd {
     /* Runs on every rank after MPI is initialised; returns the exit code
      * (collectively: every rank must return the same code). */
     int (*run)(const struct gt_args *a, MPI_Comm comm);
+    /* 1: the command resolves further settings itself (a positional CONFIG,
+     * --resume) and prints the resolved configuration; the dispatcher does not */
+    int prints_config;
 } gt_cmd;
 
 #define GT_MAX_POS 16

@@ -9,7 +9,10 @@
  * checksum of the whole file, after every rank has finished. A checkpoint
  * without a marker, or whose bytes do not match the marker, is damaged and
  * skipped on resume (the previous one is used). The last `keep` committed
- * checkpoints are kept. */
+ * checkpoints are kept. The file layout is documented at the top of
+ * checkpoint.c (root attributes magic/format_version/step/..., /model/<name>,
+ * /adam_m/<name>, /adam_v/<name>, /train_state attributes, /norm/mean,
+ * /norm/std, /config, /ranks/state). */
 #ifndef GT_TRAIN_CHECKPOINT_H
 #define GT_TRAIN_CHECKPOINT_H
 
@@ -37,8 +40,13 @@ typedef struct gt_train_state {
 } gt_train_state;
 
 /* Collective. Writes the checkpoint of `ts.step`, commits it and prunes to
- * the newest `keep`. Returns 0, or GT_EXIT_RESOURCE after logging why (disk
- * full, permissions): the run continues with the previous checkpoint. */
+ * the newest `keep` (keep <= 0: keep all; the one just written is never
+ * removed). Returns 0, or GT_EXIT_RESOURCE after logging why (disk full,
+ * permissions): the run continues with the previous checkpoint. The same value
+ * is returned on every rank; no partial file is left under a final name. The
+ * model buffers are written from rank 0 (replicated model); each rank's own
+ * checksums go to /ranks/state and a divergence between replicas is warned
+ * about. ns and config_text may be NULL (empty /norm, empty /config). */
 int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts,
                  const gt_norm_stats *ns, const char *config_text, int keep, MPI_Comm comm);
 
@@ -60,6 +68,8 @@ char *gt_ckpt_read_config(const char *run_dir);
  * with GT_EXIT_PREEMPTED. */
 void gt_signals_install(void);
 int gt_signal_pending(void); /* signal number or 0 */
+/* Forget a pending signal (after handling it; tests). Not collective. */
+void gt_signal_clear(void);
 /* Collective: the max over ranks of gt_signal_pending(). */
 int gt_signal_pending_any(MPI_Comm comm);
 

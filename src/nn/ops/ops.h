@@ -23,6 +23,10 @@
 
 #include "nn/ops/elementwise.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Fused activation applied by an op after its bias. */
 typedef enum gt_act {
     GT_ACT_NONE = 0,
@@ -126,4 +130,7 @@ void gt_scale(float *x, size_t n, float coef);
  * total <= 0 means no decay (constant lr_max after warmup). */
 float gt_lr_schedule(long s, long warmup, long total, float lr_max, float lr_min);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,305 @@
+/* cli/cmd_train.c: `gridtrain train CONFIG|--resume RUN_DIR [section.key=value ...]`
+ * and the `bench train` entry point. The only place that turns configuration
+ * text into the plain struct the trainer takes (train/trainer.h).
+ *
+ * Precedence: option defaults < CONFIG (or, with --resume, the configuration
+ * stored in the newest valid checkpoint) < --config files < command line. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "train/bench_train.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+
+/* Empty defaults mean "the data layer's / model kind's own default"
+ * (data/dataset.c gt_data_config_defaults, nn/model_*.c). */
+static const gt_opt opts[] = {
+    {"data.file", "data", GT_OPT_STR, "", "input file: NILM (s2p_cnn, s2p_tf) or wind-farm PdM (lstm)", NULL},
+    {"data.window", "window", GT_OPT_INT, "", "window length W (nilm; odd: the target is the midpoint) or T (pdm); default 599 / 512", NULL},
+    {"data.stride", NULL, GT_OPT_INT, "", "rows between window starts; 0 = nilm per-appliance strides; default 0 (nilm) / 128 (pdm)", NULL},
+    {"data.stride_frac", NULL, GT_OPT_FLOAT, "", "nilm per-appliance stride = stride_frac x typical on-duration; default 0.5", NULL},
+    {"data.split_train", NULL, GT_OPT_FLOAT, "", "chronological train fraction of every item's time; default 0.7", NULL},
+    {"data.split_val", NULL, GT_OPT_FLOAT, "", "validation fraction after it; default 0.15", NULL},
+    {"data.holdout_every", NULL, GT_OPT_INT, "", "k > 0 holds out every k-th household/turbine entirely; default 0", NULL},
+    {"data.screen", "screen", GT_OPT_STR, "drop", "spike/gap screening of windows", "drop|repair|off"},
+    {"data.spike_k", NULL, GT_OPT_FLOAT, "", "robust z (median/MAD) above which a sample is a spike; default 8", NULL},
+    {"data.train_normal_only", NULL, GT_OPT_BOOL, "", "pdm: train/val windows touching a labelled event are skipped; default true", NULL},
+    {"model.kind", "model", GT_OPT_STR, "s2p_cnn", "model", "s2p_cnn|s2p_tf|lstm"},
+    {"model.d_model", NULL, GT_OPT_INT, "", "s2p_tf: model width", NULL},
+    {"model.heads", NULL, GT_OPT_INT, "", "s2p_tf: attention heads", NULL},
+    {"model.d_ff", NULL, GT_OPT_INT, "", "s2p_tf: feed-forward width", NULL},
+    {"model.layers", NULL, GT_OPT_INT, "", "s2p_tf: encoder blocks; lstm: stacked layers; s2p_cnn: conv layers (first N of 5)", NULL},
+    {"model.hidden", NULL, GT_OPT_INT, "", "lstm: hidden size; s2p_cnn: fc1 width (default 1024)", NULL},
+    {"model.tbptt", NULL, GT_OPT_INT, "", "lstm: truncated-BPTT chunk length (0 = full window)", NULL},
+    {"model.conv_scale", NULL, GT_OPT_FLOAT, "1", "s2p_cnn: multiplies the conv channel counts (30/30/40/50/50); e.g. 0.25 for small runs", NULL},
+    {"optim.lr", "lr", GT_OPT_FLOAT, "1e-3", "peak learning rate (after warmup)", NULL},
+    {"optim.lr_min", NULL, GT_OPT_FLOAT, "1e-5", "final learning rate of the cosine decay", NULL},
+    {"optim.warmup", NULL, GT_OPT_INT, "100", "linear warmup steps", NULL},
+    {"optim.weight_decay", NULL, GT_OPT_FLOAT, "0.01", "AdamW decoupled weight decay (matrices and kernels only)", NULL},
+    {"optim.beta1", NULL, GT_OPT_FLOAT, "0.9", "AdamW beta1", NULL},
+    {"optim.beta2", NULL, GT_OPT_FLOAT, "0.999", "AdamW beta2", NULL},
+    {"optim.eps", NULL, GT_OPT_FLOAT, "1e-8", "AdamW epsilon", NULL},
+    {"optim.clip", NULL, GT_OPT_FLOAT, "1.0", "global gradient-norm clip after the all-reduce; 0 off", NULL},
+    {"train.batch", "batch", GT_OPT_INT, "256", "GLOBAL samples per optimizer step (split over the ranks)", NULL},
+    {"train.micro_batch", NULL, GT_OPT_INT, "0", "max samples per forward on one rank (gradient accumulation); 0 = train.batch", NULL},
+    {"train.epochs", "epochs", GT_OPT_INT, "10", "epochs over the train split; 0 = no limit", NULL},
+    {"train.max_steps", "steps", GT_OPT_INT, "0", "optimizer steps; 0 = no limit (also the cosine schedule's length when smaller)", NULL},
+    {"train.time_budget", NULL, GT_OPT_FLOAT, "0", "wall minutes of training (over resumes); 0 = none", NULL},
+    {"train.eval_every", NULL, GT_OPT_INT, "0", "steps between validations; 0 = once per epoch", NULL},
+    {"train.patience", NULL, GT_OPT_INT, "0", "validations without improvement before early stopping; 0 off", NULL},
+    {"train.seed", "seed", GT_OPT_INT, "1", "seed of the initialisation and the data order", NULL},
+    {"train.prefetch", NULL, GT_OPT_BOOL, "true", "fill the next batch on a background thread", NULL},
+    {"train.nan_max_bad", NULL, GT_OPT_INT, "5", "consecutive non-finite steps before stopping with exit code 5", NULL},
+    {"train.amp", NULL, GT_OPT_BOOL, "false", "mixed precision: dynamic loss scaling (CPU compute stays fp32)", NULL},
+    {"train.log_every", NULL, GT_OPT_INT, "50", "steps between progress lines and metrics.jsonl entries", NULL},
+    {"train.stop_after", NULL, GT_OPT_INT, "0", "testing: checkpoint and exit 75 after N steps of this invocation (not stored)", NULL},
+    {"run.dir", "run-dir", GT_OPT_STR, "", "run directory; default runs/<SLURM_JOB_ID or timestamp>", NULL},
+    {"run.checkpoint_every", NULL, GT_OPT_INT, "0", "steps between checkpoints; 0 off (one is written at the end)", NULL},
+    {"run.checkpoint_minutes", NULL, GT_OPT_FLOAT, "30", "wall minutes between checkpoints; 0 off", NULL},
+    {"run.keep", NULL, GT_OPT_INT, "3", "committed checkpoints kept", NULL},
+    {"run.resume", "resume", GT_OPT_STR, "", "continue RUN_DIR from its newest valid checkpoint (its stored configuration, then overrides)", NULL},
+    {NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+/* Keys that describe one invocation, not the run: never stored. */
+static int per_invocation(const char *key) {
+    return !strcmp(key, "run.resume") || !strcmp(key, "train.stop_after") || !strncmp(key, "log.", 4);
+}
+
+static const char *raw(const gt_args *a, const char *key) {
+    for (int i = 0; i < a->n_values; i++)
+        if (!strcmp(a->spec[i]->key, key)) return a->value[i];
+    GT_ASSERT(0 && "unknown key");
+    return NULL;
+}
+static int has(const gt_args *a, const char *key) { return raw(a, key)[0] != 0; }
+
+static int as_int(const gt_args *a, const char *key, int64_t lo, int64_t hi) {
+    int64_t v = gt_args_int(a, key);
+    GT_CHECK(v >= lo && v <= hi, GT_EXIT_USAGE, "%s = %lld is outside [%lld, %lld]", key, (long long)v, (long long)lo,
+             (long long)hi);
+    return (int)v;
+}
+
+/* The resolved configuration as INI text (every non-empty, stored key). */
+static char *config_text(const gt_args *a) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    GT_CHECK(f, GT_EXIT_RESOURCE, "out of memory");
+    fputs("# resolved configuration of 'gridtrain train' (defaults < config file < command line)\n", f);
+    const char *cur = "";
+    size_t cur_len = 0;
+    for (int i = 0; i < a->n_values; i++) {
+        const char *key = a->spec[i]->key;
+        if (per_invocation(key) || !a->value[i][0]) continue;
+        const char *dot = strchr(key, '.');
+        size_t n = (size_t)(dot - key);
+        if (n != cur_len || strncmp(key, cur, n)) {
+            fprintf(f, "[%.*s]\n", (int)n, key);
+            cur = key;
+            cur_len = n;
+        }
+        fprintf(f, "%s = %s\n", dot + 1, a->value[i]);
+    }
+    fclose(f);
+    return buf;
+}
+
+/* gt_args -> gt_train_config. Strings point into `a` (keep it alive). */
+static void build_config(const gt_args *a, gt_train_config *c) {
+    int kind = gt_model_kind_parse(gt_args_str(a, "model.kind"));
+    GT_CHECK(kind >= 0, GT_EXIT_USAGE, "model.kind: unknown kind");
+    gt_train_config_defaults(c, (gt_model_kind)kind);
+    c->data_file = gt_args_str(a, "data.file");
+    gt_data_config *d = &c->data;
+    if (has(a, "data.window")) d->window = as_int(a, "data.window", 2, 1 << 24);
+    if (has(a, "data.stride")) d->stride = gt_args_int(a, "data.stride");
+    if (has(a, "data.stride_frac")) d->stride_frac = gt_args_float(a, "data.stride_frac");
+    if (has(a, "data.split_train")) d->split_train = gt_args_float(a, "data.split_train");
+    if (has(a, "data.split_val")) d->split_val = gt_args_float(a, "data.split_val");
+    if (has(a, "data.holdout_every")) d->holdout_every = as_int(a, "data.holdout_every", 0, INT_MAX);
+    const char *scr = gt_args_str(a, "data.screen");
+    d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
+    if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
+    if (has(a, "data.train_normal_only")) d->pdm_train_normal_only = gt_args_bool(a, "data.train_normal_only");
+    GT_CHECK(d->split_train > 0 && d->split_val >= 0 && d->split_train + d->split_val <= 1, GT_EXIT_USAGE,
+             "data.split_train (%g) and data.split_val (%g) must be > 0, >= 0 and sum to <= 1", d->split_train,
+             d->split_val);
+    GT_CHECK(d->stride >= 0, GT_EXIT_USAGE, "data.stride must be >= 0");
+
+    gt_model_config *m = &c->model;
+    if (has(a, "model.d_model")) m->d_model = as_int(a, "model.d_model", 1, 1 << 16);
+    if (has(a, "model.heads")) m->n_heads = as_int(a, "model.heads", 1, 1024);
+    if (has(a, "model.d_ff")) m->d_ff = as_int(a, "model.d_ff", 1, 1 << 20);
+    if (has(a, "model.layers")) m->n_layers = as_int(a, "model.layers", 1, 1024);
+    if (has(a, "model.hidden")) m->hidden = as_int(a, "model.hidden", 1, 1 << 20);
+    if (has(a, "model.tbptt")) m->tbptt = as_int(a, "model.tbptt", 0, 1 << 24);
+    double cs = gt_args_float(a, "model.conv_scale");
+    GT_CHECK(cs > 0, GT_EXIT_USAGE, "model.conv_scale must be > 0");
+    if (kind == GT_MODEL_S2P_CNN) {
+        GT_CHECK(m->n_layers <= GT_MODEL_MAX_CONV, GT_EXIT_USAGE, "model.layers: s2p_cnn has at most %d conv layers",
+                 GT_MODEL_MAX_CONV);
+        for (int l = 0; l < m->n_layers; l++) {
+            if (m->conv_channels[l] <= 0) { /* layers beyond the default five repeat the last */
+                m->conv_channels[l] = m->conv_channels[l > 0 ? l - 1 : 0];
+                m->conv_kernels[l] = m->conv_kernels[l > 0 ? l - 1 : 0];
+            }
+            int ch = (int)lround(m->conv_channels[l] * cs);
+            m->conv_channels[l] = ch < 1 ? 1 : ch;
+        }
+    }
+
+    c->lr = gt_args_float(a, "optim.lr");
+    c->lr_min = gt_args_float(a, "optim.lr_min");
+    c->warmup = gt_args_int(a, "optim.warmup");
+    c->adamw.weight_decay = gt_args_float(a, "optim.weight_decay");
+    c->adamw.beta1 = gt_args_float(a, "optim.beta1");
+    c->adamw.beta2 = gt_args_float(a, "optim.beta2");
+    c->adamw.eps = gt_args_float(a, "optim.eps");
+    c->clip = gt_args_float(a, "optim.clip");
+    GT_CHECK(c->adamw.beta1 >= 0 && c->adamw.beta1 < 1 && c->adamw.beta2 >= 0 && c->adamw.beta2 < 1 &&
+                 c->adamw.eps > 0 && c->adamw.weight_decay >= 0,
+             GT_EXIT_USAGE, "optim.beta1/beta2 must be in [0,1), optim.eps > 0, optim.weight_decay >= 0");
+
+    c->batch = gt_args_int(a, "train.batch");
+    c->micro_batch = gt_args_int(a, "train.micro_batch");
+    c->epochs = gt_args_int(a, "train.epochs");
+    c->max_steps = gt_args_int(a, "train.max_steps");
+    c->time_budget_min = gt_args_float(a, "train.time_budget");
+    c->eval_every = gt_args_int(a, "train.eval_every");
+    c->patience = gt_args_int(a, "train.patience");
+    c->seed = (uint64_t)gt_args_int(a, "train.seed");
+    c->prefetch = gt_args_bool(a, "train.prefetch");
+    c->nan_max_bad = as_int(a, "train.nan_max_bad", 1, INT_MAX);
+    c->amp = gt_args_bool(a, "train.amp");
+    c->log_every = gt_args_int(a, "train.log_every");
+    c->stop_after = gt_args_int(a, "train.stop_after");
+    GT_CHECK(c->eval_every >= 0 && c->patience >= 0 && c->stop_after >= 0, GT_EXIT_USAGE,
+             "train.eval_every, train.patience and train.stop_after must be >= 0");
+
+    c->run_dir = gt_args_str(a, "run.dir");
+    c->checkpoint_every = gt_args_int(a, "run.checkpoint_every");
+    c->checkpoint_minutes = gt_args_float(a, "run.checkpoint_minutes");
+    c->keep = as_int(a, "run.keep", 1, 1 << 20);
+    GT_CHECK(c->checkpoint_every >= 0 && c->checkpoint_minutes >= 0, GT_EXIT_USAGE,
+             "run.checkpoint_every and run.checkpoint_minutes must be >= 0");
+}
+
+/* Re-parse with `base` (a config file) under every explicitly set value of a0,
+ * so the file sits between the defaults and the command line. */
+static void merge_args(gt_args *out, const gt_args *a0, const char *base, const char *run_dir) {
+    int cap = 4 + 2 * a0->n_values, n = 0;
+    char **argv = GT_CALLOC((size_t)cap, sizeof *argv);
+    if (base) {
+        argv[n++] = GT_STRDUP("--config");
+        argv[n++] = GT_STRDUP(base);
+    }
+    for (int i = 0; i < a0->n_values; i++) {
+        if (!strcmp(a0->origin[i], "default") || !strcmp(a0->spec[i]->key, "run.resume")) continue;
+        char *kv = NULL;
+        GT_CHECK(asprintf(&kv, "%s=%s", a0->spec[i]->key, a0->value[i]) >= 0, GT_EXIT_RESOURCE, "out of memory");
+        argv[n++] = kv;
+    }
+    if (run_dir) {
+        char *kv = NULL;
+        GT_CHECK(asprintf(&kv, "run.dir=%s", run_dir) >= 0, GT_EXIT_RESOURCE, "out of memory");
+        argv[n++] = kv;
+    }
+    gt_args_parse(out, &gt_cmd_train, n, argv);
+    /* gt_args keeps copies of values but points pos[] into argv: none here */
+    for (int i = 0; i < n; i++) free(argv[i]);
+    free(argv);
+}
+
+/* Writes text to a private temporary file; returns its malloc'd path. */
+static char *temp_config(const char *text) {
+    const char *dir = getenv("TMPDIR");
+    char *path = NULL;
+    GT_CHECK(asprintf(&path, "%s/gridtrain-resume-XXXXXX", dir && *dir ? dir : "/tmp") >= 0, GT_EXIT_RESOURCE,
+             "out of memory");
+    int fd = mkstemp(path);
+    GT_CHECK(fd >= 0, GT_EXIT_RESOURCE, "cannot create a temporary file in %s", dir && *dir ? dir : "/tmp");
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Resolves CONFIG / --resume into merged arguments (collective only in that
+ * every rank does the same). */
+static void resolve_args(gt_args *out, const gt_args *a0, int *resume) {
+    const char *rdir = gt_args_str(a0, "run.resume");
+    *resume = rdir[0] != 0;
+    GT_CHECK((a0->n_pos == 1) != *resume, GT_EXIT_USAGE, "usage: gridtrain %s", gt_cmd_train.usage);
+    if (*resume) {
+        char *text = gt_ckpt_read_config(rdir);
+        GT_CHECK(text, GT_EXIT_USAGE, "--resume %s: no valid checkpoint (with its configuration) in %s/checkpoints",
+                 rdir, rdir);
+        char *tmp = temp_config(text);
+        merge_args(out, a0, tmp, rdir);
+        unlink(tmp);
+        free(tmp);
+        free(text);
+    } else {
+        merge_args(out, a0, a0->pos[0], NULL);
+    }
+}
+
+static int run(const gt_args *a0, MPI_Comm comm) {
+    gt_args a;
+    int resume = 0;
+    resolve_args(&a, a0, &resume);
+    gt_train_config c;
+    build_config(&a, &c);
+    char *text = config_text(&a);
+    c.config_text = text;
+    c.resume = resume;
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0 && gt_log_level() <= GT_LOG_INFO) gt_args_print(&a, stderr);
+    int rc = gt_train_run(&c, comm, NULL);
+    free(text);
+    gt_args_free(&a);
+    return rc;
+}
+
+int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
+    GT_CHECK(a0->n_pos >= 2, GT_EXIT_USAGE, "usage: gridtrain bench train CONFIG");
+    const char *argv[2] = {"--config", a0->pos[1]};
+    gt_args a;
+    gt_args_parse(&a, &gt_cmd_train, 2, (char **)argv);
+    gt_train_config c;
+    build_config(&a, &c);
+    int reps = 1;
+    for (int i = 0; i < a0->n_values; i++)
+        if (!strcmp(a0->spec[i]->key, "bench.reps")) reps = (int)gt_args_int(a0, "bench.reps");
+    int rc = gt_train_bench_run(&c, reps, comm, stdout);
+    gt_args_free(&a);
+    return rc;
+}
+
+const gt_cmd gt_cmd_train = {
+    .name = "train",
+    .usage = "train CONFIG|--resume RUN_DIR [section.key=value ...]",
+    .summary = "train a NILM seq2point (s2p_cnn, s2p_tf) or LSTM anomaly model, data-parallel under mpirun",
+    .details = "Every rank reads its share of data.file, builds the windows and trains a replica; gradients\n"
+               "are summed over ranks, so P ranks follow the 1-rank loss curve (train.batch is GLOBAL).\n"
+               "Outputs in run.dir: config.ini, manifest.json, metrics.jsonl, screened.csv,\n"
+               "forensics.jsonl (non-finite steps), checkpoints/. SIGTERM/SIGUSR1: checkpoint, exit 75;\n"
+               "continue with --resume RUN_DIR. Exit 5: train.nan_max_bad consecutive non-finite steps.\n"
+               "CPU compute is fp32 (train.amp adds dynamic loss scaling only). See docs/training.md.",
+    .opts = opts,
+    .min_pos = 0,
+    .max_pos = 1,
+    .run = run,
+    .prints_config = 1,
+};

@@ -1,0 +1,819 @@
+/* data/dataset.c: splits, screening, window index, normalisation and global
+ * sampling (see dataset.h).
+ *
+ * Layout of the index. For every local item and split: the rows [lo, hi) of the
+ * split, a grid of candidate window starts (first + j * base, j < n_grid, each
+ * window [s, s + W) inside [lo, hi), so no window crosses a split boundary), and
+ * the screened grid positions as sorted runs (j0, n) with the number of
+ * screened windows before each run. The k-th kept window is found by a binary
+ * search over the runs: a few dozen bytes per item plus 24 bytes per run of
+ * screened windows, never per window, and never a copy of the window's data.
+ *
+ * Screening (per item, on the NILM aggregate or on every PdM channel):
+ *   gap    a NaN/Inf sample (NILM: in the aggregate; PdM: in any channel);
+ *   spike  a Hampel filter over the 7 centred samples: |x - median| >
+ *          spike_k * max(1.4826 * MAD, sigma_item), where sigma_item (the
+ *          item's noise from its first differences, and a quarter of its own
+ *          robust spread; see item_sigma) keeps a flat stretch (a stuck meter,
+ *          an idle channel) from flagging every small change and genuine
+ *          short loads from passing for glitches. It finds isolated spikes of
+ *          1-3 samples; a level that
+ *          lasts 4 samples or more moves the median and is a real load. On PdM,
+ *          rows inside a labelled event are never spikes (a gearbox shock is
+ *          the anomaly the detector must see, not a glitch to remove).
+ *   event  PdM with pdm_train_normal_only: a TRAIN or VAL window touching a
+ *          row with labels != 0.
+ * A window is screened for the first of gap, spike, event it touches.
+ *
+ * Normalisation: two passes over the train rows (sum -> mean, then the sum of
+ * squared deviations), each reduced with MPI_Allreduce, so the statistics do
+ * not suffer the cancellation of sum-of-squares formulas on channels with a
+ * large mean and a small spread (temperatures, rpm) and agree across rank
+ * counts to rounding. */
+#include "data/dataset.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "data/permute.h"
+
+enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8 };
+enum { R_GAP = 0, R_SPIKE = 1, R_EVENT = 2, R_SPIKE_FOUND = 3, R_SPIKE_REPAIRED = 4, R_COUNT = 5 };
+static const char *const k_reason[R_COUNT] = {"gap", "spike", "event", "spike_found", "spike_repaired"};
+
+#define HAMPEL_HALF 3
+
+typedef struct ds_run {
+    int64_t j0, n; /* screened grid positions [j0, j0 + n) */
+    int64_t cum;   /* screened positions in the earlier runs of the same (item, split) */
+} ds_run;
+
+typedef struct ds_split {
+    int64_t lo, hi;      /* rows [lo, hi) of the item */
+    int64_t first;       /* first grid start (row within the item) */
+    int64_t n_grid;      /* candidate windows */
+    int64_t n_kept;      /* windows after screening */
+    int64_t local_first; /* local window number of this item's first kept window */
+    int64_t run_off;     /* runs [run_off, run_off + n_runs) of ds->runs */
+    int64_t n_runs;
+} ds_split;
+
+typedef struct ds_item {
+    int64_t row0, n_rows; /* local rows [row0, row0 + n_rows) of the shard */
+    int64_t base;         /* rows between grid starts */
+    int holdout;
+    ds_split sp[GT_SPLIT_COUNT];
+} ds_item;
+
+typedef struct ds_record { /* one CSV line of the screening report */
+    int32_t file_index, reason;
+    int64_t id, start_ms, end_ms;
+} ds_record;
+
+struct gt_dataset {
+    gt_task task;
+    gt_data_config cfg;
+    gt_nilm_shard *nilm; /* owned (one of the two) */
+    gt_pdm_shard *pdm;
+    int n_items, n_items_total;
+    int n_cols;           /* A (nilm targets) or C (pdm channels) */
+    int64_t W;
+    const int64_t *ts;    /* [n_rows] */
+    float *x;             /* nilm aggregate [n_rows] or pdm signals [n_rows, C] */
+    const float *app;     /* nilm appliances [n_rows, A] */
+    const uint8_t *labels;/* pdm [n_rows] */
+    const int32_t *index; /* [n_items] file index */
+    const int64_t *id;    /* [n_items] */
+    ds_item *items;       /* [n_items] */
+    int64_t *strides;     /* nilm [n_items, A]: appliance a counts where start % stride == 0 */
+    ds_run *runs;
+    int64_t n_runs, cap_runs;
+    ds_record *recs;
+    int64_t n_recs, cap_recs;
+    int64_t *spike_rows;  /* sorted local rows holding a detected spike (DROP: not used in moments) */
+    int64_t n_spike_rows, cap_spike_rows;
+    int64_t n_local[GT_SPLIT_COUNT], n_global[GT_SPLIT_COUNT];
+    int64_t *g_first[GT_SPLIT_COUNT]; /* [n_items_total + 1] global window prefix in file order */
+    int32_t *owner_local;             /* [n_items_total] local item index, -1 elsewhere */
+    gt_norm_stats norm;
+    gt_screen_summary screen_local;
+};
+
+const char *gt_split_name(gt_split s) {
+    switch (s) {
+    case GT_SPLIT_TRAIN: return "train";
+    case GT_SPLIT_VAL: return "val";
+    case GT_SPLIT_TEST: return "test";
+    case GT_SPLIT_HOLDOUT: return "holdout";
+    default: return "?";
+    }
+}
+
+void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->task = task;
+    if (task == GT_TASK_NILM) {
+        cfg->window = 599;      /* seq2point (Zhang et al. 2018) */
+        cfg->stride = 0;        /* per-appliance strides */
+        cfg->stride_frac = 0.5; /* a window every half on-duration of each appliance */
+    } else {
+        cfg->window = 512; /* the field case: window 512, stride 128 */
+        cfg->stride = 128;
+        cfg->stride_frac = 0.5;
+    }
+    cfg->split_train = 0.7;
+    cfg->split_val = 0.15;
+    cfg->holdout_every = 0;
+    cfg->screen = GT_SCREEN_DROP;
+    cfg->spike_k = 8.0;
+    cfg->pdm_train_normal_only = 1;
+    cfg->seed = 1;
+}
+
+/* ------------------------------------------------------------ helpers -- */
+
+static void push_run(gt_dataset *ds, ds_run r) {
+    if (ds->n_runs == ds->cap_runs) {
+        ds->cap_runs = ds->cap_runs ? 2 * ds->cap_runs : 64;
+        ds->runs = GT_REALLOC(ds->runs, sizeof(ds_run) * (size_t)ds->cap_runs);
+    }
+    ds->runs[ds->n_runs++] = r;
+}
+static void push_rec(gt_dataset *ds, ds_record r) {
+    if (ds->n_recs == ds->cap_recs) {
+        ds->cap_recs = ds->cap_recs ? 2 * ds->cap_recs : 64;
+        ds->recs = GT_REALLOC(ds->recs, sizeof(ds_record) * (size_t)ds->cap_recs);
+    }
+    ds->recs[ds->n_recs++] = r;
+}
+static void push_spike_row(gt_dataset *ds, int64_t row) {
+    if (ds->n_spike_rows == ds->cap_spike_rows) {
+        ds->cap_spike_rows = ds->cap_spike_rows ? 2 * ds->cap_spike_rows : 64;
+        ds->spike_rows = GT_REALLOC(ds->spike_rows, sizeof(int64_t) * (size_t)ds->cap_spike_rows);
+    }
+    ds->spike_rows[ds->n_spike_rows++] = row;
+}
+
+static int cmp_f(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* sorts v[m] (m <= 2 * HAMPEL_HALF + 1) and returns its lower median */
+static float small_median(float *v, int m) {
+    for (int i = 1; i < m; i++) {
+        float t = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > t) v[j + 1] = v[j], j--;
+        v[j + 1] = t;
+    }
+    return v[(m - 1) / 2];
+}
+
+/* The item's floor of the spike scale, from up to 65536 evenly spaced samples
+ * of x[i*stride] (i < n, finite values only): the largest of
+ *   1.4826 * MAD of the first differences (the noise: a flat stretch does not
+ *       flag every small change),
+ *   0.25 * 1.4826 * MAD of the values (the item's own spread: a genuine short
+ *       load of a few hundred watts in a household whose load varies by
+ *       kilowatts is not a glitch; meter spikes are tens of kW),
+ *   1e-3 * mean|x| + 1e-6. */
+static double item_sigma(const float *x, int64_t n, int64_t stride) {
+    const int64_t cap = 65536;
+    int64_t step = n / cap + 1, m = 0, mv = 0;
+    float *d = GT_MALLOC(sizeof(float) * (size_t)cap), *v = GT_MALLOC(sizeof(float) * (size_t)cap);
+    double sum_abs = 0;
+    for (int64_t i = 0; i < n && mv < cap; i += step) {
+        float b = x[i * stride];
+        if (!isfinite(b)) continue;
+        v[mv++] = b;
+        sum_abs += fabs(b);
+        float a = i > 0 ? x[(i - 1) * stride] : NAN;
+        if (isfinite(a)) d[m++] = b - a;
+    }
+    double s = 0, floor_ = 1e-6;
+    float *arr[2] = {d, v};
+    int64_t cnt[2] = {m, mv};
+    double w[2] = {1.0, 0.25};
+    for (int k = 0; k < 2; k++) {
+        if (cnt[k] == 0) continue;
+        float *a = arr[k];
+        qsort(a, (size_t)cnt[k], sizeof(float), cmp_f);
+        float med = a[cnt[k] / 2];
+        for (int64_t i = 0; i < cnt[k]; i++) a[i] = fabsf(a[i] - med);
+        qsort(a, (size_t)cnt[k], sizeof(float), cmp_f);
+        double sk = w[k] * 1.4826 * a[cnt[k] / 2];
+        if (sk > s) s = sk;
+    }
+    if (mv > 0) floor_ += 1e-3 * sum_abs / (double)mv;
+    free(d);
+    free(v);
+    return s > floor_ ? s : floor_;
+}
+
+/* Hampel filter of one channel x[i*stride], i < n. Rows whose flags have
+ * F_EVENT set are never spikes when skip_events. Marks F_SPIKE_SEEN (and
+ * F_SPIKE when !repair) in flags; with repair replaces the sample by the local
+ * median. Returns the number of spike samples. */
+static int64_t hampel(float *x, int64_t n, int64_t stride, double k, int repair, int skip_events,
+                      uint8_t *flags) {
+    const double sigma = item_sigma(x, n, stride);
+    const double thr_floor = k * sigma;
+    int64_t found = 0;
+    float v[2 * HAMPEL_HALF + 1];
+    for (int64_t i = 0; i < n; i++) {
+        float xi = x[i * stride];
+        if (!isfinite(xi) || (skip_events && (flags[i] & F_EVENT))) continue;
+        int64_t a = i - HAMPEL_HALF < 0 ? 0 : i - HAMPEL_HALF;
+        int64_t b = i + HAMPEL_HALF + 1 > n ? n : i + HAMPEL_HALF + 1;
+        int m = 0, near = 0;
+        for (int64_t j = a; j < b; j++) {
+            float xj = x[j * stride];
+            if (!isfinite(xj)) continue;
+            v[m++] = xj;
+            near += fabs((double)xj - xi) <= thr_floor;
+        }
+        /* more than half of the window within thr_floor of x_i puts the median
+         * there too: x_i cannot pass the (larger) threshold; the common case */
+        if (m < 3 || 2 * near > m) continue;
+        float med = small_median(v, m);
+        for (int j = 0; j < m; j++) v[j] = fabsf(v[j] - med);
+        double mad = 1.4826 * small_median(v, m);
+        double scale = mad > sigma ? mad : sigma;
+        if (fabs((double)xi - med) > k * scale) {
+            found++;
+            flags[i] |= F_SPIKE_SEEN;
+            if (repair) x[i * stride] = med;
+            else flags[i] |= F_SPIKE;
+        }
+    }
+    return found;
+}
+
+static int64_t ts_at(const gt_dataset *ds, const ds_item *it, int64_t row) { return ds->ts[it->row0 + row]; }
+
+/* Flags, screened runs and records of one item (flags: [n_rows] scratch). */
+static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
+    ds_item *it = &ds->items[li];
+    const gt_data_config *cfg = &ds->cfg;
+    const int64_t n = it->n_rows, W = ds->W;
+    const int pdm = ds->task == GT_TASK_PDM;
+    const int C = pdm ? ds->n_cols : 1;
+    float *x = ds->x + it->row0 * C;
+    memset(flags, 0, (size_t)n);
+    if (pdm)
+        for (int64_t i = 0; i < n; i++) flags[i] = ds->labels[it->row0 + i] ? F_EVENT : 0;
+    for (int c = 0; c < C; c++)
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(x[i * C + c])) flags[i] |= F_GAP;
+    if (cfg->screen != GT_SCREEN_OFF) {
+        int64_t found = 0;
+        for (int c = 0; c < C; c++)
+            found += hampel(x + c, n, C, cfg->spike_k, cfg->screen == GT_SCREEN_REPAIR, pdm, flags);
+        ds->screen_local.spikes_found += found;
+        if (cfg->screen == GT_SCREEN_REPAIR) ds->screen_local.samples_repaired += found;
+        /* spike rows: for the moments and one record per contiguous run */
+        int reason = cfg->screen == GT_SCREEN_REPAIR ? R_SPIKE_REPAIRED : R_SPIKE_FOUND;
+        for (int64_t i = 0; i < n; i++) {
+            if (!(flags[i] & F_SPIKE_SEEN)) continue;
+            push_spike_row(ds, it->row0 + i);
+            int64_t e = i;
+            while (e + 1 < n && (flags[e + 1] & F_SPIKE_SEEN)) push_spike_row(ds, it->row0 + ++e);
+            push_rec(ds, (ds_record){ds->index[li], reason, ds->id[li], ts_at(ds, it, i), ts_at(ds, it, e)});
+            i = e;
+        }
+    }
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        ds_split *sp = &it->sp[s];
+        sp->run_off = ds->n_runs;
+        sp->n_runs = 0;
+        sp->n_kept = 0;
+        ds->screen_local.windows_total += sp->n_grid;
+        uint8_t active = F_GAP | F_SPIKE;
+        if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
+        int64_t cnt[3] = {0, 0, 0}; /* gap, spike, event rows in the current window [wa, wb) */
+        int64_t wa = 0, wb = 0, n_screened = 0;
+        int64_t rec_j = -2;
+        int rec_reason = -1;
+        for (int64_t j = 0; j < sp->n_grid; j++) {
+            int64_t s0 = sp->first + j * it->base, e0 = s0 + W;
+            if (s0 >= wb) {
+                cnt[0] = cnt[1] = cnt[2] = 0;
+                wa = wb = s0;
+            }
+            for (; wa < s0; wa++) {
+                uint8_t f = flags[wa] & active;
+                cnt[0] -= (f & F_GAP) != 0, cnt[1] -= (f & F_SPIKE) != 0, cnt[2] -= (f & F_EVENT) != 0;
+            }
+            for (; wb < e0; wb++) {
+                uint8_t f = flags[wb] & active;
+                cnt[0] += (f & F_GAP) != 0, cnt[1] += (f & F_SPIKE) != 0, cnt[2] += (f & F_EVENT) != 0;
+            }
+            int reason = cnt[0] ? R_GAP : cnt[1] ? R_SPIKE : cnt[2] ? R_EVENT : -1;
+            if (reason < 0) {
+                sp->n_kept++;
+                continue;
+            }
+            if (reason == R_GAP) ds->screen_local.windows_screened_gap++;
+            else if (reason == R_SPIKE) ds->screen_local.windows_screened_spike++;
+            else ds->screen_local.windows_screened_event++;
+            /* exclusion runs (any reason) */
+            ds_run *last = sp->n_runs ? &ds->runs[ds->n_runs - 1] : NULL;
+            if (last && last->j0 + last->n == j) last->n++;
+            else {
+                push_run(ds, (ds_run){j, 1, n_screened});
+                sp->n_runs++;
+            }
+            n_screened++;
+            /* report records (per reason) */
+            if (rec_j == j - 1 && rec_reason == reason) ds->recs[ds->n_recs - 1].end_ms = ts_at(ds, it, e0 - 1);
+            else push_rec(ds, (ds_record){ds->index[li], reason, ds->id[li], ts_at(ds, it, s0), ts_at(ds, it, e0 - 1)});
+            rec_j = j;
+            rec_reason = reason;
+        }
+    }
+}
+
+/* Grid positions of every split of one item. */
+static void plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int64_t base) {
+    ds_item *it = &ds->items[li];
+    const gt_data_config *cfg = &ds->cfg;
+    it->row0 = row0;
+    it->n_rows = n_rows;
+    it->base = base;
+    int k = cfg->holdout_every;
+    it->holdout = k > 0 && ds->index[li] % k == k - 1;
+    int64_t b1 = llround(cfg->split_train * (double)n_rows);
+    int64_t b2 = llround((cfg->split_train + cfg->split_val) * (double)n_rows);
+    if (b1 > n_rows) b1 = n_rows;
+    if (b2 > n_rows) b2 = n_rows;
+    if (b2 < b1) b2 = b1;
+    int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
+    if (it->holdout) {
+        lo[0] = hi[0] = lo[1] = hi[1] = lo[2] = hi[2] = 0;
+        lo[3] = 0, hi[3] = n_rows;
+    } else {
+        lo[0] = 0, hi[0] = b1, lo[1] = b1, hi[1] = b2, lo[2] = b2, hi[2] = n_rows;
+        lo[3] = hi[3] = 0;
+    }
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        ds_split *sp = &it->sp[s];
+        memset(sp, 0, sizeof *sp);
+        sp->lo = lo[s];
+        sp->hi = hi[s];
+        sp->first = (lo[s] + base - 1) / base * base;
+        sp->n_grid = hi[s] - ds->W >= sp->first ? (hi[s] - ds->W - sp->first) / base + 1 : 0;
+    }
+}
+
+/* Grid position of the k-th kept window of (item, split). */
+static int64_t kept_to_grid(const gt_dataset *ds, const ds_split *sp, int64_t k) {
+    const ds_run *r = ds->runs + sp->run_off;
+    int64_t lo = 0, hi = sp->n_runs; /* count runs with j0 - cum <= k */
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (r[mid].j0 - r[mid].cum <= k) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 ? k + r[lo - 1].cum + r[lo - 1].n : k;
+}
+
+/* local window number -> (item, start row) */
+static void locate(const gt_dataset *ds, gt_split s, int64_t l, int *item, int64_t *start) {
+    GT_ASSERT(l >= 0 && l < ds->n_local[s]);
+    int lo = 0, hi = ds->n_items; /* first item with local_first > l */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ds->items[mid].sp[s].local_first <= l) lo = mid + 1;
+        else hi = mid;
+    }
+    const ds_item *it = &ds->items[lo - 1];
+    const ds_split *sp = &it->sp[s];
+    int64_t k = l - sp->local_first;
+    GT_ASSERT(k < sp->n_kept);
+    *item = lo - 1;
+    *start = sp->first + kept_to_grid(ds, sp, k) * it->base;
+}
+
+/* ------------------------------------------------------ normalisation -- */
+
+/* Is local row `row` a detected, unrepaired spike? (ptr: a cursor into the
+ * sorted spike_rows, rows visited in increasing order) */
+static int is_spike_row(const gt_dataset *ds, int64_t row, int64_t *ptr) {
+    while (*ptr < ds->n_spike_rows && ds->spike_rows[*ptr] < row) (*ptr)++;
+    return *ptr < ds->n_spike_rows && ds->spike_rows[*ptr] == row;
+}
+
+/* pass 0: count and sum; pass 1: sum of squared deviations from mean. */
+static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int64_t *cnt, double *acc) {
+    const int pdm = ds->task == GT_TASK_PDM;
+    const int nf = pdm ? ds->n_cols : 1 + ds->n_cols;
+    const int skip_spikes = ds->cfg.screen == GT_SCREEN_DROP;
+    const int skip_events = pdm && ds->cfg.pdm_train_normal_only;
+    for (int f = 0; f < nf; f++) cnt[f] = 0, acc[f] = 0;
+    int64_t sptr = 0;
+    for (int li = 0; li < ds->n_items; li++) {
+        const ds_item *it = &ds->items[li];
+        const ds_split *sp = &it->sp[GT_SPLIT_TRAIN];
+        if (sp->n_kept == 0) continue;
+        /* rows covered by the item's kept train windows: first to last kept */
+        int64_t a = sp->first + kept_to_grid(ds, sp, 0) * it->base;
+        int64_t b = sp->first + kept_to_grid(ds, sp, sp->n_kept - 1) * it->base + ds->W;
+        for (int64_t i = it->row0 + a; i < it->row0 + b; i++) {
+            if (skip_spikes && is_spike_row(ds, i, &sptr)) continue;
+            if (skip_events && ds->labels[i]) continue;
+            for (int f = 0; f < nf; f++) {
+                float v = pdm ? ds->x[i * nf + f] : f == 0 ? ds->x[i] : ds->app[i * ds->n_cols + f - 1];
+                if (!isfinite(v)) continue;
+                cnt[f]++;
+                acc[f] += pass == 0 ? (double)v : ((double)v - mean[f]) * ((double)v - mean[f]);
+            }
+        }
+    }
+}
+
+static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
+    const int nf = ds->task == GT_TASK_PDM ? ds->n_cols : 1 + ds->n_cols;
+    int64_t cnt[1 + GT_DATA_MAX_TARGETS + 32], cnt_g[1 + GT_DATA_MAX_TARGETS + 32];
+    double acc[1 + GT_DATA_MAX_TARGETS + 32], sum_g[1 + GT_DATA_MAX_TARGETS + 32];
+    double mean[1 + GT_DATA_MAX_TARGETS + 32] = {0}, m2_g[1 + GT_DATA_MAX_TARGETS + 32];
+    moments_pass(ds, 0, NULL, cnt, acc);
+    MPI_CHECK(MPI_Allreduce(cnt, cnt_g, nf, MPI_INT64_T, MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(acc, sum_g, nf, MPI_DOUBLE, MPI_SUM, comm));
+    for (int f = 0; f < nf; f++) mean[f] = cnt_g[f] ? sum_g[f] / (double)cnt_g[f] : 0.0;
+    moments_pass(ds, 1, mean, cnt, acc);
+    MPI_CHECK(MPI_Allreduce(acc, m2_g, nf, MPI_DOUBLE, MPI_SUM, comm));
+    memset(&ds->norm, 0, sizeof ds->norm);
+    ds->norm.n = nf;
+    int n_empty = 0;
+    for (int f = 0; f < nf; f++) {
+        double sd = cnt_g[f] ? sqrt(m2_g[f] / (double)cnt_g[f]) : 0.0;
+        double floor_ = 1e-3 * fabs(mean[f]) + 1e-6; /* constant channels do not explode */
+        ds->norm.mean[f] = mean[f];
+        ds->norm.std[f] = sd > floor_ ? sd : floor_;
+        n_empty += cnt_g[f] == 0;
+    }
+    if (n_empty) GT_WARN("data: %d feature(s) have no finite train samples (mean 0, std floored)", n_empty);
+}
+
+/* ------------------------------------------------------------ creation -- */
+
+static int64_t series_bytes(const gt_dataset *ds) {
+    if (ds->nilm) {
+        const gt_nilm_shard *s = ds->nilm;
+        int64_t A = s->n_appliances, b = s->n_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + A));
+        if (s->fault_flags) b += s->n_rows;
+        b += s->n_lowres_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + A));
+        return b;
+    }
+    const gt_pdm_shard *s = ds->pdm;
+    return s->n_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * s->n_channels + 1);
+}
+
+int64_t gt_dataset_bytes(const gt_dataset *ds) {
+    int64_t b = series_bytes(ds);
+    b += (int64_t)sizeof *ds + (int64_t)sizeof(ds_item) * ds->n_items;
+    if (ds->strides) b += (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols;
+    b += (int64_t)sizeof(ds_run) * ds->cap_runs + (int64_t)sizeof(ds_record) * ds->cap_recs;
+    b += (int64_t)sizeof(int64_t) * ds->cap_spike_rows;
+    b += (int64_t)(GT_SPLIT_COUNT * sizeof(int64_t) + sizeof(int32_t)) * (ds->n_items_total + 1);
+    return b;
+}
+
+/* Shared by both tasks once the series views and the items' grids are set. */
+static void build(gt_dataset *ds, MPI_Comm comm) {
+    int rank = 0, size = 1;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    MPI_CHECK(MPI_Comm_size(comm, &size));
+    int64_t max_rows = 1;
+    for (int li = 0; li < ds->n_items; li++)
+        if (ds->items[li].n_rows > max_rows) max_rows = ds->items[li].n_rows;
+    uint8_t *flags = GT_MALLOC((size_t)max_rows);
+    for (int li = 0; li < ds->n_items; li++) index_item(ds, li, flags);
+    free(flags);
+
+    /* local numbering: items in (file) order, each item's windows in time order */
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        int64_t acc = 0;
+        for (int li = 0; li < ds->n_items; li++) {
+            ds->items[li].sp[s].local_first = acc;
+            acc += ds->items[li].sp[s].n_kept;
+        }
+        ds->n_local[s] = acc;
+    }
+
+    /* global numbering: every rank learns every item's kept counts */
+    enum { REC = 1 + GT_SPLIT_COUNT };
+    int *rc = GT_MALLOC(sizeof(int) * (size_t)size), *displ = GT_MALLOC(sizeof(int) * (size_t)size);
+    int mine = ds->n_items * REC;
+    MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, rc, 1, MPI_INT, comm));
+    int total = 0;
+    for (int r = 0; r < size; r++) displ[r] = total, total += rc[r];
+    int64_t *sendb = GT_MALLOC(sizeof(int64_t) * (size_t)(mine + 1));
+    int64_t *recvb = GT_MALLOC(sizeof(int64_t) * (size_t)(total + 1));
+    for (int li = 0; li < ds->n_items; li++) {
+        sendb[li * REC] = ds->index[li];
+        for (int s = 0; s < GT_SPLIT_COUNT; s++) sendb[li * REC + 1 + s] = ds->items[li].sp[s].n_kept;
+    }
+    MPI_CHECK(MPI_Allgatherv(sendb, mine, MPI_INT64_T, recvb, rc, displ, MPI_INT64_T, comm));
+    GT_ASSERT(total == ds->n_items_total * REC);
+    const int H = ds->n_items_total;
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) ds->g_first[s] = GT_CALLOC((size_t)H + 1, sizeof(int64_t));
+    for (int e = 0; e < H; e++) {
+        int64_t f = recvb[e * REC];
+        GT_ASSERT(f >= 0 && f < H);
+        for (int s = 0; s < GT_SPLIT_COUNT; s++) ds->g_first[s][f + 1] = recvb[e * REC + 1 + s];
+    }
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        for (int f = 0; f < H; f++) ds->g_first[s][f + 1] += ds->g_first[s][f];
+        ds->n_global[s] = ds->g_first[s][H];
+    }
+    ds->owner_local = GT_MALLOC(sizeof(int32_t) * (size_t)(H > 0 ? H : 1));
+    for (int f = 0; f < H; f++) ds->owner_local[f] = -1;
+    for (int li = 0; li < ds->n_items; li++) ds->owner_local[ds->index[li]] = li;
+    free(rc), free(displ), free(sendb), free(recvb);
+
+    compute_norm(ds, comm);
+
+    gt_screen_summary g;
+    gt_dataset_screen_summary(ds, comm, &g);
+    int64_t bytes = gt_dataset_bytes(ds), bytes_sum = 0, bytes_max = 0;
+    MPI_CHECK(MPI_Allreduce(&bytes, &bytes_sum, 1, MPI_INT64_T, MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(&bytes, &bytes_max, 1, MPI_INT64_T, MPI_MAX, comm));
+    if (rank == 0) {
+        GT_INFO("data: %s windows (W=%lld) train %lld, val %lld, test %lld, holdout %lld over %d %s",
+                ds->task == GT_TASK_NILM ? "nilm" : "pdm", (long long)ds->W, (long long)ds->n_global[0],
+                (long long)ds->n_global[1], (long long)ds->n_global[2], (long long)ds->n_global[3], H,
+                ds->task == GT_TASK_NILM ? "households" : "turbines");
+        GT_INFO("data: screening (%s): %lld of %lld windows screened (gap %lld, spike %lld, event %lld); "
+                "spikes found %lld, repaired %lld",
+                ds->cfg.screen == GT_SCREEN_DROP ? "drop" : ds->cfg.screen == GT_SCREEN_REPAIR ? "repair" : "off",
+                (long long)(g.windows_screened_gap + g.windows_screened_spike + g.windows_screened_event),
+                (long long)g.windows_total, (long long)g.windows_screened_gap, (long long)g.windows_screened_spike,
+                (long long)g.windows_screened_event, (long long)g.spikes_found, (long long)g.samples_repaired);
+        GT_INFO("data: pipeline memory %.1f MiB over %d rank(s) (max %.1f MiB per rank, series + window index; "
+                "windows are views)",
+                (double)bytes_sum / 1048576.0, size, (double)bytes_max / 1048576.0);
+    }
+}
+
+static void check_cfg(const gt_data_config *cfg, gt_task task) {
+    GT_CHECK(cfg->task == task, GT_EXIT_USAGE, "data: config task does not match the file kind");
+    GT_CHECK(cfg->window >= 2, GT_EXIT_USAGE, "data: window must be >= 2 (got %d)", cfg->window);
+    GT_CHECK(cfg->stride >= 0, GT_EXIT_USAGE, "data: stride must be >= 0 (got %lld)", (long long)cfg->stride);
+    GT_CHECK(task == GT_TASK_NILM || cfg->stride > 0, GT_EXIT_USAGE,
+             "data: pdm needs a fixed stride > 0 (per-appliance strides are for nilm)");
+    GT_CHECK(cfg->stride > 0 || cfg->stride_frac > 0, GT_EXIT_USAGE,
+             "data: stride_frac must be > 0 when stride = 0 (got %g)", cfg->stride_frac);
+    GT_CHECK(cfg->split_train > 0 && cfg->split_val >= 0 && cfg->split_train + cfg->split_val <= 1.0 + 1e-12,
+             GT_EXIT_USAGE, "data: split fractions must satisfy train > 0, val >= 0, train + val <= 1 (got %g, %g)",
+             cfg->split_train, cfg->split_val);
+    GT_CHECK(cfg->holdout_every >= 0, GT_EXIT_USAGE, "data: holdout_every must be >= 0");
+    GT_CHECK(cfg->screen >= GT_SCREEN_DROP && cfg->screen <= GT_SCREEN_OFF, GT_EXIT_USAGE, "data: bad screen action");
+    GT_CHECK(cfg->screen == GT_SCREEN_OFF || cfg->spike_k > 0, GT_EXIT_USAGE, "data: spike_k must be > 0");
+}
+
+gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
+    check_cfg(cfg, GT_TASK_NILM);
+    const int A = shard->n_appliances;
+    GT_CHECK(A >= 1 && A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "data: %d appliances (1..%d supported)", A,
+             GT_DATA_MAX_TARGETS);
+    gt_dataset *ds = GT_CALLOC(1, sizeof *ds);
+    ds->task = GT_TASK_NILM;
+    ds->cfg = *cfg;
+    ds->nilm = shard;
+    ds->n_items = shard->n_households;
+    ds->n_items_total = shard->n_households_total;
+    ds->n_cols = A;
+    ds->W = cfg->window;
+    ds->ts = shard->timestamps;
+    ds->x = shard->aggregate;
+    ds->app = shard->appliances;
+    ds->index = shard->index;
+    ds->id = shard->id;
+    ds->items = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(ds_item));
+    ds->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
+    for (int li = 0; li < ds->n_items; li++) {
+        int64_t *st = ds->strides + (int64_t)li * A, base;
+        if (cfg->stride > 0) {
+            base = cfg->stride;
+            for (int a = 0; a < A; a++) st[a] = base;
+        } else {
+            /* per-appliance strides from the typical on-duration (the field
+             * reports' adaptive overlap instead of a fixed 90% overlap); each
+             * rounded to a multiple of the smallest, so the window set (the
+             * union over appliances) is exactly the grid of the smallest */
+            base = INT64_MAX;
+            for (int a = 0; a < A; a++) {
+                int64_t sa = llround(cfg->stride_frac * shard->meta[a].on_duration_s / shard->period_s[li]);
+                st[a] = sa < 1 ? 1 : sa;
+                if (st[a] < base) base = st[a];
+            }
+            for (int a = 0; a < A; a++) {
+                int64_t m = llround((double)st[a] / (double)base);
+                st[a] = (m < 1 ? 1 : m) * base;
+            }
+        }
+        plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], base);
+    }
+    build(ds, comm);
+    return ds;
+}
+
+gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
+    check_cfg(cfg, GT_TASK_PDM);
+    const int C = shard->n_channels;
+    GT_CHECK(C >= 1 && C <= GT_DATA_MAX_TARGETS + 32, GT_EXIT_DATA, "data: %d channels (1..%d supported)", C,
+             GT_DATA_MAX_TARGETS + 32);
+    gt_dataset *ds = GT_CALLOC(1, sizeof *ds);
+    ds->task = GT_TASK_PDM;
+    ds->cfg = *cfg;
+    ds->pdm = shard;
+    ds->n_items = shard->n_turbines;
+    ds->n_items_total = shard->n_turbines_total;
+    ds->n_cols = C;
+    ds->W = cfg->window;
+    ds->ts = shard->timestamps;
+    ds->x = shard->signals;
+    ds->labels = shard->labels;
+    ds->index = shard->index;
+    ds->id = shard->id;
+    ds->items = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(ds_item));
+    for (int li = 0; li < ds->n_items; li++)
+        plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], cfg->stride);
+    build(ds, comm);
+    return ds;
+}
+
+void gt_dataset_free(gt_dataset *ds) {
+    if (!ds) return;
+    if (ds->nilm) gt_nilm_shard_free(ds->nilm);
+    if (ds->pdm) gt_pdm_shard_free(ds->pdm);
+    free(ds->items);
+    free(ds->strides);
+    free(ds->runs);
+    free(ds->recs);
+    free(ds->spike_rows);
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
+    free(ds->owner_local);
+    free(ds);
+}
+
+/* ------------------------------------------------------------- queries -- */
+
+int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->W : ds->W * ds->n_cols; }
+int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->n_cols : 0; }
+int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
+const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }
+void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns) {
+    GT_CHECK(ns->n == ds->norm.n, GT_EXIT_USAGE, "data: normalisation has %d features, the data %d", ns->n,
+             ds->norm.n);
+    ds->norm = *ns;
+}
+int64_t gt_dataset_n_windows_local(const gt_dataset *ds, gt_split s) { return ds->n_local[s]; }
+int64_t gt_dataset_n_windows_global(const gt_dataset *ds, gt_split s) { return ds->n_global[s]; }
+
+int64_t gt_dataset_batches_per_epoch(const gt_dataset *ds, gt_split s, int64_t g_batch) {
+    GT_ASSERT(g_batch > 0);
+    return ds->n_global[s] / g_batch;
+}
+
+int64_t gt_dataset_batch_local(const gt_dataset *ds, gt_split s, uint64_t epoch, int64_t k, int64_t g_batch,
+                               int64_t *local_idx) {
+    const int64_t N = ds->n_global[s];
+    GT_ASSERT(g_batch > 0 && k >= 0);
+    int64_t p0 = k * g_batch, p1 = p0 + g_batch < N ? p0 + g_batch : N;
+    if (p0 >= N) return 0;
+    gt_perm perm;
+    gt_perm_init(&perm, (uint64_t)N, ds->cfg.seed, gt_stream(GT_STREAM_SHUFFLE, (uint32_t)s), epoch);
+    const int64_t *gf = ds->g_first[s];
+    int64_t n = 0;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t g = (int64_t)gt_perm_at(&perm, (uint64_t)p);
+        int lo = 0, hi = ds->n_items_total; /* first file item with gf[f + 1] > g */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (gf[mid + 1] <= g) lo = mid + 1;
+            else hi = mid;
+        }
+        int li = ds->owner_local[lo];
+        if (li < 0) continue;
+        local_idx[n++] = ds->items[li].sp[s].local_first + (g - gf[lo]);
+    }
+    return n;
+}
+
+int64_t gt_dataset_local_range(const gt_dataset *ds, gt_split s, int64_t first, int64_t n, int64_t *local_idx) {
+    if (first < 0) first = 0;
+    if (first + n > ds->n_local[s]) n = ds->n_local[s] - first;
+    if (n <= 0) return 0;
+    for (int64_t i = 0; i < n; i++) local_idx[i] = first + i;
+    return n;
+}
+
+void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64_t n, float *x, float *y,
+                     float *mask, gt_window_ref *refs) {
+    const int64_t W = ds->W;
+    const gt_norm_stats *ns = &ds->norm;
+    for (int64_t i = 0; i < n; i++) {
+        int li;
+        int64_t start;
+        locate(ds, s, idx[i], &li, &start);
+        const ds_item *it = &ds->items[li];
+        const int64_t r0 = it->row0 + start;
+        if (ds->task == GT_TASK_NILM) {
+            const int A = ds->n_cols;
+            const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
+            float *xi = x + i * W; // (W)
+            for (int64_t t = 0; t < W; t++) xi[t] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
+            const int64_t mid = r0 + W / 2;
+            const int64_t *st = ds->strides + (int64_t)li * A;
+            for (int a = 0; a < A; a++) {
+                float v = ds->app[mid * A + a];
+                int ok = isfinite(v) && start % st[a] == 0;
+                y[i * A + a] = ok ? (float)(((double)v - ns->mean[1 + a]) / ns->std[1 + a]) : 0.0f;
+                mask[i * A + a] = ok ? 1.0f : 0.0f;
+            }
+        } else {
+            const int C = ds->n_cols;
+            float *xi = x + i * W * C; // (T, C)
+            for (int64_t t = 0; t < W; t++)
+                for (int c = 0; c < C; c++)
+                    xi[t * C + c] = (float)(((double)ds->x[(r0 + t) * C + c] - ns->mean[c]) / ns->std[c]);
+        }
+        if (refs) {
+            refs[i].item = li;
+            refs[i].file_index = ds->index[li];
+            refs[i].id = ds->id[li];
+            refs[i].start = start;
+            refs[i].t_start_ms = ds->ts[r0];
+            refs[i].t_end_ms = ds->ts[r0 + W - 1];
+        }
+    }
+}
+
+/* ---------------------------------------------------------- screening -- */
+
+void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_summary *global) {
+    int64_t v[6] = {ds->screen_local.windows_total, ds->screen_local.windows_screened_spike,
+                    ds->screen_local.windows_screened_gap, ds->screen_local.windows_screened_event,
+                    ds->screen_local.spikes_found, ds->screen_local.samples_repaired};
+    int64_t g[6];
+    MPI_CHECK(MPI_Allreduce(v, g, 6, MPI_INT64_T, MPI_SUM, comm));
+    global->windows_total = g[0];
+    global->windows_screened_spike = g[1];
+    global->windows_screened_gap = g[2];
+    global->windows_screened_event = g[3];
+    global->spikes_found = g[4];
+    global->samples_repaired = g[5];
+}
+
+static int cmp_rec(const void *pa, const void *pb) {
+    const ds_record *a = pa, *b = pb;
+    if (a->file_index != b->file_index) return a->file_index < b->file_index ? -1 : 1;
+    if (a->start_ms != b->start_ms) return a->start_ms < b->start_ms ? -1 : 1;
+    if (a->reason != b->reason) return a->reason < b->reason ? -1 : 1;
+    return (a->end_ms > b->end_ms) - (a->end_ms < b->end_ms);
+}
+
+void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out) {
+    int rank = 0, size = 1;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    MPI_CHECK(MPI_Comm_size(comm, &size));
+    GT_CHECK(ds->n_recs <= INT32_MAX / (int64_t)sizeof(ds_record), GT_EXIT_RESOURCE,
+             "data: too many screening records to gather (%lld)", (long long)ds->n_recs);
+    int mine = (int)(ds->n_recs * (int64_t)sizeof(ds_record));
+    int *rc = NULL, *displ = NULL;
+    if (rank == 0) {
+        rc = GT_MALLOC(sizeof(int) * (size_t)size);
+        displ = GT_MALLOC(sizeof(int) * (size_t)size);
+    }
+    MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, rc, 1, MPI_INT, 0, comm));
+    int64_t total = 0;
+    if (rank == 0) {
+        for (int r = 0; r < size; r++) {
+            GT_CHECK(total + rc[r] <= INT32_MAX, GT_EXIT_RESOURCE, "data: screening report too large to gather");
+            displ[r] = (int)total;
+            total += rc[r];
+        }
+    }
+    ds_record *all = rank == 0 ? GT_MALLOC((size_t)total + 1) : NULL;
+    MPI_CHECK(MPI_Gatherv(ds->recs ? (void *)ds->recs : (void *)&mine, mine, MPI_BYTE, all, rc, displ, MPI_BYTE, 0,
+                          comm));
+    if (rank == 0) {
+        int64_t n = total / (int64_t)sizeof(ds_record);
+        qsort(all, (size_t)n, sizeof(ds_record), cmp_rec);
+        for (int64_t i = 0; i < n; i++)
+            fprintf(out, "%lld,%lld,%lld,%s\n", (long long)all[i].id, (long long)all[i].start_ms,
+                    (long long)all[i].end_ms, k_reason[all[i].reason]);
+        fflush(out);
+    }
+    free(all);
+    free(rc);
+    free(displ);
+}

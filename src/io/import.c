@@ -1,0 +1,194 @@
+/* io/import.c: the importers' entry point and the parallel plumbing shared by
+ * the NILM (import_nilm.c) and CARE (import_care.c) drivers. */
+#define _GNU_SOURCE
+#include "io/import.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "io/format.h"
+#include "io/import_impl.h"
+
+static const char *const fmt_names[] = {"ukdale", "redd", "refit", "care"};
+
+int gt_import_format_parse(const char *name) {
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, fmt_names[i])) return i;
+    return -1;
+}
+const char *gt_import_format_name(gt_import_format f) { return (unsigned)f < 4 ? fmt_names[f] : "?"; }
+double gt_import_default_period(gt_import_format f) {
+    switch (f) {
+    case GT_IMPORT_UKDALE: return 6;
+    case GT_IMPORT_REDD: return 3;
+    case GT_IMPORT_REFIT: return 8;
+    case GT_IMPORT_CARE: return 600;
+    }
+    return 0;
+}
+
+void gt_import_opts_defaults(gt_import_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->backward_tol_s = 60;
+    gt_write_opts_defaults(&o->write);
+}
+
+/* --------------------------------------------------------------- agreement -- */
+
+void gt_import_agree(MPI_Comm comm, const gt_diag *d, int err_item) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    struct {
+        int item, rank;
+    } mine = {d->err_code ? err_item : INT_MAX, rank}, first;
+    MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, comm));
+    if (first.item == INT_MAX) return;
+    struct {
+        int code;
+        char msg[GT_IMPORT_MSG_LEN];
+    } e;
+    memset(&e, 0, sizeof e);
+    if (rank == first.rank) {
+        e.code = d->err_code;
+        memcpy(e.msg, d->err, sizeof e.msg);
+    }
+    MPI_CHECK(MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first.rank, comm));
+    e.msg[sizeof e.msg - 1] = 0;
+    gt_io_fail(comm, e.code ? e.code : GT_EXIT_DATA, e.msg);
+}
+
+/* ---------------------------------------------------------------- moving --- */
+
+void gt_import_move(void **blob, const int64_t *blob_bytes, const int *from, const int *to, int n_items,
+                    MPI_Comm comm) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    const int64_t piece = (int64_t)1 << 30;
+    for (int i = 0; i < n_items; i++) {
+        if (from[i] == to[i] || (rank != from[i] && rank != to[i])) continue;
+        int64_t nb = blob_bytes[i];
+        if (rank == to[i]) blob[i] = GT_MALLOC((size_t)(nb > 0 ? nb : 1));
+        for (int64_t s = 0; s < nb; s += piece) {
+            int k = (int)(nb - s < piece ? nb - s : piece);
+            if (rank == from[i]) MPI_CHECK(MPI_Send((char *)blob[i] + s, k, MPI_BYTE, to[i], i & 0x7fff, comm));
+            else MPI_CHECK(MPI_Recv((char *)blob[i] + s, k, MPI_BYTE, from[i], i & 0x7fff, comm, MPI_STATUS_IGNORE));
+        }
+        if (rank == from[i]) {
+            free(blob[i]);
+            blob[i] = NULL;
+        }
+    }
+}
+
+/* ----------------------------------------------------------------- files --- */
+
+int64_t gt_import_file_bytes(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return -1;
+    return (int64_t)sb.st_size;
+}
+
+static int int_cmp(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int gt_import_list_houses(const char *dir, int refit, int **out) {
+    *out = NULL;
+    DIR *dp = opendir(dir);
+    if (!dp) return -1;
+    int n = 0, cap = 0;
+    int *h = NULL;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        int num = -1;
+        char tail[8] = "";
+        if (refit) {
+            if (sscanf(e->d_name, "CLEAN_House%d.cs%1[v]%1s", &num, tail, tail + 2) != 2) num = -1;
+        } else {
+            if (sscanf(e->d_name, "house_%d%1s", &num, tail) != 1) num = -1;
+        }
+        if (num < 0) continue;
+        if (n == cap) h = GT_REALLOC(h, sizeof(int) * (size_t)(cap = cap ? cap * 2 : 16));
+        h[n++] = num;
+    }
+    closedir(dp);
+    qsort(h, (size_t)n, sizeof(int), int_cmp);
+    *out = h;
+    return n;
+}
+
+int gt_import_map_load(const char *path, gt_appliance_map *m, gt_diag *d) {
+    memset(m, 0, sizeof *m);
+    char found[PATH_MAX] = "";
+    if (path && *path) {
+        snprintf(found, sizeof found, "%s", path);
+    } else {
+        char cand[4][PATH_MAX];
+        int nc = 0;
+        const char *env = getenv("GT_DATA_DIR");
+        if (env && *env) snprintf(cand[nc++], PATH_MAX, "%s/appliance_map.ini", env);
+        char exe[PATH_MAX];
+        ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (l > 0) {
+            exe[l] = 0;
+            char *slash = strrchr(exe, '/');
+            if (slash) *slash = 0;
+            snprintf(cand[nc++], PATH_MAX, "%.3800s/../datasets/appliance_map.ini", exe);
+            snprintf(cand[nc++], PATH_MAX, "%.3800s/../share/gridtrain/appliance_map.ini", exe);
+        }
+        snprintf(cand[nc++], PATH_MAX, "datasets/appliance_map.ini");
+        for (int i = 0; i < nc && !found[0]; i++)
+            if (gt_import_file_bytes(cand[i]) >= 0) snprintf(found, sizeof found, "%.4000s", cand[i]);
+        if (!found[0]) return 0; /* no map: labels kept */
+    }
+    gt_text t;
+    if (gt_text_open(&t, found, d)) {
+        d->err_code = GT_EXIT_USAGE;
+        return -1;
+    }
+    int rc = gt_map_parse(t.p, t.n, found, m, d);
+    gt_text_close(&t);
+    return rc;
+}
+
+/* ------------------------------------------------------------------- run --- */
+
+void gt_import_run(const gt_import_opts *o_in, MPI_Comm comm, gt_import_stats *st_out) {
+    double t0 = gt_now();
+    gt_import_opts o = *o_in;
+    if (o.period_s <= 0) o.period_s = gt_import_default_period(o.format);
+    double pms = o.period_s * 1000.0;
+    GT_CHECK(pms >= 1 && pms == (double)(int64_t)pms, GT_EXIT_USAGE,
+             "import: the period must be a whole number of ms >= 1 ms (got %g s)", o.period_s);
+    if (o.max_gap_s <= 0) o.max_gap_s = 5 * o.period_s;
+    GT_CHECK(o.backward_tol_s >= 0, GT_EXIT_USAGE, "import: the backward tolerance must be >= 0 s");
+    GT_CHECK(o.src && *o.src && o.out && *o.out, GT_EXIT_USAGE, "import: needs SRC and -o OUT");
+    struct stat sb;
+    GT_CHECK(stat(o.src, &sb) == 0 && S_ISDIR(sb.st_mode), GT_EXIT_DATA, "%s: not a directory (the dataset's folder)",
+             o.src);
+
+    gt_appliance_map map;
+    gt_diag d = {0};
+    gt_import_map_load(o.map_path, &map, &d);
+    gt_import_agree(comm, &d, 0);
+    if (!map.n && o.format != GT_IMPORT_CARE && gt_rank() == 0)
+        GT_WARN("import: no appliance map found (--appliances FILE): labels are kept as they are");
+    gt_import_stats st;
+    memset(&st, 0, sizeof st);
+    if (o.format == GT_IMPORT_CARE) gt_import_care(&o, &map, comm, &st);
+    else gt_import_nilm(&o, &map, comm, &st);
+    gt_map_free(&map);
+    st.total_s = gt_now() - t0;
+    if (st_out) *st_out = st;
+}

@@ -1,0 +1,630 @@
+/* io/import_care.c: CARE to Compare (wind SCADA anomaly benchmark), one wind
+ * farm directory into a PdM file: one turbine per asset, all of the asset's
+ * event datasets merged on one 10-minute clock. See docs/importers.md. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "io/format.h"
+#include "io/import_impl.h"
+#include "io/shard.h"
+
+/* label / event kind codes (/legend/event_kind) */
+enum { K_NORMAL = 0, K_ANOMALY = 1, K_DERATED = 2, K_SERVICE = 3, K_DOWNTIME = 4, K_OTHER = 5, N_KINDS = 6 };
+static const char *const kind_names[N_KINDS] = {"normal", "anomaly_event", "status_derated", "status_service",
+                                                "status_downtime", "status_other"};
+/* segment condition codes (/legend/condition): the rows' train_test flag */
+enum { C_TRAIN = 0, C_PRED = 1, C_BOTH = 2, C_NONE = 3, N_CONDS = 4 };
+static const char *const cond_names[N_CONDS] = {"train", "prediction", "train_and_prediction", "no_data"};
+
+static int status_kind(int s) {
+    switch (s) {
+    case 0: case 2: return K_NORMAL; /* normal operation, idling */
+    case 1: return K_DERATED;
+    case 3: return K_SERVICE;
+    case 4: return K_DOWNTIME;
+    default: return K_OTHER;         /* 5 and anything undocumented */
+    }
+}
+
+typedef struct {
+    char path[PATH_MAX];
+    int64_t event_id;
+    int *colmap; /* [file columns] -> channel */
+    int n_fcols;
+} dfile;
+
+typedef struct {
+    int64_t asset;
+    int n_files;
+    int *files;  /* indices into plan.f */
+    int64_t bytes;
+} turbine;
+
+typedef struct {
+    int T, C, F;
+    turbine *t;
+    dfile *f;
+    gt_io_channel *ch;  /* [C] */
+    uint8_t *angle;     /* [C] */
+    gt_care_event *ev;
+    int n_ev;
+    int farm;
+    /* shared after parsing */
+    int64_t *n_rows, *t0, *n_seg, *n_evt;
+    gt_io_span **seg, **evs; /* [T] */
+    void **blob;             /* [T]: signals [n, C], labels [n] */
+    char config[1024];
+} care_plan;
+
+static int ll_cmp(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
+    memset(P, 0, sizeof *P);
+    char dir[PATH_MAX], path[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.3900s/datasets", o->src);
+    DIR *dp = opendir(dir);
+    if (!dp) {
+        gt_diag_error(d, GT_EXIT_DATA, "%s: cannot list (expected a CARE farm folder with datasets/<event_id>.csv)", dir);
+        return;
+    }
+    int64_t *ids = NULL;
+    int n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        long long id;
+        char tail[8];
+        if (sscanf(e->d_name, "%lld.cs%1[v]%1s", &id, tail, tail + 2) != 2 || id < 0) continue;
+        if (n == cap) ids = GT_REALLOC(ids, sizeof(int64_t) * (size_t)(cap = cap ? cap * 2 : 64));
+        ids[n++] = id;
+    }
+    closedir(dp);
+    if (n == 0) {
+        gt_diag_error(d, GT_EXIT_DATA, "%s: no <event_id>.csv files", dir);
+        return;
+    }
+    qsort(ids, (size_t)n, sizeof(int64_t), ll_cmp);
+    /* farm code from the folder name ("Wind Farm A" -> 0, "B" -> 1, ...) */
+    {
+        size_t l = strlen(o->src);
+        while (l > 1 && o->src[l - 1] == '/') l--;
+        char c = l ? o->src[l - 1] : 0;
+        P->farm = (c >= 'A' && c <= 'Z') ? c - 'A' : (c >= 'a' && c <= 'z') ? c - 'a' : 0;
+    }
+    /* event_info.csv */
+    gt_text t;
+    snprintf(path, sizeof path, "%.3900s/event_info.csv", o->src);
+    if (gt_text_open(&t, path, d)) goto out;
+    P->n_ev = gt_parse_care_events(t.p, t.n, path, &P->ev, d);
+    gt_text_close(&t);
+    if (P->n_ev < 0) goto out;
+    /* feature_description.csv (optional) */
+    gt_care_feature *ft = NULL;
+    int n_ft = 0;
+    snprintf(path, sizeof path, "%.3900s/feature_description.csv", o->src);
+    if (gt_import_file_bytes(path) >= 0) {
+        if (gt_text_open(&t, path, d)) goto out;
+        n_ft = gt_parse_care_features(t.p, t.n, path, &ft, d);
+        gt_text_close(&t);
+        if (n_ft < 0) goto out;
+    } else if (gt_diag_warn(d, "%s: missing: channels get no units and no circular means", path)) {
+        goto out;
+    }
+    /* headers and first rows: channel union, asset of each file */
+    P->F = n;
+    P->f = GT_CALLOC((size_t)n, sizeof(dfile));
+    char (*names)[64] = NULL;
+    int C = 0, ccap = 0;
+    int64_t *asset = GT_MALLOC(sizeof(int64_t) * (size_t)n);
+    for (int i = 0; i < n && !d->err_code; i++) {
+        dfile *f = &P->f[i];
+        f->event_id = ids[i];
+        snprintf(f->path, sizeof f->path, "%.3900s/%lld.csv", dir, (long long)ids[i]);
+        char *head;
+        int64_t got = gt_text_head(f->path, 4 << 20, &head);
+        if (got < 0) {
+            gt_diag_error(d, GT_EXIT_DATA, "%s: cannot read", f->path);
+            break;
+        }
+        char *nl1 = memchr(head, '\n', (size_t)got);
+        char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(head + got - nl1 - 1)) : NULL;
+        size_t len = nl2 ? (size_t)(nl2 - head) : (size_t)got;
+        gt_care_rows r;
+        gt_series_stats ss = {0};
+        int rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, d, &ss);
+        free(head);
+        if (rc) break;
+        if (r.n == 0) {
+            gt_care_rows_free(&r);
+            gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
+            break;
+        }
+        asset[i] = r.asset[0];
+        for (int k = 0; k < P->n_ev; k++)
+            if (P->ev[k].event_id == f->event_id && P->ev[k].asset != asset[i] &&
+                gt_diag_warn(d, "%s:2: asset_id %lld, but event_info.csv gives asset %lld for event %lld", f->path,
+                             (long long)asset[i], (long long)P->ev[k].asset, (long long)f->event_id))
+                break;
+        f->n_fcols = r.n_cols;
+        f->colmap = GT_MALLOC(sizeof(int) * (size_t)(r.n_cols ? r.n_cols : 1));
+        for (int c = 0; c < r.n_cols; c++) {
+            int k = 0;
+            while (k < C && strcmp(names[k], r.col[c])) k++;
+            if (k == C) {
+                if (C == ccap) names = GT_REALLOC(names, 64 * (size_t)(ccap = ccap ? ccap * 2 : 128));
+                memcpy(names[C++], r.col[c], 64);
+            }
+            f->colmap[c] = k;
+        }
+        gt_care_rows_free(&r);
+    }
+    if (d->err_code) {
+        free(names);
+        free(asset);
+        free(ft);
+        goto out;
+    }
+    if (C == 0) {
+        gt_diag_error(d, GT_EXIT_DATA, "%s: no sensor columns", P->f[0].path);
+        free(names);
+        free(asset);
+        free(ft);
+        goto out;
+    }
+    /* channels: name (checked unique after truncation to 31 bytes), unit, angle */
+    P->C = C;
+    P->ch = GT_CALLOC((size_t)C, sizeof(gt_io_channel));
+    P->angle = GT_CALLOC((size_t)C, 1);
+    for (int c = 0; c < C; c++) {
+        snprintf(P->ch[c].name, sizeof P->ch[c].name, "%.31s", names[c]);
+        for (int k = 0; k < c; k++)
+            if (!strcmp(P->ch[k].name, P->ch[c].name)) {
+                gt_diag_error(d, GT_EXIT_DATA, "%s: columns '%s' and '%s' are the same in 31 bytes", P->f[0].path,
+                              names[k], names[c]);
+                break;
+            }
+        for (int k = 0; k < n_ft; k++) {
+            size_t l = strlen(ft[k].name);
+            const char *suf = names[c] + l;
+            int exact = !strcmp(names[c], ft[k].name);
+            int stat = !strncmp(names[c], ft[k].name, l) && *suf == '_' &&
+                       (!strcmp(suf, "_avg") || !strcmp(suf, "_min") || !strcmp(suf, "_max") || !strcmp(suf, "_std"));
+            if (!exact && !stat) continue;
+            memcpy(P->ch[c].unit, ft[k].unit, sizeof P->ch[c].unit); /* bytes as in the file */
+            P->ch[c].unit[GT_FORMAT_UNIT_LEN - 1] = 0;
+            P->angle[c] = ft[k].is_angle && (exact || !strcmp(suf, "_avg"));
+            break;
+        }
+    }
+    free(names);
+    free(ft);
+    /* turbines: distinct assets, ascending */
+    int64_t *sa = GT_MALLOC(sizeof(int64_t) * (size_t)n);
+    memcpy(sa, asset, sizeof(int64_t) * (size_t)n);
+    qsort(sa, (size_t)n, sizeof(int64_t), ll_cmp);
+    int T = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || sa[i] != sa[i - 1]) sa[T++] = sa[i];
+    P->T = T;
+    P->t = GT_CALLOC((size_t)T, sizeof(turbine));
+    for (int k = 0; k < T; k++) {
+        turbine *tb = &P->t[k];
+        tb->asset = sa[k];
+        tb->files = GT_MALLOC(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++)
+            if (asset[i] == tb->asset) {
+                tb->files[tb->n_files++] = i;
+                int64_t b = gt_import_file_bytes(P->f[i].path);
+                tb->bytes += b > 0 ? b : 0;
+            }
+    }
+    free(sa);
+    free(asset);
+out:
+    free(ids);
+}
+
+static void plan_free(care_plan *P) {
+    for (int i = 0; i < P->F; i++) free(P->f[i].colmap);
+    free(P->f);
+    for (int k = 0; k < P->T; k++) free(P->t[k].files);
+    free(P->t);
+    free(P->ch);
+    free(P->angle);
+    free(P->ev);
+    free(P->n_rows);
+    free(P->t0);
+    free(P->n_seg);
+    free(P->n_evt);
+    for (int k = 0; k < P->T; k++) {
+        if (P->seg) free(P->seg[k]);
+        if (P->evs) free(P->evs[k]);
+        if (P->blob) free(P->blob[k]);
+    }
+    free(P->seg);
+    free(P->evs);
+    free(P->blob);
+}
+
+/* merged rows of one turbine before resampling */
+typedef struct {
+    int64_t t;
+    uint32_t line;
+    int32_t file;
+    int64_t idx; /* row in the concatenation */
+} key;
+static int key_cmp(const void *a, const void *b) {
+    const key *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+typedef struct {
+    gt_series_stats s;
+    int64_t bytes, outside;
+} care_stats;
+
+static void push_span(gt_io_span **v, int64_t *n, int64_t *cap, gt_io_span s) {
+    if (*n == *cap) *v = GT_REALLOC(*v, sizeof(gt_io_span) * (size_t)(*cap = *cap ? *cap * 2 : 16));
+    (*v)[(*n)++] = s;
+}
+static int span_cmp(const void *a, const void *b) {
+    const gt_io_span *x = a, *y = b;
+    if (x->start_row != y->start_row) return x->start_row < y->start_row ? -1 : 1;
+    return (x->code > y->code) - (x->code < y->code);
+}
+
+static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag *d, care_stats *cs) {
+    turbine *tb = &P->t[ti];
+    const int C = P->C;
+    const int64_t pms = llround(o->period_s * 1000), tol = llround(o->backward_tol_s * 1000);
+    /* 1. parse every file of the asset into one concatenation */
+    int64_t N = 0, cap = 0;
+    int64_t *t = NULL;
+    float *v = NULL;
+    uint8_t *status = NULL, *train = NULL;
+    uint32_t *line = NULL;
+    int32_t *file = NULL;
+    for (int k = 0; k < tb->n_files; k++) {
+        dfile *f = &P->f[tb->files[k]];
+        gt_text tx;
+        if (gt_text_open(&tx, f->path, d)) goto fail;
+        cs->bytes += (int64_t)tx.n;
+        gt_care_rows r;
+        int rc = gt_parse_care_rows(tx.p, tx.n, f->path, tol, &r, d, &cs->s);
+        gt_text_close(&tx);
+        if (rc) {
+            gt_care_rows_free(&r);
+            goto fail;
+        }
+        if (r.n_cols != f->n_fcols) {
+            gt_care_rows_free(&r);
+            gt_diag_error(d, GT_EXIT_INTERNAL, "%s: header changed while importing", f->path);
+            goto fail;
+        }
+        if (r.n == 0 && gt_diag_warn(d, "%s: empty channel (no data rows)", f->path)) {
+            gt_care_rows_free(&r);
+            goto fail;
+        }
+        for (int64_t i = 0; i < r.n; i++)
+            if (r.asset[i] != tb->asset) {
+                gt_diag_error(d, GT_EXIT_DATA, "%s:%u: asset_id %lld differs from the file's first row (%lld)", f->path,
+                              r.line[i], (long long)r.asset[i], (long long)tb->asset);
+                gt_care_rows_free(&r);
+                goto fail;
+            }
+        if (N + r.n > cap) {
+            cap = (N + r.n) * 2;
+            t = GT_REALLOC(t, (size_t)cap * 8);
+            v = GT_REALLOC(v, (size_t)cap * (size_t)C * 4);
+            status = GT_REALLOC(status, (size_t)cap);
+            train = GT_REALLOC(train, (size_t)cap);
+            line = GT_REALLOC(line, (size_t)cap * 4);
+            file = GT_REALLOC(file, (size_t)cap * 4);
+        }
+        for (int64_t i = 0; i < r.n; i++) {
+            float *row = v + (size_t)(N + i) * C;
+            for (int c = 0; c < C; c++) row[c] = NAN;
+            const float *src = r.v + (size_t)i * r.n_cols;
+            for (int c = 0; c < r.n_cols; c++) row[f->colmap[c]] = src[c];
+            t[N + i] = r.t[i];
+            status[N + i] = r.status[i];
+            train[N + i] = r.train[i];
+            line[N + i] = r.line[i];
+            file[N + i] = tb->files[k];
+        }
+        N += r.n;
+        gt_care_rows_free(&r);
+    }
+    if (N == 0) {
+        gt_diag_error(d, GT_EXIT_DATA, "asset %lld: no data rows in any of its files", (long long)tb->asset);
+        goto fail;
+    }
+    /* 2. order by time (ties: file order, line), drop exact duplicates, report conflicts */
+    key *ky = GT_MALLOC(sizeof(key) * (size_t)N);
+    for (int64_t i = 0; i < N; i++) ky[i] = (key){t[i], line[i], file[i], i};
+    qsort(ky, (size_t)N, sizeof(key), key_cmp);
+    int64_t *keep = GT_MALLOC(sizeof(int64_t) * (size_t)N);
+    uint8_t *bits = GT_MALLOC((size_t)N);
+    int64_t M = 0;
+    for (int64_t i = 0; i < N; i++) {
+        int64_t r = ky[i].idx;
+        if (M > 0 && ky[i].t == t[keep[M - 1]]) {
+            int64_t q = keep[M - 1];
+            int same = status[q] == status[r];
+            for (int c = 0; same && c < C; c++) {
+                float a = v[(size_t)q * C + c], b = v[(size_t)r * C + c];
+                same = a == b || (isnan(a) && isnan(b));
+            }
+            bits[M - 1] |= train[r];
+            if (same) {
+                cs->s.n_exact_dup++;
+            } else {
+                cs->s.n_conflict++;
+                if (gt_diag_warn(d, "%s:%u: conflicting duplicate of the row at %s:%u (same time stamp, other values); keeping that one",
+                                 P->f[ky[i].file].path, ky[i].line, P->f[file[q]].path, line[q])) {
+                    free(ky);
+                    free(keep);
+                    free(bits);
+                    goto fail;
+                }
+            }
+            continue;
+        }
+        bits[M] = train[r];
+        keep[M++] = r;
+    }
+    free(ky);
+    /* 3. resample on the grid */
+    int64_t *ts = GT_MALLOC(sizeof(int64_t) * (size_t)M);
+    float *col = GT_MALLOC(sizeof(float) * (size_t)M);
+    for (int64_t i = 0; i < M; i++) ts[i] = t[keep[i]];
+    gt_grid g = gt_grid_span(ts[0], ts[M - 1], pms);
+    const int64_t n = g.n_rows;
+    void *blob = GT_MALLOC((size_t)n * ((size_t)C * 4 + 1));
+    float *sig = blob;
+    uint8_t *lab = (uint8_t *)(sig + (size_t)n * C);
+    for (int c = 0; c < C; c++) {
+        for (int64_t i = 0; i < M; i++) col[i] = v[(size_t)keep[i] * C + c];
+        gt_resample_mean(ts, col, M, &g, sig + c, (size_t)C, P->angle[c]);
+    }
+    /* labels from status (worst in the bin), conditions from the train/prediction bits */
+    uint8_t *cond_bits = GT_CALLOC((size_t)n, 1);
+    memset(lab, 0, (size_t)n);
+    for (int64_t i = 0; i < M; i++) {
+        int64_t k = gt_grid_row(&g, ts[i]);
+        int kind = status_kind(status[keep[i]]);
+        if (kind > lab[k]) lab[k] = (uint8_t)kind;
+        cond_bits[k] |= bits[i];
+    }
+    free(ts);
+    free(col);
+    free(keep);
+    free(bits);
+    gt_io_span *ev = NULL, *seg = NULL;
+    int64_t n_ev = 0, ev_cap = 0, n_seg = 0, seg_cap = 0;
+    for (int64_t k = 0; k < n;) { /* status runs -> events of kinds 2..5 */
+        int64_t j = k;
+        while (j < n && lab[j] == lab[k]) j++;
+        if (lab[k] != K_NORMAL) push_span(&ev, &n_ev, &ev_cap, (gt_io_span){k, j, lab[k]});
+        k = j;
+    }
+    for (int e = 0; e < P->n_ev; e++) { /* anomaly events of this asset */
+        gt_care_event *x = &P->ev[e];
+        if (x->asset != tb->asset || !x->anomaly) continue;
+        int64_t a = gt_grid_row(&g, x->start_ms), b = gt_grid_row(&g, x->end_ms) + 1;
+        if (a < 0) a = 0;
+        if (b > n) b = n;
+        if (a >= b) {
+            if (gt_diag_warn(d, "event_info.csv: anomaly event %lld of asset %lld lies outside the asset's data; not labelled",
+                             (long long)x->event_id, (long long)tb->asset)) {
+                free(ev);
+                free(cond_bits);
+                free(blob);
+                goto fail;
+            }
+            continue;
+        }
+        push_span(&ev, &n_ev, &ev_cap, (gt_io_span){a, b, K_ANOMALY});
+        for (int64_t k = a; k < b; k++) lab[k] = K_ANOMALY;
+    }
+    qsort(ev, (size_t)n_ev, sizeof(gt_io_span), span_cmp);
+    for (int64_t k = 0; k < n;) {
+        int64_t j = k;
+        while (j < n && cond_bits[j] == cond_bits[k]) j++;
+        int code = cond_bits[k] == 1 ? C_TRAIN : cond_bits[k] == 2 ? C_PRED : cond_bits[k] == 3 ? C_BOTH : C_NONE;
+        push_span(&seg, &n_seg, &seg_cap, (gt_io_span){k, j, code});
+        k = j;
+    }
+    free(cond_bits);
+    free(t);
+    free(v);
+    free(status);
+    free(train);
+    free(line);
+    free(file);
+    P->blob[ti] = blob;
+    P->n_rows[ti] = n;
+    P->t0[ti] = g.t0_ms;
+    P->seg[ti] = seg;
+    P->n_seg[ti] = n_seg;
+    P->evs[ti] = ev;
+    P->n_evt[ti] = n_ev;
+    return 0;
+fail:
+    free(t);
+    free(v);
+    free(status);
+    free(train);
+    free(line);
+    free(file);
+    return -1;
+}
+
+/* ------------------------------------------------------------ the source --- */
+
+typedef struct {
+    int t;
+    int64_t pos;
+} stream;
+
+static void src_info(void *ctx, int t, gt_pdm_item *item) {
+    care_plan *P = ctx;
+    item->id = P->t[t].asset;
+    item->farm = P->farm;
+    item->machine_type = 0;
+    item->n_rows = P->n_rows[t];
+    item->t0_ms = P->t0[t];
+    item->segments = P->seg[t];
+    item->n_segments = (int)P->n_seg[t];
+    item->events = P->evs[t];
+    item->n_events = (int)P->n_evt[t];
+}
+static void src_info_free(void *ctx, gt_pdm_item *item) { (void)ctx, (void)item; /* owned by the plan */ }
+static void *src_begin(void *ctx, int t) {
+    stream *s = GT_MALLOC(sizeof *s);
+    s->t = t;
+    s->pos = 0;
+    GT_ASSERT(((care_plan *)ctx)->blob[t] != NULL);
+    return s;
+}
+static int64_t src_next(void *ctx, void *state, int64_t k, float *signals, uint8_t *labels) {
+    care_plan *P = ctx;
+    stream *s = state;
+    int64_t n = P->n_rows[s->t];
+    if (k > n - s->pos) k = n - s->pos;
+    const float *sig = P->blob[s->t];
+    const uint8_t *lab = (const uint8_t *)(sig + (size_t)n * P->C);
+    memcpy(signals, sig + (size_t)s->pos * P->C, sizeof(float) * (size_t)k * P->C);
+    memcpy(labels, lab + s->pos, (size_t)k);
+    s->pos += k;
+    return k;
+}
+static void src_end(void *ctx, void *state) {
+    care_plan *P = ctx;
+    stream *s = state;
+    free(P->blob[s->t]);
+    P->blob[s->t] = NULL;
+    free(s);
+}
+
+void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Comm comm, gt_import_stats *st) {
+    (void)map;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    gt_diag d = {0};
+    d.strict = o->strict;
+    d.quiet = rank != 0; /* plan warnings are the same on every rank: rank 0 prints them */
+    care_plan P;
+    plan_build(&P, o, &d);
+    gt_import_agree(comm, &d, 0);
+    d.quiet = 0;
+    const int T = P.T, C = P.C;
+    P.n_rows = GT_CALLOC((size_t)T, 8);
+    P.t0 = GT_CALLOC((size_t)T, 8);
+    P.n_seg = GT_CALLOC((size_t)T, 8);
+    P.n_evt = GT_CALLOC((size_t)T, 8);
+    P.seg = GT_CALLOC((size_t)T, sizeof(void *));
+    P.evs = GT_CALLOC((size_t)T, sizeof(void *));
+    P.blob = GT_CALLOC((size_t)T, sizeof(void *));
+    int64_t *w = GT_MALLOC(8 * (size_t)T);
+    for (int i = 0; i < T; i++) w[i] = P.t[i].bytes > 0 ? P.t[i].bytes : 1;
+    int *from = GT_MALLOC(sizeof(int) * (size_t)T), *to = GT_MALLOC(sizeof(int) * (size_t)T);
+    gt_shard_assign(w, T, size, from);
+    double tp = gt_now();
+    care_stats cs;
+    memset(&cs, 0, sizeof cs);
+    int err_item = INT_MAX;
+    for (int i = 0; i < T; i++)
+        if (from[i] == rank && build_turbine(&P, i, o, &d, &cs)) {
+            err_item = i;
+            break;
+        }
+    double parse_s = gt_now() - tp;
+    gt_import_agree(comm, &d, err_item);
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_rows, T, MPI_INT64_T, MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.t0, T, MPI_INT64_T, MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_seg, T, MPI_INT64_T, MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_evt, T, MPI_INT64_T, MPI_SUM, comm));
+    /* segments and events to every rank: [start, end, code] triples at global offsets */
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t *cnt = pass ? P.n_evt : P.n_seg;
+        gt_io_span **sp = pass ? P.evs : P.seg;
+        int64_t tot = 0;
+        for (int i = 0; i < T; i++) tot += cnt[i];
+        int64_t *buf = GT_CALLOC((size_t)(3 * tot + 1), 8);
+        int64_t off = 0;
+        for (int i = 0; i < T; i++) {
+            if (from[i] == rank)
+                for (int64_t k = 0; k < cnt[i]; k++) {
+                    buf[3 * (off + k)] = sp[i][k].start_row;
+                    buf[3 * (off + k) + 1] = sp[i][k].end_row;
+                    buf[3 * (off + k) + 2] = sp[i][k].code;
+                }
+            off += cnt[i];
+        }
+        for (int64_t s = 0; s < 3 * tot; s += 1 << 28) {
+            int k = (int)(3 * tot - s < (1 << 28) ? 3 * tot - s : (1 << 28));
+            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + s, k, MPI_INT64_T, MPI_SUM, comm));
+        }
+        off = 0;
+        for (int i = 0; i < T; i++) {
+            free(sp[i]);
+            sp[i] = GT_MALLOC(sizeof(gt_io_span) * (size_t)(cnt[i] + 1));
+            for (int64_t k = 0; k < cnt[i]; k++)
+                sp[i][k] = (gt_io_span){buf[3 * (off + k)], buf[3 * (off + k) + 1], (int32_t)buf[3 * (off + k) + 2]};
+            off += cnt[i];
+        }
+        free(buf);
+    }
+    int64_t loc[9] = {cs.bytes, cs.s.n_lines, cs.s.n_samples, cs.s.n_exact_dup, cs.s.n_conflict, cs.s.n_backward,
+                      cs.s.n_backward_far, d.n_warn, 0};
+    int64_t tot[9];
+    MPI_CHECK(MPI_Allreduce(loc, tot, 9, MPI_INT64_T, MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_max, 1, MPI_DOUBLE, MPI_MAX, comm));
+    MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_sum, 1, MPI_DOUBLE, MPI_SUM, comm));
+    gt_shard_assign(P.n_rows, T, size, to);
+    int64_t *bb = GT_MALLOC(8 * (size_t)T);
+    for (int i = 0; i < T; i++) bb[i] = P.n_rows[i] * (4 * (int64_t)C + 1);
+    gt_import_move(P.blob, bb, from, to, T, comm);
+
+    snprintf(P.config, sizeof P.config,
+             "format=care; src=%s; farm=%d; turbines=%d; files=%d; period_s=%.17g; backward_tolerance_s=%.17g; strict=%d; "
+             "labels: status 0,2 normal, 1 derated, 3 service, 4 downtime, 5 other, anomaly events win; "
+             "segments: train_test flag",
+             o->src, P.farm, T, P.F, o->period_s, o->backward_tol_s, o->strict);
+    gt_pdm_source src = {
+        .n_turbines = T, .n_channels = C, .channels = P.ch, .rate_hz = 1.0 / o->period_s,
+        .machine_type_names = NULL, .n_machine_types = 0,
+        .condition_names = cond_names, .n_conditions = N_CONDS,
+        .event_kind_names = kind_names, .n_event_kinds = N_KINDS,
+        .generator = "gridtrain import care (io/import_care.c)", .generator_config = P.config, .seed = 0,
+        .ctx = &P, .info = src_info, .info_free = src_info_free, .begin = src_begin, .next = src_next, .end = src_end,
+    };
+    gt_write_stats ws;
+    gt_pdm_write(o->out, &src, &o->write, comm, &ws);
+    st->n_items = T;
+    st->n_cols = C;
+    st->n_rows = ws.n_rows_total;
+    st->text_bytes = tot[0];
+    st->n_lines = tot[1], st->n_samples = tot[2], st->n_exact_dup = tot[3], st->n_conflict = tot[4];
+    st->n_backward = tot[5], st->n_backward_far = tot[6], st->n_warnings = tot[7];
+    free(w);
+    free(from);
+    free(to);
+    free(bb);
+    plan_free(&P);
+}

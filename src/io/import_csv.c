@@ -1,0 +1,554 @@
+/* io/import_csv.c: delimited-text parsers of the importers: REFIT CLEAN_HouseN.csv,
+ * CARE to Compare data files, event_info.csv and feature_description.csv (see
+ * import_parse.h). No MPI, no HDF5. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "io/import_parse.h"
+
+static inline int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+static void excerpt(const char *p, const char *end, char *out, size_t out_bytes) {
+    size_t k = 0;
+    while (p < end && *p != '\n' && *p != '\r' && k + 1 < out_bytes && k < 40) {
+        unsigned char c = (unsigned char)*p++;
+        out[k++] = (c >= 32 && c < 127) ? (char)c : '?';
+    }
+    out[k] = 0;
+}
+
+/* Next line [*s, *e) from *p; returns 0 at the end. Strips "\r". */
+static inline int next_line(const char **p, const char *end, const char **s, const char **e) {
+    if (*p >= end) return 0;
+    const char *eol = memchr(*p, '\n', (size_t)(end - *p));
+    if (!eol) eol = end;
+    *s = *p;
+    *e = eol;
+    if (*e > *s && (*e)[-1] == '\r') (*e)--;
+    *p = eol + 1;
+    return 1;
+}
+
+static int field_is(const char *f, int len, const char *name) {
+    while (len > 0 && is_blank(*f)) f++, len--;
+    while (len > 0 && is_blank(f[len - 1])) len--;
+    size_t n = strlen(name);
+    if ((size_t)len != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = f[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c + 32);
+        if (c != name[i]) return 0;
+    }
+    return 1;
+}
+
+static void field_copy(const char *f, int len, char *out, size_t out_bytes) {
+    while (len > 0 && is_blank(*f)) f++, len--;
+    while (len > 0 && is_blank(f[len - 1])) len--;
+    size_t n = (size_t)len < out_bytes - 1 ? (size_t)len : out_bytes - 1;
+    memcpy(out, f, n);
+    out[n] = 0;
+}
+
+/* A value field: number, or empty / NaN when allow_empty. Returns 0 or -1. */
+static inline int parse_value(const char *f, const char *fe, int allow_empty, double *v) {
+    while (f < fe && is_blank(*f)) f++;
+    while (fe > f && is_blank(fe[-1])) fe--;
+    if (f == fe) {
+        if (!allow_empty) return -1;
+        *v = NAN;
+        return 0;
+    }
+    const char *r = gt_parse_f64(f, fe, v);
+    return r == fe ? 0 : -1;
+}
+
+/* ----------------------------------------------------------------- REFIT --- */
+
+int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_series series[10],
+                   gt_diag *d, gt_refit_stats *st) {
+    const char *p = buf, *end = buf + n, *s, *e;
+    char ex[48];
+    if (!next_line(&p, end, &s, &e)) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
+    {
+        const char *f[16];
+        int len[16];
+        static const char *want[13] = {"time", "unix", "aggregate", "appliance1", "appliance2", "appliance3", "appliance4",
+                                       "appliance5", "appliance6", "appliance7", "appliance8", "appliance9", "issues"};
+        int nf = gt_split_fields(s, e, ',', f, len, 16);
+        int ok = nf == 13;
+        for (int i = 0; ok && i < 13; i++) ok = field_is(f[i], len[i], want[i]);
+        if (!ok) {
+            excerpt(s, e, ex, sizeof ex);
+            return gt_diag_error(d, GT_EXIT_DATA,
+                                 "%s:1: bad header '%s' (expected Time,Unix,Aggregate,Appliance1..Appliance9,Issues)",
+                                 fname, ex);
+        }
+    }
+    uint64_t line = 1;
+    int64_t latest = INT64_MIN;
+    while (next_line(&p, end, &s, &e)) {
+        line++;
+        if (s == e) continue;
+        if (line > UINT32_MAX) return gt_diag_error(d, GT_EXIT_DATA, "%s: more than 2^32 lines", fname);
+        const char *q = memchr(s, ',', (size_t)(e - s)); /* skip Time */
+        if (!q) goto malformed;
+        q++;
+        int64_t t;
+        const char *r = gt_parse_unix_ms(q, e, &t);
+        if (!r || r >= e || *r != ',') {
+            excerpt(q, e, ex, sizeof ex);
+            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad Unix timestamp in '%s'", fname,
+                                 (unsigned long long)line, ex);
+        }
+        q = r + 1;
+        float vals[10];
+        for (int c = 0; c < 10; c++) {
+            const char *fe = memchr(q, ',', (size_t)(e - q));
+            if (!fe) goto malformed;
+            double x;
+            if (parse_value(q, fe, 0, &x)) {
+                excerpt(q, e, ex, sizeof ex);
+                return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: non-numeric value '%s' in column %d", fname,
+                                     (unsigned long long)line, ex, c + 3);
+            }
+            vals[c] = (float)x;
+            q = fe + 1;
+        }
+        double iss;
+        if (memchr(q, ',', (size_t)(e - q))) goto malformed;
+        if (parse_value(q, e, 0, &iss) || (iss != 0 && iss != 1)) {
+            excerpt(q, e, ex, sizeof ex);
+            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: Issues must be 0 or 1 (got '%s')", fname,
+                                 (unsigned long long)line, ex);
+        }
+        if (iss == 1 && st) st->n_issues++;
+        if (t < latest) {
+            for (int c = 0; c < 10; c++) series[c].unsorted = 1;
+            if (st) st->s.n_backward++;
+            if (latest - t > backward_tol_ms) {
+                if (st) st->s.n_backward_far++;
+                if (gt_diag_warn(d, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the rows are sorted",
+                                 fname, (unsigned long long)line, (double)(latest - t) / 1000.0,
+                                 (double)backward_tol_ms / 1000.0))
+                    return -1;
+            }
+        } else {
+            latest = t;
+        }
+        for (int c = 0; c < 10; c++) gt_series_push(&series[c], t, vals[c], (uint32_t)line);
+        continue;
+    malformed:
+        excerpt(s, e, ex, sizeof ex);
+        return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (expected 13 comma separated fields)",
+                             fname, (unsigned long long)line, ex);
+    }
+    if (st) {
+        st->s.n_lines += (int64_t)line;
+        st->s.n_samples += series[0].n;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ CARE --- */
+
+enum { CARE_TIME = -1, CARE_ASSET = -2, CARE_ID = -3, CARE_TRAIN = -4, CARE_STATUS = -5 };
+
+/* Column roles from the header: role[i] = sensor index >= 0 or CARE_*. */
+static int care_header(const char *s, const char *e, const char *fname, char sep, gt_care_rows *out, int **role_out,
+                       int *n_fields_out, gt_diag *d) {
+    int nf = gt_split_fields(s, e, sep, NULL, NULL, 0);
+    const char **f = GT_MALLOC(sizeof(char *) * (size_t)nf);
+    int *len = GT_MALLOC(sizeof(int) * (size_t)nf);
+    int *role = GT_MALLOC(sizeof(int) * (size_t)nf);
+    gt_split_fields(s, e, sep, f, len, nf);
+    static const char *meta[5] = {"time_stamp", "asset_id", "id", "train_test", "status_type_id"};
+    int seen[5] = {0};
+    out->n_cols = 0;
+    out->col = GT_MALLOC(sizeof(*out->col) * (size_t)nf);
+    int rc = 0;
+    for (int i = 0; i < nf; i++) {
+        int m = -1;
+        for (int k = 0; k < 5; k++)
+            if (field_is(f[i], len[i], meta[k])) m = k;
+        if (m >= 0) {
+            if (seen[m]++) {
+                rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column '%s' appears twice", fname, meta[m]);
+                break;
+            }
+            role[i] = -1 - m;
+        } else {
+            char name[64];
+            field_copy(f[i], len[i], name, sizeof name);
+            if (!name[0]) {
+                rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column %d has an empty name", fname, i + 1);
+                break;
+            }
+            for (int k = 0; k < out->n_cols && rc == 0; k++)
+                if (!strcmp(out->col[k], name))
+                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column '%s' appears twice", fname, name);
+            if (rc) break;
+            role[i] = out->n_cols;
+            memcpy(out->col[out->n_cols++], name, sizeof name);
+        }
+    }
+    for (int k = 0; rc == 0 && k < 5; k++)
+        if (!seen[k]) rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: missing column '%s'", fname, meta[k]);
+    free(f);
+    free(len);
+    if (rc) {
+        free(role);
+        return -1;
+    }
+    *role_out = role;
+    *n_fields_out = nf;
+    return 0;
+}
+
+int gt_parse_care_header(const char *buf, size_t n, const char *fname, gt_care_rows *out, gt_diag *d) {
+    memset(out, 0, sizeof *out);
+    const char *p = buf, *end = buf + n, *s, *e;
+    if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
+    int *role, nf;
+    if (care_header(s, e, fname, gt_detect_sep(s, e), out, &role, &nf, d)) return -1;
+    free(role);
+    return 0;
+}
+
+static void care_grow(gt_care_rows *r) {
+    int64_t cap = r->cap ? r->cap * 2 : 1024;
+    r->t = GT_REALLOC(r->t, (size_t)cap * 8);
+    r->v = GT_REALLOC(r->v, (size_t)cap * (size_t)(r->n_cols ? r->n_cols : 1) * 4);
+    r->status = GT_REALLOC(r->status, (size_t)cap);
+    r->train = GT_REALLOC(r->train, (size_t)cap);
+    r->asset = GT_REALLOC(r->asset, (size_t)cap * 8);
+    r->line = GT_REALLOC(r->line, (size_t)cap * 4);
+    r->cap = cap;
+}
+
+int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_care_rows *out,
+                       gt_diag *d, gt_series_stats *st) {
+    memset(out, 0, sizeof *out);
+    const char *p = buf, *end = buf + n, *s, *e;
+    char ex[48];
+    if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
+    const char sep = gt_detect_sep(s, e);
+    int *role, nf;
+    if (care_header(s, e, fname, sep, out, &role, &nf, d)) return -1;
+    const int C = out->n_cols;
+    uint64_t line = 1;
+    int64_t latest = INT64_MIN;
+    int rc = 0;
+    while (next_line(&p, end, &s, &e)) {
+        line++;
+        if (s == e) continue;
+        if (line > UINT32_MAX) {
+            rc = gt_diag_error(d, GT_EXIT_DATA, "%s: more than 2^32 lines", fname);
+            break;
+        }
+        if (out->n == out->cap) care_grow(out);
+        float *row = out->v + (size_t)out->n * (size_t)C;
+        int64_t t = 0, asset = 0;
+        int status = 0, train = 0;
+        const char *q = s;
+        int i = 0;
+        for (;;) {
+            const char *fe = memchr(q, sep, (size_t)(e - q));
+            if (!fe) fe = e;
+            if (i >= nf) { /* more fields than the header */
+                i = nf + 1;
+                break;
+            }
+            int r = role[i];
+            if (r >= 0) {
+                double x;
+                if (parse_value(q, fe, 1, &x)) {
+                    excerpt(q, fe, ex, sizeof ex);
+                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: non-numeric value '%s' in column '%s'", fname,
+                                       (unsigned long long)line, ex, out->col[r]);
+                    goto done;
+                }
+                row[r] = (float)x;
+            } else if (r == CARE_TIME) {
+                const char *a = q, *b = fe;
+                while (a < b && (is_blank(*a) || *a == '"')) a++;
+                while (b > a && (is_blank(b[-1]) || b[-1] == '"')) b--;
+                const char *z = gt_parse_datetime_ms(a, b, &t);
+                if (!z || z != b) {
+                    excerpt(q, fe, ex, sizeof ex);
+                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad time_stamp '%s' (expected YYYY-MM-DD HH:MM:SS)",
+                                       fname, (unsigned long long)line, ex);
+                    goto done;
+                }
+            } else if (r == CARE_TRAIN) {
+                if (field_is(q, (int)(fe - q), "train")) train = 1;
+                else if (field_is(q, (int)(fe - q), "prediction")) train = 2;
+                else {
+                    excerpt(q, fe, ex, sizeof ex);
+                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: train_test must be 'train' or 'prediction' (got '%s')",
+                                       fname, (unsigned long long)line, ex);
+                    goto done;
+                }
+            } else {
+                double x;
+                if (parse_value(q, fe, 0, &x) || x != floor(x) || x < 0 || x > 1e15 ||
+                    (r == CARE_STATUS && x > 255)) {
+                    excerpt(q, fe, ex, sizeof ex);
+                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad %s '%s' (expected a non-negative integer)", fname,
+                                       (unsigned long long)line,
+                                       r == CARE_STATUS ? "status_type_id" : r == CARE_ASSET ? "asset_id" : "id", ex);
+                    goto done;
+                }
+                if (r == CARE_STATUS) status = (int)x;
+                else if (r == CARE_ASSET) asset = (int64_t)x;
+            }
+            i++;
+            if (fe >= e) break;
+            q = fe + 1;
+        }
+        if (i != nf) {
+            excerpt(s, e, ex, sizeof ex);
+            rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (%d fields, the header has %d)", fname,
+                               (unsigned long long)line, ex, i, nf);
+            goto done;
+        }
+        if (t < latest) {
+            if (st) st->n_backward++;
+            if (latest - t > backward_tol_ms) {
+                if (st) st->n_backward_far++;
+                if (gt_diag_warn(d, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the rows are sorted",
+                                 fname, (unsigned long long)line, (double)(latest - t) / 1000.0,
+                                 (double)backward_tol_ms / 1000.0)) {
+                    rc = -1;
+                    goto done;
+                }
+            }
+        } else {
+            latest = t;
+        }
+        out->t[out->n] = t;
+        out->status[out->n] = (uint8_t)status;
+        out->train[out->n] = (uint8_t)train;
+        out->asset[out->n] = asset;
+        out->line[out->n] = (uint32_t)line;
+        out->n++;
+    }
+    if (st) {
+        st->n_lines += (int64_t)line;
+        st->n_samples += out->n;
+    }
+done:
+    free(role);
+    return rc;
+}
+
+void gt_care_rows_free(gt_care_rows *r) {
+    free(r->col);
+    free(r->t);
+    free(r->v);
+    free(r->status);
+    free(r->train);
+    free(r->asset);
+    free(r->line);
+    memset(r, 0, sizeof *r);
+}
+
+/* Column indices of `names` in a header line; -1 when missing. */
+static int header_cols(const char *s, const char *e, char sep, const char *const *names, int n, int *idx,
+                       const char *fname, gt_diag *d) {
+    const char *f[64];
+    int len[64];
+    int nf = gt_split_fields(s, e, sep, f, len, 64);
+    if (nf > 64) nf = 64;
+    for (int k = 0; k < n; k++) {
+        idx[k] = -1;
+        for (int i = 0; i < nf; i++)
+            if (field_is(f[i], len[i], names[k])) idx[k] = i;
+        if (idx[k] < 0) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: missing column '%s'", fname, names[k]);
+    }
+    return 0;
+}
+
+int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_event **out, gt_diag *d) {
+    *out = NULL;
+    const char *p = buf, *end = buf + n, *s, *e;
+    char ex[48];
+    if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
+    const char sep = gt_detect_sep(s, e);
+    static const char *names[5] = {"asset", "event_id", "event_label", "event_start", "event_end"};
+    int idx[5];
+    if (header_cols(s, e, sep, names, 5, idx, fname, d)) return -1;
+    int cnt = 0, cap = 0;
+    gt_care_event *ev = NULL;
+    uint64_t line = 1;
+    while (next_line(&p, end, &s, &e)) {
+        line++;
+        if (s == e) continue;
+        const char *f[64];
+        int len[64];
+        int nf = gt_split_fields(s, e, sep, f, len, 64);
+        int need = 0;
+        for (int k = 0; k < 5; k++) need = idx[k] + 1 > need ? idx[k] + 1 : need;
+        if (nf < need) {
+            excerpt(s, e, ex, sizeof ex);
+            free(ev);
+            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (%d fields)", fname,
+                                 (unsigned long long)line, ex, nf);
+        }
+        gt_care_event x = {0};
+        double a, id;
+        int bad = parse_value(f[idx[0]], f[idx[0]] + len[idx[0]], 0, &a) || parse_value(f[idx[1]], f[idx[1]] + len[idx[1]], 0, &id) ||
+                  a != floor(a) || id != floor(id) || a < 0 || id < 0 || a > 1e15 || id > 1e15;
+        const char *which = "asset/event_id";
+        if (!bad) {
+            x.asset = (int64_t)a;
+            x.event_id = (int64_t)id;
+            if (field_is(f[idx[2]], len[idx[2]], "anomaly")) x.anomaly = 1;
+            else if (!field_is(f[idx[2]], len[idx[2]], "normal")) bad = 1, which = "event_label (anomaly|normal)";
+        }
+        for (int k = 3; !bad && k < 5; k++) {
+            const char *a0 = f[idx[k]], *b0 = a0 + len[idx[k]];
+            while (a0 < b0 && is_blank(*a0)) a0++;
+            while (b0 > a0 && is_blank(b0[-1])) b0--;
+            int64_t ms;
+            const char *z = gt_parse_datetime_ms(a0, b0, &ms);
+            if (!z || z != b0) bad = 1, which = names[k];
+            else if (k == 3) x.start_ms = ms;
+            else x.end_ms = ms;
+        }
+        if (!bad && x.end_ms < x.start_ms) bad = 1, which = "event_end (before event_start)";
+        if (bad) {
+            excerpt(s, e, ex, sizeof ex);
+            free(ev);
+            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad %s in '%s'", fname, (unsigned long long)line, which, ex);
+        }
+        if (cnt == cap) ev = GT_REALLOC(ev, sizeof *ev * (size_t)(cap = cap ? cap * 2 : 16));
+        ev[cnt++] = x;
+    }
+    *out = ev;
+    return cnt;
+}
+
+static int parse_bool(const char *f, int len, int *v) {
+    if (field_is(f, len, "true") || field_is(f, len, "1") || field_is(f, len, "yes")) return *v = 1, 0;
+    if (field_is(f, len, "false") || field_is(f, len, "0") || field_is(f, len, "no") || field_is(f, len, ""))
+        return *v = 0, 0;
+    return -1;
+}
+
+int gt_parse_care_features(const char *buf, size_t n, const char *fname, gt_care_feature **out, gt_diag *d) {
+    *out = NULL;
+    const char *p = buf, *end = buf + n, *s, *e;
+    char ex[48];
+    if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
+    const char sep = gt_detect_sep(s, e);
+    static const char *names[5] = {"sensor_name", "statistics_type", "unit", "is_angle", "is_counter"};
+    int idx[5];
+    if (header_cols(s, e, sep, names, 5, idx, fname, d)) return -1;
+    int cnt = 0, cap = 0;
+    gt_care_feature *ft = NULL;
+    uint64_t line = 1;
+    while (next_line(&p, end, &s, &e)) {
+        line++;
+        if (s == e) continue;
+        const char *f[64];
+        int len[64];
+        int nf = gt_split_fields(s, e, sep, f, len, 64);
+        int need = 0;
+        for (int k = 0; k < 5; k++) need = idx[k] + 1 > need ? idx[k] + 1 : need;
+        gt_care_feature x;
+        memset(&x, 0, sizeof x);
+        if (nf < need || parse_bool(f[idx[3]], len[idx[3]], &x.is_angle) ||
+            parse_bool(f[idx[4]], len[idx[4]], &x.is_counter)) {
+            excerpt(s, e, ex, sizeof ex);
+            free(ft);
+            return gt_diag_error(d, GT_EXIT_DATA,
+                                 "%s:%llu: malformed line '%s' (expected sensor_name;statistics_type;description;unit;is_angle;is_counter)",
+                                 fname, (unsigned long long)line, ex);
+        }
+        field_copy(f[idx[0]], len[idx[0]], x.name, sizeof x.name);
+        field_copy(f[idx[1]], len[idx[1]], x.stat, sizeof x.stat);
+        field_copy(f[idx[2]], len[idx[2]], x.unit, sizeof x.unit); /* bytes as they are */
+        if (cnt == cap) ft = GT_REALLOC(ft, sizeof *ft * (size_t)(cap = cap ? cap * 2 : 64));
+        ft[cnt++] = x;
+    }
+    *out = ft;
+    return cnt;
+}
+
+/* ------------------------------------------------------------ mapping ini -- */
+
+int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map *m, gt_diag *d) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->path, sizeof m->path, "%s", fname);
+    const char *p = buf, *end = buf + n, *s, *e;
+    char section[16] = "labels", ex[48];
+    int line = 0, cap = 0;
+    while (next_line(&p, end, &s, &e)) {
+        line++;
+        while (s < e && is_blank(*s)) s++;
+        const char *c = s;
+        while (c < e && *c != '#' && *c != ';') c++; /* comments */
+        e = c;
+        while (e > s && is_blank(e[-1])) e--;
+        if (s == e) continue;
+        if (*s == '[') {
+            if (e[-1] != ']' || e - s < 3 || e - s - 2 >= (long)sizeof section) {
+                excerpt(s, e, ex, sizeof ex);
+                gt_map_free(m);
+                return gt_diag_error(d, GT_EXIT_USAGE, "%s:%d: bad section header '%s'", fname, line, ex);
+            }
+            gt_label_norm(s + 1, (size_t)(e - s - 2), section, sizeof section);
+            continue;
+        }
+        const char *eq = memchr(s, '=', (size_t)(e - s));
+        if (!eq || eq == s) {
+            excerpt(s, e, ex, sizeof ex);
+            gt_map_free(m);
+            return gt_diag_error(d, GT_EXIT_USAGE, "%s:%d: expected 'label = name', got '%s'", fname, line, ex);
+        }
+        if (m->n == cap) m->e = GT_REALLOC(m->e, sizeof *m->e * (size_t)(cap = cap ? cap * 2 : 128));
+        gt_map_entry *x = &m->e[m->n++];
+        memset(x, 0, sizeof *x);
+        memcpy(x->section, section, sizeof section);
+        gt_label_norm(s, (size_t)(eq - s), x->key, sizeof x->key);
+        const char *v = eq + 1;
+        while (v < e && is_blank(*v)) v++;
+        size_t vl = (size_t)(e - v) < sizeof x->value - 1 ? (size_t)(e - v) : sizeof x->value - 1;
+        memcpy(x->value, v, vl);
+        x->line = line;
+    }
+    return 0;
+}
+
+void gt_map_free(gt_appliance_map *m) {
+    free(m->e);
+    m->e = NULL;
+    m->n = 0;
+}
+
+const char *gt_map_get(const gt_appliance_map *m, const char *section, const char *key) {
+    if (!m) return NULL;
+    const char *v = NULL;
+    for (int i = 0; i < m->n; i++) /* the last definition wins */
+        if (!strcmp(m->e[i].section, section) && !strcmp(m->e[i].key, key)) v = m->e[i].value;
+    return v;
+}
+
+int gt_map_label(const gt_appliance_map *m, const char *ds, const char *raw, char out[GT_IMPORT_NAME_LEN]) {
+    char key[64];
+    gt_label_norm(raw, strlen(raw), key, sizeof key);
+    const char *v = gt_map_get(m, ds, key);
+    if (!v) v = gt_map_get(m, "labels", key);
+    if (!v) {
+        gt_label_norm(key, strlen(key), out, GT_IMPORT_NAME_LEN);
+        return out[0] != 0;
+    }
+    if (!strcmp(v, "-")) return 0;
+    gt_label_norm(v, strlen(v), out, GT_IMPORT_NAME_LEN);
+    return out[0] != 0;
+}

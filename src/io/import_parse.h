@@ -1,0 +1,222 @@
+/* io/import_parse.h: the importers' text layer (internal to io/import_*.c, the
+ * tests and the fuzz targets). No MPI, no HDF5: every function here is a pure
+ * function of its input bytes and can run under libFuzzer.
+ *
+ * Error model: parsers never end the process on bad input. They report through a
+ * gt_diag: an *error* (malformed line, non-numeric value) stops the parser, which
+ * returns -1; a *warning* (timestamp going backwards beyond the tolerance,
+ * conflicting duplicate, Issues=1 rows, ...) is counted and printed (the first
+ * few), and becomes an error when diag->strict is set. Every message starts with
+ * "FILE:LINE: " (or "FILE: " when no line applies) so editors can jump to it.
+ *
+ * Time is int64 milliseconds since the Unix epoch (UTC) everywhere. */
+#ifndef GT_IO_IMPORT_PARSE_H
+#define GT_IO_IMPORT_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GT_IMPORT_MSG_LEN 512
+#define GT_IMPORT_NAME_LEN 32 /* = GT_FORMAT_NAME_LEN (fixed string of names) */
+#define GT_IMPORT_UNIT_LEN 16 /* = GT_FORMAT_UNIT_LEN */
+
+/* ------------------------------------------------------------ diagnostics -- */
+typedef struct gt_diag {
+    int strict;        /* warnings become errors */
+    int quiet;         /* print nothing (fuzzers, tests) */
+    int max_print;     /* warnings printed per diag (default 10 when 0) */
+    int64_t n_warn;    /* warnings seen (printed or not) */
+    int64_t n_printed;
+    int err_code;      /* 0: no error; else the exit code (GT_EXIT_DATA, ...) */
+    char err[GT_IMPORT_MSG_LEN]; /* first error */
+    char last_warn[GT_IMPORT_MSG_LEN]; /* last warning (tests) */
+} gt_diag;
+/* Records a warning; in strict mode records it as an error (GT_EXIT_DATA) and
+ * returns -1, else returns 0. */
+int gt_diag_warn(gt_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records an error (the first one is kept); returns -1. */
+int gt_diag_error(gt_diag *d, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------- text files -- */
+/* A read-only view of a whole file (mmap'ed; an empty file gives n = 0). */
+typedef struct gt_text {
+    const char *p;
+    size_t n;
+    void *map;
+    size_t map_bytes;
+} gt_text;
+/* Returns 0, or -1 with an error in d (file cannot be opened: GT_EXIT_DATA). */
+int gt_text_open(gt_text *t, const char *path, gt_diag *d);
+void gt_text_close(gt_text *t);
+/* First line(s) of a file without mapping it: reads up to max_bytes into a
+ * malloc'ed, nul-terminated buffer (*out, caller frees). Returns bytes read or -1. */
+int64_t gt_text_head(const char *path, size_t max_bytes, char **out);
+
+/* ---------------------------------------------------------------- numbers -- */
+/* Each parser reads one token starting at p (no leading blanks) and stops at
+ * `end` or at the first character that cannot continue the number. Returns the
+ * position after the number, or NULL when no valid number starts at p. */
+/* Decimal floating point: [+-]digits[.digits][(e|E)[+-]digits], also "nan",
+ * "inf", "infinity" (any case). Within 1 ulp of strtod for up to 19 significant
+ * digits (more digits are rounded away). */
+const char *gt_parse_f64(const char *p, const char *end, double *v);
+/* Unix time in seconds with an optional fraction ("1303132929", "1352500095.5")
+ * -> ms, rounded half up on the 4th decimal. */
+const char *gt_parse_unix_ms(const char *p, const char *end, int64_t *ms);
+/* Signed decimal integer (at most 18 digits). */
+const char *gt_parse_i64(const char *p, const char *end, int64_t *v);
+/* "YYYY-MM-DD HH:MM[:SS[.fff]]" (or 'T' between), optional trailing "Z" or
+ * "+00:00": UTC -> ms. Checks field ranges. */
+const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms);
+/* Days from 1970-01-01 of a proleptic Gregorian date. */
+int64_t gt_days_from_civil(int64_t y, unsigned m, unsigned d);
+
+/* ---------------------------------------------------------------- series -- */
+/* Samples of one channel: times, values and the source line of each sample. */
+typedef struct gt_series {
+    int64_t *t;     /* [n] ms */
+    float *v;       /* [n] */
+    uint32_t *line; /* [n] 1-based line in the source file */
+    int64_t n, cap;
+    int unsorted;   /* a sample went backwards */
+    int64_t n_backward; /* backward steps (any size) */
+} gt_series;
+void gt_series_push(gt_series *s, int64_t t, float v, uint32_t line);
+void gt_series_free(gt_series *s);
+
+/* Counters of one file's clean-up. */
+typedef struct gt_series_stats {
+    int64_t n_lines, n_samples, n_exact_dup, n_conflict, n_backward, n_backward_far;
+} gt_series_stats;
+
+/* Parses a whitespace separated "timestamp value ..." file (UK-DALE / REDD
+ * channel_M.dat: 2 fields; UK-DALE mains.dat: timestamp active apparent voltage).
+ * Takes field `col` (1 = the first after the timestamp) as the value; a line must
+ * have between min_fields and max_fields fields (timestamp included). Blank lines
+ * are skipped. Times going back more than backward_tol_ms behind the latest time
+ * so far are warnings naming the line. Appends to *out. Returns 0 or -1 (error in d). */
+int gt_parse_tv(const char *buf, size_t n, const char *fname, int col, int min_fields, int max_fields,
+                int64_t backward_tol_ms, gt_series *out, gt_diag *d, gt_series_stats *st);
+
+/* Sorts by time (stable: ties keep file order), drops exact duplicates (same
+ * time and same value) and reports conflicting ones (same time, another value:
+ * a warning naming both lines; the first in file order is kept). Returns 0 or -1. */
+int gt_series_clean(gt_series *s, const char *fname, gt_diag *d, gt_series_stats *st);
+
+/* --------------------------------------------------------------- resample -- */
+/* A regular clock: row k covers [t0 + k*period, t0 + (k+1)*period). */
+typedef struct gt_grid {
+    int64_t t0_ms, period_ms, n_rows;
+} gt_grid;
+/* Grid over [first, last] aligned to multiples of period since the epoch. */
+gt_grid gt_grid_span(int64_t first_ms, int64_t last_ms, int64_t period_ms);
+/* Row of time t (may be < 0 or >= n_rows when outside). */
+static inline int64_t gt_grid_row(const gt_grid *g, int64_t t) {
+    int64_t d = t - g->t0_ms;
+    return d >= 0 ? d / g->period_ms : -((-d + g->period_ms - 1) / g->period_ms);
+}
+/* out[k * stride] = mean of the finite samples (t sorted) falling in row k, NaN
+ * when none. angle_deg: circular mean of degrees (atan2 of the mean sin/cos, in
+ * [0, 360); a single sample is kept as is). Samples outside the grid are
+ * ignored; returns how many were. Never fills a row without a sample. */
+int64_t gt_resample_mean(const int64_t *t, const float *v, int64_t n, const gt_grid *g, float *out,
+                         size_t stride, int angle_deg);
+/* Marks rows lying strictly inside a hole longer than max_gap_ms between two
+ * consecutive samples (t sorted), and the rows before the first / after the last
+ * sample: flags[k] |= bit. Returns the rows newly marked. */
+int64_t gt_mark_gaps(const int64_t *t, int64_t n, const gt_grid *g, int64_t max_gap_ms, uint8_t *flags,
+                     uint8_t bit);
+
+/* ------------------------------------------------------------ delimited --- */
+/* Splits one line [p, end) into fields at `sep` (double-quoted fields may hold
+ * the separator; "" is a quote). Writes up to max_fields (start, length) pairs
+ * (quotes removed from the view only at the ends). Returns the number of fields
+ * (which may exceed max_fields: the rest are not stored). */
+int gt_split_fields(const char *p, const char *end, char sep, const char **f, int *len, int max_fields);
+/* ';' when the line has a ';', else ','. */
+char gt_detect_sep(const char *p, const char *end);
+/* Label normalisation: lower case, runs of anything but [a-z0-9] to one '_',
+ * no leading/trailing '_'; at most out_bytes-1 characters. */
+void gt_label_norm(const char *s, size_t n, char *out, size_t out_bytes);
+
+/* UK-DALE / REDD labels.dat: "channel_id label" per line. Returns the number of
+ * entries (ids[k], labels[k] malloc'ed, caller frees with gt_labels_free), or -1. */
+typedef struct gt_labels {
+    int n;
+    int *channel;
+    int *line;          /* line of each entry in labels.dat */
+    char (*label)[64];
+} gt_labels;
+int gt_parse_labels(const char *buf, size_t n, const char *fname, gt_labels *out, gt_diag *d);
+void gt_labels_free(gt_labels *l);
+
+/* REFIT CLEAN_HouseN.csv: "Time,Unix,Aggregate,Appliance1..9,Issues". Fills
+ * series[0] (aggregate) and series[1..9]; counts Issues=1 rows. */
+typedef struct gt_refit_stats {
+    gt_series_stats s;
+    int64_t n_issues;
+} gt_refit_stats;
+int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_series series[10],
+                   gt_diag *d, gt_refit_stats *st);
+
+/* CARE to Compare data file (datasets/<event_id>.csv, ';' or ','). */
+typedef struct gt_care_rows {
+    int n_cols;           /* sensor columns of this file */
+    char (*col)[64];      /* [n_cols] header names */
+    int64_t n, cap;       /* rows */
+    int64_t *t;           /* [n] ms */
+    float *v;             /* [n, n_cols] */
+    uint8_t *status;      /* [n] status_type_id */
+    uint8_t *train;       /* [n] 1 train, 2 prediction */
+    int64_t *asset;       /* [n] */
+    uint32_t *line;       /* [n] */
+} gt_care_rows;
+/* Parses the header and rows; values may be empty or NaN (-> NaN). */
+int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_care_rows *out,
+                       gt_diag *d, gt_series_stats *st);
+/* Header only: sensor column names (out->n_cols, out->col); no rows. */
+int gt_parse_care_header(const char *buf, size_t n, const char *fname, gt_care_rows *out, gt_diag *d);
+void gt_care_rows_free(gt_care_rows *r);
+
+typedef struct gt_care_event {
+    int64_t asset, event_id;
+    int anomaly;          /* event_label == anomaly */
+    int64_t start_ms, end_ms;
+} gt_care_event;
+/* event_info.csv; returns the number of events (*out malloc'ed) or -1. */
+int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_event **out, gt_diag *d);
+
+typedef struct gt_care_feature {
+    char name[64];        /* sensor_name */
+    char stat[32];        /* statistics_type as written */
+    char unit[GT_IMPORT_UNIT_LEN]; /* bytes as in the file (any encoding), truncated */
+    int is_angle, is_counter;
+} gt_care_feature;
+/* feature_description.csv; returns the number of rows (*out malloc'ed) or -1. */
+int gt_parse_care_features(const char *buf, size_t n, const char *fname, gt_care_feature **out, gt_diag *d);
+
+/* ------------------------------------------------------------ mapping ini -- */
+/* datasets/appliance_map.ini: sections [labels] (all datasets), [ukdale],
+ * [redd], [refit], [care] (overrides), [refit_houses] (houseN = 9 names),
+ * [meta] (name = on_power_w, on_duration_s, max_power_w). */
+typedef struct gt_map_entry {
+    char section[16];
+    char key[64];
+    char value[256];
+    int line;
+} gt_map_entry;
+typedef struct gt_appliance_map {
+    int n;
+    gt_map_entry *e;
+    char path[256];
+} gt_appliance_map;
+int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map *m, gt_diag *d);
+void gt_map_free(gt_appliance_map *m);
+/* Value of key in section, or NULL. */
+const char *gt_map_get(const gt_appliance_map *m, const char *section, const char *key);
+/* Canonical name of a raw label for dataset `ds` ("ukdale", ...): the dataset's
+ * section, then [labels], else the normalised label itself. Returns 0 when
+ * the label maps to "-" (drop the channel), 1 otherwise. */
+int gt_map_label(const gt_appliance_map *m, const char *ds, const char *raw, char out[GT_IMPORT_NAME_LEN]);
+
+#endif

@@ -1,0 +1,54 @@
+// nn/ops/cuda/common.cuh: helpers shared by the CUDA op files (internal).
+#pragma once
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/check_cuda.h"
+#include "nn/ops/cuda/ops_cuda.h"
+
+#define GT_CUDA_LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
+
+static inline unsigned gt_cdiv(size_t a, size_t b) { return (unsigned)((a + b - 1) / b); }
+
+// Grid size for a grid-stride elementwise loop over n elements.
+static inline unsigned gt_grid_1d(size_t n, int threads) {
+    size_t g = (n + (size_t)threads - 1) / (size_t)threads;
+    if (g > 65535u * 8u) g = 65535u * 8u;
+    return g ? (unsigned)g : 1u;
+}
+
+template <typename T>
+__device__ __forceinline__ T gt_warp_sum(T v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float gt_warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+// Sum over the block (blockDim.x a multiple of 32, <= 1024); result valid in
+// every thread. Uses 32 elements of static shared memory.
+template <typename T>
+__device__ __forceinline__ T gt_block_sum(T v) {
+    __shared__ T part[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = gt_warp_sum(v);
+    __syncthreads();  // protect `part` from a previous call
+    if (lane == 0) part[warp] = v;
+    __syncthreads();
+    T r = lane < nw ? part[lane] : (T)0;
+    return gt_warp_sum(r);
+}
+
+// Row-major GEMM on the tensor cores / SIMT per the current precision:
+//   C (M,N) = alpha op(A) (M,K) op(B) (K,N) + beta C, leading dims in elements.
+void gt_cuda_gemm(cudaStream_t stream, bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
+                  int lda, const float *B, int ldb, float beta, float *C, int ldc);
+// Strided batched form (strides in elements, 0 allowed for a shared operand).
+void gt_cuda_gemm_batched(cudaStream_t stream, bool ta, bool tb, int M, int N, int K, float alpha,
+                          const float *A, int lda, long long sA, const float *B, int ldb, long long sB,
+                          float beta, float *C, int ldc, long long sC, int batch);
+// The process's small device scratch (16 doubles), for reductions whose
+// result goes back to the host.
+double *gt_cuda_dscratch(void);

@@ -1,0 +1,555 @@
+// nn/ops/cuda/cuda_model.cu: the device model (nn/cuda_model.h). The three
+// kinds' forward/backward are the CPU code of nn/model_<kind>.c with every op
+// replaced by its CUDA twin; pointers come from the host model's parameter
+// table and activation plan, looked up by name, so layouts are identical.
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/cuda_model.h"
+#include "nn/model_lstm.h"
+#include "nn/model_s2p_tf.h"
+#include "nn/ops/cuda/common.cuh"
+
+struct gt_cuda_model {
+    gt_model plan; // copy of the host template's table and plan (host buffer pointers cleared)
+    gt_cuda_prec prec;
+    cudaStream_t stream;
+    float *params, *grads, *adam_m, *adam_v; // (n_params) each
+    float *acts;                             // (n_act_elems)
+    float *x, *pred, *dpred;                 // in acts
+    float *y, *mask;                         // (max_batch, n_y) targets staged from the host
+    float *work;                             // GPU-only work area
+    size_t n_work;
+    float *loss_dev;     // (1)
+    double *sumsq_dev;   // (1)
+    uint8_t *decay_flags; // (n_params)
+    size_t device_bytes;
+    int batch;
+    float loss;
+};
+
+// ---------------------------------------------------------------- lookup --
+static float *act(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static float *act(gt_cuda_model *m, const char *fmt, ...) {
+    char name[2 * GT_MODEL_NAME_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    for (int j = 0; j < m->plan.n_acts; j++)
+        if (strcmp(m->plan.act_table[j].name, name) == 0) return m->acts + m->plan.act_table[j].offset;
+    GT_FAIL(GT_EXIT_INTERNAL, "cuda model: activation '%s' not in the host plan (kind %s)", name,
+            gt_model_kind_name(m->plan.cfg.kind));
+}
+
+static size_t tensor_off(const gt_cuda_model *m, const char *fmt, va_list ap) {
+    char name[2 * GT_MODEL_NAME_LEN];
+    vsnprintf(name, sizeof name, fmt, ap);
+    for (int i = 0; i < m->plan.n_tensors; i++)
+        if (strcmp(m->plan.tensors[i].name, name) == 0) return m->plan.tensors[i].offset;
+    GT_FAIL(GT_EXIT_INTERNAL, "cuda model: parameter '%s' not in the host table", name);
+}
+static float *P(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static float *P(gt_cuda_model *m, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t o = tensor_off(m, fmt, ap);
+    va_end(ap);
+    return m->params + o;
+}
+static float *G(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static float *G(gt_cuda_model *m, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t o = tensor_off(m, fmt, ap);
+    va_end(ap);
+    return m->grads + o;
+}
+
+static float *dalloc(gt_cuda_model *m, size_t n) {
+    m->device_bytes += (n ? n : 1) * sizeof(float);
+    return gt_cuda_alloc_floats(n);
+}
+
+// ============================================================== s2p_cnn ==
+struct cnn_dims {
+    int L, W, H, A, C[GT_MODEL_MAX_CONV + 1], K[GT_MODEL_MAX_CONV];
+};
+static cnn_dims cnn_get(const gt_model_config *c) {
+    cnn_dims d;
+    d.L = c->n_layers;
+    d.W = c->window;
+    d.H = c->hidden;
+    d.A = c->n_out;
+    d.C[0] = c->n_in;
+    for (int l = 0; l < d.L; l++) {
+        d.C[l + 1] = c->conv_channels[l];
+        d.K[l] = c->conv_kernels[l];
+    }
+    return d;
+}
+static size_t cnn_work(const gt_model_config *c) {
+    cnn_dims d = cnn_get(c);
+    size_t w = 0;
+    for (int l = 0; l < d.L; l++) {
+        size_t s = gt_conv1d_cuda_scratch_elems(d.C[l], d.C[l + 1], d.W, d.K[l]);
+        if (s > w) w = s;
+    }
+    return w;
+}
+
+static void cnn_forward(gt_cuda_model *m, int B) {
+    const cnn_dims d = cnn_get(&m->plan.cfg);
+    cudaStream_t st = m->stream;
+    const float *inp = m->x;
+    for (int l = 0; l < d.L; l++) {
+        float *out = act(m, "conv.%d.out", l);
+        gt_conv1d_forward_cuda(out, m->work, inp, P(m, "conv.%d.weight", l), P(m, "conv.%d.bias", l), B, d.C[l],
+                               d.C[l + 1], d.W, d.K[l], GT_ACT_RELU, st);
+        inp = out;
+    }
+    float *fc1 = act(m, "fc1.out");
+    gt_linear_forward_cuda(fc1, inp, P(m, "fc1.weight"), P(m, "fc1.bias"), B, d.C[d.L] * d.W, d.H, GT_ACT_RELU, st);
+    gt_linear_forward_cuda(m->pred, fc1, P(m, "fc2.weight"), P(m, "fc2.bias"), B, d.H, d.A, GT_ACT_NONE, st);
+}
+
+static void cnn_backward(gt_cuda_model *m, int B) {
+    const cnn_dims d = cnn_get(&m->plan.cfg);
+    cudaStream_t st = m->stream;
+    const int L = d.L;
+    float *fc1 = act(m, "fc1.out"), *dfc1 = act(m, "fc1.dout"), *fsc = act(m, "fc1.scratch");
+    float *dbuf[2] = {act(m, "conv.dbuf0"), act(m, "conv.dbuf1")};
+    gt_linear_backward_cuda(dfc1, G(m, "fc2.weight"), G(m, "fc2.bias"), m->dpred, fc1, P(m, "fc2.weight"), nullptr,
+                            nullptr, B, d.H, d.A, GT_ACT_NONE, st);
+    float *dcur = dbuf[0];
+    gt_linear_backward_cuda(dcur, G(m, "fc1.weight"), G(m, "fc1.bias"), dfc1, act(m, "conv.%d.out", L - 1),
+                            P(m, "fc1.weight"), fc1, fsc, B, d.C[L] * d.W, d.H, GT_ACT_RELU, st);
+    for (int l = L - 1; l >= 0; l--) {
+        float *dnext = l > 0 ? dbuf[(L - l) & 1] : nullptr;
+        const float *inp = l > 0 ? act(m, "conv.%d.out", l - 1) : m->x;
+        gt_conv1d_backward_cuda(dnext, G(m, "conv.%d.weight", l), G(m, "conv.%d.bias", l), dcur, inp,
+                                P(m, "conv.%d.weight", l), act(m, "conv.%d.out", l), m->work, B, d.C[l], d.C[l + 1],
+                                d.W, d.K[l], GT_ACT_RELU, st);
+        dcur = dnext;
+    }
+}
+
+// =============================================================== s2p_tf ==
+static size_t tf_work(const gt_model_config *c) {
+    return gt_attention_cuda_scratch_elems(c->max_batch, c->window, c->n_heads);
+}
+
+static void tf_forward(gt_cuda_model *m, int B) {
+    const gt_model_config *c = &m->plan.cfg;
+    const int L = c->window, d = c->d_model, ff = c->d_ff, NH = c->n_heads, N = c->n_layers, mid = L / 2;
+    const int BL = B * L;
+    const float eps = GT_S2P_TF_LN_EPS;
+    cudaStream_t st = m->stream;
+    float *lnbuf = act(m, "work.ln"), *gelu = act(m, "work.gelu");
+    float *h = act(m, "blocks.0.res_in");
+    gt_linear_forward_cuda(h, m->x, P(m, "embed.weight"), P(m, "embed.bias"), BL, c->n_in, d, GT_ACT_NONE, st);
+    gt_add_bcast_cuda(h, h, P(m, "pos"), (size_t)B, (size_t)L * d, st);
+    for (int l = 0; l < N; l++) {
+        const bool last = l == N - 1;
+        float *res_in = act(m, "blocks.%d.res_in", l), *qkv = act(m, "blocks.%d.qkv", l);
+        float *att = act(m, "blocks.%d.att", l), *lse = act(m, "blocks.%d.lse", l);
+        float *res_mid = act(m, "blocks.%d.res_mid", l), *fc1 = act(m, "blocks.%d.fc1", l);
+        gt_layernorm_forward_cuda(lnbuf, act(m, "blocks.%d.ln1.mean", l), act(m, "blocks.%d.ln1.rstd", l), res_in,
+                                  P(m, "blocks.%d.ln1.weight", l), P(m, "blocks.%d.ln1.bias", l), BL, d, eps, st);
+        gt_linear_forward_cuda(qkv, lnbuf, P(m, "blocks.%d.attn.qkv.weight", l), P(m, "blocks.%d.attn.qkv.bias", l),
+                               BL, d, 3 * d, GT_ACT_NONE, st);
+        const int R = last ? B : BL; // rows after attention
+        const float *att_rows = att;
+        if (!last) {
+            gt_attention_forward_cuda(att, lse, m->work, qkv, B, L, d, NH, st);
+        } else {
+            gt_attention_forward_rows_cuda(att, lse, m->work, qkv, B, L, d, NH, mid, 1, st);
+            float *att_mid = act(m, "att_mid");
+            gt_gather_rows_cuda(att_mid, d, att + (size_t)mid * d, (size_t)L * d, B, d, st);
+            att_rows = att_mid;
+        }
+        gt_linear_forward_cuda(lnbuf, att_rows, P(m, "blocks.%d.attn.proj.weight", l),
+                               P(m, "blocks.%d.attn.proj.bias", l), R, d, d, GT_ACT_NONE, st);
+        if (!last) {
+            gt_add_cuda(res_mid, res_in, lnbuf, (size_t)BL * d, st);
+        } else {
+            gt_gather_rows_cuda(res_mid, d, res_in + (size_t)mid * d, (size_t)L * d, B, d, st);
+            gt_add_cuda(res_mid, res_mid, lnbuf, (size_t)B * d, st);
+        }
+        gt_layernorm_forward_cuda(lnbuf, act(m, "blocks.%d.ln2.mean", l), act(m, "blocks.%d.ln2.rstd", l), res_mid,
+                                  P(m, "blocks.%d.ln2.weight", l), P(m, "blocks.%d.ln2.bias", l), R, d, eps, st);
+        gt_linear_forward_cuda(fc1, lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l), P(m, "blocks.%d.mlp.fc1.bias", l), R,
+                               d, ff, GT_ACT_NONE, st);
+        gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st);
+        gt_linear_forward_cuda(lnbuf, gelu, P(m, "blocks.%d.mlp.fc2.weight", l), P(m, "blocks.%d.mlp.fc2.bias", l),
+                               R, ff, d, GT_ACT_NONE, st);
+        float *res_out = last ? act(m, "hmid") : act(m, "blocks.%d.res_in", l + 1);
+        gt_add_cuda(res_out, res_mid, lnbuf, (size_t)R * d, st);
+    }
+    float *lnf = act(m, "ln_f.out");
+    gt_layernorm_forward_cuda(lnf, act(m, "ln_f.mean"), act(m, "ln_f.rstd"), act(m, "hmid"), P(m, "ln_f.weight"),
+                              P(m, "ln_f.bias"), B, d, eps, st);
+    gt_linear_forward_cuda(m->pred, lnf, P(m, "head.weight"), P(m, "head.bias"), B, d, c->n_out, GT_ACT_NONE, st);
+}
+
+static void tf_backward(gt_cuda_model *m, int B) {
+    const gt_model_config *c = &m->plan.cfg;
+    const int L = c->window, d = c->d_model, ff = c->d_ff, NH = c->n_heads, N = c->n_layers, mid = L / 2;
+    const int BL = B * L;
+    const float eps = GT_S2P_TF_LN_EPS;
+    cudaStream_t st = m->stream;
+    float *lnbuf = act(m, "work.ln"), *gelu = act(m, "work.gelu");
+    float *ln_mean = act(m, "work.ln_mean"), *ln_rstd = act(m, "work.ln_rstd");
+    float *dres = act(m, "grad.res"), *da = act(m, "grad.a"), *db = act(m, "grad.b");
+    float *dqkv = act(m, "grad.qkv"), *dff = act(m, "grad.ff"), *dlnf = act(m, "grad.ln_f"),
+          *dmid = act(m, "grad.mid");
+    gt_linear_backward_cuda(dlnf, G(m, "head.weight"), G(m, "head.bias"), m->dpred, act(m, "ln_f.out"),
+                            P(m, "head.weight"), nullptr, nullptr, B, d, c->n_out, GT_ACT_NONE, st);
+    gt_layernorm_backward_cuda(dmid, G(m, "ln_f.weight"), G(m, "ln_f.bias"), dlnf, act(m, "hmid"),
+                               P(m, "ln_f.weight"), act(m, "ln_f.mean"), act(m, "ln_f.rstd"), B, d, st);
+    for (int l = N - 1; l >= 0; l--) {
+        const bool last = l == N - 1;
+        const int R = last ? B : BL;
+        float *dcur = last ? dmid : dres; // d loss / d block output (R,d)
+        float *res_in = act(m, "blocks.%d.res_in", l), *qkv = act(m, "blocks.%d.qkv", l);
+        float *att = act(m, "blocks.%d.att", l), *lse = act(m, "blocks.%d.lse", l);
+        float *res_mid = act(m, "blocks.%d.res_mid", l), *fc1 = act(m, "blocks.%d.fc1", l);
+        // MLP half
+        gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st); // recompute
+        gt_linear_backward_cuda(dff, G(m, "blocks.%d.mlp.fc2.weight", l), G(m, "blocks.%d.mlp.fc2.bias", l), dcur,
+                                gelu, P(m, "blocks.%d.mlp.fc2.weight", l), nullptr, nullptr, R, ff, d, GT_ACT_NONE,
+                                st);
+        gt_gelu_backward_cuda(dff, dff, fc1, (size_t)R * ff, st);
+        gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_mid, P(m, "blocks.%d.ln2.weight", l),
+                                  P(m, "blocks.%d.ln2.bias", l), R, d, eps, st);
+        gt_linear_backward_cuda(da, G(m, "blocks.%d.mlp.fc1.weight", l), G(m, "blocks.%d.mlp.fc1.bias", l), dff,
+                                lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l), nullptr, nullptr, R, d, ff, GT_ACT_NONE,
+                                st);
+        gt_layernorm_backward_cuda(db, G(m, "blocks.%d.ln2.weight", l), G(m, "blocks.%d.ln2.bias", l), da, res_mid,
+                                   P(m, "blocks.%d.ln2.weight", l), act(m, "blocks.%d.ln2.mean", l),
+                                   act(m, "blocks.%d.ln2.rstd", l), R, d, st);
+        gt_add_cuda(dcur, dcur, db, (size_t)R * d, st); // now d/d res_mid
+        // attention half
+        if (!last) {
+            gt_linear_backward_cuda(da, G(m, "blocks.%d.attn.proj.weight", l), G(m, "blocks.%d.attn.proj.bias", l),
+                                    dres, att, P(m, "blocks.%d.attn.proj.weight", l), nullptr, nullptr, BL, d, d,
+                                    GT_ACT_NONE, st);
+            gt_attention_backward_cuda(dqkv, m->work, da, qkv, att, lse, B, L, d, NH, st);
+        } else {
+            gt_linear_backward_cuda(da, G(m, "blocks.%d.attn.proj.weight", l), G(m, "blocks.%d.attn.proj.bias", l),
+                                    dmid, act(m, "att_mid"), P(m, "blocks.%d.attn.proj.weight", l), nullptr, nullptr,
+                                    B, d, d, GT_ACT_NONE, st);
+            // da (B,d) -> db rows at mid of a (B,L,d) view: the rows op reads nothing else
+            gt_gather_rows_cuda(db + (size_t)mid * d, (size_t)L * d, da, d, B, d, st);
+            gt_attention_backward_rows_cuda(dqkv, m->work, db, qkv, att, lse, B, L, d, NH, mid, 1, st);
+        }
+        gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_in, P(m, "blocks.%d.ln1.weight", l),
+                                  P(m, "blocks.%d.ln1.bias", l), BL, d, eps, st);
+        gt_linear_backward_cuda(da, G(m, "blocks.%d.attn.qkv.weight", l), G(m, "blocks.%d.attn.qkv.bias", l), dqkv,
+                                lnbuf, P(m, "blocks.%d.attn.qkv.weight", l), nullptr, nullptr, BL, d, 3 * d,
+                                GT_ACT_NONE, st);
+        if (!last) {
+            gt_layernorm_backward_cuda(db, G(m, "blocks.%d.ln1.weight", l), G(m, "blocks.%d.ln1.bias", l), da, res_in,
+                                       P(m, "blocks.%d.ln1.weight", l), act(m, "blocks.%d.ln1.mean", l),
+                                       act(m, "blocks.%d.ln1.rstd", l), BL, d, st);
+            gt_add_cuda(dres, dres, db, (size_t)BL * d, st); // now d/d res_in
+        } else {
+            gt_layernorm_backward_cuda(dres, G(m, "blocks.%d.ln1.weight", l), G(m, "blocks.%d.ln1.bias", l), da,
+                                       res_in, P(m, "blocks.%d.ln1.weight", l), act(m, "blocks.%d.ln1.mean", l),
+                                       act(m, "blocks.%d.ln1.rstd", l), BL, d, st);
+            // residual path res_in[:, mid] -> res_mid: dres[:, mid] += dmid (da is free now)
+            gt_gather_rows_cuda(da, d, dres + (size_t)mid * d, (size_t)L * d, B, d, st);
+            gt_add_cuda(da, da, dmid, (size_t)B * d, st);
+            gt_gather_rows_cuda(dres + (size_t)mid * d, (size_t)L * d, da, d, B, d, st);
+        }
+    }
+    gt_sum_rows_acc_cuda(G(m, "pos"), dres, (size_t)B, (size_t)L * d, st);
+    gt_linear_backward_cuda(nullptr, G(m, "embed.weight"), G(m, "embed.bias"), dres, m->x, P(m, "embed.weight"),
+                            nullptr, nullptr, BL, c->n_in, d, GT_ACT_NONE, st);
+}
+
+// ================================================================= lstm ==
+static size_t lstm_work(const gt_model_config *c) {
+    return gt_lstm_cuda_scratch_elems(c->max_batch, c->window, c->hidden);
+}
+
+static void lstm_forward(gt_cuda_model *m, int B) {
+    const gt_model_config *c = &m->plan.cfg;
+    const int T = c->window, C = c->n_in, H = c->hidden, NL = c->n_layers;
+    cudaStream_t st = m->stream;
+    const float *inp = m->x;
+    for (int k = 0; k < NL; k++) {
+        float *h = act(m, "lstm.%d.h", k);
+        gt_lstm_forward_cuda(h, act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), inp, P(m, "lstm.weight_ih_l%d", k),
+                             P(m, "lstm.weight_hh_l%d", k), P(m, "lstm.bias_ih_l%d", k), P(m, "lstm.bias_hh_l%d", k),
+                             B, T, k == 0 ? C : H, H, st);
+        inp = h;
+    }
+    gt_linear_forward_cuda(m->pred, inp, P(m, "head.weight"), P(m, "head.bias"), B * T, H, C, GT_ACT_NONE, st);
+}
+
+static void lstm_backward(gt_cuda_model *m, int B) {
+    const gt_model_config *c = &m->plan.cfg;
+    const int T = c->window, C = c->n_in, H = c->hidden, NL = c->n_layers, top = NL - 1;
+    cudaStream_t st = m->stream;
+    float *dh[2] = {act(m, "grad.h0"), act(m, "grad.h1")};
+    float *dgates = act(m, "grad.gates");
+    float *dcur = dh[0];
+    gt_linear_backward_cuda(dcur, G(m, "head.weight"), G(m, "head.bias"), m->dpred, act(m, "lstm.%d.h", top),
+                            P(m, "head.weight"), nullptr, nullptr, B * T, H, C, GT_ACT_NONE, st);
+    for (int k = top; k >= 0; k--) {
+        float *dnext = k > 0 ? dh[(top - k + 1) & 1] : nullptr;
+        const float *inp = k > 0 ? act(m, "lstm.%d.h", k - 1) : m->x;
+        gt_lstm_backward_cuda(dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
+                              G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dgates, m->work, dcur, inp,
+                              P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k), act(m, "lstm.%d.h", k),
+                              act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), B, T, k == 0 ? C : H, H, c->tbptt,
+                              st);
+        dcur = dnext;
+    }
+}
+
+// next-step MSE: pred[b,t] vs x[b,t+1] for t < T-1 (s[0] += sum e^2, in double)
+__global__ void k_lstm_loss(double *s, float *dpred, const float *pred, const float *x, int B, int T, int C,
+                            float scale) {
+    const size_t n = (size_t)B * T * C;
+    double acc = 0.0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int t = (int)((i / C) % T);
+        if (t == T - 1) {
+            dpred[i] = 0.0f;
+            continue;
+        }
+        float e = pred[i] - x[i + C];
+        acc += (double)e * e;
+        dpred[i] = scale * e;
+    }
+    acc = gt_block_sum(acc);
+    if (threadIdx.x == 0) atomicAdd(s, acc);
+}
+__global__ void k_lstm_loss_fin(float *loss, const double *s, double denom) { *loss = (float)(s[0] / denom); }
+
+// =========================================================== generic API ==
+extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
+    GT_CHECK(host != nullptr, GT_EXIT_INTERNAL, "gt_cuda_model_create: NULL host template");
+    GT_CHECK(amp >= 0 && amp <= 3, GT_EXIT_USAGE, "cuda model: amp must be 0 (fp32), 1 (bf16), 2 (fp16), 3 (tf32)");
+    gt_cuda_model *m = (gt_cuda_model *)GT_CALLOC(1, sizeof *m);
+    m->plan = *host;
+    m->plan.params = m->plan.grads = m->plan.adam_m = m->plan.adam_v = m->plan.acts = nullptr;
+    m->plan.x = m->plan.pred = m->plan.dpred = nullptr;
+    m->plan.impl = nullptr;
+    m->prec = (gt_cuda_prec)amp;
+    const gt_model_config *c = &m->plan.cfg;
+    const size_t np = m->plan.n_params, B = (size_t)c->max_batch;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    m->params = dalloc(m, np);
+    m->grads = dalloc(m, np);
+    m->adam_m = dalloc(m, np);
+    m->adam_v = dalloc(m, np);
+    m->acts = dalloc(m, m->plan.n_act_elems);
+    m->x = act(m, "x");
+    m->pred = act(m, "pred");
+    m->dpred = act(m, "dpred");
+    m->y = dalloc(m, B * m->plan.n_y);
+    m->mask = dalloc(m, B * m->plan.n_y);
+    switch (c->kind) {
+    case GT_MODEL_S2P_CNN: m->n_work = cnn_work(c); break;
+    case GT_MODEL_S2P_TF: m->n_work = tf_work(c); break;
+    case GT_MODEL_LSTM: m->n_work = lstm_work(c); break;
+    default: GT_FAIL(GT_EXIT_USAGE, "cuda model: kind %d not supported", (int)c->kind);
+    }
+    m->work = dalloc(m, m->n_work);
+    m->loss_dev = dalloc(m, 2);
+    m->sumsq_dev = (double *)dalloc(m, 4); // 2 doubles: clip norm, lstm loss
+    m->device_bytes += np;
+    CUDA_CHECK(cudaMalloc(&m->decay_flags, np ? np : 1));
+    {
+        uint8_t *flags = (uint8_t *)GT_CALLOC(np ? np : 1, 1);
+        for (int i = 0; i < m->plan.n_tensors; i++)
+            memset(flags + m->plan.tensors[i].offset, m->plan.tensors[i].decay ? 1 : 0, m->plan.tensors[i].n_elem);
+        CUDA_CHECK(cudaMemcpy(m->decay_flags, flags, np, cudaMemcpyHostToDevice));
+        free(flags);
+    }
+    if (host->params) gt_cuda_upload(m->params, host->params, np);
+    return m;
+}
+
+extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
+    if (!m) return;
+    CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    gt_cuda_free(m->params);
+    gt_cuda_free(m->grads);
+    gt_cuda_free(m->adam_m);
+    gt_cuda_free(m->adam_v);
+    gt_cuda_free(m->acts);
+    gt_cuda_free(m->y);
+    gt_cuda_free(m->mask);
+    gt_cuda_free(m->work);
+    gt_cuda_free(m->loss_dev);
+    gt_cuda_free(m->sumsq_dev);
+    gt_cuda_free(m->decay_flags);
+    CUDA_CHECK(cudaStreamDestroy(m->stream));
+    free(m);
+}
+
+extern "C" cudaStream_t gt_cuda_model_stream(const gt_cuda_model *m) { return m->stream; }
+extern "C" const gt_model_config *gt_cuda_model_config(const gt_cuda_model *m) { return &m->plan.cfg; }
+extern "C" size_t gt_cuda_model_n_params(const gt_cuda_model *m) { return m->plan.n_params; }
+extern "C" size_t gt_cuda_model_n_x(const gt_cuda_model *m) { return m->plan.n_x; }
+extern "C" size_t gt_cuda_model_n_y(const gt_cuda_model *m) { return m->plan.n_y; }
+extern "C" gt_cuda_prec gt_cuda_model_precision(const gt_cuda_model *m) { return m->prec; }
+extern "C" size_t gt_cuda_model_device_bytes(const gt_cuda_model *m) { return m->device_bytes; }
+extern "C" float *gt_cuda_model_params(gt_cuda_model *m) { return m->params; }
+extern "C" float *gt_cuda_model_grads(gt_cuda_model *m) { return m->grads; }
+extern "C" float *gt_cuda_model_adam_m(gt_cuda_model *m) { return m->adam_m; }
+extern "C" float *gt_cuda_model_adam_v(gt_cuda_model *m) { return m->adam_v; }
+extern "C" float *gt_cuda_model_x(gt_cuda_model *m) { return m->x; }
+
+extern "C" void gt_cuda_model_set_state(gt_cuda_model *m, const float *params, const float *grads,
+                                        const float *adam_m, const float *adam_v, size_t n) {
+    GT_CHECK(n == m->plan.n_params, GT_EXIT_DATA, "parameter count %zu does not match the model's %zu", n,
+             m->plan.n_params);
+    CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    if (params) gt_cuda_upload(m->params, params, n);
+    if (grads) gt_cuda_upload(m->grads, grads, n);
+    if (adam_m) gt_cuda_upload(m->adam_m, adam_m, n);
+    if (adam_v) gt_cuda_upload(m->adam_v, adam_v, n);
+}
+
+extern "C" void gt_cuda_model_get_state(const gt_cuda_model *m, float *params, float *grads, float *adam_m,
+                                        float *adam_v, size_t n) {
+    GT_CHECK(n == m->plan.n_params, GT_EXIT_DATA, "parameter count %zu does not match the model's %zu", n,
+             m->plan.n_params);
+    CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    if (params) gt_cuda_download(params, m->params, n);
+    if (grads) gt_cuda_download(grads, m->grads, n);
+    if (adam_m) gt_cuda_download(adam_m, m->adam_m, n);
+    if (adam_v) gt_cuda_download(adam_v, m->adam_v, n);
+}
+
+extern "C" const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, int B, int on_device) {
+    GT_CHECK(B > 0 && B <= m->plan.cfg.max_batch, GT_EXIT_USAGE, "model forward: batch %d outside [1, max_batch=%d]",
+             B, m->plan.cfg.max_batch);
+    const size_t n = (size_t)B * m->plan.n_x * sizeof(float);
+    if (x != m->x)
+        CUDA_CHECK(cudaMemcpyAsync(m->x, x, n, on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice,
+                                   m->stream));
+    m->batch = B;
+    gt_cuda_set_precision(m->prec);
+    switch (m->plan.cfg.kind) {
+    case GT_MODEL_S2P_CNN: cnn_forward(m, B); break;
+    case GT_MODEL_S2P_TF: tf_forward(m, B); break;
+    default: lstm_forward(m, B); break;
+    }
+    return m->pred;
+}
+
+extern "C" void gt_cuda_model_get_pred(const gt_cuda_model *m, float *pred_host) {
+    CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    gt_cuda_download(pred_host, m->pred, (size_t)m->batch * m->plan.n_y);
+}
+
+extern "C" void gt_cuda_model_loss_async(gt_cuda_model *m, const float *y_dev, const float *mask_dev) {
+    GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_loss called before gt_cuda_model_forward");
+    gt_mse_masked_cuda(m->loss_dev, m->dpred, m->pred, y_dev, mask_dev, (size_t)m->batch * m->plan.n_y, 1.0f,
+                       m->stream);
+}
+
+extern "C" float gt_cuda_model_last_loss(gt_cuda_model *m) {
+    float h = 0.0f;
+    CUDA_CHECK(cudaMemcpyAsync(&h, m->loss_dev, sizeof h, cudaMemcpyDeviceToHost, m->stream));
+    CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    m->loss = h;
+    return h;
+}
+
+extern "C" float gt_cuda_model_loss(gt_cuda_model *m, const float *y, const float *mask, int on_device) {
+    GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_loss called before gt_cuda_model_forward");
+    const size_t n = (size_t)m->batch * m->plan.n_y;
+    if (!on_device) {
+        CUDA_CHECK(cudaMemcpyAsync(m->y, y, n * sizeof(float), cudaMemcpyHostToDevice, m->stream));
+        if (mask) CUDA_CHECK(cudaMemcpyAsync(m->mask, mask, n * sizeof(float), cudaMemcpyHostToDevice, m->stream));
+        y = m->y;
+        mask = mask ? m->mask : nullptr;
+    }
+    gt_cuda_model_loss_async(m, y, mask);
+    return gt_cuda_model_last_loss(m);
+}
+
+extern "C" void gt_cuda_model_lstm_loss_async(gt_cuda_model *m) {
+    const gt_model_config *c = &m->plan.cfg;
+    GT_CHECK(c->kind == GT_MODEL_LSTM, GT_EXIT_INTERNAL, "gt_cuda_model_lstm_loss on a non-lstm model");
+    GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_lstm_loss called before gt_cuda_model_forward");
+    const int B = m->batch, T = c->window, C = c->n_in;
+    const size_t n_per = (size_t)(T - 1) * C;
+    const float scale = 2.0f / (float)((double)B * n_per);
+    double *s = m->sumsq_dev + 1;
+    CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(double), m->stream));
+    size_t n = (size_t)B * T * C;
+    unsigned g = gt_grid_1d(n, 256);
+    if (g > 1056) g = 1056;
+    k_lstm_loss<<<g, 256, 0, m->stream>>>(s, m->dpred, m->pred, m->x, B, T, C, scale);
+    GT_CUDA_LAUNCH_CHECK();
+    k_lstm_loss_fin<<<1, 1, 0, m->stream>>>(m->loss_dev, s, (double)B * n_per);
+    GT_CUDA_LAUNCH_CHECK();
+}
+
+extern "C" float gt_cuda_model_lstm_loss(gt_cuda_model *m) {
+    gt_cuda_model_lstm_loss_async(m);
+    return gt_cuda_model_last_loss(m);
+}
+
+extern "C" void gt_cuda_model_backward(gt_cuda_model *m, float dloss) {
+    GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_backward called before gt_cuda_model_forward");
+    if (dloss != 1.0f) gt_scale_cuda(m->dpred, (size_t)m->batch * m->plan.n_y, dloss, m->stream);
+    gt_cuda_set_precision(m->prec);
+    switch (m->plan.cfg.kind) {
+    case GT_MODEL_S2P_CNN: cnn_backward(m, m->batch); break;
+    case GT_MODEL_S2P_TF: tf_backward(m, m->batch); break;
+    default: lstm_backward(m, m->batch); break;
+    }
+}
+
+extern "C" void gt_cuda_model_zero_grad(gt_cuda_model *m) {
+    CUDA_CHECK(cudaMemsetAsync(m->grads, 0, m->plan.n_params * sizeof(float), m->stream));
+}
+
+extern "C" double gt_cuda_model_clip_grad_norm(gt_cuda_model *m, float max_norm) {
+    gt_cuda_model_clip_grad_norm_async(m, max_norm);
+    double h = 0.0;
+    CUDA_CHECK(cudaMemcpyAsync(&h, m->sumsq_dev, sizeof h, cudaMemcpyDeviceToHost, m->stream));
+    CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    return sqrt(h);
+}
+
+extern "C" void gt_cuda_model_clip_grad_norm_async(gt_cuda_model *m, float max_norm) {
+    gt_clip_grad_norm_async_cuda(m->grads, m->plan.n_params, max_norm, m->sumsq_dev, m->stream);
+}
+
+extern "C" int gt_cuda_model_unscale_check(gt_cuda_model *m, float inv_scale) {
+    return gt_cuda_unscale_check(m->grads, m->plan.n_params, inv_scale, m->stream);
+}
+
+extern "C" void gt_cuda_model_adamw_step(gt_cuda_model *m, const gt_adamw_config *opt, float lr, long t,
+                                         int decay_all) {
+    GT_CHECK(t >= 1, GT_EXIT_INTERNAL, "AdamW step count must be >= 1 (got %ld)", t);
+    gt_adamw_scalars sd = gt_adamw_scalars_make(opt, lr, t, 1);
+    gt_adamw_scalars sp = decay_all ? sd : gt_adamw_scalars_make(opt, lr, t, 0);
+    gt_adamw_update_flags_cuda(m->params, m->grads, m->adam_m, m->adam_v, m->decay_flags, m->plan.n_params, &sd, &sp,
+                               m->stream);
+}
+
+extern "C" void gt_cuda_model_allreduce_grads(gt_cuda_model *m, void *nccl_comm, int average) {
+    ncclComm_t comm = (ncclComm_t)nccl_comm;
+    NCCL_CHECK(ncclAllReduce(m->grads, m->grads, m->plan.n_params, ncclFloat, ncclSum, comm, m->stream));
+    if (average) {
+        int n = 1;
+        NCCL_CHECK(ncclCommCount(comm, &n));
+        if (n > 1) gt_scale_cuda(m->grads, m->plan.n_params, 1.0f / (float)n, m->stream);
+    }
+}
+
+extern "C" void gt_cuda_model_synchronize(gt_cuda_model *m) { CUDA_CHECK(cudaStreamSynchronize(m->stream)); }

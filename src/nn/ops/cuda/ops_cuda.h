@@ -1,0 +1,181 @@
+/* nn/ops/cuda/ops_cuda.h: the CUDA twins of the CPU ops (nn/ops/ops.h,
+ * attention.h, lstm.h) and the small device helpers they need.
+ *
+ * Conventions (llm.c): gt_X_cuda has the arguments of the CPU gt_X plus a
+ * cudaStream_t, every pointer is DEVICE memory unless its name ends in
+ * _host, forward assigns, backward accumulates (+=) parameter gradients and
+ * assigns activation gradients, nothing allocates (scratch is passed in; its
+ * size comes from a *_cuda_scratch_elems() function, which may differ from the
+ * CPU one). All calls are asynchronous on `stream` except those documented as
+ * returning a host value (they synchronise the stream).
+ *
+ * Precision of the matrix products (gt_cuda_set_precision, per process):
+ *   GT_PREC_FP32  strict fp32 (CUBLAS_COMPUTE_32F: no TF32)
+ *   GT_PREC_TF32  fp32 storage, TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)
+ *   GT_PREC_BF16  fp32 storage and master weights, products with bf16 inputs
+ *                 on the tensor cores and fp32 accumulation
+ *                 (CUBLAS_COMPUTE_32F_FAST_16BF)
+ *   GT_PREC_FP16  the same with fp16 inputs (CUBLAS_COMPUTE_32F_FAST_16F):
+ *                 needs loss scaling (gt_cuda_unscale_check)
+ * Elementwise ops, reductions, LayerNorm, attention and the LSTM cell run in
+ * fp32 (sums of losses and norms in double) in every mode.
+ *
+ * One cuBLAS handle per process (created on first use, bound to the current
+ * device); the helpers that return a host value share one small device
+ * scratch. Not thread-safe: one model per thread, as the CPU engine. */
+#ifndef GT_NN_OPS_CUDA_OPS_CUDA_H
+#define GT_NN_OPS_CUDA_OPS_CUDA_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+/* nn/ops/ops.h has no extern "C" guard of its own: give its declarations C
+ * linkage here (math.h first, outside the block). */
+#include <math.h>
+extern "C" {
+#include "nn/ops/ops.h"
+#else
+#include "nn/ops/ops.h"
+#endif
+
+typedef enum gt_cuda_prec {
+    GT_PREC_FP32 = 0,
+    GT_PREC_BF16 = 1,
+    GT_PREC_FP16 = 2,
+    GT_PREC_TF32 = 3,
+} gt_cuda_prec;
+
+void gt_cuda_set_precision(gt_cuda_prec prec);
+gt_cuda_prec gt_cuda_get_precision(void);
+const char *gt_cuda_prec_name(gt_cuda_prec prec);
+
+/* ---------------------------------------------------------- memory -- */
+/* cudaMalloc of n floats (zeroed); ends the job with a clear message when
+ * the device is out of memory. gt_cuda_free accepts NULL. */
+float *gt_cuda_alloc_floats(size_t n);
+void gt_cuda_free(void *p);
+/* Synchronous copies of n floats (host <-> device). */
+void gt_cuda_upload(float *dev, const float *host, size_t n);
+void gt_cuda_download(float *host, const float *dev, size_t n);
+/* Bytes allocated through gt_cuda_alloc_floats so far in this process (cumulative). */
+size_t gt_cuda_allocated_bytes(void);
+/* Free and total device memory (cudaMemGetInfo), bytes. */
+void gt_cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
+
+/* ------------------------------------------------------------ linear -- */
+void gt_linear_forward_cuda(float *out, const float *inp, const float *w, const float *b, int N, int C,
+                            int OC, gt_act act, cudaStream_t stream);
+/* scratch (N*OC) needed only for act = GT_ACT_RELU (dout masked there). */
+void gt_linear_backward_cuda(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                             const float *w, const float *out, float *scratch, int N, int C, int OC,
+                             gt_act act, cudaStream_t stream);
+
+/* ------------------------------------------------------------ conv1d --
+ * im2col + GEMM in chunks of GT_CONV1D_CUDA_NB samples; scratch holds
+ * gt_conv1d_cuda_scratch_elems(IC,OC,W,K) floats (independent of B). */
+#define GT_CONV1D_CUDA_NB 32
+size_t gt_conv1d_cuda_scratch_elems(int IC, int OC, int W, int K);
+void gt_conv1d_forward_cuda(float *out, float *scratch, const float *inp, const float *w, const float *b,
+                            int B, int IC, int OC, int W, int K, gt_act act, cudaStream_t stream);
+void gt_conv1d_backward_cuda(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                             const float *w, const float *out, float *scratch, int B, int IC, int OC,
+                             int W, int K, gt_act act, cudaStream_t stream);
+
+/* ------------------------------------------------------- activations -- */
+void gt_relu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t stream);
+void gt_relu_backward_cuda(float *dinp, const float *dout, const float *out, size_t n, cudaStream_t stream);
+void gt_gelu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t stream);
+void gt_gelu_backward_cuda(float *dinp, const float *dout, const float *inp, size_t n, cudaStream_t stream);
+/* out (n) = a + b; out may alias a or b. */
+void gt_add_cuda(float *out, const float *a, const float *b, size_t n, cudaStream_t stream);
+/* out (R,n) = a (R,n) + b (n) broadcast over rows; out may alias a. */
+void gt_add_bcast_cuda(float *out, const float *a, const float *b, size_t R, size_t n, cudaStream_t stream);
+/* db (n) += sum_r a (R,n) over rows. */
+void gt_sum_rows_acc_cuda(float *db, const float *a, size_t R, size_t n, cudaStream_t stream);
+/* Row r of dst (at dst + r*dst_stride) = row r of src (at src + r*src_stride), n floats each. */
+void gt_gather_rows_cuda(float *dst, size_t dst_stride, const float *src, size_t src_stride, size_t R,
+                         size_t n, cudaStream_t stream);
+
+/* --------------------------------------------------------- layernorm -- */
+void gt_layernorm_forward_cuda(float *out, float *mean, float *rstd, const float *inp, const float *w,
+                               const float *b, int N, int C, float eps, cudaStream_t stream);
+void gt_layernorm_backward_cuda(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                                const float *w, const float *mean, const float *rstd, int N, int C,
+                                cudaStream_t stream);
+
+/* --------------------------------------------------------- masked MSE --
+ * Forward returns the loss to the host (synchronises `stream`). */
+float gt_mse_masked_forward_cuda(const float *pred, const float *y, const float *mask, size_t n,
+                                 cudaStream_t stream);
+void gt_mse_masked_backward_cuda(float *dpred, const float *pred, const float *y, const float *mask, size_t n,
+                                 float dloss, cudaStream_t stream);
+/* Both at once without a host round trip: loss_dev (1 float, device) gets the
+ * loss, dpred the gradient scaled by dloss. */
+void gt_mse_masked_cuda(float *loss_dev, float *dpred, const float *pred, const float *y, const float *mask,
+                        size_t n, float dloss, cudaStream_t stream);
+
+/* -------------------------------------------------------------- AdamW --
+ * Same per-element math as the CPU (gt_adamw_element, in double). */
+void gt_adamw_update_cuda(float *params, const float *grads, float *m, float *v, size_t n,
+                          const gt_adamw_scalars *s, cudaStream_t stream);
+/* One launch over a whole model buffer: element i uses s_decay when
+ * decay_flags[i] != 0 (device, n bytes), else s_plain. */
+void gt_adamw_update_flags_cuda(float *params, const float *grads, float *m, float *v,
+                                const uint8_t *decay_flags, size_t n, const gt_adamw_scalars *s_decay,
+                                const gt_adamw_scalars *s_plain, cudaStream_t stream);
+
+/* ---------------------------------------------------------- clipping --
+ * Returned to the host (synchronise). Sums in double on the device. */
+double gt_grad_norm_cuda(const float *grads, size_t n, cudaStream_t stream);
+double gt_clip_grad_norm_cuda(float *grads, size_t n, float max_norm, cudaStream_t stream);
+void gt_scale_cuda(float *x, size_t n, float coef, cudaStream_t stream);
+/* Asynchronous form: sumsq_dev (1 double, device) = sum g^2, then grads are
+ * scaled on the device by min(1, max_norm / (sqrt(sumsq) + 1e-6)). */
+void gt_clip_grad_norm_async_cuda(float *grads, size_t n, float max_norm, double *sumsq_dev,
+                                  cudaStream_t stream);
+
+/* ------------------------------------------- loss scaling (fp16 AMP) --
+ * 1 when any of g (n) is inf or NaN (synchronises). */
+int gt_cuda_grads_nonfinite(const float *g, size_t n, cudaStream_t stream);
+/* g *= inv_scale in place, and returns 1 when any element (before
+ * scaling) was non-finite (torch._amp_foreach_non_finite_check_and_unscale_).
+ * Synchronises. The trainer's scaler (train/amp.h) then skips the step and
+ * lowers the scale. */
+int gt_cuda_unscale_check(float *g, size_t n, float inv_scale, cudaStream_t stream);
+
+/* ---------------------------------------------------------- attention --
+ * Flash-style, non-causal, fp32 (see nn/ops/attention.h for layouts).
+ * scratch: gt_attention_cuda_scratch_elems(B,L,NH) floats (D = rowsum(dO*O)
+ * for the backward; linear in L). Head size hs = C/NH must be one of
+ * 8, 16, 32, 64, 128. */
+size_t gt_attention_cuda_scratch_elems(int B, int L, int NH);
+void gt_attention_forward_cuda(float *out, float *lse, float *scratch, const float *qkv, int B, int L, int C,
+                               int NH, cudaStream_t stream);
+void gt_attention_backward_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                const float *out, const float *lse, int B, int L, int C, int NH,
+                                cudaStream_t stream);
+void gt_attention_forward_rows_cuda(float *out, float *lse, float *scratch, const float *qkv, int B, int L,
+                                    int C, int NH, int q0, int nq, cudaStream_t stream);
+void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                     const float *out, const float *lse, int B, int L, int C, int NH, int q0,
+                                     int nq, cudaStream_t stream);
+
+/* --------------------------------------------------------------- LSTM --
+ * Per step: one cuBLAS GEMM (B,H)x(H,4H) and one fused cell kernel; the
+ * input GEMM of all steps at once. TBPTT exactly as nn/ops/lstm.h.
+ * scratch: gt_lstm_cuda_scratch_elems(B,T,H) floats. */
+void gt_lstm_forward_cuda(float *h, float *c, float *gates, const float *x, const float *w_ih,
+                          const float *w_hh, const float *b_ih, const float *b_hh, int B, int T, int C, int H,
+                          cudaStream_t stream);
+size_t gt_lstm_cuda_scratch_elems(int B, int T, int H);
+void gt_lstm_backward_cuda(float *dx, float *dw_ih, float *dw_hh, float *db_ih, float *db_hh, float *dgates,
+                           float *scratch, const float *dh, const float *x, const float *w_ih,
+                           const float *w_hh, const float *h, const float *c, const float *gates, int B,
+                           int T, int C, int H, int K, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,102 @@
+/* train/trainer.h: the distributed data-parallel training loop.
+ *
+ * One call trains one model on one file, on every rank of `comm`:
+ *
+ *   read shard (io/read.h) -> dataset (data/dataset.h: splits, screening,
+ *   train-split statistics reduced over ranks and frozen) -> replica of the
+ *   model on every rank (init from the seed, then broadcast from rank 0) ->
+ *   per step: global batch (data/loader.h, prefetch thread) -> micro-batches
+ *   (gradient accumulation) -> all-reduce of the gradient sum (dist/) ->
+ *   NaN/Inf guard -> AMP unscale -> global-norm clipping -> AdamW with warmup +
+ *   cosine -> progress, metrics, validation + replica check, early stopping,
+ *   checkpoints, signals.
+ *
+ * Exactness. The loss is the masked MSE over the GLOBAL batch: every rank
+ * multiplies d loss / d pred by 1 / M where M, the number of target elements
+ * of the global batch, is agreed by a small all-reduce, so the summed gradient
+ * equals the 1-rank gradient up to float summation order (the per-element
+ * d loss / d pred values are bit-identical for any number of ranks).
+ *
+ * Outputs under cfg->run_dir: config.ini, manifest.json, metrics.jsonl,
+ * screened.csv, forensics.jsonl (only after a non-finite step), checkpoints/
+ * (train/checkpoint.h). See docs/training.md.
+ *
+ * Collective over comm; the configuration must be the same on every rank.
+ * Returns the exit code (the same on every rank): 0, GT_EXIT_NUMERIC after
+ * nan_max_bad consecutive non-finite steps, GT_EXIT_PREEMPTED after a signal
+ * (or train.stop_after) was handled with a checkpoint. Other errors end the
+ * job (GT_CHECK / MPI_Abort). */
+#ifndef GT_TRAIN_TRAINER_H
+#define GT_TRAIN_TRAINER_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "data/dataset.h"
+#include "nn/model.h"
+
+typedef struct gt_train_config {
+    /* [data] */
+    const char *data_file;  /* NILM file for s2p_*, PdM file for lstm */
+    gt_data_config data;    /* .task follows the model kind; .seed = train seed */
+    /* [model]: kind and hyper-parameters; window, n_in, n_out and max_batch are
+     * filled in by the trainer from the dataset and micro_batch */
+    gt_model_config model;
+    /* [optim] */
+    double lr, lr_min;      /* peak and final learning rate */
+    int64_t warmup;         /* linear warmup steps */
+    gt_adamw_config adamw;  /* betas, eps, weight decay (matrices only) */
+    double clip;            /* global-norm clip; <= 0 off */
+    /* [train] */
+    int64_t batch;          /* GLOBAL samples per optimizer step */
+    int64_t micro_batch;    /* max samples per forward on one rank (0 = batch) */
+    int64_t epochs;         /* 0 = no epoch limit (then max_steps or time_budget) */
+    int64_t max_steps;      /* 0 = no step limit */
+    double time_budget_min; /* 0 = none; stops (with a checkpoint) when exceeded */
+    int64_t eval_every;     /* steps between validations (0 = once per epoch) */
+    int64_t patience;       /* validations without improvement before stopping (0 = off) */
+    uint64_t seed;
+    int prefetch;           /* 1: background prefetch thread */
+    int nan_max_bad;        /* K consecutive non-finite steps -> GT_EXIT_NUMERIC */
+    int amp;                /* dynamic loss scaler on (CPU compute stays fp32) */
+    int64_t log_every;      /* steps between progress lines / metrics */
+    int64_t stop_after;     /* testing: checkpoint and exit 75 after this many steps of this segment (0 off) */
+    /* [run] */
+    const char *run_dir;    /* NULL or "": runs/<SLURM_JOB_ID or timestamp> */
+    int64_t checkpoint_every;  /* steps (0 = off) */
+    double checkpoint_minutes; /* wall minutes (0 = off) */
+    int keep;               /* committed checkpoints kept */
+    int resume;             /* load the newest valid checkpoint of run_dir first */
+    const char *config_text;/* resolved configuration (INI), stored in config.ini and checkpoints */
+    /* embedding (bench, tests) */
+    int write_outputs;      /* 0: no run directory, no files, no checkpoints, no signals */
+    int quiet;              /* 0: progress lines on rank 0 */
+    int64_t measure_from;   /* steady-state rates are measured from this step of the segment (default 0) */
+} gt_train_config;
+
+/* Defaults of every field (the CLI table's defaults); data_file must be set. */
+void gt_train_config_defaults(gt_train_config *cfg, gt_model_kind kind);
+
+typedef struct gt_train_result {
+    int exit_code;
+    int64_t steps;            /* optimizer steps done (total, over segments) */
+    int64_t skipped;          /* non-finite steps skipped */
+    int64_t samples;          /* training samples consumed (global) */
+    double last_loss;         /* global loss of the last step */
+    double first_loss;        /* global loss of the first step of this segment */
+    double last_val, best_val;/* NaN when no validation ran */
+    uint64_t params_checksum; /* xxh64 of the final parameters (gt_dist_checksum) */
+    int replicas_identical;   /* checked at the end */
+    double train_s;           /* wall seconds of this segment's loop */
+    double samples_per_s;     /* global samples/s from step measure_from of the segment */
+    double data_stall;        /* max over ranks of waiting / wall, same window */
+    int64_t n_losses;         /* per-step global losses of this segment */
+    double *losses;           /* [n_losses], malloc'd; release with gt_train_result_free */
+    int64_t pipeline_bytes;   /* dataset + batch buffers, max over ranks */
+} gt_train_result;
+
+/* Collective (see the top of this file). `res` may be NULL. */
+int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res);
+void gt_train_result_free(gt_train_result *res);
+
+#endif

@@ -1,0 +1,55 @@
+/* Attention memory is linear in L on the GPU: device memory of an s2p_tf
+ * model (create + one training step, measured with cudaMemGetInfo) at
+ * L = 1024, 2048, 4096 (B = 4, d = 128, 4 heads, 2 blocks). Quadratic
+ * attention would grow the activation part 4x per doubling; we require the
+ * growth from 1024 to 4096 to stay below 4.6x (linear: ~4x) and each doubling
+ * below 2.3x. Skips (77) without a GPU. */
+#include "gpu_test_util.h"
+#include "nn/cuda_model.h"
+#include "nn/model.h"
+
+static double used_mib(void) {
+    size_t fr = 0, tot = 0;
+    cudaDeviceSynchronize();
+    gt_cuda_mem_info(&fr, &tot);
+    return (double)(tot - fr) / 1048576.0;
+}
+
+int main(void) {
+    GTU_REQUIRE_GPU();
+    const int Ls[3] = {1024, 2048, 4096};
+    double delta[3];
+    for (int k = -1; k < 3; k++) { /* k = -1: warm-up (cuBLAS handle and workspace) */
+        gt_model_config c;
+        gt_model_config_default(&c, GT_MODEL_S2P_TF);
+        c.window = k < 0 ? 64 : Ls[k];
+        c.max_batch = 4;
+        c.n_layers = 2;
+        gt_model *h = gt_model_create(&c);
+        gt_model_init(h, 1);
+        float *x = gtu_rand((size_t)4 * h->n_x, 1.0f), *y = gtu_rand((size_t)4 * h->n_y, 1.0f);
+        double before = used_mib();
+        gt_cuda_model *g = gt_cuda_model_create(h, GT_PREC_BF16);
+        gt_cuda_model_forward(g, x, 4, 0);
+        gt_cuda_model_loss(g, y, NULL, 0);
+        gt_cuda_model_backward(g, 1.0f);
+        double after = used_mib();
+        if (k >= 0) {
+            delta[k] = after - before;
+            printf("L=%5d: device memory +%.1f MiB (model's own %.1f MiB; a dense L x L score tensor per "
+                   "head and sample would be %.1f MiB)\n",
+                   Ls[k], delta[k], gt_cuda_model_device_bytes(g) / 1048576.0,
+                   4.0 * c.n_heads * (double)c.window * c.window * 4 / 1048576.0);
+        }
+        gt_cuda_model_free(g);
+        gt_model_free(h);
+        free(x);
+        free(y);
+    }
+    printf("growth 1024->2048 %.2fx, 2048->4096 %.2fx, 1024->4096 %.2fx\n", delta[1] / delta[0], delta[2] / delta[1],
+           delta[2] / delta[0]);
+    TEST_CHECK(delta[1] / delta[0] < 2.3);
+    TEST_CHECK(delta[2] / delta[1] < 2.3);
+    TEST_CHECK(delta[2] / delta[0] < 4.6);
+    TEST_DONE();
+}

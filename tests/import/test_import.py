@@ -1,0 +1,409 @@
+#!/usr/bin/python3
+"""tests/import/test_import.py: end-to-end tests of `import` (label import).
+
+Writes small fixtures in the exact published layouts (UK-DALE, REDD low_freq,
+REFIT CLEAN, CARE to Compare), imports them with gt_import_tool under mpiexec
+-n 1, 2, 4, reads the HDF5 back with h5py and checks values at known time
+stamps, resampling means against an independent numpy computation and
+hand-computed rows, the gap mask, the CARE labels/events/segments, byte
+identical datasets across rank counts, `inspect`, and every bad-line case
+(message names FILE:LINE, exit code 3; --strict turns warnings into errors).
+
+usage: test_import.py GT_IMPORT_TOOL MAP_INI
+"""
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:  # Debian python3-h5py missing
+    print("skipped:", e)
+    sys.exit(77)
+
+TOOL, MAP = sys.argv[1], sys.argv[2]
+FAIL = []
+T0 = 1400000004  # s; not a multiple of 6: the grid starts at floor(T0 / P) * P
+
+
+def ck(name, cond, extra=""):
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  " + str(extra)))
+    if not cond:
+        FAIL.append(name)
+
+
+def run(np_, *args, strict=False):
+    cmd = ["mpiexec", "-n", str(np_), TOOL, "import", *args, "--appliances", MAP]
+    if strict:
+        cmd.append("--strict")
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def write(path, text, mode="w"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, mode) as f:
+        f.write(text)
+
+
+def bin_means(ts, vs, t0, P, n):
+    """independent reference: mean of samples with t in [t0 + kP, t0 + (k+1)P)"""
+    out = np.full(n, np.nan)
+    k = np.floor((np.asarray(ts) - t0) / P).astype(np.int64)
+    for kk in np.unique(k):
+        if 0 <= kk < n:
+            out[kk] = np.mean(np.asarray(vs, dtype=np.float64)[k == kk])
+    return out
+
+
+def checksums(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                out[name] = hashlib.sha256(obj[()].tobytes()).hexdigest()
+        f.visititems(visit)
+        for k, v in f.attrs.items():
+            out["@" + k] = str(v)
+    return out
+
+
+d = tempfile.mkdtemp(prefix="gt_import_")
+rng = np.random.default_rng(7)
+
+# ------------------------------------------------------------------ UK-DALE --
+uk = os.path.join(d, "ukdale")
+# house 1: mains.dat at 1 s (timestamp active apparent voltage), channels at 6 s
+write(f"{uk}/house_1/labels.dat", "1 aggregate\n2 kettle\n3 fridge\n4 mystery_box\n5 washer_dryer\n")
+n1 = 3600  # one hour of 1-s mains
+m_t = T0 + np.arange(n1)
+m_p = np.round(rng.uniform(100, 3000, n1), 2)
+write(f"{uk}/house_1/mains.dat", "".join(f"{t} {p:.2f} {p * 1.1:.2f} 241.5\n" for t, p in zip(m_t, m_p)))
+write(f"{uk}/house_1/channel_1.dat", "".join(f"{t} {p:.0f}\n" for t, p in zip(m_t[::6], m_p[::6])))
+ch = {}
+for c in (2, 3, 4, 5):
+    ts = T0 + 6 * np.arange(600) + rng.integers(0, 3, 600)
+    vs = rng.integers(0, 2500, 600)
+    ch[c] = (ts, vs)
+    write(f"{uk}/house_1/channel_{c}.dat", "".join(f"{t} {v}\n" for t, v in zip(ts, vs)))
+# house 2: no mains.dat; channel 1 is the aggregate with a 10-minute hole; hand-made bin
+write(f"{uk}/house_2/labels.dat", "1 aggregate\n2 kettle\n3 Fridge-Freezer\n")
+a2_t = [T0 + 6 * i for i in range(600) if not (100 <= i < 200)]  # hole of 600 s
+write(f"{uk}/house_2/channel_1.dat", "".join(f"{t} {500 + (t % 7)}\n" for t in a2_t))
+b = (T0 // 6) * 6 + 6 * 300  # a bin start well inside the data
+k2 = [(T0 + 6 * i, 0) for i in range(600) if T0 + 6 * i < b or T0 + 6 * i >= b + 6]
+k2 += [(b, 100), (b + 2, 200), (b + 5, 600)]  # one bin: mean 300
+k2.sort()
+write(f"{uk}/house_2/channel_2.dat", "".join(f"{t} {v}\n" for t, v in k2))
+write(f"{uk}/house_2/channel_3.dat", "".join(f"{T0 + 6 * i} {80 if i % 50 < 20 else 2}\n" for i in range(600)))
+
+out = {}
+for np_ in (1, 2, 4):
+    out[np_] = os.path.join(d, f"uk{np_}.h5")
+    rc, so, se = run(np_, "ukdale", uk, "-o", out[np_], "--max-gap", "30")
+    ck(f"ukdale import under {np_} ranks exits 0", rc == 0, se[-2000:])
+    ck(f"ukdale under {np_} ranks: no temporary left", not os.path.exists(out[np_] + ".tmp"))
+ck("ukdale: identical datasets under 1, 2, 4 ranks",
+   checksums(out[1]) == checksums(out[2]) == checksums(out[4]))
+with h5py.File(out[1], "r") as f:
+    names = [n.decode() for n in f["appliance_meta/name"][:]]
+    ck("ukdale: canonical + unknown names (sorted)", names == ["fridge", "kettle", "mystery_box", "washing_machine"], names)
+    off = f["households/row_offset"][:]
+    ids = f["households/id"][:]
+    ck("ukdale: households 1, 2", list(ids) == [1, 2], ids)
+    ts = f["timestamps"][:]
+    agg = f["aggregate"][:]
+    app = f["appliances"][:]
+    flt = f["fault_flags"][:]
+    owns = f["households/owns"][:]
+    P = 6000
+    t0 = (T0 * 1000 // P) * P
+    a, e = off[0], off[1]
+    n = e - a
+    ck("ukdale h1: grid starts at floor(first / period)", ts[a] == t0 and np.all(np.diff(ts[a:e]) == P), ts[a])
+    ck("ukdale h1: rows span the mains.dat data", n == (int(m_t[-1]) * 1000 - t0) // P + 1, n)
+    ref = bin_means(m_t * 1000, m_p, t0, P, n)
+    ck("ukdale h1: aggregate = mean of mains.dat active power per 6 s bin",
+       np.allclose(agg[a:e], ref, rtol=1e-6, equal_nan=True))
+    ref_k = bin_means(ch[2][0] * 1000, ch[2][1], t0, P, n)
+    ck("ukdale h1: kettle = mean of channel_2 samples per bin",
+       np.allclose(app[a:e, names.index("kettle")], ref_k, rtol=1e-6, equal_nan=True))
+    ref_w = bin_means(ch[5][0] * 1000, ch[5][1], t0, P, n)
+    ck("ukdale h1: washer_dryer mapped to washing_machine",
+       np.allclose(app[a:e, names.index("washing_machine")], ref_w, rtol=1e-6, equal_nan=True))
+    ck("ukdale h1: owns all four", list(owns[0]) == [1, 1, 1, 1], owns[0])
+    ck("ukdale h1: no gap rows", not np.any(flt[a:e] & 2))
+    a, e = off[1], off[2]
+    ts2 = ts[a:e]
+    r = int(np.where(ts2 == b * 1000)[0][0])
+    ck("ukdale h2: hand-computed bin (100, 200, 600) -> 300", app[a + r, names.index("kettle")] == 300.0,
+       app[a + r, names.index("kettle")])
+    ck("ukdale h2: value at a known time stamp", agg[a + r] == 500 + (b % 7) if b in a2_t else True)
+    gap = (flt[a:e] & 2) != 0
+    t_gap0, t_gap1 = (T0 + 6 * 99) * 1000, (T0 + 6 * 200) * 1000
+    exp_gap = (ts2 > (t_gap0 // P) * P) & (ts2 < (t_gap1 // P) * P)
+    ck("ukdale h2: gap mask = rows strictly inside the 600 s hole", np.array_equal(gap, exp_gap),
+       (gap.sum(), exp_gap.sum()))
+    ck("ukdale h2: gap rows are NaN in every column",
+       np.all(np.isnan(agg[a:e][gap])) and np.all(np.isnan(app[a:e][gap])))
+    ck("ukdale h2: owns kettle and fridge only", list(owns[1]) == [1, 1, 0, 0], owns[1])
+    ck("ukdale h2: unowned columns are NaN", np.all(np.isnan(app[a:e, names.index("mystery_box")])))
+    ck("ukdale: fridge meta from [meta]", float(f["appliance_meta/on_power_w"][names.index("fridge")]) == 50)
+p = subprocess.run(["mpiexec", "-n", "2", TOOL, "inspect", out[1]], capture_output=True, text=True)
+ck("ukdale: inspect validates the file", p.returncode == 0, p.stderr[-1000:])
+
+# --------------------------------------------------------------------- REDD --
+rd = os.path.join(d, "redd")
+write(f"{rd}/house_1/labels.dat", "1 mains\n2 mains\n3 refrigerator\n4 dishwaser\n")
+legs = {}
+for c in (1, 2):
+    ts = T0 + np.arange(1800)
+    vs = np.round(rng.uniform(50, 900, 1800), 2)
+    legs[c] = (ts, vs)
+    lines = [f"{t} {v:.2f}\n" for t, v in zip(ts, vs)]
+    for i in range(10, 1790, 97):  # unsorted: swap neighbours (within tolerance)
+        lines[i], lines[i + 2] = lines[i + 2], lines[i]
+    lines.insert(500, lines[499])  # an exact duplicate line
+    write(f"{rd}/house_1/channel_{c}.dat", "".join(lines))
+fr = (T0 + 3 * np.arange(600), rng.integers(0, 400, 600))
+lines = [f"{t} {v}\n" for t, v in zip(*fr)]
+lines.reverse()  # fully reversed within a 30 min window: sorted, warned (beyond tolerance)
+write(f"{rd}/house_1/channel_3.dat", "".join(lines))
+write(f"{rd}/house_1/channel_4.dat", "".join(f"{T0 + 3 * i} {i % 5}\n" for i in range(600)))
+for np_ in (1, 2, 4):
+    out[np_] = os.path.join(d, f"redd{np_}.h5")
+    rc, so, se = run(np_, "redd", rd, "-o", out[np_], "--backward-tolerance", "4000")
+    ck(f"redd import under {np_} ranks exits 0", rc == 0, se[-2000:])
+ck("redd: identical datasets under 1, 2, 4 ranks", checksums(out[1]) == checksums(out[2]) == checksums(out[4]))
+ck("redd: exact duplicates counted", "exact duplicates 2," in so, so)
+with h5py.File(out[1], "r") as f:
+    names = [n.decode() for n in f["appliance_meta/name"][:]]
+    ck("redd: names", names == ["dishwasher", "fridge"], names)
+    ts, agg, app = f["timestamps"][:], f["aggregate"][:], f["appliances"][:]
+    P = 3000
+    t0 = (T0 * 1000 // P) * P
+    n = len(ts)
+    ref = bin_means(legs[1][0] * 1000, legs[1][1], t0, P, n) + bin_means(legs[2][0] * 1000, legs[2][1], t0, P, n)
+    ck("redd: aggregate = sum of the two legs' bin means (unsorted input sorted)",
+       np.allclose(agg, ref, rtol=1e-5, equal_nan=True))
+    ck("redd: fridge from a reversed file", np.allclose(app[:, 1], bin_means(fr[0] * 1000, fr[1], t0, P, n),
+                                                        rtol=1e-6, equal_nan=True))
+rc, so, se = run(1, "redd", rd, "-o", os.path.join(d, "r_tol.h5"))
+ck("redd: backward step beyond tolerance is a warning naming file:line",
+   rc == 0 and "channel_3.dat:22: timestamp goes back 63.000 s" in se, se[-1500:])
+rc, so, se = run(2, "redd", rd, "-o", os.path.join(d, "r_tol.h5"), strict=True)
+ck("redd --strict: backward step is an error (exit 3)", rc == 3 and "channel_3.dat:22:" in se, (rc, se[-1500:]))
+
+# -------------------------------------------------------------------- REFIT --
+rf = os.path.join(d, "refit")
+rows = ["Time,Unix,Aggregate,Appliance1,Appliance2,Appliance3,Appliance4,Appliance5,Appliance6,Appliance7,Appliance8,Appliance9,Issues"]
+ref_t, ref_a, ref_k = [], [], []
+for i in range(900):
+    t = T0 + 8 * i + (i % 3)
+    ap = [int(x) for x in rng.integers(0, 200, 9)]
+    ag = sum(ap) + 100
+    issues = 0
+    if i == 321:
+        ag, issues = 10, 1  # submeters above the aggregate: kept, counted
+    rows.append(f"2014-05-13 16:53:{i % 60:02d},{t},{ag},{','.join(map(str, ap))},{issues}")
+    ref_t.append(t), ref_a.append(ag), ref_k.append(ap[7])
+write(f"{rf}/CLEAN_House2.csv", "\r\n".join(rows) + "\r\n")
+write(f"{rf}/CLEAN_House5.csv", "\n".join(rows[:400]) + "\n")
+for np_ in (1, 2, 4):
+    out[np_] = os.path.join(d, f"refit{np_}.h5")
+    rc, so, se = run(np_, "refit", rf, "-o", out[np_], "--houses", "2,5")
+    ck(f"refit import under {np_} ranks exits 0", rc == 0, se[-2000:])
+ck("refit: identical datasets under 1, 2, 4 ranks", checksums(out[1]) == checksums(out[2]) == checksums(out[4]))
+ck("refit: Issues=1 rows reported (2 houses, 1 each)", "Issues=1 rows 2," in so, so)
+with h5py.File(out[1], "r") as f:
+    names = [n.decode() for n in f["appliance_meta/name"][:]]
+    ck("refit: house 2 names from [refit_houses]", "kettle" in names and "overhead_fan" in names and "fridge" in names,
+       names)
+    off = f["households/row_offset"][:]
+    ts, agg, app = f["timestamps"][:], f["aggregate"][:], f["appliances"][:]
+    P = 8000
+    t0 = (T0 * 1000 // P) * P
+    a, e = off[0], off[1]
+    ck("refit h2: aggregate bin means (Issues row kept)",
+       np.allclose(agg[a:e], bin_means(np.array(ref_t) * 1000, ref_a, t0, P, e - a), equal_nan=True))
+    ck("refit h2: kettle (Appliance8) bin means",
+       np.allclose(app[a:e, names.index("kettle")], bin_means(np.array(ref_t) * 1000, ref_k, t0, P, e - a), equal_nan=True))
+
+# --------------------------------------------------------------------- CARE --
+cf = os.path.join(d, "Wind Farm A")
+hdr = ["time_stamp", "asset_id", "id", "train_test", "status_type_id", "sensor_0_avg", "sensor_0_max",
+       "wind_speed_3_avg", "sensor_5", "sensor_7_avg"]
+
+
+def care_file(path, sep, asset, start, n, pred_from, status_at, seed):
+    r = np.random.default_rng(seed)
+    lines = [sep.join(hdr)]
+    vals = {}
+    for i in range(n):
+        t = start + 600 * i
+        tt = "train" if i < pred_from else "prediction"
+        st = status_at.get(i, 0)
+        v = [round(float(r.uniform(0, 50)), 3), round(float(r.uniform(50, 60)), 3), round(float(r.uniform(0, 25)), 2),
+             i * 10, [350.0, 10.0][i % 2]]
+        s0 = "" if i == 7 else str(v[0])  # empty field -> NaN
+        ts = np.datetime64(t, "s").astype(str).replace("T", " ")
+        lines.append(sep.join([ts, str(asset), str(i), tt, str(st), s0, str(v[1]), str(v[2]), str(v[3]), str(v[4])]))
+        vals[t] = (v, st, tt, i == 7)
+    write(path, "\n".join(lines) + "\n")
+    return vals
+
+
+S = 1600000200  # a multiple of 600 s
+v10 = care_file(f"{cf}/datasets/10.csv", ";", 0, S, 144, 100, {20: 1, 21: 1, 60: 4}, 1)
+v20 = care_file(f"{cf}/datasets/20.csv", ",", 0, S + 600 * 72, 144, 120, {}, 2)  # overlaps 10.csv by 72 rows
+# the overlap must be identical rows (same sensor data): copy them from 10.csv
+with open(f"{cf}/datasets/10.csv") as f10:
+    l10 = f10.read().splitlines()
+with open(f"{cf}/datasets/20.csv") as f20:
+    l20 = f20.read().splitlines()
+for i in range(72):
+    parts = l10[1 + 72 + i].split(";")
+    parts[3] = l20[1 + i].split(",")[3]
+    l20[1 + i] = ",".join(parts)
+write(f"{cf}/datasets/20.csv", "\n".join(l20) + "\n")
+v30 = care_file(f"{cf}/datasets/30.csv", ";", 3, S, 100, 80, {}, 3)
+ev = "asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id;event_description\n"
+ev += f"0;10;anomaly;{np.datetime64(S + 600 * 110, 's').astype(str).replace('T', ' ')};110;" \
+      f"{np.datetime64(S + 600 * 119, 's').astype(str).replace('T', ' ')};119;gearbox bearing\n"
+ev += "0;20;normal;2020-09-15 00:00:00;0;2020-09-16 00:00:00;1;\n"
+ev += f"3;30;anomaly;{np.datetime64(S + 600 * 90, 's').astype(str).replace('T', ' ')};90;" \
+      f"{np.datetime64(S + 600 * 95, 's').astype(str).replace('T', ' ')};95;\"pitch; hydraulic\"\n"
+write(f"{cf}/event_info.csv", ev)
+fd = b"sensor_name;statistics_type;description;unit;is_angle;is_counter\n"
+fd += b"sensor_0;average,maximum;Temperature gearbox;\xb0C;False;False\n"  # Latin-1 degree sign
+fd += b"wind_speed_3;average;Wind speed;m/s;False;False\n"
+fd += b"sensor_5;;Energy counter;kWh;False;True\n"
+fd += b"sensor_7;average;Nacelle direction;\xc2\xb0;True;False\n"
+write(f"{cf}/feature_description.csv", fd, "wb")
+for np_ in (1, 2, 4):
+    out[np_] = os.path.join(d, f"care{np_}.h5")
+    rc, so, se = run(np_, "care", cf, "-o", out[np_])
+    ck(f"care import under {np_} ranks exits 0", rc == 0, se[-2000:])
+ck("care: identical datasets under 1, 2, 4 ranks", checksums(out[1]) == checksums(out[2]) == checksums(out[4]))
+ck("care: overlapping rows of 10.csv/20.csv are exact duplicates", "exact duplicates 72," in so, so)
+with h5py.File(out[1], "r") as f:
+    chn = [c.decode() for c in f["channels/name"][:]]
+    units = list(f["channels/unit"][:])
+    ck("care: every non-metadata column is a channel", chn == hdr[5:], chn)
+    ck("care: non-UTF-8 unit kept as bytes", units[0] == b"\xb0C" and units[3] == b"kWh", units)
+    ck("care: turbines are assets 0 and 3, farm A = 0", list(f["turbines/id"][:]) == [0, 3]
+       and list(f["turbines/farm"][:]) == [0, 0])
+    off = f["turbines/row_offset"][:]
+    ck("care: asset 0 rows = union of both files (216)", off[1] - off[0] == 216, off)
+    sig, lab, ts = f["signals"][:], f["labels"][:], f["timestamps"][:]
+    ck("care: time stamps on the 10-minute clock", ts[0] == S * 1000 and np.all(np.diff(ts[:216]) == 600000))
+    v, st_, tt, empty = v10[S + 600 * 5]
+    ck("care: value at a known time stamp", np.allclose(sig[5, :], v, rtol=1e-6), (sig[5], v))
+    ck("care: empty field -> NaN", np.isnan(sig[7, 0]))
+    legend = [x.decode() for x in f["legend/event_kind"][:]]
+    ck("care: status 1 -> status_derated label", legend[lab[20]] == "status_derated" and lab[21] == lab[20])
+    ck("care: status 4 -> status_downtime", legend[lab[60]] == "status_downtime")
+    ck("care: anomaly event rows labelled", np.all(lab[110:120] == 1) and lab[109] == 0 and lab[120] == 0,
+       lab[105:125])
+    e = {k: f["events/" + k][:] for k in ("turbine", "start_row", "end_row", "kind")}
+    evs = sorted(zip(e["turbine"], e["start_row"], e["end_row"], e["kind"]))
+    ck("care: events table (status runs + anomaly events)",
+       evs == [(0, 20, 22, 2), (0, 60, 61, 4), (0, 110, 120, 1), (1, 90, 96, 1)], evs)
+    seg = sorted(zip(f["segments/turbine"][:], f["segments/start_row"][:], f["segments/end_row"][:],
+                     f["segments/condition"][:]))
+    cond = [x.decode() for x in f["legend/condition"][:]]
+    ck("care: train/prediction flag as segments",
+       [(s[1], s[2], cond[s[3]]) for s in seg if s[0] == 0] ==
+       [(0, 72, "train"), (72, 100, "train"), (100, 144, "train_and_prediction"), (144, 192, "train"),
+        (192, 216, "prediction")] or
+       [(s[1], s[2], cond[s[3]]) for s in seg if s[0] == 0] ==
+       [(0, 100, "train"), (100, 144, "train_and_prediction"), (144, 192, "train"), (192, 216, "prediction")],
+       seg)
+p = subprocess.run(["mpiexec", "-n", "1", TOOL, "inspect", out[1]], capture_output=True, text=True)
+ck("care: inspect validates the file", p.returncode == 0, p.stderr[-1000:])
+# circular mean: 20-minute bins hold 350 and 10 degrees -> 0 (not 180)
+rc, so, se = run(1, "care", cf, "-o", os.path.join(d, "care20.h5"), "--period", "1200")
+with h5py.File(os.path.join(d, "care20.h5"), "r") as f:
+    s = f["signals"][:]
+    ck("care: circular mean of 350 and 10 degrees is 0", rc == 0 and np.allclose(s[3, 4] % 360, 0, atol=1e-3) or
+       np.allclose(s[3, 4], 360, atol=1e-3), s[3, 4])
+    # the 20-minute grid starts at floor(S / 1200) * 1200 = S - 600: row 3 holds rows 5 and 6 of the files
+    ck("care: plain mean of the counter column", s[3, 3] == (50 + 60) / 2, s[3, 3])
+
+# ---------------------------------------------------------------- bad lines --
+def bad_case(name, fmt, src, rel, expect, strict=False, code=3, args=()):
+    outp = os.path.join(d, "bad.h5")
+    write(outp, "precious")
+    rc, so, se = run(2, fmt, src, "-o", outp, *args, strict=strict)
+    ok = rc == code and expect in se and se.count("error:") == 1
+    ck(f"{name}: exit {code}, one line naming {expect!r}", ok, (rc, se[-800:]))
+    with open(outp) as fh:
+        ck(f"{name}: existing output untouched", fh.read() == "precious")
+
+
+def bad_uk(content, labels="1 aggregate\n2 kettle\n"):
+    src = tempfile.mkdtemp(dir=d)
+    write(f"{src}/house_1/labels.dat", labels)
+    write(f"{src}/house_1/channel_1.dat", "".join(f"{T0 + 6 * i} 100\n" for i in range(50)))
+    write(f"{src}/house_1/channel_2.dat", content)
+    return src
+
+
+good = "".join(f"{T0 + 6 * i} 5\n" for i in range(10))
+src = bad_uk(good + f"{T0 + 66} abc\n")
+bad_case("non-numeric value", "ukdale", src, "", "house_1/channel_2.dat:11: non-numeric value 'abc'")
+src = bad_uk(good + f"{T0 + 66}\n")
+bad_case("malformed line (1 field)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line")
+src = bad_uk(good + f"{T0 + 66} 5 6\n")
+bad_case("malformed line (3 fields)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line")
+src = bad_uk(good + "14000000x6 5\n")
+bad_case("bad timestamp", "ukdale", src, "", "house_1/channel_2.dat:11: bad timestamp")
+src = bad_uk(good, labels="1 aggregate\n2 kettle\n3 toaster\n")
+bad_case("missing file named in labels (--strict)", "ukdale", src, "", "house_1/labels.dat:3: missing channel file",
+         strict=True)
+rc, so, se = run(1, "ukdale", src, "-o", os.path.join(d, "w.h5"))
+ck("missing file named in labels: warning without --strict", rc == 0 and "labels.dat:3: missing channel file" in se, se)
+src = bad_uk("")
+bad_case("empty channel (--strict)", "ukdale", src, "", "house_1/channel_2.dat: empty channel", strict=True)
+src = bad_uk(good + f"{T0 - 600} 5\n")
+bad_case("timestamp going backwards (--strict)", "ukdale", src, "", "house_1/channel_2.dat:11: timestamp goes back",
+         strict=True)
+src = bad_uk(good + f"{T0 + 54} 7\n")
+bad_case("conflicting duplicate (--strict)", "ukdale", src, "", "house_1/channel_2.dat:11: conflicting duplicate",
+         strict=True)
+rc, so, se = run(2, "ukdale", src, "-o", os.path.join(d, "w.h5"))
+ck("conflicting duplicate: warning, first kept, exit 0", rc == 0 and "conflicting duplicate" in se, se)
+src = bad_uk(good, labels="1 aggregate\ntwo kettle\n")
+bad_case("malformed labels.dat", "ukdale", src, "", "house_1/labels.dat:2: malformed line")
+rsrc = tempfile.mkdtemp(dir=d)
+write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,5,6,7,8,0"]) + "\n")
+bad_case("refit: short row", "refit", rsrc, "", "CLEAN_House1.csv:6: malformed line")
+write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,x,6,7,8,9,0"]) + "\n")
+bad_case("refit: non-numeric value", "refit", rsrc, "", "CLEAN_House1.csv:6: non-numeric value 'x")
+write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,5,6,7,8,9,2"]) + "\n")
+bad_case("refit: bad Issues", "refit", rsrc, "", "CLEAN_House1.csv:6: Issues must be 0 or 1")
+csrc = os.path.join(tempfile.mkdtemp(dir=d), "Wind Farm B")
+for fn in ("event_info.csv", "feature_description.csv"):
+    write(f"{csrc}/{fn}", open(f"{cf}/{fn}", "rb").read(), "wb")
+lines = open(f"{cf}/datasets/30.csv").read().splitlines()
+lines[41] = lines[41].replace(";prediction;", ";predict;").replace(";train;", ";predict;")
+write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
+bad_case("care: bad train_test", "care", csrc, "", "datasets/30.csv:42: train_test must be")
+lines = open(f"{cf}/datasets/30.csv").read().splitlines()
+parts = lines[12].split(";")
+parts[6] = "1.2.3"
+lines[12] = ";".join(parts)
+write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
+bad_case("care: non-numeric sensor value", "care", csrc, "", "datasets/30.csv:13: non-numeric value '1.2.3'")
+lines = open(f"{cf}/datasets/30.csv").read().splitlines()
+lines[20] = lines[20] + ";1"
+write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
+bad_case("care: extra field", "care", csrc, "", "datasets/30.csv:21: malformed line")
+rc, so, se = run(1, "nosuch", d, "-o", os.path.join(d, "x.h5"))
+ck("unknown dataset kind: exit 2", rc == 2 and "unknown dataset" in se, se)
+
+print(f"{len(FAIL)} failure(s)" if FAIL else "all passed")
+sys.exit(1 if FAIL else 0)
