@@ -56,7 +56,7 @@ static const gt_opt opts[] = {
     {"train.eval_every", NULL, GT_OPT_INT, "0", "steps between validations; 0 = once per epoch", NULL},
     {"train.patience", NULL, GT_OPT_INT, "0", "validations without improvement before early stopping; 0 off", NULL},
     {"train.seed", "seed", GT_OPT_INT, "1", "seed of the initialisation and the data order", NULL},
-    {"train.prefetch", NULL, GT_OPT_BOOL, "true", "fill the next batch on a background thread", NULL},
+    {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
     {"train.nan_max_bad", NULL, GT_OPT_INT, "5", "consecutive non-finite steps before stopping with exit code 5", NULL},
     {"train.amp", NULL, GT_OPT_BOOL, "false", "mixed precision: dynamic loss scaling (CPU compute stays fp32)", NULL},
     {"train.log_every", NULL, GT_OPT_INT, "50", "steps between progress lines and metrics.jsonl entries", NULL},
@@ -178,7 +178,8 @@ static void build_config(const gt_args *a, gt_train_config *c) {
     c->eval_every = gt_args_int(a, "train.eval_every");
     c->patience = gt_args_int(a, "train.patience");
     c->seed = (uint64_t)gt_args_int(a, "train.seed");
-    c->prefetch = gt_args_bool(a, "train.prefetch");
+    const char *pf = gt_args_str(a, "train.prefetch");
+    c->prefetch = !strcmp(pf, "on") ? 1 : !strcmp(pf, "off") ? 0 : -1;
     c->nan_max_bad = as_int(a, "train.nan_max_bad", 1, INT_MAX);
     c->amp = gt_args_bool(a, "train.amp");
     c->log_every = gt_args_int(a, "train.log_every");

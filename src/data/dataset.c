@@ -454,6 +454,10 @@ static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
     for (int f = 0; f < nf; f++) {
         double sd = cnt_g[f] ? sqrt(m2_g[f] / (double)cnt_g[f]) : 0.0;
         double floor_ = 1e-3 * fabs(mean[f]) + 1e-6; /* constant channels do not explode */
+        /* an appliance (almost) never on in the train split would get a tiny std and
+         * explode every later on-period: its scale is at least its on-power threshold */
+        if (ds->task == GT_TASK_NILM && f >= 1 && ds->nilm && ds->nilm->meta[f - 1].on_power_w > floor_)
+            floor_ = ds->nilm->meta[f - 1].on_power_w;
         ds->norm.mean[f] = mean[f];
         ds->norm.std[f] = sd > floor_ ? sd : floor_;
         n_empty += cnt_g[f] == 0;

@@ -1,22 +1,33 @@
 /* data/loader.c: the prefetch thread (see loader.h).
  *
- * Two slots (buffer sets). The producer fills batches in sequence order, batch i
- * into slot i % 2; the consumer takes them in the same order. A slot goes
- * EMPTY -> READY (producer) -> IN_USE (consumer) -> EMPTY (on the consumer's
- * next call). So while the trainer works on batch i, the thread fills batch
- * i + 1 into the other slot, and never touches a slot the trainer holds. The
- * sequence of (epoch, k) is fixed in advance, so the batches are the same with
- * and without the thread. */
+ * Two slots (buffer sets). Batches are filled in sequence order, batch i into
+ * slot i % 2, and taken in the same order. A slot goes EMPTY -> FILLING ->
+ * READY -> IN_USE (consumer) -> EMPTY (on the consumer's next call). While the
+ * trainer works on batch i, the thread fills batch i + 1 into the other slot.
+ *
+ * The fill of one batch is shared work: whoever claims the batch computes its
+ * window list, then both threads take chunks of samples from an atomic counter.
+ * So when the trainer asks for a batch the thread has not finished (it did not
+ * get a core: more ranks than cores, a busy node), the trainer fills the rest
+ * itself instead of waiting for the thread to be scheduled; it only waits for
+ * the chunk in flight. The sequence of (epoch, k) is fixed in advance, so the
+ * batches are the same with and without the thread. */
+#define _GNU_SOURCE
 #include "data/loader.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "core/check.h"
 #include "core/timer.h"
 
-enum { SLOT_EMPTY = 0, SLOT_READY = 1, SLOT_IN_USE = 2 };
+enum { SLOT_EMPTY = 0, SLOT_READY = 1, SLOT_IN_USE = 2, SLOT_FILLING = 3 };
+#define CHUNK 4 /* samples per grab */
 
 struct gt_loader {
     const gt_dataset *ds;
@@ -26,9 +37,12 @@ struct gt_loader {
     gt_batch slot[2];
     int64_t *idx[2];    /* [max_local] local window numbers of the slot's batch */
     int state[2];
+    int listed[2];      /* FILLING: the window list (idx, n) is ready */
+    atomic_llong next[2], done[2]; /* FILLING: samples grabbed / finished */
     uint64_t fill_epoch; /* next (epoch, k) to fill */
     int64_t fill_k;
     int64_t n_taken;     /* batches handed to the consumer */
+    int64_t n_claimed;   /* batches whose fill has started (by either thread) */
     int held;            /* slot the consumer holds, -1 none */
     int stop;
     int64_t buf_bytes;
@@ -39,16 +53,6 @@ struct gt_loader {
 
 static size_t round64(size_t n_bytes) { return (n_bytes + 63) / 64 * 64; }
 
-static void fill_slot(gt_loader *l, int si, uint64_t epoch, int64_t k) {
-    gt_batch *b = &l->slot[si];
-    int64_t n = gt_dataset_batch_local(l->ds, l->split, epoch, k, l->g_batch, l->idx[si]);
-    GT_ASSERT(n <= l->max_local);
-    gt_dataset_fill(l->ds, l->split, l->idx[si], n, b->x, b->y, b->mask, b->refs);
-    b->n = n;
-    b->epoch = epoch;
-    b->k = k;
-}
-
 static void advance(gt_loader *l) {
     if (++l->fill_k == l->bpe) {
         l->fill_k = 0;
@@ -56,23 +60,67 @@ static void advance(gt_loader *l) {
     }
 }
 
+static void fill_range(gt_loader *l, int si, int64_t i, int64_t cnt) {
+    gt_batch *b = &l->slot[si];
+    const int64_t ny = l->n_y;
+    gt_dataset_fill(l->ds, l->split, l->idx[si] + i, cnt, b->x + i * l->n_x, ny ? b->y + i * ny : b->y,
+                    ny ? b->mask + i * ny : b->mask, b->refs + i);
+}
+
+/* Unlocked: take chunks of slot si until none is left. With l->mu NOT held. */
+static void help_fill(gt_loader *l, int si) {
+    const int64_t n = l->slot[si].n;
+    for (;;) {
+        int64_t i = atomic_fetch_add(&l->next[si], CHUNK);
+        if (i >= n) return;
+        int64_t cnt = n - i < CHUNK ? n - i : CHUNK;
+        fill_range(l, si, i, cnt);
+        if (atomic_fetch_add(&l->done[si], cnt) + cnt == n) {
+            pthread_mutex_lock(&l->mu);
+            l->state[si] = SLOT_READY;
+            pthread_cond_broadcast(&l->cv);
+            pthread_mutex_unlock(&l->mu);
+        }
+    }
+}
+
+/* With l->mu held: claim batch n_claimed (its slot must be EMPTY), list its
+ * windows, publish the list, fill chunks; returns with l->mu held. */
+static void claim_and_fill(gt_loader *l) {
+    int si = (int)(l->n_claimed % 2);
+    l->n_claimed++;
+    l->state[si] = SLOT_FILLING;
+    l->listed[si] = 0;
+    uint64_t epoch = l->fill_epoch;
+    int64_t k = l->fill_k;
+    advance(l);
+    pthread_mutex_unlock(&l->mu);
+    gt_batch *b = &l->slot[si];
+    int64_t n = gt_dataset_batch_local(l->ds, l->split, epoch, k, l->g_batch, l->idx[si]);
+    GT_ASSERT(n <= l->max_local);
+    b->n = n;
+    b->epoch = epoch;
+    b->k = k;
+    atomic_store(&l->next[si], 0);
+    atomic_store(&l->done[si], 0);
+    pthread_mutex_lock(&l->mu);
+    if (n == 0) l->state[si] = SLOT_READY;
+    else l->listed[si] = 1;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    if (n > 0) help_fill(l, si);
+    pthread_mutex_lock(&l->mu);
+}
+
 static void *producer(void *arg) {
     gt_loader *l = arg;
-    int64_t seq = 0;
     pthread_mutex_lock(&l->mu);
     for (;;) {
-        int si = (int)(seq % 2);
-        while (!l->stop && l->state[si] != SLOT_EMPTY) pthread_cond_wait(&l->cv, &l->mu);
+        /* at most one batch ahead of the one the consumer holds */
+        while (!l->stop && !(l->n_claimed <= l->n_taken && l->state[l->n_claimed % 2] == SLOT_EMPTY))
+            pthread_cond_wait(&l->cv, &l->mu);
         if (l->stop) break;
-        uint64_t epoch = l->fill_epoch;
-        int64_t k = l->fill_k;
-        advance(l);
-        pthread_mutex_unlock(&l->mu);
-        fill_slot(l, si, epoch, k); /* the slot is ours: the consumer waits for READY */
-        pthread_mutex_lock(&l->mu);
-        l->state[si] = SLOT_READY;
-        pthread_cond_broadcast(&l->cv);
-        seq++;
+        claim_and_fill(l);
     }
     pthread_mutex_unlock(&l->mu);
     return NULL;
@@ -127,12 +175,16 @@ double gt_loader_next(gt_loader *l, const gt_batch **out) {
     double t0 = gt_now();
     if (!l->prefetch) {
         int si = (int)(l->n_taken % 2);
-        uint64_t epoch = l->fill_epoch;
-        int64_t k = l->fill_k;
+        gt_batch *b = &l->slot[si];
+        b->epoch = l->fill_epoch;
+        b->k = l->fill_k;
         advance(l);
-        fill_slot(l, si, epoch, k);
+        b->n = gt_dataset_batch_local(l->ds, l->split, b->epoch, b->k, l->g_batch, l->idx[si]);
+        GT_ASSERT(b->n <= l->max_local);
+        if (b->n > 0) fill_range(l, si, 0, b->n);
         l->n_taken++;
-        *out = &l->slot[si];
+        l->n_claimed++;
+        *out = b;
         return gt_now() - t0;
     }
     pthread_mutex_lock(&l->mu);
@@ -142,10 +194,21 @@ double gt_loader_next(gt_loader *l, const gt_batch **out) {
         pthread_cond_broadcast(&l->cv);
     }
     int si = (int)(l->n_taken % 2);
-    while (l->state[si] != SLOT_READY) pthread_cond_wait(&l->cv, &l->mu);
+    if (l->n_claimed == l->n_taken && l->state[si] == SLOT_EMPTY) claim_and_fill(l); /* not started: do it here */
+    while (l->state[si] != SLOT_READY) {
+        if (l->state[si] == SLOT_FILLING && l->listed[si] &&
+            atomic_load(&l->next[si]) < l->slot[si].n) { /* unfinished: help */
+            pthread_mutex_unlock(&l->mu);
+            help_fill(l, si);
+            pthread_mutex_lock(&l->mu);
+            continue;
+        }
+        pthread_cond_wait(&l->cv, &l->mu);
+    }
     l->state[si] = SLOT_IN_USE;
     l->held = si;
     l->n_taken++;
+    pthread_cond_broadcast(&l->cv); /* the thread may start the next batch */
     pthread_mutex_unlock(&l->mu);
     *out = &l->slot[si];
     return gt_now() - t0;

@@ -26,6 +26,14 @@ void gt_dist_finalize(void) {
     if (!fin) MPI_Finalize();
 }
 
+void gt_dist_node_rank(MPI_Comm comm, int *local_rank, int *local_size) {
+    MPI_Comm node;
+    MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_CHECK(MPI_Comm_rank(node, local_rank));
+    MPI_CHECK(MPI_Comm_size(node, local_size));
+    MPI_CHECK(MPI_Comm_free(&node));
+}
+
 int gt_dist_all_ok(MPI_Comm comm, int local_ok) {
     int ok = local_ok ? 1 : 0, all = 0;
     MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));

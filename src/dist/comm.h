@@ -19,6 +19,11 @@ void gt_dist_finalize(void);
  * have registered the same events in the same order (asserted). */
 void gt_dist_event_table(MPI_Comm comm, FILE *out);
 
+/* Collective: this rank's index among the ranks of comm on the same node and
+ * their count (MPI_Comm_split_type SHARED): the local rank picks the GPU, and
+ * the count tells how many ranks share the node's cores. */
+void gt_dist_node_rank(MPI_Comm comm, int *local_rank, int *local_size);
+
 /* Collective: 1 on every rank when `local_ok` is 1 on every rank. */
 int gt_dist_all_ok(MPI_Comm comm, int local_ok);
 

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -622,7 +623,25 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         t->total_steps = cfg->max_steps;
     t->eval_every = cfg->eval_every > 0 ? cfg->eval_every : t->bpe;
 
-    t->ld = gt_loader_create(t->ds, GT_SPLIT_TRAIN, cfg->batch, t->ts.epoch, t->ts.batch_k, cfg->prefetch);
+    int prefetch = cfg->prefetch;
+    if (prefetch < 0) {
+        /* A prefetch thread pays when it has a core of its own; with every core
+         * busy computing (ranks x BLAS threads >= cores) it only adds hand-off
+         * latency, and filling in the loop is faster. */
+        int local_rank = 0, local_size = 1;
+        gt_dist_node_rank(comm, &local_rank, &local_size);
+        cpu_set_t cs;
+        int cores = sched_getaffinity(0, sizeof cs, &cs) == 0 ? CPU_COUNT(&cs) : 1;
+        if (local_size > 1) cores = (int)sysconf(_SC_NPROCESSORS_ONLN); /* each rank's mask may be one core */
+        const char *bt = getenv("OPENBLAS_NUM_THREADS");
+        int threads = bt && atoi(bt) > 0 ? atoi(bt) : 1;
+        prefetch = cores >= local_size * (threads + 1);
+        if (t->rank == 0)
+            GT_INFO("data: prefetch thread %s (%d cores, %d ranks x %d BLAS threads on this node)",
+                    prefetch ? "on" : "off (no spare core: batches are filled in the loop)", cores, local_size,
+                    threads);
+    }
+    t->ld = gt_loader_create(t->ds, GT_SPLIT_TRAIN, cfg->batch, t->ts.epoch, t->ts.batch_k, prefetch);
 
     /* ---- memory per rank (max over ranks) */
     int64_t mem[4] = {gt_dataset_bytes(t->ds) + gt_loader_bytes(t->ld), (int64_t)gt_model_state_bytes(m),

@@ -56,7 +56,8 @@ typedef struct gt_train_config {
     int64_t eval_every;     /* steps between validations (0 = once per epoch) */
     int64_t patience;       /* validations without improvement before stopping (0 = off) */
     uint64_t seed;
-    int prefetch;           /* 1: background prefetch thread */
+    int prefetch;           /* 1: background prefetch thread, 0: fill in the loop, -1: auto
+                               (on when the node has a spare core per rank) */
     int nan_max_bad;        /* K consecutive non-finite steps -> GT_EXIT_NUMERIC */
     int amp;                /* dynamic loss scaler on (CPU compute stays fp32) */
     int64_t log_every;      /* steps between progress lines / metrics */
