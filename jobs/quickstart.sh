@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on embedded default data: installs and builds (jobs/setup.sh),
 # generates a small synthetic NILM dataset and a small wind farm with 2 MPI
-# ranks, and validates both collectively. Outputs go to runs/quickstart/.
+# ranks, validates both collectively, and trains a small seq2point CNN on the
+# NILM data under mpirun -n 2 (datasets/quickstart.ini). Outputs go to
+# runs/quickstart/ (the training run in runs/quickstart/train/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs/setup.sh
@@ -13,4 +15,6 @@ mpirun -n 2 build/gridtrain synth nilm --config datasets/quickstart.ini -o "$out
 mpirun -n 2 build/gridtrain inspect "$out/nilm.h5"
 mpirun -n 2 build/gridtrain synth pdm --config datasets/quickstart.ini synth.days=0.25 -o "$out/pdm.h5"
 mpirun -n 2 build/gridtrain inspect "$out/pdm.h5"
-echo "quickstart: done; files in $out/"
+rm -rf "$out/train"
+mpirun -n 2 build/gridtrain train datasets/quickstart.ini
+echo "quickstart: done; files in $out/, training run in $out/train/"

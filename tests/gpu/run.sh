@@ -37,9 +37,29 @@ T0=$(date +%s)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi: no GPU visible"
 command -v nvcc >/dev/null && nvcc --version | tail -1
 
+# ---- OpenBLAS: the CPU reference needs it. A GPU image without it gets the
+# Debian packages carried in .gpu-debs/ (made here by tests/gpu/fetch-debs.sh;
+# the device tool's carry: [".gpu-debs"]) unpacked into a private prefix.
+BLAS_ARGS=()
+if ! ls /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/*/cblas.h >/dev/null 2>&1; then
+  if ls .gpu-debs/*.deb >/dev/null 2>&1; then
+    P=/tmp/gt-debs
+    for d in .gpu-debs/*.deb; do dpkg-deb -x "$d" "$P" 2>/dev/null || dpkg -x "$d" "$P"; done
+    inc=$(dirname "$(find "$P" -name cblas.h | head -1)")
+    lib=$(find "$P" -name 'libopenblas*.so*' | grep -v '\.so\.0$' | head -1)
+    [ -n "$lib" ] || lib=$(find "$P" -name 'libopenblas*.so*' | head -1)
+    libdir=$(dirname "$lib")
+    export LD_LIBRARY_PATH="$libdir:$(find "$P" -name 'libgfortran*.so*' -printf '%h\n' | head -1):${LD_LIBRARY_PATH:-}"
+    BLAS_ARGS=(-DCBLAS_INCLUDE_DIR="$inc" -DBLAS_LIBRARIES="$lib" -DBLA_VENDOR=OpenBLAS)
+    echo "gpu-check: OpenBLAS from carried packages: $lib"
+  else
+    echo "gpu-check: no cblas.h and no .gpu-debs/: run tests/gpu/fetch-debs.sh on the dev machine and carry .gpu-debs"
+  fi
+fi
+
 # ---- configure + build
 if cmake -S . -B "$B" -DGT_PIPELINE=OFF -DGT_CUDA=ON -DGT_CUDA_ARCHITECTURES="${GT_CUDA_ARCHITECTURES:-90}" \
-     -DCMAKE_BUILD_TYPE=Release >"$LOG/configure.log" 2>&1; then
+     -DCMAKE_BUILD_TYPE=Release "${BLAS_ARGS[@]}" >"$LOG/configure.log" 2>&1; then
   record configure PASS
 else
   tail -25 "$LOG/configure.log"
