@@ -32,6 +32,11 @@ static const gt_opt opts[] = {
     {"data.screen", "screen", GT_OPT_STR, "drop", "spike/gap screening of windows", "drop|repair|off"},
     {"data.spike_k", NULL, GT_OPT_FLOAT, "", "robust z (median/MAD) above which a sample is a spike; default 8", NULL},
     {"data.train_normal_only", NULL, GT_OPT_BOOL, "", "pdm: train/val windows touching a labelled event are skipped; default true", NULL},
+    {"data.items", NULL, GT_OPT_STR, "", "only these household/turbine ids, e.g. 0-9,12 (default: all)", NULL},
+    {"data.farms", NULL, GT_OPT_STR, "", "pdm: only turbines of these farm indices, e.g. 0,1 (default: all)", NULL},
+    {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
+    {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
+    {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
     {"model.kind", "model", GT_OPT_STR, "s2p_cnn", "model", "s2p_cnn|s2p_tf|lstm"},
     {"model.d_model", NULL, GT_OPT_INT, "", "s2p_tf: model width", NULL},
     {"model.heads", NULL, GT_OPT_INT, "", "s2p_tf: attention heads", NULL},
@@ -131,6 +136,17 @@ static void build_config(const gt_args *a, gt_train_config *c) {
     d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
     if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
     if (has(a, "data.train_normal_only")) d->pdm_train_normal_only = gt_args_bool(a, "data.train_normal_only");
+    static const char *const filter_keys[4] = {"data.items", "data.farms", "data.machine_types", "data.conditions"};
+    gt_data_filter *filters[4] = {&d->items, &d->farms, &d->machine_types, &d->conditions};
+    for (int i = 0; i < 4; i++) {
+        char err[256];
+        GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
+                 "%s: %s", filter_keys[i], err);
+    }
+    const char *apps = gt_args_str(a, "data.appliances");
+    GT_CHECK(strlen(apps) < sizeof d->appliances, GT_EXIT_USAGE, "data.appliances: list too long (max %zu characters)",
+             sizeof d->appliances - 1);
+    snprintf(d->appliances, sizeof d->appliances, "%s", apps);
     GT_CHECK(d->split_train > 0 && d->split_val >= 0 && d->split_train + d->split_val <= 1, GT_EXIT_USAGE,
              "data.split_train (%g) and data.split_val (%g) must be > 0, >= 0 and sum to <= 1", d->split_train,
              d->split_val);

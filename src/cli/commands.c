@@ -2,11 +2,12 @@
 
 #include <string.h>
 
-static const gt_cmd *g_cmds[8];
+static const gt_cmd *g_cmds[16];
 static int n_cmds = -1;
 static void init(void) {
     if (n_cmds >= 0) return;
-    const gt_cmd *all[] = {&gt_cmd_synth, &gt_cmd_import, &gt_cmd_inspect, &gt_cmd_train, &gt_cmd_bench};
+    const gt_cmd *all[] = {&gt_cmd_synth,  &gt_cmd_import, &gt_cmd_inspect, &gt_cmd_train,
+                           &gt_cmd_eval,   &gt_cmd_predict, &gt_cmd_doe,  &gt_cmd_bench};
     n_cmds = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]) g_cmds[n_cmds++] = all[i];

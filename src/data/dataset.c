@@ -42,7 +42,7 @@
 #include "core/rng.h"
 #include "data/permute.h"
 
-enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8 };
+enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8, F_OFFCOND = 16 };
 enum { R_GAP = 0, R_SPIKE = 1, R_EVENT = 2, R_SPIKE_FOUND = 3, R_SPIKE_REPAIRED = 4, R_COUNT = 5 };
 static const char *const k_reason[R_COUNT] = {"gap", "spike", "event", "spike_found", "spike_repaired"};
 
@@ -67,6 +67,7 @@ typedef struct ds_item {
     int64_t row0, n_rows; /* local rows [row0, row0 + n_rows) of the shard */
     int64_t base;         /* rows between grid starts */
     int holdout;
+    int excluded;         /* outside cfg.items / farms / machine_types: no windows */
     ds_split sp[GT_SPLIT_COUNT];
 } ds_item;
 
@@ -97,6 +98,9 @@ struct gt_dataset {
     int64_t n_recs, cap_recs;
     int64_t *spike_rows;  /* sorted local rows holding a detected spike (DROP: not used in moments) */
     int64_t n_spike_rows, cap_spike_rows;
+    int64_t *cond_ok;     /* pdm with a condition filter: sorted local row ranges [a, b) (pairs) that pass */
+    int64_t n_cond_ok, cap_cond_ok;
+    uint32_t app_mask;    /* nilm: appliances whose targets count (bit a) */
     int64_t n_local[GT_SPLIT_COUNT], n_global[GT_SPLIT_COUNT];
     int64_t *g_first[GT_SPLIT_COUNT]; /* [n_items_total + 1] global window prefix in file order */
     int32_t *owner_local;             /* [n_items_total] local item index, -1 elsewhere */
@@ -112,6 +116,60 @@ const char *gt_split_name(gt_split s) {
     case GT_SPLIT_HOLDOUT: return "holdout";
     default: return "?";
     }
+}
+
+int gt_data_filter_parse(gt_data_filter *f, const char *text, char *err, size_t err_bytes) {
+    memset(f, 0, sizeof *f);
+    const char *p = text ? text : "";
+    while (*p == ' ') p++;
+    if (!*p || !strcmp(p, "all")) return 0;
+    while (*p) {
+        char *end;
+        while (*p == ' ') p++;
+        long long lo = strtoll(p, &end, 10), hi;
+        if (end == p) goto bad;
+        p = end;
+        while (*p == ' ') p++;
+        if (*p == '-' ) {
+            p++;
+            hi = strtoll(p, &end, 10);
+            if (end == p) goto bad;
+            p = end;
+        } else {
+            hi = lo;
+        }
+        while (*p == ' ') p++;
+        if (hi < lo) {
+            snprintf(err, err_bytes, "empty range %lld-%lld in '%s'", lo, hi, text);
+            return -1;
+        }
+        if (f->n == GT_DATA_MAX_RANGES) {
+            snprintf(err, err_bytes, "more than %d ranges in '%s'", GT_DATA_MAX_RANGES, text);
+            return -1;
+        }
+        f->lo[f->n] = lo;
+        f->hi[f->n] = hi;
+        f->n++;
+        if (*p == ',') {
+            p++;
+            while (*p == ' ') p++;
+            if (!*p) goto bad;
+        } else if (*p) {
+            goto bad;
+        }
+    }
+    return 0;
+bad:
+    snprintf(err, err_bytes, "'%s' is not a list of integers and ranges (e.g. 0,2,5-9)", text);
+    memset(f, 0, sizeof *f);
+    return -1;
+}
+
+int gt_data_filter_has(const gt_data_filter *f, int64_t v) {
+    if (f->n == 0) return 1;
+    for (int r = 0; r < f->n; r++)
+        if (v >= f->lo[r] && v <= f->hi[r]) return 1;
+    return 0;
 }
 
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
@@ -150,6 +208,14 @@ static void push_rec(gt_dataset *ds, ds_record r) {
         ds->recs = GT_REALLOC(ds->recs, sizeof(ds_record) * (size_t)ds->cap_recs);
     }
     ds->recs[ds->n_recs++] = r;
+}
+static void push_cond_ok(gt_dataset *ds, int64_t a, int64_t b) {
+    if (ds->n_cond_ok + 2 > ds->cap_cond_ok) {
+        ds->cap_cond_ok = ds->cap_cond_ok ? 2 * ds->cap_cond_ok : 64;
+        ds->cond_ok = GT_REALLOC(ds->cond_ok, sizeof(int64_t) * (size_t)ds->cap_cond_ok);
+    }
+    ds->cond_ok[ds->n_cond_ok++] = a;
+    ds->cond_ok[ds->n_cond_ok++] = b;
 }
 static void push_spike_row(gt_dataset *ds, int64_t row) {
     if (ds->n_spike_rows == ds->cap_spike_rows) {
@@ -268,6 +334,25 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
     memset(flags, 0, (size_t)n);
     if (pdm)
         for (int64_t i = 0; i < n; i++) flags[i] = ds->labels[it->row0 + i] ? F_EVENT : 0;
+    if (pdm && cfg->conditions.n > 0) {
+        /* rows outside the selected conditions: never part of a window */
+        for (int64_t i = 0; i < n; i++) flags[i] |= F_OFFCOND;
+        const gt_pdm_shard *sh = ds->pdm;
+        for (int k = 0; k < sh->n_segments; k++) {
+            if (sh->segment_turbine[k] != li || !gt_data_filter_has(&cfg->conditions, sh->segments[k].code)) continue;
+            int64_t a = sh->segments[k].start_row < 0 ? 0 : sh->segments[k].start_row;
+            int64_t b = sh->segments[k].end_row > n ? n : sh->segments[k].end_row;
+            for (int64_t i = a; i < b; i++) flags[i] &= (uint8_t)~F_OFFCOND;
+        }
+        /* passing row ranges (for the moments), in increasing row order */
+        for (int64_t i = 0; i < n; i++) {
+            if (flags[i] & F_OFFCOND) continue;
+            int64_t e = i;
+            while (e < n && !(flags[e] & F_OFFCOND)) e++;
+            push_cond_ok(ds, it->row0 + i, it->row0 + e);
+            i = e;
+        }
+    }
     for (int c = 0; c < C; c++)
         for (int64_t i = 0; i < n; i++)
             if (!isfinite(x[i * C + c])) flags[i] |= F_GAP;
@@ -294,29 +379,42 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
         sp->n_runs = 0;
         sp->n_kept = 0;
         ds->screen_local.windows_total += sp->n_grid;
-        uint8_t active = F_GAP | F_SPIKE;
+        uint8_t active = F_GAP | F_SPIKE | F_OFFCOND;
         if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
-        int64_t cnt[3] = {0, 0, 0}; /* gap, spike, event rows in the current window [wa, wb) */
+        int64_t cnt[4] = {0, 0, 0, 0}; /* gap, spike, event, off-condition rows in the window [wa, wb) */
         int64_t wa = 0, wb = 0, n_screened = 0;
         int64_t rec_j = -2;
         int rec_reason = -1;
         for (int64_t j = 0; j < sp->n_grid; j++) {
             int64_t s0 = sp->first + j * it->base, e0 = s0 + W;
             if (s0 >= wb) {
-                cnt[0] = cnt[1] = cnt[2] = 0;
+                cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
                 wa = wb = s0;
             }
             for (; wa < s0; wa++) {
                 uint8_t f = flags[wa] & active;
                 cnt[0] -= (f & F_GAP) != 0, cnt[1] -= (f & F_SPIKE) != 0, cnt[2] -= (f & F_EVENT) != 0;
+                cnt[3] -= (f & F_OFFCOND) != 0;
             }
             for (; wb < e0; wb++) {
                 uint8_t f = flags[wb] & active;
                 cnt[0] += (f & F_GAP) != 0, cnt[1] += (f & F_SPIKE) != 0, cnt[2] += (f & F_EVENT) != 0;
+                cnt[3] += (f & F_OFFCOND) != 0;
             }
-            int reason = cnt[0] ? R_GAP : cnt[1] ? R_SPIKE : cnt[2] ? R_EVENT : -1;
+            int reason = cnt[3] ? R_COUNT : cnt[0] ? R_GAP : cnt[1] ? R_SPIKE : cnt[2] ? R_EVENT : -1;
             if (reason < 0) {
                 sp->n_kept++;
+                continue;
+            }
+            if (reason == R_COUNT) { /* condition filter: excluded, not screened (no record) */
+                ds_run *last = sp->n_runs ? &ds->runs[ds->n_runs - 1] : NULL;
+                if (last && last->j0 + last->n == j) last->n++;
+                else {
+                    push_run(ds, (ds_run){j, 1, n_screened});
+                    sp->n_runs++;
+                }
+                n_screened++;
+                ds->screen_local.windows_filtered++;
                 continue;
             }
             if (reason == R_GAP) ds->screen_local.windows_screened_gap++;
@@ -348,13 +446,19 @@ static void plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int6
     it->base = base;
     int k = cfg->holdout_every;
     it->holdout = k > 0 && ds->index[li] % k == k - 1;
+    it->excluded = !gt_data_filter_has(&cfg->items, ds->id[li]);
+    if (ds->pdm)
+        it->excluded |= !gt_data_filter_has(&cfg->farms, ds->pdm->farm[li]) ||
+                        !gt_data_filter_has(&cfg->machine_types, ds->pdm->machine_type[li]);
     int64_t b1 = llround(cfg->split_train * (double)n_rows);
     int64_t b2 = llround((cfg->split_train + cfg->split_val) * (double)n_rows);
     if (b1 > n_rows) b1 = n_rows;
     if (b2 > n_rows) b2 = n_rows;
     if (b2 < b1) b2 = b1;
     int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
-    if (it->holdout) {
+    if (it->excluded) {
+        for (int s = 0; s < GT_SPLIT_COUNT; s++) lo[s] = hi[s] = 0;
+    } else if (it->holdout) {
         lo[0] = hi[0] = lo[1] = hi[1] = lo[2] = hi[2] = 0;
         lo[3] = 0, hi[3] = n_rows;
     } else {
@@ -415,8 +519,9 @@ static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int
     const int nf = pdm ? ds->n_cols : 1 + ds->n_cols;
     const int skip_spikes = ds->cfg.screen == GT_SCREEN_DROP;
     const int skip_events = pdm && ds->cfg.pdm_train_normal_only;
+    const int cond = pdm && ds->cfg.conditions.n > 0;
     for (int f = 0; f < nf; f++) cnt[f] = 0, acc[f] = 0;
-    int64_t sptr = 0;
+    int64_t sptr = 0, cptr = 0;
     for (int li = 0; li < ds->n_items; li++) {
         const ds_item *it = &ds->items[li];
         const ds_split *sp = &it->sp[GT_SPLIT_TRAIN];
@@ -427,6 +532,10 @@ static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int
         for (int64_t i = it->row0 + a; i < it->row0 + b; i++) {
             if (skip_spikes && is_spike_row(ds, i, &sptr)) continue;
             if (skip_events && ds->labels[i]) continue;
+            if (cond) { /* rows outside the selected conditions do not count */
+                while (cptr < ds->n_cond_ok && ds->cond_ok[cptr + 1] <= i) cptr += 2;
+                if (cptr >= ds->n_cond_ok || ds->cond_ok[cptr] > i) continue;
+            }
             for (int f = 0; f < nf; f++) {
                 float v = pdm ? ds->x[i * nf + f] : f == 0 ? ds->x[i] : ds->app[i * ds->n_cols + f - 1];
                 if (!isfinite(v)) continue;
@@ -484,7 +593,7 @@ int64_t gt_dataset_bytes(const gt_dataset *ds) {
     b += (int64_t)sizeof *ds + (int64_t)sizeof(ds_item) * ds->n_items;
     if (ds->strides) b += (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols;
     b += (int64_t)sizeof(ds_run) * ds->cap_runs + (int64_t)sizeof(ds_record) * ds->cap_recs;
-    b += (int64_t)sizeof(int64_t) * ds->cap_spike_rows;
+    b += (int64_t)sizeof(int64_t) * (ds->cap_spike_rows + ds->cap_cond_ok);
     b += (int64_t)(GT_SPLIT_COUNT * sizeof(int64_t) + sizeof(int32_t)) * (ds->n_items_total + 1);
     return b;
 }
@@ -560,6 +669,9 @@ static void build(gt_dataset *ds, MPI_Comm comm) {
                 (long long)(g.windows_screened_gap + g.windows_screened_spike + g.windows_screened_event),
                 (long long)g.windows_total, (long long)g.windows_screened_gap, (long long)g.windows_screened_spike,
                 (long long)g.windows_screened_event, (long long)g.spikes_found, (long long)g.samples_repaired);
+        if (g.windows_filtered)
+            GT_INFO("data: condition filter (data.conditions): %lld windows outside the selected conditions left out",
+                    (long long)g.windows_filtered);
         GT_INFO("data: pipeline memory %.1f MiB over %d rank(s) (max %.1f MiB per rank, series + window index; "
                 "windows are views)",
                 (double)bytes_sum / 1048576.0, size, (double)bytes_max / 1048576.0);
@@ -582,6 +694,35 @@ static void check_cfg(const gt_data_config *cfg, gt_task task) {
     GT_CHECK(cfg->screen == GT_SCREEN_OFF || cfg->spike_k > 0, GT_EXIT_USAGE, "data: spike_k must be > 0");
 }
 
+/* cfg->appliances ("" or names separated by ',' / '+') -> bit mask over the
+ * file's appliances; an unknown name is a user error listing the known ones. */
+static uint32_t appliance_mask(const char *names, const gt_nilm_shard *sh) {
+    const int A = sh->n_appliances;
+    uint32_t all = A >= 32 ? 0xffffffffu : (1u << A) - 1u;
+    if (!names || !names[0] || !strcmp(names, "all")) return all;
+    uint32_t mask = 0;
+    const char *p = names;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '+') p++;
+        size_t n = strcspn(p, ",+ ");
+        if (!n) break;
+        int found = -1;
+        for (int a = 0; a < A; a++)
+            if (strlen(sh->meta[a].name) == n && !strncmp(sh->meta[a].name, p, n)) found = a;
+        if (found < 0) {
+            char known[1024] = "";
+            for (int a = 0; a < A; a++) {
+                strncat(known, a ? ", " : "", sizeof known - strlen(known) - 1);
+                strncat(known, sh->meta[a].name, sizeof known - strlen(known) - 1);
+            }
+            GT_FAIL(GT_EXIT_USAGE, "data.appliances: no appliance '%.*s' in the file (it has: %s)", (int)n, p, known);
+        }
+        mask |= 1u << found;
+        p += n;
+    }
+    return mask;
+}
+
 gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
     check_cfg(cfg, GT_TASK_NILM);
     const int A = shard->n_appliances;
@@ -602,6 +743,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
     ds->id = shard->id;
     ds->items = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(ds_item));
     ds->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
+    ds->app_mask = appliance_mask(cfg->appliances, shard);
     for (int li = 0; li < ds->n_items; li++) {
         int64_t *st = ds->strides + (int64_t)li * A, base;
         if (cfg->stride > 0) {
@@ -663,6 +805,7 @@ void gt_dataset_free(gt_dataset *ds) {
     free(ds->runs);
     free(ds->recs);
     free(ds->spike_rows);
+    free(ds->cond_ok);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
     free(ds->owner_local);
     free(ds);
@@ -739,7 +882,7 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
             const int64_t *st = ds->strides + (int64_t)li * A;
             for (int a = 0; a < A; a++) {
                 float v = ds->app[mid * A + a];
-                int ok = isfinite(v) && start % st[a] == 0;
+                int ok = isfinite(v) && start % st[a] == 0 && (ds->app_mask >> a & 1u);
                 y[i * A + a] = ok ? (float)(((double)v - ns->mean[1 + a]) / ns->std[1 + a]) : 0.0f;
                 mask[i * A + a] = ok ? 1.0f : 0.0f;
             }
@@ -764,17 +907,19 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
 /* ---------------------------------------------------------- screening -- */
 
 void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_summary *global) {
-    int64_t v[6] = {ds->screen_local.windows_total, ds->screen_local.windows_screened_spike,
+    int64_t v[7] = {ds->screen_local.windows_total, ds->screen_local.windows_screened_spike,
                     ds->screen_local.windows_screened_gap, ds->screen_local.windows_screened_event,
-                    ds->screen_local.spikes_found, ds->screen_local.samples_repaired};
-    int64_t g[6];
-    MPI_CHECK(MPI_Allreduce(v, g, 6, MPI_INT64_T, MPI_SUM, comm));
+                    ds->screen_local.spikes_found, ds->screen_local.samples_repaired,
+                    ds->screen_local.windows_filtered};
+    int64_t g[7];
+    MPI_CHECK(MPI_Allreduce(v, g, 7, MPI_INT64_T, MPI_SUM, comm));
     global->windows_total = g[0];
     global->windows_screened_spike = g[1];
     global->windows_screened_gap = g[2];
     global->windows_screened_event = g[3];
     global->spikes_found = g[4];
     global->samples_repaired = g[5];
+    global->windows_filtered = g[6];
 }
 
 static int cmp_rec(const void *pa, const void *pb) {

@@ -44,6 +44,22 @@ typedef enum gt_screen_action {
 } gt_screen_action;
 
 #define GT_DATA_MAX_TARGETS 32
+#define GT_DATA_MAX_RANGES 32
+
+/* A subset of integer codes as inclusive ranges ("0,2,5-9"); n == 0 means
+ * "everything" (the default). Used to select the households/turbines, farms,
+ * machine types and operating conditions a run trains and evaluates on (DOE
+ * cells, docs/doe.md). */
+typedef struct gt_data_filter {
+    int n;                           /* ranges; 0: no filter */
+    int64_t lo[GT_DATA_MAX_RANGES];  /* inclusive bounds of range r */
+    int64_t hi[GT_DATA_MAX_RANGES];
+} gt_data_filter;
+/* Parses "", "all" (no filter) or comma-separated codes and lo-hi ranges.
+ * Returns 0, or -1 with a message in err[err_bytes]. Not collective. */
+int gt_data_filter_parse(gt_data_filter *f, const char *text, char *err, size_t err_bytes);
+/* 1 when v passes (always with n == 0). */
+int gt_data_filter_has(const gt_data_filter *f, int64_t v);
 
 typedef struct gt_data_config {
     gt_task task;
@@ -57,6 +73,17 @@ typedef struct gt_data_config {
     double spike_k;        /* robust z (median/MAD) above which a sample is a spike */
     int pdm_train_normal_only; /* pdm: train/val windows touching a labelled event are skipped */
     uint64_t seed;
+    /* Subsets (defaults: everything). Items outside the filters keep their
+     * place in the file's numbering but contribute no window to any split. */
+    gt_data_filter items;         /* household/turbine ids */
+    gt_data_filter farms;         /* pdm: turbines of these farm indices */
+    gt_data_filter machine_types; /* pdm: turbines of these machine type codes */
+    gt_data_filter conditions;    /* pdm: only windows whose rows all lie in condition segments with
+                                     these codes (/segments/condition); rows outside every segment
+                                     never pass; the train statistics use the passing rows only */
+    char appliances[256];         /* nilm: "" = every appliance; else names separated by ',' or '+':
+                                     only these targets count (mask 0 for the others; the model
+                                     keeps one output per appliance of the file) */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
 
@@ -127,6 +154,7 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
 typedef struct gt_screen_summary {
     int64_t windows_total, windows_screened_spike, windows_screened_gap, windows_screened_event;
     int64_t spikes_found, samples_repaired;
+    int64_t windows_filtered; /* left out by the condition filter (not screening: no record) */
 } gt_screen_summary;
 void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_summary *global);
 void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out);

@@ -22,6 +22,7 @@
 #include "data/loader.h"
 #include "dist/allreduce.h"
 #include "dist/comm.h"
+#include "eval/run_eval.h" /* end-of-run evaluation + report (eval hook) */
 #include "io/read.h"
 #include "nn/model_lstm.h"
 #include "train/amp.h"
@@ -979,6 +980,17 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     (void)last_gnorm;
     if (t->metrics) fclose(t->metrics);
     gt_loader_free(t->ld);
+    /* ---- end-of-run evaluation + report (owner: eval; eval/run_eval.h): timing.json,
+     * eval.json, report.md/html; the training dataset is released first */
+    if (cfg->write_outputs && exit_code == 0) {
+        gt_dataset_free(t->ds);
+        t->ds = NULL;
+        gt_eval_train_info ei = {.steps = t->ts.step, .train_time_s = elapsed0 + loop_s, .samples_per_s = meas_rate,
+                                 .data_stall = meas_stall, .ranks = t->size, .final_loss = last_loss,
+                                 .best_val_loss = isfinite(t->ts.best_val) ? t->ts.best_val : NAN};
+        gt_eval_end_of_run(cfg, t->run_dir, m, &t->ns, &ei, comm);
+    }
+    /* ---- end of the eval hook */
     gt_model_free(t->m);
     gt_dataset_free(t->ds);
     free(t->ybuf);

@@ -6,18 +6,31 @@
  * channel counts are small), and the chunk's scratch stays cache-resident.
  * Bias and ReLU are fused into the pass that scatters the GEMM result from
  * (OC, NB*W) to the (B,OC,W) layout; the ReLU mask is fused into the pass that
- * gathers dout into (OC, NB*W) for backward. */
+ * gathers dout into (OC, NB*W) for backward.
+ *
+ * Threads: the chunks are independent tasks of gt_par_for (nn/ops/cpu/parallel.h),
+ * each with single-threaded sgemm on its thread's slice of `scratch`. These
+ * GEMMs (30-50 x NB*W x 150-300 on the s2p_cnn shapes) are too small for
+ * OpenBLAS's own threading. The weight and bias gradients of a chunk are
+ * formed in the thread's slice and added to dw/db in chunk order, so the
+ * result is the same for any thread count. */
 #include <cblas.h>
 #include <string.h>
 
+#include "nn/ops/cpu/parallel.h"
 #include "nn/ops/ops.h"
 
 #ifndef GT_CONV1D_NB
 #define GT_CONV1D_NB 4 /* samples per chunk; measured on the s2p_cnn shapes */
 #endif
 
+/* One thread's slice: col (IC*K, NB*W) | tmp (OC, NB*W) | pdw (OC, IC*K) | pdb (OC). */
+static size_t slice_elems(int IC, int OC, int W, int K) {
+    return ((size_t)IC * K + (size_t)OC) * GT_CONV1D_NB * (size_t)W + (size_t)OC * IC * K + (size_t)OC;
+}
+
 size_t gt_conv1d_scratch_elems(int IC, int OC, int W, int K) {
-    return ((size_t)IC * K + (size_t)OC) * GT_CONV1D_NB * (size_t)W;
+    return (size_t)gt_par_max_threads() * slice_elems(IC, OC, W, K);
 }
 
 /* col (IC*K, ldc) columns [0, W) <- im2col of one sample inp (IC,W). */
@@ -55,72 +68,108 @@ static void col2im(float *dinp, const float *dcol, size_t ldc, int IC, int W, in
     }
 }
 
-void gt_conv1d_forward(float *out, float *scratch, const float *inp, const float *w, const float *b,
-                       int B, int IC, int OC, int W, int K, gt_act act) {
-    const int CK = IC * K;
-    for (int b0 = 0; b0 < B; b0 += GT_CONV1D_NB) {
-        const int nb = (B - b0) < GT_CONV1D_NB ? (B - b0) : GT_CONV1D_NB;
-        const size_t ld = (size_t)nb * W;
-        float *col = scratch;                     // (CK, nb*W)
-        float *tmp = scratch + (size_t)CK * ld;   // (OC, nb*W)
-        for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, inp + (size_t)(b0 + j) * IC * W, IC, W, K);
-        // tmp (OC, nb*W) = w (OC, CK) @ col (CK, nb*W)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, w, CK, col, (int)ld,
-                    0.0f, tmp, (int)ld);
-        for (int j = 0; j < nb; j++) {
-            for (int oc = 0; oc < OC; oc++) {
-                const float *src = tmp + (size_t)oc * ld + (size_t)j * W;
-                float *dst = out + ((size_t)(b0 + j) * OC + oc) * W; // (B,OC,W)
-                const float bias = b ? b[oc] : 0.0f;
-                if (act == GT_ACT_RELU)
-                    for (int t = 0; t < W; t++) dst[t] = gt_relu(src[t] + bias);
-                else
-                    for (int t = 0; t < W; t++) dst[t] = src[t] + bias;
-            }
+typedef struct conv_args {
+    float *out, *dinp, *dw, *db, *scratch;
+    const float *inp, *w, *b, *dout, *fout;
+    int B, IC, OC, W, K;
+    gt_act act;
+    size_t slice;
+    gt_par_ordered order;
+} conv_args;
+
+static void forward_chunk(void *ctx, int task, int tid) {
+    const conv_args *a = ctx;
+    const int IC = a->IC, OC = a->OC, W = a->W, K = a->K, CK = IC * K;
+    const int b0 = task * GT_CONV1D_NB;
+    const int nb = (a->B - b0) < GT_CONV1D_NB ? (a->B - b0) : GT_CONV1D_NB;
+    const size_t ld = (size_t)nb * W;
+    float *col = a->scratch + (size_t)tid * a->slice; // (CK, nb*W)
+    float *tmp = col + (size_t)CK * ld;               // (OC, nb*W)
+    for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, IC, W, K);
+    // tmp (OC, nb*W) = w (OC, CK) @ col (CK, nb*W)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, a->w, CK, col, (int)ld, 0.0f,
+                tmp, (int)ld);
+    for (int j = 0; j < nb; j++) {
+        for (int oc = 0; oc < OC; oc++) {
+            const float *src = tmp + (size_t)oc * ld + (size_t)j * W;
+            float *dst = a->out + ((size_t)(b0 + j) * OC + oc) * W; // (B,OC,W)
+            const float bias = a->b ? a->b[oc] : 0.0f;
+            if (a->act == GT_ACT_RELU)
+                for (int t = 0; t < W; t++) dst[t] = gt_relu(src[t] + bias);
+            else
+                for (int t = 0; t < W; t++) dst[t] = src[t] + bias;
         }
     }
+}
+
+void gt_conv1d_forward(float *out, float *scratch, const float *inp, const float *w, const float *b,
+                       int B, int IC, int OC, int W, int K, gt_act act) {
+    if (B <= 0) return;
+    conv_args a = {.out = out, .scratch = scratch, .inp = inp, .w = w, .b = b, .B = B, .IC = IC, .OC = OC,
+                   .W = W, .K = K, .act = act, .slice = slice_elems(IC, OC, W, K)};
+    gt_par_for((B + GT_CONV1D_NB - 1) / GT_CONV1D_NB, forward_chunk, &a);
+}
+
+static void backward_chunk(void *ctx, int task, int tid) {
+    conv_args *a = ctx;
+    const int IC = a->IC, OC = a->OC, W = a->W, K = a->K, CK = IC * K;
+    const int b0 = task * GT_CONV1D_NB;
+    const int nb = (a->B - b0) < GT_CONV1D_NB ? (a->B - b0) : GT_CONV1D_NB;
+    const size_t ld = (size_t)nb * W;
+    float *col = a->scratch + (size_t)tid * a->slice; // (CK, nb*W)
+    float *dz = col + (size_t)CK * GT_CONV1D_NB * W;  // (OC, nb*W) gradient wrt the pre-activation
+    float *pdw = dz + (size_t)OC * GT_CONV1D_NB * W;  // (OC, CK) this chunk's part of dw
+    float *pdb = pdw + (size_t)OC * CK;               // (OC) this chunk's part of db
+    for (int oc = 0; oc < OC; oc++) pdb[oc] = 0.0f;
+    for (int j = 0; j < nb; j++) {
+        for (int oc = 0; oc < OC; oc++) {
+            size_t o = ((size_t)(b0 + j) * OC + oc) * W;
+            const float *g = a->dout + o;
+            float *d = dz + (size_t)oc * ld + (size_t)j * W;
+            float acc = 0.0f;
+            if (a->act == GT_ACT_RELU) {
+                const float *y = a->fout + o;
+                for (int t = 0; t < W; t++) {
+                    d[t] = gt_relu_grad_from_out(y[t], g[t]);
+                    acc += d[t];
+                }
+            } else {
+                for (int t = 0; t < W; t++) {
+                    d[t] = g[t];
+                    acc += d[t];
+                }
+            }
+            pdb[oc] += acc;
+        }
+    }
+    for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, IC, W, K);
+    // pdw (OC, CK) = dz (OC, nb*W) @ col^T (nb*W, CK)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, OC, CK, (int)ld, 1.0f, dz, (int)ld, col, (int)ld, 0.0f,
+                pdw, CK);
+    if (a->dinp) {
+        // dcol (CK, nb*W) = w^T (CK, OC) @ dz (OC, nb*W); reuses col's space
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, a->w, CK, dz, (int)ld, 0.0f,
+                    col, (int)ld);
+        for (int j = 0; j < nb; j++)
+            col2im(a->dinp + (size_t)(b0 + j) * IC * W, col + (size_t)j * W, ld, IC, W, K);
+    }
+    // dw += pdw, db += pdb, in chunk order
+    gt_par_ordered_begin(&a->order, task);
+    const size_t n_w = (size_t)OC * CK;
+    float *dw = a->dw;
+    for (size_t i = 0; i < n_w; i++) dw[i] += pdw[i];
+    if (a->db)
+        for (int oc = 0; oc < OC; oc++) a->db[oc] += pdb[oc];
+    gt_par_ordered_end(&a->order, task);
 }
 
 void gt_conv1d_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, const float *out, float *scratch, int B, int IC, int OC,
                         int W, int K, gt_act act) {
-    const int CK = IC * K;
-    for (int b0 = 0; b0 < B; b0 += GT_CONV1D_NB) {
-        const int nb = (B - b0) < GT_CONV1D_NB ? (B - b0) : GT_CONV1D_NB;
-        const size_t ld = (size_t)nb * W;
-        float *col = scratch;                   // (CK, nb*W)
-        float *dz = scratch + (size_t)CK * ld;  // (OC, nb*W) gradient wrt the pre-activation
-        for (int j = 0; j < nb; j++) {
-            for (int oc = 0; oc < OC; oc++) {
-                size_t o = ((size_t)(b0 + j) * OC + oc) * W;
-                const float *g = dout + o;
-                float *d = dz + (size_t)oc * ld + (size_t)j * W;
-                float acc = 0.0f;
-                if (act == GT_ACT_RELU) {
-                    const float *y = out + o;
-                    for (int t = 0; t < W; t++) {
-                        d[t] = gt_relu_grad_from_out(y[t], g[t]);
-                        acc += d[t];
-                    }
-                } else {
-                    for (int t = 0; t < W; t++) {
-                        d[t] = g[t];
-                        acc += d[t];
-                    }
-                }
-                if (db) db[oc] += acc;
-            }
-        }
-        for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, inp + (size_t)(b0 + j) * IC * W, IC, W, K);
-        // dw (OC, CK) += dz (OC, nb*W) @ col^T (nb*W, CK)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, OC, CK, (int)ld, 1.0f, dz, (int)ld, col, (int)ld,
-                    1.0f, dw, CK);
-        if (dinp) {
-            // dcol (CK, nb*W) = w^T (CK, OC) @ dz (OC, nb*W); reuses col's space
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, w, CK, dz, (int)ld,
-                        0.0f, col, (int)ld);
-            for (int j = 0; j < nb; j++)
-                col2im(dinp + (size_t)(b0 + j) * IC * W, col + (size_t)j * W, ld, IC, W, K);
-        }
-    }
+    if (B <= 0) return;
+    conv_args a = {.dinp = dinp, .dw = dw, .db = db, .scratch = scratch, .inp = inp, .w = w, .dout = dout,
+                   .fout = out, .B = B, .IC = IC, .OC = OC, .W = W, .K = K, .act = act,
+                   .slice = slice_elems(IC, OC, W, K)};
+    gt_par_ordered_init(&a.order);
+    gt_par_for((B + GT_CONV1D_NB - 1) / GT_CONV1D_NB, backward_chunk, &a);
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# jobs/nilm_full.sh: the full NILM training as a preemption-safe Slurm job.
+#
+#   sbatch jobs/nilm_full.sh [CONFIG] [section.key=value ...]      #SBATCH defaults below (cpu layout)
+#   jobs/nilm_full.sh --tier GA660M [CONFIG] [overrides]           submits itself with the tier's options
+#   GT_TIER=AE450 jobs/nilm_full.sh ...                            same, tier from the environment
+#
+# Tiers (jobs/tiers.sh): A350 1 GPU, AE450 2 GPUs, GA660M 4 GPUs per node, cpu
+# (CPU-only nodes, GT_CPU_RANKS x GT_CPU_THREADS). Ranks start with
+# `srun --mpi=pmix` (GT_LAUNCHER=mpirun: mpirun inside the allocation), one per
+# GPU or core group; OPENBLAS_NUM_THREADS = cores per rank.
+#
+# Preemption and time limits: Slurm sends SIGUSR1 to this script 300 s before
+# the limit (--signal=B:USR1@300); the trap forwards it to the ranks (srun
+# forwards it to every task), gridtrain checkpoints and exits 75, and the
+# script requeues the job (scontrol requeue: same job id). The run directory is
+# named after the job id (runs/nilm-$SLURM_JOB_ID, GT_RUN_DIR to choose), so the
+# requeued job finds its checkpoint and continues with --resume; a resubmitted
+# job given the same GT_RUN_DIR does the same. A preemption by Slurm itself
+# (SIGTERM, PreemptMode=REQUEUE) takes the same path.
+#
+# Logs: slurm-<name>-<jobid>.out in the submission directory (appended over
+# requeues), and RUN_DIR/job-<jobid>.log with each segment's header.
+# Environment: GT_BIN (default build/gridtrain), GT_RUN_DIR, GT_LAUNCHER
+# (srun|mpirun), GT_TIER, GT_SIGNAL_LEAD (documentation only: change --signal).
+#
+#SBATCH --job-name=gt-nilm
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --cpus-per-task=4
+#SBATCH --time=2-00:00:00
+#SBATCH --signal=B:USR1@300
+#SBATCH --requeue
+#SBATCH --open-mode=append
+#SBATCH --output=slurm-%x-%j.out
+set -euo pipefail
+
+# ---------------------------------------------------------------- submit mode
+if [ -z "${SLURM_JOB_ID:-}" ]; then
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  # shellcheck source=jobs/tiers.sh
+  . "$here/tiers.sh"
+  tier=${GT_TIER:-cpu}
+  if [ "${1:-}" = "--tier" ]; then tier=$2; shift 2; fi
+  args=$(gt_tier_args "$tier")
+  # shellcheck disable=SC2086
+  exec sbatch --export=ALL,GT_TIER="$tier" $args ${GT_SBATCH_ARGS:-} "$here/nilm_full.sh" "$@"
+fi
+
+# ------------------------------------------------------------------- job mode
+cd "${SLURM_SUBMIT_DIR:-.}"
+[ "${1:-}" = "--tier" ] && shift 2 # the tier was applied at submission
+CONFIG=jobs/nilm_full.ini
+if [ $# -gt 0 ] && [[ "$1" != *=* ]]; then CONFIG=$1; shift; fi
+GT=${GT_BIN:-build/gridtrain}
+RUN_DIR=${GT_RUN_DIR:-runs/nilm-$SLURM_JOB_ID}
+mkdir -p "$RUN_DIR"
+LOG="$RUN_DIR/job-$SLURM_JOB_ID.log"
+threads=${SLURM_CPUS_PER_TASK:-1}
+export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
+ntasks=${SLURM_NTASKS:-1}
+log() { echo "[nilm_full $(date -u +%FT%TZ) job $SLURM_JOB_ID restart ${SLURM_RESTART_COUNT:-0}] $*" | tee -a "$LOG" >&2; }
+
+if compgen -G "$RUN_DIR/checkpoints/ckpt-*.ok" >/dev/null; then
+  args=(train --resume "$RUN_DIR" "$@")
+  log "resuming $RUN_DIR from its newest checkpoint"
+else
+  args=(train "$CONFIG" "run.dir=$RUN_DIR" "$@")
+  log "starting $CONFIG in $RUN_DIR"
+fi
+log "tier ${GT_TIER:-cpu}: $ntasks rank(s) x $threads thread(s) on ${SLURM_JOB_NODELIST:-?}; GPUs ${CUDA_VISIBLE_DEVICES:-none}"
+
+if [ "${GT_LAUNCHER:-srun}" = mpirun ]; then
+  launch=(mpirun -n "$ntasks" --bind-to none)
+else
+  # one task per GPU (--gpus-per-task) or core group (--cpus-per-task). No
+  # --kill-on-bad-exit: a fatal error already ends every rank (MPI_Abort), and
+  # after a warning signal every rank must be free to exit 75 on its own.
+  # GT_SRUN_ARGS=--overcommit lets a small test node run more ranks than cores.
+  # shellcheck disable=SC2206 # GT_SRUN_ARGS holds several words
+  launch=(srun --mpi=pmix ${GT_SRUN_ARGS:-})
+fi
+
+child=0
+got_signal=""
+forward() { # the warning signal (or TERM) -> the launcher -> every rank
+  got_signal=$1
+  log "signal $1: forwarding to the ranks (checkpoint, exit 75)"
+  [ "$child" -gt 0 ] && kill -s "$1" "$child" 2>/dev/null || true
+}
+trap 'forward USR1' USR1
+trap 'forward TERM' TERM
+"${launch[@]}" "$GT" "${args[@]}" &
+child=$!
+rc=0
+while :; do
+  wait "$child" && rc=0 || rc=$?
+  kill -0 "$child" 2>/dev/null || break # wait was interrupted by a trap: wait again
+done
+trap - USR1 TERM
+
+# a launcher may report a rank's 75 differently; a signal we forwarded plus a
+# committed checkpoint written by this segment means the same
+if [ "$rc" != 0 ] && [ "$rc" != 75 ] && [ -n "$got_signal" ] && compgen -G "$RUN_DIR/checkpoints/ckpt-*.ok" >/dev/null; then
+  log "launcher exit code $rc after signal $got_signal: treated as preempted (75)"
+  rc=75
+fi
+case $rc in
+  0) log "finished: $RUN_DIR (manifest.json, metrics.jsonl, checkpoints/)" ;;
+  75) log "preempted: checkpoint written; requeueing job $SLURM_JOB_ID"
+      scontrol requeue "$SLURM_JOB_ID" || log "scontrol requeue failed: resubmit with GT_RUN_DIR=$RUN_DIR"
+      sleep 60 & wait $! || true # Slurm ends this script as it requeues it
+      ;;
+  *) log "failed with exit code $rc (see docs/troubleshooting.md)" ;;
+esac
+exit "$rc"

@@ -1,0 +1,149 @@
+/* cli/cmd_doe.c: `gridtrain doe expand|run|run-all|report` (docs/doe.md).
+ *
+ *   doe expand MATRIX              the cells (index, stable id, levels) and the array size
+ *   doe run MATRIX [--task N]      train + evaluate one cell (N defaults to SLURM_ARRAY_TASK_ID)
+ *   doe run-all MATRIX [-j N]      every cell locally, N concurrent processes
+ *   doe report SWEEP_DIR|MATRIX    Markdown + HTML + CSV report with gnuplot plots
+ *
+ * 'doe' runs as ONE process (not under mpirun/srun): a cell's training is a
+ * child 'gridtrain train' process, behind --launch (e.g. "srun --mpi=pmix -n 4")
+ * for several ranks. The matrix format and the cell layout are in doe/matrix.h
+ * and doe/run.h. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "doe/matrix.h"
+#include "doe/report.h"
+#include "doe/run.h"
+
+static const gt_opt opts[] = {
+    {"doe.task", "task", GT_OPT_INT, "", "run: cell index (default: $SLURM_ARRAY_TASK_ID)", NULL},
+    {"doe.jobs", "j", GT_OPT_INT, "1", "run-all: concurrent cells", NULL},
+    {"doe.launch", "launch", GT_OPT_STR, "", "run/run-all: launcher before 'gridtrain train', e.g. 'srun --mpi=pmix -n 4' (default: $GT_DOE_LAUNCH or none)", NULL},
+    {"doe.metric", "metric", GT_OPT_STR, "", "report: primary metric (default: [doe] metric, else pdm.event.f05 / nilm.test.overall.f1 / train.best_val_loss)", NULL},
+    {"doe.rows", "rows", GT_OPT_STR, "", "report: row factor of the two-way table (default machine_type)", NULL},
+    {"doe.cols", "cols", GT_OPT_STR, "", "report: column factor of the two-way table (default condition)", NULL},
+    {"doe.out", "o", GT_OPT_STR, "", "report: output directory (default SWEEP_DIR/report)", NULL},
+    {"doe.plots", "plots", GT_OPT_BOOL, "true", "report: draw heatmap.svg and effects.svg with gnuplot", NULL},
+    {NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+static int train_knows(const char *key) {
+    for (const gt_opt *o = gt_cmd_train.opts; o && o->key; o++)
+        if (!strcmp(o->key, key)) return 1;
+    return 0;
+}
+
+static void load_matrix(const char *path, gt_doe_matrix *m) {
+    char err[1024];
+    GT_CHECK(gt_doe_matrix_load(path, train_knows, m, err, sizeof err) == 0, GT_EXIT_USAGE, "%s", err);
+}
+
+static int run(const gt_args *a, MPI_Comm comm) {
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    GT_CHECK(size == 1, GT_EXIT_USAGE,
+             "doe runs as one process (not under mpirun/srun): cells start their own ranks with --launch");
+    const char *verb = a->pos[0], *arg = a->pos[1];
+    gt_doe_run_opts ro = {0};
+    ro.launch = gt_args_str(a, "doe.launch");
+    if (!ro.launch[0] && getenv("GT_DOE_LAUNCH")) ro.launch = getenv("GT_DOE_LAUNCH");
+    /* evaluate cells when this executable has 'eval' (GT_DOE_EVAL=0/1 overrides) */
+    const char *ge = getenv("GT_DOE_EVAL");
+    ro.have_eval = ge && *ge ? atoi(ge) != 0 : gt_commands_find("eval") != NULL;
+    if (!strcmp(verb, "expand")) {
+        gt_doe_matrix m;
+        load_matrix(arg, &m);
+        gt_doe_print_cells(&m, stdout);
+        gt_doe_matrix_free(&m);
+        return 0;
+    }
+    if (!strcmp(verb, "run")) {
+        gt_doe_matrix m;
+        load_matrix(arg, &m);
+        int64_t task;
+        if (gt_args_is_set(a, "doe.task")) {
+            task = gt_args_int(a, "doe.task");
+        } else {
+            const char *t = getenv("SLURM_ARRAY_TASK_ID");
+            GT_CHECK(t && *t, GT_EXIT_USAGE, "doe run %s: give --task N (or run it as a Slurm array task)", arg);
+            char *end;
+            task = strtoll(t, &end, 10);
+            GT_CHECK(*end == 0, GT_EXIT_USAGE, "SLURM_ARRAY_TASK_ID='%s' is not an integer", t);
+        }
+        if (!ro.have_eval) GT_INFO("doe: no 'gridtrain eval' in this executable: eval.json gets the train part only");
+        int rc = gt_doe_run_cell(&m, task, &ro);
+        gt_doe_matrix_free(&m);
+        return rc;
+    }
+    if (!strcmp(verb, "run-all")) {
+        gt_doe_matrix m;
+        load_matrix(arg, &m);
+        int64_t j = gt_args_int(a, "doe.jobs");
+        GT_CHECK(j >= 1 && j <= 512, GT_EXIT_USAGE, "-j %lld: give 1 to 512 concurrent cells", (long long)j);
+        int rc = gt_doe_run_all(&m, (int)j, &ro);
+        gt_doe_matrix_free(&m);
+        return rc;
+    }
+    if (!strcmp(verb, "report")) {
+        struct stat st;
+        char *dir = NULL;
+        if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+            dir = GT_STRDUP(arg);
+        } else {
+            gt_doe_matrix m;
+            load_matrix(arg, &m);
+            dir = GT_STRDUP(m.dir);
+            gt_doe_matrix_free(&m);
+        }
+        char err[1024];
+        gt_doe_sweep s;
+        GT_CHECK(gt_doe_sweep_load(dir, &s, err, sizeof err) == 0, GT_EXIT_DATA, "doe report: %s", err);
+        const char *metric = gt_args_str(a, "doe.metric"), *rows = gt_args_str(a, "doe.rows"),
+                   *cols = gt_args_str(a, "doe.cols");
+        gt_doe_summary sum;
+        GT_CHECK(gt_doe_summarize(&s, *metric ? metric : NULL, *rows ? rows : NULL, *cols ? cols : NULL, &sum, err,
+                                  sizeof err) == 0,
+                 GT_EXIT_USAGE, "doe report: %s", err);
+        char out[PATH_MAX];
+        const char *o = gt_args_str(a, "doe.out");
+        if (*o) snprintf(out, sizeof out, "%s", o);
+        else snprintf(out, sizeof out, "%s/report", dir);
+        int rc = gt_doe_report_write(&s, &sum, out, gt_args_bool(a, "doe.plots"));
+        if (rc == 0) {
+            printf("%s/report.md\n%s/report.html\n", out, out);
+            GT_INFO("doe report: %lld cells (%lld done, %lld failed, %lld missing, %lld requeued) -> %s/report.md, "
+                    "report.html, *.csv",
+                    (long long)s.n_cells, (long long)sum.n_status[GT_DOE_DONE], (long long)sum.n_status[GT_DOE_FAILED],
+                    (long long)sum.n_status[GT_DOE_MISSING], (long long)sum.n_requeued, out);
+        }
+        gt_doe_summary_free(&sum, &s);
+        gt_doe_sweep_free(&s);
+        free(dir);
+        return rc ? GT_EXIT_RESOURCE : 0;
+    }
+    GT_FAIL(GT_EXIT_USAGE, "doe: unknown action '%s' (expand, run, run-all, report)", verb);
+}
+
+const gt_cmd gt_cmd_doe = {
+    .name = "doe",
+    .usage = "doe expand MATRIX | run MATRIX [--task N] | run-all MATRIX [-j N] | report SWEEP_DIR",
+    .summary = "DOE sweeps: expand a factor matrix, run its cells (Slurm array tasks or locally), report",
+    .details = "A matrix (INI: [doe] name/dir, [factors] farm = 0,1 / condition = low_wind,rated / seed = 1,2 /\n"
+               "model.hidden = 64,128, [fixed] data.file, model.kind, train.max_steps ...) is a full factorial.\n"
+               "Each cell trains (and evaluates) into SWEEP_DIR/cells/<id>/ (id: hash of its levels, stable\n"
+               "when levels are appended); finished cells are skipped, preempted ones resume. Run 'doe' as\n"
+               "one process: cells start 'gridtrain train' themselves (--launch 'srun --mpi=pmix -n 4').\n"
+               "jobs/pdm_doe.sh submits a matrix as a Slurm job array. See docs/doe.md.",
+    .opts = opts,
+    .min_pos = 2,
+    .max_pos = 2,
+    .run = run,
+    .prints_config = 1,
+};

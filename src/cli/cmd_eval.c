@@ -1,0 +1,278 @@
+/* cli/cmd_eval.c: `gridtrain eval RUN_DIR [DATA.h5] [section.key=value ...]`.
+ *
+ * Rebuilds the model of a training run from the configuration stored in its
+ * newest valid checkpoint (the same keys as `gridtrain train`), loads the
+ * parameters and the frozen normalisation statistics, evaluates it
+ * (eval/eval.h) and writes RUN_DIR/eval.json and the report (eval/report.h).
+ * Also defines gt_eval_cli_load (used by cli/cmd_predict.c). */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cmd_eval.h"
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "eval/eval.h"
+#include "eval/run_eval.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+
+extern const gt_cmd gt_cmd_train;
+
+#define EVAL_OPTS                                                                                                     \
+    {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
+    {"eval.models", "models", GT_OPT_STR, "", "pdm multi-scale: more run directories (comma-separated), e.g. the window 64 and 1024 runs", NULL}, \
+    {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
+    {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL}, \
+    {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
+    {"eval.calibrate", NULL, GT_OPT_STR, "val", "pdm: rows of normal operation that calibrate the score and threshold: the validation split, or train+validation", "val|train_val"}, \
+    {"eval.ewma_s", NULL, GT_OPT_FLOAT, "10", "pdm: EWMA span of the anomaly score, seconds", NULL}, \
+    {"eval.min_duration_s", NULL, GT_OPT_FLOAT, "0", "pdm: alarms shorter than this are dropped (0: one row)", NULL}, \
+    {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL}, \
+    {"eval.hop", NULL, GT_OPT_INT, "0", "pdm: rows between scoring windows; 0 = window / 2", NULL}
+
+static const gt_opt eval_opts[] = {
+    {"eval.stride", "stride", GT_OPT_INT, "0", "nilm: rows between evaluated window midpoints; 0 = auto (at most eval.max_windows windows)", NULL},
+    {"eval.max_windows", NULL, GT_OPT_INT, "1000000", "nilm: auto stride = rows in the file / this", NULL},
+    EVAL_OPTS,
+    {NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+/* ---------------------------------------------------- loading a model -- */
+
+static const char *raw(const gt_args *a, const char *key) {
+    for (int i = 0; i < a->n_values; i++)
+        if (!strcmp(a->spec[i]->key, key)) return a->value[i];
+    return "";
+}
+static int has(const gt_args *a, const char *key) { return raw(a, key)[0] != 0; }
+
+/* The model and data parts of cli/cmd_train.c build_config (keep in step;
+ * see the report: the lead may export build_config instead). */
+static void train_config_from_args(const gt_args *a, gt_train_config *c) {
+    int kind = gt_model_kind_parse(gt_args_str(a, "model.kind"));
+    GT_CHECK(kind >= 0, GT_EXIT_USAGE, "model.kind: unknown kind");
+    gt_train_config_defaults(c, (gt_model_kind)kind);
+    c->data_file = gt_args_str(a, "data.file");
+    gt_data_config *d = &c->data;
+    if (has(a, "data.window")) d->window = (int)gt_args_int(a, "data.window");
+    if (has(a, "data.stride")) d->stride = gt_args_int(a, "data.stride");
+    if (has(a, "data.stride_frac")) d->stride_frac = gt_args_float(a, "data.stride_frac");
+    if (has(a, "data.split_train")) d->split_train = gt_args_float(a, "data.split_train");
+    if (has(a, "data.split_val")) d->split_val = gt_args_float(a, "data.split_val");
+    if (has(a, "data.holdout_every")) d->holdout_every = (int)gt_args_int(a, "data.holdout_every");
+    const char *scr = gt_args_str(a, "data.screen");
+    d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
+    if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
+    if (has(a, "data.train_normal_only")) d->pdm_train_normal_only = gt_args_bool(a, "data.train_normal_only");
+    static const char *const filter_keys[4] = {"data.items", "data.farms", "data.machine_types", "data.conditions"};
+    gt_data_filter *filters[4] = {&d->items, &d->farms, &d->machine_types, &d->conditions};
+    for (int i = 0; i < 4; i++) {
+        char err[256];
+        GT_CHECK(gt_data_filter_parse(filters[i], raw(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE, "%s: %s",
+                 filter_keys[i], err);
+    }
+    snprintf(d->appliances, sizeof d->appliances, "%s", raw(a, "data.appliances"));
+    gt_model_config *m = &c->model;
+    if (has(a, "model.d_model")) m->d_model = (int)gt_args_int(a, "model.d_model");
+    if (has(a, "model.heads")) m->n_heads = (int)gt_args_int(a, "model.heads");
+    if (has(a, "model.d_ff")) m->d_ff = (int)gt_args_int(a, "model.d_ff");
+    if (has(a, "model.layers")) m->n_layers = (int)gt_args_int(a, "model.layers");
+    if (has(a, "model.hidden")) m->hidden = (int)gt_args_int(a, "model.hidden");
+    if (has(a, "model.tbptt")) m->tbptt = (int)gt_args_int(a, "model.tbptt");
+    double cs = gt_args_float(a, "model.conv_scale");
+    if (kind == GT_MODEL_S2P_CNN) {
+        GT_CHECK(m->n_layers <= GT_MODEL_MAX_CONV && cs > 0, GT_EXIT_USAGE, "bad s2p_cnn configuration");
+        for (int l = 0; l < m->n_layers; l++) {
+            if (m->conv_channels[l] <= 0) {
+                m->conv_channels[l] = m->conv_channels[l > 0 ? l - 1 : 0];
+                m->conv_kernels[l] = m->conv_kernels[l > 0 ? l - 1 : 0];
+            }
+            int ch = (int)lround(m->conv_channels[l] * cs);
+            m->conv_channels[l] = ch < 1 ? 1 : ch;
+        }
+    }
+    c->batch = gt_args_int(a, "train.batch");
+    c->micro_batch = gt_args_int(a, "train.micro_batch");
+    c->seed = (uint64_t)gt_args_int(a, "train.seed");
+}
+
+void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_Comm comm, gt_eval_loaded *L) {
+    memset(L, 0, sizeof *L);
+    struct stat st;
+    GT_CHECK(stat(path, &st) == 0, GT_EXIT_USAGE, "%s: no such run directory or checkpoint", path);
+    snprintf(L->run_dir, sizeof L->run_dir, "%s", path);
+    if (!S_ISDIR(st.st_mode)) { /* RUN_DIR/checkpoints/ckpt-N.h5 -> RUN_DIR */
+        char *s = strrchr(L->run_dir, '/');
+        if (s) *s = 0;
+        else snprintf(L->run_dir, sizeof L->run_dir, ".");
+        size_t n = strlen(L->run_dir);
+        if (n >= 11 && !strcmp(L->run_dir + n - 11, "checkpoints")) {
+            L->run_dir[n - 11] = 0;
+            if (n > 11 && L->run_dir[n - 12] == '/') L->run_dir[n - 12] = 0;
+            if (!L->run_dir[0]) snprintf(L->run_dir, sizeof L->run_dir, ".");
+        }
+    }
+    char *text = gt_ckpt_read_config(L->run_dir);
+    GT_CHECK(text, GT_EXIT_USAGE, "%s: no valid checkpoint (with its configuration) in %s/checkpoints", path,
+             L->run_dir);
+    const char *td = getenv("TMPDIR");
+    char tpath[PATH_MAX];
+    snprintf(tpath, sizeof tpath, "%s/gridtrain-eval-XXXXXX", td && *td ? td : "/tmp");
+    int fd = mkstemp(tpath);
+    GT_CHECK(fd >= 0, GT_EXIT_RESOURCE, "cannot create a temporary file");
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    char *argv[2] = {"--config", tpath};
+    gt_args_parse(&L->args, &gt_cmd_train, 2, argv);
+    unlink(tpath);
+    train_config_from_args(&L->args, &L->tc);
+    gt_model_config mc = L->tc.model;
+    mc.window = L->tc.data.window;
+    mc.n_in = n_in;
+    mc.n_out = n_out;
+    int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
+    if (batch > 0) micro = batch;
+    if (micro > 1024) micro = 1024;
+    if (micro < 1) micro = 1;
+    mc.max_batch = (int)micro;
+    gt_model *m = gt_model_create(&mc);
+    gt_norm_stats ns;
+    memset(&ns, 0, sizeof ns);
+    L->step = gt_ckpt_load_latest(L->run_dir, m, &L->ts, &ns, comm);
+    GT_CHECK(L->step >= 0, GT_EXIT_USAGE, "%s: no valid checkpoint in %s/checkpoints", path, L->run_dir);
+    L->em.m = m;
+    L->em.ns = ns;
+    L->em.data = L->tc.data;
+    L->em.data.task = mc.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
+    L->em.name = L->run_dir;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0)
+        GT_INFO("eval: loaded %s (%s, window %d) at step %lld from %s/checkpoints%s", path, gt_model_kind_name(mc.kind),
+                mc.window, (long long)L->step, L->run_dir,
+                S_ISDIR(st.st_mode) ? "" : " (the newest valid checkpoint of the run)");
+}
+
+void gt_eval_cli_unload(gt_eval_loaded *L) {
+    gt_model_free(L->em.m);
+    gt_args_free(&L->args);
+    memset(L, 0, sizeof *L);
+}
+
+void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, int *kind_pdm, int *n_cols) {
+    gt_file_index ix;
+    char err[GT_IO_ERR_LEN];
+    hid_t f = gt_io_open(path, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
+    if (f < 0) gt_io_fail(comm, GT_EXIT_DATA, err);
+    H5Fclose(f);
+    *kind_pdm = ix.kind == GT_KIND_PDM;
+    *n_cols = ix.n_cols;
+    gt_file_index_free(&ix);
+}
+
+void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
+    gt_eval_config_defaults(ec);
+    for (int i = 0; i < a->n_values; i++) {
+        const char *k = a->spec[i]->key;
+        if (!strcmp(k, "eval.stride")) ec->nilm_stride = gt_args_int(a, k);
+        else if (!strcmp(k, "eval.max_windows")) ec->nilm_max_windows = gt_args_int(a, k);
+        else if (!strcmp(k, "eval.quantile")) ec->pdm_quantile = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.ewma_s")) ec->pdm_ewma_s = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.min_duration_s")) ec->pdm_min_duration_s = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.merge_gap_s")) ec->pdm_merge_gap_s = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.hop")) ec->pdm_hop = gt_args_int(a, k);
+        else if (!strcmp(k, "eval.calibrate")) ec->pdm_calibrate_train = !strcmp(gt_args_str(a, k), "train_val");
+    }
+    GT_CHECK(ec->nilm_stride >= 0 && ec->nilm_max_windows > 0, GT_EXIT_USAGE,
+             "eval.stride must be >= 0 and eval.max_windows > 0");
+    GT_CHECK(ec->pdm_quantile > 0 && ec->pdm_quantile <= 1 && ec->pdm_margin > 0 && ec->pdm_ewma_s >= 0 &&
+                 ec->pdm_min_duration_s >= 0 && ec->pdm_merge_gap_s >= 0 && ec->pdm_hop >= 0,
+             GT_EXIT_USAGE, "eval: quantile in (0, 1], margin > 0, ewma_s, min_duration_s, merge_gap_s, hop >= 0");
+}
+
+int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,
+                         gt_eval_model *ems) {
+    int pdm = 0, cols = 0;
+    gt_eval_cli_data_sizes(data, comm, &pdm, &cols);
+    int64_t batch = gt_args_int(a, "eval.batch");
+    int n = 0;
+    gt_eval_cli_load(main_path, pdm ? cols : 1, cols, batch, comm, &Ls[n]);
+    ems[n] = Ls[n].em;
+    n++;
+    char list[4096];
+    snprintf(list, sizeof list, "%s", gt_args_str(a, "eval.models"));
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!*tok) continue;
+        GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
+        GT_CHECK(pdm, GT_EXIT_USAGE, "eval.models (multi-scale) is for wind-farm (pdm) files and lstm models");
+        gt_eval_cli_load(tok, cols, cols, batch, comm, &Ls[n]);
+        ems[n] = Ls[n].em;
+        n++;
+    }
+    return n;
+}
+
+static int run_eval(const gt_args *a, MPI_Comm comm) {
+    const char *run_dir = a->pos[0];
+    gt_eval_loaded *Ls = GT_CALLOC(GT_EVAL_MAX_MODELS, sizeof(gt_eval_loaded));
+    gt_eval_model ems[GT_EVAL_MAX_MODELS];
+    /* the data: the positional file, else the run's data.file */
+    const char *data = a->n_pos >= 2 ? a->pos[1] : NULL;
+    char data_buf[PATH_MAX];
+    if (!data) {
+        /* read data.file from the stored configuration */
+        char *t = gt_ckpt_read_config(run_dir);
+        GT_CHECK(t, GT_EXIT_USAGE, "eval: no valid checkpoint (with its configuration) in %s/checkpoints", run_dir);
+        const char *p = strstr(t, "\nfile = ");
+        GT_CHECK(p, GT_EXIT_USAGE, "eval: %s stores no data.file; give DATA.h5", run_dir);
+        p += 8;
+        size_t len = strcspn(p, "\n");
+        snprintf(data_buf, sizeof data_buf, "%.*s", (int)len, p);
+        free(t);
+        data = data_buf;
+    }
+    gt_eval_config ec;
+    gt_eval_cli_config(a, &ec);
+    int n = gt_eval_cli_load_all(run_dir, a, data, comm, Ls, ems);
+    gt_eval_train_info ti;
+    gt_eval_train_info_from_run(run_dir, Ls[0].ts.step, Ls[0].ts.elapsed_s, Ls[0].ts.best_val, &ti);
+    if (ti.ranks == 0) MPI_Comm_size(comm, &ti.ranks);
+    int rc = gt_eval_run_dir(run_dir, data, ems, n, &ec, &ti, comm);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) GT_INFO("eval: wrote %s/eval.json, %s/report.md and %s/report.html", run_dir, run_dir, run_dir);
+    for (int i = 0; i < n; i++) gt_eval_cli_unload(&Ls[i]);
+    free(Ls);
+    return rc;
+}
+
+const gt_cmd gt_cmd_eval = {
+    .name = "eval",
+    .usage = "eval RUN_DIR [DATA.h5] [section.key=value ...]",
+    .summary = "evaluate a training run: per-appliance NILM metrics or calibrated anomaly alarms -> eval.json + report",
+    .details = "Loads the newest valid checkpoint of RUN_DIR (its stored configuration rebuilds the model),\n"
+               "evaluates it on DATA.h5 (default: the run's data.file) and writes RUN_DIR/eval.json,\n"
+               "report.md, report.html and plots/ (gnuplot). NILM: MAE, SAE, NDE, on/off precision/recall/F1\n"
+               "and EA per appliance on the held-out time (test split) and on held-out households. PdM:\n"
+               "per-step scores, threshold calibrated on validation data, alarm runs, point and event\n"
+               "metrics per turbine, machine type and condition, CARE score; eval.models adds models of\n"
+               "other window lengths (multi-scale). Identical results for any number of ranks.\n"
+               "See docs/evaluation.md.",
+    .opts = eval_opts,
+    .min_pos = 1,
+    .max_pos = 2,
+    .run = run_eval,
+    .prints_config = 0,
+};

@@ -1,0 +1,70 @@
+/* cli/cmd_predict.c: `gridtrain predict CHECKPOINT_OR_RUN_DIR DATA.h5 -o OUT.h5`.
+ *
+ * NILM models (s2p_cnn, s2p_tf): disaggregated power per appliance for every
+ * row of every household (eval/eval.h gt_predict_nilm); lstm models: the
+ * per-step anomaly score, the calibrated threshold and the alarms
+ * (gt_predict_pdm; eval.models adds models of other windows). Collective:
+ * every rank predicts its households/turbines and writes its rows; the file
+ * does not depend on the number of ranks. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd_eval.h"
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "eval/eval.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+
+static const gt_opt predict_opts[] = {
+    {"predict.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp, renamed when complete)", NULL},
+    {"predict.pad", "pad", GT_OPT_STR, "nan", "nilm: rows whose centred window leaves the household: NaN, or repeat the edge sample", "nan|edge"},
+    {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL},
+    {"eval.models", "models", GT_OPT_STR, "", "pdm multi-scale: more run directories (comma-separated)", NULL},
+    {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm: quantile of the validation scores (normal rows) for the alarm threshold", NULL},
+    {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL},
+    {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL},
+    {"eval.calibrate", NULL, GT_OPT_STR, "val", "pdm: rows of normal operation that calibrate the score and threshold: the validation split, or train+validation", "val|train_val"},
+    {"eval.ewma_s", NULL, GT_OPT_FLOAT, "10", "pdm: EWMA span of the anomaly score, seconds", NULL},
+    {"eval.min_duration_s", NULL, GT_OPT_FLOAT, "0", "pdm: alarms shorter than this are dropped (0: one row)", NULL},
+    {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL},
+    {"eval.hop", NULL, GT_OPT_INT, "0", "pdm: rows between scoring windows; 0 = window / 2", NULL},
+    {NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+static int run_predict(const gt_args *a, MPI_Comm comm) {
+    const char *out = gt_args_str(a, "predict.output");
+    GT_CHECK(out[0], GT_EXIT_USAGE, "predict: no output file (-o OUT.h5)");
+    const char *data = a->pos[1];
+    gt_eval_config ec;
+    gt_eval_cli_config(a, &ec);
+    ec.pad_edges = !strcmp(gt_args_str(a, "predict.pad"), "edge");
+    gt_eval_loaded *Ls = GT_CALLOC(GT_EVAL_MAX_MODELS, sizeof(gt_eval_loaded));
+    gt_eval_model ems[GT_EVAL_MAX_MODELS];
+    int n = gt_eval_cli_load_all(a->pos[0], a, data, comm, Ls, ems);
+    if (ems[0].m->cfg.kind == GT_MODEL_LSTM) gt_predict_pdm(data, ems, n, &ec, out, comm);
+    else gt_predict_nilm(data, &ems[0], &ec, out, comm);
+    for (int i = 0; i < n; i++) gt_eval_cli_unload(&Ls[i]);
+    free(Ls);
+    return 0;
+}
+
+const gt_cmd gt_cmd_predict = {
+    .name = "predict",
+    .usage = "predict CHECKPOINT_OR_RUN_DIR DATA.h5 -o OUT.h5 [section.key=value ...]",
+    .summary = "per-row disaggregated power (NILM) or anomaly scores and alarms (PdM) of a file -> HDF5",
+    .details = "NILM: /predictions [N, A] W for every row, the window centred on each row (edge rows NaN,\n"
+               "or predict.pad=edge), plus /timestamps, /aggregate, /households, /appliance_meta.\n"
+               "PdM: /score, /alarm, /labels [N] with the threshold calibrated on the validation rows.\n"
+               "A checkpoint path loads the newest valid checkpoint of its run. The output does not\n"
+               "depend on the number of ranks. See docs/evaluation.md.",
+    .opts = predict_opts,
+    .min_pos = 2,
+    .max_pos = 2,
+    .run = run_predict,
+    .prints_config = 0,
+};

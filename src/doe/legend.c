@@ -1,0 +1,49 @@
+/* doe/legend.c: condition names of a wind-farm file (/legend/condition), so a
+ * matrix can say `condition = low_wind,rated`. A small independent (serial)
+ * HDF5 read of one optional dataset; everything else about the file is io/'s.
+ * TODO(io): move next to io/read.h when io/ grows a legend reader. */
+#include <hdf5.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "doe/run.h"
+#include "io/format.h"
+#include "io/synth.h"
+
+int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int max_names) {
+    int n = 0;
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        H5Eset_auto2(H5E_DEFAULT, fn, data);
+        return -1;
+    }
+    if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/condition", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, "/legend/condition", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : 0;
+        if (cnt > 0 && cnt <= 256) {
+            char buf[256][GT_FORMAT_NAME_LEN];
+            hid_t t = H5Tcopy(H5T_C_S1);
+            H5Tset_size(t, GT_FORMAT_NAME_LEN);
+            H5Tset_strpad(t, H5T_STR_NULLPAD);
+            if (H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) {
+                for (hssize_t i = 0; i < cnt && n < max_names; i++, n++) {
+                    memcpy(names[n], buf[i], GT_FORMAT_NAME_LEN < GT_DOE_NAME_LEN ? GT_FORMAT_NAME_LEN : GT_DOE_NAME_LEN);
+                    names[n][GT_DOE_NAME_LEN - 1] = 0;
+                }
+            }
+            H5Tclose(t);
+        }
+        if (sp >= 0) H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+    }
+    H5Fclose(f);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    if (n == 0) /* no legend: the synthetic generator's codes (docs/data-format.md) */
+        for (; n < GT_PDM_N_CONDITIONS && n < max_names; n++) snprintf(names[n], GT_DOE_NAME_LEN, "%s", gt_pdm_condition_name(n));
+    return n;
+}

@@ -1,0 +1,830 @@
+/* doe/report.c: loading a sweep's results, aggregation and the report files
+ * (report.h). */
+#define _GNU_SOURCE
+#include "doe/report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "core/log.h"
+
+static const gt_doe_metric_def k_metrics[] = {
+    {"pdm.event.recall", "event recall", 1, 1},
+    {"pdm.event.precision", "event precision", 1, 1},
+    {"pdm.event.f05", "event F0.5", 1, 1},
+    {"pdm.event.false_alarms_per_turbine_day", "false alarms/turbine-day", 0, 1},
+    {"pdm.event.detection_delay_s_mean", "detection delay (s)", 0, 1},
+    {"pdm.point.f05", "point F0.5", 1, 1},
+    {"pdm.care_score", "CARE score", 1, 1},
+    {"nilm.test.overall.mae_w", "MAE (W)", 0, 1},
+    {"nilm.test.overall.sae", "SAE", 0, 1},
+    {"nilm.test.overall.nde", "NDE", 0, 1},
+    {"nilm.test.overall.precision", "precision", 1, 1},
+    {"nilm.test.overall.recall", "recall", 1, 1},
+    {"nilm.test.overall.f1", "F1", 1, 1},
+    {"nilm.test.overall.ea", "energy accuracy", 1, 1},
+    {"train.best_val_loss", "best val loss", 0, 1},
+    {"train.final_loss", "final loss", 0, 0},
+    {"train.train_time_s", "train time (s)", 0, 0},
+    {"train.samples_per_s", "samples/s", 1, 0},
+    {"train.steps", "steps", 1, 0},
+    {"train.cpu_hours", "CPU-hours", 0, 0},
+    {"train.gpu_hours", "GPU-hours", 0, 0},
+};
+#define N_METRICS ((int)(sizeof k_metrics / sizeof k_metrics[0]))
+_Static_assert(sizeof k_metrics / sizeof k_metrics[0] <= GT_DOE_MAX_METRICS, "metric table too large");
+
+const gt_doe_metric_def *gt_doe_metrics(int *n) {
+    if (n) *n = N_METRICS;
+    return k_metrics;
+}
+int gt_doe_metric_find(const char *name) {
+    for (int m = 0; m < N_METRICS; m++)
+        if (!strcmp(k_metrics[m].name, name)) return m;
+    return -1;
+}
+
+const char *gt_doe_status_name(int s) {
+    static const char *const k[] = {"missing", "running", "preempted", "failed", "done"};
+    return s >= 0 && s <= GT_DOE_DONE ? k[s] : "?";
+}
+
+gt_doe_stat gt_doe_stat_of(const double *v, int n) {
+    gt_doe_stat st = {0, NAN, NAN};
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) sum += v[i], st.n++;
+    if (st.n == 0) return st;
+    st.mean = sum / st.n;
+    if (st.n < 2) return st;
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) ss += (v[i] - st.mean) * (v[i] - st.mean);
+    st.sd = sqrt(ss / (st.n - 1));
+    return st;
+}
+
+/* ---------------------------------------------------------------- load -- */
+
+static cJSON *read_json(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
+    fclose(m);
+    fclose(f);
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    return j;
+}
+
+/* value at a dotted path, or NaN */
+static double json_path(const cJSON *j, const char *path) {
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    const cJSON *cur = j;
+    for (char *save = NULL, *tok = strtok_r(tmp, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
+        cur = cJSON_IsObject(cur) ? cJSON_GetObjectItem(cur, tok) : NULL;
+    return cJSON_IsNumber(cur) ? cur->valuedouble : NAN;
+}
+static int json_int(const cJSON *j, const char *k) {
+    const cJSON *x = cJSON_GetObjectItem(j, k);
+    return cJSON_IsNumber(x) ? x->valueint : 0;
+}
+
+void gt_doe_sweep_free(gt_doe_sweep *s) {
+    for (int f = 0; f < s->n_factors; f++) {
+        for (int l = 0; l < s->n_levels[f]; l++) free(s->levels[f][l]);
+        free(s->levels[f]);
+        free(s->factor[f]);
+        free(s->key[f]);
+    }
+    free(s->cells);
+    free(s->dir);
+    free(s->name);
+    free(s->metric);
+    memset(s, 0, sizeof *s);
+}
+
+int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
+    memset(s, 0, sizeof *s);
+    s->seed_factor = -1;
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    cJSON *j = read_json(path);
+    if (!j) {
+        snprintf(err, en, "%s: missing or not JSON (is %s a sweep directory? 'doe run' writes it)", path, dir);
+        return -1;
+    }
+    s->dir = GT_STRDUP(dir);
+    const cJSON *x = cJSON_GetObjectItem(j, "name");
+    s->name = GT_STRDUP(cJSON_IsString(x) ? x->valuestring : "sweep");
+    x = cJSON_GetObjectItem(j, "metric");
+    if (cJSON_IsString(x)) s->metric = GT_STRDUP(x->valuestring);
+    x = cJSON_GetObjectItem(j, "task");
+    snprintf(s->task, sizeof s->task, "%s", cJSON_IsString(x) ? x->valuestring : "pdm");
+    const cJSON *fa = cJSON_GetObjectItem(j, "factors"), *f;
+    cJSON_ArrayForEach(f, fa) {
+        if (s->n_factors == GT_DOE_MAX_FACTORS) break;
+        int k = s->n_factors++;
+        const cJSON *nm = cJSON_GetObjectItem(f, "name"), *ky = cJSON_GetObjectItem(f, "key"),
+                    *lv = cJSON_GetObjectItem(f, "levels"), *l;
+        s->factor[k] = GT_STRDUP(cJSON_IsString(nm) ? nm->valuestring : "?");
+        s->key[k] = GT_STRDUP(cJSON_IsString(ky) ? ky->valuestring : s->factor[k]);
+        s->levels[k] = GT_CALLOC((size_t)cJSON_GetArraySize(lv) + 1, sizeof(char *));
+        cJSON_ArrayForEach(l, lv) s->levels[k][s->n_levels[k]++] = GT_STRDUP(cJSON_IsString(l) ? l->valuestring : "?");
+        if (!strcmp(s->key[k], "train.seed")) s->seed_factor = k;
+    }
+    const cJSON *cells = cJSON_GetObjectItem(j, "cells"), *c;
+    s->n_cells = cJSON_GetArraySize(cells);
+    s->cells = GT_CALLOC((size_t)(s->n_cells ? s->n_cells : 1), sizeof(gt_doe_result));
+    int64_t i = 0;
+    cJSON_ArrayForEach(c, cells) {
+        gt_doe_result *r = &s->cells[i++];
+        r->index = json_int(c, "index");
+        const cJSON *id = cJSON_GetObjectItem(c, "id"), *lv = cJSON_GetObjectItem(c, "factors");
+        snprintf(r->id, sizeof r->id, "%s", cJSON_IsString(id) ? id->valuestring : "?");
+        for (int k = 0; k < s->n_factors; k++) {
+            const cJSON *v = cJSON_GetObjectItem(lv, s->factor[k]);
+            r->level[k] = -1;
+            for (int l = 0; l < s->n_levels[k] && cJSON_IsString(v); l++)
+                if (!strcmp(s->levels[k][l], v->valuestring)) r->level[k] = l;
+            if (r->level[k] < 0) {
+                snprintf(err, en, "%s: cell %s has no valid level of factor '%s'", path, r->id, s->factor[k]);
+                cJSON_Delete(j);
+                return -1;
+            }
+        }
+        for (int m = 0; m < N_METRICS; m++) r->value[m] = NAN;
+        char p2[PATH_MAX + 96];
+        snprintf(p2, sizeof p2, "%s/cells/%s/cell.json", dir, r->id);
+        cJSON *cj = read_json(p2);
+        if (cj) {
+            r->attempts = json_int(cj, "attempts");
+            r->preemptions = json_int(cj, "preemptions");
+            r->failures = json_int(cj, "failures");
+            r->exit_code = json_int(cj, "exit_code");
+            const cJSON *st = cJSON_GetObjectItem(cj, "status");
+            const char *sn = cJSON_IsString(st) ? st->valuestring : "";
+            r->status = !strcmp(sn, "done") ? GT_DOE_DONE : !strcmp(sn, "failed") ? GT_DOE_FAILED
+                        : !strcmp(sn, "preempted") ? GT_DOE_PREEMPTED : GT_DOE_RUNNING;
+            cJSON_Delete(cj);
+        }
+        snprintf(p2, sizeof p2, "%s/cells/%s/eval.json", dir, r->id);
+        cJSON *ev = read_json(p2);
+        if (ev) {
+            r->status = GT_DOE_DONE;
+            for (int m = 0; m < N_METRICS; m++) r->value[m] = json_path(ev, k_metrics[m].name);
+            cJSON_Delete(ev);
+        } else if (r->status == GT_DOE_DONE) {
+            r->status = GT_DOE_FAILED; /* done without eval.json: treat as failed */
+        }
+    }
+    cJSON_Delete(j);
+    return 0;
+}
+
+/* ----------------------------------------------------------- summarize -- */
+
+static int find_factor(const gt_doe_sweep *s, const char *name) {
+    for (int f = 0; f < s->n_factors; f++)
+        if (!strcmp(s->factor[f], name) || !strcmp(s->key[f], name)) return f;
+    return -1;
+}
+
+int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows, const char *cols,
+                     gt_doe_summary *o, char *err, size_t en) {
+    memset(o, 0, sizeof *o);
+    o->best = o->worst = o->row_factor = o->col_factor = -1;
+    /* primary metric */
+    const char *want = metric ? metric : s->metric;
+    if (want) {
+        o->primary = gt_doe_metric_find(want);
+        if (o->primary < 0) {
+            char known[1024] = "";
+            for (int m = 0; m < N_METRICS; m++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", m ? ", " : "", k_metrics[m].name);
+            snprintf(err, en, "unknown metric '%s' (known: %s)", want, known);
+            return -1;
+        }
+    } else {
+        const char *cand[] = {strcmp(s->task, "nilm") ? "pdm.event.f05" : "nilm.test.overall.f1", "train.best_val_loss"};
+        o->primary = gt_doe_metric_find(cand[1]);
+        int m0 = gt_doe_metric_find(cand[0]);
+        for (int64_t i = 0; i < s->n_cells; i++)
+            if (isfinite(s->cells[i].value[m0])) o->primary = m0;
+    }
+    /* configurations: equal levels in every non-seed factor */
+    double *buf = GT_MALLOC(sizeof(double) * (size_t)(s->n_cells + 1));
+    int *cfg_of = GT_MALLOC(sizeof(int) * (size_t)(s->n_cells + 1));
+    o->configs = GT_CALLOC((size_t)(s->n_cells + 1), sizeof(gt_doe_config));
+    for (int64_t i = 0; i < s->n_cells; i++) {
+        const gt_doe_result *r = &s->cells[i];
+        o->n_status[r->status]++;
+        o->n_requeued += r->preemptions > 0;
+        if (r->status == GT_DOE_DONE || r->status == GT_DOE_FAILED || r->status == GT_DOE_PREEMPTED) {
+            int mc = gt_doe_metric_find("train.cpu_hours"), mg = gt_doe_metric_find("train.gpu_hours"),
+                mt = gt_doe_metric_find("train.train_time_s");
+            if (isfinite(r->value[mc])) o->cpu_hours += r->value[mc];
+            if (isfinite(r->value[mg])) o->gpu_hours += r->value[mg];
+            if (isfinite(r->value[mt])) o->train_time_s += r->value[mt];
+        }
+        int c = -1;
+        for (int k = 0; k < o->n_configs && c < 0; k++) {
+            int same = 1;
+            for (int f = 0; f < s->n_factors; f++)
+                if (f != s->seed_factor && o->configs[k].level[f] != r->level[f]) same = 0;
+            if (same) c = k;
+        }
+        if (c < 0) {
+            c = o->n_configs++;
+            for (int f = 0; f < s->n_factors; f++) o->configs[c].level[f] = f == s->seed_factor ? -1 : r->level[f];
+        }
+        cfg_of[i] = c;
+        o->configs[c].n_cells++;
+        o->configs[c].n_done += r->status == GT_DOE_DONE;
+    }
+    for (int c = 0; c < o->n_configs; c++)
+        for (int m = 0; m < N_METRICS; m++) {
+            int n = 0;
+            for (int64_t i = 0; i < s->n_cells; i++)
+                if (cfg_of[i] == c && s->cells[i].status == GT_DOE_DONE) buf[n++] = s->cells[i].value[m];
+            o->configs[c].stat[m] = gt_doe_stat_of(buf, n);
+        }
+    for (int m = 0; m < N_METRICS; m++) {
+        int n = 0;
+        for (int64_t i = 0; i < s->n_cells; i++)
+            if (s->cells[i].status == GT_DOE_DONE) buf[n++] = s->cells[i].value[m];
+        o->grand[m] = gt_doe_stat_of(buf, n);
+    }
+    /* main effects: per level of each non-seed factor, over finished cells */
+    for (int f = 0; f < s->n_factors; f++) {
+        if (f == s->seed_factor) continue;
+        o->effect[f] = GT_CALLOC((size_t)s->n_levels[f] * N_METRICS, sizeof(gt_doe_stat));
+        for (int l = 0; l < s->n_levels[f]; l++)
+            for (int m = 0; m < N_METRICS; m++) {
+                int n = 0;
+                for (int64_t i = 0; i < s->n_cells; i++)
+                    if (s->cells[i].status == GT_DOE_DONE && s->cells[i].level[f] == l) buf[n++] = s->cells[i].value[m];
+                o->effect[f][l * N_METRICS + m] = gt_doe_stat_of(buf, n);
+            }
+    }
+    /* two-way table */
+    if (rows) {
+        o->row_factor = find_factor(s, rows);
+        if (o->row_factor < 0) {
+            snprintf(err, en, "--rows: no factor '%s' in the sweep", rows);
+            goto fail;
+        }
+    } else {
+        o->row_factor = find_factor(s, "data.machine_types");
+    }
+    if (cols) {
+        o->col_factor = find_factor(s, cols);
+        if (o->col_factor < 0) {
+            snprintf(err, en, "--cols: no factor '%s' in the sweep", cols);
+            goto fail;
+        }
+    } else {
+        o->col_factor = find_factor(s, "data.conditions");
+    }
+    for (int f = 0; f < s->n_factors && (o->row_factor < 0 || o->col_factor < 0); f++) {
+        if (f == s->seed_factor || f == o->row_factor || f == o->col_factor) continue;
+        if (o->row_factor < 0) o->row_factor = f;
+        else o->col_factor = f;
+    }
+    if (o->row_factor >= 0 && o->col_factor >= 0 && o->row_factor != o->col_factor) {
+        int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
+        o->two_way = GT_CALLOC((size_t)(R * C), sizeof(gt_doe_stat));
+        for (int a = 0; a < R; a++)
+            for (int b = 0; b < C; b++) {
+                int n = 0;
+                for (int64_t i = 0; i < s->n_cells; i++) {
+                    const gt_doe_result *r = &s->cells[i];
+                    if (r->status == GT_DOE_DONE && r->level[o->row_factor] == a && r->level[o->col_factor] == b)
+                        buf[n++] = r->value[o->primary];
+                }
+                o->two_way[a * C + b] = gt_doe_stat_of(buf, n);
+            }
+    } else {
+        o->row_factor = o->col_factor = -1;
+    }
+    /* best and worst configuration by the primary metric's mean */
+    for (int c = 0; c < o->n_configs; c++) {
+        double v = o->configs[c].stat[o->primary].mean;
+        if (!isfinite(v)) continue;
+        int hb = k_metrics[o->primary].higher_better;
+        if (o->best < 0 || (hb ? v > o->configs[o->best].stat[o->primary].mean : v < o->configs[o->best].stat[o->primary].mean))
+            o->best = c;
+        if (o->worst < 0 || (hb ? v < o->configs[o->worst].stat[o->primary].mean : v > o->configs[o->worst].stat[o->primary].mean))
+            o->worst = c;
+    }
+    free(buf);
+    free(cfg_of);
+    return 0;
+fail:
+    free(buf);
+    free(cfg_of);
+    gt_doe_summary_free(o, s);
+    return -1;
+}
+
+void gt_doe_summary_free(gt_doe_summary *o, const gt_doe_sweep *s) {
+    for (int f = 0; f < GT_DOE_MAX_FACTORS; f++) free(o->effect[f]);
+    free(o->configs);
+    free(o->two_way);
+    (void)s;
+    memset(o, 0, sizeof *o);
+}
+
+/* --------------------------------------------------------------- write -- */
+
+static void fmt_num(char *b, size_t n, double v) {
+    if (!isfinite(v)) snprintf(b, n, "-");
+    else if (v != 0 && (fabs(v) >= 1e5 || fabs(v) < 1e-3)) snprintf(b, n, "%.3g", v);
+    else snprintf(b, n, "%.4g", v);
+}
+static void fmt_stat(char *b, size_t n, gt_doe_stat st) {
+    char m[32], s[32];
+    fmt_num(m, sizeof m, st.mean);
+    if (!isfinite(st.mean)) snprintf(b, n, "-");
+    else if (!isfinite(st.sd)) snprintf(b, n, "%s", m);
+    else {
+        fmt_num(s, sizeof s, st.sd);
+        snprintf(b, n, "%s ± %s", m, s);
+    }
+}
+static void csv_num(FILE *f, double v) {
+    if (isfinite(v)) fprintf(f, ",%.10g", v);
+    else fputs(",", f);
+}
+/* CSV field: quoted when it holds a comma or quote */
+static void csv_str(FILE *f, const char *s, int first) {
+    if (!first) fputc(',', f);
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"') fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+}
+
+/* metrics with at least one value among finished cells */
+static int shown_metrics(const gt_doe_summary *o, int *idx, int quality_only) {
+    int n = 0;
+    for (int m = 0; m < N_METRICS; m++)
+        if (o->grand[m].n > 0 && (!quality_only || k_metrics[m].quality)) idx[n++] = m;
+    return n;
+}
+
+static void config_label(const gt_doe_sweep *s, const gt_doe_config *c, char *b, size_t n) {
+    b[0] = 0;
+    for (int f = 0; f < s->n_factors; f++) {
+        if (f == s->seed_factor) continue;
+        snprintf(b + strlen(b), n - strlen(b), "%s%s=%s", b[0] ? " " : "", s->factor[f], s->levels[f][c->level[f]]);
+    }
+    if (!b[0]) snprintf(b, n, "(all)");
+}
+
+/* Markdown or HTML table helpers: one writer, two syntaxes */
+typedef struct {
+    FILE *f;
+    int html;
+} doc;
+static void row_begin(doc *d) { fputs(d->html ? "<tr>" : "|", d->f); }
+static void cell(doc *d, const char *s, int head) {
+    if (d->html) {
+        fputs(head ? "<th>" : "<td>", d->f);
+        for (; *s; s++) {
+            if (*s == '<') fputs("&lt;", d->f);
+            else if (*s == '>') fputs("&gt;", d->f);
+            else if (*s == '&') fputs("&amp;", d->f);
+            else fputc(*s, d->f);
+        }
+        fputs(head ? "</th>" : "</td>", d->f);
+    } else {
+        fprintf(d->f, " %s |", s);
+    }
+}
+static void row_end(doc *d, int ncols, int head) {
+    fputs(d->html ? "</tr>\n" : "\n", d->f);
+    if (head && !d->html) {
+        fputc('|', d->f);
+        for (int i = 0; i < ncols; i++) fputs("---|", d->f);
+        fputc('\n', d->f);
+    }
+}
+static void table_begin(doc *d) {
+    if (d->html) fputs("<table>\n", d->f);
+}
+static void table_end(doc *d) { fputs(d->html ? "</table>\n" : "\n", d->f); }
+static void heading(doc *d, int level, const char *fmt, ...) {
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (d->html) fprintf(d->f, "<h%d>%s</h%d>\n", level, b, level);
+    else fprintf(d->f, "%.*s %s\n\n", level, "######", b);
+}
+static void para(doc *d, const char *fmt, ...) {
+    char b[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (d->html) fprintf(d->f, "<p>%s</p>\n", b);
+    else fprintf(d->f, "%s\n\n", b);
+}
+
+static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots) {
+    int idx[N_METRICS], qidx[N_METRICS];
+    int nm = shown_metrics(o, idx, 0), nq = shown_metrics(o, qidx, 1);
+    const gt_doe_metric_def *P = &k_metrics[o->primary];
+    char b[512], v[128];
+    if (d->html)
+        fprintf(d->f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>DOE sweep %s</title>\n"
+                      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+                      "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}"
+                      "img{max-width:48%%;margin:0.5em}</style></head><body>\n", s->name);
+    heading(d, 1, "DOE sweep %s", s->name);
+    para(d, "Sweep directory %s: %lld cells (%lld done, %lld failed, %lld preempted, %lld running, %lld missing); "
+            "%lld requeued/resumed after a preemption. Primary metric: %s (%s is better). "
+            "Total %.4g CPU-hours, %.4g GPU-hours, %.4g s of training.",
+         s->dir, (long long)s->n_cells, (long long)o->n_status[GT_DOE_DONE], (long long)o->n_status[GT_DOE_FAILED],
+         (long long)o->n_status[GT_DOE_PREEMPTED], (long long)o->n_status[GT_DOE_RUNNING],
+         (long long)o->n_status[GT_DOE_MISSING], (long long)o->n_requeued, P->name, P->higher_better ? "higher" : "lower",
+         o->cpu_hours, o->gpu_hours, o->train_time_s);
+    if (o->best >= 0) {
+        config_label(s, &o->configs[o->best], b, sizeof b);
+        fmt_stat(v, sizeof v, o->configs[o->best].stat[o->primary]);
+        para(d, "Best configuration: %s (%s %s over %d seed(s)).", b, P->label, v, o->configs[o->best].stat[o->primary].n);
+        config_label(s, &o->configs[o->worst], b, sizeof b);
+        fmt_stat(v, sizeof v, o->configs[o->worst].stat[o->primary]);
+        para(d, "Worst configuration: %s (%s %s over %d seed(s)).", b, P->label, v, o->configs[o->worst].stat[o->primary].n);
+    }
+
+    heading(d, 2, "Configurations (mean ± sd over seeds)");
+    table_begin(d);
+    row_begin(d);
+    int nc = 0;
+    for (int f = 0; f < s->n_factors; f++)
+        if (f != s->seed_factor) cell(d, s->factor[f], 1), nc++;
+    cell(d, "seeds done", 1), nc++;
+    for (int k = 0; k < nm; k++) cell(d, k_metrics[idx[k]].label, 1), nc++;
+    row_end(d, nc, 1);
+    for (int c = 0; c < o->n_configs; c++) {
+        row_begin(d);
+        for (int f = 0; f < s->n_factors; f++)
+            if (f != s->seed_factor) cell(d, s->levels[f][o->configs[c].level[f]], 0);
+        snprintf(v, sizeof v, "%d/%d", o->configs[c].n_done, o->configs[c].n_cells);
+        cell(d, v, 0);
+        for (int k = 0; k < nm; k++) {
+            fmt_stat(v, sizeof v, o->configs[c].stat[idx[k]]);
+            cell(d, v, 0);
+        }
+        row_end(d, nc, 0);
+    }
+    table_end(d);
+
+    heading(d, 2, "Main effects");
+    para(d, "Per factor level: mean ± sd over the finished cells with that level (all other factors and seeds "
+            "pooled); effect = level mean - grand mean. Error bars in the plot are standard errors (sd/sqrt(n)).");
+    table_begin(d);
+    row_begin(d);
+    cell(d, "factor", 1), cell(d, "level", 1), cell(d, "n", 1);
+    for (int k = 0; k < nq; k++) cell(d, k_metrics[qidx[k]].label, 1);
+    snprintf(b, sizeof b, "effect on %s", P->label);
+    cell(d, b, 1);
+    row_end(d, 4 + nq, 1);
+    for (int f = 0; f < s->n_factors; f++) {
+        if (!o->effect[f]) continue;
+        for (int l = 0; l < s->n_levels[f]; l++) {
+            const gt_doe_stat *e = o->effect[f] + l * N_METRICS;
+            row_begin(d);
+            cell(d, s->factor[f], 0), cell(d, s->levels[f][l], 0);
+            snprintf(v, sizeof v, "%d", e[o->primary].n);
+            cell(d, v, 0);
+            for (int k = 0; k < nq; k++) {
+                fmt_stat(v, sizeof v, e[qidx[k]]);
+                cell(d, v, 0);
+            }
+            double eff = e[o->primary].mean - o->grand[o->primary].mean;
+            fmt_num(v, sizeof v, eff);
+            if (isfinite(eff)) {
+                char t[160];
+                snprintf(t, sizeof t, "%s%s", eff >= 0 ? "+" : "", v);
+                cell(d, t, 0);
+            } else {
+                cell(d, "-", 0);
+            }
+            row_end(d, 4 + nq, 0);
+        }
+    }
+    table_end(d);
+
+    if (o->row_factor >= 0) {
+        int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
+        heading(d, 2, "%s x %s: %s (mean ± sd)", s->factor[o->row_factor], s->factor[o->col_factor], P->label);
+        table_begin(d);
+        row_begin(d);
+        snprintf(b, sizeof b, "%s \\ %s", s->factor[o->row_factor], s->factor[o->col_factor]);
+        cell(d, b, 1);
+        for (int c = 0; c < C; c++) cell(d, s->levels[o->col_factor][c], 1);
+        row_end(d, C + 1, 1);
+        for (int r = 0; r < R; r++) {
+            row_begin(d);
+            cell(d, s->levels[o->row_factor][r], 0);
+            for (int c = 0; c < C; c++) {
+                fmt_stat(v, sizeof v, o->two_way[r * C + c]);
+                cell(d, v, 0);
+            }
+            row_end(d, C + 1, 0);
+        }
+        table_end(d);
+    }
+    if (o->row_factor < 0) para(d, "No two-way table: the sweep has fewer than two factors besides the seed.");
+    if (have_plots) {
+        int hm = o->row_factor >= 0;
+        if (d->html)
+            fprintf(d->f, "<p>%s<img src=\"effects.svg\" alt=\"main effects\"></p>\n",
+                    hm ? "<img src=\"heatmap.svg\" alt=\"two-way heat map\">" : "");
+        else
+            fprintf(d->f, "%s![main effects](effects.svg)\n\n", hm ? "![two-way heat map](heatmap.svg)\n\n" : "");
+    }
+
+    heading(d, 2, "Cells not finished, failed or requeued");
+    table_begin(d);
+    row_begin(d);
+    cell(d, "index", 1), cell(d, "id", 1), cell(d, "levels", 1), cell(d, "status", 1), cell(d, "attempts", 1),
+        cell(d, "preemptions", 1), cell(d, "failures", 1), cell(d, "last exit", 1);
+    row_end(d, 8, 1);
+    int listed = 0;
+    for (int64_t i = 0; i < s->n_cells; i++) {
+        const gt_doe_result *r = &s->cells[i];
+        if (r->status == GT_DOE_DONE && r->preemptions == 0 && r->failures == 0) continue;
+        listed++;
+        row_begin(d);
+        snprintf(v, sizeof v, "%lld", (long long)r->index);
+        cell(d, v, 0), cell(d, r->id, 0);
+        b[0] = 0;
+        for (int f = 0; f < s->n_factors; f++)
+            snprintf(b + strlen(b), sizeof b - strlen(b), "%s%s=%s", f ? " " : "", s->factor[f], s->levels[f][r->level[f]]);
+        cell(d, b, 0);
+        cell(d, gt_doe_status_name(r->status), 0);
+        snprintf(v, sizeof v, "%d", r->attempts), cell(d, v, 0);
+        snprintf(v, sizeof v, "%d", r->preemptions), cell(d, v, 0);
+        snprintf(v, sizeof v, "%d", r->failures), cell(d, v, 0);
+        snprintf(v, sizeof v, "%d", r->exit_code), cell(d, r->status == GT_DOE_MISSING ? "-" : v, 0);
+        row_end(d, 8, 0);
+    }
+    table_end(d);
+    if (!listed) para(d, "None: every cell finished at its first attempt.");
+    para(d, "Files: cells.csv (one row per cell), configs.csv (mean and sd per configuration), effects.csv (main "
+            "effects), two_way.csv%s.", have_plots ? ", effects.svg, heatmap.svg when there is a two-way table (gnuplot scripts *.gp)" : "");
+    if (d->html) fputs("</body></html>\n", d->f);
+}
+
+static int run_gnuplot(const char *dir, const char *script) {
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (chdir(dir)) _exit(127);
+        int fd = open("/dev/null", 0);
+        if (fd >= 0) dup2(fd, 0);
+        execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static FILE *open_out(const char *dir, const char *name) {
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (!f) GT_WARN("doe report: cannot write %s: %s", p, strerror(errno));
+    return f;
+}
+
+/* gnuplot string literal: single quotes doubled */
+static void gp_str(FILE *f, const char *s) {
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputc('\'', f);
+        fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+static int write_plots(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir) {
+    const gt_doe_metric_def *P = &k_metrics[o->primary];
+    int ok = 1;
+    if (o->row_factor >= 0) {
+        int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
+        FILE *f = open_out(dir, "heatmap.dat");
+        if (!f) return -1;
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < C; c++) {
+                double m = o->two_way[r * C + c].mean;
+                if (isfinite(m)) fprintf(f, "%d %d %.10g\n", c, r, m);
+                else fprintf(f, "%d %d NaN\n", c, r);
+            }
+        fclose(f);
+        f = open_out(dir, "heatmap.gp");
+        if (!f) return -1;
+        fputs("# generated by 'gridtrain doe report': two-way table of the primary metric\n"
+              "set terminal svg size 640,480 dynamic font 'sans,11'\nset output 'heatmap.svg'\n", f);
+        fputs("set title ", f);
+        char t[256];
+        snprintf(t, sizeof t, "%s: %s x %s", P->label, s->factor[o->row_factor], s->factor[o->col_factor]);
+        gp_str(f, t);
+        fputs("\nset xlabel ", f), gp_str(f, s->factor[o->col_factor]);
+        fputs("\nset ylabel ", f), gp_str(f, s->factor[o->row_factor]);
+        fputs("\nset xtics (", f);
+        for (int c = 0; c < C; c++) fprintf(f, "%s", c ? ", " : ""), gp_str(f, s->levels[o->col_factor][c]), fprintf(f, " %d", c);
+        fputs(")\nset ytics (", f);
+        for (int r = 0; r < R; r++) fprintf(f, "%s", r ? ", " : ""), gp_str(f, s->levels[o->row_factor][r]), fprintf(f, " %d", r);
+        fprintf(f, ")\nset xrange [-0.5:%g]\nset yrange [-0.5:%g]\nset palette rgbformulae 33,13,10\n"
+                   "set cblabel ",
+                C - 0.5, R - 0.5);
+        gp_str(f, P->label);
+        fputs("\nplot 'heatmap.dat' using 1:2:3 with image notitle, \\\n"
+              "     '' using 1:2:(sprintf('%.3g', $3)) with labels notitle\n", f);
+        fclose(f);
+        ok &= run_gnuplot(dir, "heatmap.gp") == 0;
+    }
+    /* main effects: one block per factor, points with error bars (SE) around the grand mean */
+    FILE *f = open_out(dir, "effects.dat");
+    if (!f) return -1;
+    int x = 0, nf = 0;
+    char tics[4096] = "";
+    for (int fi = 0; fi < s->n_factors; fi++) {
+        if (!o->effect[fi]) continue;
+        fprintf(f, "# factor %s\n", s->factor[fi]);
+        for (int l = 0; l < s->n_levels[fi]; l++, x++) {
+            gt_doe_stat e = o->effect[fi][l * N_METRICS + o->primary];
+            double se = isfinite(e.sd) && e.n > 0 ? e.sd / sqrt(e.n) : 0;
+            if (isfinite(e.mean)) fprintf(f, "%d %.10g %.10g\n", x, e.mean, se);
+            snprintf(tics + strlen(tics), sizeof tics - strlen(tics), "%s'%s=%s' %d", x ? ", " : "", s->factor[fi],
+                     s->levels[fi][l], x);
+        }
+        fputs("\n\n", f);
+        nf++;
+        x++; /* gap between factors */
+    }
+    fclose(f);
+    f = open_out(dir, "effects.gp");
+    if (!f) return -1;
+    fputs("# generated by 'gridtrain doe report': main effects of the primary metric (error bars: standard error)\n"
+          "set terminal svg size 800,480 dynamic font 'sans,11'\nset output 'effects.svg'\nset title ", f);
+    char t[256];
+    snprintf(t, sizeof t, "main effects on %s (mean +- SE)", P->label);
+    gp_str(f, t);
+    fprintf(f, "\nset ylabel ");
+    gp_str(f, P->label);
+    for (char *p = tics; *p; p++)
+        if (*p == '"') *p = '\'';
+    fprintf(f, "\nset xtics rotate by -30 (%s)\nset xrange [-0.7:%g]\n", tics, x > 0 ? x - 0.3 : 1.0);
+    if (isfinite(o->grand[o->primary].mean))
+        fprintf(f, "set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2\n", o->grand[o->primary].mean,
+                o->grand[o->primary].mean);
+    fputs("plot 'effects.dat' using 1:2:3 with yerrorbars pt 7 notitle, '' using 1:2 with linespoints notitle\n", f);
+    fclose(f);
+    (void)nf;
+    ok &= run_gnuplot(dir, "effects.gp") == 0;
+    return ok ? 0 : -1;
+}
+
+static int have_gnuplot(void) {
+    const char *path = getenv("PATH");
+    if (!path) return 0;
+    char *dup = GT_STRDUP(path), *save = NULL;
+    int found = 0;
+    for (char *d = strtok_r(dup, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/gnuplot", d);
+        found = access(p, X_OK) == 0;
+    }
+    free(dup);
+    return found;
+}
+
+int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, int plots) {
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        GT_WARN("doe report: cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int idx[N_METRICS];
+    int nm = shown_metrics(o, idx, 0);
+    /* cells.csv */
+    FILE *f = open_out(dir, "cells.csv");
+    if (!f) return -1;
+    fputs("index,id", f);
+    for (int k = 0; k < s->n_factors; k++) csv_str(f, s->factor[k], 0);
+    fputs(",status,attempts,preemptions,failures,exit_code", f);
+    for (int k = 0; k < N_METRICS; k++) csv_str(f, k_metrics[k].name, 0);
+    fputc('\n', f);
+    for (int64_t i = 0; i < s->n_cells; i++) {
+        const gt_doe_result *r = &s->cells[i];
+        fprintf(f, "%lld,%s", (long long)r->index, r->id);
+        for (int k = 0; k < s->n_factors; k++) csv_str(f, s->levels[k][r->level[k]], 0);
+        fprintf(f, ",%s,%d,%d,%d,%d", gt_doe_status_name(r->status), r->attempts, r->preemptions, r->failures,
+                r->exit_code);
+        for (int k = 0; k < N_METRICS; k++) csv_num(f, r->value[k]);
+        fputc('\n', f);
+    }
+    fclose(f);
+    /* configs.csv */
+    f = open_out(dir, "configs.csv");
+    if (!f) return -1;
+    int first = 1;
+    for (int k = 0; k < s->n_factors; k++)
+        if (k != s->seed_factor) csv_str(f, s->factor[k], first), first = 0;
+    fputs(first ? "n_cells,n_done" : ",n_cells,n_done", f);
+    for (int k = 0; k < nm; k++) fprintf(f, ",%s.mean,%s.sd", k_metrics[idx[k]].name, k_metrics[idx[k]].name);
+    fputc('\n', f);
+    for (int c = 0; c < o->n_configs; c++) {
+        first = 1;
+        for (int k = 0; k < s->n_factors; k++)
+            if (k != s->seed_factor) csv_str(f, s->levels[k][o->configs[c].level[k]], first), first = 0;
+        fprintf(f, first ? "%d,%d" : ",%d,%d", o->configs[c].n_cells, o->configs[c].n_done);
+        for (int k = 0; k < nm; k++) csv_num(f, o->configs[c].stat[idx[k]].mean), csv_num(f, o->configs[c].stat[idx[k]].sd);
+        fputc('\n', f);
+    }
+    fclose(f);
+    /* effects.csv */
+    f = open_out(dir, "effects.csv");
+    if (!f) return -1;
+    fputs("factor,level,metric,n,mean,sd,se,effect\n", f);
+    for (int fi = 0; fi < s->n_factors; fi++) {
+        if (!o->effect[fi]) continue;
+        for (int l = 0; l < s->n_levels[fi]; l++)
+            for (int k = 0; k < nm; k++) {
+                gt_doe_stat e = o->effect[fi][l * N_METRICS + idx[k]];
+                csv_str(f, s->factor[fi], 1);
+                csv_str(f, s->levels[fi][l], 0);
+                fprintf(f, ",%s,%d", k_metrics[idx[k]].name, e.n);
+                csv_num(f, e.mean), csv_num(f, e.sd), csv_num(f, isfinite(e.sd) ? e.sd / sqrt(e.n) : NAN);
+                csv_num(f, e.mean - o->grand[idx[k]].mean);
+                fputc('\n', f);
+            }
+    }
+    fclose(f);
+    /* two_way.csv */
+    f = open_out(dir, "two_way.csv");
+    if (!f) return -1;
+    if (o->row_factor >= 0) {
+        int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
+        csv_str(f, s->factor[o->row_factor], 1);
+        csv_str(f, s->factor[o->col_factor], 0);
+        fprintf(f, ",metric,n,mean,sd\n");
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < C; c++) {
+                csv_str(f, s->levels[o->row_factor][r], 1);
+                csv_str(f, s->levels[o->col_factor][c], 0);
+                fprintf(f, ",%s,%d", k_metrics[o->primary].name, o->two_way[r * C + c].n);
+                csv_num(f, o->two_way[r * C + c].mean), csv_num(f, o->two_way[r * C + c].sd);
+                fputc('\n', f);
+            }
+    }
+    fclose(f);
+    /* plots */
+    int have_plots = 0;
+    if (plots) {
+        if (!have_gnuplot()) GT_WARN("doe report: gnuplot not found on PATH (Debian: gnuplot-nox): no plots");
+        else if (o->grand[o->primary].n == 0) GT_WARN("doe report: no finished cell has %s: no plots", k_metrics[o->primary].name);
+        else if (write_plots(s, o, dir)) GT_WARN("doe report: gnuplot failed (scripts kept in %s)", dir);
+        else have_plots = 1;
+    }
+    doc d = {open_out(dir, "report.md"), 0};
+    if (!d.f) return -1;
+    write_doc(&d, s, o, have_plots);
+    fclose(d.f);
+    d = (doc){open_out(dir, "report.html"), 1};
+    if (!d.f) return -1;
+    write_doc(&d, s, o, have_plots);
+    fclose(d.f);
+    return 0;
+}

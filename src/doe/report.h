@@ -1,0 +1,104 @@
+/* doe/report.h: the sweep report (docs/doe.md).
+ *
+ *   gt_doe_sweep_load   SWEEP_DIR/sweep.json + every cells/<id>/{cell.json,eval.json}
+ *   gt_doe_summarize    per configuration (cells equal in every factor but the
+ *                       seed): n, mean and sample sd (n-1) over seeds of every
+ *                       metric; main effects of each factor (per level: mean, sd,
+ *                       standard error sd/sqrt(n) and mean - grand mean over the
+ *                       finished cells); the two-way table (rows x cols, default
+ *                       machine_type x condition) of the primary metric; best and
+ *                       worst configuration; counts of missing, failed,
+ *                       preempted/requeued cells; total CPU/GPU-hours
+ *   gt_doe_report_write report.md, report.html, cells.csv, configs.csv,
+ *                       effects.csv, two_way.csv and, with gnuplot, heatmap.svg
+ *                       and effects.svg (generated .gp scripts kept beside them)
+ *
+ * Only finished cells (with eval.json) enter the statistics. A metric a cell
+ * lacks is NaN and left out of that metric's statistics. Not collective. */
+#ifndef GT_DOE_REPORT_H
+#define GT_DOE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doe/matrix.h"
+
+#define GT_DOE_MAX_METRICS 24
+
+typedef struct gt_doe_metric_def {
+    const char *name;  /* dotted path in eval.json, e.g. "pdm.event.f05" */
+    const char *label; /* column title */
+    int higher_better;
+    int quality;       /* 1: model quality (shown in the tables); 0: cost/throughput */
+} gt_doe_metric_def;
+/* The metric table (both tasks) and its size. */
+const gt_doe_metric_def *gt_doe_metrics(int *n);
+int gt_doe_metric_find(const char *name); /* index or -1 */
+
+enum gt_doe_status { GT_DOE_MISSING = 0, GT_DOE_RUNNING, GT_DOE_PREEMPTED, GT_DOE_FAILED, GT_DOE_DONE };
+const char *gt_doe_status_name(int status);
+
+typedef struct gt_doe_result {
+    int64_t index;
+    char id[GT_DOE_ID_LEN];
+    int level[GT_DOE_MAX_FACTORS]; /* level index per factor */
+    int status;
+    int attempts, preemptions, failures, exit_code;
+    double value[GT_DOE_MAX_METRICS]; /* NaN when absent */
+} gt_doe_result;
+
+typedef struct gt_doe_sweep {
+    char *dir, *name, *metric; /* metric: sweep.json's or NULL */
+    char task[8];              /* "pdm" or "nilm" */
+    int n_factors;
+    char *factor[GT_DOE_MAX_FACTORS];  /* names */
+    char *key[GT_DOE_MAX_FACTORS];     /* train keys */
+    int n_levels[GT_DOE_MAX_FACTORS];
+    char **levels[GT_DOE_MAX_FACTORS];
+    int seed_factor;           /* the replicate factor (train.seed) or -1 */
+    int64_t n_cells;
+    gt_doe_result *cells;      /* [n_cells] in index order */
+} gt_doe_sweep;
+
+typedef struct gt_doe_stat {
+    int n;
+    double mean, sd; /* NaN when n == 0; sd NaN when n < 2 */
+} gt_doe_stat;
+gt_doe_stat gt_doe_stat_of(const double *v, int n); /* NaNs are skipped */
+
+typedef struct gt_doe_config {
+    int level[GT_DOE_MAX_FACTORS]; /* -1 for the seed factor */
+    int n_cells, n_done;
+    gt_doe_stat stat[GT_DOE_MAX_METRICS];
+} gt_doe_config;
+
+typedef struct gt_doe_summary {
+    int primary;                 /* metric index */
+    int n_configs;
+    gt_doe_config *configs;      /* [n_configs], first-seen order of the cells */
+    gt_doe_stat grand[GT_DOE_MAX_METRICS];
+    gt_doe_stat *effect[GT_DOE_MAX_FACTORS]; /* [n_levels[f] * n_metrics]; NULL for the seed factor */
+    int row_factor, col_factor;  /* two-way table factors (-1 when fewer than two factors) */
+    gt_doe_stat *two_way;        /* [n_levels[row] * n_levels[col]] of the primary metric */
+    int best, worst;             /* configuration indices (-1: none finished) */
+    int64_t n_status[5];         /* cells per gt_doe_status */
+    int64_t n_requeued;          /* cells with a preemption (requeued/resumed) */
+    double cpu_hours, gpu_hours, train_time_s;
+} gt_doe_summary;
+
+int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t err_bytes);
+void gt_doe_sweep_free(gt_doe_sweep *s);
+
+/* metric: a name from the table or NULL (sweep.json's, else pdm.event.f05 or
+ * nilm.test.overall.f1 when any cell has it, else train.best_val_loss).
+ * rows/cols: factor names or NULL (machine_type x condition when present,
+ * else the first two non-seed factors). Returns 0 or -1 with err. */
+int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows, const char *cols,
+                     gt_doe_summary *out, char *err, size_t err_bytes);
+void gt_doe_summary_free(gt_doe_summary *sum, const gt_doe_sweep *s);
+
+/* Writes the report files into out_dir (created). plots: run gnuplot (when
+ * found on PATH; otherwise a warning and no plots). Returns 0 or -1. */
+int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *sum, const char *out_dir, int plots);
+
+#endif

@@ -1,0 +1,147 @@
+/* eval/eval.h: evaluation and prediction with a trained model (collective).
+ *
+ *   NILM  gt_eval_nilm     per-appliance and overall MAE, SAE, NDE, on/off
+ *                          precision/recall/F1 and EA on GT_SPLIT_TEST and
+ *                          GT_SPLIT_HOLDOUT (windows at a fixed stride,
+ *                          predictions de-normalised with the frozen
+ *                          statistics and clipped to [0, max_power_w])
+ *         gt_predict_nilm  per-row disaggregation of a whole file -> HDF5
+ *   PdM   gt_eval_pdm      per-step anomaly scores, calibrated threshold,
+ *                          alarm runs, point/event metrics per turbine,
+ *                          machine type and operating condition, CARE
+ *         gt_predict_pdm   per-row scores and alarms of a whole file -> HDF5
+ *
+ * Determinism. Every household/turbine lives on one rank (io/read.h) and is
+ * forwarded in micro-batches that start at its own first window, so each
+ * prediction is the same for any number of ranks; metric sums are kept per
+ * item, gathered and added in file order, so eval.json and the predicted
+ * files are identical for any number of ranks.
+ *
+ * All functions are collective over comm; models are replicated (the same
+ * parameters on every rank). docs/evaluation.md has the definitions. */
+#ifndef GT_EVAL_EVAL_H
+#define GT_EVAL_EVAL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "data/dataset.h"
+#include "eval/metrics.h"
+#include "io/format.h"
+#include "nn/model.h"
+
+#define GT_EVAL_MAX_MODELS 4
+#define GT_EVAL_MAX_GROUPS 16 /* machine types / conditions reported */
+
+typedef struct gt_eval_config {
+    /* nilm */
+    int64_t nilm_stride;      /* rows between evaluated window midpoints; 0 = auto:
+                                 max(1, rows in the file / nilm_max_windows) */
+    int64_t nilm_max_windows; /* default 1000000 */
+    /* pdm */
+    double pdm_quantile;      /* quantile of the validation scores (default 0.999) */
+    double pdm_margin;        /* threshold = margin x quantile (default 1.5), then raised until ... */
+    double pdm_val_false_alarms; /* ... the validation rows raise at most this many alarms per
+                                    turbine-day (default 0.5; 0 = quantile x margin only) */
+    int pdm_calibrate_train;  /* 1: calibrate on the train + validation rows (normal operation of the
+                                 whole training period), 0: validation rows only (default 0) */
+    double pdm_ewma_s;        /* EWMA span in seconds: alpha = 2 / (span rows + 1) (default 10) */
+    double pdm_min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
+    double pdm_merge_gap_s;   /* alarm runs closer than this are merged (default 60) */
+    int64_t pdm_hop;          /* rows between scoring windows; 0 = window / 2 */
+    int64_t pdm_max_val;      /* validation scores kept for the quantile (default 2000000, evenly thinned) */
+    /* both */
+    int pad_edges;            /* predict nilm: 0 edge rows NaN, 1 replicate the first/last sample */
+} gt_eval_config;
+void gt_eval_config_defaults(gt_eval_config *c);
+
+/* A trained model with what inference needs. */
+typedef struct gt_eval_model {
+    gt_model *m;             /* borrowed; cfg.max_batch is the inference micro-batch */
+    gt_norm_stats ns;        /* frozen normalisation statistics of the training run */
+    gt_data_config data;     /* training data configuration: window, splits, holdout, screening */
+    const char *name;        /* for messages and reports (run directory) */
+} gt_eval_model;
+
+/* ------------------------------------------------------------------ NILM -- */
+
+typedef struct gt_nilm_split_eval {
+    int present;             /* 0: the split has no windows (JSON null) */
+    int64_t n_windows;       /* evaluated windows (global) */
+    gt_nilm_metrics overall; /* over all appliances (sums of all appliances; F1 micro) */
+    gt_nilm_metrics app[GT_DATA_MAX_TARGETS];
+} gt_nilm_split_eval;
+
+typedef struct gt_nilm_eval {
+    int n_appliances;
+    gt_io_appliance meta[GT_DATA_MAX_TARGETS];
+    int64_t stride;          /* evaluation stride used */
+    int n_items, n_ranks;
+    int64_t n_rows;          /* rows of the file */
+    int64_t windows[GT_SPLIT_COUNT]; /* windows per split at the evaluation stride */
+    gt_screen_summary screen;
+    gt_nilm_split_eval test, holdout;
+} gt_nilm_eval;
+
+/* Collective. Evaluates em on data_file (a NILM file with the model's
+ * appliances). sample_csv (may be NULL): the rank holding the first test
+ * household writes one day of "time_h,aggregate,true_0,pred_0,..." there. */
+void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec,
+                  const char *sample_csv, MPI_Comm comm, gt_nilm_eval *out);
+
+/* Collective. Writes out_path (HDF5, via out_path.tmp + rename):
+ *   /timestamps int64 [N], /predictions float32 [N, A] (W), /aggregate float32 [N]
+ *   /households/{id int64 [H], row_offset int64 [H+1]}, /appliance_meta/{name, on_power_w, max_power_w}
+ *   root attributes kind = "nilm_predictions", model, window, source, padding.
+ * Row i of household h holds the model's output for the window of W rows
+ * centred on i (rows i - W/2 .. i - W/2 + W - 1) de-normalised and clipped;
+ * rows whose window leaves the household are NaN (pad_edges = 0) or use the
+ * first/last sample repeated (pad_edges = 1); a window holding a NaN
+ * aggregate gives NaN. The bytes do not depend on the number of ranks. */
+void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec,
+                     const char *out_path, MPI_Comm comm);
+
+/* ------------------------------------------------------------------- PdM -- */
+
+typedef struct gt_pdm_turbine_eval {
+    int64_t id;
+    int32_t file_index, farm, machine_type, holdout;
+    int32_t skipped;         /* outside the run's data.items / farms / machine_types: not evaluated */
+    gt_pdm_acc acc;
+} gt_pdm_turbine_eval;
+
+typedef struct gt_pdm_eval {
+    double threshold;        /* on the reported score scale */
+    double quantile_value;   /* the validation quantile before the margin */
+    int64_t n_val_scores;
+    int n_models;
+    gt_pdm_metrics overall;
+    gt_pdm_acc acc;
+    int n_turbines;
+    gt_pdm_turbine_eval *turbines; /* [n_turbines], file order; malloc'd (gt_pdm_eval_free) */
+    int n_types, n_conds;
+    char type_names[GT_EVAL_MAX_GROUPS][GT_FORMAT_NAME_LEN];
+    char cond_names[GT_EVAL_MAX_GROUPS][GT_FORMAT_NAME_LEN];
+    gt_pdm_acc by_type[GT_EVAL_MAX_GROUPS], by_cond[GT_EVAL_MAX_GROUPS];
+    int n_ranks;
+    int64_t n_rows;
+} gt_pdm_eval;
+void gt_pdm_eval_free(gt_pdm_eval *e);
+
+/* Collective. Scores every row with the models (multi-scale when n_models > 1),
+ * calibrates the threshold on the validation rows of normal operation of the
+ * training turbines, and evaluates alarms on the evaluation rows: the test
+ * split of training turbines and all rows of held-out turbines.
+ * scores_csv (may be NULL): the rank holding the evaluation turbine with the
+ * most events writes its score trace "time_h,score,label" there. */
+void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                 const char *scores_csv, MPI_Comm comm, gt_pdm_eval *out);
+
+/* Collective. Writes out_path (HDF5): /timestamps int64 [N], /score float32 [N],
+ * /alarm uint8 [N] (1 inside an alarm run), /labels uint8 [N],
+ * /turbines/{id, row_offset}; root attributes kind = "pdm_scores",
+ * threshold, quantile, margin, models. */
+void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                    const char *out_path, MPI_Comm comm);
+
+#endif

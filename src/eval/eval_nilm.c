@@ -1,0 +1,301 @@
+/* eval/eval_nilm.c: NILM evaluation and per-row prediction (see eval.h). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
+#include "eval/eval.h"
+#include "eval/eval_impl.h"
+#include "io/read.h"
+
+void gt_eval_config_defaults(gt_eval_config *c) {
+    memset(c, 0, sizeof *c);
+    c->nilm_stride = 0;
+    c->nilm_max_windows = 1000000;
+    c->pdm_quantile = 0.999;
+    c->pdm_margin = 1.5;
+    c->pdm_val_false_alarms = 0.5;
+    c->pdm_ewma_s = 10;
+    c->pdm_min_duration_s = 0;
+    c->pdm_merge_gap_s = 60;
+    c->pdm_hop = 0;
+    c->pdm_max_val = 2000000;
+    c->pad_edges = 0;
+}
+
+/* W of predicted power for normalised output v of appliance a, clipped */
+static inline double denorm_clip(const gt_norm_stats *ns, const gt_io_appliance *meta, int a, double v) {
+    double w = v * ns->std[1 + a] + ns->mean[1 + a];
+    double hi = meta[a].max_power_w > 0 ? meta[a].max_power_w : INFINITY;
+    return w < 0 ? 0 : w > hi ? hi : w;
+}
+
+static void check_model(const gt_eval_model *em, int A) {
+    GT_CHECK(em->m->cfg.kind != GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: an lstm model cannot disaggregate a NILM file",
+             em->name ? em->name : "model");
+    GT_CHECK(em->m->cfg.n_out == A, GT_EXIT_DATA, "%s: the model predicts %d appliances, the file has %d",
+             em->name ? em->name : "model", em->m->cfg.n_out, A);
+    GT_CHECK(em->ns.n == 1 + A, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file needs %d",
+             em->name ? em->name : "model", em->ns.n, 1 + A);
+}
+
+/* one day of (time, aggregate, true, pred) of the first item of a split */
+typedef struct sample_buf {
+    int32_t file_index; /* -1: none */
+    int64_t n, cap;
+    int64_t t0_ms;
+    double *rows; /* (n, 2 + 2A) */
+} sample_buf;
+
+enum { ACC_K = sizeof(gt_nilm_acc) / sizeof(double) };
+
+static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A, gt_split s,
+                       int64_t stride, int n_local, const int32_t *fidx, int n_total, sample_buf *smp,
+                       MPI_Comm comm, gt_nilm_split_eval *out) {
+    memset(out, 0, sizeof *out);
+    out->n_windows = gt_dataset_n_windows_global(ds, s);
+    out->present = out->n_windows > 0;
+    if (!out->present) {
+        gt_nilm_metrics nanm = {0, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 0, 0};
+        out->overall = nanm;
+        for (int a = 0; a < A; a++) out->app[a] = nanm;
+        return;
+    }
+    gt_model *m = em->m;
+    const gt_norm_stats *ns = &em->ns;
+    const int W = m->cfg.window, B = m->cfg.max_batch;
+    int64_t nloc = gt_dataset_n_windows_local(ds, s);
+    gt_nilm_acc *acc = GT_CALLOC((size_t)(n_local > 0 ? n_local : 1) * (size_t)A, sizeof(gt_nilm_acc));
+    int64_t *idx = GT_MALLOC(sizeof(int64_t) * (size_t)B);
+    float *y = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A), *mask = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A);
+    gt_window_ref *refs = GT_MALLOC(sizeof(gt_window_ref) * (size_t)B);
+    for (int64_t first = 0; first < nloc;) {
+        int64_t want = nloc - first < B ? nloc - first : B;
+        int64_t n = gt_dataset_local_range(ds, s, first, want, idx);
+        GT_ASSERT(n > 0);
+        gt_dataset_fill(ds, s, idx, n, m->x, y, mask, refs);
+        /* a micro-batch never crosses an item: the same batches for any rank count */
+        int64_t k = 1;
+        while (k < n && refs[k].item == refs[0].item) k++;
+        gt_model_forward(m, m->x, (int)k);
+        for (int64_t b = 0; b < k; b++) {
+            const gt_window_ref *r = &refs[b];
+            double period_ms = W > 1 ? (double)(r->t_end_ms - r->t_start_ms) / (W - 1) : 0;
+            double hours = period_ms * (double)stride / 3.6e6;
+            int capture = smp && (smp->file_index < 0 || smp->file_index == r->file_index);
+            int64_t t_mid = r->t_start_ms + (int64_t)llround(period_ms * (W / 2));
+            if (capture && smp->file_index < 0) {
+                smp->file_index = r->file_index;
+                smp->t0_ms = t_mid;
+            }
+            if (capture && t_mid - smp->t0_ms >= 86400000LL) capture = 0;
+            double *row = NULL;
+            if (capture) {
+                if (smp->n == smp->cap) {
+                    smp->cap = smp->cap ? 2 * smp->cap : 1024;
+                    smp->rows = GT_REALLOC(smp->rows, sizeof(double) * (size_t)smp->cap * (size_t)(2 + 2 * A));
+                }
+                row = smp->rows + (size_t)smp->n++ * (size_t)(2 + 2 * A);
+                row[0] = (double)(t_mid - smp->t0_ms) / 3.6e6;
+                row[1] = (double)m->x[b * W + W / 2] * ns->std[0] + ns->mean[0];
+            }
+            for (int a = 0; a < A; a++) {
+                size_t j = (size_t)b * A + a;
+                double yhat = denorm_clip(ns, meta, a, m->pred[j]);
+                double yt = NAN;
+                if (mask[j] != 0.0f) {
+                    yt = (double)y[j] * ns->std[1 + a] + ns->mean[1 + a];
+                    if (fabs(yt) < 1e-3) yt = 0; /* undo the float rounding of an exact 0 W */
+                    gt_nilm_acc_add(&acc[(size_t)r->item * A + a], yt, yhat, meta[a].on_power_w, hours);
+                }
+                if (row) row[2 + 2 * a] = yt, row[3 + 2 * a] = yhat;
+            }
+        }
+        first += k;
+    }
+    /* per household sums -> every rank, added in file order */
+    double *all = GT_MALLOC(sizeof(double) * (size_t)n_total * A * ACC_K + 1);
+    gt_eval_gather_items(n_local, fidx, (const double *)acc, A * ACC_K, n_total, all, comm);
+    gt_nilm_acc tot[GT_DATA_MAX_TARGETS], overall;
+    memset(tot, 0, sizeof tot);
+    memset(&overall, 0, sizeof overall);
+    for (int f = 0; f < n_total; f++)
+        for (int a = 0; a < A; a++) gt_nilm_acc_merge(&tot[a], (const gt_nilm_acc *)(all + ((size_t)f * A + a) * ACC_K));
+    for (int a = 0; a < A; a++) {
+        gt_nilm_metrics_from_acc(&tot[a], &out->app[a]);
+        gt_nilm_acc_merge(&overall, &tot[a]);
+    }
+    gt_nilm_metrics_from_acc(&overall, &out->overall);
+    free(all), free(acc), free(idx), free(y), free(mask), free(refs);
+}
+
+static void write_sample(const char *path, const sample_buf *smp, const gt_io_appliance *meta, int A, MPI_Comm comm) {
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    int mine = smp->file_index >= 0 && smp->n > 0 ? smp->file_index : INT32_MAX, best = 0;
+    MPI_CHECK(MPI_Allreduce(&mine, &best, 1, MPI_INT, MPI_MIN, comm));
+    if (best == INT32_MAX || mine != best) return;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        GT_WARN("eval: cannot write %s", path);
+        return;
+    }
+    fprintf(f, "# household file index %d: time_h aggregate_w", best);
+    for (int a = 0; a < A; a++) fprintf(f, " true_%s pred_%s", meta[a].name, meta[a].name);
+    fputc('\n', f);
+    for (int64_t i = 0; i < smp->n; i++) {
+        const double *r = smp->rows + (size_t)i * (2 + 2 * A);
+        fprintf(f, "%.6f %.3f", r[0], r[1]);
+        for (int a = 0; a < 2 * A; a++) {
+            if (isfinite(r[2 + a])) fprintf(f, " %.3f", r[2 + a]);
+            else fputs(" NaN", f);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+}
+
+void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, const char *sample_csv,
+                  MPI_Comm comm, gt_nilm_eval *out) {
+    memset(out, 0, sizeof *out);
+    MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
+    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
+    const int A = sh->n_appliances;
+    GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
+             GT_DATA_MAX_TARGETS);
+    check_model(em, A);
+    out->n_appliances = A;
+    memcpy(out->meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
+    const int n_local = sh->n_households, n_total = sh->n_households_total;
+    int32_t *fidx = GT_MALLOC(sizeof(int32_t) * (size_t)(n_local > 0 ? n_local : 1));
+    memcpy(fidx, sh->index, sizeof(int32_t) * (size_t)n_local);
+    int64_t rows = sh->n_rows;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
+    out->n_rows = rows;
+    out->n_items = n_total;
+    int64_t stride = ec->nilm_stride;
+    if (stride <= 0) {
+        int64_t mw = ec->nilm_max_windows > 0 ? ec->nilm_max_windows : 1000000;
+        stride = (rows + mw - 1) / mw;
+        if (stride < 1) stride = 1;
+    }
+    out->stride = stride;
+    gt_data_config dcfg = em->data;
+    dcfg.task = GT_TASK_NILM;
+    dcfg.window = em->m->cfg.window;
+    dcfg.stride = stride;
+    gt_dataset *ds = gt_dataset_nilm(sh, &dcfg, comm); /* owns sh */
+    gt_dataset_set_norm(ds, &em->ns);
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) out->windows[s] = gt_dataset_n_windows_global(ds, (gt_split)s);
+    gt_dataset_screen_summary(ds, comm, &out->screen);
+
+    sample_buf smp = {.file_index = -1};
+    eval_split(ds, em, out->meta, A, GT_SPLIT_TEST, stride, n_local, fidx, n_total, sample_csv ? &smp : NULL, comm,
+               &out->test);
+    eval_split(ds, em, out->meta, A, GT_SPLIT_HOLDOUT, stride, n_local, fidx, n_total, NULL, comm, &out->holdout);
+    if (sample_csv) write_sample(sample_csv, &smp, out->meta, A, comm);
+    free(smp.rows);
+    gt_dataset_free(ds);
+    free(fidx);
+}
+
+/* --------------------------------------------------------------- predict -- */
+
+void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, const char *out_path,
+                     MPI_Comm comm) {
+    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
+    const int A = sh->n_appliances;
+    check_model(em, A);
+    gt_model *m = em->m;
+    const gt_norm_stats *ns = &em->ns;
+    const int W = m->cfg.window, B = m->cfg.max_batch, half = W / 2;
+    const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
+    const int n_local = sh->n_households;
+    float *pred = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A);
+    uint8_t *bad = GT_MALLOC((size_t)B);
+    int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
+    for (int h = 0; h < n_local; h++) {
+        const int64_t r0 = sh->row_offset[h], n = sh->row_offset[h + 1] - r0;
+        nrows[h] = n;
+        const float *agg = sh->aggregate + r0;
+        /* rows i0 .. i0 + nb - 1 in one micro-batch, always starting at the household's row 0 */
+        for (int64_t i0 = 0; i0 < n; i0 += B) {
+            int nb = (int)(n - i0 < B ? n - i0 : B);
+            for (int b = 0; b < nb; b++) {
+                int64_t st = i0 + b - half;
+                float *xb = m->x + (size_t)b * W;
+                bad[b] = 0;
+                for (int t = 0; t < W; t++) {
+                    int64_t j = st + t;
+                    if (j < 0 || j >= n) {
+                        if (!ec->pad_edges) {
+                            bad[b] = 1;
+                            break;
+                        }
+                        j = j < 0 ? 0 : n - 1;
+                    }
+                    float v = agg[j];
+                    if (!isfinite(v)) {
+                        bad[b] = 1;
+                        break;
+                    }
+                    xb[t] = (float)(((double)v - m0) * inv0);
+                }
+                if (bad[b]) memset(xb, 0, sizeof(float) * (size_t)W);
+            }
+            gt_model_forward(m, m->x, nb);
+            for (int b = 0; b < nb; b++)
+                for (int a = 0; a < A; a++)
+                    pred[(size_t)(r0 + i0 + b) * A + a] =
+                        bad[b] ? NAN : (float)denorm_clip(ns, sh->meta, a, m->pred[(size_t)b * A + a]);
+        }
+    }
+    gt_eval_out o;
+    gt_eval_out_open(&o, out_path, n_local, sh->index, nrows, sh->n_households_total, comm);
+    gt_h5_attr_str(o.f, "kind", "nilm_predictions");
+    gt_h5_attr_i64(o.f, "schema_version", 1);
+    gt_h5_attr_str(o.f, "model", gt_model_kind_name(m->cfg.kind));
+    gt_h5_attr_str(o.f, "model_source", em->name ? em->name : "");
+    gt_h5_attr_str(o.f, "source", data_file);
+    gt_h5_attr_i64(o.f, "window", W);
+    gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
+    gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
+    gt_eval_out_rows(&o, "aggregate", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, sh->aggregate);
+    gt_eval_out_rows(&o, "predictions", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, pred);
+    /* per-household and per-appliance tables (rank 0 holds the global offsets) */
+    const int H = sh->n_households_total;
+    int64_t *ids_local = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
+    for (int h = 0; h < n_local; h++) ids_local[h] = sh->id[h];
+    double *idl = GT_MALLOC(sizeof(double) * (size_t)(n_local > 0 ? n_local : 1)), *ida = GT_MALLOC(sizeof(double) * (size_t)H + 8);
+    for (int h = 0; h < n_local; h++) idl[h] = (double)ids_local[h];
+    gt_eval_gather_items(n_local, sh->index, idl, 1, H, ida, comm);
+    int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)H + 8);
+    for (int f = 0; f < H; f++) ids[f] = (int64_t)ida[f];
+    gt_eval_out_table(&o, "households/id", H5T_NATIVE_INT64, H5T_STD_I64LE, H, 0, ids);
+    gt_eval_out_table(&o, "households/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, H + 1, 0, o.goff);
+    char *names = GT_CALLOC((size_t)A, GT_FORMAT_NAME_LEN);
+    float *onp = GT_MALLOC(sizeof(float) * (size_t)A), *maxp = GT_MALLOC(sizeof(float) * (size_t)A);
+    for (int a = 0; a < A; a++) {
+        snprintf(names + (size_t)a * GT_FORMAT_NAME_LEN, GT_FORMAT_NAME_LEN, "%s", sh->meta[a].name);
+        onp[a] = sh->meta[a].on_power_w;
+        maxp[a] = sh->meta[a].max_power_w;
+    }
+    hid_t st = gt_h5_str_type(GT_FORMAT_NAME_LEN);
+    gt_eval_out_table(&o, "appliance_meta/name", st, st, A, 0, names);
+    H5Tclose(st);
+    gt_eval_out_table(&o, "appliance_meta/on_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, onp);
+    gt_eval_out_table(&o, "appliance_meta/max_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, maxp);
+    gt_eval_out_close(&o);
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    if (rank == 0)
+        GT_INFO("predict: wrote %s: %d households, %d appliances, window %d (%s edges)", out_path, H, A, W,
+                ec->pad_edges ? "replicated" : "NaN");
+    free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
+    free(pred), free(bad), free(nrows);
+    gt_nilm_shard_free(sh);
+}

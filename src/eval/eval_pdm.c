@@ -1,0 +1,574 @@
+/* eval/eval_pdm.c: anomaly scores, threshold calibration, alarms and event
+ * metrics for the LSTM next-step predictor (see eval.h, docs/evaluation.md).
+ *
+ * Per-step score of one model on one turbine:
+ *   windows of T rows start every `hop` rows (default T/2; a last window ends
+ *   at the turbine's last row); row r's error comes from the EARLIEST window
+ *   predicting it, so every row after the first window is predicted with at
+ *   least T - hop rows of context;
+ *   e_c(r) = (pred_c(r) - x_c(r))^2 on the normalised channels, divided by
+ *   v_c, the mean of e_c over the validation rows of normal operation (each
+ *   channel counts by how surprising it is, not by how noisy it is);
+ *   raw(r) = mean over the finite channels; score = EWMA(raw), span pdm_ewma_s.
+ * Several models (multi-scale: e.g. windows 64 / 256 / 1024): each score is
+ * divided by its own validation quantile and the maximum is taken.
+ * Threshold = pdm_margin x the pdm_quantile quantile of the validation scores
+ * of normal rows (label 0) of the training turbines. Rows before the first
+ * prediction, in turbines shorter than T, or whose window holds a NaN have no
+ * score (NaN) and never alarm. */
+#define _GNU_SOURCE
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
+#include "eval/eval.h"
+#include "eval/eval_impl.h"
+#include "io/read.h"
+
+void gt_pdm_eval_free(gt_pdm_eval *e) {
+    if (!e) return;
+    free(e->turbines);
+    e->turbines = NULL;
+}
+
+/* Validation rows used for calibration: label 0 and no label in the
+ * previous `guard` rows (the model still has the event in its context and the
+ * EWMA still carries it: those rows belong to the event, not to normal
+ * operation). excl[r] = 1 marks the others. */
+static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_data_filter *conds) {
+    uint8_t *ex = GT_MALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1));
+    for (int k = 0; k < sh->n_turbines; k++) {
+        int64_t last = -1 - guard;
+        for (int64_t r = sh->row_offset[k]; r < sh->row_offset[k + 1]; r++) {
+            if (sh->labels[r]) last = r;
+            ex[r] = r - last <= guard;
+        }
+    }
+    if (conds && conds->n > 0) { /* data.conditions: only rows in the selected conditions calibrate */
+        uint8_t *in = GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1), 1);
+        for (int i = 0; i < sh->n_segments; i++) {
+            if (!gt_data_filter_has(conds, sh->segments[i].code)) continue;
+            int k = sh->segment_turbine[i];
+            int64_t a = sh->segments[i].start_row, z = sh->segments[i].end_row, n = sh->row_offset[k + 1] - sh->row_offset[k];
+            for (int64_t r = a < 0 ? 0 : a; r < z && r < n; r++) in[sh->row_offset[k] + r] = 1;
+        }
+        for (int64_t r = 0; r < sh->n_rows; r++) ex[r] |= !in[r];
+        free(in);
+    }
+    return ex;
+}
+
+typedef struct tinfo {  /* one local turbine */
+    int64_t r0, n;      /* local rows */
+    int64_t b1, b2;     /* splits: train [0,b1), val [b1,b2), test [b2,n) */
+    int64_t c1;         /* calibration rows [c1, b2): b1 (validation) or 0 (train + validation) */
+    int holdout;
+    int holdout_split;  /* held out by data.holdout_every (holdout is also set for skipped turbines) */
+    int skip;           /* outside data.items / farms / machine_types: neither calibrates nor is evaluated */
+    double rate;
+} tinfo;
+
+typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);
+
+/* Squared next-step errors e2[C] of rows [lo, hi) of one turbine (sig (n, C)),
+ * row r from the earliest window predicting it; calls fn(ctx, r, e2). */
+static void window_errors(gt_model *m, const gt_norm_stats *ns, const float *sig, int64_t n, int C, int64_t hop,
+                          int64_t lo, int64_t hi, err_visit fn, void *ctx) {
+    const int T = m->cfg.window, B = m->cfg.max_batch;
+    if (n < T || hi <= lo) return;
+    int64_t K = (n - T) / hop + 1;
+    int extra = (K - 1) * hop + T < n;
+    int64_t n_win = K + extra;
+    int64_t *wb_start = GT_MALLOC(sizeof(int64_t) * (size_t)B), *wb_a = GT_MALLOC(sizeof(int64_t) * (size_t)B);
+    float *e2 = GT_MALLOC(sizeof(float) * (size_t)C);
+    int nb = 0;
+    for (int64_t k = 0; k <= n_win; k++) {
+        int flush = k == n_win;
+        if (!flush) {
+            int64_t s = k < K ? k * hop : n - T;
+            int64_t a = k == 0 ? 1 : (k < K ? (k - 1) * hop : (K - 1) * hop) + T; /* first row assigned */
+            int64_t z = s + T;                                                     /* end (exclusive) */
+            if (a < lo) a = lo;
+            if (z > hi) z = hi;
+            if (a < z) {
+                float *xb = m->x + (size_t)nb * T * C;
+                for (int64_t t = 0; t < T; t++)
+                    for (int c = 0; c < C; c++)
+                        xb[t * C + c] = (float)(((double)sig[(s + t) * C + c] - ns->mean[c]) / ns->std[c]);
+                wb_start[nb] = s;
+                wb_a[nb] = a;
+                nb++;
+            }
+            if (nb < B) continue;
+        }
+        if (nb == 0) continue;
+        gt_model_forward(m, m->x, nb);
+        for (int b = 0; b < nb; b++) {
+            int64_t s = wb_start[b], z = s + T > hi ? hi : s + T;
+            const float *xb = m->x + (size_t)b * T * C, *pb = m->pred + (size_t)b * T * C;
+            for (int64_t r = wb_a[b]; r < z; r++) {
+                int64_t t = r - s; /* target step; predicted at step t - 1 */
+                for (int c = 0; c < C; c++) {
+                    float d = pb[(t - 1) * C + c] - xb[t * C + c];
+                    e2[c] = d * d;
+                }
+                fn(ctx, r, e2);
+            }
+        }
+        nb = 0;
+    }
+    free(wb_start), free(wb_a), free(e2);
+}
+
+/* pass 1: per-channel sums of e2 over validation rows of normal operation */
+typedef struct val_ctx {
+    const uint8_t *labels; /* turbine's exclusion mask */
+    double *sum, *cnt;     /* [C] */
+    int C;
+} val_ctx;
+static void val_visit(void *vc, int64_t r, const float *e2) {
+    val_ctx *c = vc;
+    if (c->labels[r]) return;
+    for (int k = 0; k < c->C; k++)
+        if (isfinite(e2[k])) c->sum[k] += e2[k], c->cnt[k] += 1;
+}
+
+/* pass 2: raw score per row */
+typedef struct raw_ctx {
+    float *raw;        /* turbine's rows */
+    const double *inv; /* [C] 1 / v_c */
+    int C;
+} raw_ctx;
+static void raw_visit(void *vc, int64_t r, const float *e2) {
+    raw_ctx *c = vc;
+    double s = 0;
+    int k = 0;
+    for (int j = 0; j < c->C; j++)
+        if (isfinite(e2[j])) s += e2[j] * c->inv[j], k++;
+    c->raw[r] = k ? (float)(s / k) : NAN;
+}
+
+/* Collective: quantile q of the scores of validation rows with label 0 of
+ * the training turbines (thinned evenly to at most max_val values). */
+static double val_quantile(const gt_pdm_shard *sh, const tinfo *ti, const uint8_t *excl, const float *score, double q,
+                           int64_t max_val, int64_t *n_used, MPI_Comm comm) {
+    int64_t cnt = 0;
+    for (int k = 0; k < sh->n_turbines; k++)
+        if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cnt, 1, MPI_INT64_T, MPI_SUM, comm));
+    int64_t step = max_val > 0 && cnt > max_val ? (cnt + max_val - 1) / max_val : 1;
+    int64_t cap = 0;
+    for (int k = 0; k < sh->n_turbines; k++)
+        if (!ti[k].holdout) cap += (ti[k].b2 - ti[k].c1) / step + 1;
+    float *mine = GT_MALLOC(sizeof(float) * (size_t)(cap + 1));
+    int n = 0;
+    for (int k = 0; k < sh->n_turbines; k++) {
+        if (ti[k].holdout) continue;
+        for (int64_t r = ti[k].c1; r < ti[k].b2; r += step) {
+            float v = score[ti[k].r0 + r];
+            if (!excl[ti[k].r0 + r] && isfinite(v)) mine[n++] = v;
+        }
+    }
+    int size;
+    MPI_CHECK(MPI_Comm_size(comm, &size));
+    int *cn = GT_MALLOC(sizeof(int) * (size_t)size), *ds = GT_MALLOC(sizeof(int) * (size_t)size);
+    MPI_CHECK(MPI_Allgather(&n, 1, MPI_INT, cn, 1, MPI_INT, comm));
+    int64_t tot = 0;
+    for (int r = 0; r < size; r++) {
+        GT_CHECK(tot + cn[r] <= INT32_MAX, GT_EXIT_RESOURCE, "eval: too many validation scores (lower eval.pdm_max_val)");
+        ds[r] = (int)tot, tot += cn[r];
+    }
+    float *all = GT_MALLOC(sizeof(float) * (size_t)(tot + 1));
+    MPI_CHECK(MPI_Allgatherv(mine, n, MPI_FLOAT, all, cn, ds, MPI_FLOAT, comm));
+    double *v = GT_MALLOC(sizeof(double) * (size_t)(tot + 1));
+    for (int64_t i = 0; i < tot; i++) v[i] = all[i];
+    double qv = gt_quantile(v, tot, q);
+    *n_used = tot;
+    free(mine), free(cn), free(ds), free(all), free(v);
+    return qv;
+}
+
+/* Collective: alarm runs on the validation rows (normal operation: every one
+ * is a false alarm) of the training turbines at threshold thr, and their
+ * turbine-days. Rows with a label never alarm. Integer counts: the same for
+ * any number of ranks. */
+static int64_t val_alarms(const gt_pdm_shard *sh, const tinfo *ti, float *const *vseg, const gt_eval_config *ec,
+                          double thr, gt_alarm_run *buf, MPI_Comm comm) {
+    int64_t cnt = 0;
+    for (int k = 0; k < sh->n_turbines; k++) {
+        if (ti[k].holdout || !vseg[k]) continue;
+        double rate = ti[k].rate;
+        cnt += gt_alarm_runs(vseg[k], ti[k].b2 - ti[k].c1, thr, (int64_t)llround(ec->pdm_min_duration_s * rate),
+                             (int64_t)llround(ec->pdm_merge_gap_s * rate), buf);
+    }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cnt, 1, MPI_INT64_T, MPI_SUM, comm));
+    return cnt;
+}
+
+/* Collective: the smallest threshold >= thr0 at which the validation rows
+ * raise at most pdm_val_false_alarms alarms per turbine-day (bisection on
+ * [thr0, max validation score]). */
+static double raise_for_val_alarms(const gt_pdm_shard *sh, const tinfo *ti, const uint8_t *excl, const float *score,
+                                   const gt_eval_config *ec, double thr0, MPI_Comm comm) {
+    const int nt = sh->n_turbines;
+    float **vseg = GT_CALLOC((size_t)(nt > 0 ? nt : 1), sizeof(float *));
+    double *days = GT_CALLOC((size_t)(nt > 0 ? nt : 1), sizeof(double));
+    int64_t longest = 1;
+    float vmax = -INFINITY;
+    for (int k = 0; k < nt; k++) {
+        int64_t n = ti[k].b2 - ti[k].c1;
+        if (ti[k].holdout || n <= 0) continue;
+        vseg[k] = GT_MALLOC(sizeof(float) * (size_t)n);
+        for (int64_t r = 0; r < n; r++) {
+            int64_t row = ti[k].r0 + ti[k].c1 + r;
+            float v = excl[row] ? NAN : score[row];
+            vseg[k][r] = v;
+            if (isfinite(v) && v > vmax) vmax = v;
+        }
+        days[k] = (double)n / (86400.0 * ti[k].rate);
+        if (n > longest) longest = n;
+    }
+    double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total + 8);
+    gt_eval_gather_items(nt, sh->index, days, 1, sh->n_turbines_total, all, comm);
+    double tdays = 0;
+    for (int f = 0; f < sh->n_turbines_total; f++) tdays += all[f];
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &vmax, 1, MPI_FLOAT, MPI_MAX, comm));
+    gt_alarm_run *buf = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(longest / 2 + 1));
+    const double budget = ec->pdm_val_false_alarms * tdays;
+    double lo = thr0, hi = vmax;
+    double thr = thr0;
+    if (tdays > 0 && isfinite(hi) && hi > lo && (double)val_alarms(sh, ti, vseg, ec, lo, buf, comm) > budget) {
+        for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; it++) {
+            double mid = 0.5 * (lo + hi);
+            if ((double)val_alarms(sh, ti, vseg, ec, mid, buf, comm) > budget) lo = mid;
+            else hi = mid;
+        }
+        thr = hi;
+    }
+    for (int k = 0; k < nt; k++) free(vseg[k]);
+    free(vseg), free(days), free(all), free(buf);
+    return thr;
+}
+
+/* Collective: the combined smoothed score of every local row (malloc'd) and
+ * the threshold. all_rows = 0 (evaluation): rows before the calibration rows
+ * of training turbines, and filtered-out turbines, are left NaN (not needed). */
+static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_model *ems, int n_models,
+                         const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr, double *qv_out,
+                         int64_t *n_val) {
+    const int C = sh->n_channels, nt = sh->n_turbines;
+    const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
+    float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
+    for (int64_t i = 0; i < N; i++) comb[i] = NAN;
+    float *sc = n_models > 1 ? GT_MALLOC(sizeof(float) * (size_t)N) : comb;
+    int32_t *fidx = sh->index;
+    int64_t guard = 0;
+    double rate_max = 0;
+    for (int k = 0; k < nt; k++)
+        if (ti[k].rate > rate_max) rate_max = ti[k].rate;
+    for (int j = 0; j < n_models; j++)
+        if (ems[j].m->cfg.window > guard) guard = ems[j].m->cfg.window;
+    guard += (int64_t)ceil(3 * ec->pdm_ewma_s * rate_max);
+    uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions);
+    for (int j = 0; j < n_models; j++) {
+        const gt_eval_model *em = &ems[j];
+        gt_model *m = em->m;
+        GT_CHECK(m->cfg.kind == GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: anomaly scoring needs an lstm model",
+                 em->name ? em->name : "model");
+        GT_CHECK(m->cfg.n_in == C, GT_EXIT_DATA, "%s: the model has %d channels, the file %d",
+                 em->name ? em->name : "model", m->cfg.n_in, C);
+        GT_CHECK(em->ns.n == C, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file has %d channels",
+                 em->name ? em->name : "model", em->ns.n, C);
+        const int T = m->cfg.window;
+        int64_t hop = ec->pdm_hop > 0 ? ec->pdm_hop : T / 2;
+        if (hop < 1) hop = 1;
+        if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
+        /* pass 1: channel error scales from validation rows */
+        double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 2 * C, sizeof(double));
+        for (int k = 0; k < nt; k++) {
+            if (ti[k].holdout) continue;
+            val_ctx vc = {excl + ti[k].r0, vs + (size_t)k * 2 * C, vs + (size_t)k * 2 * C + C, C};
+            window_errors(m, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, ti[k].c1, ti[k].b2, val_visit, &vc);
+        }
+        double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 2 * C + 8);
+        gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
+        double inv[GT_DATA_MAX_TARGETS + 32];
+        for (int c = 0; c < C; c++) {
+            double s = 0, n = 0;
+            for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 2 * C + c], n += all[(size_t)f * 2 * C + C + c];
+            GT_CHECK(n > 0, GT_EXIT_DATA,
+                     "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine "
+                     "held out, or data.split_val = 0)");
+            double v = s / n;
+            inv[c] = 1.0 / (v > 1e-12 ? v : 1e-12);
+        }
+        free(vs), free(all);
+        /* pass 2: raw score of every row, EWMA per turbine */
+        for (int k = 0; k < nt; k++) {
+            float *raw = sc + ti[k].r0;
+            for (int64_t r = 0; r < ti[k].n; r++) raw[r] = NAN;
+            /* evaluation needs the calibration rows onwards (training turbines), after a
+             * warm-up of T + 40 EWMA spans (the EWMA state forgets its start: e^-80) */
+            double span = ec->pdm_ewma_s * ti[k].rate;
+            if (span < 1) span = 1;
+            int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
+            if (lo2 < 0) lo2 = 0;
+            if (ti[k].skip && !all_rows) continue;
+            raw_ctx rc = {raw, inv, C};
+            window_errors(m, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n, raw_visit, &rc);
+            gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2);
+        }
+        if (n_models > 1) {
+            int64_t nv;
+            double q = val_quantile(sh, ti, excl, sc, ec->pdm_quantile, ec->pdm_max_val, &nv, comm);
+            GT_CHECK(q > 0 && isfinite(q), GT_EXIT_DATA, "eval: model %s has a zero validation score quantile",
+                     em->name ? em->name : "?");
+            for (int64_t i = 0; i < sh->n_rows; i++) {
+                float v = (float)(sc[i] / q);
+                if (isfinite(v) && !(comb[i] >= v)) comb[i] = v;
+            }
+        }
+    }
+    if (sc != comb) free(sc);
+    double q = val_quantile(sh, ti, excl, comb, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
+    GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
+    *qv_out = q;
+    *thr = ec->pdm_margin * q;
+    if (ec->pdm_val_false_alarms > 0) *thr = raise_for_val_alarms(sh, ti, excl, comb, ec, *thr, comm);
+    free(excl);
+    return comb;
+}
+
+static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_eval_model *em, int cal_train) {
+    tinfo *ti = GT_CALLOC((size_t)(sh->n_turbines > 0 ? sh->n_turbines : 1), sizeof(tinfo));
+    for (int k = 0; k < sh->n_turbines; k++) {
+        ti[k].r0 = sh->row_offset[k];
+        ti[k].n = sh->row_offset[k + 1] - sh->row_offset[k];
+        ti[k].rate = sh->rate_hz[k] > 0 ? sh->rate_hz[k] : 1;
+        gt_eval_item_splits(ti[k].n, sh->index[k], em->data.split_train, em->data.split_val, em->data.holdout_every,
+                            &ti[k].b1, &ti[k].b2, &ti[k].holdout);
+        ti[k].c1 = cal_train ? 0 : ti[k].b1;
+        const gt_data_config *d = &em->data;
+        ti[k].skip = !gt_data_filter_has(&d->items, sh->id[k]) || !gt_data_filter_has(&d->farms, sh->farm[k]) ||
+                     !gt_data_filter_has(&d->machine_types, sh->machine_type[k]);
+        ti[k].holdout_split = ti[k].holdout;
+        if (ti[k].skip) ti[k].holdout = 1; /* no calibration rows */
+    }
+    return ti;
+}
+
+/* legend names (rank 0), fallbacks "<what>_<k>" */
+static void read_legend(const char *path, const char *ds_name, const char *what, char names[][GT_FORMAT_NAME_LEN],
+                        int n) {
+    for (int k = 0; k < n; k++) snprintf(names[k], GT_FORMAT_NAME_LEN, "%s_%d", what, k);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return;
+    if (H5Lexists(f, "legend", H5P_DEFAULT) > 0 && H5Lexists(f, ds_name, H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, ds_name, H5P_DEFAULT), sp = H5Dget_space(d);
+        hssize_t m = H5Sget_simple_extent_npoints(sp);
+        char *buf = GT_CALLOC((size_t)(m > 0 ? m : 1), GT_FORMAT_NAME_LEN);
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, GT_FORMAT_NAME_LEN);
+        H5Tset_strpad(st, H5T_STR_NULLTERM);
+        if (m > 0 && H5Dread(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0)
+            for (int k = 0; k < n && k < m; k++)
+                if (buf[(size_t)k * GT_FORMAT_NAME_LEN])
+                    snprintf(names[k], GT_FORMAT_NAME_LEN, "%.31s", buf + (size_t)k * GT_FORMAT_NAME_LEN);
+        H5Tclose(st);
+        free(buf);
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+}
+
+enum { PACC_K = sizeof(gt_pdm_acc) / sizeof(double) };
+
+void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                 const char *scores_csv, MPI_Comm comm, gt_pdm_eval *out) {
+    memset(out, 0, sizeof *out);
+    GT_CHECK(n_models >= 1 && n_models <= GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval: 1..%d models", GT_EVAL_MAX_MODELS);
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
+    out->n_models = n_models;
+    gt_pdm_shard *sh = gt_pdm_shard_read(data_file, comm);
+    const int nt = sh->n_turbines, NT = sh->n_turbines_total;
+    int64_t rows = sh->n_rows;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
+    out->n_rows = rows;
+    tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
+    float *score = pdm_scores(sh, ti, ems, n_models, ec, 0, comm, &out->threshold, &out->quantile_value,
+                              &out->n_val_scores);
+
+    /* conditions: codes seen in the segments */
+    int ncond = 0;
+    for (int i = 0; i < sh->n_segments; i++)
+        if (sh->segments[i].code + 1 > ncond) ncond = sh->segments[i].code + 1;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ncond, 1, MPI_INT, MPI_MAX, comm));
+    if (ncond > GT_EVAL_MAX_GROUPS) ncond = GT_EVAL_MAX_GROUPS;
+    if (ncond < 1) ncond = 1;
+    out->n_conds = ncond;
+
+    /* per turbine: [id, farm, type, holdout, acc, by_cond[ncond]] */
+    const int REC = 4 + PACC_K * (1 + ncond);
+    double *rec = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * REC, sizeof(double));
+    double best_key = -1; /* plot turbine: most events, then lowest file index */
+    int best_k = -1;
+    for (int k = 0; k < nt; k++) {
+        double *rk = rec + (size_t)k * REC;
+        rk[0] = (double)sh->id[k], rk[1] = sh->farm[k], rk[2] = sh->machine_type[k], rk[3] = ti[k].holdout_split + 2 * ti[k].skip;
+        int64_t lo = ti[k].holdout ? 0 : ti[k].b2, n = ti[k].skip ? 0 : ti[k].n - lo;
+        if (n <= 0) continue;
+        int32_t *cond = GT_MALLOC(sizeof(int32_t) * (size_t)n);
+        for (int64_t r = 0; r < n; r++) cond[r] = -1;
+        for (int i = 0; i < sh->n_segments; i++) {
+            if (sh->segment_turbine[i] != k) continue;
+            int64_t a = sh->segments[i].start_row - lo, z = sh->segments[i].end_row - lo;
+            if (a < 0) a = 0;
+            if (z > n) z = n;
+            for (int64_t r = a; r < z; r++) cond[r] = sh->segments[i].code;
+        }
+        gt_alarm_run *ev = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(sh->n_events + 1));
+        int ne = 0;
+        for (int i = 0; i < sh->n_events; i++)
+            if (sh->event_turbine[i] == k && sh->events[i].end_row > lo)
+                ev[ne++] = (gt_alarm_run){sh->events[i].start_row - lo, sh->events[i].end_row - lo};
+        double rate = ti[k].rate;
+        int64_t min_len = (int64_t)llround(ec->pdm_min_duration_s * rate), gap = (int64_t)llround(ec->pdm_merge_gap_s * rate);
+        gt_pdm_score_rows(score + ti[k].r0 + lo, sh->labels + ti[k].r0 + lo, cond, n, ev, ne, out->threshold, min_len,
+                          gap, rate, (gt_pdm_acc *)(rk + 4), (gt_pdm_acc *)(rk + 4 + PACC_K), ncond, NULL);
+        double key = ((gt_pdm_acc *)(rk + 4))->n_events * 1e7 + (1e7 - 1 - sh->index[k]);
+        if (key > best_key) best_key = key, best_k = k;
+        free(cond), free(ev);
+    }
+    double *all = GT_MALLOC(sizeof(double) * (size_t)NT * REC + 8);
+    gt_eval_gather_items(nt, sh->index, rec, REC, NT, all, comm);
+    out->n_turbines = NT;
+    out->turbines = GT_CALLOC((size_t)(NT > 0 ? NT : 1), sizeof(gt_pdm_turbine_eval));
+    int ntype = 1;
+    for (int f = 0; f < NT; f++) {
+        const double *rf = all + (size_t)f * REC;
+        gt_pdm_turbine_eval *te = &out->turbines[f];
+        te->id = (int64_t)rf[0], te->file_index = f, te->farm = (int32_t)rf[1], te->machine_type = (int32_t)rf[2];
+        te->holdout = (int32_t)rf[3] & 1;
+        te->skipped = ((int32_t)rf[3] & 2) != 0;
+        memcpy(&te->acc, rf + 4, sizeof(gt_pdm_acc));
+        if (ems[0].data.conditions.n > 0) { /* data.conditions: only the selected conditions count */
+            memset(&te->acc, 0, sizeof te->acc);
+            for (int c = 0; c < ncond; c++)
+                if (gt_data_filter_has(&ems[0].data.conditions, c))
+                    gt_pdm_acc_merge(&te->acc, (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
+        }
+        gt_pdm_acc_merge(&out->acc, &te->acc);
+        int ty = te->machine_type;
+        if (ty >= 0 && ty < GT_EVAL_MAX_GROUPS) {
+            gt_pdm_acc_merge(&out->by_type[ty], &te->acc);
+            if (ty + 1 > ntype) ntype = ty + 1;
+        }
+        for (int c = 0; c < ncond; c++) gt_pdm_acc_merge(&out->by_cond[c], (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
+    }
+    out->n_types = ntype;
+    gt_pdm_metrics_from_acc(&out->acc, &out->overall);
+    if (rank == 0) {
+        read_legend(data_file, "legend/machine_type", "type", out->type_names, ntype);
+        read_legend(data_file, "legend/condition", "condition", out->cond_names, ncond);
+    }
+
+    /* score trace of one evaluation turbine for the report */
+    if (scores_csv) {
+        double g = best_key;
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &g, 1, MPI_DOUBLE, MPI_MAX, comm));
+        if (g >= 0 && best_k >= 0 && g == best_key) {
+            int k = best_k;
+            int64_t lo = ti[k].holdout ? 0 : ti[k].b2, n = ti[k].n - lo;
+            FILE *f = fopen(scores_csv, "w");
+            if (f) {
+                fprintf(f, "# turbine id %lld (file index %d, %s), rows %lld.., threshold %.6g: time_h score label\n",
+                        (long long)sh->id[k], sh->index[k], ti[k].holdout ? "held out" : "test split", (long long)lo,
+                        out->threshold);
+                int64_t step = n / 4000 + 1;
+                for (int64_t a = 0; a < n; a += step) {
+                    float mx = NAN;
+                    int lab = 0;
+                    for (int64_t r = a; r < a + step && r < n; r++) {
+                        float v = score[ti[k].r0 + lo + r];
+                        if (isfinite(v) && !(mx >= v)) mx = v;
+                        if (sh->labels[ti[k].r0 + lo + r]) lab = 1;
+                    }
+                    double th = (double)a / ti[k].rate / 3600.0;
+                    if (isfinite(mx)) fprintf(f, "%.5f %.6g %d\n", th, mx, lab);
+                    else fprintf(f, "%.5f NaN %d\n", th, lab);
+                }
+                fclose(f);
+            }
+        }
+    }
+    free(rec), free(all), free(score), free(ti);
+    gt_pdm_shard_free(sh);
+}
+
+void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                    const char *out_path, MPI_Comm comm) {
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    gt_pdm_shard *sh = gt_pdm_shard_read(data_file, comm);
+    const int nt = sh->n_turbines;
+    tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
+    double thr, qv;
+    int64_t nv;
+    float *score = pdm_scores(sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv);
+    uint8_t *alarm = GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1), 1);
+    int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(nt > 0 ? nt : 1));
+    for (int k = 0; k < nt; k++) {
+        nrows[k] = ti[k].n;
+        if (ti[k].n <= 0) continue;
+        gt_alarm_run *al = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(ti[k].n / 2 + 1));
+        double rate = ti[k].rate;
+        int64_t na = gt_alarm_runs(score + ti[k].r0, ti[k].n, thr, (int64_t)llround(ec->pdm_min_duration_s * rate),
+                                   (int64_t)llround(ec->pdm_merge_gap_s * rate), al);
+        for (int64_t i = 0; i < na; i++) memset(alarm + ti[k].r0 + al[i].start, 1, (size_t)(al[i].end - al[i].start));
+        free(al);
+    }
+    gt_eval_out o;
+    gt_eval_out_open(&o, out_path, nt, sh->index, nrows, sh->n_turbines_total, comm);
+    gt_h5_attr_str(o.f, "kind", "pdm_scores");
+    gt_h5_attr_i64(o.f, "schema_version", 1);
+    gt_h5_attr_str(o.f, "source", data_file);
+    gt_h5_attr_f64(o.f, "threshold", thr);
+    gt_h5_attr_f64(o.f, "quantile", ec->pdm_quantile);
+    gt_h5_attr_f64(o.f, "quantile_value", qv);
+    gt_h5_attr_f64(o.f, "margin", ec->pdm_margin);
+    gt_h5_attr_f64(o.f, "ewma_s", ec->pdm_ewma_s);
+    gt_h5_attr_i64(o.f, "n_models", n_models);
+    char names[1024] = "";
+    for (int j = 0; j < n_models; j++) {
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s(window %d)", j ? "," : "", ems[j].name ? ems[j].name : "model",
+                 ems[j].m->cfg.window);
+    }
+    gt_h5_attr_str(o.f, "models", names);
+    gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
+    gt_eval_out_rows(&o, "score", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, score);
+    gt_eval_out_rows(&o, "alarm", H5T_NATIVE_UINT8, H5T_STD_U8LE, 0, alarm);
+    gt_eval_out_rows(&o, "labels", H5T_NATIVE_UINT8, H5T_STD_U8LE, 0, sh->labels);
+    const int NT = sh->n_turbines_total;
+    double *idl = GT_MALLOC(sizeof(double) * (size_t)(nt > 0 ? nt : 1)), *ida = GT_MALLOC(sizeof(double) * (size_t)NT + 8);
+    for (int k = 0; k < nt; k++) idl[k] = (double)sh->id[k];
+    gt_eval_gather_items(nt, sh->index, idl, 1, NT, ida, comm);
+    int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)NT + 8);
+    for (int f = 0; f < NT; f++) ids[f] = (int64_t)ida[f];
+    gt_eval_out_table(&o, "turbines/id", H5T_NATIVE_INT64, H5T_STD_I64LE, NT, 0, ids);
+    gt_eval_out_table(&o, "turbines/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, NT + 1, 0, o.goff);
+    gt_eval_out_close(&o);
+    if (rank == 0)
+        GT_INFO("predict: wrote %s: %d turbines, threshold %.6g (%g x the %g quantile %.6g of %lld validation scores)",
+                out_path, NT, thr, ec->pdm_margin, ec->pdm_quantile, qv, (long long)nv);
+    free(idl), free(ida), free(ids), free(alarm), free(nrows), free(score), free(ti);
+    gt_pdm_shard_free(sh);
+}

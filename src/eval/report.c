@@ -1,0 +1,682 @@
+/* eval/report.c: report.md / report.html with gnuplot plots (see report.h). */
+#define _GNU_SOURCE
+#include "eval/report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "core/log.h"
+
+/* ------------------------------------------------------------- helpers -- */
+
+int gt_png_valid(const char *path, long min_bytes) {
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char h[16];
+    size_t n = fread(h, 1, sizeof h, f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    return n == sizeof h && !memcmp(h, sig, 8) && !memcmp(h + 12, "IHDR", 4) && size >= min_bytes;
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = GT_MALLOC((size_t)(n > 0 ? n : 0) + 1);
+    size_t got = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
+
+static cJSON *load_json(const char *dir, const char *name) {
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    char *s = slurp(p);
+    if (!s) return NULL;
+    cJSON *j = cJSON_Parse(s);
+    free(s);
+    return j;
+}
+
+static const cJSON *jget(const cJSON *o, const char *path) { /* "a.b.c" */
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    const cJSON *cur = o;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
+        cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+    return cur;
+}
+static double jnum(const cJSON *o, const char *path) {
+    const cJSON *v = jget(o, path);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+static const char *jstr(const cJSON *o, const char *path, const char *def) {
+    const cJSON *v = jget(o, path);
+    return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+static void fmtnum(char *buf, size_t n, double v, const char *fmt) {
+    if (isfinite(v)) snprintf(buf, n, fmt, v);
+    else snprintf(buf, n, "n/a");
+}
+
+/* shell-quotes s into out ('...' with ' -> '\'') */
+static void shq(char *out, size_t n, const char *s) {
+    size_t k = 0;
+    if (k < n - 1) out[k++] = '\'';
+    for (; *s && k + 5 < n; s++) {
+        if (*s == '\'') {
+            memcpy(out + k, "'\\''", 4);
+            k += 4;
+        } else out[k++] = *s;
+    }
+    if (k < n - 1) out[k++] = '\'';
+    out[k] = 0;
+}
+
+static int find_gnuplot(const char *want, char *out, size_t n) {
+    const char *g = want && *want ? want : getenv("GT_GNUPLOT");
+    if (g && *g) {
+        if (strchr(g, '/')) {
+            snprintf(out, n, "%s", g);
+            return access(g, X_OK) == 0;
+        }
+    } else {
+        g = "gnuplot";
+    }
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/bin:/bin";
+    char *dup = GT_STRDUP(path);
+    int found = 0;
+    char *save = NULL;
+    for (char *d = strtok_r(dup, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, n, "%s/%s", *d ? d : ".", g);
+        found = access(out, X_OK) == 0;
+    }
+    free(dup);
+    return found;
+}
+
+/* ------------------------------------------------------------- writers -- */
+
+typedef struct rep {
+    FILE *md, *html;
+    const char *dir;
+    char gnuplot[PATH_MAX];
+    int have_gnuplot;
+    int n_plots;
+    char plot_note[256];
+} rep;
+
+static void html_esc(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '&') fputs("&amp;", f);
+        else fputc(*s, f);
+    }
+}
+
+static void heading(rep *r, int level, const char *title) {
+    fprintf(r->md, "\n%.*s %s\n\n", level, "######", title);
+    fprintf(r->html, "<h%d>", level);
+    html_esc(r->html, title);
+    fprintf(r->html, "</h%d>\n", level);
+}
+
+static void para(rep *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void para(rep *r, const char *fmt, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(r->md, "%s\n\n", buf);
+    fputs("<p>", r->html);
+    html_esc(r->html, buf);
+    fputs("</p>\n", r->html);
+}
+
+static void pre(rep *r, const char *text) {
+    fprintf(r->md, "```\n%s%s```\n\n", text, text[0] && text[strlen(text) - 1] == '\n' ? "" : "\n");
+    fputs("<pre>", r->html);
+    html_esc(r->html, text);
+    fputs("</pre>\n", r->html);
+}
+
+#define MAXC 16
+static void trow(rep *r, int header, int nc, char cells[][64]) {
+    fputc('|', r->md);
+    for (int i = 0; i < nc; i++) fprintf(r->md, " %s |", cells[i]);
+    fputc('\n', r->md);
+    if (header) {
+        fputc('|', r->md);
+        for (int i = 0; i < nc; i++) fputs(i ? "---:|" : "---|", r->md);
+        fputc('\n', r->md);
+        fputs("<table>\n", r->html);
+    }
+    fputs("<tr>", r->html);
+    for (int i = 0; i < nc; i++) {
+        fputs(header ? "<th>" : "<td>", r->html);
+        html_esc(r->html, cells[i]);
+        fputs(header ? "</th>" : "</td>", r->html);
+    }
+    fputs("</tr>\n", r->html);
+}
+static void tend(rep *r) {
+    fputc('\n', r->md);
+    fputs("</table>\n", r->html);
+}
+
+static void image(rep *r, const char *name, const char *alt) {
+    fprintf(r->md, "![%s](plots/%s)\n\n", alt, name);
+    fprintf(r->html, "<p><img src=\"plots/%s\" alt=\"", name);
+    html_esc(r->html, alt);
+    fputs("\"></p>\n", r->html);
+}
+
+/* Runs gnuplot on plots/<name>.gp (body after the terminal/output lines);
+ * adds the image when a valid PNG came out. */
+static void plot(rep *r, const char *name, const char *alt, const char *body) {
+    if (!r->have_gnuplot) return;
+    const char *terms[2] = {"pngcairo size 960,480 font 'Sans,10'", "png size 960,480"};
+    char gp[PATH_MAX + 64], png[PATH_MAX + 64], log[PATH_MAX + 64];
+    snprintf(gp, sizeof gp, "%s/plots/%s.gp", r->dir, name);
+    snprintf(png, sizeof png, "%s/plots/%s.png", r->dir, name);
+    snprintf(log, sizeof log, "%s/plots/gnuplot.log", r->dir);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(gp, "w");
+        if (!f) return;
+        char qpng[PATH_MAX + 80];
+        snprintf(qpng, sizeof qpng, "%s", png);
+        fprintf(f, "set terminal %s\nset termoption noenhanced\nset output '%s'\nset datafile missing 'NaN'\n"
+                   "set key outside right top\n"
+                   "set grid\n%s\nunset output\n",
+                terms[k], qpng, body);
+        fclose(f);
+        remove(png);
+        char cmd[3 * PATH_MAX + 256], a[PATH_MAX + 64], b[PATH_MAX + 64], c[PATH_MAX + 64];
+        shq(a, sizeof a, r->gnuplot);
+        shq(b, sizeof b, gp);
+        shq(c, sizeof c, log);
+        snprintf(cmd, sizeof cmd, "%s %s >>%s 2>&1", a, b, c);
+        int st = system(cmd);
+        if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && gt_png_valid(png, 1000)) {
+            char file[128];
+            snprintf(file, sizeof file, "%s.png", name);
+            image(r, file, alt);
+            r->n_plots++;
+            return;
+        }
+    }
+    para(r, "(plot %s failed: see plots/gnuplot.log)", name);
+}
+
+/* ------------------------------------------------------------ sections -- */
+
+static void sec_config(rep *r, const cJSON *man) {
+    heading(r, 2, "Configuration");
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/config.ini", r->dir);
+    char *cfg = slurp(p);
+    if (man)
+        para(r, "gridtrain %s, model %s (%.0f parameters), %s, %.0f rank(s), host %s, CPU %s, started %s, ended %s.",
+             jstr(man, "gridtrain_version", "?"), jstr(man, "model_kind", "?"), jnum(man, "n_params"),
+             jstr(man, "precision", "fp32"), jnum(man, "ranks"), jstr(man, "host", "?"), jstr(man, "cpu_model", "?"),
+             jstr(man, "start_time", "?"), jstr(man, "end_time", "(running)"));
+    if (cfg) {
+        pre(r, cfg);
+        free(cfg);
+    } else {
+        para(r, "config.ini: not found.");
+    }
+}
+
+static void sec_data(rep *r, const cJSON *ev, const cJSON *man) {
+    heading(r, 2, "Data");
+    const cJSON *d = jget(ev, "data");
+    if (d) {
+        para(r, "File %s (%s): %.0f %s, %.0f rows, read as %.0f shard(s) (one per rank, whole %s per rank).",
+             jstr(d, "file", "?"), jstr(d, "kind", "?"), jnum(d, "items"),
+             !strcmp(jstr(d, "kind", ""), "pdm") ? "turbines" : "households", jnum(d, "rows"), jnum(d, "ranks"),
+             !strcmp(jstr(d, "kind", ""), "pdm") ? "turbines" : "households");
+        const cJSON *w = jget(d, "windows");
+        if (w) {
+            char c[5][64] = {"split", "train", "val", "test", "holdout"};
+            trow(r, 1, 5, c);
+            snprintf(c[0], 64, "windows (eval stride %.0f)", jnum(d, "eval_stride"));
+            const char *k[4] = {"train", "val", "test", "holdout"};
+            for (int i = 0; i < 4; i++) fmtnum(c[i + 1], 64, jnum(w, k[i]), "%.0f");
+            trow(r, 0, 5, c);
+            tend(r);
+        }
+    } else if (man) {
+        para(r, "File %s (no eval.json yet).", jstr(man, "data.path", "?"));
+    }
+    /* screened.csv: counts by reason */
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/screened.csv", r->dir);
+    FILE *f = fopen(p, "r");
+    if (!f) {
+        para(r, "screened.csv: not found.");
+        return;
+    }
+    char line[512], reasons[8][32];
+    long counts[8] = {0}, total = 0;
+    int nr = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *c = strrchr(line, ',');
+        if (!c) continue;
+        c++;
+        c[strcspn(c, "\r\n")] = 0;
+        int i = 0;
+        while (i < nr && strcmp(reasons[i], c)) i++;
+        if (i == nr && nr < 8) snprintf(reasons[nr++], 32, "%.31s", c);
+        if (i < 8) counts[i]++;
+        total++;
+    }
+    fclose(f);
+    if (!total) {
+        para(r, "Screening: screened.csv lists no screened windows or spikes.");
+        return;
+    }
+    para(r, "Screening (screened.csv, training configuration): %ld record(s) of screened windows and detected spikes:", total);
+    char c[2][64] = {"reason", "records"};
+    trow(r, 1, 2, c);
+    for (int i = 0; i < nr; i++) {
+        snprintf(c[0], 64, "%.31s", reasons[i]);
+        snprintf(c[1], 64, "%ld", counts[i]);
+        trow(r, 0, 2, c);
+    }
+    tend(r);
+}
+
+static void sec_training(rep *r, const cJSON *ev) {
+    heading(r, 2, "Training");
+    const cJSON *t = jget(ev, "train");
+    if (t) {
+        char a[8][64];
+        fmtnum(a[0], 64, jnum(t, "steps"), "%.0f");
+        fmtnum(a[1], 64, jnum(t, "train_time_s"), "%.1f s");
+        fmtnum(a[2], 64, jnum(t, "samples_per_s"), "%.0f");
+        fmtnum(a[3], 64, 100 * jnum(t, "data_stall"), "%.1f%%");
+        fmtnum(a[4], 64, jnum(t, "final_loss"), "%.5g");
+        fmtnum(a[5], 64, jnum(t, "best_val_loss"), "%.5g");
+        fmtnum(a[6], 64, jnum(t, "cpu_hours"), "%.3f");
+        fmtnum(a[7], 64, jnum(t, "ranks"), "%.0f");
+        char h[8][64] = {"steps", "train time", "samples/s", "data stall", "final loss", "best val loss", "CPU hours", "ranks"};
+        trow(r, 1, 8, h);
+        trow(r, 0, 8, a);
+        tend(r);
+    }
+    /* loss curves from metrics.jsonl (last line per step wins after resumes) */
+    char p[PATH_MAX + 64], dat[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
+    snprintf(dat, sizeof dat, "%s/plots/loss.dat", r->dir);
+    FILE *f = fopen(p, "r");
+    if (!f) {
+        para(r, "metrics.jsonl: not found.");
+        return;
+    }
+    FILE *o = fopen(dat, "w");
+    if (!o) {
+        fclose(f);
+        return;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int n_tr = 0, n_val = 0;
+    /* two passes: train points (index 0), then validation points (index 1) */
+    for (int pass = 0; pass < 2; pass++) {
+        rewind(f);
+        fprintf(o, "# %s\n", pass ? "step val_loss" : "step loss");
+        while (getline(&line, &cap, f) > 0) {
+            cJSON *j = cJSON_Parse(line);
+            if (!j) continue;
+            const char *ty = jstr(j, "type", "");
+            double step = jnum(j, "step"), v = jnum(j, pass ? "val_loss" : "loss");
+            if (((pass == 0 && !strcmp(ty, "train")) || (pass == 1 && !strcmp(ty, "val"))) && isfinite(v) && v > 0) {
+                fprintf(o, "%.0f %.9g\n", step, v);
+                if (pass) n_val++;
+                else n_tr++;
+            }
+            cJSON_Delete(j);
+        }
+        if (pass == 0) fputs("\n\n", o);
+    }
+    free(line);
+    fclose(f);
+    fclose(o);
+    if (n_tr + n_val == 0) {
+        para(r, "metrics.jsonl holds no loss values yet.");
+        return;
+    }
+    char body[2 * PATH_MAX + 512];
+    snprintf(body, sizeof body,
+             "set title 'training and validation loss (masked MSE, normalised units)'\nset xlabel 'step'\n"
+             "set ylabel 'loss'\nset logscale y\nplot '%s' index 0 using 1:2 with lines lw 2 title 'train'%s%s%s",
+             dat, n_val ? ", '" : "", n_val ? dat : "", n_val ? "' index 1 using 1:2 with linespoints lw 2 title 'validation'" : "");
+    plot(r, "loss", "loss curves", body);
+}
+
+static void sec_timing(rep *r) {
+    heading(r, 2, "Timing across ranks");
+    cJSON *t = load_json(r->dir, "timing.json");
+    if (!t) {
+        para(r, "timing.json: not found (written at the end of a training run).");
+        return;
+    }
+    char a[4][64];
+    fmtnum(a[0], 64, jnum(t, "samples_per_s"), "%.0f samples/s");
+    fmtnum(a[1], 64, 100 * jnum(t, "data_stall"), "%.1f%%");
+    fmtnum(a[2], 64, jnum(t, "train_time_s"), "%.1f s");
+    para(r, "Throughput %s (steady state, global), data stall %s (max over ranks of time waiting for a batch / wall), "
+            "training time %s over %.0f rank(s).",
+         a[0], a[1], a[2], jnum(t, "ranks"));
+    char h[6][64] = {"event", "min (s)", "max (s)", "mean (s)", "max/mean", "calls/rank"};
+    trow(r, 1, 6, h);
+    const cJSON *ev = jget(t, "events"), *e;
+    cJSON_ArrayForEach(e, ev) {
+        char c[6][64];
+        snprintf(c[0], 64, "%s", jstr(e, "name", "?"));
+        fmtnum(c[1], 64, jnum(e, "min_s"), "%.3f");
+        fmtnum(c[2], 64, jnum(e, "max_s"), "%.3f");
+        fmtnum(c[3], 64, jnum(e, "mean_s"), "%.3f");
+        fmtnum(c[4], 64, jnum(e, "max_over_mean"), "%.2f");
+        fmtnum(c[5], 64, jnum(e, "calls_per_rank"), "%.0f");
+        trow(r, 0, 6, c);
+    }
+    tend(r);
+    cJSON_Delete(t);
+}
+
+static void nilm_table(rep *r, const cJSON *split, const char *title) {
+    heading(r, 3, title);
+    if (!split || cJSON_IsNull(split)) {
+        para(r, "No windows in this split (none held out: data.holdout_every = 0, or too short).");
+        return;
+    }
+    const cJSON *ov = jget(split, "overall");
+    char a[6][64];
+    fmtnum(a[0], 64, jnum(ov, "ea"), "%.4f");
+    fmtnum(a[1], 64, jnum(ov, "f1"), "%.4f");
+    fmtnum(a[2], 64, jnum(ov, "mae_w"), "%.1f W");
+    fmtnum(a[3], 64, jnum(ov, "f1_macro"), "%.4f");
+    para(r, "Overall over %.0f windows: EA %s, F1 (micro) %s, F1 (macro) %s, MAE %s; %.0f of %.0f appliances with F1 >= 0.8.",
+         jnum(split, "windows"), a[0], a[1], a[3], a[2], jnum(ov, "appliances_f1_ge_0_8"),
+         jnum(ov, "appliances_f1_defined"));
+    char h[10][64] = {"appliance", "MAE (W)", "SAE", "NDE", "precision", "recall", "F1", "EA", "true kWh", "pred kWh"};
+    trow(r, 1, 10, h);
+    const cJSON *arr = jget(split, "appliances"), *e;
+    cJSON_ArrayForEach(e, arr) {
+        char c[10][64];
+        snprintf(c[0], 64, "%s", jstr(e, "name", "?"));
+        fmtnum(c[1], 64, jnum(e, "mae_w"), "%.1f");
+        fmtnum(c[2], 64, jnum(e, "sae"), "%.3f");
+        fmtnum(c[3], 64, jnum(e, "nde"), "%.3f");
+        fmtnum(c[4], 64, jnum(e, "precision"), "%.3f");
+        fmtnum(c[5], 64, jnum(e, "recall"), "%.3f");
+        fmtnum(c[6], 64, jnum(e, "f1"), "%.3f");
+        fmtnum(c[7], 64, jnum(e, "ea"), "%.3f");
+        fmtnum(c[8], 64, jnum(e, "energy_true_wh") / 1000, "%.2f");
+        fmtnum(c[9], 64, jnum(e, "energy_pred_wh") / 1000, "%.2f");
+        trow(r, 0, 10, c);
+    }
+    snprintf(h[0], 64, "overall");
+    fmtnum(h[1], 64, jnum(ov, "mae_w"), "%.1f");
+    fmtnum(h[2], 64, jnum(ov, "sae"), "%.3f");
+    fmtnum(h[3], 64, jnum(ov, "nde"), "%.3f");
+    fmtnum(h[4], 64, jnum(ov, "precision"), "%.3f");
+    fmtnum(h[5], 64, jnum(ov, "recall"), "%.3f");
+    fmtnum(h[6], 64, jnum(ov, "f1"), "%.3f");
+    fmtnum(h[7], 64, jnum(ov, "ea"), "%.3f");
+    fmtnum(h[8], 64, jnum(ov, "energy_true_wh") / 1000, "%.2f");
+    fmtnum(h[9], 64, jnum(ov, "energy_pred_wh") / 1000, "%.2f");
+    trow(r, 0, 10, h);
+    tend(r);
+}
+
+static void sec_nilm(rep *r, const cJSON *ev) {
+    heading(r, 2, "Disaggregation results");
+    para(r, "Per appliance on the later time of the training households (test) and on held-out households. "
+            "EA = 1 - sum|yhat - y| / (2 sum y); F1 of the on/off state (on = above the appliance's on-power). "
+            "n/a = undefined (no true energy or never on). Definitions: docs/evaluation.md.");
+    const cJSON *test = jget(ev, "nilm.test"), *hold = jget(ev, "nilm.holdout");
+    nilm_table(r, test, "Test split (held-out time)");
+    nilm_table(r, hold, "Held-out households");
+    /* F1 / EA bars */
+    if (test && !cJSON_IsNull(test)) {
+        char dat[PATH_MAX + 64];
+        snprintf(dat, sizeof dat, "%s/plots/nilm_f1_ea.dat", r->dir);
+        FILE *o = fopen(dat, "w");
+        if (o) {
+            const cJSON *e;
+            fputs("# appliance f1 ea\n", o);
+            cJSON_ArrayForEach(e, jget(test, "appliances")) {
+                double f1 = jnum(e, "f1"), ea = jnum(e, "ea");
+                fprintf(o, "%s ", jstr(e, "name", "?"));
+                if (isfinite(f1)) fprintf(o, "%.4f ", f1);
+                else fputs("NaN ", o);
+                if (isfinite(ea)) fprintf(o, "%.4f\n", ea);
+                else fputs("NaN\n", o);
+            }
+            fclose(o);
+            char body[PATH_MAX + 512];
+            snprintf(body, sizeof body,
+                     "set title 'per-appliance F1 and EA (test split)'\nset style data histograms\n"
+                     "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset yrange [-1:1.05]\n"
+                     "set xtics rotate by -45\nset ytics 0.1\n"
+                     "plot '%s' using 2:xtic(1) title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb 'black' title 'F1 target 0.8'",
+                     dat);
+            plot(r, "nilm_f1_ea", "per-appliance F1 and EA", body);
+        }
+    }
+    /* sample day */
+    char csv[PATH_MAX + 64];
+    snprintf(csv, sizeof csv, "%s/eval_sample.csv", r->dir);
+    FILE *f = fopen(csv, "r");
+    if (!f) return;
+    char hdr[8192];
+    if (!fgets(hdr, sizeof hdr, f)) {
+        fclose(f);
+        return;
+    }
+    /* columns: 1 time, 2 aggregate, then true_a pred_a pairs: pick the 3 largest true energies */
+    double sums[64] = {0};
+    int ncol = 0;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        char *s = line, *end;
+        int c = 0;
+        for (;;) {
+            double v = strtod(s, &end);
+            if (end == s) break;
+            if (c >= 2 && (c - 2) % 2 == 0 && (c - 2) / 2 < 64 && isfinite(v)) sums[(c - 2) / 2] += v;
+            c++;
+            s = end;
+        }
+        if (c > ncol) ncol = c;
+    }
+    fclose(f);
+    int A = (ncol - 2) / 2, top[3] = {-1, -1, -1};
+    for (int k = 0; k < 3; k++)
+        for (int a = 0; a < A && a < 64; a++) {
+            if (a == top[0] || a == top[1]) continue;
+            if (top[k] < 0 || sums[a] > sums[top[k]]) top[k] = a;
+        }
+    /* names from the header: "# ... time_h aggregate_w true_x pred_x ..." */
+    char names[64][48];
+    int nn = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(hdr, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+        if (!strncmp(tok, "true_", 5) && nn < 64) snprintf(names[nn++], 48, "%s", tok + 5);
+    char body[4 * PATH_MAX + 2048];
+    int len = snprintf(body, sizeof body,
+                       "set title 'one day of the first test household: true (solid) vs predicted (dashed)'\n"
+                       "set xlabel 'hours'\nset ylabel 'W'\n"
+                       "plot '%s' using 1:2 with lines lc rgb '#bbbbbb' title 'aggregate'",
+                       csv);
+    const char *col[3] = {"#1f77b4", "#d62728", "#2ca02c"};
+    for (int k = 0; k < 3; k++) {
+        if (top[k] < 0 || top[k] >= nn) continue;
+        len += snprintf(body + len, sizeof body - (size_t)len,
+                        ", '' using 1:%d with lines lw 2 lc rgb '%s' title '%s true', '' using 1:%d with lines lw 2 dt 2 "
+                        "lc rgb '%s' title '%s predicted'",
+                        3 + 2 * top[k], col[k], names[top[k]], 4 + 2 * top[k], col[k], names[top[k]]);
+    }
+    plot(r, "nilm_sample", "predicted vs true power, one day", body);
+}
+
+static void pdm_group_table(rep *r, const cJSON *obj, const char *title, const char *keyname) {
+    heading(r, 3, title);
+    char h[9][64] = {"", "events", "detected", "recall", "false alarms / turbine-day", "delay (s)", "point F0.5",
+                     "CARE", "turbine-days"};
+    snprintf(h[0], 64, "%s", keyname);
+    trow(r, 1, 9, h);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj) {
+        char c[9][64];
+        if (cJSON_IsNumber(jget(e, "id"))) snprintf(c[0], 64, "%.0f%s", jnum(e, "id"), cJSON_IsTrue(jget(e, "holdout")) ? " (held out)" : "");
+        else snprintf(c[0], 64, "%s", e->string ? e->string : "?");
+        fmtnum(c[1], 64, jnum(e, "n_events"), "%.0f");
+        fmtnum(c[2], 64, jnum(e, "n_detected"), "%.0f");
+        fmtnum(c[3], 64, jnum(e, "recall"), "%.3f");
+        fmtnum(c[4], 64, jnum(e, "false_alarms_per_turbine_day"), "%.2f");
+        fmtnum(c[5], 64, jnum(e, "detection_delay_s_mean"), "%.1f");
+        fmtnum(c[6], 64, jnum(e, "point_f05"), "%.3f");
+        fmtnum(c[7], 64, jnum(e, "care_score"), "%.3f");
+        fmtnum(c[8], 64, jnum(e, "turbine_days"), "%.2f");
+        trow(r, 0, 9, c);
+    }
+    tend(r);
+}
+
+static void sec_pdm(rep *r, const cJSON *ev) {
+    heading(r, 2, "Anomaly detection results");
+    const cJSON *p = jget(ev, "pdm");
+    if (!p || cJSON_IsNull(p)) return;
+    char a[10][64];
+    fmtnum(a[0], 64, jnum(p, "threshold"), "%.5g");
+    fmtnum(a[1], 64, jnum(p, "calibration.quantile"), "%g");
+    fmtnum(a[2], 64, jnum(p, "calibration.margin"), "%g");
+    fmtnum(a[3], 64, jnum(p, "calibration.val_false_alarms_per_turbine_day"), "%g");
+    fmtnum(a[4], 64, jnum(p, "calibration.quantile_value"), "%.5g");
+    para(r, "Evaluation rows: the test split of the training turbines and all rows of held-out turbines. Threshold %s: "
+            "%s x the %s quantile (%s) of the smoothed scores of the calibration rows (%s split, normal operation, "
+            "training turbines), raised if needed until those rows raise at most %s alarms per turbine-day.",
+         a[0], a[2], a[1], a[4], jstr(p, "calibration.rows", "val"), a[3]);
+    fmtnum(a[0], 64, jnum(p, "event.recall"), "%.3f");
+    fmtnum(a[1], 64, jnum(p, "event.false_alarms_per_turbine_day"), "%.2f");
+    fmtnum(a[2], 64, jnum(p, "event.detection_delay_s_mean"), "%.1f s");
+    fmtnum(a[3], 64, jnum(p, "point.precision"), "%.3f");
+    fmtnum(a[4], 64, jnum(p, "point.recall"), "%.3f");
+    fmtnum(a[5], 64, jnum(p, "point.f05"), "%.3f");
+    fmtnum(a[6], 64, jnum(p, "care_score"), "%.3f");
+    fmtnum(a[7], 64, jnum(p, "event.precision"), "%.3f");
+    para(r, "Events: %.0f of %.0f detected (recall %s), alarm precision %s, %s false alarms per turbine-day over %.2f "
+            "turbine-days, mean detection delay %s. Per step: precision %s, recall %s, F0.5 %s. CARE score %s.",
+         jnum(p, "event.n_detected"), jnum(p, "event.n_events"), a[0], a[7], a[1], jnum(p, "event.turbine_days"), a[2],
+         a[3], a[4], a[5], a[6]);
+    pdm_group_table(r, jget(p, "by_turbine"), "Per turbine", "turbine");
+    pdm_group_table(r, jget(p, "by_machine_type"), "Per machine type", "machine type");
+    pdm_group_table(r, jget(p, "by_condition"), "Per operating condition", "condition");
+    char csv[PATH_MAX + 64];
+    snprintf(csv, sizeof csv, "%s/eval_scores.csv", r->dir);
+    if (access(csv, R_OK) == 0 && isfinite(jnum(p, "threshold"))) {
+        char body[3 * PATH_MAX + 1024];
+        snprintf(body, sizeof body,
+                 "set title 'anomaly score of one evaluation turbine (shaded: labelled events)'\nset xlabel 'hours'\n"
+                 "set ylabel 'score'\nset logscale y\nthr = %.9g\nstats '%s' using 2 nooutput\nymax = STATS_max * 2\n"
+                 "set style fill transparent solid 0.3 noborder\n"
+                 "plot '%s' using 1:($3 > 0 ? ymax : 1/0) with impulses lc rgb '#ff9999' title 'event', "
+                 "'' using 1:2 with lines lc rgb '#1f77b4' title 'score', thr with lines lw 2 dt 2 lc rgb 'black' title 'threshold'",
+                 jnum(p, "threshold"), csv, csv);
+        plot(r, "pdm_scores", "anomaly score with threshold and events", body);
+    }
+}
+
+/* ---------------------------------------------------------------- main -- */
+
+int gt_report_write(const char *run_dir, const char *gnuplot) {
+    rep r;
+    memset(&r, 0, sizeof r);
+    r.dir = run_dir;
+    char p[PATH_MAX + 64], ph[PATH_MAX + 64], pt[PATH_MAX + 64], pht[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/plots", run_dir);
+    mkdir(p, 0755);
+    r.have_gnuplot = find_gnuplot(gnuplot, r.gnuplot, sizeof r.gnuplot);
+    snprintf(p, sizeof p, "%s/report.md", run_dir);
+    snprintf(ph, sizeof ph, "%s/report.html", run_dir);
+    snprintf(pt, sizeof pt, "%s/report.md.tmp", run_dir);
+    snprintf(pht, sizeof pht, "%s/report.html.tmp", run_dir);
+    r.md = fopen(pt, "w");
+    r.html = fopen(pht, "w");
+    if (!r.md || !r.html) {
+        if (r.md) fclose(r.md);
+        if (r.html) fclose(r.html);
+        GT_WARN("report: cannot write %s: %s", p, strerror(errno));
+        return -1;
+    }
+    cJSON *man = load_json(run_dir, "manifest.json"), *ev = load_json(run_dir, "eval.json");
+    char title[PATH_MAX + 64];
+    snprintf(title, sizeof title, "gridtrain run report: %s", run_dir);
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", r.html);
+    html_esc(r.html, title);
+    fputs("</title>\n<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
+          "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}"
+          "pre{background:#f6f6f6;padding:6px}img{max-width:100%}</style></head><body>\n",
+          r.html);
+    fprintf(r.md, "# %s\n", title);
+    fputs("<h1>", r.html);
+    html_esc(r.html, title);
+    fputs("</h1>\n", r.html);
+    char now[64];
+    time_t tt = time(NULL);
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    para(&r, "Written %s by gridtrain (eval/report.c) from the files of the run directory.%s", now,
+         r.have_gnuplot ? "" : " gnuplot was not found (install gnuplot-nox or set GT_GNUPLOT): no plots.");
+    if (ev) {
+        para(&r, "Task %s, model %s, evaluated on %s.", jstr(ev, "task", "?"), jstr(ev, "model", "?"),
+             jstr(ev, "data_file", "?"));
+    } else {
+        para(&r, "eval.json: not found (run 'gridtrain eval %s').", run_dir);
+    }
+    sec_config(&r, man);
+    sec_data(&r, ev, man);
+    sec_training(&r, ev);
+    sec_timing(&r);
+    if (ev && !strcmp(jstr(ev, "task", ""), "nilm")) sec_nilm(&r, ev);
+    if (ev && !strcmp(jstr(ev, "task", ""), "pdm")) sec_pdm(&r, ev);
+    fputs("</body></html>\n", r.html);
+    int bad = fclose(r.md) != 0;
+    bad |= fclose(r.html) != 0;
+    bad |= rename(pt, p) != 0;
+    bad |= rename(pht, ph) != 0;
+    cJSON_Delete(man);
+    cJSON_Delete(ev);
+    if (bad) {
+        GT_WARN("report: cannot write %s", p);
+        return -1;
+    }
+    return r.n_plots;
+}

@@ -1,0 +1,424 @@
+/* eval/run_eval.c: eval.json, timing.json and the end-of-run hook (see run_eval.h). */
+#define _GNU_SOURCE
+#include "eval/run_eval.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
+#include "core/timer.h"
+#include "eval/report.h"
+
+static void num(cJSON *o, const char *key, double v) {
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = GT_MALLOC((size_t)(n > 0 ? n : 0) + 1);
+    size_t got = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
+
+static int write_text_atomic(const char *path, const char *text) {
+    char tmp[PATH_MAX + 256];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    int bad = fclose(f) != 0;
+    if (bad || rename(tmp, path)) return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------ train info -- */
+
+void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts_elapsed_s, double ts_best_val,
+                                 gt_eval_train_info *ti) {
+    memset(ti, 0, sizeof *ti);
+    ti->train_time_s = ti->samples_per_s = ti->data_stall = ti->final_loss = ti->best_val_loss = NAN;
+    ti->threads = 1;
+    const char *bt = getenv("OPENBLAS_NUM_THREADS");
+    if (bt && atoi(bt) > 0) ti->threads = atoi(bt);
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/manifest.json", run_dir);
+    char *s = slurp(path);
+    if (s) {
+        cJSON *j = cJSON_Parse(s);
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ranks");
+        if (cJSON_IsNumber(r)) ti->ranks = r->valueint;
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "steps");
+        if (cJSON_IsNumber(st)) ti->steps = (int64_t)st->valuedouble;
+        const cJSON *ob = cJSON_GetObjectItemCaseSensitive(j, "openblas_threads");
+        if (cJSON_IsString(ob) && atoi(ob->valuestring) > 0) ti->threads = atoi(ob->valuestring);
+        cJSON_Delete(j);
+        free(s);
+    }
+    snprintf(path, sizeof path, "%s/metrics.jsonl", run_dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        char *line = NULL;
+        size_t cap = 0;
+        double sps_sum = 0;
+        int n_sps = 0;
+        while (getline(&line, &cap, f) > 0) {
+            cJSON *j = cJSON_Parse(line);
+            if (!j) continue;
+            const cJSON *ty = cJSON_GetObjectItemCaseSensitive(j, "type");
+            const cJSON *lo = cJSON_GetObjectItemCaseSensitive(j, "loss");
+            if (cJSON_IsString(ty) && !strcmp(ty->valuestring, "train")) {
+                if (cJSON_IsNumber(lo)) ti->final_loss = lo->valuedouble;
+                const cJSON *sp = cJSON_GetObjectItemCaseSensitive(j, "samples_per_s");
+                if (cJSON_IsNumber(sp)) sps_sum += sp->valuedouble, n_sps++;
+                const cJSON *tm = cJSON_GetObjectItemCaseSensitive(j, "time_s");
+                if (cJSON_IsNumber(tm)) ti->train_time_s = tm->valuedouble;
+                const cJSON *ds = cJSON_GetObjectItemCaseSensitive(j, "data_stall");
+                if (cJSON_IsNumber(ds)) ti->data_stall = ds->valuedouble;
+            } else if (cJSON_IsString(ty) && !strcmp(ty->valuestring, "val")) {
+                const cJSON *bv = cJSON_GetObjectItemCaseSensitive(j, "best_val");
+                if (cJSON_IsNumber(bv)) ti->best_val_loss = bv->valuedouble;
+            }
+            cJSON_Delete(j);
+        }
+        if (n_sps) ti->samples_per_s = sps_sum / n_sps;
+        free(line);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/timing.json", run_dir);
+    s = slurp(path);
+    if (s) {
+        cJSON *j = cJSON_Parse(s);
+        const cJSON *v;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "samples_per_s"))) ti->samples_per_s = v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "data_stall"))) ti->data_stall = v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "train_time_s"))) ti->train_time_s = v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "gpus"))) ti->gpus = v->valueint;
+        cJSON_Delete(j);
+        free(s);
+    }
+    if (ts_step >= 0) {
+        ti->steps = ts_step;
+        if (ts_elapsed_s > 0) ti->train_time_s = ts_elapsed_s;
+        if (isfinite(ts_best_val)) ti->best_val_loss = ts_best_val;
+    }
+}
+
+/* ------------------------------------------------------------- eval.json -- */
+
+static cJSON *nilm_metrics_json(const gt_nilm_metrics *m, const char *name) {
+    cJSON *o = cJSON_CreateObject();
+    if (name) cJSON_AddStringToObject(o, "name", name);
+    num(o, "mae_w", m->mae_w);
+    num(o, "sae", m->sae);
+    num(o, "nde", m->nde);
+    num(o, "precision", m->precision);
+    num(o, "recall", m->recall);
+    num(o, "f1", m->f1);
+    num(o, "ea", m->ea);
+    num(o, "energy_true_wh", m->energy_true_wh);
+    num(o, "energy_pred_wh", m->energy_pred_wh);
+    num(o, "samples", m->n);
+    return o;
+}
+
+static cJSON *nilm_split_json(const gt_nilm_split_eval *s, const gt_nilm_eval *e) {
+    if (!s->present) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "windows", (double)s->n_windows);
+    cJSON *ov = nilm_metrics_json(&s->overall, NULL);
+    /* macro F1: mean over appliances with a defined F1 */
+    double f1 = 0;
+    int nf = 0, pass = 0;
+    for (int a = 0; a < e->n_appliances; a++)
+        if (isfinite(s->app[a].f1)) f1 += s->app[a].f1, nf++, pass += s->app[a].f1 >= 0.8;
+    num(ov, "f1_macro", nf ? f1 / nf : NAN);
+    cJSON_AddNumberToObject(ov, "appliances_f1_ge_0_8", pass);
+    cJSON_AddNumberToObject(ov, "appliances_f1_defined", nf);
+    cJSON_AddItemToObject(o, "overall", ov);
+    cJSON *arr = cJSON_AddArrayToObject(o, "appliances");
+    for (int a = 0; a < e->n_appliances; a++) cJSON_AddItemToArray(arr, nilm_metrics_json(&s->app[a], e->meta[a].name));
+    return o;
+}
+
+static cJSON *pdm_acc_json(const gt_pdm_acc *a) {
+    gt_pdm_metrics m;
+    gt_pdm_metrics_from_acc(a, &m);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "n_events", m.n_events);
+    cJSON_AddNumberToObject(o, "n_detected", m.n_detected);
+    num(o, "recall", m.event_recall);
+    num(o, "precision", m.event_precision);
+    num(o, "f05", m.event_f05);
+    num(o, "false_alarms_per_turbine_day", m.false_alarms_per_turbine_day);
+    num(o, "detection_delay_s_mean", m.detection_delay_s_mean);
+    num(o, "turbine_days", m.turbine_days);
+    cJSON_AddNumberToObject(o, "n_alarms", a->n_alarms);
+    cJSON_AddNumberToObject(o, "n_false_alarms", a->n_alarms - a->n_alarms_true);
+    num(o, "point_precision", m.point_precision);
+    num(o, "point_recall", m.point_recall);
+    num(o, "point_f05", m.point_f05);
+    num(o, "accuracy_normal", m.accuracy);
+    num(o, "earliness", m.earliness);
+    num(o, "care_score", m.care);
+    return o;
+}
+
+static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
+    cJSON *o = cJSON_CreateObject();
+    const gt_pdm_metrics *m = &e->overall;
+    num(o, "threshold", e->threshold);
+    cJSON *cal = cJSON_AddObjectToObject(o, "calibration");
+    cJSON_AddStringToObject(cal, "method", "max(margin x empirical quantile of the validation scores, the smallest threshold "
+                                           "with at most val_false_alarms alarms per turbine-day on the validation rows); "
+                                           "validation = normal rows of the training turbines");
+    cJSON_AddStringToObject(cal, "rows", ec->pdm_calibrate_train ? "train_val" : "val");
+    cJSON_AddNumberToObject(cal, "quantile", ec->pdm_quantile);
+    num(cal, "quantile_value", e->quantile_value);
+    cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);
+    cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", ec->pdm_val_false_alarms);
+    cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
+    cJSON_AddNumberToObject(cal, "ewma_s", ec->pdm_ewma_s);
+    cJSON_AddNumberToObject(cal, "min_duration_s", ec->pdm_min_duration_s);
+    cJSON_AddNumberToObject(cal, "merge_gap_s", ec->pdm_merge_gap_s);
+    cJSON_AddNumberToObject(cal, "models", e->n_models);
+    cJSON *pt = cJSON_AddObjectToObject(o, "point");
+    num(pt, "precision", m->point_precision);
+    num(pt, "recall", m->point_recall);
+    num(pt, "f05", m->point_f05);
+    num(pt, "accuracy_normal", m->accuracy);
+    cJSON *ev = cJSON_AddObjectToObject(o, "event");
+    cJSON_AddNumberToObject(ev, "n_events", m->n_events);
+    cJSON_AddNumberToObject(ev, "n_detected", m->n_detected);
+    num(ev, "recall", m->event_recall);
+    num(ev, "precision", m->event_precision);
+    num(ev, "f05", m->event_f05);
+    num(ev, "false_alarms_per_turbine_day", m->false_alarms_per_turbine_day);
+    num(ev, "detection_delay_s_mean", m->detection_delay_s_mean);
+    num(ev, "turbine_days", m->turbine_days);
+    cJSON_AddNumberToObject(ev, "n_alarms", e->acc.n_alarms);
+    num(ev, "earliness", m->earliness);
+    cJSON *bt = cJSON_AddArrayToObject(o, "by_turbine");
+    for (int f = 0; f < e->n_turbines; f++) {
+        const gt_pdm_turbine_eval *t = &e->turbines[f];
+        cJSON *j = pdm_acc_json(&t->acc);
+        cJSON_AddNumberToObject(j, "id", (double)t->id);
+        cJSON_AddNumberToObject(j, "farm", t->farm);
+        cJSON_AddNumberToObject(j, "machine_type", t->machine_type);
+        cJSON_AddBoolToObject(j, "holdout", t->holdout);
+        cJSON_AddBoolToObject(j, "evaluated", !t->skipped);
+        cJSON_AddItemToArray(bt, j);
+    }
+    cJSON *by = cJSON_AddObjectToObject(o, "by_machine_type");
+    for (int k = 0; k < e->n_types; k++)
+        if (e->by_type[k].rows > 0) cJSON_AddItemToObject(by, e->type_names[k], pdm_acc_json(&e->by_type[k]));
+    cJSON *bc = cJSON_AddObjectToObject(o, "by_condition");
+    for (int k = 0; k < e->n_conds; k++)
+        if (e->by_cond[k].rows > 0) cJSON_AddItemToObject(bc, e->cond_names[k], pdm_acc_json(&e->by_cond[k]));
+    num(o, "care_score", m->care);
+    cJSON *care = cJSON_AddObjectToObject(o, "care");
+    num(care, "coverage_point_f05", m->point_f05);
+    num(care, "accuracy_normal", m->accuracy);
+    num(care, "reliability_event_f05", m->event_f05);
+    num(care, "earliness", m->earliness);
+    cJSON_AddStringToObject(care, "formula", "(coverage + 2 accuracy + reliability + earliness) / 5; accuracy if accuracy < 0.5");
+    return o;
+}
+
+static cJSON *train_json(const gt_eval_train_info *ti) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "steps", (double)ti->steps);
+    num(o, "train_time_s", ti->train_time_s);
+    num(o, "samples_per_s", ti->samples_per_s);
+    num(o, "data_stall", ti->data_stall);
+    cJSON_AddNumberToObject(o, "ranks", ti->ranks);
+    double t = isfinite(ti->train_time_s) ? ti->train_time_s : 0;
+    cJSON_AddNumberToObject(o, "cpu_hours", t * ti->ranks * (ti->threads > 0 ? ti->threads : 1) / 3600.0);
+    cJSON_AddNumberToObject(o, "gpu_hours", t * ti->gpus / 3600.0);
+    num(o, "final_loss", ti->final_loss);
+    num(o, "best_val_loss", ti->best_val_loss);
+    return o;
+}
+
+static cJSON *data_json(const char *file, const char *kind, int items, int64_t rows, int ranks) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", file);
+    cJSON_AddStringToObject(o, "kind", kind);
+    cJSON_AddNumberToObject(o, "items", items);
+    cJSON_AddNumberToObject(o, "rows", (double)rows);
+    cJSON_AddNumberToObject(o, "ranks", ranks);
+    return o;
+}
+
+int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
+                    const gt_eval_config *ec, const gt_eval_train_info *ti, MPI_Comm comm) {
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    const int pdm = ems[0].m->cfg.kind == GT_MODEL_LSTM;
+    GT_CHECK(pdm || n_models == 1, GT_EXIT_USAGE, "eval: several models are for multi-scale anomaly scoring (lstm) only");
+    char sample[PATH_MAX + 64], json_path[PATH_MAX + 64];
+    snprintf(sample, sizeof sample, "%s/%s", run_dir, pdm ? "eval_scores.csv" : "eval_sample.csv");
+    snprintf(json_path, sizeof json_path, "%s/eval.json", run_dir);
+    double t0 = gt_now();
+    cJSON *root = rank == 0 ? cJSON_CreateObject() : NULL;
+    if (root) {
+        cJSON_AddStringToObject(root, "task", pdm ? "pdm" : "nilm");
+        cJSON_AddStringToObject(root, "model", gt_model_kind_name(ems[0].m->cfg.kind));
+        cJSON_AddStringToObject(root, "data_file", data_file);
+    }
+    if (!pdm) {
+        gt_nilm_eval e;
+        gt_eval_nilm(data_file, &ems[0], ec, sample, comm, &e);
+        if (root) {
+            cJSON *d = data_json(data_file, "nilm", e.n_items, e.n_rows, e.n_ranks);
+            cJSON *w = cJSON_AddObjectToObject(d, "windows");
+            for (int s = 0; s < GT_SPLIT_COUNT; s++) cJSON_AddNumberToObject(w, gt_split_name((gt_split)s), (double)e.windows[s]);
+            cJSON_AddNumberToObject(d, "eval_stride", (double)e.stride);
+            cJSON_AddNumberToObject(d, "window", ems[0].m->cfg.window);
+            cJSON *sc = cJSON_AddObjectToObject(d, "screening");
+            cJSON_AddNumberToObject(sc, "windows_total", (double)e.screen.windows_total);
+            cJSON_AddNumberToObject(sc, "windows_screened_gap", (double)e.screen.windows_screened_gap);
+            cJSON_AddNumberToObject(sc, "windows_screened_spike", (double)e.screen.windows_screened_spike);
+            cJSON_AddNumberToObject(sc, "spikes_found", (double)e.screen.spikes_found);
+            cJSON_AddItemToObject(root, "data", d);
+            cJSON *n = cJSON_AddObjectToObject(root, "nilm");
+            cJSON_AddItemToObject(n, "test", nilm_split_json(&e.test, &e));
+            cJSON_AddItemToObject(n, "holdout", nilm_split_json(&e.holdout, &e));
+            cJSON_AddNullToObject(root, "pdm");
+            GT_INFO("eval: %s on %s: test EA %.4f F1 %.4f MAE %.1f W (%lld windows, stride %lld)%s", run_dir, data_file,
+                    e.test.overall.ea, e.test.overall.f1, e.test.overall.mae_w, (long long)e.test.n_windows,
+                    (long long)e.stride, e.holdout.present ? "" : "; no held-out households");
+            if (e.holdout.present)
+                GT_INFO("eval: held-out households: EA %.4f F1 %.4f MAE %.1f W (%lld windows)", e.holdout.overall.ea,
+                        e.holdout.overall.f1, e.holdout.overall.mae_w, (long long)e.holdout.n_windows);
+        }
+    } else {
+        gt_pdm_eval e;
+        gt_eval_pdm(data_file, ems, n_models, ec, sample, comm, &e);
+        if (root) {
+            cJSON *d = data_json(data_file, "pdm", e.n_turbines, e.n_rows, e.n_ranks);
+            cJSON *ms = cJSON_AddArrayToObject(d, "models");
+            for (int j = 0; j < n_models; j++) {
+                cJSON *mj = cJSON_CreateObject();
+                cJSON_AddStringToObject(mj, "name", ems[j].name ? ems[j].name : "model");
+                cJSON_AddNumberToObject(mj, "window", ems[j].m->cfg.window);
+                cJSON_AddItemToArray(ms, mj);
+            }
+            cJSON_AddItemToObject(root, "data", d);
+            cJSON_AddNullToObject(root, "nilm");
+            cJSON_AddItemToObject(root, "pdm", pdm_json(&e, ec));
+            GT_INFO("eval: %s on %s: %g/%g events detected (recall %.3f), %.2f false alarms per turbine-day, "
+                    "point F0.5 %.3f, CARE %.3f, threshold %.5g",
+                    run_dir, data_file, e.overall.n_detected, e.overall.n_events, e.overall.event_recall,
+                    e.overall.false_alarms_per_turbine_day, e.overall.point_f05, e.overall.care, e.threshold);
+        }
+        gt_pdm_eval_free(&e);
+    }
+    if (root) {
+        cJSON_AddItemToObject(root, "train", train_json(ti));
+        cJSON *c = cJSON_AddObjectToObject(root, "eval_config");
+        cJSON_AddNumberToObject(c, "nilm_stride", (double)ec->nilm_stride);
+        cJSON_AddNumberToObject(c, "pdm_quantile", ec->pdm_quantile);
+        cJSON_AddNumberToObject(c, "pdm_margin", ec->pdm_margin);
+        cJSON_AddNumberToObject(c, "pdm_val_false_alarms", ec->pdm_val_false_alarms);
+        cJSON_AddNumberToObject(c, "pdm_ewma_s", ec->pdm_ewma_s);
+        cJSON_AddNumberToObject(c, "pdm_min_duration_s", ec->pdm_min_duration_s);
+        cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
+        cJSON_AddNumberToObject(c, "eval_time_s", gt_now() - t0);
+        char *txt = cJSON_Print(root);
+        size_t len = strlen(txt);
+        char *withnl = GT_MALLOC(len + 2);
+        memcpy(withnl, txt, len);
+        withnl[len] = '\n', withnl[len + 1] = 0;
+        if (write_text_atomic(json_path, withnl)) GT_WARN("eval: cannot write %s: %s", json_path, strerror(errno));
+        free(withnl);
+        cJSON_free(txt);
+        cJSON_Delete(root);
+        gt_report_write(run_dir, NULL);
+    }
+    MPI_CHECK(MPI_Barrier(comm));
+    return 0;
+}
+
+/* ----------------------------------------------------------- end of run -- */
+
+static void write_timing(const char *run_dir, const gt_eval_train_info *ti, MPI_Comm comm) {
+    int rank = 0, size = 1;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    MPI_CHECK(MPI_Comm_size(comm, &size));
+    int n = gt_event_count(), nmin = 0, nmax = 0;
+    MPI_CHECK(MPI_Allreduce(&n, &nmin, 1, MPI_INT, MPI_MIN, comm));
+    MPI_CHECK(MPI_Allreduce(&n, &nmax, 1, MPI_INT, MPI_MAX, comm));
+    if (nmin != nmax) return; /* ranks registered different events: no table */
+    double t[GT_MAX_EVENTS], tmin[GT_MAX_EVENTS], tmax[GT_MAX_EVENTS], tsum[GT_MAX_EVENTS], c[GT_MAX_EVENTS],
+        csum[GT_MAX_EVENTS];
+    for (int i = 0; i < n; i++) t[i] = gt_event_seconds(i), c[i] = (double)gt_event_calls(i);
+    if (n > 0) {
+        MPI_CHECK(MPI_Allreduce(t, tmin, n, MPI_DOUBLE, MPI_MIN, comm));
+        MPI_CHECK(MPI_Allreduce(t, tmax, n, MPI_DOUBLE, MPI_MAX, comm));
+        MPI_CHECK(MPI_Allreduce(t, tsum, n, MPI_DOUBLE, MPI_SUM, comm));
+        MPI_CHECK(MPI_Allreduce(c, csum, n, MPI_DOUBLE, MPI_SUM, comm));
+    }
+    if (rank != 0) return;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "ranks", size);
+    num(o, "train_time_s", ti->train_time_s);
+    num(o, "samples_per_s", ti->samples_per_s);
+    num(o, "data_stall", ti->data_stall);
+    cJSON_AddNumberToObject(o, "gpus", ti->gpus);
+    cJSON *ev = cJSON_AddArrayToObject(o, "events");
+    for (int i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        double mean = tsum[i] / size;
+        cJSON_AddStringToObject(e, "name", gt_event_name(i));
+        cJSON_AddNumberToObject(e, "min_s", tmin[i]);
+        cJSON_AddNumberToObject(e, "max_s", tmax[i]);
+        cJSON_AddNumberToObject(e, "mean_s", mean);
+        cJSON_AddNumberToObject(e, "max_over_mean", mean > 0 ? tmax[i] / mean : 1.0);
+        cJSON_AddNumberToObject(e, "calls_per_rank", csum[i] / size);
+        cJSON_AddItemToArray(ev, e);
+    }
+    char *txt = cJSON_Print(o);
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/timing.json", run_dir);
+    if (write_text_atomic(path, txt)) GT_WARN("eval: cannot write %s", path);
+    cJSON_free(txt);
+    cJSON_Delete(o);
+}
+
+void gt_eval_end_of_run(const gt_train_config *cfg, const char *run_dir, gt_model *m, const gt_norm_stats *ns,
+                        const gt_eval_train_info *ti, MPI_Comm comm) {
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    gt_eval_train_info t2 = *ti;
+    if (t2.threads <= 0) {
+        const char *bt = getenv("OPENBLAS_NUM_THREADS");
+        t2.threads = bt && atoi(bt) > 0 ? atoi(bt) : 1;
+    }
+    ti = &t2;
+    write_timing(run_dir, ti, comm);
+    const char *env = getenv("GT_EVAL_AT_END");
+    if (env && !strcmp(env, "0")) {
+        if (rank == 0) gt_report_write(run_dir, NULL);
+        return;
+    }
+    gt_eval_model em = {.m = m, .ns = *ns, .data = cfg->data, .name = run_dir};
+    em.data.task = m->cfg.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
+    em.data.seed = cfg->seed;
+    gt_eval_config ec;
+    gt_eval_config_defaults(&ec);
+    gt_eval_run_dir(run_dir, cfg->data_file, &em, 1, &ec, ti, comm);
+}

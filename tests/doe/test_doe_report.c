@@ -1,0 +1,199 @@
+/* tests/doe/test_doe_report.c: report aggregation on hand-made results.
+ *
+ * A sweep machine_type {0,1} x condition {low_wind, rated} x seed {1,2,3}
+ * written by hand (sweep.json, cell.json, eval.json): 7 finished cells, one
+ * failed (mt 1, rated, seed 2), the four seed-3 cells missing, one finished
+ * cell preempted once. pdm.event.f05 per (mt, condition, seed):
+ *   mt0 low_wind .8 .6 | mt0 rated .5 .7 | mt1 low_wind .4 .2 | mt1 rated .9 (failed)
+ * Hand-computed: configuration means .7 .6 .3 .9, sds .1414214 (n-1) except
+ * the single-seed one (NaN); main effects mt0 .65 (sd .1290994), mt1 .5
+ * (sd .3605551), low_wind .5 (sd .2581989), rated .7 (sd .2); grand mean
+ * 4.1/7; best mt1/rated, worst mt1/low_wind; CPU-hours 7 x 0.01. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "doe/report.h"
+#include "test.h"
+
+static char g_dir[256];
+
+static void put(const char *rel, const char *text) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, rel);
+    char *slash = strrchr(path, '/');
+    *slash = 0;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+    TEST_REQUIRE(system(cmd) == 0);
+    *slash = '/';
+    FILE *f = fopen(path, "w");
+    TEST_REQUIRE(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp(const char *rel) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, rel);
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+int main(void) {
+    snprintf(g_dir, sizeof g_dir, "%s/doe-report-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
+    TEST_REQUIRE(mkdtemp(g_dir));
+    const char *mt[2] = {"0", "1"}, *cond[2] = {"low_wind", "rated"}, *seed[3] = {"1", "2", "3"};
+    const double f05[2][2][2] = {{{.8, .6}, {.5, .7}}, {{.4, .2}, {.9, NAN}}};
+    char sweep[8192] = "{\"name\":\"hand\",\"task\":\"pdm\",\"factors\":["
+                       "{\"name\":\"machine_type\",\"key\":\"data.machine_types\",\"levels\":[\"0\",\"1\"]},"
+                       "{\"name\":\"condition\",\"key\":\"data.conditions\",\"levels\":[\"low_wind\",\"rated\"]},"
+                       "{\"name\":\"seed\",\"key\":\"train.seed\",\"levels\":[\"1\",\"2\",\"3\"]}],\"cells\":[";
+    int idx = 0;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            for (int s = 0; s < 3; s++, idx++) {
+                char id[16], rel[128], txt[2048];
+                snprintf(id, sizeof id, "c%02d", idx);
+                snprintf(sweep + strlen(sweep), sizeof sweep - strlen(sweep),
+                         "%s{\"index\":%d,\"id\":\"%s\",\"factors\":{\"machine_type\":\"%s\",\"condition\":\"%s\",\"seed\":\"%s\"}}",
+                         idx ? "," : "", idx, id, mt[a], cond[b], seed[s]);
+                if (s == 2) continue; /* seed 3: missing */
+                int failed = isnan(f05[a][b][s]);
+                int pre = a == 0 && b == 0 && s == 0;
+                snprintf(rel, sizeof rel, "cells/%s/cell.json", id);
+                snprintf(txt, sizeof txt,
+                         "{\"id\":\"%s\",\"index\":%d,\"status\":\"%s\",\"attempts\":%d,\"preemptions\":%d,"
+                         "\"failures\":%d,\"exit_code\":%d,\"wall_s\":36}",
+                         id, idx, failed ? "failed" : "done", pre ? 2 : 1, pre, failed, failed ? 3 : 0);
+                put(rel, txt);
+                if (failed) continue;
+                snprintf(rel, sizeof rel, "cells/%s/eval.json", id);
+                snprintf(txt, sizeof txt,
+                         "{\"task\":\"pdm\",\"model\":\"lstm\",\"data_file\":\"x.h5\",\"nilm\":null,"
+                         "\"pdm\":{\"threshold\":1.5,\"point\":{\"precision\":0.5,\"recall\":0.5,\"f05\":0.5},"
+                         "\"event\":{\"n_events\":4,\"n_detected\":3,\"recall\":%g,\"precision\":0.9,\"f05\":%g,"
+                         "\"false_alarms_per_turbine_day\":%g,\"detection_delay_s_mean\":120,\"turbine_days\":10},"
+                         "\"care_score\":0.7},"
+                         "\"train\":{\"steps\":20,\"train_time_s\":30,\"samples_per_s\":%g,\"ranks\":1,"
+                         "\"cpu_hours\":0.01,\"gpu_hours\":0,\"final_loss\":0.5,\"best_val_loss\":0.4}}",
+                         0.5 + 0.1 * a, f05[a][b][s], 1.0 + s, 100.0 * (1 + b));
+                put(rel, txt);
+            }
+    strcat(sweep, "]}");
+    put("sweep.json", sweep);
+
+    gt_doe_sweep sw;
+    char err[512];
+    TEST_REQUIRE(gt_doe_sweep_load(g_dir, &sw, err, sizeof err) == 0);
+    TEST_EQ_INT(sw.n_cells, 12);
+    TEST_EQ_INT(sw.seed_factor, 2);
+    gt_doe_summary sum;
+    TEST_REQUIRE(gt_doe_summarize(&sw, NULL, NULL, NULL, &sum, err, sizeof err) == 0);
+    const int F = gt_doe_metric_find("pdm.event.f05"), FA = gt_doe_metric_find("pdm.event.false_alarms_per_turbine_day"),
+              SPS = gt_doe_metric_find("train.samples_per_s");
+    int nm = 0;
+    gt_doe_metrics(&nm);
+    TEST_EQ_INT(sum.primary, F); /* default for pdm sweeps with results */
+    TEST_EQ_INT(sum.n_status[GT_DOE_DONE], 7);
+    TEST_EQ_INT(sum.n_status[GT_DOE_FAILED], 1);
+    TEST_EQ_INT(sum.n_status[GT_DOE_MISSING], 4);
+    TEST_EQ_INT(sum.n_requeued, 1);
+    TEST_CLOSE(sum.cpu_hours, 0.07, 1e-12, 1e-9);
+    TEST_CLOSE(sum.train_time_s, 210, 1e-9, 1e-12);
+    /* configurations in first-seen order: (0,lw) (0,rated) (1,lw) (1,rated) */
+    TEST_EQ_INT(sum.n_configs, 4);
+    const double cm[4] = {.7, .6, .3, .9};
+    for (int c = 0; c < 4; c++) {
+        TEST_EQ_INT(sum.configs[c].n_cells, 3);
+        TEST_CLOSE(sum.configs[c].stat[F].mean, cm[c], 1e-12, 1e-9);
+        if (c < 3) TEST_CLOSE(sum.configs[c].stat[F].sd, 0.1414213562373095, 1e-12, 1e-9);
+    }
+    TEST_EQ_INT(sum.configs[3].n_done, 1);
+    TEST_CHECK(isnan(sum.configs[3].stat[F].sd));
+    /* false alarms = 1 + seed index: seeds 1, 2 -> mean 1.5, sd 0.7071 */
+    TEST_CLOSE(sum.configs[0].stat[FA].mean, 1.5, 1e-12, 1e-9);
+    TEST_CLOSE(sum.configs[0].stat[FA].sd, 0.7071067811865476, 1e-12, 1e-9);
+    /* grand mean and main effects */
+    TEST_CLOSE(sum.grand[F].mean, 4.1 / 7, 1e-12, 1e-9);
+    TEST_EQ_INT(sum.grand[F].n, 7);
+    TEST_REQUIRE(sum.effect[0] && sum.effect[1] && !sum.effect[2]);
+    TEST_CLOSE(sum.effect[0][0 * nm + F].mean, .65, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[0][0 * nm + F].sd, 0.1290994448735806, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[0][1 * nm + F].mean, .5, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[0][1 * nm + F].sd, 0.3605551275463989, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[1][0 * nm + F].mean, .5, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[1][0 * nm + F].sd, 0.2581988897471611, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[1][1 * nm + F].mean, .7, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[1][1 * nm + F].sd, .2, 1e-12, 1e-9);
+    TEST_EQ_INT(sum.effect[1][1 * nm + F].n, 3);
+    /* throughput by condition: low_wind 100, rated 200 */
+    TEST_CLOSE(sum.effect[1][0 * nm + SPS].mean, 100, 1e-12, 1e-9);
+    TEST_CLOSE(sum.effect[1][1 * nm + SPS].mean, 200, 1e-12, 1e-9);
+    /* two-way machine_type x condition (found by key), best and worst */
+    TEST_EQ_INT(sum.row_factor, 0);
+    TEST_EQ_INT(sum.col_factor, 1);
+    TEST_CLOSE(sum.two_way[0 * 2 + 0].mean, .7, 1e-12, 1e-9);
+    TEST_CLOSE(sum.two_way[1 * 2 + 1].mean, .9, 1e-12, 1e-9);
+    TEST_EQ_INT(sum.two_way[1 * 2 + 1].n, 1);
+    TEST_EQ_INT(sum.best, 3);
+    TEST_EQ_INT(sum.worst, 2);
+
+    /* lower-is-better primary metric flips best/worst */
+    gt_doe_summary s2;
+    TEST_REQUIRE(gt_doe_summarize(&sw, "pdm.event.false_alarms_per_turbine_day", "condition", "machine_type", &s2, err,
+                                  sizeof err) == 0);
+    TEST_EQ_INT(s2.row_factor, 1);
+    TEST_EQ_INT(s2.best, 3);  /* mt1/rated: only seed 1 -> 1.0 */
+    TEST_CHECK(gt_doe_summarize(&sw, "no.such.metric", NULL, NULL, &s2, err, sizeof err) == -1 &&
+               strstr(err, "unknown metric"));
+    gt_doe_summary_free(&s2, &sw);
+
+    /* report files */
+    char out[300];
+    snprintf(out, sizeof out, "%s/report", g_dir);
+    TEST_REQUIRE(gt_doe_report_write(&sw, &sum, out, 1) == 0);
+    char *md = slurp("report/report.md");
+    TEST_REQUIRE(md);
+    TEST_CHECK(strstr(md, "12 cells (7 done, 1 failed, 0 preempted, 0 running, 4 missing)") != NULL);
+    TEST_CHECK(strstr(md, "1 requeued") != NULL);
+    TEST_CHECK(strstr(md, "Best configuration: machine_type=1 condition=rated") != NULL);
+    TEST_CHECK(strstr(md, "Worst configuration: machine_type=1 condition=low_wind") != NULL);
+    TEST_CHECK(strstr(md, "| 0 | low_wind | 2/3 |") != NULL);
+    TEST_CHECK(strstr(md, "0.7 ± 0.1414") != NULL);
+    TEST_CHECK(strstr(md, "| c11 |") != NULL && strstr(md, "| missing |") != NULL && strstr(md, "| failed |") != NULL);
+    char *csv = slurp("report/effects.csv");
+    TEST_REQUIRE(csv);
+    TEST_CHECK(strstr(csv, "machine_type,0,pdm.event.f05,4,0.65,0.1290994449,0.06454972244,0.06428571429") != NULL);
+    csv = slurp("report/cells.csv");
+    TEST_REQUIRE(csv);
+    int lines = 0;
+    for (char *p = csv; *p; p++) lines += *p == '\n';
+    TEST_EQ_INT(lines, 13);
+    TEST_CHECK(slurp("report/report.html") && strstr(slurp("report/report.html"), "<table>"));
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+        char *svg = slurp("report/heatmap.svg");
+        TEST_CHECK(svg && strstr(svg, "<svg"));
+        svg = slurp("report/effects.svg");
+        TEST_CHECK(svg && strstr(svg, "<svg"));
+        TEST_CHECK(strstr(slurp("report/report.md"), "heatmap.svg") != NULL);
+    } else {
+        fprintf(stderr, "note: gnuplot not installed: plots not checked\n");
+    }
+    gt_doe_summary_free(&sum, &sw);
+    gt_doe_sweep_free(&sw);
+    if (!gt_test_failures) {
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+        if (system(cmd)) fprintf(stderr, "cannot remove %s\n", g_dir);
+    }
+    TEST_DONE();
+}

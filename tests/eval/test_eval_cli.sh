@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# CLI chain on tiny data: synth -> train (the end-of-run hook writes eval.json,
+# report.md/html and plots) -> eval RUN_DIR -> predict at 1 and 2 ranks (the
+# two files must be byte-identical) -> predict from a checkpoint path; usage
+# errors exit 2. $1: the eval tool (gridtrain eval|predict|train|synth).
+set -euo pipefail
+tool=$1
+mpiexec=${MPIEXEC:-mpiexec}
+dir=${GT_BINARY_DIR:-/tmp}/eval-scratch/cli-$$
+rm -rf "$dir" && mkdir -p "$dir"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+png_ok() { # signature + size
+  [ -s "$1" ] || return 1
+  [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || return 1
+  [ "$(stat -c %s "$1")" -ge 1000 ]
+}
+
+"$tool" synth nilm -o "$dir/nilm.h5" synth.households=4 synth.days=0.5 synth.seed=3 >/dev/null 2>&1 \
+  || fail "synth"
+cat > "$dir/train.ini" <<INI
+[data]
+file = $dir/nilm.h5
+window = 63
+stride = 16
+holdout_every = 4
+[model]
+kind = s2p_cnn
+layers = 3
+conv_scale = 0.25
+hidden = 32
+[optim]
+lr = 2e-3
+warmup = 5
+[train]
+batch = 32
+epochs = 0
+max_steps = 40
+log_every = 10
+[run]
+dir = $dir/run
+INI
+"$tool" train "$dir/train.ini" > "$dir/train.log" 2>&1 || { cat "$dir/train.log"; fail "train"; }
+for f in eval.json report.md report.html timing.json eval_sample.csv; do
+  [ -s "$dir/run/$f" ] || fail "end of training: $f missing"
+done
+if command -v gnuplot >/dev/null 2>&1; then
+  for p in loss nilm_f1_ea nilm_sample; do
+    png_ok "$dir/run/plots/$p.png" || fail "plots/$p.png is not a valid PNG"
+    grep -q "plots/$p.png" "$dir/run/report.md" || fail "report.md does not show $p.png"
+    grep -q "src=\"plots/$p.png\"" "$dir/run/report.html" || fail "report.html does not show $p.png"
+  done
+else
+  grep -q "gnuplot was not found" "$dir/run/report.md" || fail "report.md should say gnuplot is missing"
+fi
+grep -q "## Disaggregation results" "$dir/run/report.md" || fail "report.md lacks the results"
+grep -q "## Timing across ranks" "$dir/run/report.md" || fail "report.md lacks the timing table"
+
+# eval RUN_DIR (data from the stored configuration), then with an explicit file and stride
+rm -f "$dir/run/eval.json"
+"$tool" eval "$dir/run" > "$dir/eval.log" 2>&1 || { cat "$dir/eval.log"; fail "eval"; }
+for k in '"task":[[:space:]]*"nilm"' '"model":[[:space:]]*"s2p_cnn"' '"test":' '"holdout":' '"overall":' '"appliances":' '"ea":' \
+         '"f1":' '"sae":' '"nde":' '"mae_w":' '"energy_true_wh":' '"train":' '"cpu_hours":' '"best_val_loss":'; do
+  grep -Eq "$k" "$dir/run/eval.json" || fail "eval.json lacks $k"
+done
+"$tool" eval "$dir/run" "$dir/nilm.h5" eval.stride=4 > "$dir/eval2.log" 2>&1 || fail "eval with a file"
+grep -Eq '"eval_stride":[[:space:]]*4' "$dir/run/eval.json" || fail "eval.stride not used"
+
+# predict: 1 rank == 2 ranks, byte for byte; checkpoint path accepted
+"$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/p1.h5" > "$dir/p1.log" 2>&1 || { cat "$dir/p1.log"; fail "predict"; }
+$mpiexec -n 2 "$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/p2.h5" > "$dir/p2.log" 2>&1 \
+  || { cat "$dir/p2.log"; fail "predict -n 2"; }
+cmp "$dir/p1.h5" "$dir/p2.h5" || fail "predict at 2 ranks differs from 1 rank"
+ck=$(ls "$dir"/run/checkpoints/ckpt-*.h5 | tail -n 1)
+"$tool" predict "$ck" "$dir/nilm.h5" -o "$dir/p3.h5" --pad edge > "$dir/p3.log" 2>&1 || fail "predict from a checkpoint"
+[ -s "$dir/p3.h5" ] || fail "p3.h5"
+
+# usage errors
+set +e
+"$tool" predict "$dir/run" "$dir/nilm.h5" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "predict without -o: exit $rc, expected 2"
+"$tool" eval "$dir/nope" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "eval of a missing run: exit $rc, expected 2"
+set -e
+rm -rf "$dir"
+echo "test_eval_cli: ok"

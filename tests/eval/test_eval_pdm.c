@@ -1,0 +1,260 @@
+/* Anomaly scoring on tiny trained LSTMs (run at 1 and 2 ranks).
+ *
+ * Trains a tiny lstm (window 32) with gt_train_run on a small wind farm with
+ * frequent shocks (the end-of-run hook writes eval.json with a "pdm" object)
+ * and a second one with window 16, then checks:
+ *   - eval on all ranks == eval on rank 0 alone (threshold, every metric);
+ *   - predict on all ranks == on rank 0 alone, byte for byte;
+ *   - the predicted file: row 0 has no score, every row above the threshold
+ *     is inside an alarm, every alarm starts above the threshold;
+ *   - the threshold is >= margin x the validation quantile recomputed from
+ *     the file, and the validation rows raise at most the budgeted alarms;
+ *   - multi-scale (both models) works and is rank-independent too. */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/eval.h"
+#include "eval/eval_impl.h"
+#include "io/read.h"
+#include "train/checkpoint.h"
+#include "train/train_test_util.h"
+
+static char *slurp(const char *path, long *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)*n + 1);
+    TEST_REQUIRE(fread(b, 1, (size_t)*n, f) == (size_t)*n);
+    b[*n] = 0;
+    fclose(f);
+    return b;
+}
+
+static void lstm_config(gt_train_config *c, const char *file, const char *run, int T) {
+    gt_train_config_defaults(c, GT_MODEL_LSTM);
+    c->data_file = file;
+    c->data.window = T;
+    c->data.stride = T / 2;
+    c->data.holdout_every = 3; /* turbine 2 held out */
+    c->model.hidden = 16;
+    c->model.n_layers = 1;
+    c->lr = 5e-3;
+    c->warmup = 5;
+    c->batch = 16;
+    c->epochs = 0;
+    c->max_steps = 40;
+    c->log_every = 10;
+    c->quiet = 1;
+    c->write_outputs = 1;
+    c->run_dir = run;
+    c->checkpoint_minutes = 0;
+}
+
+static gt_model *load(const gt_train_config *c, const char *run, int C, gt_norm_stats *ns, MPI_Comm comm) {
+    gt_model_config mc = c->model;
+    mc.window = c->data.window;
+    mc.n_in = mc.n_out = C;
+    mc.max_batch = 16;
+    gt_model *m = gt_model_create(&mc);
+    gt_train_state ts;
+    TEST_REQUIRE(gt_ckpt_load_latest(run, m, &ts, ns, comm) >= 0);
+    return m;
+}
+
+static int same_eval(const gt_pdm_eval *a, const gt_pdm_eval *b) {
+    int ok = a->threshold == b->threshold && !memcmp(&a->acc, &b->acc, sizeof a->acc) &&
+             !memcmp(&a->overall, &b->overall, sizeof a->overall) && a->n_turbines == b->n_turbines &&
+             !memcmp(a->by_cond, b->by_cond, sizeof a->by_cond) && !memcmp(a->by_type, b->by_type, sizeof a->by_type);
+    for (int i = 0; ok && i < a->n_turbines; i++) ok = !memcmp(&a->turbines[i], &b->turbines[i], sizeof a->turbines[i]);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    gt_dist_init(&argc, &argv);
+    MPI_Comm world = MPI_COMM_WORLD;
+    int rank, size;
+    MPI_Comm_rank(world, &rank);
+    MPI_Comm_size(world, &size);
+    char dir[512], data[600], run32[600], run16[600];
+    tt_scratch(dir, sizeof dir, "eval-pdm", world);
+    snprintf(data, sizeof data, "%s/farm.h5", dir);
+    snprintf(run32, sizeof run32, "%s/run32", dir);
+    snprintf(run16, sizeof run16, "%s/run16", dir);
+
+    gt_pdm_synth_cfg pc;
+    gt_pdm_synth_defaults(&pc);
+    pc.seed = 5;
+    pc.n_farms = 1;
+    pc.turbines_per_farm = 3;
+    pc.days = 0.1;
+    pc.rate_hz = 1;
+    pc.shock_rate = 40; /* ~4 shocks per turbine */
+    gt_pdm_source *src = gt_synth_pdm_source(&pc);
+    gt_write_opts wo;
+    gt_write_opts_defaults(&wo);
+    wo.chunk_rows = 4096;
+    gt_pdm_write(data, src, &wo, world, NULL);
+    gt_synth_pdm_source_free(src);
+
+    gt_train_config c32, c16;
+    lstm_config(&c32, data, run32, 32);
+    lstm_config(&c16, data, run16, 16);
+    c16.max_steps = 20;
+    TEST_REQUIRE(gt_train_run(&c32, world, NULL) == 0);
+    TEST_REQUIRE(gt_train_run(&c16, world, NULL) == 0);
+    if (rank == 0) {
+        char p[700];
+        long n;
+        snprintf(p, sizeof p, "%s/eval.json", run32);
+        char *s = slurp(p, &n);
+        TEST_REQUIRE(s);
+        cJSON *j = cJSON_Parse(s);
+        TEST_REQUIRE(j);
+        TEST_CHECK(!strcmp(cJSON_GetObjectItem(j, "task")->valuestring, "pdm"));
+        cJSON *pdm = cJSON_GetObjectItem(j, "pdm");
+        TEST_REQUIRE(cJSON_IsObject(pdm));
+        const char *keys[] = {"threshold", "point", "event", "by_turbine", "by_machine_type", "by_condition", "care_score"};
+        for (int k = 0; k < 7; k++) TEST_CHECK(cJSON_GetObjectItem(pdm, keys[k]) != NULL);
+        cJSON *ev = cJSON_GetObjectItem(pdm, "event");
+        const char *ek[] = {"n_events", "n_detected", "recall", "precision", "f05", "false_alarms_per_turbine_day",
+                            "detection_delay_s_mean", "turbine_days"};
+        for (int k = 0; k < 8; k++) TEST_CHECK(cJSON_GetObjectItem(ev, ek[k]) != NULL);
+        TEST_CHECK(cJSON_GetObjectItem(ev, "n_events")->valuedouble >= 1);
+        TEST_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(pdm, "by_turbine")), 3);
+        TEST_CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "nilm")));
+        cJSON_Delete(j);
+        free(s);
+    }
+
+    gt_pdm_shard *probe = gt_pdm_shard_read(data, world);
+    const int C = probe->n_channels;
+    gt_pdm_shard_free(probe);
+    gt_eval_model ems[2];
+    gt_norm_stats ns32, ns16;
+    gt_model *m32 = load(&c32, run32, C, &ns32, world), *m16 = load(&c16, run16, C, &ns16, world);
+    ems[0] = (gt_eval_model){.m = m32, .ns = ns32, .data = c32.data, .name = run32};
+    ems[1] = (gt_eval_model){.m = m16, .ns = ns16, .data = c16.data, .name = run16};
+    ems[0].data.task = ems[1].data.task = GT_TASK_PDM;
+    gt_eval_config ec;
+    gt_eval_config_defaults(&ec);
+
+    MPI_Comm self;
+    MPI_Comm_split(world, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
+    gt_pdm_eval eP, e1, mP, m1;
+    char outP[700], out1[700];
+    snprintf(outP, sizeof outP, "%s/scores_p.h5", dir);
+    snprintf(out1, sizeof out1, "%s/scores_1.h5", dir);
+    gt_eval_pdm(data, ems, 1, &ec, NULL, world, &eP);
+    gt_eval_pdm(data, ems, 2, &ec, NULL, world, &mP);
+    gt_predict_pdm(data, ems, 1, &ec, outP, world);
+    /* data.items filter of the run: only turbine id 1 calibrates and is evaluated */
+    gt_eval_model only1 = ems[0];
+    char ferr[128];
+    TEST_REQUIRE(gt_data_filter_parse(&only1.data.items, "1", ferr, sizeof ferr) == 0);
+    gt_pdm_eval eF;
+    gt_eval_pdm(data, &only1, 1, &ec, NULL, world, &eF);
+    TEST_EQ_INT(eF.n_turbines, 3);
+    TEST_CHECK(!eF.turbines[0].skipped && eF.turbines[1].skipped && eF.turbines[2].skipped);
+    TEST_CLOSE(eF.turbines[1].acc.rows + eF.turbines[2].acc.rows, 0, 0, 0);
+    TEST_CLOSE(eF.acc.rows, 8640 - llround(0.85 * 8640), 0, 0);
+    gt_pdm_eval_free(&eF);
+    if (rank == 0) {
+        gt_eval_pdm(data, ems, 1, &ec, NULL, self, &e1);
+        gt_eval_pdm(data, ems, 2, &ec, NULL, self, &m1);
+        gt_predict_pdm(data, ems, 1, &ec, out1, self);
+        TEST_CHECK(same_eval(&eP, &e1));
+        TEST_CHECK(same_eval(&mP, &m1));
+        TEST_CHECK(isfinite(e1.threshold) && e1.threshold > 0 && isfinite(m1.threshold));
+        TEST_CHECK(e1.overall.n_events >= 1);
+        TEST_CLOSE(e1.overall.turbine_days, (8640 * 0.15 * 2 + 8640) / 86400.0, 2e-4, 0);
+        printf("single: thr %.4g events %g detected %g FA/day %.2f; multi-scale: thr %.4g detected %g FA/day %.2f\n",
+               e1.threshold, e1.overall.n_events, e1.overall.n_detected, e1.overall.false_alarms_per_turbine_day,
+               m1.threshold, m1.overall.n_detected, m1.overall.false_alarms_per_turbine_day);
+        long n1, nP;
+        char *b1 = slurp(out1, &n1), *bP = slurp(outP, &nP);
+        TEST_REQUIRE(b1 && bP);
+        TEST_CHECK(n1 == nP && !memcmp(b1, bP, (size_t)n1));
+        free(b1), free(bP);
+
+        /* the file against the shard */
+        gt_pdm_shard *sh = gt_pdm_shard_read(data, self);
+        hid_t f = H5Fopen(out1, H5F_ACC_RDONLY, H5P_DEFAULT);
+        TEST_REQUIRE(f >= 0);
+        float *score = malloc(sizeof(float) * (size_t)sh->n_rows);
+        uint8_t *alarm = malloc((size_t)sh->n_rows);
+        hid_t d = H5Dopen2(f, "score", H5P_DEFAULT);
+        H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, score);
+        H5Dclose(d);
+        d = H5Dopen2(f, "alarm", H5P_DEFAULT);
+        H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, alarm);
+        H5Dclose(d);
+        double thr = NAN;
+        hid_t at = H5Aopen(f, "threshold", H5P_DEFAULT);
+        H5Aread(at, H5T_NATIVE_DOUBLE, &thr);
+        H5Aclose(at);
+        H5Fclose(f);
+        TEST_CLOSE(thr, e1.threshold, 0, 0);
+        int64_t bad = 0;
+        double *val = malloc(sizeof(double) * (size_t)sh->n_rows);
+        int64_t nv = 0, val_alarms = 0;
+        double val_days = 0;
+        const int64_t guard = 32 + (int64_t)ceil(3 * ec.pdm_ewma_s * 1.0);
+        for (int k = 0; k < sh->n_turbines; k++) {
+            int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
+            TEST_CHECK(isnan(score[r0]));
+            for (int64_t r = 1; r < n; r++) {
+                if (score[r0 + r] > thr && !alarm[r0 + r]) bad++;
+                if (alarm[r0 + r] && (r == 0 || !alarm[r0 + r - 1]) && !(score[r0 + r] > thr)) bad++;
+            }
+            int64_t b1, b2;
+            int ho;
+            gt_eval_item_splits(n, sh->index[k], 0.7, 0.15, 3, &b1, &b2, &ho);
+            if (ho) continue;
+            float *seg = malloc(sizeof(float) * (size_t)(b2 - b1));
+            int64_t last = -1 - guard;
+            for (int64_t r = 0; r < b2; r++) {
+                if (sh->labels[r0 + r]) last = r;
+                int ex = r - last <= guard;
+                if (r >= b1) {
+                    seg[r - b1] = ex ? NAN : score[r0 + r];
+                    if (!ex && isfinite(score[r0 + r])) val[nv++] = score[r0 + r];
+                }
+            }
+            gt_alarm_run *runs = malloc(sizeof(gt_alarm_run) * (size_t)(b2 - b1));
+            val_alarms += gt_alarm_runs(seg, b2 - b1, thr, 0, (int64_t)llround(ec.pdm_merge_gap_s), runs);
+            val_days += (double)(b2 - b1) / 86400.0;
+            free(runs), free(seg);
+        }
+        TEST_EQ_INT(bad, 0);
+        double q = gt_quantile(val, nv, ec.pdm_quantile);
+        TEST_EQ_INT(nv, e1.n_val_scores);
+        TEST_CLOSE(q, e1.quantile_value, 1e-6, 1e-6);
+        TEST_CHECK(thr >= ec.pdm_margin * q * (1 - 1e-9));
+        TEST_CHECK((double)val_alarms <= ec.pdm_val_false_alarms * val_days + 1e-9);
+        free(val), free(score), free(alarm);
+        gt_pdm_shard_free(sh);
+        gt_pdm_eval_free(&e1);
+        gt_pdm_eval_free(&m1);
+        MPI_Comm_free(&self);
+    }
+    gt_pdm_eval_free(&eP);
+    gt_pdm_eval_free(&mP);
+    gt_model_free(ems[0].m);
+    gt_model_free(ems[1].m);
+    MPI_Barrier(world);
+    if (rank == 0 && !gt_test_failures) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
+    }
+    int fails = gt_test_failures;
+    MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPI_INT, MPI_SUM, world);
+    gt_dist_finalize();
+    return fails ? 1 : 0;
+}
