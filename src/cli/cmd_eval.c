@@ -16,6 +16,7 @@
 
 #include "cli/cmd_eval.h"
 #include "cli/commands.h"
+#include "cli/train_args.h"
 #include "core/check.h"
 #include "core/log.h"
 #include "eval/eval.h"
@@ -46,62 +47,6 @@ static const gt_opt eval_opts[] = {
 
 /* ---------------------------------------------------- loading a model -- */
 
-static const char *raw(const gt_args *a, const char *key) {
-    for (int i = 0; i < a->n_values; i++)
-        if (!strcmp(a->spec[i]->key, key)) return a->value[i];
-    return "";
-}
-static int has(const gt_args *a, const char *key) { return raw(a, key)[0] != 0; }
-
-/* The model and data parts of cli/cmd_train.c build_config (keep in step;
- * see the report: the lead may export build_config instead). */
-static void train_config_from_args(const gt_args *a, gt_train_config *c) {
-    int kind = gt_model_kind_parse(gt_args_str(a, "model.kind"));
-    GT_CHECK(kind >= 0, GT_EXIT_USAGE, "model.kind: unknown kind");
-    gt_train_config_defaults(c, (gt_model_kind)kind);
-    c->data_file = gt_args_str(a, "data.file");
-    gt_data_config *d = &c->data;
-    if (has(a, "data.window")) d->window = (int)gt_args_int(a, "data.window");
-    if (has(a, "data.stride")) d->stride = gt_args_int(a, "data.stride");
-    if (has(a, "data.stride_frac")) d->stride_frac = gt_args_float(a, "data.stride_frac");
-    if (has(a, "data.split_train")) d->split_train = gt_args_float(a, "data.split_train");
-    if (has(a, "data.split_val")) d->split_val = gt_args_float(a, "data.split_val");
-    if (has(a, "data.holdout_every")) d->holdout_every = (int)gt_args_int(a, "data.holdout_every");
-    const char *scr = gt_args_str(a, "data.screen");
-    d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
-    if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
-    if (has(a, "data.train_normal_only")) d->pdm_train_normal_only = gt_args_bool(a, "data.train_normal_only");
-    static const char *const filter_keys[4] = {"data.items", "data.farms", "data.machine_types", "data.conditions"};
-    gt_data_filter *filters[4] = {&d->items, &d->farms, &d->machine_types, &d->conditions};
-    for (int i = 0; i < 4; i++) {
-        char err[256];
-        GT_CHECK(gt_data_filter_parse(filters[i], raw(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE, "%s: %s",
-                 filter_keys[i], err);
-    }
-    snprintf(d->appliances, sizeof d->appliances, "%s", raw(a, "data.appliances"));
-    gt_model_config *m = &c->model;
-    if (has(a, "model.d_model")) m->d_model = (int)gt_args_int(a, "model.d_model");
-    if (has(a, "model.heads")) m->n_heads = (int)gt_args_int(a, "model.heads");
-    if (has(a, "model.d_ff")) m->d_ff = (int)gt_args_int(a, "model.d_ff");
-    if (has(a, "model.layers")) m->n_layers = (int)gt_args_int(a, "model.layers");
-    if (has(a, "model.hidden")) m->hidden = (int)gt_args_int(a, "model.hidden");
-    if (has(a, "model.tbptt")) m->tbptt = (int)gt_args_int(a, "model.tbptt");
-    double cs = gt_args_float(a, "model.conv_scale");
-    if (kind == GT_MODEL_S2P_CNN) {
-        GT_CHECK(m->n_layers <= GT_MODEL_MAX_CONV && cs > 0, GT_EXIT_USAGE, "bad s2p_cnn configuration");
-        for (int l = 0; l < m->n_layers; l++) {
-            if (m->conv_channels[l] <= 0) {
-                m->conv_channels[l] = m->conv_channels[l > 0 ? l - 1 : 0];
-                m->conv_kernels[l] = m->conv_kernels[l > 0 ? l - 1 : 0];
-            }
-            int ch = (int)lround(m->conv_channels[l] * cs);
-            m->conv_channels[l] = ch < 1 ? 1 : ch;
-        }
-    }
-    c->batch = gt_args_int(a, "train.batch");
-    c->micro_batch = gt_args_int(a, "train.micro_batch");
-    c->seed = (uint64_t)gt_args_int(a, "train.seed");
-}
 
 void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_Comm comm, gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
@@ -134,7 +79,7 @@ void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_
     char *argv[2] = {"--config", tpath};
     gt_args_parse(&L->args, &gt_cmd_train, 2, argv);
     unlink(tpath);
-    train_config_from_args(&L->args, &L->tc);
+    gt_train_config_from_args(&L->args, &L->tc);
     gt_model_config mc = L->tc.model;
     mc.window = L->tc.data.window;
     mc.n_in = n_in;
@@ -197,8 +142,9 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
     GT_CHECK(ec->nilm_stride >= 0 && ec->nilm_max_windows > 0, GT_EXIT_USAGE,
              "eval.stride must be >= 0 and eval.max_windows > 0");
     GT_CHECK(ec->pdm_quantile > 0 && ec->pdm_quantile <= 1 && ec->pdm_margin > 0 && ec->pdm_ewma_s >= 0 &&
-                 ec->pdm_min_duration_s >= 0 && ec->pdm_merge_gap_s >= 0 && ec->pdm_hop >= 0,
-             GT_EXIT_USAGE, "eval: quantile in (0, 1], margin > 0, ewma_s, min_duration_s, merge_gap_s, hop >= 0");
+                 ec->pdm_min_duration_s >= 0 && ec->pdm_merge_gap_s >= 0 && ec->pdm_hop >= 0 && ec->pdm_val_false_alarms >= 0,
+             GT_EXIT_USAGE,
+             "eval: quantile in (0, 1], margin > 0, ewma_s, min_duration_s, merge_gap_s, hop, val_false_alarms >= 0");
 }
 
 int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/train_args.h"
 #include "core/check.h"
 #include "core/log.h"
 #include "train/bench_train.h"
@@ -119,8 +120,8 @@ static char *config_text(const gt_args *a) {
     return buf;
 }
 
-/* gt_args -> gt_train_config. Strings point into `a` (keep it alive). */
-static void build_config(const gt_args *a, gt_train_config *c) {
+/* gt_args -> gt_train_config (cli/train_args.h). */
+void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     int kind = gt_model_kind_parse(gt_args_str(a, "model.kind"));
     GT_CHECK(kind >= 0, GT_EXIT_USAGE, "model.kind: unknown kind");
     gt_train_config_defaults(c, (gt_model_kind)kind);
@@ -276,7 +277,7 @@ static int run(const gt_args *a0, MPI_Comm comm) {
     int resume = 0;
     resolve_args(&a, a0, &resume);
     gt_train_config c;
-    build_config(&a, &c);
+    gt_train_config_from_args(&a, &c);
     char *text = config_text(&a);
     c.config_text = text;
     c.resume = resume;
@@ -295,7 +296,7 @@ int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
     gt_args a;
     gt_args_parse(&a, &gt_cmd_train, 2, (char **)argv);
     gt_train_config c;
-    build_config(&a, &c);
+    gt_train_config_from_args(&a, &c);
     int reps = 1;
     for (int i = 0; i < a0->n_values; i++)
         if (!strcmp(a0->spec[i]->key, "bench.reps")) reps = (int)gt_args_int(a0, "bench.reps");

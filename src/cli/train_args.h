@@ -1,0 +1,14 @@
+/* cli/train_args.h: the train command's settings as a gt_train_config, shared
+ * by train, bench train, eval and predict (which rebuild a run's model and data
+ * configuration from the configuration stored in its checkpoint). */
+#ifndef GT_CLI_TRAIN_ARGS_H
+#define GT_CLI_TRAIN_ARGS_H
+
+#include "cli/options.h"
+#include "train/trainer.h"
+
+/* a: parsed with gt_cmd_train's table. Validates ranges (user errors, exit 2).
+ * Strings in c point into a: keep it alive while c is used. */
+void gt_train_config_from_args(const gt_args *a, gt_train_config *c);
+
+#endif
