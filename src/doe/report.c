@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 
 static const gt_doe_metric_def k_metrics[] = {
@@ -78,18 +79,10 @@ gt_doe_stat gt_doe_stat_of(const double *v, int n) {
 /* ---------------------------------------------------------------- load -- */
 
 static cJSON *read_json(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
-    fclose(m);
-    fclose(f);
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
+    char *t = gt_read_file(path, NULL);
+    if (!t) return NULL;
+    cJSON *j = cJSON_Parse(t);
+    free(t);
     return j;
 }
 

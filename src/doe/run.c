@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "nn/device.h"
@@ -24,34 +25,8 @@
 
 /* ---------------------------------------------------------------- files -- */
 
-static int mkdir_p(const char *path) {
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
-    fclose(m);
-    fclose(f);
-    return buf;
-}
-
 static cJSON *read_json(const char *path) {
-    char *t = read_text(path);
+    char *t = gt_read_file(path, NULL);
     if (!t) return NULL;
     cJSON *j = cJSON_Parse(t);
     free(t);
@@ -162,7 +137,7 @@ static cJSON *factors_json(const gt_doe_matrix *m, const gt_doe_cell *c) {
 }
 
 int gt_doe_write_sweep(const gt_doe_matrix *m) {
-    if (mkdir_p(m->dir)) {
+    if (gt_mkdir_p(m->dir)) {
         GT_WARN("doe: cannot create the sweep directory %s", m->dir);
         return -1;
     }
@@ -381,7 +356,7 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
 
     /* segments: "train: <why> after N steps (K skipped) in S s: ... params xxh64 H" in train.log */
     snprintf(path, sizeof path, "%s/train.log", cell_dir);
-    char *log = read_text(path);
+    char *log = gt_read_file(path, NULL);
     double train_s = 0;
     char params[32] = "";
     int segments = 0;
@@ -565,7 +540,7 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
     if (gt_doe_write_sweep(m)) return GT_EXIT_RESOURCE;
     char dir[PATH_MAX], path[PATH_MAX + 32];
     snprintf(dir, sizeof dir, "%s/cells/%s", m->dir, c.id);
-    GT_CHECK(mkdir_p(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, strerror(errno));
+    GT_CHECK(gt_mkdir_p(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, strerror(errno));
 
     /* one runner per cell at a time */
     snprintf(path, sizeof path, "%s/cell.lock", dir);
@@ -648,7 +623,7 @@ int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o) {
     if (gt_doe_write_sweep(m)) return 1;
     char logs[PATH_MAX];
     snprintf(logs, sizeof logs, "%s/logs", m->dir);
-    GT_CHECK(mkdir_p(logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s", logs);
+    GT_CHECK(gt_mkdir_p(logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s", logs);
     install_forwarding();
     char self[PATH_MAX];
     if (o && o->self) snprintf(self, sizeof self, "%s", o->self);

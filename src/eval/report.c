@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 
 /* ------------------------------------------------------------- helpers -- */
@@ -32,23 +33,10 @@ int gt_png_valid(const char *path, long min_bytes) {
     return n == sizeof h && !memcmp(h, sig, 8) && !memcmp(h + 12, "IHDR", 4) && size >= min_bytes;
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = GT_MALLOC((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
-
 static cJSON *load_json(const char *dir, const char *name) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    char *s = slurp(p);
+    char *s = gt_read_file(p, NULL);
     if (!s) return NULL;
     cJSON *j = cJSON_Parse(s);
     free(s);
@@ -236,7 +224,7 @@ static void sec_config(rep *r, const cJSON *man) {
     heading(r, 2, "Configuration");
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/config.ini", r->dir);
-    char *cfg = slurp(p);
+    char *cfg = gt_read_file(p, NULL);
     if (man)
         para(r, "gridtrain %s, model %s (%.0f parameters), %s, %.0f rank(s), host %s, CPU %s, started %s, ended %s.",
              jstr(man, "gridtrain_version", "?"), jstr(man, "model_kind", "?"), jnum(man, "n_params"),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -19,19 +20,6 @@
 static void num(cJSON *o, const char *key, double v) {
     if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
     else cJSON_AddNullToObject(o, key);
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = GT_MALLOC((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
-    b[got] = 0;
-    fclose(f);
-    return b;
 }
 
 static int write_text_atomic(const char *path, const char *text) {
@@ -56,7 +44,7 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
     if (bt && atoi(bt) > 0) ti->threads = atoi(bt);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", run_dir);
-    char *s = slurp(path);
+    char *s = gt_read_file(path, NULL);
     if (s) {
         cJSON *j = cJSON_Parse(s);
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ranks");
@@ -99,7 +87,7 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/timing.json", run_dir);
-    s = slurp(path);
+    s = gt_read_file(path, NULL);
     if (s) {
         cJSON *j = cJSON_Parse(s);
         const cJSON *v;

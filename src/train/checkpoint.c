@@ -45,6 +45,7 @@
 #include <xxhash.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/check_h5.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
@@ -106,34 +107,6 @@ static void err_log(const ckpt_err *e, const char *path) {
         GT_WARN("checkpoint: cannot write %s: %s (disk full, quota or file size limit?); training "
                 "continues with the previous checkpoint",
                 path, e->what);
-}
-
-/* mkdir -p; 0 or -1 with errno set. */
-static int mkdir_p(const char *path) {
-    char *p = str_printf("%s", path);
-    int rc = 0;
-    for (char *s = p + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) rc = -1;
-            *s = c;
-            if (rc || c == '\0') break;
-        }
-    }
-    if (rc == 0) {
-        struct stat st;
-        if (stat(path, &st) != 0)
-            rc = -1;
-        else if (!S_ISDIR(st.st_mode)) {
-            errno = ENOTDIR;
-            rc = -1;
-        }
-    }
-    int e = errno;
-    free(p);
-    errno = e;
-    return rc;
 }
 
 static int fsync_path(const char *path, int dir) {
@@ -544,7 +517,7 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
      * disk full, quota and file size limits show up here as a clean errno,
      * before HDF5 writes anything (HDF5 1.10 handles a failing H5Fclose badly) */
     if (rank == 0) {
-        if (mkdir_p(dir) != 0) {
+        if (gt_mkdir_p(dir) != 0) {
             err_set(&e, errno, "cannot create directory %s", dir);
         } else {
             size_t cfg_bytes = config_text ? strlen(config_text) : 0;

@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -112,17 +113,8 @@ static void now_iso(char *buf, size_t n) {
 }
 
 static void mkdir_p(const char *path) {
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(tmp, 0755) && errno != EEXIST)
-                GT_FAIL(GT_EXIT_RESOURCE, "cannot create directory '%s': %s", tmp, strerror(errno));
-            *p = '/';
-        }
-    if (mkdir(tmp, 0755) && errno != EEXIST)
-        GT_FAIL(GT_EXIT_RESOURCE, "cannot create directory '%s': %s", tmp, strerror(errno));
+    if (gt_mkdir_p(path) != 0)
+        GT_FAIL(GT_EXIT_RESOURCE, "cannot create directory '%s': %s", path, strerror(errno));
 }
 
 /* Rank 0 chooses the run directory; every rank gets the same string. */

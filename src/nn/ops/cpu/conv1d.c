@@ -24,22 +24,20 @@
 #define GT_CONV1D_NB 4 /* samples per chunk; measured on the s2p_cnn shapes */
 #endif
 
-/* One thread's slice: col (max(IC,OC)*K, NB*W) | z (OC, NB*W) | zi (IC, NB*W)
- * | pdw (OC, IC*K) | pdb (OC). After the slices: wflip (IC, OC*K), shared. */
+/* One thread's slice: col (IC*K, NB*W) | tmp (OC, NB*W) | pdw (OC, IC*K) | pdb (OC). */
 static size_t slice_elems(int IC, int OC, int W, int K) {
-    const size_t mc = (size_t)(IC > OC ? IC : OC);
-    return (mc * K + (size_t)OC + (size_t)IC) * GT_CONV1D_NB * (size_t)W + (size_t)OC * IC * K + (size_t)OC;
+    return ((size_t)IC * K + (size_t)OC) * GT_CONV1D_NB * (size_t)W + (size_t)OC * IC * K + (size_t)OC;
 }
 
 size_t gt_conv1d_scratch_elems(int IC, int OC, int W, int K) {
-    return (size_t)gt_par_max_threads() * slice_elems(IC, OC, W, K) + (size_t)IC * OC * K;
+    return (size_t)gt_par_max_threads() * slice_elems(IC, OC, W, K);
 }
 
-/* col (IC*K, ldc) columns [0, W) <- im2col of one sample inp (IC,W) with row
- * stride lds: col[ic*K + k][t] = inp[ic][t + k - pad_l], 0 outside [0, W). */
-static void im2col(float *col, size_t ldc, const float *inp, size_t lds, int IC, int W, int K, int pad_l) {
+/* col (IC*K, ldc) columns [0, W) <- im2col of one sample inp (IC,W). */
+static void im2col(float *col, size_t ldc, const float *inp, int IC, int W, int K) {
+    const int pad_l = (K - 1) / 2;
     for (int ic = 0; ic < IC; ic++) {
-        const float *src = inp + (size_t)ic * lds;
+        const float *src = inp + (size_t)ic * W;
         for (int k = 0; k < K; k++) {
             float *dst = col + ((size_t)ic * K + k) * ldc;
             int s = k - pad_l; // dst[t] = src[t + s]
@@ -53,9 +51,26 @@ static void im2col(float *col, size_t ldc, const float *inp, size_t lds, int IC,
     }
 }
 
+/* dinp (IC,W) = col2im of dcol (IC*K, ldc) columns [0, W) for one sample. */
+static void col2im(float *dinp, const float *dcol, size_t ldc, int IC, int W, int K) {
+    const int pad_l = (K - 1) / 2;
+    for (int ic = 0; ic < IC; ic++) {
+        float *dst = dinp + (size_t)ic * W;
+        memset(dst, 0, (size_t)W * sizeof(float));
+        for (int k = 0; k < K; k++) {
+            const float *src = dcol + ((size_t)ic * K + k) * ldc;
+            int s = k - pad_l; // dst[t + s] += src[t]
+            int t0 = s < 0 ? -s : 0;
+            int t1 = s > 0 ? W - s : W;
+            float *d = dst + s;
+            for (int t = t0; t < t1; t++) d[t] += src[t];
+        }
+    }
+}
+
 typedef struct conv_args {
     float *out, *dinp, *dw, *db, *scratch;
-    const float *inp, *w, *wflip, *b, *dout, *fout;
+    const float *inp, *w, *b, *dout, *fout;
     int B, IC, OC, W, K;
     gt_act act;
     size_t slice;
@@ -68,10 +83,9 @@ static void forward_chunk(void *ctx, int task, int tid) {
     const int b0 = task * GT_CONV1D_NB;
     const int nb = (a->B - b0) < GT_CONV1D_NB ? (a->B - b0) : GT_CONV1D_NB;
     const size_t ld = (size_t)nb * W;
-    float *col = a->scratch + (size_t)tid * a->slice;                     // (CK, nb*W)
-    float *tmp = col + (size_t)(IC > OC ? IC : OC) * K * GT_CONV1D_NB * W; // (OC, nb*W)
-    for (int j = 0; j < nb; j++)
-        im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, W, IC, W, K, (K - 1) / 2);
+    float *col = a->scratch + (size_t)tid * a->slice; // (CK, nb*W)
+    float *tmp = col + (size_t)CK * ld;               // (OC, nb*W)
+    for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, IC, W, K);
     // tmp (OC, nb*W) = w (OC, CK) @ col (CK, nb*W)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, a->w, CK, col, (int)ld, 0.0f,
                 tmp, (int)ld);
@@ -101,12 +115,11 @@ static void backward_chunk(void *ctx, int task, int tid) {
     const int IC = a->IC, OC = a->OC, W = a->W, K = a->K, CK = IC * K;
     const int b0 = task * GT_CONV1D_NB;
     const int nb = (a->B - b0) < GT_CONV1D_NB ? (a->B - b0) : GT_CONV1D_NB;
-    const size_t ld = (size_t)nb * W, nbw = (size_t)GT_CONV1D_NB * W;
-    float *col = a->scratch + (size_t)tid * a->slice;          // (max(IC,OC)*K, nb*W)
-    float *dz = col + (size_t)(IC > OC ? IC : OC) * K * nbw;   // (OC, nb*W) gradient wrt the pre-activation
-    float *dzi = dz + (size_t)OC * nbw;                        // (IC, nb*W) gradient wrt the chunk's input
-    float *pdw = dzi + (size_t)IC * nbw;                       // (OC, CK) this chunk's part of dw
-    float *pdb = pdw + (size_t)OC * CK;                        // (OC) this chunk's part of db
+    const size_t ld = (size_t)nb * W;
+    float *col = a->scratch + (size_t)tid * a->slice; // (CK, nb*W)
+    float *dz = col + (size_t)CK * GT_CONV1D_NB * W;  // (OC, nb*W) gradient wrt the pre-activation
+    float *pdw = dz + (size_t)OC * GT_CONV1D_NB * W;  // (OC, CK) this chunk's part of dw
+    float *pdb = pdw + (size_t)OC * CK;               // (OC) this chunk's part of db
     for (int oc = 0; oc < OC; oc++) pdb[oc] = 0.0f;
     for (int j = 0; j < nb; j++) {
         for (int oc = 0; oc < OC; oc++) {
@@ -129,21 +142,16 @@ static void backward_chunk(void *ctx, int task, int tid) {
             pdb[oc] += acc;
         }
     }
-    for (int j = 0; j < nb; j++)
-        im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, W, IC, W, K, (K - 1) / 2);
+    for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, IC, W, K);
     // pdw (OC, CK) = dz (OC, nb*W) @ col^T (nb*W, CK)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, OC, CK, (int)ld, 1.0f, dz, (int)ld, col, (int)ld, 0.0f,
                 pdw, CK);
     if (a->dinp) {
-        // dinp = conv(dz, w flipped and transposed), the transposed convolution, as
-        // im2col of dz (left pad K/2) and dzi (IC, nb*W) = wflip (IC, OC*K) @ colz (OC*K, nb*W)
-        for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, dz + (size_t)j * W, ld, OC, W, K, K / 2);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, IC, (int)ld, OC * K, 1.0f, a->wflip, OC * K, col,
-                    (int)ld, 0.0f, dzi, (int)ld);
+        // dcol (CK, nb*W) = w^T (CK, OC) @ dz (OC, nb*W); reuses col's space
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, a->w, CK, dz, (int)ld, 0.0f,
+                    col, (int)ld);
         for (int j = 0; j < nb; j++)
-            for (int ic = 0; ic < IC; ic++)
-                memcpy(a->dinp + ((size_t)(b0 + j) * IC + ic) * W, dzi + (size_t)ic * ld + (size_t)j * W,
-                       (size_t)W * sizeof(float));
+            col2im(a->dinp + (size_t)(b0 + j) * IC * W, col + (size_t)j * W, ld, IC, W, K);
     }
     // dw += pdw, db += pdb, in chunk order
     gt_par_ordered_begin(&a->order, task);
@@ -159,16 +167,9 @@ void gt_conv1d_backward(float *dinp, float *dw, float *db, const float *dout, co
                         const float *w, const float *out, float *scratch, int B, int IC, int OC,
                         int W, int K, gt_act act) {
     if (B <= 0) return;
-    const size_t slice = slice_elems(IC, OC, W, K);
-    float *wflip = scratch + (size_t)gt_par_max_threads() * slice; // (IC, OC*K)
-    if (dinp) // wflip[ic][oc*K + k] = w[oc][ic][K-1-k]
-        for (int ic = 0; ic < IC; ic++)
-            for (int oc = 0; oc < OC; oc++)
-                for (int k = 0; k < K; k++)
-                    wflip[((size_t)ic * OC + oc) * K + k] = w[((size_t)oc * IC + ic) * K + (K - 1 - k)];
-    conv_args a = {.dinp = dinp, .dw = dw, .db = db, .scratch = scratch, .inp = inp, .w = w, .wflip = wflip,
-                   .dout = dout, .fout = out, .B = B, .IC = IC, .OC = OC, .W = W, .K = K, .act = act,
-                   .slice = slice};
+    conv_args a = {.dinp = dinp, .dw = dw, .db = db, .scratch = scratch, .inp = inp, .w = w, .dout = dout,
+                   .fout = out, .B = B, .IC = IC, .OC = OC, .W = W, .K = K, .act = act,
+                   .slice = slice_elems(IC, OC, W, K)};
     gt_par_ordered_init(&a.order);
     gt_par_for((B + GT_CONV1D_NB - 1) / GT_CONV1D_NB, backward_chunk, &a);
 }
