@@ -153,9 +153,9 @@ int main(void) {
                                   sizeof err) == 0);
     TEST_EQ_INT(s2.row_factor, 1);
     TEST_EQ_INT(s2.best, 3);  /* mt1/rated: only seed 1 -> 1.0 */
+    gt_doe_summary_free(&s2, &sw);
     TEST_CHECK(gt_doe_summarize(&sw, "no.such.metric", NULL, NULL, &s2, err, sizeof err) == -1 &&
                strstr(err, "unknown metric"));
-    gt_doe_summary_free(&s2, &sw);
 
     /* report files */
     char out[300];

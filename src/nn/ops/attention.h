@@ -17,7 +17,8 @@
  * with the heads re-joined along the channel axis, before the output projection.
  *
  * Follows nn/ops/ops.h conventions: nothing allocates; the caller passes
- * `scratch` of gt_attention_scratch_elems(L) floats (two tiles + L).
+ * `scratch` of gt_attention_scratch_elems(L) floats: per engine thread two tiles
+ * + L ((batch, head) pairs run on the engine threads, nn/ops/cpu/parallel.h).
  * Single-threaded; the GEMMs on tiles go to OpenBLAS (cblas_sgemm), whose own
  * thread count (OPENBLAS_NUM_THREADS) applies. */
 #ifndef GT_NN_OPS_ATTENTION_H
@@ -64,7 +65,8 @@ void gt_attention_backward_rows(float *dqkv, float *scratch, const float *dout, 
                                 const float *out, const float *lse, int B, int L, int C, int NH, int q0,
                                 int nq);
 
-/* Floats of `scratch` a forward or backward call needs: 2*BR*BC + L. */
+/* Floats of `scratch` a forward or backward call needs:
+ * gt_par_max_threads() * (2*BR*BC + L). */
 size_t gt_attention_scratch_elems(int L);
 
 #ifdef __cplusplus

@@ -52,8 +52,10 @@ void gt_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
  * Stride 1, dilation 1, 'same' padding (left (K-1)/2, right K/2, which is
  * what PyTorch's padding="same" does for even K too), PyTorch layouts:
  *   out (B,OC,W) = act(conv(inp (B,IC,W), w (OC,IC,K)) + b (OC))
- * Implemented as per-sample im2col + sgemm; `scratch` holds
- * gt_conv1d_scratch_elems(IC,OC,W,K) floats (independent of B). */
+ * Implemented as im2col + sgemm on chunks of samples spread over the engine
+ * threads (nn/ops/cpu/parallel.h); `scratch` holds
+ * gt_conv1d_scratch_elems(IC,OC,W,K) floats: one slice per thread,
+ * independent of B. */
 size_t gt_conv1d_scratch_elems(int IC, int OC, int W, int K);
 void gt_conv1d_forward(float *out, float *scratch, const float *inp, const float *w, const float *b,
                        int B, int IC, int OC, int W, int K, gt_act act);
