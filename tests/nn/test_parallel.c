@@ -196,6 +196,31 @@ static void check_attention(int B, int L, int C, int NH, int q0, int nq) {
     free(qkv), free(dout), free(scratch);
 }
 
+/* AdamW over a buffer large enough to be split over the threads, with an odd
+ * length (tail): the same bits at 1 and 2 threads. */
+static void check_adamw(size_t n) {
+    float *p[2], *m[2], *v[2];
+    float *g = falloc(n);
+    nt_fill(g, n, 0.1f, 7);
+    gt_adamw_config cfg = {.beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f};
+    for (int r = 0; r < 2; r++) {
+        openblas_set_num_threads(r + 1);
+        p[r] = falloc(n), m[r] = falloc(n), v[r] = falloc(n);
+        nt_fill(p[r], n, 1.0f, 8);
+        memset(m[r], 0, n * sizeof(float));
+        memset(v[r], 0, n * sizeof(float));
+        for (long t = 1; t <= 3; t++) {
+            gt_adamw_scalars sc = gt_adamw_scalars_make(&cfg, 1e-3f, t, 1);
+            gt_adamw_update(p[r], g, m[r], v[r], n, &sc);
+        }
+    }
+    TEST_CHECK(memcmp(p[0], p[1], n * sizeof(float)) == 0);
+    TEST_CHECK(memcmp(m[0], m[1], n * sizeof(float)) == 0);
+    TEST_CHECK(memcmp(v[0], v[1], n * sizeof(float)) == 0);
+    for (int r = 0; r < 2; r++) free(p[r]), free(m[r]), free(v[r]);
+    free(g);
+}
+
 int main(void) {
     /* before anything queries the engine: 2 scratch slices, a pool of 2 */
     openblas_set_num_threads(2);
@@ -220,8 +245,9 @@ int main(void) {
     check_attention(3, 300, 16, 4, 0, 300);  /* partial tiles in both directions */
     check_attention(2, 512, 128, 4, 0, 512); /* the s2p_tf shape, B = 2 */
     check_attention(3, 300, 16, 4, 150, 1);  /* the seq2point midpoint row */
+    check_adamw((1 << 18) + 37);
 
     openblas_set_num_threads(1);
-    if (!gt_test_failures) fprintf(stderr, "parallel: conv1d and attention identical at 1 and 2 threads\n");
+    if (!gt_test_failures) fprintf(stderr, "parallel: conv1d, attention and AdamW identical at 1 and 2 threads\n");
     TEST_DONE();
 }

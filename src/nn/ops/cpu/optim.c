@@ -1,6 +1,7 @@
 /* nn/ops/cpu/optim.c: AdamW, gradient-norm clipping, lr schedule. */
 #include <math.h>
 
+#include "nn/ops/cpu/parallel.h"
 #include "nn/ops/ops.h"
 
 gt_adamw_scalars gt_adamw_scalars_make(const gt_adamw_config *cfg, float lr, long t, int decay) {
@@ -72,11 +73,44 @@ static size_t adamw_simd(float *params, const float *grads, float *m, float *v, 
 }
 #endif
 
-void gt_adamw_update(float *params, const float *grads, float *m, float *v, size_t n,
-                     const gt_adamw_scalars *s) {
+static void adamw_range(float *params, const float *grads, float *m, float *v, size_t n,
+                        const gt_adamw_scalars *s) {
     const gt_adamw_scalars sc = *s; // local copy: lets the compiler keep it in registers
     size_t i = adamw_simd(params, grads, m, v, n, &sc);
     for (; i < n; i++) gt_adamw_element(&params[i], &m[i], &v[i], grads[i], &sc);
+}
+
+typedef struct {
+    float *params, *m, *v;
+    const float *grads;
+    size_t n, chunk;
+    const gt_adamw_scalars *s;
+} adamw_task;
+
+static void adamw_task_fn(void *ctx, int task, int tid) {
+    (void)tid;
+    const adamw_task *t = ctx;
+    size_t off = (size_t)task * t->chunk;
+    if (off >= t->n) return;
+    size_t cnt = t->n - off < t->chunk ? t->n - off : t->chunk;
+    adamw_range(t->params + off, t->grads + off, t->m + off, t->v + off, cnt, t->s);
+}
+
+/* Elementwise, so any split gives the same bits (the SIMD and scalar paths
+ * compute the same per-element formula); large buffers are split over the
+ * engine threads in 64-element-aligned chunks. */
+void gt_adamw_update(float *params, const float *grads, float *m, float *v, size_t n,
+                     const gt_adamw_scalars *s) {
+    int threads = gt_par_threads();
+    if (threads <= 1 || n < ((size_t)1 << 16)) {
+        adamw_range(params, grads, m, v, n, s);
+        return;
+    }
+    int n_tasks = 4 * threads;
+    size_t chunk = (n + (size_t)n_tasks - 1) / (size_t)n_tasks;
+    chunk = (chunk + 63) / 64 * 64;
+    adamw_task t = {params, m, v, grads, n, chunk, s};
+    gt_par_for((int)((n + chunk - 1) / chunk), adamw_task_fn, &t);
 }
 
 double gt_grad_norm(const float *grads, size_t n) {
