@@ -27,6 +27,7 @@ static const gt_opt opts[] = {
     {"data.window", "window", GT_OPT_INT, "", "window length W (nilm; odd: the target is the midpoint) or T (pdm); default 599 / 512", NULL},
     {"data.stride", NULL, GT_OPT_INT, "", "rows between window starts; 0 = nilm per-appliance strides; default 0 (nilm) / 128 (pdm)", NULL},
     {"data.stride_frac", NULL, GT_OPT_FLOAT, "", "nilm per-appliance stride = stride_frac x typical on-duration; default 0.5", NULL},
+    {"data.stride_mask", NULL, GT_OPT_BOOL, "", "nilm, stride 0: an appliance's target counts only in windows on its own stride; default false (windows on the smallest selected stride train every appliance)", NULL},
     {"data.split_train", NULL, GT_OPT_FLOAT, "", "chronological train fraction of every item's time; default 0.7", NULL},
     {"data.split_val", NULL, GT_OPT_FLOAT, "", "validation fraction after it; default 0.15", NULL},
     {"data.holdout_every", NULL, GT_OPT_INT, "", "k > 0 holds out every k-th household/turbine entirely; default 0", NULL},
@@ -46,6 +47,7 @@ static const gt_opt opts[] = {
     {"model.hidden", NULL, GT_OPT_INT, "", "lstm: hidden size; s2p_cnn: fc1 width (default 1024)", NULL},
     {"model.tbptt", NULL, GT_OPT_INT, "", "lstm: truncated-BPTT chunk length (0 = full window)", NULL},
     {"model.conv_scale", NULL, GT_OPT_FLOAT, "1", "s2p_cnn: multiplies the conv channel counts (30/30/40/50/50); e.g. 0.25 for small runs", NULL},
+    {"model.loss", NULL, GT_OPT_STR, "mse", "training loss on the normalised targets: mse fits the mean, l1 the median (0 while an appliance is more likely off than on)", "mse|l1"},
     {"optim.lr", "lr", GT_OPT_FLOAT, "1e-3", "peak learning rate (after warmup)", NULL},
     {"optim.lr_min", NULL, GT_OPT_FLOAT, "1e-5", "final learning rate of the cosine decay", NULL},
     {"optim.warmup", NULL, GT_OPT_INT, "100", "linear warmup steps", NULL},
@@ -130,6 +132,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "data.window")) d->window = as_int(a, "data.window", 2, 1 << 24);
     if (has(a, "data.stride")) d->stride = gt_args_int(a, "data.stride");
     if (has(a, "data.stride_frac")) d->stride_frac = gt_args_float(a, "data.stride_frac");
+    if (has(a, "data.stride_mask")) d->stride_mask = gt_args_bool(a, "data.stride_mask");
     if (has(a, "data.split_train")) d->split_train = gt_args_float(a, "data.split_train");
     if (has(a, "data.split_val")) d->split_val = gt_args_float(a, "data.split_val");
     if (has(a, "data.holdout_every")) d->holdout_every = as_int(a, "data.holdout_every", 0, INT_MAX);
@@ -160,6 +163,9 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "model.layers")) m->n_layers = as_int(a, "model.layers", 1, 1024);
     if (has(a, "model.hidden")) m->hidden = as_int(a, "model.hidden", 1, 1 << 20);
     if (has(a, "model.tbptt")) m->tbptt = as_int(a, "model.tbptt", 0, 1 << 24);
+    int loss = gt_loss_kind_parse(gt_args_str(a, "model.loss"));
+    GT_CHECK(loss >= 0, GT_EXIT_USAGE, "model.loss: unknown loss '%s' (mse|l1)", gt_args_str(a, "model.loss"));
+    m->loss = (gt_loss_kind)loss;
     double cs = gt_args_float(a, "model.conv_scale");
     GT_CHECK(cs > 0, GT_EXIT_USAGE, "model.conv_scale must be > 0");
     if (kind == GT_MODEL_S2P_CNN) {

@@ -66,6 +66,8 @@ typedef struct gt_data_config {
     int window;            /* W (nilm, odd preferred: the target is the midpoint) or T (pdm) */
     int64_t stride;        /* rows between window starts; 0 = nilm per-appliance strides */
     double stride_frac;    /* nilm per-appliance stride = max(1, stride_frac * on_duration_s / period_s) */
+    int stride_mask;       /* nilm, stride 0: 1 = appliance a's target counts only where start % stride_a == 0;
+                            * 0 (default) = every window (on the smallest selected stride) trains all appliances */
     double split_train;    /* fraction of each item's rows, chronological (e.g. 0.7) */
     double split_val;      /* (e.g. 0.15); test = 1 - train - val */
     int holdout_every;     /* 0: none; k: items with file index % k == k-1 held out */

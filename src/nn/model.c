@@ -101,6 +101,8 @@ static float *alloc_floats(size_t n) {
 gt_model *gt_model_create(const gt_model_config *cfg) {
     const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
     GT_CHECK(cfg->max_batch > 0, GT_EXIT_USAGE, "model: max_batch must be > 0 (got %d)", cfg->max_batch);
+    GT_CHECK((unsigned)cfg->loss < GT_LOSS_KIND_COUNT, GT_EXIT_USAGE, "model: unknown loss kind %d",
+             (int)cfg->loss);
     GT_CHECK(cfg->window > 0 && cfg->n_in > 0 && cfg->n_out > 0, GT_EXIT_USAGE,
              "model: window, n_in and n_out must be > 0 (got %d, %d, %d)", cfg->window, cfg->n_in,
              cfg->n_out);
@@ -178,8 +180,8 @@ const float *gt_model_forward(gt_model *m, const float *x, int B) {
 float gt_model_loss(gt_model *m, const float *y, const float *mask) {
     GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_model_loss called before gt_model_forward");
     size_t n = (size_t)m->batch * m->n_y;
-    m->loss = gt_mse_masked_forward(m->pred, y, mask, n);
-    gt_mse_masked_backward(m->dpred, m->pred, y, mask, n, 1.0f);
+    m->loss = gt_loss_masked_forward(m->cfg.loss, m->pred, y, mask, n);
+    gt_loss_masked_backward(m->cfg.loss, m->dpred, m->pred, y, mask, n, 1.0f);
     return m->loss;
 }
 

@@ -11,7 +11,7 @@
  *     gt_model_zero_grad(m);
  *     for each micro-batch:                           // B <= cfg.max_batch
  *       gt_model_forward(m, x, B);                    // x (B, n_x) -> m->pred (B, n_y)
- *       float loss = gt_model_loss(m, y, mask);       // masked MSE, writes m->dpred
+ *       float loss = gt_model_loss(m, y, mask);       // masked cfg.loss, writes m->dpred
  *       gt_model_backward(m, 1.0f / n_micro);         // grads += d(loss * 1/n_micro)
  *     gt_clip_grad_norm(m->grads, m->n_params, 1.0f); // one buffer: one call
  *     gt_model_adamw_step(m, &opt, lr, step + 1);
@@ -94,6 +94,8 @@ typedef struct gt_model_config {
     /* s2p_cnn: output channels and kernel size of conv layer l < n_layers */
     int conv_channels[GT_MODEL_MAX_CONV];
     int conv_kernels[GT_MODEL_MAX_CONV];
+    /* training loss of gt_model_loss (default GT_LOSS_MSE) */
+    gt_loss_kind loss;
 } gt_model_config;
 
 /* Parameter initialisation, PyTorch-like defaults. */

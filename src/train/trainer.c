@@ -26,6 +26,7 @@
 #include "eval/run_eval.h" /* end-of-run evaluation + report (eval hook) */
 #include "io/read.h"
 #include "nn/model_lstm.h"
+#include "nn/ops/elementwise.h" /* gt_loss_term, gt_loss_grad */
 #include "train/amp.h"
 #include "train/checkpoint.h"
 
@@ -272,10 +273,11 @@ static void targets(trainer *t, const float *x, const float *y, const float *mas
     }
 }
 
-/* Returns sum mask (pred - y)^2 (double) and writes dpred = 2 mask (pred - y) coef,
- * where coef = scale / M_global: the same per-element value for any number of ranks. */
-static double mse_sum_grad(float *dpred, const float *pred, const float *y, const float *mask, size_t n,
-                           float coef) {
+/* Returns sum mask term(pred - y) (double) and writes dpred = mask term'(pred - y) coef
+ * (term of the model's gt_loss_kind, nn/ops/elementwise.h; MSE: d^2 and 2 d), where
+ * coef = scale / M_global: the same per-element value for any number of ranks. */
+static double loss_sum_grad(gt_loss_kind kind, float *dpred, const float *pred, const float *y, const float *mask,
+                            size_t n, float coef) {
     double s = 0;
     for (size_t i = 0; i < n; i++) {
         float w = mask ? mask[i] : 1.0f;
@@ -284,8 +286,8 @@ static double mse_sum_grad(float *dpred, const float *pred, const float *y, cons
             continue;
         }
         float d = pred[i] - y[i];
-        s += (double)w * (double)d * (double)d;
-        dpred[i] = 2.0f * w * d * coef;
+        s += (double)w * gt_loss_term((int)kind, (double)d);
+        dpred[i] = w * gt_loss_grad((int)kind, d) * coef;
     }
     return s;
 }
@@ -300,7 +302,7 @@ static double mask_count(const trainer *t, const gt_batch *b) {
 
 /* ---------------------------------------------------------- validation -- */
 
-/* Collective: masked MSE over the whole validation split (NaN when it is
+/* Collective: the masked training loss (model.loss) over the whole validation split (NaN when it is
  * empty), and the replica check. */
 static double validate(trainer *t) {
     gt_event_begin(t->ev[EV_EVAL]);
@@ -319,8 +321,7 @@ static double validate(trainer *t) {
         for (size_t i = 0; i < ne; i++) {
             float w = mask ? mask[i] : 1.0f;
             if (w == 0.0f) continue;
-            double d = (double)m->pred[i] - (double)y[i];
-            acc[0] += w * d * d;
+            acc[0] += w * gt_loss_term((int)m->cfg.loss, (double)m->pred[i] - (double)y[i]);
             acc[1] += w;
         }
     }
@@ -375,7 +376,7 @@ static int find_offenders(trainer *t, const gt_batch *b, offender *out, int cap)
                 reason = 2;
             } else if (cnt > 0) {
                 gt_model_zero_grad(m);
-                mse_sum_grad(m->dpred, m->pred, y, mask, t->n_y, 1.0f / cnt);
+                loss_sum_grad(m->cfg.loss, m->dpred, m->pred, y, mask, t->n_y, 1.0f / cnt);
                 gt_model_backward(m, 1.0f);
                 if (!isfinite(gt_grad_norm(m->grads, m->n_params))) reason = 3;
             }
@@ -738,7 +739,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
             const float *y, *mask;
             targets(t, x, t->lstm ? NULL : b->y + (size_t)off * t->n_y_ds,
                     t->lstm ? NULL : b->mask + (size_t)off * t->n_y_ds, B, &y, &mask);
-            S += mse_sum_grad(m->dpred, m->pred, y, mask, (size_t)B * t->n_y, coef);
+            S += loss_sum_grad(m->cfg.loss, m->dpred, m->pred, y, mask, (size_t)B * t->n_y, coef);
             gt_event_end(t->ev[EV_FORWARD]);
             gt_event_begin(t->ev[EV_BACKWARD]);
             gt_model_backward(m, 1.0f);

@@ -128,6 +128,7 @@ static void check_strides(const char *path, MPI_Comm comm) {
     cfg.window = 21;
     cfg.stride = 0;
     cfg.stride_frac = 0.35;
+    cfg.stride_mask = 1;
     gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
     int64_t bad = 0, n_mask[TG_NILM_A] = {0}, n_expect[TG_NILM_A] = {0}, seen = 0;
     float x[32], y[TG_NILM_A], m[TG_NILM_A];
@@ -170,6 +171,46 @@ static void check_strides(const char *path, MPI_Comm comm) {
     if (rank == 0) fprintf(stderr, "stride masks: %lld windows, per appliance %lld %lld %lld %lld %lld\n",
                            (long long)seen, (long long)n_mask[0], (long long)n_mask[1], (long long)n_mask[2],
                            (long long)n_mask[3], (long long)n_mask[4]);
+    gt_dataset_free(ds);
+}
+
+/* stride 0 without stride masks (the default): the same window grid (the
+ * smallest selected appliance's stride) and every appliance counts in every
+ * window; selecting appliances moves the grid to the smallest selected stride. */
+static void check_strides_unmasked(const char *path, MPI_Comm comm, const char *select, int sel_lo) {
+    gt_data_config cfg;
+    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    cfg.window = 21;
+    cfg.stride = 0;
+    cfg.stride_frac = 0.35;
+    snprintf(cfg.appliances, sizeof cfg.appliances, "%s", select);
+    gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
+    int64_t bad = 0, seen = 0, n_expect = 0;
+    float x[32], y[TG_NILM_A], m[TG_NILM_A];
+    int done[64] = {0};
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        int64_t n_loc = gt_dataset_n_windows_local(ds, s);
+        for (int64_t i = 0; i < n_loc; i++) {
+            gt_window_ref r;
+            gt_dataset_fill(ds, s, &i, 1, x, y, m, &r);
+            int h = r.file_index;
+            int64_t base = llround(0.35 * (60.0 * (sel_lo + 1)) / tg_nilm_period(h)); /* the code's order */
+            if (base < 1) base = 1;
+            bad += r.start % base != 0;
+            for (int a = 0; a < TG_NILM_A; a++) bad += m[a] != (a >= sel_lo ? 1.0f : 0.0f);
+            if (!done[h]) {
+                done[h] = 1;
+                int64_t n = tg_nilm_rows(h), b1, b2;
+                dt_bounds(n, cfg.split_train, cfg.split_val, &b1, &b2);
+                int64_t lo[3] = {0, b1, b2}, hi[3] = {b1, b2, n};
+                for (int k = 0; k < 3; k++) n_expect += dt_grid(lo[k], hi[k], cfg.window, base);
+            }
+            seen++;
+        }
+    }
+    TEST_EQ_INT(bad, 0);
+    TEST_EQ_INT(seen, n_expect);
+    TEST_CHECK(seen > 0);
     gt_dataset_free(ds);
 }
 
@@ -255,6 +296,8 @@ int main(int argc, char **argv) {
     dt_write_pdm(pdm, T, comm);
     check_nilm_splits(nilm, comm, H);
     check_strides(nilm, comm);
+    check_strides_unmasked(nilm, comm, "", 0);
+    check_strides_unmasked(nilm, comm, "app2+app3+app4", 2);
     check_memory(nilm, comm);
     check_pdm(pdm, comm, T);
     MPI_Barrier(comm);

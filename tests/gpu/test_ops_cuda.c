@@ -152,6 +152,20 @@ static void test_mse(void) {
         float *h = gtu_host(ddp, n);
         gtu_close(masked ? "mse bwd (masked)" : "mse bwd", h, dp, n, 0.0, 1e-6);
         free(h);
+        // L1 through the generic entry points (loss on the device, no host round trip)
+        float ref1 = gt_loss_masked_forward(GT_LOSS_L1, p, y, masked ? mk : NULL, n);
+        float got1 = gt_loss_masked_forward_cuda(GT_LOSS_L1, dpd, dy, masked ? dm : NULL, n, 0);
+        printf("  l1 loss%s: gpu %.9g cpu %.9g\n", masked ? " (masked)" : "", got1, ref1);
+        TEST_CLOSE(got1, ref1, 0.0, 1e-6);
+        float *ldev = gt_cuda_alloc_floats(1), lhost = 0.0f;
+        gt_loss_masked_backward(GT_LOSS_L1, dp, p, y, masked ? mk : NULL, n, 0.5f);
+        gt_loss_masked_cuda(GT_LOSS_L1, ldev, ddp, dpd, dy, masked ? dm : NULL, n, 0.5f, 0);
+        h = gtu_host(ddp, n);
+        gtu_close(masked ? "l1 bwd (masked)" : "l1 bwd", h, dp, n, 0.0, 1e-6);
+        gt_cuda_download(&lhost, ldev, 1);
+        TEST_CLOSE(lhost, ref1, 0.0, 1e-6);
+        free(h);
+        gt_cuda_free(ldev);
     }
     free(p); free(y); free(mk); free(dp);
     gt_cuda_free(dpd); gt_cuda_free(dy); gt_cuda_free(dm); gt_cuda_free(ddp);

@@ -256,6 +256,54 @@ static void test_mse(void) {
     free(c.pred); free(c.y); free(c.mask); free(dp);
 }
 
+typedef struct {
+    mse_ctx c;
+    gt_loss_kind kind;
+} loss_ctx;
+
+static double loss_obj(void *p) {
+    loss_ctx *c = (loss_ctx *)p;
+    return gt_loss_masked_forward(c->kind, c->c.pred, c->c.y, c->c.mask, c->c.n);
+}
+
+static void test_l1(void) {
+    // hand-computed: pred-y = {1,-2,3,-0.5,0}, mask {1,0,1,1,1}: (1 + 3 + 0.5 + 0) / 4
+    float pred[5] = {2, -1, 3, 0.5f, 7}, y[5] = {1, 1, 0, 1, 7}, mask[5] = {1, 0, 1, 1, 1}, d[5];
+    TEST_CLOSE(gt_loss_masked_forward(GT_LOSS_L1, pred, y, mask, 5), 4.5 / 4.0, 1e-7, 1e-7);
+    TEST_CLOSE(gt_loss_masked_forward(GT_LOSS_L1, pred, y, NULL, 5), 6.5 / 5.0, 1e-7, 1e-7);
+    gt_loss_masked_backward(GT_LOSS_L1, d, pred, y, mask, 5, 0.5f);
+    TEST_CLOSE(d[0], 0.5 / 4.0, 1e-7, 1e-6);
+    TEST_CHECK(d[1] == 0.0f);  // masked
+    TEST_CLOSE(d[2], 0.5 / 4.0, 1e-7, 1e-6);
+    TEST_CLOSE(d[3], -0.5 / 4.0, 1e-7, 1e-6);
+    TEST_CHECK(d[4] == 0.0f);  // d = 0: subgradient 0, as torch's abs
+    float zero[5] = {0};
+    TEST_CHECK(gt_loss_masked_forward(GT_LOSS_L1, pred, y, zero, 5) == 0.0f);
+    // the MSE kind is the MSE functions, bit for bit
+    float dm[5], dk[5];
+    gt_mse_masked_backward(dm, pred, y, mask, 5, 0.37f);
+    gt_loss_masked_backward(GT_LOSS_MSE, dk, pred, y, mask, 5, 0.37f);
+    TEST_CHECK(memcmp(dm, dk, sizeof dm) == 0);
+    // names round-trip; unknown names are refused
+    TEST_CHECK(gt_loss_kind_parse("l1") == GT_LOSS_L1 && gt_loss_kind_parse("mse") == GT_LOSS_MSE);
+    TEST_CHECK(gt_loss_kind_parse("huber") == -1 && gt_loss_kind_parse(NULL) == -1);
+    TEST_CHECK(strcmp(gt_loss_kind_name(GT_LOSS_L1), "l1") == 0);
+    // FD away from the kinks (|pred - y| >= 0.05 > step): piecewise linear, exact up to rounding
+    const size_t n = 20;
+    loss_ctx c = {{falloc(n), falloc(n), falloc(n), n}, GT_LOSS_L1};
+    nt_fill(c.c.pred, n, 1.0f, 43);
+    nt_fill(c.c.y, n, 1.0f, 44);
+    for (size_t i = 0; i < n; i++) {
+        c.c.mask[i] = (float)(i % 4 != 1);
+        float dd = c.c.pred[i] - c.c.y[i];
+        if (fabsf(dd) < 0.05f) c.c.pred[i] = c.c.y[i] + (dd < 0 ? -0.05f : 0.05f);
+    }
+    float *dp = falloc(n);
+    gt_loss_masked_backward(GT_LOSS_L1, dp, c.c.pred, c.c.y, c.c.mask, n, 1.0f);
+    for (size_t i = 0; i < n; i++) TEST_CLOSE(dp[i], nt_fd(loss_obj, &c, c.c.pred, i, 1e-2f), 1e-5, 1e-4);
+    free(c.c.pred); free(c.c.y); free(c.c.mask); free(dp);
+}
+
 int main(void) {
     test_linear();
     test_conv1d_case(2, 3, 4, 11, 5);  // odd K
@@ -265,5 +313,6 @@ int main(void) {
     test_activations();
     test_layernorm();
     test_mse();
+    test_l1();
     TEST_DONE();
 }

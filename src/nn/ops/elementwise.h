@@ -44,6 +44,16 @@ static inline GT_HD float gt_gelu_grad(float x) {
     return 0.5f * (1.0f + th) + 0.5f * x * sech2 * GT_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
 }
 
+/* ------------------------------------------------------- loss elements --
+ * The training losses on d = pred - y (kind: gt_loss_kind in ops.h):
+ *   GT_LOSS_MSE (0)  term d^2,  d term / d d = 2 d
+ *   GT_LOSS_L1  (1)  term |d|,  d term / d d = sign(d)  (0 at d = 0, as torch)
+ * Terms are summed in double; the gradient is float. */
+static inline GT_HD double gt_loss_term(int kind, double d) { return kind == 1 ? fabs(d) : d * d; }
+static inline GT_HD float gt_loss_grad(int kind, float d) {
+    return kind == 1 ? (d > 0.0f ? 1.0f : d < 0.0f ? -1.0f : 0.0f) : 2.0f * d;
+}
+
 /* --------------------------------------------------------------- AdamW --
  * One element of torch.optim.AdamW (decoupled weight decay, bias correction).
  * The reference formula, evaluated in double from the stored float values and

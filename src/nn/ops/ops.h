@@ -88,12 +88,24 @@ void gt_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
 void gt_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                            const float *w, const float *mean, const float *rstd, int N, int C);
 
-/* ------------------------------------------------------------- masked MSE --
- * loss = sum_i mask_i (pred_i - y_i)^2 / max(sum_i mask_i, 1)
- * pred, y, mask all (n); mask NULL means all ones. Sums in double.
- * Equals ((pred-y)**2 * mask).sum() / mask.sum() in PyTorch (when sum > 0). */
+/* ----------------------------------------------------------- masked loss --
+ * loss = sum_i mask_i term(pred_i - y_i) / max(sum_i mask_i, 1)
+ *   GT_LOSS_MSE: term(d) = d^2   ((pred-y)**2 * mask).sum() / mask.sum()
+ *   GT_LOSS_L1:  term(d) = |d|   ((pred-y).abs() * mask).sum() / mask.sum()
+ * (the PyTorch expressions hold when sum mask > 0). pred, y, mask all (n);
+ * mask NULL means all ones. Sums in double. L1 fits the conditional median
+ * (0 while an appliance is more likely off than on), which is what the L1
+ * metrics (MAE, EA) and the on/off state reward; MSE fits the mean. */
+typedef enum gt_loss_kind { GT_LOSS_MSE = 0, GT_LOSS_L1 = 1, GT_LOSS_KIND_COUNT } gt_loss_kind;
+const char *gt_loss_kind_name(gt_loss_kind kind);
+/* "mse" / "l1" -> kind; -1 when unknown. */
+int gt_loss_kind_parse(const char *name);
+float gt_loss_masked_forward(gt_loss_kind kind, const float *pred, const float *y, const float *mask, size_t n);
+/* dpred (n) = dloss * mask * term'(pred - y) / max(sum mask, 1)   (assigned) */
+void gt_loss_masked_backward(gt_loss_kind kind, float *dpred, const float *pred, const float *y,
+                             const float *mask, size_t n, float dloss);
+/* The GT_LOSS_MSE case. */
 float gt_mse_masked_forward(const float *pred, const float *y, const float *mask, size_t n);
-/* dpred (n) = dloss * 2 mask (pred - y) / max(sum mask, 1)   (assigned) */
 void gt_mse_masked_backward(float *dpred, const float *pred, const float *y, const float *mask,
                             size_t n, float dloss);
 

@@ -1,5 +1,21 @@
-/* nn/ops/cpu/loss.c: masked mean squared error. */
+/* nn/ops/cpu/loss.c: masked training losses (MSE, L1); per-element math in
+ * nn/ops/elementwise.h, shared with the CUDA twin (nn/ops/cuda/reduce.cu). */
+#include <string.h>
+
+#include "nn/ops/elementwise.h"
 #include "nn/ops/ops.h"
+
+static const char *const k_loss_names[GT_LOSS_KIND_COUNT] = {"mse", "l1"};
+
+const char *gt_loss_kind_name(gt_loss_kind kind) {
+    return (unsigned)kind < GT_LOSS_KIND_COUNT ? k_loss_names[kind] : "?";
+}
+
+int gt_loss_kind_parse(const char *name) {
+    for (int k = 0; k < GT_LOSS_KIND_COUNT; k++)
+        if (name && strcmp(name, k_loss_names[k]) == 0) return k;
+    return -1;
+}
 
 static double mask_sum(const float *mask, size_t n) {
     if (!mask) return (double)n;
@@ -8,22 +24,29 @@ static double mask_sum(const float *mask, size_t n) {
     return s;
 }
 
-float gt_mse_masked_forward(const float *pred, const float *y, const float *mask, size_t n) {
+float gt_loss_masked_forward(gt_loss_kind kind, const float *pred, const float *y, const float *mask, size_t n) {
     double acc = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)pred[i] - (double)y[i];
-        acc += (mask ? mask[i] : 1.0) * d * d;
-    }
+    for (size_t i = 0; i < n; i++)
+        acc += (mask ? mask[i] : 1.0) * gt_loss_term((int)kind, (double)pred[i] - (double)y[i]);
     double cnt = mask_sum(mask, n);
     return (float)(acc / (cnt > 1.0 ? cnt : 1.0));
 }
 
-void gt_mse_masked_backward(float *dpred, const float *pred, const float *y, const float *mask,
-                            size_t n, float dloss) {
+void gt_loss_masked_backward(gt_loss_kind kind, float *dpred, const float *pred, const float *y,
+                             const float *mask, size_t n, float dloss) {
     double cnt = mask_sum(mask, n);
-    float scale = (float)(2.0 * (double)dloss / (cnt > 1.0 ? cnt : 1.0));
+    float scale = (float)((double)dloss / (cnt > 1.0 ? cnt : 1.0));
     for (size_t i = 0; i < n; i++) {
-        float d = scale * (pred[i] - y[i]);
+        float d = scale * gt_loss_grad((int)kind, pred[i] - y[i]);
         dpred[i] = mask ? d * mask[i] : d;
     }
+}
+
+float gt_mse_masked_forward(const float *pred, const float *y, const float *mask, size_t n) {
+    return gt_loss_masked_forward(GT_LOSS_MSE, pred, y, mask, n);
+}
+
+void gt_mse_masked_backward(float *dpred, const float *pred, const float *y, const float *mask,
+                            size_t n, float dloss) {
+    gt_loss_masked_backward(GT_LOSS_MSE, dpred, pred, y, mask, n, dloss);
 }

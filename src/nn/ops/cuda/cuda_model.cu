@@ -454,8 +454,8 @@ extern "C" void gt_cuda_model_get_pred(const gt_cuda_model *m, float *pred_host)
 
 extern "C" void gt_cuda_model_loss_async(gt_cuda_model *m, const float *y_dev, const float *mask_dev) {
     GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_loss called before gt_cuda_model_forward");
-    gt_mse_masked_cuda(m->loss_dev, m->dpred, m->pred, y_dev, mask_dev, (size_t)m->batch * m->plan.n_y, 1.0f,
-                       m->stream);
+    gt_loss_masked_cuda(m->plan.cfg.loss, m->loss_dev, m->dpred, m->pred, y_dev, mask_dev,
+                        (size_t)m->batch * m->plan.n_y, 1.0f, m->stream);
 }
 
 extern "C" float gt_cuda_model_last_loss(gt_cuda_model *m) {

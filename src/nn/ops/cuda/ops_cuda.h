@@ -105,7 +105,7 @@ void gt_layernorm_backward_cuda(float *dinp, float *dw, float *db, const float *
                                 const float *w, const float *mean, const float *rstd, int N, int C,
                                 cudaStream_t stream);
 
-/* --------------------------------------------------------- masked MSE --
+/* ------------------------------------------------ masked loss (MSE, L1) --
  * Forward returns the loss to the host (synchronises `stream`). */
 float gt_mse_masked_forward_cuda(const float *pred, const float *y, const float *mask, size_t n,
                                  cudaStream_t stream);
@@ -115,6 +115,11 @@ void gt_mse_masked_backward_cuda(float *dpred, const float *pred, const float *y
  * loss, dpred the gradient scaled by dloss. */
 void gt_mse_masked_cuda(float *loss_dev, float *dpred, const float *pred, const float *y, const float *mask,
                         size_t n, float dloss, cudaStream_t stream);
+/* Any gt_loss_kind (same per-element math as gt_loss_masked_forward/backward). */
+float gt_loss_masked_forward_cuda(gt_loss_kind kind, const float *pred, const float *y, const float *mask,
+                                  size_t n, cudaStream_t stream);
+void gt_loss_masked_cuda(gt_loss_kind kind, float *loss_dev, float *dpred, const float *pred, const float *y,
+                         const float *mask, size_t n, float dloss, cudaStream_t stream);
 
 /* -------------------------------------------------------------- AdamW --
  * Same per-element math as the CPU (gt_adamw_element, in double). */

@@ -3,13 +3,12 @@
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/elementwise.h"
 
-// s[0] += sum mask (pred-y)^2, s[1] += sum mask, in double
-__global__ void k_mse_sums(double *s, const float *pred, const float *y, const float *mask, size_t n) {
+// s[0] += sum mask term(pred-y), s[1] += sum mask, in double
+__global__ void k_loss_sums(double *s, int kind, const float *pred, const float *y, const float *mask, size_t n) {
     double acc = 0.0, cnt = 0.0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        double d = (double)pred[i] - (double)y[i];
         double mk = mask ? (double)mask[i] : 1.0;
-        acc += mk * d * d;
+        acc += mk * gt_loss_term(kind, (double)pred[i] - (double)y[i]);
         cnt += mk;
     }
     acc = gt_block_sum(acc);
@@ -20,14 +19,14 @@ __global__ void k_mse_sums(double *s, const float *pred, const float *y, const f
     }
 }
 
-__global__ void k_mse_grad(float *loss_dev, float *dpred, const double *s, const float *pred, const float *y,
-                           const float *mask, size_t n, float dloss) {
+__global__ void k_loss_grad(float *loss_dev, float *dpred, int kind, const double *s, const float *pred,
+                            const float *y, const float *mask, size_t n, float dloss) {
     const double cnt = s[1] > 1.0 ? s[1] : 1.0;
-    const float scale = (float)(2.0 * (double)dloss / cnt);
+    const float scale = (float)((double)dloss / cnt);
     if (loss_dev && blockIdx.x == 0 && threadIdx.x == 0) *loss_dev = (float)(s[0] / cnt);
     if (!dpred) return;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float d = scale * (pred[i] - y[i]);
+        float d = scale * gt_loss_grad(kind, pred[i] - y[i]);
         dpred[i] = mask ? d * mask[i] : d;
     }
 }
@@ -37,35 +36,46 @@ static unsigned red_grid(size_t n) {
     return g > 1056 ? 1056 : g; // a few blocks per SM: few atomics
 }
 
-static void mse_sums(double *s, const float *pred, const float *y, const float *mask, size_t n, cudaStream_t st) {
+static void loss_sums(double *s, gt_loss_kind kind, const float *pred, const float *y, const float *mask, size_t n,
+                      cudaStream_t st) {
     CUDA_CHECK(cudaMemsetAsync(s, 0, 2 * sizeof(double), st));
     if (n) {
-        k_mse_sums<<<red_grid(n), 256, 0, st>>>(s, pred, y, mask, n);
+        k_loss_sums<<<red_grid(n), 256, 0, st>>>(s, (int)kind, pred, y, mask, n);
         GT_CUDA_LAUNCH_CHECK();
     }
 }
 
-extern "C" float gt_mse_masked_forward_cuda(const float *pred, const float *y, const float *mask, size_t n,
-                                            cudaStream_t st) {
+extern "C" float gt_loss_masked_forward_cuda(gt_loss_kind kind, const float *pred, const float *y,
+                                             const float *mask, size_t n, cudaStream_t st) {
     double *s = gt_cuda_dscratch();
-    mse_sums(s, pred, y, mask, n, st);
+    loss_sums(s, kind, pred, y, mask, n, st);
     double h[2];
     CUDA_CHECK(cudaMemcpyAsync(h, s, sizeof h, cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));
     return (float)(h[0] / (h[1] > 1.0 ? h[1] : 1.0));
 }
 
+extern "C" void gt_loss_masked_cuda(gt_loss_kind kind, float *loss_dev, float *dpred, const float *pred,
+                                    const float *y, const float *mask, size_t n, float dloss, cudaStream_t st) {
+    double *s = gt_cuda_dscratch();
+    loss_sums(s, kind, pred, y, mask, n, st);
+    k_loss_grad<<<gt_grid_1d(n ? n : 1, 256), 256, 0, st>>>(loss_dev, dpred, (int)kind, s, pred, y, mask, n, dloss);
+    GT_CUDA_LAUNCH_CHECK();
+}
+
+extern "C" float gt_mse_masked_forward_cuda(const float *pred, const float *y, const float *mask, size_t n,
+                                            cudaStream_t st) {
+    return gt_loss_masked_forward_cuda(GT_LOSS_MSE, pred, y, mask, n, st);
+}
+
 extern "C" void gt_mse_masked_backward_cuda(float *dpred, const float *pred, const float *y, const float *mask,
                                             size_t n, float dloss, cudaStream_t st) {
-    gt_mse_masked_cuda(nullptr, dpred, pred, y, mask, n, dloss, st);
+    gt_loss_masked_cuda(GT_LOSS_MSE, nullptr, dpred, pred, y, mask, n, dloss, st);
 }
 
 extern "C" void gt_mse_masked_cuda(float *loss_dev, float *dpred, const float *pred, const float *y,
                                    const float *mask, size_t n, float dloss, cudaStream_t st) {
-    double *s = gt_cuda_dscratch();
-    mse_sums(s, pred, y, mask, n, st);
-    k_mse_grad<<<gt_grid_1d(n ? n : 1, 256), 256, 0, st>>>(loss_dev, dpred, s, pred, y, mask, n, dloss);
-    GT_CUDA_LAUNCH_CHECK();
+    gt_loss_masked_cuda(GT_LOSS_MSE, loss_dev, dpred, pred, y, mask, n, dloss, st);
 }
 
 // ------------------------------------------------------------------- AdamW --
