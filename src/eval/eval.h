@@ -38,6 +38,8 @@ typedef struct gt_eval_config {
     int64_t nilm_stride;      /* rows between evaluated window midpoints; 0 = auto:
                                  max(1, rows in the file / nilm_max_windows) */
     int64_t nilm_max_windows; /* default 1000000 */
+    int nilm_off_below_on;    /* 1 (default): a predicted power at or below the appliance's on-power
+                                 threshold (predicted off) is reported as 0 W; 0: raw clipped power */
     /* pdm */
     double pdm_quantile;      /* quantile of the validation scores (default 0.999) */
     double pdm_margin;        /* threshold = margin x quantile (default 1.5), then raised until ... */

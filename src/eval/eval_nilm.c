@@ -25,12 +25,17 @@ void gt_eval_config_defaults(gt_eval_config *c) {
     c->pdm_hop = 0;
     c->pdm_max_val = 2000000;
     c->pad_edges = 0;
+    c->nilm_off_below_on = 1;
 }
 
-/* W of predicted power for normalised output v of appliance a, clipped */
-static inline double denorm_clip(const gt_norm_stats *ns, const gt_io_appliance *meta, int a, double v) {
+/* W of predicted power for normalised output v of appliance a, clipped to
+ * [0, max_power_w]; with off_below_on, a prediction at or below the on-power
+ * threshold (the appliance is predicted off) is reported as 0 W. */
+static inline double denorm_clip(const gt_norm_stats *ns, const gt_io_appliance *meta, int a, double v,
+                                 int off_below_on) {
     double w = v * ns->std[1 + a] + ns->mean[1 + a];
     double hi = meta[a].max_power_w > 0 ? meta[a].max_power_w : INFINITY;
+    if (off_below_on && w <= meta[a].on_power_w) return 0;
     return w < 0 ? 0 : w > hi ? hi : w;
 }
 
@@ -54,8 +59,8 @@ typedef struct sample_buf {
 enum { ACC_K = sizeof(gt_nilm_acc) / sizeof(double) };
 
 static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A, gt_split s,
-                       int64_t stride, int n_local, const int32_t *fidx, int n_total, sample_buf *smp,
-                       MPI_Comm comm, gt_nilm_split_eval *out) {
+                       int64_t stride, int off_below_on, int n_local, const int32_t *fidx, int n_total,
+                       sample_buf *smp, MPI_Comm comm, gt_nilm_split_eval *out) {
     memset(out, 0, sizeof *out);
     out->n_windows = gt_dataset_n_windows_global(ds, s);
     out->present = out->n_windows > 0;
@@ -105,7 +110,7 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
             }
             for (int a = 0; a < A; a++) {
                 size_t j = (size_t)b * A + a;
-                double yhat = denorm_clip(ns, meta, a, m->pred[j]);
+                double yhat = denorm_clip(ns, meta, a, m->pred[j], off_below_on);
                 double yt = NAN;
                 if (mask[j] != 0.0f) {
                     yt = (double)y[j] * ns->std[1 + a] + ns->mean[1 + a];
@@ -194,9 +199,9 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
     gt_dataset_screen_summary(ds, comm, &out->screen);
 
     sample_buf smp = {.file_index = -1};
-    eval_split(ds, em, out->meta, A, GT_SPLIT_TEST, stride, n_local, fidx, n_total, sample_csv ? &smp : NULL, comm,
+    eval_split(ds, em, out->meta, A, GT_SPLIT_TEST, stride, ec->nilm_off_below_on, n_local, fidx, n_total, sample_csv ? &smp : NULL, comm,
                &out->test);
-    eval_split(ds, em, out->meta, A, GT_SPLIT_HOLDOUT, stride, n_local, fidx, n_total, NULL, comm, &out->holdout);
+    eval_split(ds, em, out->meta, A, GT_SPLIT_HOLDOUT, stride, ec->nilm_off_below_on, n_local, fidx, n_total, NULL, comm, &out->holdout);
     if (sample_csv) write_sample(sample_csv, &smp, out->meta, A, comm);
     free(smp.rows);
     gt_dataset_free(ds);
@@ -251,7 +256,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
             for (int b = 0; b < nb; b++)
                 for (int a = 0; a < A; a++)
                     pred[(size_t)(r0 + i0 + b) * A + a] =
-                        bad[b] ? NAN : (float)denorm_clip(ns, sh->meta, a, m->pred[(size_t)b * A + a]);
+                        bad[b] ? NAN
+                               : (float)denorm_clip(ns, sh->meta, a, m->pred[(size_t)b * A + a], ec->nilm_off_below_on);
         }
     }
     gt_eval_out o;

@@ -319,6 +319,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_AddItemToObject(root, "train", train_json(ti));
         cJSON *c = cJSON_AddObjectToObject(root, "eval_config");
         cJSON_AddNumberToObject(c, "nilm_stride", (double)ec->nilm_stride);
+        cJSON_AddBoolToObject(c, "nilm_off_below_on", ec->nilm_off_below_on != 0);
         cJSON_AddNumberToObject(c, "pdm_quantile", ec->pdm_quantile);
         cJSON_AddNumberToObject(c, "pdm_margin", ec->pdm_margin);
         cJSON_AddNumberToObject(c, "pdm_val_false_alarms", ec->pdm_val_false_alarms);

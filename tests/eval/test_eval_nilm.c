@@ -190,8 +190,22 @@ int main(int argc, char **argv) {
         TEST_EQ_INT(bad_nan, 0);
         TEST_EQ_INT(bad_range, 0);
 
-        /* stitching: row i = model output of the window centred on i (batch of one) */
+        /* the same predictions without eval.off_below_on (raw clipped power) */
+        char outR[700];
+        snprintf(outR, sizeof outR, "%s/pred_raw.h5", dir);
+        gt_eval_config ec_raw = ec;
+        ec_raw.nilm_off_below_on = 0;
+        gt_predict_nilm(data, &em, &ec_raw, outR, self);
+        float *raw = malloc(sizeof(float) * (size_t)sh->n_rows * A);
+        f = H5Fopen(outR, H5F_ACC_RDONLY, H5P_DEFAULT);
+        TEST_REQUIRE(f >= 0);
+        read_ds(f, "predictions", H5T_NATIVE_FLOAT, raw);
+        H5Fclose(f);
+
+        /* stitching: row i = model output of the window centred on i (batch of one);
+         * at or below the on-power threshold the default writes 0 W, the raw file the power */
         int64_t check[4][2] = {{0, half}, {0, 1000}, {1, 2345}, {2, -1}};
+        int n_off = 0, n_on = 0;
         for (int c = 0; c < 4; c++) {
             int h = (int)check[c][0];
             int64_t n = sh->row_offset[h + 1] - sh->row_offset[h];
@@ -203,9 +217,15 @@ int main(int argc, char **argv) {
             for (int a = 0; a < A; a++) {
                 double w = out[a] * ns.std[1 + a] + ns.mean[1 + a];
                 w = w < 0 ? 0 : w > sh->meta[a].max_power_w ? sh->meta[a].max_power_w : w;
-                TEST_CLOSE(pred[(sh->row_offset[h] + i) * A + a], w, 1e-3, 1e-5);
+                int off = w <= sh->meta[a].on_power_w;
+                n_off += off, n_on += !off;
+                TEST_CLOSE(raw[(sh->row_offset[h] + i) * A + a], w, 1e-3, 1e-5);
+                TEST_CLOSE(pred[(sh->row_offset[h] + i) * A + a], off ? 0.0 : w, 1e-3, 1e-5);
             }
         }
+        fprintf(stderr, "predict: %d checked values predicted off (0 W), %d on\n", n_off, n_on);
+        TEST_CHECK(n_off > 0 && n_on > 0); /* both branches of the rule were exercised */
+        free(raw);
 
         /* eval at stride 1 == metrics recomputed from the predicted file over the test rows */
         gt_nilm_acc acc[15], all;

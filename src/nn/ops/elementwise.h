@@ -48,10 +48,14 @@ static inline GT_HD float gt_gelu_grad(float x) {
  * The training losses on d = pred - y (kind: gt_loss_kind in ops.h):
  *   GT_LOSS_MSE (0)  term d^2,  d term / d d = 2 d
  *   GT_LOSS_L1  (1)  term |d|,  d term / d d = sign(d)  (0 at d = 0, as torch)
+ *   GT_LOSS_MSE_L1 (2) term d^2 + |d|, derivative 2 d + sign(d)
  * Terms are summed in double; the gradient is float. */
-static inline GT_HD double gt_loss_term(int kind, double d) { return kind == 1 ? fabs(d) : d * d; }
+static inline GT_HD float gt_sign(float d) { return d > 0.0f ? 1.0f : d < 0.0f ? -1.0f : 0.0f; }
+static inline GT_HD double gt_loss_term(int kind, double d) {
+    return kind == 1 ? fabs(d) : kind == 2 ? d * d + fabs(d) : d * d;
+}
 static inline GT_HD float gt_loss_grad(int kind, float d) {
-    return kind == 1 ? (d > 0.0f ? 1.0f : d < 0.0f ? -1.0f : 0.0f) : 2.0f * d;
+    return kind == 1 ? gt_sign(d) : kind == 2 ? 2.0f * d + gt_sign(d) : 2.0f * d;
 }
 
 /* --------------------------------------------------------------- AdamW --

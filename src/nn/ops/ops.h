@@ -92,13 +92,14 @@ void gt_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
  * loss = sum_i mask_i term(pred_i - y_i) / max(sum_i mask_i, 1)
  *   GT_LOSS_MSE: term(d) = d^2   ((pred-y)**2 * mask).sum() / mask.sum()
  *   GT_LOSS_L1:  term(d) = |d|   ((pred-y).abs() * mask).sum() / mask.sum()
+ *   GT_LOSS_MSE_L1: term(d) = d^2 + |d| (the sum of the two)
  * (the PyTorch expressions hold when sum mask > 0). pred, y, mask all (n);
  * mask NULL means all ones. Sums in double. L1 fits the conditional median
  * (0 while an appliance is more likely off than on), which is what the L1
  * metrics (MAE, EA) and the on/off state reward; MSE fits the mean. */
-typedef enum gt_loss_kind { GT_LOSS_MSE = 0, GT_LOSS_L1 = 1, GT_LOSS_KIND_COUNT } gt_loss_kind;
+typedef enum gt_loss_kind { GT_LOSS_MSE = 0, GT_LOSS_L1 = 1, GT_LOSS_MSE_L1 = 2, GT_LOSS_KIND_COUNT } gt_loss_kind;
 const char *gt_loss_kind_name(gt_loss_kind kind);
-/* "mse" / "l1" -> kind; -1 when unknown. */
+/* "mse" / "l1" / "mse+l1" -> kind; -1 when unknown. */
 int gt_loss_kind_parse(const char *name);
 float gt_loss_masked_forward(gt_loss_kind kind, const float *pred, const float *y, const float *mask, size_t n);
 /* dpred (n) = dloss * mask * term'(pred - y) / max(sum mask, 1)   (assigned) */

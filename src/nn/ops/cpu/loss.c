@@ -5,7 +5,7 @@
 #include "nn/ops/elementwise.h"
 #include "nn/ops/ops.h"
 
-static const char *const k_loss_names[GT_LOSS_KIND_COUNT] = {"mse", "l1"};
+static const char *const k_loss_names[GT_LOSS_KIND_COUNT] = {"mse", "l1", "mse+l1"};
 
 const char *gt_loss_kind_name(gt_loss_kind kind) {
     return (unsigned)kind < GT_LOSS_KIND_COUNT ? k_loss_names[kind] : "?";
