@@ -84,7 +84,7 @@ void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_
     gt_model_config mc = L->tc.model;
     mc.window = L->tc.data.window;
     mc.n_in = n_in;
-    mc.n_out = n_out;
+    mc.n_out = mc.kind != GT_MODEL_LSTM && mc.gated ? 2 * n_out : n_out;
     int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
     if (batch > 0) micro = batch;
     if (micro > 1024) micro = 1024;

@@ -823,6 +823,11 @@ int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ?
 int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->n_cols : 0; }
 int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }
+
+float gt_dataset_on_threshold(const gt_dataset *ds, int a) {
+    GT_ASSERT(ds->task == GT_TASK_NILM && a >= 0 && a < ds->n_cols);
+    return (float)(((double)ds->nilm->meta[a].on_power_w - ds->norm.mean[1 + a]) / ds->norm.std[1 + a]);
+}
 void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns) {
     GT_CHECK(ns->n == ds->norm.n, GT_EXIT_USAGE, "data: normalisation has %d features, the data %d", ns->n,
              ds->norm.n);

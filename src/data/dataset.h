@@ -123,6 +123,9 @@ int64_t gt_dataset_n_x(const gt_dataset *ds);
 int64_t gt_dataset_n_y(const gt_dataset *ds);
 int gt_dataset_n_targets(const gt_dataset *ds); /* A (nilm) or C (pdm) */
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds);
+/* nilm: appliance a's on-power threshold in the normalised target units,
+ * (on_power_w - mean) / std (the gated head's on/off target is y > this). */
+float gt_dataset_on_threshold(const gt_dataset *ds, int a);
 /* Replace the statistics (inference with the model's frozen ones). */
 void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns);
 

@@ -39,11 +39,21 @@ static inline double denorm_clip(const gt_norm_stats *ns, const gt_io_appliance 
     return w < 0 ? 0 : w > hi ? hi : w;
 }
 
+/* W predicted for appliance a of sample b: the power output, de-normalised
+ * and clipped; with the gated head 0 W where the on-logit is <= 0. */
+static inline double predict_w(const gt_model *m, const gt_norm_stats *ns, const gt_io_appliance *meta, int A, int b,
+                               int a, int off_below_on) {
+    const float *p = m->pred + (size_t)b * (size_t)m->cfg.n_out;
+    if (m->cfg.gated && !(p[A + a] > 0.0f)) return 0;
+    return denorm_clip(ns, meta, a, p[a], off_below_on);
+}
+
 static void check_model(const gt_eval_model *em, int A) {
     GT_CHECK(em->m->cfg.kind != GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: an lstm model cannot disaggregate a NILM file",
              em->name ? em->name : "model");
-    GT_CHECK(em->m->cfg.n_out == A, GT_EXIT_DATA, "%s: the model predicts %d appliances, the file has %d",
-             em->name ? em->name : "model", em->m->cfg.n_out, A);
+    const int per = em->m->cfg.gated ? 2 : 1;
+    GT_CHECK(em->m->cfg.n_out == per * A, GT_EXIT_DATA, "%s: the model predicts %d appliances, the file has %d",
+             em->name ? em->name : "model", em->m->cfg.n_out / per, A);
     GT_CHECK(em->ns.n == 1 + A, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file needs %d",
              em->name ? em->name : "model", em->ns.n, 1 + A);
 }
@@ -110,7 +120,7 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
             }
             for (int a = 0; a < A; a++) {
                 size_t j = (size_t)b * A + a;
-                double yhat = denorm_clip(ns, meta, a, m->pred[j], off_below_on);
+                double yhat = predict_w(m, ns, meta, A, (int)b, a, off_below_on);
                 double yt = NAN;
                 if (mask[j] != 0.0f) {
                     yt = (double)y[j] * ns->std[1 + a] + ns->mean[1 + a];
@@ -256,8 +266,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
             for (int b = 0; b < nb; b++)
                 for (int a = 0; a < A; a++)
                     pred[(size_t)(r0 + i0 + b) * A + a] =
-                        bad[b] ? NAN
-                               : (float)denorm_clip(ns, sh->meta, a, m->pred[(size_t)b * A + a], ec->nilm_off_below_on);
+                        bad[b] ? NAN : (float)predict_w(m, ns, sh->meta, A, b, a, ec->nilm_off_below_on);
         }
     }
     gt_eval_out o;

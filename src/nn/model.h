@@ -96,6 +96,10 @@ typedef struct gt_model_config {
     int conv_kernels[GT_MODEL_MAX_CONV];
     /* training loss of gt_model_loss (default GT_LOSS_MSE) */
     gt_loss_kind loss;
+    /* s2p: gated head (trainer and eval): n_out = 2 x appliances, outputs
+     * [power_0 .. power_{A-1} | on-logit_0 .. on-logit_{A-1}] per sample, loss
+     * gt_gated_loss_sum (the model itself only sees n_out) */
+    int gated;
 } gt_model_config;
 
 /* Parameter initialisation, PyTorch-like defaults. */

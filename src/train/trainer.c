@@ -57,6 +57,9 @@ typedef struct trainer {
     size_t n_x;             /* input elements per sample */
     size_t n_y;             /* model prediction elements per sample */
     size_t n_y_ds;          /* dataset target elements per sample (0 for pdm) */
+    size_t n_t;             /* target (mask) elements per sample: n_y, or n_y_ds with the gated head */
+    int gated;              /* nilm gated head: n_y = 2 n_y_ds (power | on-logit) */
+    float *thr;             /* gated: (n_y_ds) on-thresholds in normalised units */
     float *ybuf, *mbuf;     /* (micro, n_y) lstm targets */
     float *vy, *vm;         /* (micro, n_y_ds) validation targets from the dataset */
     int64_t *vidx;          /* (micro) validation window numbers */
@@ -275,21 +278,31 @@ static void targets(trainer *t, const float *x, const float *y, const float *mas
 
 /* Returns sum mask term(pred - y) (double) and writes dpred = mask term'(pred - y) coef
  * (term of the model's gt_loss_kind, nn/ops/elementwise.h; MSE: d^2 and 2 d), where
- * coef = scale / M_global: the same per-element value for any number of ranks. */
+ * coef = scale / M_global: the same per-element value for any number of ranks.
+ * dpred NULL: the sum only. */
 static double loss_sum_grad(gt_loss_kind kind, float *dpred, const float *pred, const float *y, const float *mask,
                             size_t n, float coef) {
     double s = 0;
     for (size_t i = 0; i < n; i++) {
         float w = mask ? mask[i] : 1.0f;
         if (w == 0.0f) {
-            dpred[i] = 0.0f;
+            if (dpred) dpred[i] = 0.0f;
             continue;
         }
         float d = pred[i] - y[i];
         s += (double)w * gt_loss_term((int)kind, (double)d);
-        dpred[i] = w * gt_loss_grad((int)kind, d) * coef;
+        if (dpred) dpred[i] = w * gt_loss_grad((int)kind, d) * coef;
     }
     return s;
+}
+
+/* The training objective of B samples: model.loss on the outputs, or the
+ * gated head's loss (gt_gated_loss_sum). Sum over the masked targets; dpred
+ * as above (NULL: the sum only). */
+static double objective(const trainer *t, float *dpred, const float *pred, const float *y, const float *mask, int B,
+                        float coef) {
+    if (t->gated) return gt_gated_loss_sum(dpred, pred, y, mask, t->thr, (size_t)B, (int)t->n_y_ds, coef);
+    return loss_sum_grad(t->m->cfg.loss, dpred, pred, y, mask, (size_t)B * t->n_y, coef);
 }
 
 static double mask_count(const trainer *t, const gt_batch *b) {
@@ -317,13 +330,9 @@ static double validate(trainer *t) {
         gt_model_forward(m, m->x, (int)n);
         const float *y, *mask;
         targets(t, m->x, t->vy, t->vm, (int)n, &y, &mask);
-        size_t ne = (size_t)n * t->n_y;
-        for (size_t i = 0; i < ne; i++) {
-            float w = mask ? mask[i] : 1.0f;
-            if (w == 0.0f) continue;
-            acc[0] += w * gt_loss_term((int)m->cfg.loss, (double)m->pred[i] - (double)y[i]);
-            acc[1] += w;
-        }
+        acc[0] += objective(t, NULL, m->pred, y, mask, (int)n, 0.0f);
+        size_t ne = (size_t)n * t->n_t;
+        for (size_t i = 0; i < ne; i++) acc[1] += mask ? mask[i] : 1.0f;
     }
     gt_dist_allreduce_sum_d(acc, 2, t->comm);
     int same = gt_dist_replicas_identical(m->params, m->n_params, t->comm);
@@ -364,19 +373,14 @@ static int find_offenders(trainer *t, const gt_batch *b, offender *out, int cap)
             gt_model_forward(m, x, 1);
             const float *y, *mask;
             targets(t, x, yd, md, 1, &y, &mask);
-            float l = 0.0f, cnt = 0.0f; /* float on purpose: an fp32 overflow is what we look for */
-            for (size_t j = 0; j < t->n_y; j++) {
-                float w = mask ? mask[j] : 1.0f;
-                if (w == 0.0f) continue;
-                float d = m->pred[j] - y[j];
-                l += w * d * d;
-                cnt += w;
-            }
+            /* as float on purpose: an fp32 overflow is what we look for */
+            float l = (float)objective(t, NULL, m->pred, y, mask, 1, 0.0f), cnt = 0.0f;
+            for (size_t j = 0; j < t->n_t; j++) cnt += mask ? mask[j] : 1.0f;
             if (!isfinite(l)) {
                 reason = 2;
             } else if (cnt > 0) {
                 gt_model_zero_grad(m);
-                loss_sum_grad(m->cfg.loss, m->dpred, m->pred, y, mask, t->n_y, 1.0f / cnt);
+                objective(t, m->dpred, m->pred, y, mask, 1, 1.0f / cnt);
                 gt_model_backward(m, 1.0f);
                 if (!isfinite(gt_grad_norm(m->grads, m->n_params))) reason = 3;
             }
@@ -559,8 +563,9 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         t->C = n_targets;
     } else {
         mc.n_in = 1;
-        mc.n_out = n_targets;
+        mc.n_out = mc.gated ? 2 * n_targets : n_targets;
     }
+    GT_CHECK(!(t->lstm && mc.gated), GT_EXIT_USAGE, "model.head = gated is for the NILM models (s2p_cnn, s2p_tf)");
     t->micro = cfg->micro_batch > 0 && cfg->micro_batch < cfg->batch ? cfg->micro_batch : cfg->batch;
     GT_CHECK(t->micro <= INT_MAX, GT_EXIT_USAGE, "train.micro_batch too large");
     mc.max_batch = (int)t->micro;
@@ -568,8 +573,11 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     gt_model *m = t->m;
     GT_CHECK(m->n_x == t->n_x, GT_EXIT_INTERNAL, "model input size %zu != dataset sample size %zu", m->n_x, t->n_x);
     t->n_y = m->n_y;
-    GT_CHECK(t->lstm || t->n_y == t->n_y_ds, GT_EXIT_INTERNAL, "model output %zu != dataset targets %zu", t->n_y,
-             t->n_y_ds);
+    t->gated = mc.gated;
+    t->n_t = t->gated ? t->n_y_ds : t->n_y;
+    GT_CHECK(t->lstm || t->n_y == t->n_y_ds * (t->gated ? 2 : 1), GT_EXIT_INTERNAL,
+             "model output %zu != dataset targets %zu", t->n_y, t->n_y_ds);
+
     gt_model_init(m, cfg->seed);
     gt_dist_broadcast(m->params, m->n_params, comm); /* identical from the start, whatever happened */
     t->ybuf = GT_CALLOC((size_t)t->micro * t->n_y, sizeof(float));
@@ -604,6 +612,11 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         if (t->rank == 0)
             GT_INFO("resumed %s at step %lld (epoch %llu, batch %lld)", t->run_dir, (long long)t->ts.step,
                     (unsigned long long)t->ts.epoch, (long long)t->ts.batch_k);
+    }
+
+    if (t->gated) { /* on-thresholds in the (possibly resumed) normalised units */
+        t->thr = GT_MALLOC(sizeof(float) * t->n_y_ds);
+        for (size_t a = 0; a < t->n_y_ds; a++) t->thr[a] = gt_dataset_on_threshold(t->ds, (int)a);
     }
 
     /* ---- schedule */
@@ -739,7 +752,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
             const float *y, *mask;
             targets(t, x, t->lstm ? NULL : b->y + (size_t)off * t->n_y_ds,
                     t->lstm ? NULL : b->mask + (size_t)off * t->n_y_ds, B, &y, &mask);
-            S += loss_sum_grad(m->cfg.loss, m->dpred, m->pred, y, mask, (size_t)B * t->n_y, coef);
+            S += objective(t, m->dpred, m->pred, y, mask, B, coef);
             gt_event_end(t->ev[EV_FORWARD]);
             gt_event_begin(t->ev[EV_BACKWARD]);
             gt_model_backward(m, 1.0f);
@@ -987,6 +1000,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     gt_model_free(t->m);
     gt_dataset_free(t->ds);
     free(t->ybuf);
+    free(t->thr);
     free(t->mbuf);
     free(t->vy);
     free(t->vm);

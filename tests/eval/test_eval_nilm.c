@@ -10,7 +10,9 @@
  *   - eval on all ranks == eval on rank 0 alone (every metric, bitwise);
  *   - eval at stride 1 agrees with the metrics recomputed from the predicted
  *     file over the test rows (MAE per appliance, overall EA);
- *   - eval.json of the run has the documented keys. */
+ *   - eval.json of the run has the documented keys.
+ * With the argument "gated" the same for the gated head (model.head = gated):
+ * 2 x 15 outputs, a row is the power where the on-logit is > 0, else 0 W. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -54,7 +56,8 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
     char dir[512], data[600], run[600];
-    tt_scratch(dir, sizeof dir, "eval-nilm", world);
+    const int gated = argc > 1 && !strcmp(argv[1], "gated");
+    tt_scratch(dir, sizeof dir, gated ? "eval-nilm-gated" : "eval-nilm", world);
     snprintf(data, sizeof data, "%s/nilm.h5", dir);
     snprintf(run, sizeof run, "%s/run", dir);
 
@@ -75,6 +78,7 @@ int main(int argc, char **argv) {
     tc.data.holdout_every = 4; /* household 3 held out */
     tc.data.screen = GT_SCREEN_OFF;
     tc.max_steps = 30;
+    tc.model.gated = gated;
     tc.write_outputs = 1;
     tc.run_dir = run;
     TEST_REQUIRE(gt_train_run(&tc, world, NULL) == 0);
@@ -119,7 +123,7 @@ int main(int argc, char **argv) {
     gt_model_config mc = tc.model;
     mc.window = tc.data.window;
     mc.n_in = 1;
-    mc.n_out = 15;
+    mc.n_out = gated ? 30 : 15;
     mc.max_batch = 16;
     gt_model *m = gt_model_create(&mc);
     gt_train_state ts;
@@ -204,9 +208,13 @@ int main(int argc, char **argv) {
 
         /* stitching: row i = model output of the window centred on i (batch of one);
          * at or below the on-power threshold the default writes 0 W, the raw file the power */
-        int64_t check[4][2] = {{0, half}, {0, 1000}, {1, 2345}, {2, -1}};
+        /* four fixed rows (first, middle, last full window), then every 61st row of household 1 */
+        int64_t check[4 + 200][2] = {{0, half}, {0, 1000}, {1, 2345}, {2, -1}};
+        int n_check = 4;
+        for (int64_t i = half; i + (W - 1 - half) < sh->row_offset[2] - sh->row_offset[1] && n_check < 204; i += 61)
+            check[n_check][0] = 1, check[n_check++][1] = i;
         int n_off = 0, n_on = 0;
-        for (int c = 0; c < 4; c++) {
+        for (int c = 0; c < n_check; c++) {
             int h = (int)check[c][0];
             int64_t n = sh->row_offset[h + 1] - sh->row_offset[h];
             int64_t i = check[c][1] >= 0 ? check[c][1] : n - 1 - (W - 1 - half);
@@ -217,6 +225,7 @@ int main(int argc, char **argv) {
             for (int a = 0; a < A; a++) {
                 double w = out[a] * ns.std[1 + a] + ns.mean[1 + a];
                 w = w < 0 ? 0 : w > sh->meta[a].max_power_w ? sh->meta[a].max_power_w : w;
+                if (gated && !(out[A + a] > 0)) w = 0; /* the classifier says off */
                 int off = w <= sh->meta[a].on_power_w;
                 n_off += off, n_on += !off;
                 TEST_CLOSE(raw[(sh->row_offset[h] + i) * A + a], w, 1e-3, 1e-5);

@@ -304,6 +304,47 @@ static void test_l1(void) {
     free(c.c.pred); free(c.c.y); free(c.c.mask); free(dp);
 }
 
+typedef struct {
+    float *pred, *y, *mask, *thr;
+    size_t n;
+    int A;
+} gated_ctx;
+
+static double gated_obj(void *p) {
+    gated_ctx *c = (gated_ctx *)p;
+    return gt_gated_loss_sum(NULL, c->pred, c->y, c->mask, c->thr, c->n, c->A, 0.0f);
+}
+
+static void test_gated(void) {
+    // hand-computed, n = 1, A = 2: appliance 0 on (y 2 > thr 0.5): (r - y)^2 + bce(s, 1);
+    // appliance 1 off (y -0.3 <= thr 0): power not trained, bce(s, 0) only
+    float pred[4] = {1.5f, 7.0f, 0.4f, -1.2f}, y[2] = {2.0f, -0.3f}, thr[2] = {0.5f, 0.0f}, d[4];
+    double bce_on = log1p(exp(-0.4)), bce_off = log1p(exp(-1.2));  // softplus(-s) / softplus(s)
+    TEST_CLOSE(gt_gated_loss_sum(d, pred, y, NULL, thr, 1, 2, 0.5f), 0.25 + bce_on + bce_off, 1e-12, 1e-7);
+    TEST_CLOSE(d[0], 0.5 * 2 * (1.5 - 2.0), 1e-7, 1e-6);
+    TEST_CHECK(d[1] == 0.0f);  // off: the power output gets no gradient
+    TEST_CLOSE(d[2], 0.5 * (1 / (1 + exp(-0.4)) - 1), 1e-7, 1e-6);
+    TEST_CLOSE(d[3], 0.5 * (1 / (1 + exp(1.2))), 1e-7, 1e-6);
+    float mask[2] = {0, 1};
+    TEST_CLOSE(gt_gated_loss_sum(d, pred, y, mask, thr, 1, 2, 1.0f), bce_off, 1e-12, 1e-7);
+    TEST_CHECK(d[0] == 0.0f && d[2] == 0.0f);
+    // large logits stay finite (the stable form)
+    float big[4] = {0, 0, 80.0f, -80.0f};
+    TEST_CLOSE(gt_gated_loss_sum(NULL, big, y, NULL, thr, 1, 2, 0.0f), 4.0 + 2 * log1p(exp(-80.0)), 1e-9, 1e-7);
+    // FD on a random case: n = 5 samples, A = 3, a third of the targets masked
+    const size_t n = 5;
+    const int A = 3;
+    gated_ctx c = {falloc(n * 2 * A), falloc(n * A), falloc(n * A), falloc(A), n, A};
+    nt_fill(c.pred, n * 2 * A, 1.0f, 45);
+    nt_fill(c.y, n * A, 1.0f, 46);
+    for (size_t i = 0; i < n * A; i++) c.mask[i] = (float)(i % 3 != 1);
+    c.thr[0] = -0.2f, c.thr[1] = 0.0f, c.thr[2] = 0.3f;
+    float *dp = falloc(n * 2 * A);
+    gt_gated_loss_sum(dp, c.pred, c.y, c.mask, c.thr, n, A, 1.0f);
+    for (size_t i = 0; i < n * 2 * A; i++) TEST_CLOSE(dp[i], nt_fd(gated_obj, &c, c.pred, i, 1e-2f), 2e-4, 2e-3);
+    free(c.pred); free(c.y); free(c.mask); free(c.thr); free(dp);
+}
+
 int main(void) {
     test_linear();
     test_conv1d_case(2, 3, 4, 11, 5);  // odd K
@@ -314,5 +355,6 @@ int main(void) {
     test_layernorm();
     test_mse();
     test_l1();
+    test_gated();
     TEST_DONE();
 }

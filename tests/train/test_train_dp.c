@@ -6,7 +6,8 @@
  * loss (model.loss), and the L1 run really optimises L1: its first-step loss
  * (mean |d| over the same first batch from the same initial model) is below
  * the square root of the MSE run's (Cauchy-Schwarz, strict unless all |d|
- * are equal). */
+ * are equal). The gated head (power + on/off logit per appliance) passes the
+ * same data-parallel checks. */
 #include "train_test_util.h"
 
 int main(int argc, char **argv) {
@@ -20,13 +21,14 @@ int main(int argc, char **argv) {
     snprintf(file, sizeof file, "%s/nilm.h5", dir);
     tt_write_nilm(file, -1, 0, comm);
 
-    double first[2] = {0, 0};
-    for (int kind = 0; kind < 2; kind++) {
+    double first[3] = {0, 0, 0};
+    for (int kind = 0; kind < 3; kind++) {
         gt_train_config c;
         tt_cnn_config(&c, file);
         c.max_steps = 120;
         c.lr = 3e-3;
-        c.model.loss = kind ? GT_LOSS_L1 : GT_LOSS_MSE;
+        c.model.loss = kind == 1 ? GT_LOSS_L1 : GT_LOSS_MSE;
+        c.model.gated = kind == 2;
 
         gt_train_result rp;
         int rc = gt_train_run(&c, comm, &rp);
@@ -52,7 +54,7 @@ int main(int argc, char **argv) {
             fprintf(stderr,
                     "dp (%s): %d ranks vs 1 rank over %lld steps: max relative loss difference %.3g; "
                     "loss %.4f -> %.4f, val %.4f; params %016llx vs %016llx\n",
-                    gt_loss_kind_name(c.model.loss), size, (long long)rp.n_losses, worst, f5, l5, rp.last_val,
+                    kind == 2 ? "gated" : gt_loss_kind_name(c.model.loss), size, (long long)rp.n_losses, worst, f5, l5, rp.last_val,
                     (unsigned long long)rp.params_checksum, (unsigned long long)r1.params_checksum);
             if (size == 1) TEST_CHECK(rp.params_checksum == r1.params_checksum); /* same program, same bits */
             TEST_CHECK(l5 < 0.75 * f5);                                            /* it learns */

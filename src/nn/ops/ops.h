@@ -105,6 +105,16 @@ float gt_loss_masked_forward(gt_loss_kind kind, const float *pred, const float *
 /* dpred (n) = dloss * mask * term'(pred - y) / max(sum mask, 1)   (assigned) */
 void gt_loss_masked_backward(gt_loss_kind kind, float *dpred, const float *pred, const float *y,
                              const float *mask, size_t n, float dloss);
+/* Gated NILM head: pred (n, 2A) = [r_0 .. r_{A-1} | s_0 .. s_{A-1}] (power in
+ * normalised units, on/off logit), y and mask (n, A), thr (A) the on-threshold
+ * in normalised units, state z = y > thr. Returns the sum over masked
+ * elements of  z (r - y)^2 + bce(s, z),  bce = max(s,0) - z s + log(1 + e^-|s|)
+ * (torch's binary_cross_entropy_with_logits), in double: the power head
+ * learns the power while on, the logit the state. dpred (n, 2A) (NULL: loss
+ * only) = coef * mask * (2 z (r - y), sigmoid(s) - z). Inference: power r
+ * where s > 0, else 0 W. */
+double gt_gated_loss_sum(float *dpred, const float *pred, const float *y, const float *mask, const float *thr,
+                         size_t n, int A, float coef);
 /* The GT_LOSS_MSE case. */
 float gt_mse_masked_forward(const float *pred, const float *y, const float *mask, size_t n);
 void gt_mse_masked_backward(float *dpred, const float *pred, const float *y, const float *mask,

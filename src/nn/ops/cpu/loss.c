@@ -1,5 +1,6 @@
 /* nn/ops/cpu/loss.c: masked training losses (MSE, L1); per-element math in
  * nn/ops/elementwise.h, shared with the CUDA twin (nn/ops/cuda/reduce.cu). */
+#include <math.h>
 #include <string.h>
 
 #include "nn/ops/elementwise.h"
@@ -49,4 +50,30 @@ float gt_mse_masked_forward(const float *pred, const float *y, const float *mask
 void gt_mse_masked_backward(float *dpred, const float *pred, const float *y, const float *mask,
                             size_t n, float dloss) {
     gt_loss_masked_backward(GT_LOSS_MSE, dpred, pred, y, mask, n, dloss);
+}
+
+double gt_gated_loss_sum(float *dpred, const float *pred, const float *y, const float *mask, const float *thr,
+                         size_t n, int A, float coef) {
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const float *p = pred + i * 2 * (size_t)A;
+        float *dp = dpred ? dpred + i * 2 * (size_t)A : NULL;
+        for (int a = 0; a < A; a++) {
+            const size_t j = i * (size_t)A + (size_t)a;
+            const float w = mask ? mask[j] : 1.0f;
+            if (w == 0.0f) {
+                if (dp) dp[a] = dp[A + a] = 0.0f;
+                continue;
+            }
+            const float z = y[j] > thr[a] ? 1.0f : 0.0f, r = p[a], s = p[A + a];
+            const double d = (double)r - (double)y[j];
+            const double bce = (s > 0.0f ? (double)s : 0.0) - (double)z * s + log1p(exp(-fabs((double)s)));
+            sum += (double)w * ((double)z * d * d + bce);
+            if (dp) {
+                dp[a] = w * z * 2.0f * (r - y[j]) * coef;
+                dp[A + a] = w * (1.0f / (1.0f + expf(-s)) - z) * coef;
+            }
+        }
+    }
+    return sum;
 }
