@@ -81,6 +81,7 @@ void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_
     gt_args_parse(&L->args, &gt_cmd_train, 2, argv);
     unlink(tpath);
     gt_train_config_from_args(&L->args, &L->tc);
+    gt_train_config_stored_compat(&L->args, &L->tc);
     gt_model_config mc = L->tc.model;
     mc.window = L->tc.data.window;
     mc.n_in = n_in;

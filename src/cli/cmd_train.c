@@ -47,7 +47,7 @@ static const gt_opt opts[] = {
     {"model.hidden", NULL, GT_OPT_INT, "", "lstm: hidden size; s2p_cnn: fc1 width (default 1024)", NULL},
     {"model.tbptt", NULL, GT_OPT_INT, "", "lstm: truncated-BPTT chunk length (0 = full window)", NULL},
     {"model.conv_scale", NULL, GT_OPT_FLOAT, "1", "s2p_cnn: multiplies the conv channel counts (30/30/40/50/50); e.g. 0.25 for small runs", NULL},
-    {"model.head", NULL, GT_OPT_STR, "power", "nilm: power (one regression output per appliance) or gated (power while on + an on/off classifier; predicted power where the classifier says on, else 0 W)", "power|gated"},
+    {"model.head", NULL, GT_OPT_STR, "auto", "nilm: gated (power while on + an on/off classifier; predicted power where the classifier says on, else 0 W) or power (one regression output per appliance); auto = gated for s2p_cnn/s2p_tf", "auto|gated|power"},
     {"model.loss", NULL, GT_OPT_STR, "mse", "training loss on the normalised targets: mse fits the mean, l1 the median, mse+l1 their sum", "mse|l1|mse+l1"},
     {"optim.lr", "lr", GT_OPT_FLOAT, "1e-3", "peak learning rate (after warmup)", NULL},
     {"optim.lr_min", NULL, GT_OPT_FLOAT, "1e-5", "final learning rate of the cosine decay", NULL},
@@ -124,6 +124,10 @@ static char *config_text(const gt_args *a) {
 }
 
 /* gt_args -> gt_train_config (cli/train_args.h). */
+void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
+    if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
+}
+
 void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     int kind = gt_model_kind_parse(gt_args_str(a, "model.kind"));
     GT_CHECK(kind >= 0, GT_EXIT_USAGE, "model.kind: unknown kind");
@@ -167,7 +171,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     int loss = gt_loss_kind_parse(gt_args_str(a, "model.loss"));
     GT_CHECK(loss >= 0, GT_EXIT_USAGE, "model.loss: unknown loss '%s' (mse|l1|mse+l1)", gt_args_str(a, "model.loss"));
     m->loss = (gt_loss_kind)loss;
-    m->gated = !strcmp(gt_args_str(a, "model.head"), "gated");
+    const char *head = gt_args_str(a, "model.head");
+    GT_CHECK(kind != GT_MODEL_LSTM || strcmp(head, "gated"), GT_EXIT_USAGE,
+             "model.head = gated is for the NILM models (s2p_cnn, s2p_tf), not lstm");
+    m->gated = kind != GT_MODEL_LSTM && strcmp(head, "power") != 0;
     double cs = gt_args_float(a, "model.conv_scale");
     GT_CHECK(cs > 0, GT_EXIT_USAGE, "model.conv_scale must be > 0");
     if (kind == GT_MODEL_S2P_CNN) {
@@ -286,6 +293,7 @@ static int run(const gt_args *a0, MPI_Comm comm) {
     resolve_args(&a, a0, &resume);
     gt_train_config c;
     gt_train_config_from_args(&a, &c);
+    if (resume) gt_train_config_stored_compat(&a, &c);
     char *text = config_text(&a);
     c.config_text = text;
     c.resume = resume;

@@ -10,5 +10,8 @@
 /* a: parsed with gt_cmd_train's table. Validates ranges (user errors, exit 2).
  * Strings in c point into a: keep it alive while c is used. */
 void gt_train_config_from_args(const gt_args *a, gt_train_config *c);
+/* For a configuration stored with a run (resume, eval, predict): one without
+ * model.head predates the gated head and was trained with the power head. */
+void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c);
 
 #endif
