@@ -41,6 +41,7 @@ extern const gt_cmd gt_cmd_train;
 static const gt_opt eval_opts[] = {
     {"eval.stride", "stride", GT_OPT_INT, "0", "nilm: rows between evaluated window midpoints; 0 = auto (at most eval.max_windows windows)", NULL},
     {"eval.max_windows", NULL, GT_OPT_INT, "1000000", "nilm: auto stride = rows in the file / this", NULL},
+    {"eval.calibrate_gate", NULL, GT_OPT_BOOL, "false", "nilm gated head: per-appliance on/off threshold maximising the F1 on the file's validation split (else probability 0.5)", NULL},
     {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL},
     EVAL_OPTS,
     {NULL, NULL, 0, NULL, NULL, NULL},
@@ -133,6 +134,7 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
         if (!strcmp(k, "eval.stride")) ec->nilm_stride = gt_args_int(a, k);
         else if (!strcmp(k, "eval.max_windows")) ec->nilm_max_windows = gt_args_int(a, k);
         else if (!strcmp(k, "eval.off_below_on")) ec->nilm_off_below_on = gt_args_bool(a, k);
+        else if (!strcmp(k, "eval.calibrate_gate")) ec->nilm_calibrate_gate = gt_args_bool(a, k);
         else if (!strcmp(k, "eval.quantile")) ec->pdm_quantile = gt_args_float(a, k);
         else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
         else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);

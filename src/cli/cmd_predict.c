@@ -23,6 +23,7 @@
 static const gt_opt predict_opts[] = {
     {"predict.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp, renamed when complete)", NULL},
     {"predict.pad", "pad", GT_OPT_STR, "nan", "nilm: rows whose centred window leaves the household: NaN, or repeat the edge sample", "nan|edge"},
+    {"eval.calibrate_gate", NULL, GT_OPT_BOOL, "false", "nilm gated head: per-appliance on/off threshold maximising the F1 on the file's validation split (else probability 0.5)", NULL},
     {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is written as 0 W", NULL},
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL},
     {"eval.models", "models", GT_OPT_STR, "", "pdm multi-scale: more run directories (comma-separated)", NULL},

@@ -38,6 +38,8 @@ typedef struct gt_eval_config {
     int64_t nilm_stride;      /* rows between evaluated window midpoints; 0 = auto:
                                  max(1, rows in the file / nilm_max_windows) */
     int64_t nilm_max_windows; /* default 1000000 */
+    int nilm_calibrate_gate;  /* 1: the gated head's on/off threshold per appliance maximises the F1
+                                 on the validation split; 0 (default): probability 0.5 */
     int nilm_off_below_on;    /* 1 (default): a predicted power at or below the appliance's on-power
                                  threshold (predicted off) is reported as 0 W; 0: raw clipped power */
     /* pdm */
@@ -83,6 +85,8 @@ typedef struct gt_nilm_eval {
     int64_t windows[GT_SPLIT_COUNT]; /* windows per split at the evaluation stride */
     gt_screen_summary screen;
     gt_nilm_split_eval test, holdout;
+    int gated;                            /* gated head */
+    float gate[GT_DATA_MAX_TARGETS];      /* its calibrated on-logit thresholds (0 = probability 0.5) */
 } gt_nilm_eval;
 
 /* Collective. Evaluates em on data_file (a NILM file with the model's

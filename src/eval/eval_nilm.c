@@ -26,6 +26,7 @@ void gt_eval_config_defaults(gt_eval_config *c) {
     c->pdm_max_val = 2000000;
     c->pad_edges = 0;
     c->nilm_off_below_on = 1;
+    c->nilm_calibrate_gate = 0;
 }
 
 /* W of predicted power for normalised output v of appliance a, clipped to
@@ -39,13 +40,115 @@ static inline double denorm_clip(const gt_norm_stats *ns, const gt_io_appliance 
     return w < 0 ? 0 : w > hi ? hi : w;
 }
 
+/* How outputs become watts: the on-threshold rule and, for the gated head,
+ * the per-appliance decision thresholds on the on-logit. */
+typedef struct out_rule {
+    int off_below_on;
+    float gate[GT_DATA_MAX_TARGETS]; /* gated: on where logit > gate[a] */
+} out_rule;
+
 /* W predicted for appliance a of sample b: the power output, de-normalised
- * and clipped; with the gated head 0 W where the on-logit is <= 0. */
+ * and clipped; with the gated head 0 W where the on-logit is <= its threshold. */
 static inline double predict_w(const gt_model *m, const gt_norm_stats *ns, const gt_io_appliance *meta, int A, int b,
-                               int a, int off_below_on) {
+                               int a, const out_rule *rule) {
     const float *p = m->pred + (size_t)b * (size_t)m->cfg.n_out;
-    if (m->cfg.gated && !(p[A + a] > 0.0f)) return 0;
-    return denorm_clip(ns, meta, a, p[a], off_below_on);
+    if (m->cfg.gated && !(p[A + a] > rule->gate[a])) return 0;
+    return denorm_clip(ns, meta, a, p[a], rule->off_below_on);
+}
+
+/* Gate calibration: logits binned on [-GATE_L, GATE_L] */
+#define GATE_BINS 480
+#define GATE_L 12.0
+
+static int gate_bin(float logit) {
+    double u = ((double)logit + GATE_L) * (GATE_BINS / (2.0 * GATE_L));
+    return u < 0 ? 0 : u >= GATE_BINS ? GATE_BINS - 1 : (int)u;
+}
+
+/* Collective. The gated head's decision threshold per appliance: the bin edge
+ * of the logit at which the on/off F1 over the validation split of ds (the
+ * later time of the training households, never evaluated) is largest
+ * (ties: the edge nearest 0); 0 (probability 0.5) for an appliance never on
+ * there. Counts are integers summed over the ranks: the same thresholds for
+ * any rank count. */
+static void calibrate_gates(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A,
+                            MPI_Comm comm, float *gate) {
+    gt_model *m = em->m;
+    const gt_norm_stats *ns = &em->ns;
+    const int B = m->cfg.max_batch;
+    int64_t *cnt = GT_CALLOC((size_t)A * 2 * GATE_BINS, sizeof(int64_t)); /* [a][z][bin] */
+    int64_t nloc = gt_dataset_n_windows_local(ds, GT_SPLIT_VAL);
+    int64_t *idx = GT_MALLOC(sizeof(int64_t) * (size_t)B);
+    float *y = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A), *mask = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A);
+    for (int64_t first = 0; first < nloc;) {
+        int64_t want = nloc - first < B ? nloc - first : B;
+        int64_t n = gt_dataset_local_range(ds, GT_SPLIT_VAL, first, want, idx);
+        GT_ASSERT(n > 0);
+        gt_dataset_fill(ds, GT_SPLIT_VAL, idx, n, m->x, y, mask, NULL);
+        gt_model_forward(m, m->x, (int)n);
+        for (int64_t b = 0; b < n; b++)
+            for (int a = 0; a < A; a++) {
+                size_t j = (size_t)b * A + a;
+                if (mask[j] == 0.0f) continue;
+                double yt = (double)y[j] * ns->std[1 + a] + ns->mean[1 + a];
+                int z = yt > meta[a].on_power_w;
+                cnt[((size_t)a * 2 + z) * GATE_BINS + gate_bin(m->pred[(size_t)b * m->cfg.n_out + A + a])]++;
+            }
+        first += n;
+    }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, cnt, A * 2 * GATE_BINS, MPI_INT64_T, MPI_SUM, comm));
+    for (int a = 0; a < A; a++) {
+        const int64_t *neg = cnt + (size_t)a * 2 * GATE_BINS, *pos = neg + GATE_BINS;
+        int64_t P = 0;
+        for (int k = 0; k < GATE_BINS; k++) P += pos[k];
+        gate[a] = 0.0f;
+        if (P == 0) continue;
+        /* threshold at the lower edge of bin k: on = bins >= k */
+        int64_t tp = 0, fp = 0;
+        double best = -1;
+        for (int k = GATE_BINS - 1; k >= 0; k--) {
+            tp += pos[k], fp += neg[k];
+            double f1 = 2.0 * (double)tp / (double)(2 * tp + fp + (P - tp));
+            double edge = -GATE_L + (2.0 * GATE_L) * k / GATE_BINS;
+            if (f1 > best + 1e-12 || (fabs(f1 - best) <= 1e-12 && fabs(edge) < fabs((double)gate[a]))) {
+                best = f1;
+                gate[a] = (float)edge;
+            }
+        }
+    }
+    free(cnt), free(idx), free(y), free(mask);
+}
+
+/* eval.stride, or auto: at most eval.max_windows windows over `rows` rows */
+static int64_t eval_stride(const gt_eval_config *ec, int64_t rows) {
+    int64_t stride = ec->nilm_stride;
+    if (stride <= 0) {
+        int64_t mw = ec->nilm_max_windows > 0 ? ec->nilm_max_windows : 1000000;
+        stride = (rows + mw - 1) / mw;
+        if (stride < 1) stride = 1;
+    }
+    return stride;
+}
+
+/* Collective: the output rule of em on data_file (reads the file again for
+ * the gated head's calibration windows at the evaluation's window grid). */
+static void make_rule(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, int64_t stride,
+                      MPI_Comm comm, out_rule *rule) {
+    memset(rule, 0, sizeof *rule);
+    rule->off_below_on = ec->nilm_off_below_on;
+    if (!em->m->cfg.gated || !ec->nilm_calibrate_gate) return;
+    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
+    const int A = sh->n_appliances;
+    gt_io_appliance meta[GT_DATA_MAX_TARGETS];
+    memcpy(meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
+    gt_data_config dcfg = em->data;
+    dcfg.task = GT_TASK_NILM;
+    dcfg.window = em->m->cfg.window;
+    dcfg.stride = stride;
+    gt_dataset *ds = gt_dataset_nilm(sh, &dcfg, comm); /* owns sh */
+    gt_dataset_set_norm(ds, &em->ns);
+    calibrate_gates(ds, em, meta, A, comm, rule->gate);
+    gt_dataset_free(ds);
 }
 
 static void check_model(const gt_eval_model *em, int A) {
@@ -69,7 +172,7 @@ typedef struct sample_buf {
 enum { ACC_K = sizeof(gt_nilm_acc) / sizeof(double) };
 
 static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A, gt_split s,
-                       int64_t stride, int off_below_on, int n_local, const int32_t *fidx, int n_total,
+                       int64_t stride, const out_rule *rule, int n_local, const int32_t *fidx, int n_total,
                        sample_buf *smp, MPI_Comm comm, gt_nilm_split_eval *out) {
     memset(out, 0, sizeof *out);
     out->n_windows = gt_dataset_n_windows_global(ds, s);
@@ -120,7 +223,7 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
             }
             for (int a = 0; a < A; a++) {
                 size_t j = (size_t)b * A + a;
-                double yhat = predict_w(m, ns, meta, A, (int)b, a, off_below_on);
+                double yhat = predict_w(m, ns, meta, A, (int)b, a, rule);
                 double yt = NAN;
                 if (mask[j] != 0.0f) {
                     yt = (double)y[j] * ns->std[1 + a] + ns->mean[1 + a];
@@ -192,12 +295,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
     out->n_rows = rows;
     out->n_items = n_total;
-    int64_t stride = ec->nilm_stride;
-    if (stride <= 0) {
-        int64_t mw = ec->nilm_max_windows > 0 ? ec->nilm_max_windows : 1000000;
-        stride = (rows + mw - 1) / mw;
-        if (stride < 1) stride = 1;
-    }
+    int64_t stride = eval_stride(ec, rows);
     out->stride = stride;
     gt_data_config dcfg = em->data;
     dcfg.task = GT_TASK_NILM;
@@ -208,10 +306,16 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
     for (int s = 0; s < GT_SPLIT_COUNT; s++) out->windows[s] = gt_dataset_n_windows_global(ds, (gt_split)s);
     gt_dataset_screen_summary(ds, comm, &out->screen);
 
+    out_rule rule;
+    memset(&rule, 0, sizeof rule);
+    rule.off_below_on = ec->nilm_off_below_on;
+    if (em->m->cfg.gated && ec->nilm_calibrate_gate) calibrate_gates(ds, em, out->meta, A, comm, rule.gate);
+    memcpy(out->gate, rule.gate, sizeof out->gate);
+    out->gated = em->m->cfg.gated;
     sample_buf smp = {.file_index = -1};
-    eval_split(ds, em, out->meta, A, GT_SPLIT_TEST, stride, ec->nilm_off_below_on, n_local, fidx, n_total, sample_csv ? &smp : NULL, comm,
-               &out->test);
-    eval_split(ds, em, out->meta, A, GT_SPLIT_HOLDOUT, stride, ec->nilm_off_below_on, n_local, fidx, n_total, NULL, comm, &out->holdout);
+    eval_split(ds, em, out->meta, A, GT_SPLIT_TEST, stride, &rule, n_local, fidx, n_total, sample_csv ? &smp : NULL,
+               comm, &out->test);
+    eval_split(ds, em, out->meta, A, GT_SPLIT_HOLDOUT, stride, &rule, n_local, fidx, n_total, NULL, comm, &out->holdout);
     if (sample_csv) write_sample(sample_csv, &smp, out->meta, A, comm);
     free(smp.rows);
     gt_dataset_free(ds);
@@ -225,6 +329,10 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
     const int A = sh->n_appliances;
     check_model(em, A);
+    int64_t rows = sh->n_rows;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
+    out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
+    make_rule(data_file, em, ec, eval_stride(ec, rows), comm, &rule);
     gt_model *m = em->m;
     const gt_norm_stats *ns = &em->ns;
     const int W = m->cfg.window, B = m->cfg.max_batch, half = W / 2;
@@ -266,7 +374,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
             for (int b = 0; b < nb; b++)
                 for (int a = 0; a < A; a++)
                     pred[(size_t)(r0 + i0 + b) * A + a] =
-                        bad[b] ? NAN : (float)predict_w(m, ns, sh->meta, A, b, a, ec->nilm_off_below_on);
+                        bad[b] ? NAN : (float)predict_w(m, ns, sh->meta, A, b, a, &rule);
         }
     }
     gt_eval_out o;

@@ -138,7 +138,11 @@ static cJSON *nilm_split_json(const gt_nilm_split_eval *s, const gt_nilm_eval *e
     cJSON_AddNumberToObject(ov, "appliances_f1_defined", nf);
     cJSON_AddItemToObject(o, "overall", ov);
     cJSON *arr = cJSON_AddArrayToObject(o, "appliances");
-    for (int a = 0; a < e->n_appliances; a++) cJSON_AddItemToArray(arr, nilm_metrics_json(&s->app[a], e->meta[a].name));
+    for (int a = 0; a < e->n_appliances; a++) {
+        cJSON *it = nilm_metrics_json(&s->app[a], e->meta[a].name);
+        if (e->gated) cJSON_AddNumberToObject(it, "gate_logit", e->gate[a]); /* on where the logit exceeds it */
+        cJSON_AddItemToArray(arr, it);
+    }
     return o;
 }
 
@@ -320,6 +324,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON *c = cJSON_AddObjectToObject(root, "eval_config");
         cJSON_AddNumberToObject(c, "nilm_stride", (double)ec->nilm_stride);
         cJSON_AddBoolToObject(c, "nilm_off_below_on", ec->nilm_off_below_on != 0);
+        cJSON_AddBoolToObject(c, "nilm_calibrate_gate", ec->nilm_calibrate_gate != 0);
         cJSON_AddNumberToObject(c, "pdm_quantile", ec->pdm_quantile);
         cJSON_AddNumberToObject(c, "pdm_margin", ec->pdm_margin);
         cJSON_AddNumberToObject(c, "pdm_val_false_alarms", ec->pdm_val_false_alarms);

@@ -144,6 +144,10 @@ int main(int argc, char **argv) {
     gt_nilm_eval e1, eP;
     ec.nilm_stride = 1;
     gt_eval_nilm(data, &em, &ec, NULL, world, &eP);
+    gt_eval_config ecc = ec; /* calibrated gates (gated head) */
+    ecc.nilm_calibrate_gate = 1;
+    gt_nilm_eval cP;
+    if (gated) gt_eval_nilm(data, &em, &ecc, NULL, world, &cP);
     if (rank == 0) {
         gt_predict_nilm(data, &em, &ec, out1, self);
         gt_eval_nilm(data, &em, &ec, NULL, self, &e1);
@@ -153,6 +157,26 @@ int main(int argc, char **argv) {
         TEST_EQ_INT(n1, nP);
         TEST_CHECK(n1 == nP && !memcmp(b1, bP, (size_t)n1)); /* byte-identical files */
         free(b1), free(bP);
+
+        /* gated head: the calibrated on/off thresholds (eval.calibrate_gate) are the same for any
+         * number of ranks, lie on the calibration grid, and the F1-optimal choice moved some */
+        if (gated) {
+            gt_nilm_eval c1;
+            gt_eval_nilm(data, &em, &ecc, NULL, self, &c1);
+            TEST_CHECK(!memcmp(c1.gate, cP.gate, sizeof c1.gate));
+            TEST_CHECK(same_metrics(&c1.test.overall, &cP.test.overall));
+            TEST_CHECK(c1.gated && !e1.gate[0] && !e1.gate[14]); /* default: probability 0.5 */
+            int moved = 0;
+            for (int a = 0; a < 15; a++) {
+                TEST_CHECK(c1.gate[a] >= -12.0f && c1.gate[a] <= 12.0f);
+                double k = (c1.gate[a] + 12.0) * 20.0; /* 480 bins over [-12, 12] */
+                TEST_CLOSE(k, round(k), 1e-3, 0);
+                moved += c1.gate[a] != 0.0f;
+            }
+            fprintf(stderr, "gates: %d of 15 moved from 0; test F1 %.4f (0.5: %.4f)\n", moved, c1.test.overall.f1,
+                    e1.test.overall.f1);
+            TEST_CHECK(moved > 0);
+        }
 
         /* eval identical for any number of ranks */
         TEST_CHECK(e1.test.present && e1.holdout.present);
