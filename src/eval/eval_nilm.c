@@ -119,6 +119,18 @@ static void calibrate_gates(gt_dataset *ds, const gt_eval_model *em, const gt_io
     free(cnt), free(idx), free(y), free(mask);
 }
 
+/* Collective: the run's splits and screening over sh (owned by the result) on
+ * the window grid `stride`, normalised with the run's frozen statistics. */
+static gt_dataset *eval_dataset(gt_nilm_shard *sh, const gt_eval_model *em, int64_t stride, MPI_Comm comm) {
+    gt_data_config dcfg = em->data;
+    dcfg.task = GT_TASK_NILM;
+    dcfg.window = em->m->cfg.window;
+    dcfg.stride = stride;
+    gt_dataset *ds = gt_dataset_nilm(sh, &dcfg, comm);
+    gt_dataset_set_norm(ds, &em->ns);
+    return ds;
+}
+
 /* eval.stride, or auto: at most eval.max_windows windows over `rows` rows */
 static int64_t eval_stride(const gt_eval_config *ec, int64_t rows) {
     int64_t stride = ec->nilm_stride;
@@ -141,12 +153,7 @@ static void make_rule(const char *data_file, const gt_eval_model *em, const gt_e
     const int A = sh->n_appliances;
     gt_io_appliance meta[GT_DATA_MAX_TARGETS];
     memcpy(meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
-    gt_data_config dcfg = em->data;
-    dcfg.task = GT_TASK_NILM;
-    dcfg.window = em->m->cfg.window;
-    dcfg.stride = stride;
-    gt_dataset *ds = gt_dataset_nilm(sh, &dcfg, comm); /* owns sh */
-    gt_dataset_set_norm(ds, &em->ns);
+    gt_dataset *ds = eval_dataset(sh, em, stride, comm);
     calibrate_gates(ds, em, meta, A, comm, rule->gate);
     gt_dataset_free(ds);
 }
@@ -297,12 +304,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
     out->n_items = n_total;
     int64_t stride = eval_stride(ec, rows);
     out->stride = stride;
-    gt_data_config dcfg = em->data;
-    dcfg.task = GT_TASK_NILM;
-    dcfg.window = em->m->cfg.window;
-    dcfg.stride = stride;
-    gt_dataset *ds = gt_dataset_nilm(sh, &dcfg, comm); /* owns sh */
-    gt_dataset_set_norm(ds, &em->ns);
+    gt_dataset *ds = eval_dataset(sh, em, stride, comm);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) out->windows[s] = gt_dataset_n_windows_global(ds, (gt_split)s);
     gt_dataset_screen_summary(ds, comm, &out->screen);
 
