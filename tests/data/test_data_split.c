@@ -121,71 +121,21 @@ static void check_nilm_splits(const char *path, MPI_Comm comm, int H) {
     gt_dataset_free(ds);
 }
 
-/* stride 0: per-appliance strides from on_duration_s = 60 (a + 1) s */
-static void check_strides(const char *path, MPI_Comm comm) {
+/* stride 0: per-appliance strides from on_duration_s = 60 (a + 1) s; windows
+ * start on the grid of the smallest selected appliance's stride (appliances
+ * sel_lo.. selected). masked (data.stride_mask): appliance a's target counts
+ * exactly where start % stride_a == 0 (strides rounded to multiples of the
+ * grid); unmasked (the default): every selected appliance in every window. */
+static void check_strides(const char *path, MPI_Comm comm, int masked, const char *select, int sel_lo) {
     gt_data_config cfg;
     gt_data_config_defaults(&cfg, GT_TASK_NILM);
     cfg.window = 21;
     cfg.stride = 0;
     cfg.stride_frac = 0.35;
-    cfg.stride_mask = 1;
-    gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
-    int64_t bad = 0, n_mask[TG_NILM_A] = {0}, n_expect[TG_NILM_A] = {0}, seen = 0;
-    float x[32], y[TG_NILM_A], m[TG_NILM_A];
-    int done[64] = {0};
-    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
-        int64_t n_loc = gt_dataset_n_windows_local(ds, s);
-        for (int64_t i = 0; i < n_loc; i++) {
-            gt_window_ref r;
-            gt_dataset_fill(ds, s, &i, 1, x, y, m, &r);
-            int h = r.file_index;
-            double period = tg_nilm_period(h);
-            int64_t st[TG_NILM_A], base = INT64_MAX;
-            for (int a = 0; a < TG_NILM_A; a++) {
-                st[a] = llround(0.35 * 60.0 * (a + 1) / period);
-                if (st[a] < 1) st[a] = 1;
-                if (st[a] < base) base = st[a];
-            }
-            for (int a = 0; a < TG_NILM_A; a++) st[a] = llround((double)st[a] / base) * base;
-            bad += r.start % base != 0;
-            for (int a = 0; a < TG_NILM_A; a++) {
-                bad += m[a] != (r.start % st[a] == 0 ? 1.0f : 0.0f);
-                n_mask[a] += m[a] == 1.0f;
-            }
-            if (!done[h]) { /* expected count of windows per appliance of this household */
-                done[h] = 1;
-                int64_t n = tg_nilm_rows(h), b1, b2;
-                dt_bounds(n, cfg.split_train, cfg.split_val, &b1, &b2);
-                int64_t lo[3] = {0, b1, b2}, hi[3] = {b1, b2, n};
-                for (int a = 0; a < TG_NILM_A; a++)
-                    for (int k = 0; k < 3; k++) n_expect[a] += dt_grid(lo[k], hi[k], cfg.window, st[a]);
-            }
-            seen++;
-        }
-    }
-    TEST_EQ_INT(bad, 0);
-    for (int a = 0; a < TG_NILM_A; a++) TEST_EQ_INT(n_mask[a], n_expect[a]);
-    /* period 6 s: strides 4, 8, 12, 16, 20 (3.5 (a+1) rounded, then to multiples of 4) */
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    if (rank == 0) fprintf(stderr, "stride masks: %lld windows, per appliance %lld %lld %lld %lld %lld\n",
-                           (long long)seen, (long long)n_mask[0], (long long)n_mask[1], (long long)n_mask[2],
-                           (long long)n_mask[3], (long long)n_mask[4]);
-    gt_dataset_free(ds);
-}
-
-/* stride 0 without stride masks (the default): the same window grid (the
- * smallest selected appliance's stride) and every appliance counts in every
- * window; selecting appliances moves the grid to the smallest selected stride. */
-static void check_strides_unmasked(const char *path, MPI_Comm comm, const char *select, int sel_lo) {
-    gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
-    cfg.window = 21;
-    cfg.stride = 0;
-    cfg.stride_frac = 0.35;
+    cfg.stride_mask = masked;
     snprintf(cfg.appliances, sizeof cfg.appliances, "%s", select);
     gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
-    int64_t bad = 0, seen = 0, n_expect = 0;
+    int64_t bad = 0, n_mask[TG_NILM_A] = {0}, n_expect[TG_NILM_A] = {0}, seen = 0, seen_expect = 0;
     float x[32], y[TG_NILM_A], m[TG_NILM_A];
     int done[64] = {0};
     for (int s = 0; s < GT_SPLIT_COUNT; s++) {
@@ -194,23 +144,42 @@ static void check_strides_unmasked(const char *path, MPI_Comm comm, const char *
             gt_window_ref r;
             gt_dataset_fill(ds, s, &i, 1, x, y, m, &r);
             int h = r.file_index;
-            int64_t base = llround(0.35 * (60.0 * (sel_lo + 1)) / tg_nilm_period(h)); /* the code's order */
-            if (base < 1) base = 1;
+            int64_t st[TG_NILM_A], base = INT64_MAX;
+            for (int a = 0; a < TG_NILM_A; a++) {
+                st[a] = llround(0.35 * (60.0 * (a + 1)) / tg_nilm_period(h)); /* the code's order */
+                if (st[a] < 1) st[a] = 1;
+                if (a >= sel_lo && st[a] < base) base = st[a];
+            }
+            for (int a = 0; a < TG_NILM_A; a++) st[a] = masked ? llround((double)st[a] / base) * base : base;
             bad += r.start % base != 0;
-            for (int a = 0; a < TG_NILM_A; a++) bad += m[a] != (a >= sel_lo ? 1.0f : 0.0f);
-            if (!done[h]) {
+            for (int a = 0; a < TG_NILM_A; a++) {
+                bad += m[a] != (a >= sel_lo && r.start % st[a] == 0 ? 1.0f : 0.0f);
+                n_mask[a] += m[a] == 1.0f;
+            }
+            if (!done[h]) { /* expected windows, and targets per appliance, of this household */
                 done[h] = 1;
                 int64_t n = tg_nilm_rows(h), b1, b2;
                 dt_bounds(n, cfg.split_train, cfg.split_val, &b1, &b2);
                 int64_t lo[3] = {0, b1, b2}, hi[3] = {b1, b2, n};
-                for (int k = 0; k < 3; k++) n_expect += dt_grid(lo[k], hi[k], cfg.window, base);
+                for (int k = 0; k < 3; k++) {
+                    seen_expect += dt_grid(lo[k], hi[k], cfg.window, base);
+                    for (int a = sel_lo; a < TG_NILM_A; a++) n_expect[a] += dt_grid(lo[k], hi[k], cfg.window, st[a]);
+                }
             }
             seen++;
         }
     }
     TEST_EQ_INT(bad, 0);
-    TEST_EQ_INT(seen, n_expect);
+    TEST_EQ_INT(seen, seen_expect);
     TEST_CHECK(seen > 0);
+    for (int a = 0; a < TG_NILM_A; a++) TEST_EQ_INT(n_mask[a], n_expect[a]);
+    /* period 6 s, all selected, masked: strides 4, 8, 12, 16, 20 (3.5 (a+1) rounded, then to multiples of 4) */
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0)
+        fprintf(stderr, "strides (%s, from appliance %d): %lld windows, targets per appliance %lld %lld %lld %lld %lld\n",
+                masked ? "masked" : "every target", sel_lo, (long long)seen, (long long)n_mask[0],
+                (long long)n_mask[1], (long long)n_mask[2], (long long)n_mask[3], (long long)n_mask[4]);
     gt_dataset_free(ds);
 }
 
@@ -295,9 +264,10 @@ int main(int argc, char **argv) {
     dt_write_nilm(nilm, H, 0, NULL, 0, comm);
     dt_write_pdm(pdm, T, comm);
     check_nilm_splits(nilm, comm, H);
-    check_strides(nilm, comm);
-    check_strides_unmasked(nilm, comm, "", 0);
-    check_strides_unmasked(nilm, comm, "app2+app3+app4", 2);
+    check_strides(nilm, comm, 1, "", 0);
+    check_strides(nilm, comm, 1, "app2+app3+app4", 2);
+    check_strides(nilm, comm, 0, "", 0);
+    check_strides(nilm, comm, 0, "app2+app3+app4", 2);
     check_memory(nilm, comm);
     check_pdm(pdm, comm, T);
     MPI_Barrier(comm);
