@@ -98,9 +98,11 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
 /* Collective. Writes out_path (HDF5, via out_path.tmp + rename):
  *   /timestamps int64 [N], /predictions float32 [N, A] (W), /aggregate float32 [N]
  *   /households/{id int64 [H], row_offset int64 [H+1]}, /appliance_meta/{name, on_power_w, max_power_w}
- *   root attributes kind = "nilm_predictions", model, window, source, padding.
+ *   root attributes kind = "nilm_predictions", model, window, source, padding, head, off_below_on;
+ *   gated head: /appliance_meta/gate_logit float32 [A] (the on-logit thresholds used).
  * Row i of household h holds the model's output for the window of W rows
- * centred on i (rows i - W/2 .. i - W/2 + W - 1) de-normalised and clipped;
+ * centred on i (rows i - W/2 .. i - W/2 + W - 1) de-normalised and clipped,
+ * 0 W where predicted off (gated head; ec->nilm_off_below_on);
  * rows whose window leaves the household are NaN (pad_edges = 0) or use the
  * first/last sample repeated (pad_edges = 1); a window holding a NaN
  * aggregate gives NaN. The bytes do not depend on the number of ranks. */

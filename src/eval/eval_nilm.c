@@ -388,6 +388,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     gt_h5_attr_str(o.f, "source", data_file);
     gt_h5_attr_i64(o.f, "window", W);
     gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
+    gt_h5_attr_str(o.f, "head", m->cfg.gated ? "gated" : "power");
+    gt_h5_attr_i64(o.f, "off_below_on", rule.off_below_on);
     gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
     gt_eval_out_rows(&o, "aggregate", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, sh->aggregate);
     gt_eval_out_rows(&o, "predictions", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, pred);
@@ -402,6 +404,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     for (int f = 0; f < H; f++) ids[f] = (int64_t)ida[f];
     gt_eval_out_table(&o, "households/id", H5T_NATIVE_INT64, H5T_STD_I64LE, H, 0, ids);
     gt_eval_out_table(&o, "households/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, H + 1, 0, o.goff);
+    if (m->cfg.gated) /* the on-logit thresholds used (0: probability 0.5) */
+        gt_eval_out_table(&o, "appliance_meta/gate_logit", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.gate);
     char *names = GT_CALLOC((size_t)A, GT_FORMAT_NAME_LEN);
     float *onp = GT_MALLOC(sizeof(float) * (size_t)A), *maxp = GT_MALLOC(sizeof(float) * (size_t)A);
     for (int a = 0; a < A; a++) {

@@ -22,6 +22,7 @@
 
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
+#include "io/h5.h"
 #include "io/read.h"
 #include "nn/model.h"
 #include "train/checkpoint.h"
@@ -202,6 +203,13 @@ int main(int argc, char **argv) {
         int64_t *off = malloc(sizeof(int64_t) * (size_t)(sh->n_households + 1));
         read_ds(f, "predictions", H5T_NATIVE_FLOAT, pred);
         read_ds(f, "households/row_offset", H5T_NATIVE_INT64, off);
+        char head[16] = "";
+        TEST_CHECK(gt_h5_attr_read_str(f, "head", head, sizeof head) == 0 && !strcmp(head, gated ? "gated" : "power"));
+        if (gated) { /* default: probability 0.5 for every appliance */
+            float gl[15];
+            read_ds(f, "appliance_meta/gate_logit", H5T_NATIVE_FLOAT, gl);
+            for (int a = 0; a < 15; a++) TEST_CHECK(gl[a] == 0.0f);
+        }
         H5Fclose(f);
         int64_t bad_range = 0, bad_nan = 0;
         for (int h = 0; h < sh->n_households; h++) {
