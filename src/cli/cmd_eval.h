@@ -11,6 +11,22 @@
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
+/* The option rows `eval` and `predict` share (inference and the output rules);
+ * read into a gt_eval_config by gt_eval_cli_config. */
+#define GT_EVAL_OPTS                                                                                                  \
+    {"eval.calibrate_gate", NULL, GT_OPT_BOOL, "false", "nilm gated head: per-appliance on/off threshold maximising the F1 on the file's validation split (else probability 0.5)", NULL}, \
+    {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL}, \
+    {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
+    {"eval.models", "models", GT_OPT_STR, "", "pdm multi-scale: more run directories (comma-separated), e.g. the window 64 and 1024 runs", NULL}, \
+    {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
+    {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL}, \
+    {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
+    {"eval.calibrate", NULL, GT_OPT_STR, "val", "pdm: rows of normal operation that calibrate the score and threshold: the validation split, or train+validation", "val|train_val"}, \
+    {"eval.ewma_s", NULL, GT_OPT_FLOAT, "10", "pdm: EWMA span of the anomaly score, seconds", NULL}, \
+    {"eval.min_duration_s", NULL, GT_OPT_FLOAT, "0", "pdm: alarms shorter than this are dropped (0: one row)", NULL}, \
+    {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL}, \
+    {"eval.hop", NULL, GT_OPT_INT, "0", "pdm: rows between scoring windows; 0 = window / 2", NULL}
+
 /* A model loaded from a run: owns the model and the parsed stored
  * configuration (strings of tc point into args). */
 typedef struct gt_eval_loaded {

@@ -723,25 +723,33 @@ static uint32_t appliance_mask(const char *names, const gt_nilm_shard *sh) {
     return mask;
 }
 
+/* The fields both kinds share; the caller attaches its shard. */
+static gt_dataset *ds_new(gt_task task, const gt_data_config *cfg, int n_items, int n_items_total, int n_cols,
+                          const int64_t *ts, float *x, const int32_t *index, const int64_t *id) {
+    gt_dataset *ds = GT_CALLOC(1, sizeof *ds);
+    ds->task = task;
+    ds->cfg = *cfg;
+    ds->n_items = n_items;
+    ds->n_items_total = n_items_total;
+    ds->n_cols = n_cols;
+    ds->W = cfg->window;
+    ds->ts = ts;
+    ds->x = x;
+    ds->index = index;
+    ds->id = id;
+    ds->items = GT_CALLOC((size_t)(n_items > 0 ? n_items : 1), sizeof(ds_item));
+    return ds;
+}
+
 gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
     check_cfg(cfg, GT_TASK_NILM);
     const int A = shard->n_appliances;
     GT_CHECK(A >= 1 && A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "data: %d appliances (1..%d supported)", A,
              GT_DATA_MAX_TARGETS);
-    gt_dataset *ds = GT_CALLOC(1, sizeof *ds);
-    ds->task = GT_TASK_NILM;
-    ds->cfg = *cfg;
+    gt_dataset *ds = ds_new(GT_TASK_NILM, cfg, shard->n_households, shard->n_households_total, A, shard->timestamps,
+                            shard->aggregate, shard->index, shard->id);
     ds->nilm = shard;
-    ds->n_items = shard->n_households;
-    ds->n_items_total = shard->n_households_total;
-    ds->n_cols = A;
-    ds->W = cfg->window;
-    ds->ts = shard->timestamps;
-    ds->x = shard->aggregate;
     ds->app = shard->appliances;
-    ds->index = shard->index;
-    ds->id = shard->id;
-    ds->items = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(ds_item));
     ds->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
     ds->app_mask = appliance_mask(cfg->appliances, shard);
     for (int li = 0; li < ds->n_items; li++) {
@@ -782,20 +790,10 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     const int C = shard->n_channels;
     GT_CHECK(C >= 1 && C <= GT_DATA_MAX_TARGETS + 32, GT_EXIT_DATA, "data: %d channels (1..%d supported)", C,
              GT_DATA_MAX_TARGETS + 32);
-    gt_dataset *ds = GT_CALLOC(1, sizeof *ds);
-    ds->task = GT_TASK_PDM;
-    ds->cfg = *cfg;
+    gt_dataset *ds = ds_new(GT_TASK_PDM, cfg, shard->n_turbines, shard->n_turbines_total, C, shard->timestamps,
+                            shard->signals, shard->index, shard->id);
     ds->pdm = shard;
-    ds->n_items = shard->n_turbines;
-    ds->n_items_total = shard->n_turbines_total;
-    ds->n_cols = C;
-    ds->W = cfg->window;
-    ds->ts = shard->timestamps;
-    ds->x = shard->signals;
     ds->labels = shard->labels;
-    ds->index = shard->index;
-    ds->id = shard->id;
-    ds->items = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(ds_item));
     for (int li = 0; li < ds->n_items; li++)
         plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], cfg->stride);
     build(ds, comm);
