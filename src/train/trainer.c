@@ -26,7 +26,6 @@
 #include "eval/run_eval.h" /* end-of-run evaluation + report (eval hook) */
 #include "io/read.h"
 #include "nn/model_lstm.h"
-#include "nn/ops/elementwise.h" /* gt_loss_term, gt_loss_grad */
 #include "train/amp.h"
 #include "train/checkpoint.h"
 
@@ -276,33 +275,14 @@ static void targets(trainer *t, const float *x, const float *y, const float *mas
     }
 }
 
-/* Returns sum mask term(pred - y) (double) and writes dpred = mask term'(pred - y) coef
- * (term of the model's gt_loss_kind, nn/ops/elementwise.h; MSE: d^2 and 2 d), where
- * coef = scale / M_global: the same per-element value for any number of ranks.
- * dpred NULL: the sum only. */
-static double loss_sum_grad(gt_loss_kind kind, float *dpred, const float *pred, const float *y, const float *mask,
-                            size_t n, float coef) {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) {
-        float w = mask ? mask[i] : 1.0f;
-        if (w == 0.0f) {
-            if (dpred) dpred[i] = 0.0f;
-            continue;
-        }
-        float d = pred[i] - y[i];
-        s += (double)w * gt_loss_term((int)kind, (double)d);
-        if (dpred) dpred[i] = w * gt_loss_grad((int)kind, d) * coef;
-    }
-    return s;
-}
-
-/* The training objective of B samples: model.loss on the outputs, or the
- * gated head's loss (gt_gated_loss_sum). Sum over the masked targets; dpred
- * as above (NULL: the sum only). */
+/* The training objective of B samples: model.loss on the outputs
+ * (gt_loss_sum_grad) or the gated head's loss (gt_gated_loss_sum). Sum over
+ * the masked targets; dpred = d sum / d pred x coef, coef = scale / M_global
+ * (the same per-element value for any number of ranks); NULL: the sum only. */
 static double objective(const trainer *t, float *dpred, const float *pred, const float *y, const float *mask, int B,
                         float coef) {
     if (t->gated) return gt_gated_loss_sum(dpred, pred, y, mask, t->thr, (size_t)B, (int)t->n_y_ds, coef);
-    return loss_sum_grad(t->m->cfg.loss, dpred, pred, y, mask, (size_t)B * t->n_y, coef);
+    return gt_loss_sum_grad(t->m->cfg.loss, dpred, pred, y, mask, (size_t)B * t->n_y, coef);
 }
 
 static double mask_count(const trainer *t, const gt_batch *b) {

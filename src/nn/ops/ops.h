@@ -102,6 +102,10 @@ const char *gt_loss_kind_name(gt_loss_kind kind);
 /* "mse" / "l1" / "mse+l1" -> kind; -1 when unknown. */
 int gt_loss_kind_parse(const char *name);
 float gt_loss_masked_forward(gt_loss_kind kind, const float *pred, const float *y, const float *mask, size_t n);
+/* The sum form both build on (and the trainer's global-batch loss): returns
+ * sum mask term(pred - y) in double; dpred (NULL: none) = mask term'(pred - y) coef. */
+double gt_loss_sum_grad(gt_loss_kind kind, float *dpred, const float *pred, const float *y, const float *mask,
+                        size_t n, float coef);
 /* dpred (n) = dloss * mask * term'(pred - y) / max(sum mask, 1)   (assigned) */
 void gt_loss_masked_backward(gt_loss_kind kind, float *dpred, const float *pred, const float *y,
                              const float *mask, size_t n, float dloss);

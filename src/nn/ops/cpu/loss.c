@@ -25,22 +25,31 @@ static double mask_sum(const float *mask, size_t n) {
     return s;
 }
 
+double gt_loss_sum_grad(gt_loss_kind kind, float *dpred, const float *pred, const float *y, const float *mask,
+                        size_t n, float coef) {
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const float w = mask ? mask[i] : 1.0f;
+        if (w == 0.0f) {
+            if (dpred) dpred[i] = 0.0f;
+            continue;
+        }
+        const float d = pred[i] - y[i];
+        sum += (double)w * gt_loss_term((int)kind, (double)d);
+        if (dpred) dpred[i] = w * gt_loss_grad((int)kind, d) * coef;
+    }
+    return sum;
+}
+
 float gt_loss_masked_forward(gt_loss_kind kind, const float *pred, const float *y, const float *mask, size_t n) {
-    double acc = 0.0;
-    for (size_t i = 0; i < n; i++)
-        acc += (mask ? mask[i] : 1.0) * gt_loss_term((int)kind, (double)pred[i] - (double)y[i]);
     double cnt = mask_sum(mask, n);
-    return (float)(acc / (cnt > 1.0 ? cnt : 1.0));
+    return (float)(gt_loss_sum_grad(kind, NULL, pred, y, mask, n, 0.0f) / (cnt > 1.0 ? cnt : 1.0));
 }
 
 void gt_loss_masked_backward(gt_loss_kind kind, float *dpred, const float *pred, const float *y,
                              const float *mask, size_t n, float dloss) {
     double cnt = mask_sum(mask, n);
-    float scale = (float)((double)dloss / (cnt > 1.0 ? cnt : 1.0));
-    for (size_t i = 0; i < n; i++) {
-        float d = scale * gt_loss_grad((int)kind, pred[i] - y[i]);
-        dpred[i] = mask ? d * mask[i] : d;
-    }
+    gt_loss_sum_grad(kind, dpred, pred, y, mask, n, (float)((double)dloss / (cnt > 1.0 ? cnt : 1.0)));
 }
 
 float gt_mse_masked_forward(const float *pred, const float *y, const float *mask, size_t n) {
