@@ -36,7 +36,7 @@ static const gt_opt eval_opts[] = {
 /* ---------------------------------------------------- loading a model -- */
 
 
-void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_Comm comm, gt_eval_loaded *L) {
+void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, MPI_Comm comm, gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
     struct stat st;
     GT_CHECK(stat(path, &st) == 0, GT_EXIT_USAGE, "%s: no such run directory or checkpoint", path);
@@ -71,8 +71,9 @@ void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_
     gt_train_config_stored_compat(&L->args, &L->tc);
     gt_model_config mc = L->tc.model;
     mc.window = L->tc.data.window;
-    mc.n_in = n_in;
-    mc.n_out = mc.kind != GT_MODEL_LSTM && mc.gated ? 2 * n_out : n_out;
+    L->tc.data.task = mc.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
+    mc.n_in = gt_data_config_n_in(&L->tc.data, n_cols);
+    mc.n_out = mc.kind != GT_MODEL_LSTM && mc.gated ? 2 * n_cols : n_cols;
     int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
     if (batch > 0) micro = batch;
     if (micro > 1024) micro = 1024;
@@ -144,7 +145,7 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     gt_eval_cli_data_sizes(data, comm, &pdm, &cols);
     int64_t batch = gt_args_int(a, "eval.batch");
     int n = 0;
-    gt_eval_cli_load(main_path, pdm ? cols : 1, cols, batch, comm, &Ls[n]);
+    gt_eval_cli_load(main_path, cols, batch, comm, &Ls[n]);
     ems[n] = Ls[n].em;
     n++;
     char list[4096];
@@ -154,7 +155,7 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
         if (!*tok) continue;
         GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
         GT_CHECK(pdm, GT_EXIT_USAGE, "eval.models (multi-scale) is for wind-farm (pdm) files and lstm models");
-        gt_eval_cli_load(tok, cols, cols, batch, comm, &Ls[n]);
+        gt_eval_cli_load(tok, cols, batch, comm, &Ls[n]);
         ems[n] = Ls[n].em;
         n++;
     }

@@ -40,9 +40,11 @@ typedef struct gt_eval_loaded {
 
 /* Collective. path: a run directory or a checkpoint file inside
  * RUN_DIR/checkpoints (the newest valid checkpoint of that run is loaded).
- * n_in/n_out: the data's sizes (nilm: 1 / A; pdm: C / C); batch <= 0: the
- * run's micro-batch (at most 1024). Errors are user errors (exit 2/3). */
-void gt_eval_cli_load(const char *path, int n_in, int n_out, int64_t batch, MPI_Comm comm, gt_eval_loaded *L);
+ * n_cols: the data's appliances (nilm) or channels (pdm); the model's input
+ * channels follow from the stored data configuration (time features);
+ * batch <= 0: the run's micro-batch (at most 1024). Errors are user errors
+ * (exit 2/3). */
+void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, MPI_Comm comm, gt_eval_loaded *L);
 void gt_eval_cli_unload(gt_eval_loaded *L);
 /* Collective: kind (1 = pdm) and appliance/channel count of a data file. */
 void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, int *kind_pdm, int *n_cols);

@@ -39,6 +39,8 @@ static const gt_opt opts[] = {
     {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
     {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
+    {"data.time_features", NULL, GT_OPT_STR, "none", "nilm: input channels from each row's local time beside the aggregate: day = sin/cos of the time of day, day+week = also of the day of the week", "none|day|day+week"},
+    {"data.timezone", NULL, GT_OPT_STR, "UTC", "nilm time features: IANA time zone of the households' local time (e.g. Europe/London; daylight saving from the system's tz database)", NULL},
     {"model.kind", "model", GT_OPT_STR, "s2p_cnn", "model", "s2p_cnn|s2p_tf|lstm"},
     {"model.d_model", NULL, GT_OPT_INT, "", "s2p_tf: model width", NULL},
     {"model.heads", NULL, GT_OPT_INT, "", "s2p_tf: attention heads", NULL},
@@ -126,6 +128,7 @@ static char *config_text(const gt_args *a) {
 /* gt_args -> gt_train_config (cli/train_args.h). */
 void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
+    if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
 }
 
 void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
@@ -152,6 +155,14 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
                  "%s: %s", filter_keys[i], err);
     }
+    d->time_features = gt_data_time_features_parse(gt_args_str(a, "data.time_features"));
+    GT_CHECK(kind != GT_MODEL_LSTM || d->time_features == 0, GT_EXIT_USAGE,
+             "data.time_features is for the NILM models (s2p_cnn, s2p_tf); lstm inputs are the sensor channels");
+    const char *tz = gt_args_str(a, "data.timezone");
+    char tz_err[600];
+    GT_CHECK(strlen(tz) < sizeof d->timezone, GT_EXIT_USAGE, "data.timezone: name too long");
+    GT_CHECK(gt_data_timezone_check(tz, tz_err, sizeof tz_err) == 0, GT_EXIT_USAGE, "data.timezone: %s", tz_err);
+    snprintf(d->timezone, sizeof d->timezone, "%s", tz);
     const char *apps = gt_args_str(a, "data.appliances");
     GT_CHECK(strlen(apps) < sizeof d->appliances, GT_EXIT_USAGE, "data.appliances: list too long (max %zu characters)",
              sizeof d->appliances - 1);

@@ -35,6 +35,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "core/check.h"
 #include "core/check_mpi.h"
@@ -87,6 +89,7 @@ struct gt_dataset {
     const int64_t *ts;    /* [n_rows] */
     float *x;             /* nilm aggregate [n_rows] or pdm signals [n_rows, C] */
     const float *app;     /* nilm appliances [n_rows, A] */
+    float *tfeat;         /* nilm time features [n_rows, cfg.time_features] (owned), or NULL */
     const uint8_t *labels;/* pdm [n_rows] */
     const int32_t *index; /* [n_items] file index */
     const int64_t *id;    /* [n_items] */
@@ -191,6 +194,89 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->spike_k = 8.0;
     cfg->pdm_train_normal_only = 1;
     cfg->seed = 1;
+}
+
+int gt_data_config_n_in(const gt_data_config *cfg, int n_cols) {
+    return cfg->task == GT_TASK_NILM ? 1 + cfg->time_features : n_cols;
+}
+
+int gt_data_time_features_parse(const char *text) {
+    if (!text || !*text || !strcmp(text, "none")) return 0;
+    if (!strcmp(text, "day")) return 2;
+    if (!strcmp(text, "day+week")) return 4;
+    return -1;
+}
+
+static int zone_is_utc(const char *zone) { return !zone || !*zone || !strcmp(zone, "UTC"); }
+
+int gt_data_timezone_check(const char *zone, char *err, size_t err_bytes) {
+    if (zone_is_utc(zone)) return 0;
+    /* glibc silently falls back to UTC for a zone it cannot find: look for the file */
+    const char *dir = getenv("TZDIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", zone);
+    struct stat st;
+    if (zone[0] == '/' || strstr(zone, "..") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, err_bytes, "unknown time zone '%s' (no %s; IANA names such as Europe/London, or UTC)", zone,
+                 path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The UTC offset comes from the C library's time-zone database (localtime_r
+ * with TZ = zone), looked up again whenever the time crosses a quarter hour
+ * (zones change offset on quarter hours) or goes back (the next item), so
+ * daylight saving moves the features at the right row. */
+void gt_data_time_features(const int64_t *ts, int64_t n_rows, int F, const char *zone, float *out) {
+    if (F == 0) return;
+    const int utc = zone_is_utc(zone);
+    char *old_tz = NULL;
+    if (!utc) {
+        const char *o = getenv("TZ");
+        old_tz = o ? strdup(o) : NULL;
+        setenv("TZ", zone, 1);
+        tzset();
+    }
+    const double two_pi = 6.283185307179586;
+    int64_t next_check = INT64_MIN; /* s */
+    double off = 0.0;               /* s east of UTC */
+    for (int64_t r = 0; r < n_rows; r++) {
+        int64_t ms = ts[r];
+        int64_t sec = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
+        if (!utc && (sec >= next_check || sec < next_check - 900)) {
+            time_t tt = (time_t)sec;
+            struct tm tmv;
+            off = localtime_r(&tt, &tmv) ? (double)tmv.tm_gmtoff : 0.0;
+            int64_t q = sec >= 0 ? sec / 900 : -((-sec + 899) / 900);
+            next_check = (q + 1) * 900;
+        }
+        double local = (double)ms / 1000.0 + off;
+        double day = fmod(local, 86400.0);
+        if (day < 0) day += 86400.0;
+        float *f = out + r * F;
+        f[0] = (float)sin(two_pi * day / 86400.0);
+        f[1] = (float)cos(two_pi * day / 86400.0);
+        if (F == 4) { /* 1970-01-01 was a Thursday: +3 days puts Monday 00:00 at phase 0 */
+            double week = fmod(local + 3.0 * 86400.0, 604800.0);
+            if (week < 0) week += 604800.0;
+            f[2] = (float)sin(two_pi * week / 604800.0);
+            f[3] = (float)cos(two_pi * week / 604800.0);
+        }
+    }
+    if (!utc) {
+        if (old_tz) setenv("TZ", old_tz, 1);
+        else unsetenv("TZ");
+        tzset();
+        free(old_tz);
+    }
+}
+
+static void time_features(gt_dataset *ds, int64_t n_rows) {
+    const int F = ds->cfg.time_features;
+    if (F == 0) return;
+    ds->tfeat = GT_MALLOC(sizeof(float) * (size_t)(n_rows > 0 ? n_rows : 1) * (size_t)F);
+    gt_data_time_features(ds->ts, n_rows, F, ds->cfg.timezone, ds->tfeat);
 }
 
 /* ------------------------------------------------------------ helpers -- */
@@ -592,6 +678,7 @@ int64_t gt_dataset_bytes(const gt_dataset *ds) {
     int64_t b = series_bytes(ds);
     b += (int64_t)sizeof *ds + (int64_t)sizeof(ds_item) * ds->n_items;
     if (ds->strides) b += (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols;
+    if (ds->tfeat) b += (int64_t)sizeof(float) * ds->cfg.time_features * ds->nilm->row_offset[ds->n_items];
     b += (int64_t)sizeof(ds_run) * ds->cap_runs + (int64_t)sizeof(ds_record) * ds->cap_recs;
     b += (int64_t)sizeof(int64_t) * (ds->cap_spike_rows + ds->cap_cond_ok);
     b += (int64_t)(GT_SPLIT_COUNT * sizeof(int64_t) + sizeof(int32_t)) * (ds->n_items_total + 1);
@@ -692,6 +779,12 @@ static void check_cfg(const gt_data_config *cfg, gt_task task) {
     GT_CHECK(cfg->holdout_every >= 0, GT_EXIT_USAGE, "data: holdout_every must be >= 0");
     GT_CHECK(cfg->screen >= GT_SCREEN_DROP && cfg->screen <= GT_SCREEN_OFF, GT_EXIT_USAGE, "data: bad screen action");
     GT_CHECK(cfg->screen == GT_SCREEN_OFF || cfg->spike_k > 0, GT_EXIT_USAGE, "data: spike_k must be > 0");
+    GT_CHECK(cfg->time_features == 0 || cfg->time_features == 2 || cfg->time_features == 4, GT_EXIT_USAGE,
+             "data: time_features must be 0, 2 or 4 channels (got %d)", cfg->time_features);
+    GT_CHECK(task == GT_TASK_NILM || cfg->time_features == 0, GT_EXIT_USAGE,
+             "data.time_features is for nilm data (wind-farm inputs are the sensor channels)");
+    char err[600];
+    GT_CHECK(gt_data_timezone_check(cfg->timezone, err, sizeof err) == 0, GT_EXIT_USAGE, "data.timezone: %s", err);
 }
 
 /* cfg->appliances ("" or names separated by ',' / '+') -> bit mask over the
@@ -750,6 +843,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
                             shard->aggregate, shard->index, shard->id);
     ds->nilm = shard;
     ds->app = shard->appliances;
+    time_features(ds, shard->row_offset[shard->n_households]);
     ds->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
     ds->app_mask = appliance_mask(cfg->appliances, shard);
     for (int li = 0; li < ds->n_items; li++) {
@@ -806,6 +900,7 @@ void gt_dataset_free(gt_dataset *ds) {
     if (ds->pdm) gt_pdm_shard_free(ds->pdm);
     free(ds->items);
     free(ds->strides);
+    free(ds->tfeat);
     free(ds->runs);
     free(ds->recs);
     free(ds->spike_rows);
@@ -817,7 +912,7 @@ void gt_dataset_free(gt_dataset *ds) {
 
 /* ------------------------------------------------------------- queries -- */
 
-int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->W : ds->W * ds->n_cols; }
+int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->W * gt_data_config_n_in(&ds->cfg, ds->n_cols); }
 int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->n_cols : 0; }
 int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }
@@ -885,8 +980,18 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
         if (ds->task == GT_TASK_NILM) {
             const int A = ds->n_cols;
             const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
-            float *xi = x + i * W; // (W)
-            for (int64_t t = 0; t < W; t++) xi[t] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
+            const int F = ds->cfg.time_features, Cin = 1 + F;
+            float *xi = x + i * W * Cin; // (Cin, W) or (W, Cin)
+            if (F == 0 || !ds->cfg.x_channels_last) {
+                for (int64_t t = 0; t < W; t++) xi[t] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
+                for (int f = 0; f < F; f++)
+                    for (int64_t t = 0; t < W; t++) xi[(1 + f) * W + t] = ds->tfeat[(r0 + t) * F + f];
+            } else {
+                for (int64_t t = 0; t < W; t++) {
+                    xi[t * Cin] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
+                    memcpy(xi + t * Cin + 1, ds->tfeat + (r0 + t) * F, sizeof(float) * (size_t)F);
+                }
+            }
             const int64_t mid = r0 + W / 2;
             const int64_t *st = ds->strides + (int64_t)li * A;
             for (int a = 0; a < A; a++) {

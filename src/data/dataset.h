@@ -86,8 +86,26 @@ typedef struct gt_data_config {
     char appliances[256];         /* nilm: "" = every appliance; else names separated by ',' or '+':
                                      only these targets count (mask 0 for the others; the model
                                      keeps one output per appliance of the file) */
+    int time_features;            /* nilm: input channels added from each row's local time: 0 none,
+                                     2 "day" (sin, cos of the time of day), 4 "day+week" (and of the
+                                     phase of the week, Monday 00:00 = 0) */
+    char timezone[64];            /* IANA zone name of that local time ("" or "UTC": UTC) */
+    int x_channels_last;          /* nilm input layout per sample: 0 (C, W) (s2p_cnn), 1 (W, C) (s2p_tf);
+                                     set by the caller from the model (gt_model_input_channels_last) */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
+/* Input channels per time step a model sees: nilm 1 (aggregate) +
+ * time_features, pdm n_cols. */
+int gt_data_config_n_in(const gt_data_config *cfg, int n_cols);
+/* "none" | "day" | "day+week" -> 0 | 2 | 4 channels, -1 if unknown. */
+int gt_data_time_features_parse(const char *text);
+/* 0 when `zone` is "", "UTC" or a zone of the system's time-zone database
+ * (/usr/share/zoneinfo or $TZDIR), else -1 with a message in err. */
+int gt_data_timezone_check(const char *zone, char *err, size_t err_bytes);
+/* The F time-feature channels (sin, cos of the local time of day [, of the
+ * week]) of n_rows time stamps (ms since the epoch) into out[n_rows, F]. Sets
+ * and restores TZ for a zone other than UTC: not thread-safe. */
+void gt_data_time_features(const int64_t *ts, int64_t n_rows, int F, const char *zone, float *out);
 
 /* Frozen normalisation: x' = (x - mean) / std, per feature.
  * nilm: feature 0 = aggregate, 1..A = appliances (targets);
@@ -117,7 +135,8 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
 gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_Comm comm);
 void gt_dataset_free(gt_dataset *ds);
 
-/* Sizes a model needs: elements per sample of x and y (s2p: x (W), y (A);
+/* Sizes a model needs: elements per sample of x and y (s2p: x (W) or with
+ * time features (1 + F, W) / (W, 1 + F) by cfg.x_channels_last, y (A);
  * lstm: x (T, C), y unused (the target is the next step of x): 0). */
 int64_t gt_dataset_n_x(const gt_dataset *ds);
 int64_t gt_dataset_n_y(const gt_dataset *ds);

@@ -126,6 +126,7 @@ static gt_dataset *eval_dataset(gt_nilm_shard *sh, const gt_eval_model *em, int6
     dcfg.task = GT_TASK_NILM;
     dcfg.window = em->m->cfg.window;
     dcfg.stride = stride;
+    dcfg.x_channels_last = gt_model_input_channels_last(em->m->cfg.kind);
     gt_dataset *ds = gt_dataset_nilm(sh, &dcfg, comm);
     gt_dataset_set_norm(ds, &em->ns);
     return ds;
@@ -340,6 +341,14 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     const int W = m->cfg.window, B = m->cfg.max_batch, half = W / 2;
     const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
     const int n_local = sh->n_households;
+    /* inputs as gt_dataset_fill lays them out: aggregate [+ time features], (C, W) or (W, C) */
+    const int F = em->data.time_features, C = 1 + F, last = gt_model_input_channels_last(m->cfg.kind);
+    GT_CHECK(m->cfg.n_in == C, GT_EXIT_INTERNAL, "predict: the model has %d input channels, the data %d", m->cfg.n_in, C);
+    float *tfeat = NULL;
+    if (F) {
+        tfeat = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)F);
+        gt_data_time_features(sh->timestamps, sh->n_rows, F, em->data.timezone, tfeat);
+    }
     float *pred = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A);
     uint8_t *bad = GT_MALLOC((size_t)B);
     int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
@@ -352,7 +361,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
             int nb = (int)(n - i0 < B ? n - i0 : B);
             for (int b = 0; b < nb; b++) {
                 int64_t st = i0 + b - half;
-                float *xb = m->x + (size_t)b * W;
+                float *xb = m->x + (size_t)b * W * C;
                 bad[b] = 0;
                 for (int t = 0; t < W; t++) {
                     int64_t j = st + t;
@@ -368,9 +377,11 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
                         bad[b] = 1;
                         break;
                     }
-                    xb[t] = (float)(((double)v - m0) * inv0);
+                    xb[last ? t * C : t] = (float)(((double)v - m0) * inv0);
+                    for (int f = 0; f < F; f++)
+                        xb[last ? t * C + 1 + f : (1 + f) * W + t] = tfeat[(r0 + j) * F + f];
                 }
-                if (bad[b]) memset(xb, 0, sizeof(float) * (size_t)W);
+                if (bad[b]) memset(xb, 0, sizeof(float) * (size_t)W * C);
             }
             gt_model_forward(m, m->x, nb);
             for (int b = 0; b < nb; b++)
@@ -425,6 +436,6 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
         GT_INFO("predict: wrote %s: %d households, %d appliances, window %d (%s edges)", out_path, H, A, W,
                 ec->pad_edges ? "replicated" : "NaN");
     free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
-    free(pred), free(bad), free(nrows);
+    free(pred), free(bad), free(nrows), free(tfeat);
     gt_nilm_shard_free(sh);
 }

@@ -28,6 +28,8 @@ const char *gt_model_kind_name(gt_model_kind kind) {
     return ((int)kind >= 0 && kind < GT_MODEL_KIND_COUNT) ? kind_names[kind] : "?";
 }
 
+int gt_model_input_channels_last(gt_model_kind kind) { return kind != GT_MODEL_S2P_CNN; }
+
 int gt_model_kind_parse(const char *name) {
     for (int k = 0; k < GT_MODEL_KIND_COUNT; k++)
         if (strcmp(name, kind_names[k]) == 0) return k;

@@ -179,6 +179,9 @@ void gt_model_config_default(gt_model_config *cfg, gt_model_kind kind);
 /* Kind name ("s2p_cnn" ...) or "?"; gt_model_kind_parse returns -1 if unknown. */
 const char *gt_model_kind_name(gt_model_kind kind);
 int gt_model_kind_parse(const char *name);
+/* Input layout per sample: 1 = (time, channel) (s2p_tf, lstm), 0 = (channel,
+ * time) (s2p_cnn: channels are the convolution's input planes). */
+int gt_model_input_channels_last(gt_model_kind kind);
 /* 1 when the kind is built into this binary. */
 int gt_model_kind_available(gt_model_kind kind);
 

@@ -520,6 +520,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     gt_data_config dcfg = cfg->data;
     dcfg.task = t->lstm ? GT_TASK_PDM : GT_TASK_NILM;
     dcfg.seed = cfg->seed;
+    dcfg.x_channels_last = gt_model_input_channels_last(cfg->model.kind);
     gt_event_begin(t->ev[EV_READ]);
     if (t->lstm) {
         gt_pdm_shard *sh = gt_pdm_shard_read(cfg->data_file, comm);
@@ -542,7 +543,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         t->T = dcfg.window;
         t->C = n_targets;
     } else {
-        mc.n_in = 1;
+        mc.n_in = gt_data_config_n_in(&dcfg, n_targets);
         mc.n_out = mc.gated ? 2 * n_targets : n_targets;
     }
     GT_CHECK(!(t->lstm && mc.gated), GT_EXIT_USAGE, "model.head = gated is for the NILM models (s2p_cnn, s2p_tf)");

@@ -32,6 +32,13 @@ check missing-config 2 "cannot open config file" -- "$GT" synth nilm --config "$
 check single-line 2 "" -- "$GT" synth nilm synth.households=abc -o "$tmp/x.h5"
 [ "$(wc -l < "$tmp/err")" = 1 ] || { echo "FAIL single-line: error is not one line"; cat "$tmp/err"; fail=1; }
 [ ! -e "$tmp/x.h5" ] || { echo "FAIL: a failed command left an output file"; fail=1; }
+# NILM time features: an unknown time zone (glibc would silently use UTC) or feature set is refused up front
+printf '[data]\nfile = %s/none.h5\n' "$tmp" > "$tmp/t.ini"
+check bad-timezone 2 "data.timezone: unknown time zone 'Mars/Olympus_Mons'" -- \
+  "$GT" train "$tmp/t.ini" data.time_features=day data.timezone=Mars/Olympus_Mons
+check bad-time-features 2 "data.time_features = 'hour' is not one of" -- "$GT" train "$tmp/t.ini" data.time_features=hour
+check lstm-time-features 2 "data.time_features is for the NILM models" -- \
+  "$GT" train "$tmp/t.ini" model.kind=lstm data.time_features=day
 
 # docs/configuration.md is generated from the tables: keep it in sync
 if [ -n "${GT_SOURCE_DIR:-}" ]; then

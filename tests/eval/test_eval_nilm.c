@@ -12,7 +12,10 @@
  *     file over the test rows (MAE per appliance, overall EA);
  *   - eval.json of the run has the documented keys.
  * With the argument "gated" the same for the gated head (model.head = gated):
- * 2 x 15 outputs, a row is the power where the on-logit is > 0, else 0 W. */
+ * 2 x 15 outputs, a row is the power where the on-logit is > 0, else 0 W.
+ * With "time" the gated head with time-of-day/week input channels
+ * (data.time_features = day+week): the hand-built window carries sin/cos of
+ * each row's time of day and week, computed here from the time stamps. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -57,8 +60,10 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
     char dir[512], data[600], run[600];
-    const int gated = argc > 1 && !strcmp(argv[1], "gated");
-    tt_scratch(dir, sizeof dir, gated ? "eval-nilm-gated" : "eval-nilm", world);
+    const int timef = argc > 1 && !strcmp(argv[1], "time");
+    const int gated = timef || (argc > 1 && !strcmp(argv[1], "gated"));
+    const int F = timef ? 4 : 0;
+    tt_scratch(dir, sizeof dir, timef ? "eval-nilm-time" : gated ? "eval-nilm-gated" : "eval-nilm", world);
     snprintf(data, sizeof data, "%s/nilm.h5", dir);
     snprintf(run, sizeof run, "%s/run", dir);
 
@@ -80,6 +85,7 @@ int main(int argc, char **argv) {
     tc.data.screen = GT_SCREEN_OFF;
     tc.max_steps = 30;
     tc.model.gated = gated;
+    tc.data.time_features = F;
     tc.write_outputs = 1;
     tc.run_dir = run;
     TEST_REQUIRE(gt_train_run(&tc, world, NULL) == 0);
@@ -123,7 +129,7 @@ int main(int argc, char **argv) {
     /* reload the model from the checkpoint */
     gt_model_config mc = tc.model;
     mc.window = tc.data.window;
-    mc.n_in = 1;
+    mc.n_in = 1 + F;
     mc.n_out = gated ? 30 : 15;
     mc.max_batch = 16;
     gt_model *m = gt_model_create(&mc);
@@ -251,8 +257,19 @@ int main(int argc, char **argv) {
             int64_t n = sh->row_offset[h + 1] - sh->row_offset[h];
             int64_t i = check[c][1] >= 0 ? check[c][1] : n - 1 - (W - 1 - half);
             const float *agg = sh->aggregate + sh->row_offset[h];
-            float x[512];
-            for (int t = 0; t < W; t++) x[t] = (float)(((double)agg[i - half + t] - ns.mean[0]) / ns.std[0]);
+            const int64_t *ts = sh->timestamps + sh->row_offset[h];
+            float x[5 * 512];
+            for (int t = 0; t < W; t++) {
+                x[t] = (float)(((double)agg[i - half + t] - ns.mean[0]) / ns.std[0]);
+                if (!F) continue;
+                /* UTC (the default zone); 1970-01-01 was a Thursday, so +3 days puts Monday 00:00 at 0 */
+                int64_t ms = ts[i - half + t];
+                double d = 6.283185307179586 * (double)(ms % 86400000) / 86400000.0;
+                double wk = 6.283185307179586 * (double)((ms + 3 * INT64_C(86400000)) % (7 * INT64_C(86400000))) /
+                            (7 * 86400000.0);
+                x[1 * W + t] = (float)sin(d), x[2 * W + t] = (float)cos(d);
+                x[3 * W + t] = (float)sin(wk), x[4 * W + t] = (float)cos(wk);
+            }
             const float *out = gt_model_forward(m, x, 1);
             for (int a = 0; a < A; a++) {
                 double w = out[a] * ns.std[1 + a] + ns.mean[1 + a];

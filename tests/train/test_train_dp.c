@@ -7,7 +7,9 @@
  * (mean |d| over the same first batch from the same initial model) is below
  * the square root of the MSE run's (Cauchy-Schwarz, strict unless all |d|
  * are equal). The gated head (power + on/off logit per appliance) passes the
- * same data-parallel checks. */
+ * same data-parallel checks, also with time-of-day/week input channels
+ * (data.time_features) on s2p_cnn ((C, W) input) and on s2p_tf ((W, C)
+ * input, local time of Europe/London). */
 #include "train_test_util.h"
 
 int main(int argc, char **argv) {
@@ -21,14 +23,23 @@ int main(int argc, char **argv) {
     snprintf(file, sizeof file, "%s/nilm.h5", dir);
     tt_write_nilm(file, -1, 0, comm);
 
-    double first[3] = {0, 0, 0};
-    for (int kind = 0; kind < 3; kind++) {
+    static const char *const names[5] = {"mse", "l1", "gated", "gated, s2p_cnn, day+week", "gated, s2p_tf, day"};
+    double first[5] = {0, 0, 0, 0, 0};
+    for (int kind = 0; kind < 5; kind++) {
         gt_train_config c;
         tt_cnn_config(&c, file);
         c.max_steps = 120;
         c.lr = 3e-3;
         c.model.loss = kind == 1 ? GT_LOSS_L1 : GT_LOSS_MSE;
-        c.model.gated = kind == 2;
+        c.model.gated = kind >= 2;
+        if (kind == 3) c.data.time_features = 4;
+        if (kind == 4) {
+            gt_model_config_default(&c.model, GT_MODEL_S2P_TF);
+            c.model.d_model = 16, c.model.n_heads = 2, c.model.d_ff = 32, c.model.n_layers = 1;
+            c.model.gated = 1;
+            c.data.time_features = 2;
+            snprintf(c.data.timezone, sizeof c.data.timezone, "Europe/London");
+        }
 
         gt_train_result rp;
         int rc = gt_train_run(&c, comm, &rp);
@@ -54,7 +65,7 @@ int main(int argc, char **argv) {
             fprintf(stderr,
                     "dp (%s): %d ranks vs 1 rank over %lld steps: max relative loss difference %.3g; "
                     "loss %.4f -> %.4f, val %.4f; params %016llx vs %016llx\n",
-                    kind == 2 ? "gated" : gt_loss_kind_name(c.model.loss), size, (long long)rp.n_losses, worst, f5, l5, rp.last_val,
+                    names[kind], size, (long long)rp.n_losses, worst, f5, l5, rp.last_val,
                     (unsigned long long)rp.params_checksum, (unsigned long long)r1.params_checksum);
             if (size == 1) TEST_CHECK(rp.params_checksum == r1.params_checksum); /* same program, same bits */
             TEST_CHECK(l5 < 0.75 * f5);                                            /* it learns */
