@@ -36,22 +36,34 @@ static const gt_opt eval_opts[] = {
 /* ---------------------------------------------------- loading a model -- */
 
 
-void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, MPI_Comm comm, gt_eval_loaded *L) {
-    memset(L, 0, sizeof *L);
+/* RUN_DIR, or RUN_DIR/checkpoints/ckpt-N.h5 -> RUN_DIR in run_dir and the
+ * returned step N (-1 for a directory). Errors are user errors. */
+static long long run_dir_of(const char *path, char *run_dir, size_t n_run_dir) {
     struct stat st;
     GT_CHECK(stat(path, &st) == 0, GT_EXIT_USAGE, "%s: no such run directory or checkpoint", path);
-    snprintf(L->run_dir, sizeof L->run_dir, "%s", path);
-    if (!S_ISDIR(st.st_mode)) { /* RUN_DIR/checkpoints/ckpt-N.h5 -> RUN_DIR */
-        char *s = strrchr(L->run_dir, '/');
-        if (s) *s = 0;
-        else snprintf(L->run_dir, sizeof L->run_dir, ".");
-        size_t n = strlen(L->run_dir);
-        if (n >= 11 && !strcmp(L->run_dir + n - 11, "checkpoints")) {
-            L->run_dir[n - 11] = 0;
-            if (n > 11 && L->run_dir[n - 12] == '/') L->run_dir[n - 12] = 0;
-            if (!L->run_dir[0]) snprintf(L->run_dir, sizeof L->run_dir, ".");
-        }
+    snprintf(run_dir, n_run_dir, "%s", path);
+    if (S_ISDIR(st.st_mode)) return -1;
+    long long file_step = -1;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char tail[8] = "";
+    GT_CHECK(sscanf(base, "ckpt-%lld%7s", &file_step, tail) == 2 && file_step >= 0 && !strcmp(tail, ".h5"),
+             GT_EXIT_USAGE, "%s: not a run directory or a checkpoint file (RUN_DIR/checkpoints/ckpt-N.h5)", path);
+    char *s = strrchr(run_dir, '/');
+    if (s) *s = 0;
+    else snprintf(run_dir, n_run_dir, ".");
+    size_t n = strlen(run_dir);
+    if (n >= 11 && !strcmp(run_dir + n - 11, "checkpoints")) {
+        run_dir[n - 11] = 0;
+        if (n > 11 && run_dir[n - 12] == '/') run_dir[n - 12] = 0;
+        if (!run_dir[0]) snprintf(run_dir, n_run_dir, ".");
     }
+    return file_step;
+}
+
+void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, int best, MPI_Comm comm, gt_eval_loaded *L) {
+    memset(L, 0, sizeof *L);
+    long long file_step = run_dir_of(path, L->run_dir, sizeof L->run_dir);
     char *text = gt_ckpt_read_config(L->run_dir);
     GT_CHECK(text, GT_EXIT_USAGE, "%s: no valid checkpoint (with its configuration) in %s/checkpoints", path,
              L->run_dir);
@@ -82,8 +94,13 @@ void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, MPI_Comm comm
     gt_model *m = gt_model_create(&mc);
     gt_norm_stats ns;
     memset(&ns, 0, sizeof ns);
-    L->step = gt_ckpt_load_latest(L->run_dir, m, &L->ts, &ns, comm);
-    GT_CHECK(L->step >= 0, GT_EXIT_USAGE, "%s: no valid checkpoint in %s/checkpoints", path, L->run_dir);
+    if (file_step >= 0) {
+        L->step = gt_ckpt_load(L->run_dir, GT_CKPT_STEP, file_step, m, &L->ts, &ns, comm);
+        GT_CHECK(L->step >= 0, GT_EXIT_DATA, "%s: not a valid committed checkpoint (see the warnings above)", path);
+    } else {
+        L->step = gt_ckpt_load(L->run_dir, best ? GT_CKPT_BEST : GT_CKPT_LATEST, -1, m, &L->ts, &ns, comm);
+        GT_CHECK(L->step >= 0, GT_EXIT_USAGE, "%s: no valid checkpoint in %s/checkpoints", path, L->run_dir);
+    }
     L->em.m = m;
     L->em.ns = ns;
     L->em.data = L->tc.data;
@@ -92,9 +109,12 @@ void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, MPI_Comm comm
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0)
-        GT_INFO("eval: loaded %s (%s, window %d) at step %lld from %s/checkpoints%s", path, gt_model_kind_name(mc.kind),
-                mc.window, (long long)L->step, L->run_dir,
-                S_ISDIR(st.st_mode) ? "" : " (the newest valid checkpoint of the run)");
+        GT_INFO("eval: loaded %s (%s, window %d) at step %lld from %s/checkpoints (%s)", path,
+                gt_model_kind_name(mc.kind), mc.window, (long long)L->step, L->run_dir,
+                file_step >= 0                  ? "the checkpoint given"
+                : L->ts.best_step == L->step    ? "best validation loss"
+                : best                          ? "the newest: the best is not available"
+                                                : "the newest");
 }
 
 void gt_eval_cli_unload(gt_eval_loaded *L) {
@@ -144,8 +164,9 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     int pdm = 0, cols = 0;
     gt_eval_cli_data_sizes(data, comm, &pdm, &cols);
     int64_t batch = gt_args_int(a, "eval.batch");
+    int best = !strcmp(gt_args_str(a, "eval.checkpoint"), "best");
     int n = 0;
-    gt_eval_cli_load(main_path, cols, batch, comm, &Ls[n]);
+    gt_eval_cli_load(main_path, cols, batch, best, comm, &Ls[n]);
     ems[n] = Ls[n].em;
     n++;
     char list[4096];
@@ -155,7 +176,7 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
         if (!*tok) continue;
         GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
         GT_CHECK(pdm, GT_EXIT_USAGE, "eval.models (multi-scale) is for wind-farm (pdm) files and lstm models");
-        gt_eval_cli_load(tok, cols, batch, comm, &Ls[n]);
+        gt_eval_cli_load(tok, cols, batch, best, comm, &Ls[n]);
         ems[n] = Ls[n].em;
         n++;
     }
@@ -163,7 +184,8 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
 }
 
 static int run_eval(const gt_args *a, MPI_Comm comm) {
-    const char *run_dir = a->pos[0];
+    char run_dir[PATH_MAX];
+    run_dir_of(a->pos[0], run_dir, sizeof run_dir); /* eval.json etc. go to the run directory */
     gt_eval_loaded *Ls = GT_CALLOC(GT_EVAL_MAX_MODELS, sizeof(gt_eval_loaded));
     gt_eval_model ems[GT_EVAL_MAX_MODELS];
     /* the data: the positional file, else the run's data.file */
@@ -183,9 +205,11 @@ static int run_eval(const gt_args *a, MPI_Comm comm) {
     }
     gt_eval_config ec;
     gt_eval_cli_config(a, &ec);
-    int n = gt_eval_cli_load_all(run_dir, a, data, comm, Ls, ems);
+    int n = gt_eval_cli_load_all(a->pos[0], a, data, comm, Ls, ems);
     gt_eval_train_info ti;
     gt_eval_train_info_from_run(run_dir, Ls[0].ts.step, Ls[0].ts.elapsed_s, Ls[0].ts.best_val, &ti);
+    ti.eval_step = Ls[0].step;
+    ti.eval_best = Ls[0].ts.best_step == Ls[0].step;
     if (ti.ranks == 0) MPI_Comm_size(comm, &ti.ranks);
     int rc = gt_eval_run_dir(run_dir, data, ems, n, &ec, &ti, comm);
     int rank;

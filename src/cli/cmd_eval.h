@@ -14,6 +14,7 @@
 /* The option rows `eval` and `predict` share (inference and the output rules);
  * read into a gt_eval_config by gt_eval_cli_config. */
 #define GT_EVAL_OPTS                                                                                                  \
+    {"eval.checkpoint", NULL, GT_OPT_STR, "best", "which checkpoint of RUN_DIR: the one of the best validation loss (model selection on the validation split) or the newest; a checkpoint file given as the path is used as it is", "best|last"}, \
     {"eval.calibrate_gate", NULL, GT_OPT_BOOL, "false", "nilm gated head: per-appliance on/off threshold maximising the F1 on the file's validation split (else probability 0.5)", NULL}, \
     {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL}, \
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
@@ -39,12 +40,14 @@ typedef struct gt_eval_loaded {
 } gt_eval_loaded;
 
 /* Collective. path: a run directory or a checkpoint file inside
- * RUN_DIR/checkpoints (the newest valid checkpoint of that run is loaded).
+ * RUN_DIR/checkpoints (that checkpoint is loaded; it must be valid).
+ * best: load the run's best-validation checkpoint (else the newest); a
+ * checkpoint file as the path loads that file's step.
  * n_cols: the data's appliances (nilm) or channels (pdm); the model's input
  * channels follow from the stored data configuration (time features);
  * batch <= 0: the run's micro-batch (at most 1024). Errors are user errors
  * (exit 2/3). */
-void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, MPI_Comm comm, gt_eval_loaded *L);
+void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, int best, MPI_Comm comm, gt_eval_loaded *L);
 void gt_eval_cli_unload(gt_eval_loaded *L);
 /* Collective: kind (1 = pdm) and appliance/channel count of a data file. */
 void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, int *kind_pdm, int *n_cols);

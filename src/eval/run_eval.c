@@ -38,6 +38,7 @@ static int write_text_atomic(const char *path, const char *text) {
 void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts_elapsed_s, double ts_best_val,
                                  gt_eval_train_info *ti) {
     memset(ti, 0, sizeof *ti);
+    ti->eval_step = -1;
     ti->train_time_s = ti->samples_per_s = ti->data_stall = ti->final_loss = ti->best_val_loss = NAN;
     ti->threads = 1;
     const char *bt = getenv("OPENBLAS_NUM_THREADS");
@@ -98,10 +99,11 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
         cJSON_Delete(j);
         free(s);
     }
-    if (ts_step >= 0) {
-        ti->steps = ts_step;
-        if (ts_elapsed_s > 0) ti->train_time_s = ts_elapsed_s;
-        if (isfinite(ts_best_val)) ti->best_val_loss = ts_best_val;
+    if (ts_step >= 0) { /* the loaded checkpoint may be newer than the manifest (a killed segment), or
+                           older (the best validation one): the furthest state wins */
+        if (ts_step > ti->steps) ti->steps = ts_step;
+        if (ts_elapsed_s > 0 && !(ti->train_time_s >= ts_elapsed_s)) ti->train_time_s = ts_elapsed_s;
+        if (isfinite(ts_best_val) && !(ti->best_val_loss <= ts_best_val)) ti->best_val_loss = ts_best_val;
     }
 }
 
@@ -242,6 +244,10 @@ static cJSON *train_json(const gt_eval_train_info *ti) {
     cJSON_AddNumberToObject(o, "gpu_hours", t * ti->gpus / 3600.0);
     num(o, "final_loss", ti->final_loss);
     num(o, "best_val_loss", ti->best_val_loss);
+    cJSON_AddNumberToObject(o, "evaluated_step", (double)ti->eval_step);
+    cJSON_AddStringToObject(o, "evaluated_checkpoint", ti->eval_step < 0 ? "unknown"
+                                                       : ti->eval_best ? "best validation loss"
+                                                                       : "not the best validation loss");
     return o;
 }
 

@@ -30,6 +30,8 @@ typedef struct gt_eval_train_info {
     int threads;           /* BLAS threads per rank */
     int gpus;              /* devices used (0 on the CPU path) */
     double final_loss, best_val_loss;
+    int64_t eval_step;     /* the training step of the evaluated parameters (-1: unknown) */
+    int eval_best;         /* 1: that step had the best validation loss (the default selection) */
 } gt_eval_train_info;
 
 /* Not collective: fills *ti from RUN_DIR's manifest.json, metrics.jsonl and

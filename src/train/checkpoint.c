@@ -238,9 +238,9 @@ static ckpt_entry *list_entries(const char *dir, int *n_out) {
 }
 
 /* Rank 0 of the save: keep the newest `keep` committed checkpoints (and always
- * `cur`), remove uncommitted leftovers older than the newest committed one.
- * Failures are warnings. */
-static void prune(const char *dir, long long cur, int keep) {
+ * `cur` and `best`, the step of the best validation loss), remove uncommitted
+ * leftovers older than the newest committed one. Failures are warnings. */
+static void prune(const char *dir, long long cur, long long best, int keep) {
     int n = 0;
     ckpt_entry *v = list_entries(dir, &n);
     long long newest_committed = -1;
@@ -248,6 +248,7 @@ static void prune(const char *dir, long long cur, int keep) {
     for (int i = 0; i < n; i++) {
         if ((v[i].flags & (CK_H5 | CK_OK)) != (CK_H5 | CK_OK)) continue;
         if (newest_committed < 0) newest_committed = v[i].step;
+        if (v[i].step == best && best != cur) continue; /* kept outside the count */
         if (keep <= 0 || kept < keep || v[i].step == cur) {
             kept++;
             continue;
@@ -563,7 +564,7 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
             snprintf(text, sizeof text, "xxh64 %016" PRIx64 " size %" PRId64 "\n", fh, fbytes);
             if (write_marker(dir, ok, text, &e) == 0) {
                 committed = 1;
-                prune(dir, step, keep);
+                prune(dir, step, (long long)ts->best_step, keep);
                 GT_INFO("checkpoint: wrote %s (%.1f MiB, %.2f s)", final, fbytes / 1048576.0,
                         MPI_Wtime() - t0);
             }
@@ -634,15 +635,17 @@ static int check_header(const char *path, char *why, size_t why_bytes) {
     return good;
 }
 
-/* Not collective. Newest valid checkpoint of run_dir: its path (malloc'd) and
- * step, or NULL. Damaged or uncommitted ones newer than it are warned about. */
-static char *find_valid(const char *run_dir, long long *step_out) {
+/* Not collective. Newest valid checkpoint of run_dir (want < 0) or the valid
+ * checkpoint of step `want`: its path (malloc'd) and step, or NULL. Damaged
+ * or uncommitted ones on the way are warned about. */
+static char *find_valid_step(const char *run_dir, long long want, long long *step_out) {
     char *dir = ckpt_dir(run_dir);
     int n = 0;
     ckpt_entry *v = list_entries(dir, &n);
     char *found = NULL;
     for (int i = 0; i < n && !found; i++) {
         long long s = v[i].step;
+        if (want >= 0 && s != want) continue;
         char *h5 = ckpt_name(dir, s, ".h5"), *ok = ckpt_name(dir, s, ".ok");
         int f = v[i].flags;
         if ((f & CK_H5) && !(f & CK_OK)) {
@@ -675,6 +678,46 @@ static char *find_valid(const char *run_dir, long long *step_out) {
     free(v);
     free(dir);
     return found;
+}
+static char *find_valid(const char *run_dir, long long *step_out) { return find_valid_step(run_dir, -1, step_out); }
+
+/* Not collective: /train_state best_step of a checkpoint file, or -1. */
+static long long read_best_step(const char *path) {
+    long long best = -1;
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return -1;
+    hid_t g = H5Gopen2(f, "train_state", H5P_DEFAULT);
+    if (g >= 0) {
+        int64_t v = -1;
+        if (H5Aexists(g, "best_step") > 0) {
+            hid_t a = H5Aopen(g, "best_step", H5P_DEFAULT);
+            if (a >= 0 && H5Aread(a, H5T_NATIVE_INT64, &v) >= 0) best = (long long)v;
+            if (a >= 0) H5Aclose(a);
+        }
+        H5Gclose(g);
+    }
+    H5Fclose(f);
+    return best;
+}
+
+/* Rank 0: the checkpoint to load for `which` (see gt_ckpt_load). */
+static char *choose(const char *run_dir, gt_ckpt_which which, int64_t step, long long *step_out) {
+    if (which == GT_CKPT_STEP) return find_valid_step(run_dir, (long long)step, step_out);
+    char *newest = find_valid(run_dir, step_out);
+    if (!newest || which == GT_CKPT_LATEST) return newest;
+    long long best = read_best_step(newest);
+    if (best < 0 || best == *step_out) return newest;
+    long long s = -1;
+    char *p = find_valid_step(run_dir, best, &s);
+    if (!p) {
+        GT_WARN("checkpoint: the best validation checkpoint (step %lld) of %s is not available (written before "
+                "best checkpoints were kept, or removed); using the newest, step %lld",
+                best, run_dir, *step_out);
+        return newest;
+    }
+    free(newest);
+    *step_out = s;
+    return p;
 }
 
 static void r_attr(hid_t obj, const char *file, const char *obj_name, const char *name, hid_t mtype, void *out) {
@@ -745,18 +788,28 @@ static void read_table(hid_t f, const char *path, const char *group, const gt_mo
 
 int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts, gt_norm_stats *ns,
                             MPI_Comm comm) {
+    return gt_ckpt_load(run_dir, GT_CKPT_LATEST, -1, m, ts, ns, comm);
+}
+
+int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
+                     gt_norm_stats *ns, MPI_Comm comm) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     long long step = -1;
     char *path = NULL;
     int len = 0;
     if (rank == 0) {
-        path = find_valid(run_dir, &step);
+        path = choose(run_dir, which, want, &step);
         len = path ? (int)strlen(path) + 1 : 0;
     }
     MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
     if (len == 0) {
-        if (rank == 0) GT_INFO("checkpoint: none found in %s/checkpoints", run_dir);
+        if (rank == 0) {
+            if (which == GT_CKPT_STEP)
+                GT_INFO("checkpoint: no valid checkpoint of step %lld in %s/checkpoints", (long long)want, run_dir);
+            else
+                GT_INFO("checkpoint: none found in %s/checkpoints", run_dir);
+        }
         return -1;
     }
     if (rank != 0) path = GT_MALLOC((size_t)len);
@@ -825,7 +878,9 @@ int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts
     }
     H5_CHECK(H5Fclose(f));
     s_load_comm = MPI_COMM_NULL;
-    if (rank == 0) GT_INFO("checkpoint: resumed from %s (step %lld)", path, step);
+    if (rank == 0)
+        GT_INFO("checkpoint: %s %s (step %lld%s)", which == GT_CKPT_LATEST ? "resumed from" : "loaded", path, step,
+                which == GT_CKPT_BEST ? ", best validation loss" : "");
     free(path);
     return (int64_t)step;
 }

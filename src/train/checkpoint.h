@@ -9,7 +9,10 @@
  * checksum of the whole file, after every rank has finished. A checkpoint
  * without a marker, or whose bytes do not match the marker, is damaged and
  * skipped on resume (the previous one is used). The last `keep` committed
- * checkpoints are kept. The file layout is documented at the top of
+ * checkpoints are kept, and the one of the best validation loss so far
+ * (ts.best_step: the trainer writes a checkpoint whenever validation
+ * improves), which evaluation loads by default (model selection on the
+ * validation split; resume always continues from the newest). The file layout is documented at the top of
  * checkpoint.c (root attributes magic/format_version/step/..., /model/<name>,
  * /adam_m/<name>, /adam_v/<name>, /train_state attributes, /norm/mean,
  * /norm/std, /config, /ranks/state). */
@@ -56,6 +59,17 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
  * step loaded, or -1 when there is none. */
 int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts, gt_norm_stats *ns,
                             MPI_Comm comm);
+
+/* Which checkpoint gt_ckpt_load reads. */
+typedef enum gt_ckpt_which {
+    GT_CKPT_LATEST = 0, /* the newest valid one (resume) */
+    GT_CKPT_BEST = 1,   /* the best_step recorded in the newest valid one; the newest when that one is gone
+                           (warning) */
+    GT_CKPT_STEP = 2    /* exactly step `want` (valid), else none */
+} gt_ckpt_which;
+/* Collective. As gt_ckpt_load_latest for the chosen checkpoint; -1 when none. */
+int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
+                     gt_norm_stats *ns, MPI_Comm comm);
 
 /* Not collective: the resolved configuration text stored in the newest valid
  * checkpoint (malloc'd, caller frees), or NULL. Used by --resume RUN_DIR to

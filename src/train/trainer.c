@@ -867,6 +867,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         }
 
         /* validation, replica check, early stopping */
+        int improved = 0;
         if (t->ts.step % t->eval_every == 0) {
             double v = validate(t);
             validated_step = t->ts.step;
@@ -876,6 +877,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
                     t->ts.best_val = v;
                     t->ts.best_step = t->ts.step;
                     t->ts.bad_evals = 0;
+                    improved = 1; /* checkpointed below: evaluation loads the best one */
                 } else {
                     t->ts.bad_evals++;
                     if (cfg->patience > 0 && t->ts.bad_evals >= cfg->patience) stop_early = 1;
@@ -904,7 +906,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         }
 
         /* periodic checkpoints (steps or minutes) */
-        if ((cfg->checkpoint_every > 0 && t->ts.step % cfg->checkpoint_every == 0) || red[2] != 0) {
+        if ((cfg->checkpoint_every > 0 && t->ts.step % cfg->checkpoint_every == 0) || red[2] != 0 || improved) {
             checkpoint(t, elapsed0 + gt_now() - t_loop0);
             last_ckpt_time = gt_now();
         }
@@ -974,7 +976,21 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         t->ds = NULL;
         gt_eval_train_info ei = {.steps = t->ts.step, .train_time_s = elapsed0 + loop_s, .samples_per_s = meas_rate,
                                  .data_stall = meas_stall, .ranks = t->size, .final_loss = last_loss,
-                                 .best_val_loss = isfinite(t->ts.best_val) ? t->ts.best_val : NAN};
+                                 .best_val_loss = isfinite(t->ts.best_val) ? t->ts.best_val : NAN,
+                                 .eval_step = t->ts.step, .eval_best = 0};
+        /* model selection on the validation split: evaluate the best checkpoint */
+        if (t->ts.best_step >= 0 && t->ts.best_step != t->ts.step) {
+            gt_train_state bs;
+            gt_norm_stats bns;
+            int64_t got = gt_ckpt_load(t->run_dir, GT_CKPT_STEP, t->ts.best_step, m, &bs, &bns, comm);
+            if (got == t->ts.best_step) ei.eval_step = got, ei.eval_best = 1;
+            else if (t->rank == 0)
+                GT_WARN("eval: the best validation checkpoint (step %lld) is missing; evaluating the final model",
+                        (long long)t->ts.best_step);
+            if (got >= 0 && got != t->ts.best_step) GT_FAIL(GT_EXIT_INTERNAL, "checkpoint step mismatch");
+        } else {
+            ei.eval_best = t->ts.best_step == t->ts.step;
+        }
         gt_eval_end_of_run(cfg, t->run_dir, m, &t->ns, &ei, comm);
     }
     /* ---- end of the eval hook */

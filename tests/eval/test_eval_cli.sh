@@ -29,15 +29,17 @@ layers = 3
 conv_scale = 0.25
 hidden = 32
 [optim]
-lr = 2e-3
+lr = 1e-2
 warmup = 5
 [train]
 batch = 32
 epochs = 0
 max_steps = 40
 log_every = 10
+eval_every = 5
 [run]
 dir = $dir/run
+keep = 1
 INI
 "$tool" train "$dir/train.ini" > "$dir/train.log" 2>&1 || { cat "$dir/train.log"; fail "train"; }
 for f in eval.json report.md report.html timing.json eval_sample.csv; do
@@ -55,6 +57,21 @@ fi
 grep -q "## Disaggregation results" "$dir/run/report.md" || fail "report.md lacks the results"
 grep -q "## Timing across ranks" "$dir/run/report.md" || fail "report.md lacks the timing table"
 
+# model selection: the end-of-run evaluation and `eval` use the checkpoint of the best validation loss
+# (kept beyond run.keep = 1); eval.checkpoint=last the newest
+best=$(python3 -c '
+import json, sys
+v = [json.loads(l) for l in open(sys.argv[1]) if "\"val\"" in l]
+v = [x for x in v if x.get("type") == "val"]
+print(min(v, key=lambda x: (x["val_loss"], x["step"]))["step"])' "$dir/run/metrics.jsonl")
+ev_step() { python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["train"]; print(t["evaluated_step"], t["evaluated_checkpoint"])' "$dir/run/eval.json"; }
+[ "$(ev_step)" = "$best best validation loss" ] || fail "end-of-run eval: $(ev_step), want step $best (best validation loss)"
+[ -s "$dir/run/checkpoints/ckpt-$(printf %09d "$best").h5" ] || fail "best checkpoint (step $best) not kept"
+[ -s "$dir/run/checkpoints/ckpt-000000040.h5" ] || fail "newest checkpoint missing"
+"$tool" eval "$dir/run" eval.checkpoint=last > "$dir/eval_last.log" 2>&1 || { cat "$dir/eval_last.log"; fail "eval last"; }
+case "$(ev_step)" in "40 "*) ;; *) fail "eval.checkpoint=last evaluated $(ev_step), want step 40";; esac
+echo "model selection: best validation step $best of 40 (lr 1e-2: validation loss rises after its minimum)"
+
 # eval RUN_DIR (data from the stored configuration), then with an explicit file and stride
 rm -f "$dir/run/eval.json"
 "$tool" eval "$dir/run" > "$dir/eval.log" 2>&1 || { cat "$dir/eval.log"; fail "eval"; }
@@ -64,15 +81,14 @@ for k in '"task":[[:space:]]*"nilm"' '"model":[[:space:]]*"s2p_cnn"' '"test":' '
 done
 "$tool" eval "$dir/run" "$dir/nilm.h5" eval.stride=4 > "$dir/eval2.log" 2>&1 || fail "eval with a file"
 grep -Eq '"eval_stride":[[:space:]]*4' "$dir/run/eval.json" || fail "eval.stride not used"
+[ "$(ev_step)" = "$best best validation loss" ] || fail "eval RUN_DIR: $(ev_step), want step $best"
 
 # predict: 1 rank == 2 ranks, byte for byte; checkpoint path accepted
 "$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/p1.h5" > "$dir/p1.log" 2>&1 || { cat "$dir/p1.log"; fail "predict"; }
 $mpiexec -n 2 "$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/p2.h5" > "$dir/p2.log" 2>&1 \
   || { cat "$dir/p2.log"; fail "predict -n 2"; }
 cmp "$dir/p1.h5" "$dir/p2.h5" || fail "predict at 2 ranks differs from 1 rank"
-ck=$(ls "$dir"/run/checkpoints/ckpt-*.h5 | tail -n 1)
-"$tool" predict "$ck" "$dir/nilm.h5" -o "$dir/p3.h5" --pad edge > "$dir/p3.log" 2>&1 || fail "predict from a checkpoint"
-[ -s "$dir/p3.h5" ] || fail "p3.h5"
+
 
 # usage errors
 set +e
@@ -80,6 +96,10 @@ set +e
 [ $rc -eq 2 ] || fail "predict without -o: exit $rc, expected 2"
 "$tool" eval "$dir/nope" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "eval of a missing run: exit $rc, expected 2"
+cp "$dir/nilm.h5" "$dir/run/checkpoints/notackpt.h5"
+"$tool" eval "$dir/run/checkpoints/notackpt.h5" > "$dir/bad.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "not a run directory or a checkpoint file" "$dir/bad.log" \
+  || { cat "$dir/bad.log"; fail "eval of a non-checkpoint file: exit $rc"; }
 set -e
 rm -rf "$dir"
 echo "test_eval_cli: ok"

@@ -4,7 +4,11 @@
  *   a missing commit marker (crash between rename and marker): skipped;
  *   a truncated file: skipped;
  *   the next save removes uncommitted leftovers older than it and keeps newer
- *   ones and the damaged-but-committed one within `keep`. */
+ *   ones and the damaged-but-committed one within `keep`;
+ *   the checkpoint of the best validation loss (train_state best_step) is kept
+ *   beyond `keep`; GT_CKPT_BEST loads it, GT_CKPT_LATEST the newest,
+ *   GT_CKPT_STEP exactly one step (or none); a damaged best checkpoint falls
+ *   back to the newest with a warning naming its step. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 
@@ -121,6 +125,61 @@ int main(int argc, char **argv) {
     /* a new save at the same step as a damaged one replaces it */
     TEST_EQ_INT(ct_save(run, m, 700, 3, comm), 0);
     load_expect(run, m, 700, NULL, comm);
+
+    /* best-validation retention and selection: best_step 200 from step 200 on, keep = 2 */
+    char *run2 = ct_tmpdir("ckpt-best", comm);
+    for (long long st = 100; st <= 600; st += 100) {
+        gt_train_state ts;
+        gt_norm_stats ns;
+        ct_fill(m, st);
+        ct_state(&ts, st);
+        ts.best_step = st >= 200 ? 200 : 100;
+        ct_norm(&ns, st);
+        TEST_EQ_INT(gt_ckpt_save(run2, m, &ts, &ns, "[model]\nkind = s2p_cnn\n", 2, comm), 0);
+    }
+    MPI_Barrier(comm);
+    if (rank == 0) {
+        for (long long st = 100; st <= 600; st += 100)
+            TEST_EQ_INT(ct_exists(run2, st, ".h5"), st == 200 || st >= 500);
+        TEST_EQ_INT(ct_count_files(run2), 6);
+    }
+    struct { gt_ckpt_which which; int64_t want, expect; } cases[] = {
+        {GT_CKPT_BEST, -1, 200}, {GT_CKPT_LATEST, -1, 600}, {GT_CKPT_STEP, 500, 500}, {GT_CKPT_STEP, 300, -1}};
+    for (int c = 0; c < 4; c++) {
+        gt_train_state ts;
+        gt_norm_stats ns;
+        ct_fill(m, 999983);
+        int64_t got = gt_ckpt_load(run2, cases[c].which, cases[c].want, m, &ts, &ns, comm);
+        TEST_EQ_INT(got, cases[c].expect);
+        if (got >= 0) {
+            int bad = 0;
+            for (size_t i = 0; i < m->n_params; i++)
+                bad += m->params[i] != (float)((((long long)i * 7 + got) % 1001) - 500) / 64.0f;
+            TEST_EQ_INT(bad, 0);
+            TEST_EQ_INT(ts.step, got);
+        }
+    }
+    char *h200 = ct_path(run2, 200, ".h5");
+    if (rank == 0) flip_middle_byte(h200);
+    MPI_Barrier(comm);
+    {
+        gt_train_state ts;
+        gt_norm_stats ns;
+        ct_capture cap;
+        if (rank == 0) ct_capture_begin(&cap);
+        int64_t got = gt_ckpt_load(run2, GT_CKPT_BEST, -1, m, &ts, &ns, comm);
+        if (rank == 0) {
+            char *text = ct_capture_end(&cap);
+            TEST_CHECK(strstr(text, "best validation checkpoint (step 200)") != NULL);
+            TEST_CHECK(strstr(text, "ckpt-000000200.h5 is damaged") != NULL);
+            free(text);
+        }
+        TEST_EQ_INT(got, 600);
+    }
+    free(h200);
+    MPI_Barrier(comm);
+    if (rank == 0) ct_rm_rf(run2);
+    free(run2);
 
     free(h600), free(ok500), free(h500), free(t300), free(o200), free(t900), free(h700), free(h400);
     gt_model_free(m);
