@@ -314,6 +314,10 @@ static void sec_training(rep *r, const cJSON *ev) {
         trow(r, 1, 8, h);
         trow(r, 0, 8, a);
         tend(r);
+        const cJSON *es = jget(t, "evaluated_step"), *ec = jget(t, "evaluated_checkpoint");
+        if (cJSON_IsNumber(es) && es->valuedouble >= 0 && cJSON_IsString(ec)) {
+            para(r, "Evaluated parameters: step %.0f (%s).", es->valuedouble, ec->valuestring);
+        }
     }
     /* loss curves from metrics.jsonl (last line per step wins after resumes) */
     char p[PATH_MAX + 64], dat[PATH_MAX + 64];

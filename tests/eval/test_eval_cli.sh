@@ -67,6 +67,7 @@ print(min(v, key=lambda x: (x["val_loss"], x["step"]))["step"])' "$dir/run/metri
 ev_step() { python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["train"]; print(t["evaluated_step"], t["evaluated_checkpoint"])' "$dir/run/eval.json"; }
 [ "$(ev_step)" = "$best best validation loss" ] || fail "end-of-run eval: $(ev_step), want step $best (best validation loss)"
 [ -s "$dir/run/checkpoints/ckpt-$(printf %09d "$best").h5" ] || fail "best checkpoint (step $best) not kept"
+grep -q "Evaluated parameters: step $best (best validation loss)" "$dir/run/report.md" || fail "report.md lacks the evaluated step"
 [ -s "$dir/run/checkpoints/ckpt-000000040.h5" ] || fail "newest checkpoint missing"
 "$tool" eval "$dir/run" eval.checkpoint=last > "$dir/eval_last.log" 2>&1 || { cat "$dir/eval_last.log"; fail "eval last"; }
 case "$(ev_step)" in "40 "*) ;; *) fail "eval.checkpoint=last evaluated $(ev_step), want step 40";; esac
