@@ -19,6 +19,13 @@
 #include "train/bench_train.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
+#include "core/timer.h"
+#include "data/dataset.h"
+#include "dist/comm.h"
+#include "io/format.h"
+#include "io/shard.h"
+#include "nn/bench.h"
+#include "plan/plan.h"
 
 /* Empty defaults mean "the data layer's / model kind's own default"
  * (data/dataset.c gt_data_config_defaults, nn/model_*.c). */
@@ -68,6 +75,7 @@ static const gt_opt opts[] = {
     {"train.patience", NULL, GT_OPT_INT, "0", "validations without improvement before early stopping; 0 off", NULL},
     {"train.seed", "seed", GT_OPT_INT, "1", "seed of the initialisation and the data order", NULL},
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
+    {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
     {"train.nan_max_bad", NULL, GT_OPT_INT, "5", "consecutive non-finite steps before stopping with exit code 5", NULL},
     {"train.amp", NULL, GT_OPT_BOOL, "false", "mixed precision: dynamic loss scaling (CPU compute stays fp32)", NULL},
     {"train.log_every", NULL, GT_OPT_INT, "50", "steps between progress lines and metrics.jsonl entries", NULL},
@@ -77,12 +85,19 @@ static const gt_opt opts[] = {
     {"run.checkpoint_minutes", NULL, GT_OPT_FLOAT, "30", "wall minutes between checkpoints; 0 off", NULL},
     {"run.keep", NULL, GT_OPT_INT, "3", "committed checkpoints kept", NULL},
     {"run.resume", "resume", GT_OPT_STR, "", "continue RUN_DIR from its newest valid checkpoint (its stored configuration, then overrides)", NULL},
+    /* gridtrain plan (never stored) */
+    {"plan.ranks", "ranks", GT_OPT_INT, "0", "ranks to plan for; 0 = this job's", NULL},
+    {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
+    {"plan.tier", "tier", GT_OPT_STR, "", "plan for one GPU of a workstation tier (docs/tiers.md)", "|a350|ae450|ga660m"},
+    {"plan.gpu_tflops", "gpu-tflops", GT_OPT_FLOAT, "0", "nominal dense bf16 TFLOP/s of that GPU for the step time (0: the tier's, else none)", NULL},
+    {"plan.cpu_mem", "cpu-mem", GT_OPT_SIZE, "0", "CPU plan: host memory per rank (0: available on this node / its ranks)", NULL},
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 
 /* Keys that describe one invocation, not the run: never stored. */
 static int per_invocation(const char *key) {
-    return !strcmp(key, "run.resume") || !strcmp(key, "train.stop_after") || !strncmp(key, "log.", 4);
+    return !strcmp(key, "run.resume") || !strcmp(key, "train.stop_after") || !strncmp(key, "log.", 4) ||
+           !strncmp(key, "plan.", 5);
 }
 
 static const char *raw(const gt_args *a, const char *key) {
@@ -224,6 +239,15 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     const char *pf = gt_args_str(a, "train.prefetch");
     c->prefetch = !strcmp(pf, "on") ? 1 : !strcmp(pf, "off") ? 0 : -1;
     c->nan_max_bad = as_int(a, "train.nan_max_bad", 1, INT_MAX);
+    const char *ml = gt_args_str(a, "train.mem_limit");
+    if (!strcmp(ml, "auto")) c->mem_limit = 0;
+    else if (!strcmp(ml, "off")) c->mem_limit = -1;
+    else {
+        int64_t b = 0;
+        GT_CHECK(gt_parse_size(ml, &b) && b > 0, GT_EXIT_USAGE,
+                 "train.mem_limit = '%s': give auto, off or a size such as 8G", ml);
+        c->mem_limit = (double)b;
+    }
     c->amp = gt_args_bool(a, "train.amp");
     c->log_every = gt_args_int(a, "train.log_every");
     c->stop_after = gt_args_int(a, "train.stop_after");
@@ -332,6 +356,147 @@ int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
     return rc;
 }
 
+
+/* ---------------------------------------------------------- gridtrain plan -- */
+
+/* The data pipeline of the largest rank from the file's row counts (the
+ * readers' shard assignment), without reading the series. */
+static double plan_data_bytes(const gt_train_config *c, int ranks, MPI_Comm comm, int *n_cols) {
+    gt_file_index ix;
+    char err[GT_IO_ERR_LEN];
+    hid_t f = gt_io_open(c->data_file, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
+    if (f < 0) gt_io_fail(comm, GT_EXIT_DATA, err);
+    H5Fclose(f);
+    int want_pdm = c->model.kind == GT_MODEL_LSTM;
+    GT_CHECK((ix.kind == GT_KIND_PDM) == want_pdm, GT_EXIT_USAGE, "%s is a %s file; model.kind %s needs a %s file",
+             c->data_file, ix.kind == GT_KIND_PDM ? "wind-farm (pdm)" : "nilm", gt_model_kind_name(c->model.kind),
+             want_pdm ? "wind-farm (pdm)" : "nilm");
+    *n_cols = ix.n_cols;
+    int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)(ix.n_items > 0 ? ix.n_items : 1));
+    int *owner = GT_MALLOC(sizeof(int) * (size_t)(ix.n_items > 0 ? ix.n_items : 1));
+    for (int i = 0; i < ix.n_items; i++) w[i] = ix.row_offset[i + 1] - ix.row_offset[i];
+    gt_shard_assign(w, ix.n_items, ranks, owner);
+    double worst = 0;
+    for (int r = 0; r < ranks; r++) {
+        int64_t rows = 0, low = 0, items = 0;
+        for (int i = 0; i < ix.n_items; i++)
+            if (owner[i] == r) {
+                rows += w[i], items++;
+                if (ix.lowres_offset) low += ix.lowres_offset[i + 1] - ix.lowres_offset[i];
+            }
+        double b = (double)gt_dataset_series_bytes(want_pdm ? GT_TASK_PDM : GT_TASK_NILM, rows, low, ix.n_cols,
+                                                   ix.has_faults, want_pdm ? 0 : c->data.time_features);
+        b += (double)items * 512.0; /* the per-item index: a few hundred bytes */
+        if (b > worst) worst = b;
+    }
+    free(w), free(owner);
+    gt_file_index_free(&ix);
+    return worst;
+}
+
+static int run_plan(const gt_args *a0, MPI_Comm comm) {
+    gt_args a;
+    int resume = 0;
+    resolve_args(&a, a0, &resume);
+    gt_train_config c;
+    gt_train_config_from_args(&a, &c);
+    if (resume) gt_train_config_stored_compat(&a, &c);
+    int size = 1, rank = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    int ranks = (int)gt_args_int(a0, "plan.ranks");
+    GT_CHECK(ranks >= 0, GT_EXIT_USAGE, "plan.ranks must be >= 0");
+    if (ranks == 0) ranks = size;
+    int n_cols = 0;
+    double data = plan_data_bytes(&c, ranks, comm, &n_cols);
+
+    gt_plan_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.model = c.model;
+    rq.model.window = c.data.window;
+    c.data.task = c.model.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
+    rq.model.n_in = gt_data_config_n_in(&c.data, n_cols);
+    rq.model.n_out = c.model.kind == GT_MODEL_LSTM ? n_cols : (c.model.gated ? 2 : 1) * n_cols;
+    rq.batch = c.batch;
+    rq.ranks = ranks;
+    rq.micro = c.micro_batch;
+    rq.n_y_data = c.model.kind == GT_MODEL_LSTM ? 0 : n_cols;
+
+    gt_plan_target tg;
+    memset(&tg, 0, sizeof tg);
+    const char *tier = gt_args_str(a0, "plan.tier");
+    double gmem = (double)gt_args_size(a0, "plan.gpu_mem"), tflops = gt_args_float(a0, "plan.gpu_tflops");
+    if (tier[0]) {
+        GT_CHECK(gt_plan_tier(tier, &tg) == 0, GT_EXIT_USAGE, "plan.tier: unknown tier '%s'", tier);
+        if (tflops > 0) tg.flops = tflops * 1e12 * GT_PLAN_GPU_EFFICIENCY;
+    }
+    if (gmem > 0) {
+        double b = gmem;
+        if (!tier[0]) {
+            tg.gpu = 1;
+            tg.context_bytes = GT_PLAN_GPU_CONTEXT_BYTES;
+            tg.flops = tflops > 0 ? tflops * 1e12 * GT_PLAN_GPU_EFFICIENCY : 0;
+            snprintf(tg.name, sizeof tg.name, "one GPU per rank");
+        }
+        tg.mem_bytes = b;
+    }
+    if (!tg.gpu) {
+        /* CPU: this process as the baseline, the node's memory shared by the ranks, the rate
+         * this node's OpenBLAS sustains x the fraction the engine reaches (docs/benchmarks.md) */
+        int local_rank = 0, local_size = 1;
+        gt_dist_node_rank(comm, &local_rank, &local_size);
+        rq.data_bytes = data;
+        rq.base_bytes = (double)gt_current_rss_bytes();
+        double cm = (double)gt_args_size(a0, "plan.cpu_mem");
+        if (cm <= 0) {
+            int64_t avail = gt_mem_available_bytes();
+            int per_node = ranks < local_size ? ranks : local_size;
+            tg.mem_bytes = avail > 0 ? (double)avail / (per_node > 0 ? per_node : 1) : 0;
+            snprintf(tg.name, sizeof tg.name, "CPU rank (this node's available memory / %d rank%s)", per_node,
+                     per_node == 1 ? "" : "s");
+        } else {
+            tg.mem_bytes = cm;
+            snprintf(tg.name, sizeof tg.name, "CPU rank (plan.cpu_mem)");
+        }
+        double gflops = rank == 0 ? gt_nn_bench_sgemm_gflops(1024, 2) : 0;
+        MPI_Bcast(&gflops, 1, MPI_DOUBLE, 0, comm);
+        tg.flops = gflops * 1e9 * 0.78;
+    }
+    gt_plan p;
+    gt_plan_compute(&rq, &tg, &p);
+    if (rank == 0) {
+        gt_plan_print(stdout, &rq, &tg, &p);
+        if (!tg.gpu)
+            printf("(CPU rate: OpenBLAS sgemm on this node x 0.78, the share the engine reaches; "
+                   "OPENBLAS_NUM_THREADS per rank)\n");
+        else
+            printf("(GPU rate: nominal x %.2f assumed; device memory exact for gridtrain's buffers, the CUDA "
+                   "context is an estimate)\n", GT_PLAN_GPU_EFFICIENCY);
+        fflush(stdout);
+    }
+    gt_args_free(&a);
+    return p.fits ? 0 : GT_EXIT_RESOURCE;
+}
+
+const gt_cmd gt_cmd_plan = {
+    .name = "plan",
+    .usage = "plan CONFIG|--resume RUN_DIR [key=value ...] [--ranks P] [--gpu-mem 24G|80G|141G] [--tier a350|ae450|ga660m]",
+    .summary = "memory per rank and step time of a training configuration, and the largest micro-batch that fits",
+    .details = "Reads only the data file's row counts. Memory per rank from the model's own size tables\n"
+               "(parameters, gradients, AdamW moments, activations at the micro-batch), the batch buffers and\n"
+               "the rank's share of the series; on a GPU the device buffers of the CUDA model (exact) plus the\n"
+               "context (estimate). Prints the largest train.micro_batch that fits (accumulation keeps the\n"
+               "global batch) and a step-time estimate. Exit 4 when the configuration does not fit. The\n"
+               "trainer runs the same check before allocating (train.mem_limit). See docs/tiers.md.",
+    .opts = opts,
+    .min_pos = 0,
+    .max_pos = 1,
+    .run = run_plan,
+    .prints_config = 1,
+    .shares_keys_of = "train",
+    .own_prefix = "plan.",
+};
+
 const gt_cmd gt_cmd_train = {
     .name = "train",
     .usage = "train CONFIG|--resume RUN_DIR [section.key=value ...]",
@@ -347,4 +512,5 @@ const gt_cmd gt_cmd_train = {
     .max_pos = 1,
     .run = run,
     .prints_config = 1,
+    .hide_prefix = "plan.",
 };

@@ -72,7 +72,7 @@ static int parse_bool(const char *s, int *out) {
     return 0;
 }
 
-static int parse_size(const char *s, int64_t *out) {
+int gt_parse_size(const char *s, int64_t *out) {
     if (!s || !*s) return 0;
     errno = 0;
     char *end;
@@ -128,7 +128,7 @@ static const char *invalid(const gt_opt *o, const char *v) {
     case GT_OPT_INT: if (!parse_int(v, &i)) return "not an integer"; break;
     case GT_OPT_FLOAT: if (!parse_float(v, &d)) return "not a finite number"; break;
     case GT_OPT_BOOL: if (!parse_bool(v, &b)) return "not a boolean (true/false)"; break;
-    case GT_OPT_SIZE: if (!parse_size(v, &i)) return "not a size (e.g. 512, 64K, 4M, 2G)"; break;
+    case GT_OPT_SIZE: if (!gt_parse_size(v, &i)) return "not a size (e.g. 512, 64K, 4M, 2G)"; break;
     case GT_OPT_STR: break;
     }
     if (o->choices && !in_choices(o->choices, v)) return "not one of the allowed values";
@@ -331,7 +331,7 @@ int gt_args_bool(const gt_args *a, const char *key) {
 }
 int64_t gt_args_size(const gt_args *a, const char *key) {
     int64_t v = 0;
-    GT_ASSERT(parse_size(a->value[must_find(a, key, GT_OPT_SIZE)], &v));
+    GT_ASSERT(gt_parse_size(a->value[must_find(a, key, GT_OPT_SIZE)], &v));
     return v;
 }
 int gt_args_is_set(const gt_args *a, const char *key) {
@@ -359,8 +359,14 @@ void gt_args_print(const gt_args *a, FILE *out) {
     }
 }
 
-static void help_table(const gt_opt *t, FILE *out) {
+static int listed(const gt_opt *o, const char *own, const char *hide) {
+    if (own && strncmp(o->key, own, strlen(own))) return 0;
+    return !(hide && !strncmp(o->key, hide, strlen(hide)));
+}
+
+static void help_table_own(const gt_opt *t, const char *prefix, const char *hide, FILE *out) {
     for (int i = 0; t[i].key; i++) {
+        if (!listed(&t[i], prefix, hide)) continue;
         char lhs[96];
         if (t[i].flag)
             snprintf(lhs, sizeof lhs, "%s%s%s", strlen(t[i].flag) == 1 ? "-" : "--", t[i].flag,
@@ -376,12 +382,17 @@ static void help_table(const gt_opt *t, FILE *out) {
     }
 }
 
+static void help_table(const gt_opt *t, FILE *out) { help_table_own(t, NULL, NULL, out); }
+
 void gt_cmd_help(const gt_cmd *cmd, FILE *out) {
     fprintf(out, "usage: gridtrain %s\n\n%s\n", cmd->usage, cmd->summary);
     if (cmd->details) fprintf(out, "\n%s\n", cmd->details);
     if (n_table(cmd->opts)) {
         fputs("\noptions (also settable as section.key=value or in a --config file):\n", out);
-        help_table(cmd->opts, out);
+        help_table_own(cmd->opts, cmd->own_prefix, cmd->hide_prefix, out);
+        if (cmd->shares_keys_of)
+            fprintf(out, "  and every key of 'gridtrain %s' (see 'gridtrain %s --help')\n", cmd->shares_keys_of,
+                    cmd->shares_keys_of);
     }
     fputs("\ncommon options:\n", out);
     fprintf(out, "  %-24s %s\n", "--config FILE", "read settings from an INI file ([section] key = value)");
@@ -395,9 +406,12 @@ void gt_cmd_markdown(const gt_cmd *cmd, FILE *out) {
     fprintf(out, "## `gridtrain %s`\n\n%s\n\n", cmd->usage, cmd->summary);
     if (cmd->details) fprintf(out, "%s\n\n", cmd->details);
     if (!n_table(cmd->opts)) return;
+    if (cmd->shares_keys_of)
+        fprintf(out, "Takes every key of `gridtrain %s`, and these:\n\n", cmd->shares_keys_of);
     fputs("| key | flag | type | default | meaning |\n|---|---|---|---|---|\n", out);
     for (int i = 0; cmd->opts[i].key; i++) {
         const gt_opt *o = &cmd->opts[i];
+        if (!listed(o, cmd->own_prefix, cmd->hide_prefix)) continue;
         char type[256];
         size_t n = 0;
         for (const char *p = o->choices ? o->choices : type_name(o->type); *p && n + 3 < sizeof type; p++) {

@@ -41,6 +41,12 @@ typedef struct gt_cmd {
     /* 1: the command resolves further settings itself (a positional CONFIG,
      * --resume) and prints the resolved configuration; the dispatcher does not */
     int prints_config;
+    /* Set when the table is another command's (named here) plus keys of this
+     * command under `own_prefix`: help and the reference list only those and
+     * point to the other command for the rest. */
+    const char *shares_keys_of;
+    const char *own_prefix;
+    const char *hide_prefix; /* keys of the table that belong to another command (not listed) */
 } gt_cmd;
 
 #define GT_MAX_POS 16
@@ -60,6 +66,8 @@ int64_t gt_args_int(const gt_args *a, const char *key);
 double gt_args_float(const gt_args *a, const char *key);
 int gt_args_bool(const gt_args *a, const char *key);
 int64_t gt_args_size(const gt_args *a, const char *key); /* bytes: 512, 64K, 4M, 2G */
+/* "512", "64K", "4M", "2G", "1.5TiB" -> bytes (binary units); 0 if malformed. */
+int gt_parse_size(const char *s, int64_t *out);
 int gt_args_is_set(const gt_args *a, const char *key);   /* not left at its default */
 
 /* Parse argv (after the subcommand name). Collective only in that every rank

@@ -79,3 +79,55 @@ int64_t gt_current_rss_bytes(void) {
     fclose(f);
     return ok ? (int64_t)pages_res * (int64_t)sysconf(_SC_PAGESIZE) : 0;
 }
+
+/* a number from a one-line file, -1 if absent or "max" */
+static int64_t read_i64_file(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long long v = -1;
+    if (fscanf(f, "%lld", &v) != 1) v = -1;
+    fclose(f);
+    return (int64_t)v;
+}
+
+int64_t gt_mem_available_bytes(void) {
+    int64_t avail = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char key[64];
+        long long kb;
+        while (fscanf(f, "%63s %lld kB\n", key, &kb) == 2)
+            if (!strcmp(key, "MemAvailable:")) avail = (int64_t)kb * 1024;
+        fclose(f);
+    }
+    /* this process's cgroup (the first v2 line "0::/path", else the v1 memory controller) */
+    char line[512], v2[512] = "", v1[512] = "";
+    f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = 0;
+            if (!strncmp(line, "0::", 3)) snprintf(v2, sizeof v2, "%s", line + 3);
+            char *c = strstr(line, ":memory:");
+            if (c) snprintf(v1, sizeof v1, "%s", c + 8);
+        }
+        fclose(f);
+    }
+    char p1[700], p2[700];
+    int64_t lim = -1, use = -1;
+    if (v2[0]) {
+        snprintf(p1, sizeof p1, "/sys/fs/cgroup%s/memory.max", v2);
+        snprintf(p2, sizeof p2, "/sys/fs/cgroup%s/memory.current", v2);
+        lim = read_i64_file(p1), use = read_i64_file(p2);
+    }
+    if (lim < 0 && v1[0]) {
+        snprintf(p1, sizeof p1, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", v1);
+        snprintf(p2, sizeof p2, "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", v1);
+        lim = read_i64_file(p1), use = read_i64_file(p2);
+        if (lim >= ((int64_t)1 << 60)) lim = -1; /* v1 "no limit" */
+    }
+    if (lim > 0 && use >= 0) {
+        int64_t room = lim > use ? lim - use : 0;
+        if (avail < 0 || room < avail) avail = room;
+    }
+    return avail;
+}

@@ -29,5 +29,9 @@ void gt_events_reset(void);
 int64_t gt_peak_rss_bytes(void);
 /* Current resident set size in bytes (from /proc/self/statm; 0 if unknown). */
 int64_t gt_current_rss_bytes(void);
+/* Memory this process may still use, bytes: MemAvailable of /proc/meminfo,
+ * lowered to the room left under a cgroup (v2 memory.max - memory.current, or
+ * v1 limit - usage: Slurm's --mem). -1 if unknown. */
+int64_t gt_mem_available_bytes(void);
 
 #endif

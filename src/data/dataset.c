@@ -662,23 +662,30 @@ static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
 
 /* ------------------------------------------------------------ creation -- */
 
+int64_t gt_dataset_series_bytes(gt_task task, int64_t rows, int64_t lowres_rows, int cols, int has_faults,
+                                int time_features) {
+    if (task == GT_TASK_NILM) {
+        int64_t b = rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols + time_features));
+        if (has_faults) b += rows;
+        return b + lowres_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols));
+    }
+    return rows * (int64_t)(sizeof(int64_t) + sizeof(float) * cols + 1);
+}
+
 static int64_t series_bytes(const gt_dataset *ds) {
     if (ds->nilm) {
         const gt_nilm_shard *s = ds->nilm;
-        int64_t A = s->n_appliances, b = s->n_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + A));
-        if (s->fault_flags) b += s->n_rows;
-        b += s->n_lowres_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + A));
-        return b;
+        return gt_dataset_series_bytes(GT_TASK_NILM, s->n_rows, s->n_lowres_rows, s->n_appliances,
+                                       s->fault_flags != NULL, ds->cfg.time_features);
     }
     const gt_pdm_shard *s = ds->pdm;
-    return s->n_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * s->n_channels + 1);
+    return gt_dataset_series_bytes(GT_TASK_PDM, s->n_rows, 0, s->n_channels, 0, 0);
 }
 
 int64_t gt_dataset_bytes(const gt_dataset *ds) {
     int64_t b = series_bytes(ds);
     b += (int64_t)sizeof *ds + (int64_t)sizeof(ds_item) * ds->n_items;
     if (ds->strides) b += (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols;
-    if (ds->tfeat) b += (int64_t)sizeof(float) * ds->cfg.time_features * ds->nilm->row_offset[ds->n_items];
     b += (int64_t)sizeof(ds_run) * ds->cap_runs + (int64_t)sizeof(ds_record) * ds->cap_recs;
     b += (int64_t)sizeof(int64_t) * (ds->cap_spike_rows + ds->cap_cond_ok);
     b += (int64_t)(GT_SPLIT_COUNT * sizeof(int64_t) + sizeof(int32_t)) * (ds->n_items_total + 1);

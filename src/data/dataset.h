@@ -185,5 +185,10 @@ void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out);
 
 /* Resident bytes of the dataset (series + index), this rank. */
 int64_t gt_dataset_bytes(const gt_dataset *ds);
+/* The series part of it for `rows` rows (and NILM `lowres_rows`) of `cols`
+ * appliances/channels: what the memory planner predicts from a file's row
+ * counts before reading it. */
+int64_t gt_dataset_series_bytes(gt_task task, int64_t rows, int64_t lowres_rows, int cols, int has_faults,
+                                int time_features);
 
 #endif

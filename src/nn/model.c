@@ -1,6 +1,7 @@
 /* nn/model.c: generic model API, parameter/activation planning, per-kind
  * dispatch, deterministic init, AdamW over the flat buffers. */
 #include "nn/model.h"
+#include "nn/ops/cuda/sizes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -100,7 +101,9 @@ static float *alloc_floats(size_t n) {
     return p;
 }
 
-gt_model *gt_model_create(const gt_model_config *cfg) {
+/* The tables of a model (parameters, activations), nothing allocated but the
+ * kind's small struct; the framework's acts x, pred, dpred are the last three. */
+static gt_model *plan_model(const gt_model_config *cfg) {
     const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
     GT_CHECK(cfg->max_batch > 0, GT_EXIT_USAGE, "model: max_batch must be > 0 (got %d)", cfg->max_batch);
     GT_CHECK((unsigned)cfg->loss < GT_LOSS_KIND_COUNT, GT_EXIT_USAGE, "model: unknown loss kind %d",
@@ -114,9 +117,55 @@ gt_model *gt_model_create(const gt_model_config *cfg) {
     vt->plan(m);
     GT_ASSERT(m->n_x > 0 && m->n_y > 0);
     size_t B = (size_t)cfg->max_batch;
-    int ix = gt_model_add_act(m, "x", B * m->n_x);
-    int ip = gt_model_add_act(m, "pred", B * m->n_y);
-    int id = gt_model_add_act(m, "dpred", B * m->n_y);
+    gt_model_add_act(m, "x", B * m->n_x);
+    gt_model_add_act(m, "pred", B * m->n_y);
+    gt_model_add_act(m, "dpred", B * m->n_y);
+    return m;
+}
+
+void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out) {
+    gt_model *m = plan_model(cfg);
+    out->n_params = m->n_params;
+    out->n_act_elems = m->n_act_elems;
+    out->n_x = m->n_x;
+    out->n_y = m->n_y;
+    out->host_bytes = gt_model_state_bytes(m) + gt_model_act_bytes(m);
+    gt_model_free(m);
+}
+
+size_t gt_model_device_work_elems(const gt_model_config *c) {
+    size_t w = 0;
+    switch (c->kind) {
+    case GT_MODEL_S2P_CNN: { /* the largest layer's im2col chunk */
+        int cin = c->n_in;
+        for (int l = 0; l < c->n_layers; l++) {
+            size_t s = gt_conv1d_cuda_scratch_size(cin, c->conv_channels[l], c->window, c->conv_kernels[l]);
+            if (s > w) w = s;
+            cin = c->conv_channels[l];
+        }
+        break;
+    }
+    case GT_MODEL_S2P_TF: w = gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads); break;
+    case GT_MODEL_LSTM: w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden); break;
+    default: break;
+    }
+    return w;
+}
+
+size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s) {
+    /* every buffer of gt_cuda_model_create (nn/ops/cuda/cuda_model.cu), as it counts them */
+#define DALLOC(n) (((size_t)(n) > 0 ? (size_t)(n) : 1) * sizeof(float))
+    size_t b = 4 * DALLOC(s->n_params) + DALLOC(s->n_act_elems) + 2 * DALLOC((size_t)cfg->max_batch * s->n_y);
+    b += DALLOC(gt_model_device_work_elems(cfg)) + DALLOC(2) + DALLOC(4);
+    b += s->n_params; /* weight-decay flags, one byte per parameter */
+#undef DALLOC
+    return b;
+}
+
+gt_model *gt_model_create(const gt_model_config *cfg) {
+    gt_model *m = plan_model(cfg);
+    const gt_model_vtable *vt = m->vt;
+    int ix = m->n_acts - 3, ip = m->n_acts - 2, id = m->n_acts - 1;
 
     m->params = alloc_floats(m->n_params);
     m->grads = alloc_floats(m->n_params);

@@ -192,6 +192,26 @@ int gt_model_kind_available(gt_model_kind kind);
 gt_model *gt_model_create(const gt_model_config *cfg);
 void gt_model_free(gt_model *m); /* NULL allowed */
 
+/* What gt_model_create(cfg) would allocate, without allocating it (the memory
+ * planner, plan/): parameter and activation element counts and the host bytes
+ * of the four state buffers plus the activation buffer (as
+ * gt_model_state_bytes + gt_model_act_bytes count them). Same validation and
+ * errors as gt_model_create. */
+typedef struct gt_model_sizes {
+    size_t n_params, n_act_elems, n_x, n_y;
+    size_t host_bytes;
+} gt_model_sizes;
+void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out);
+/* Device bytes gt_cuda_model_create (nn/cuda_model.h) allocates for this
+ * configuration (state, activations, targets, the kind's GPU work area,
+ * flags), equal to gt_cuda_model_device_bytes; per process the cuBLAS
+ * workspace (GT_CUBLAS_WS_BYTES) and the CUDA context come on top. Plain C,
+ * any build. */
+size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s);
+/* The kind's GPU work area in floats (conv im2col chunk, attention D rows,
+ * LSTM shifted hidden states). */
+size_t gt_model_device_work_elems(const gt_model_config *cfg);
+
 /* Deterministic init: tensor i draws from Philox stream
  * gt_stream(GT_STREAM_INIT, i) of `seed`, element by element, according to
  * its table row (independent of thread count and of other tensors). Also

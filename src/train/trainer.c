@@ -24,6 +24,7 @@
 #include "dist/allreduce.h"
 #include "dist/comm.h"
 #include "eval/run_eval.h" /* end-of-run evaluation + report (eval hook) */
+#include "plan/plan.h"     /* memory check before the model is allocated */
 #include "io/read.h"
 #include "nn/model_lstm.h"
 #include "train/amp.h"
@@ -456,6 +457,51 @@ static void forensics(trainer *t, const gt_batch *b, double loss, double gnorm) 
     }
 }
 
+/* ------------------------------------------------------- memory check -- */
+
+/* Before the model is allocated: what is resident now (libraries, the data
+ * pipeline) plus the planner's model state, activations and batch buffers,
+ * against this rank's budget (train.mem_limit, else the node's available
+ * memory shared by its ranks). Too little stops the job with the largest
+ * micro-batch that fits instead of an out-of-memory kill later. */
+static void check_memory(trainer *t, const gt_model_config *mc, MPI_Comm comm) {
+    const gt_train_config *cfg = t->cfg;
+    if (cfg->mem_limit < 0) return;
+    int local_rank = 0, local_size = 1;
+    gt_dist_node_rank(comm, &local_rank, &local_size);
+    double rss = (double)gt_current_rss_bytes();
+    gt_plan_target tg;
+    memset(&tg, 0, sizeof tg);
+    if (cfg->mem_limit > 0) {
+        tg.mem_bytes = cfg->mem_limit;
+        snprintf(tg.name, sizeof tg.name, "train.mem_limit");
+    } else {
+        int64_t avail = gt_mem_available_bytes();
+        if (avail < 0) return; /* unknown: no check */
+        tg.mem_bytes = rss + (double)avail / local_size;
+        snprintf(tg.name, sizeof tg.name, "available on this node / %d rank%s", local_size, local_size == 1 ? "" : "s");
+    }
+    gt_plan_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.model = *mc;
+    rq.batch = cfg->batch;
+    rq.ranks = t->size;
+    rq.micro = t->micro;
+    rq.n_y_data = (int64_t)t->n_y_ds;
+    rq.base_bytes = rss; /* the process so far, the data pipeline included */
+    gt_plan p;
+    gt_plan_compute(&rq, &tg, &p);
+    if (p.fits) return;
+    char adv[512];
+    gt_plan_advice(&p, &tg, adv, sizeof adv);
+    GT_FAIL(GT_EXIT_RESOURCE,
+            "memory: rank %d needs %.1f MiB (resident now %.1f, model state %.1f, activations %.1f at micro-batch "
+            "%lld, batch buffers %.1f) but has %.1f MiB (%s): %s; see 'gridtrain plan'",
+            t->rank, p.mem.total / 1048576.0, rss / 1048576.0,
+            (p.mem.params + p.mem.grads + p.mem.moments) / 1048576.0, p.mem.acts / 1048576.0, (long long)p.micro,
+            p.mem.buffers / 1048576.0, tg.mem_bytes / 1048576.0, tg.name, adv);
+}
+
 /* ---------------------------------------------------------- checkpoints -- */
 
 static void checkpoint(trainer *t, double elapsed_s) {
@@ -550,6 +596,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     t->micro = cfg->micro_batch > 0 && cfg->micro_batch < cfg->batch ? cfg->micro_batch : cfg->batch;
     GT_CHECK(t->micro <= INT_MAX, GT_EXIT_USAGE, "train.micro_batch too large");
     mc.max_batch = (int)t->micro;
+    check_memory(t, &mc, comm);
     t->m = gt_model_create(&mc);
     gt_model *m = t->m;
     GT_CHECK(m->n_x == t->n_x, GT_EXIT_INTERNAL, "model input size %zu != dataset sample size %zu", m->n_x, t->n_x);
@@ -938,6 +985,11 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &meas_stall, 1, MPI_DOUBLE, MPI_MAX, comm));
     MPI_CHECK(MPI_Bcast(&meas_rate, 1, MPI_DOUBLE, 0, comm));
 
+    int64_t peak_rss = gt_peak_rss_bytes();
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &peak_rss, 1, MPI_INT64_T, MPI_MAX, comm));
+    if (t->rank == 0 && !cfg->quiet)
+        GT_INFO("memory: peak resident %.1f MiB per rank (max over ranks; 'gridtrain plan' predicts it)",
+                peak_rss / 1048576.0);
     if (t->rank == 0 && !cfg->quiet)
         GT_INFO("train: %s after %lld steps (%lld skipped) in %.1f s: loss %.6g, val_loss %.6g (best %.6g at step "
                 "%lld), params xxh64 %016llx%s%s",

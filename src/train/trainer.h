@@ -67,6 +67,8 @@ typedef struct gt_train_config {
     int64_t checkpoint_every;  /* steps (0 = off) */
     double checkpoint_minutes; /* wall minutes (0 = off) */
     int keep;               /* committed checkpoints kept */
+    double mem_limit;       /* memory per rank, bytes: 0 = what the node has (MemAvailable, cgroup) shared by its
+                               ranks, < 0 = no check (plan/plan.h: checked before the model is allocated) */
     int resume;             /* load the newest valid checkpoint of run_dir first */
     const char *config_text;/* resolved configuration (INI), stored in config.ini and checkpoints */
     /* embedding (bench, tests) */

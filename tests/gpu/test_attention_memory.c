@@ -3,7 +3,9 @@
  * L = 1024, 2048, 4096 (B = 4, d = 128, 4 heads, 2 blocks). Quadratic
  * attention would grow the activation part 4x per doubling; we require the
  * growth from 1024 to 4096 to stay below 4.6x (linear: ~4x) and each doubling
- * below 2.3x. Skips (77) without a GPU. */
+ * below 2.3x. The memory planner's device bytes for each model
+ * (gt_model_device_bytes, what `gridtrain plan` adds up) must be within 10%
+ * of the measured growth. Skips (77) without a GPU. */
 #include "gpu_test_util.h"
 #include "nn/cuda_model.h"
 #include "nn/model.h"
@@ -18,7 +20,7 @@ static double used_mib(void) {
 int main(void) {
     GTU_REQUIRE_GPU();
     const int Ls[3] = {1024, 2048, 4096};
-    double delta[3];
+    double delta[3], planned[3];
     for (int k = -1; k < 3; k++) { /* k = -1: warm-up (cuBLAS handle and workspace) */
         gt_model_config c;
         gt_model_config_default(&c, GT_MODEL_S2P_TF);
@@ -36,6 +38,12 @@ int main(void) {
         double after = used_mib();
         if (k >= 0) {
             delta[k] = after - before;
+            gt_model_sizes sz;
+            gt_model_plan_sizes(&c, &sz);
+            planned[k] = (double)gt_model_device_bytes(&c, &sz) / 1048576.0;
+            printf("L=%5d: planner %.1f MiB, measured %.1f MiB (ratio %.3f)\n", Ls[k], planned[k], delta[k],
+                   planned[k] / delta[k]);
+            TEST_CHECK(fabs(planned[k] / delta[k] - 1.0) < 0.10);
             printf("L=%5d: device memory +%.1f MiB (model's own %.1f MiB; a dense L x L score tensor per "
                    "head and sample would be %.1f MiB)\n",
                    Ls[k], delta[k], gt_cuda_model_device_bytes(g) / 1048576.0,

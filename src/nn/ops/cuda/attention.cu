@@ -232,7 +232,9 @@ __global__ void __launch_bounds__(ATT_ROWS) k_attn_dkv(float *dqkv, const float 
     }
 }
 
-extern "C" size_t gt_attention_cuda_scratch_elems(int B, int L, int NH) { return (size_t)B * NH * L; }
+extern "C" size_t gt_attention_cuda_scratch_elems(int B, int L, int NH) {
+    return gt_attention_cuda_scratch_size(B, L, NH);
+}
 
 static void check_shapes(int B, int L, int C, int NH, int q0, int nq) {
     GT_CHECK(NH > 0 && C % NH == 0 && L > 0 && B > 0 && q0 >= 0 && nq > 0 && q0 + nq <= L, GT_EXIT_USAGE,

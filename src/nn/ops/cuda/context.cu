@@ -11,7 +11,6 @@ static void *g_cublas_ws = nullptr;
 static double *g_dscratch = nullptr;
 static size_t g_alloc_bytes = 0;
 
-#define GT_CUBLAS_WS_BYTES ((size_t)32 << 20)
 
 extern "C" void gt_cuda_set_precision(gt_cuda_prec prec) { g_prec = prec; }
 extern "C" gt_cuda_prec gt_cuda_get_precision(void) { return g_prec; }

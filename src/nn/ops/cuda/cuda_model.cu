@@ -91,16 +91,6 @@ static cnn_dims cnn_get(const gt_model_config *c) {
     }
     return d;
 }
-static size_t cnn_work(const gt_model_config *c) {
-    cnn_dims d = cnn_get(c);
-    size_t w = 0;
-    for (int l = 0; l < d.L; l++) {
-        size_t s = gt_conv1d_cuda_scratch_elems(d.C[l], d.C[l + 1], d.W, d.K[l]);
-        if (s > w) w = s;
-    }
-    return w;
-}
-
 static void cnn_forward(gt_cuda_model *m, int B) {
     const cnn_dims d = cnn_get(&m->plan.cfg);
     cudaStream_t st = m->stream;
@@ -138,10 +128,6 @@ static void cnn_backward(gt_cuda_model *m, int B) {
 }
 
 // =============================================================== s2p_tf ==
-static size_t tf_work(const gt_model_config *c) {
-    return gt_attention_cuda_scratch_elems(c->max_batch, c->window, c->n_heads);
-}
-
 static void tf_forward(gt_cuda_model *m, int B) {
     const gt_model_config *c = &m->plan.cfg;
     const int L = c->window, d = c->d_model, ff = c->d_ff, NH = c->n_heads, N = c->n_layers, mid = L / 2;
@@ -272,10 +258,6 @@ static void tf_backward(gt_cuda_model *m, int B) {
 }
 
 // ================================================================= lstm ==
-static size_t lstm_work(const gt_model_config *c) {
-    return gt_lstm_cuda_scratch_elems(c->max_batch, c->window, c->hidden);
-}
-
 static void lstm_forward(gt_cuda_model *m, int B) {
     const gt_model_config *c = &m->plan.cfg;
     const int T = c->window, C = c->n_in, H = c->hidden, NL = c->n_layers;
@@ -355,12 +337,9 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     m->dpred = act(m, "dpred");
     m->y = dalloc(m, B * m->plan.n_y);
     m->mask = dalloc(m, B * m->plan.n_y);
-    switch (c->kind) {
-    case GT_MODEL_S2P_CNN: m->n_work = cnn_work(c); break;
-    case GT_MODEL_S2P_TF: m->n_work = tf_work(c); break;
-    case GT_MODEL_LSTM: m->n_work = lstm_work(c); break;
-    default: GT_FAIL(GT_EXIT_USAGE, "cuda model: kind %d not supported", (int)c->kind);
-    }
+    GT_CHECK(c->kind == GT_MODEL_S2P_CNN || c->kind == GT_MODEL_S2P_TF || c->kind == GT_MODEL_LSTM, GT_EXIT_USAGE,
+             "cuda model: kind %d not supported", (int)c->kind);
+    m->n_work = gt_model_device_work_elems(c); /* the planner's formula (nn/model.h) */
     m->work = dalloc(m, m->n_work);
     m->loss_dev = dalloc(m, 2);
     m->sumsq_dev = (double *)dalloc(m, 4); // 2 doubles: clip norm, lstm loss
@@ -374,6 +353,10 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
         free(flags);
     }
     if (host->params) gt_cuda_upload(m->params, host->params, np);
+    gt_model_sizes sz = {np, m->plan.n_act_elems, m->plan.n_x, m->plan.n_y, 0};
+    GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
+             "cuda model: %zu device bytes allocated, the planner's formula says %zu (nn/model.c out of date)",
+             m->device_bytes, gt_model_device_bytes(c, &sz));
     return m;
 }
 

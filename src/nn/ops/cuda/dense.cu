@@ -158,7 +158,7 @@ extern "C" void gt_linear_backward_cuda(float *dinp, float *dw, float *db, const
 
 // ------------------------------------------------------------------ conv1d --
 extern "C" size_t gt_conv1d_cuda_scratch_elems(int IC, int OC, int W, int K) {
-    return ((size_t)IC * K + (size_t)OC) * GT_CONV1D_CUDA_NB * (size_t)W;
+    return gt_conv1d_cuda_scratch_size(IC, OC, W, K);
 }
 
 // col (IC*K, nb*W): col[(ic*K+k), j*W + t] = inp[b0+j, ic, t + k - pad_l] (0 outside)

@@ -78,9 +78,7 @@ extern "C" void gt_lstm_forward_cuda(float *h, float *c, float *gates, const flo
     }
 }
 
-extern "C" size_t gt_lstm_cuda_scratch_elems(int B, int T, int H) {
-    return 2 * (size_t)B * H + (size_t)B * T * H;
-}
+extern "C" size_t gt_lstm_cuda_scratch_elems(int B, int T, int H) { return gt_lstm_cuda_scratch_size(B, T, H); }
 
 extern "C" void gt_lstm_backward_cuda(float *dx, float *dw_ih, float *dw_hh, float *db_ih, float *db_hh,
                                       float *dgates, float *scratch, const float *dh, const float *x,

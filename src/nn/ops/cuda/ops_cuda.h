@@ -39,6 +39,7 @@ extern "C" {
 #else
 #include "nn/ops/ops.h"
 #endif
+#include "nn/ops/cuda/sizes.h" /* static inline only: no linkage to give */
 
 typedef enum gt_cuda_prec {
     GT_PREC_FP32 = 0,
@@ -75,7 +76,6 @@ void gt_linear_backward_cuda(float *dinp, float *dw, float *db, const float *dou
 /* ------------------------------------------------------------ conv1d --
  * im2col + GEMM in chunks of GT_CONV1D_CUDA_NB samples; scratch holds
  * gt_conv1d_cuda_scratch_elems(IC,OC,W,K) floats (independent of B). */
-#define GT_CONV1D_CUDA_NB 32
 size_t gt_conv1d_cuda_scratch_elems(int IC, int OC, int W, int K);
 void gt_conv1d_forward_cuda(float *out, float *scratch, const float *inp, const float *w, const float *b,
                             int B, int IC, int OC, int W, int K, gt_act act, cudaStream_t stream);

@@ -1,0 +1,174 @@
+/* plan/plan.c: memory and step-time planner, see plan/plan.h. */
+#include "plan/plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "nn/bench.h"
+#include "nn/ops/cuda/sizes.h"
+
+static double round64(double b) { return ceil(b / 64.0) * 64.0; }
+
+void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t micro, gt_plan_mem *out) {
+    memset(out, 0, sizeof *out);
+    gt_model_config mc = rq->model;
+    mc.max_batch = (int)micro;
+    gt_model_sizes sz;
+    gt_model_plan_sizes(&mc, &sz);
+    const double np = (double)sz.n_params, f = sizeof(float);
+    out->micro = micro;
+    out->params = np * f;
+    out->grads = np * f;
+    out->moments = 2 * np * f;
+    if (tg->gpu) {
+        /* the device buffers of gt_cuda_model_create: the state above, the rest is
+         * activations, targets, the work area and flags */
+        out->acts = (double)gt_model_device_bytes(&mc, &sz) - 4 * np * f;
+        out->context = tg->context_bytes + (double)GT_CUBLAS_WS_BYTES;
+    } else {
+        out->acts = (double)sz.n_act_elems * f;
+        /* the loader's two slots hold a whole global batch each (a rank may own all of it) */
+        const double gb = (double)rq->batch, nyd = (double)(rq->n_y_data > 0 ? rq->n_y_data : 1);
+        double slot = round64(gb * (double)sz.n_x * f) + 2 * round64(gb * nyd * f) +
+                      round64(gb * (double)sizeof(int64_t) * 5) + round64(gb * (double)sizeof(int64_t));
+        /* the trainer's micro-batch targets/masks (model and data width) and indices */
+        double trainer = (double)micro * (2 * (double)sz.n_y * f + 2 * nyd * f + (double)sizeof(int64_t));
+        out->buffers = 2 * slot + trainer;
+        out->data = rq->data_bytes;
+        out->base = rq->base_bytes;
+    }
+    out->total = out->params + out->grads + out->moments + out->acts + out->buffers + out->data + out->base +
+                 out->context;
+}
+
+static int fits(const gt_plan_target *tg, const gt_plan_mem *m) { return tg->mem_bytes <= 0 || m->total <= tg->mem_bytes; }
+
+void gt_plan_compute(const gt_plan_request *rq, const gt_plan_target *tg, gt_plan *out) {
+    memset(out, 0, sizeof *out);
+    const int P = rq->ranks > 0 ? rq->ranks : 1;
+    out->per_rank = (rq->batch + P - 1) / P;
+    if (out->per_rank < 1) out->per_rank = 1;
+    out->micro = rq->micro > 0 && rq->micro < out->per_rank ? rq->micro : out->per_rank;
+    out->accum = (out->per_rank + out->micro - 1) / out->micro;
+    gt_plan_memory(rq, tg, out->micro, &out->mem);
+    out->fits = fits(tg, &out->mem);
+    /* memory grows with the micro-batch: bisect for the largest that fits */
+    gt_plan_mem m1;
+    gt_plan_memory(rq, tg, 1, &m1);
+    if (!fits(tg, &m1)) {
+        out->micro_fit = 0;
+        out->mem_fit = m1;
+    } else {
+        int64_t lo = 1, hi = out->per_rank;
+        gt_plan_mem best = m1;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            gt_plan_mem m;
+            gt_plan_memory(rq, tg, mid, &m);
+            if (fits(tg, &m)) lo = mid, best = m;
+            else hi = mid - 1;
+        }
+        out->micro_fit = lo;
+        out->mem_fit = best;
+    }
+    gt_model_config mc = rq->model;
+    mc.max_batch = (int)out->micro;
+    out->n_params = out->mem.params / sizeof(float);
+    out->train_flops_per_sample = 3.0 * gt_model_forward_flops(&mc);
+    out->step_s = tg->flops > 0 ? (double)out->per_rank * out->train_flops_per_sample / tg->flops : 0;
+}
+
+static const char *human(double b, char *buf, size_t n) {
+    if (b >= 1024.0 * 1048576.0) snprintf(buf, n, "%.2f GiB", b / (1024.0 * 1048576.0));
+    else snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+    return buf;
+}
+
+void gt_plan_advice(const gt_plan *p, const gt_plan_target *tg, char *buf, size_t n) {
+    char a[32], b[32];
+    if (p->fits) {
+        buf[0] = 0;
+    } else if (p->micro_fit > 0) {
+        snprintf(buf, n,
+                 "set train.micro_batch=%lld (%s per rank, %lld accumulation steps; the global batch and the "
+                 "result stay the same), or use more ranks",
+                 (long long)p->micro_fit, human(p->mem_fit.total, a, sizeof a),
+                 (long long)((p->per_rank + p->micro_fit - 1) / p->micro_fit));
+    } else {
+        snprintf(buf, n,
+                 "even micro-batch 1 needs %s against %s: use a smaller model or window, %s",
+                 human(p->mem_fit.total, a, sizeof a), human(tg->mem_bytes, b, sizeof b),
+                 tg->gpu ? "or a GPU with more memory" : "more memory per rank (fewer ranks per node) or less data "
+                                                         "per rank (more nodes)");
+    }
+}
+
+void gt_plan_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg, const gt_plan *p) {
+    char a[32], b[32];
+    const gt_model_config *mc = &rq->model;
+    fprintf(f, "plan: %s, window %d, %d input channel%s, %d outputs, %.3f M parameters\n",
+            gt_model_kind_name(mc->kind), mc->window, mc->n_in, mc->n_in == 1 ? "" : "s", mc->n_out,
+            p->n_params / 1e6);
+    fprintf(f, "      global batch %lld over %d rank%s: %lld samples per rank per step, micro-batch %lld x %lld\n",
+            (long long)rq->batch, rq->ranks, rq->ranks == 1 ? "" : "s", (long long)p->per_rank,
+            (long long)p->micro, (long long)p->accum);
+    fprintf(f, "target: %s, %s per rank%s\n", tg->name,
+            tg->mem_bytes > 0 ? human(tg->mem_bytes, a, sizeof a) : "memory unknown",
+            tg->gpu ? " (device memory)" : " (host memory)");
+    const gt_plan_mem *m = &p->mem;
+    fprintf(f, "memory per rank at micro-batch %lld:\n", (long long)m->micro);
+    struct {
+        const char *what;
+        double v;
+    } rows[] = {{"parameters (fp32)", m->params},
+                {"gradients", m->grads},
+                {"AdamW moments", m->moments},
+                {tg->gpu ? "activations, targets, work area" : "activations", m->acts},
+                {"batch buffers", m->buffers},
+                {"data pipeline (this rank's series)", m->data},
+                {"process (libraries, MPI, HDF5)", m->base},
+                {"CUDA context + cuBLAS workspace (estimate)", m->context}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].v > 0) fprintf(f, "  %-44s %12s\n", rows[i].what, human(rows[i].v, a, sizeof a));
+    fprintf(f, "  %-44s %12s", "total", human(m->total, a, sizeof a));
+    if (tg->mem_bytes > 0) fprintf(f, "  (%.0f%% of %s)", 100.0 * m->total / tg->mem_bytes, human(tg->mem_bytes, b, sizeof b));
+    fputc('\n', f);
+    if (tg->mem_bytes > 0) {
+        if (p->micro_fit > 0)
+            fprintf(f, "largest micro-batch that fits: %lld (%s)%s\n", (long long)p->micro_fit,
+                    human(p->mem_fit.total, a, sizeof a),
+                    p->micro_fit >= p->per_rank ? ": the whole per-rank share, no accumulation needed" : "");
+        char adv[512];
+        gt_plan_advice(p, tg, adv, sizeof adv);
+        fprintf(f, "verdict: %s%s\n", p->fits ? "fits" : "DOES NOT FIT: ", adv);
+    }
+    fprintf(f, "compute: %.3g GFLOP per training sample (3 x forward)", p->train_flops_per_sample * 1e-9);
+    if (p->step_s > 0)
+        fprintf(f, "; at %.3g TFLOP/s sustained: %.3g ms per step, %.0f samples/s per rank", tg->flops * 1e-12,
+                p->step_s * 1e3, (double)p->per_rank / p->step_s);
+    fputc('\n', f);
+}
+
+int gt_plan_tier(const char *name, gt_plan_target *tg) {
+    /* one GPU of each tier (docs/tiers.md); nominal dense bf16 rates are
+     * assumptions for the estimate, override with --gpu-tflops */
+    static const struct {
+        const char *name, *what;
+        double gib, tflops;
+    } tiers[] = {{"a350", "A350 (1 GPU, 24 GiB class)", 24, 80},
+                 {"ae450", "AE450 (1-2 GPUs, 24 GiB class)", 24, 150},
+                 {"ga660m", "GA660M (4 GPUs, 80 GiB class)", 80, 312}};
+    for (size_t i = 0; i < sizeof tiers / sizeof tiers[0]; i++)
+        if (!strcasecmp(name, tiers[i].name)) {
+            memset(tg, 0, sizeof *tg);
+            snprintf(tg->name, sizeof tg->name, "%s, one GPU per rank", tiers[i].what);
+            tg->gpu = 1;
+            tg->mem_bytes = tiers[i].gib * 1024.0 * 1048576.0;
+            tg->flops = tiers[i].tflops * 1e12 * GT_PLAN_GPU_EFFICIENCY;
+            tg->context_bytes = GT_PLAN_GPU_CONTEXT_BYTES;
+            return 0;
+        }
+    return -1;
+}

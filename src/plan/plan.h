@@ -1,0 +1,83 @@
+/* plan/plan.h: memory and step-time planner.
+ *
+ * What one training rank will hold, from the model's own size tables (nn/:
+ * gt_model_plan_sizes for the host, gt_model_device_bytes for a GPU), the
+ * trainer's batch buffers and the data pipeline, for a micro-batch; the
+ * largest micro-batch that fits a memory budget (micro-batch x accumulation
+ * keeps the global batch, so the result does not change); and a step-time
+ * estimate from the model's FLOPs and the target's sustained rate.
+ *
+ * Used by `gridtrain plan` (cli/cmd_plan.c) and by the trainer, which checks
+ * the plan against the memory the node has before allocating the model and
+ * stops with the planner's advice instead of an out-of-memory kill.
+ * No MPI, no HDF5: the caller supplies the data-pipeline bytes. */
+#ifndef GT_PLAN_PLAN_H
+#define GT_PLAN_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nn/model.h"
+
+typedef struct gt_plan_target {
+    char name[96];        /* e.g. "cpu (this node)", "gpu 80 GiB" */
+    int gpu;              /* 0: host memory of a CPU rank; 1: device memory of one GPU per rank */
+    double mem_bytes;     /* budget per rank; <= 0: unknown (no fit test) */
+    double flops;         /* sustained FLOP/s per rank for the step time; <= 0: no estimate */
+    double context_bytes; /* gpu: CUDA context + library code per process (an estimate) */
+} gt_plan_target;
+
+typedef struct gt_plan_request {
+    gt_model_config model; /* kind, window, n_in, n_out and hyper-parameters; max_batch is set here */
+    int64_t batch;         /* global batch (train.batch) */
+    int ranks;
+    int64_t micro;         /* train.micro_batch; 0 = the whole per-rank share */
+    int64_t n_y_data;      /* targets per sample in the data (nilm A; pdm 0) */
+    double data_bytes;     /* host: dataset per rank (series + index), the largest rank */
+    double base_bytes;     /* host: the process before training (libraries, MPI, HDF5) */
+} gt_plan_request;
+
+typedef struct gt_plan_mem {
+    int64_t micro;
+    double params, grads, moments; /* fp32 master weights, gradients, AdamW m and v */
+    double acts;                   /* activation plan at `micro` (+ the GPU work area and targets) */
+    double buffers;                /* host: loader slots (2 x the global batch) + trainer micro buffers */
+    double data, base, context;    /* host data pipeline, process baseline, GPU context + cuBLAS workspace */
+    double total;
+} gt_plan_mem;
+
+typedef struct gt_plan {
+    int64_t per_rank;   /* ceil(batch / ranks): samples a rank processes per step (at most) */
+    int64_t micro, accum;
+    gt_plan_mem mem;    /* at the requested micro-batch */
+    int fits;           /* mem.total <= budget (1 when the budget is unknown) */
+    int64_t micro_fit;  /* largest micro-batch <= per_rank that fits; 0: none (the model alone is too big) */
+    gt_plan_mem mem_fit;
+    double n_params;
+    double train_flops_per_sample; /* 3 x forward */
+    double step_s;                 /* per_rank x flops / target rate; 0 without a rate */
+} gt_plan;
+
+/* Memory of one rank at micro-batch `micro`. */
+void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t micro, gt_plan_mem *out);
+/* The plan for rq on tg (see gt_plan). */
+void gt_plan_compute(const gt_plan_request *rq, const gt_plan_target *tg, gt_plan *out);
+/* One line of advice when the plan does not fit (names train.micro_batch or
+ * what else to change); "" when it fits. */
+void gt_plan_advice(const gt_plan *p, const gt_plan_target *tg, char *buf, size_t n);
+/* The table `gridtrain plan` prints. */
+void gt_plan_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg, const gt_plan *p);
+
+/* The users' workstation tiers (docs/tiers.md): a350, ae450, ga660m -> one
+ * GPU of the tier (memory, nominal bf16 rate x the assumed efficiency).
+ * Returns 0, or -1 for an unknown name. */
+int gt_plan_tier(const char *name, gt_plan_target *tg);
+
+/* Assumed fraction of the nominal GPU rate a training step sustains
+ * (documented in docs/tiers.md; the CPU plan measures its own rate). */
+#define GT_PLAN_GPU_EFFICIENCY 0.35
+/* CUDA context, kernels and library code per process (an estimate). */
+#define GT_PLAN_GPU_CONTEXT_BYTES (512.0 * 1048576.0)
+
+#endif

@@ -1,0 +1,74 @@
+/* gt_model_plan_sizes (the planner's view) equals what gt_model_create
+ * allocates, for every kind and several micro-batches; gt_model_device_bytes
+ * equals the list of device buffers of gt_cuda_model_create, checked by hand
+ * on a tiny s2p_cnn (the GPU test compares it with the real allocation). */
+#include <string.h>
+
+#include "nn/model.h"
+#include "nn/ops/cuda/sizes.h"
+#include "test.h"
+
+static void cfg_of(gt_model_kind k, int variant, gt_model_config *c) {
+    gt_model_config_default(c, k);
+    if (k == GT_MODEL_S2P_CNN) {
+        c->window = 99 + variant * 100;
+        c->n_in = 1 + 2 * variant; /* time features */
+        c->n_out = variant ? 30 : 15;
+        c->hidden = 64;
+    } else if (k == GT_MODEL_S2P_TF) {
+        c->window = 64 << variant;
+        c->n_in = 1 + 2 * variant;
+        c->d_model = 32, c->n_heads = 4, c->d_ff = 64, c->n_layers = 2;
+    } else {
+        c->window = 64 << variant;
+        c->hidden = 32;
+        c->tbptt = variant ? 16 : 0;
+    }
+}
+
+int main(void) {
+    int checked = 0;
+    for (int k = 0; k < GT_MODEL_KIND_COUNT; k++)
+        for (int v = 0; v < 2; v++)
+            for (int b = 1; b <= 64; b *= 7) {
+                gt_model_config c;
+                cfg_of((gt_model_kind)k, v, &c);
+                c.max_batch = b;
+                gt_model_sizes s;
+                gt_model_plan_sizes(&c, &s);
+                gt_model *m = gt_model_create(&c);
+                TEST_EQ_INT(s.n_params, m->n_params);
+                TEST_EQ_INT(s.n_act_elems, m->n_act_elems);
+                TEST_EQ_INT(s.n_x, m->n_x);
+                TEST_EQ_INT(s.n_y, m->n_y);
+                TEST_EQ_INT(s.host_bytes, gt_model_state_bytes(m) + gt_model_act_bytes(m));
+                gt_model_free(m);
+                checked++;
+            }
+    /* device buffers by hand: s2p_cnn, one conv layer 1 -> 2 channels (k 3), W 8, fc1 4, 1 output, B 2 */
+    gt_model_config c;
+    gt_model_config_default(&c, GT_MODEL_S2P_CNN);
+    c.window = 8, c.n_in = 1, c.n_out = 1, c.hidden = 4, c.n_layers = 1, c.max_batch = 2;
+    c.conv_channels[0] = 2, c.conv_kernels[0] = 3;
+    gt_model_sizes s;
+    gt_model_plan_sizes(&c, &s);
+    TEST_EQ_INT(s.n_params, 6 + 2 + 4 * 16 + 4 + 4 + 1);
+    size_t work = (1 * 3 + 2) * GT_CONV1D_CUDA_NB * 8; /* im2col chunk of the one layer */
+    TEST_EQ_INT(gt_model_device_work_elems(&c), work);
+    size_t want = 4 * 81 * 4          /* params, grads, adam m, adam v */
+                  + s.n_act_elems * 4 /* the host activation plan */
+                  + 2 * (2 * 1) * 4   /* targets and mask */
+                  + work * 4 + 2 * 4 + 4 * 4 /* work area, loss, norm scratch */
+                  + 81;               /* weight-decay flags */
+    TEST_EQ_INT(gt_model_device_bytes(&c, &s), want);
+    /* attention's work is linear in L: doubling L doubles it */
+    gt_model_config t;
+    cfg_of(GT_MODEL_S2P_TF, 0, &t);
+    t.max_batch = 4;
+    size_t w1 = gt_model_device_work_elems(&t);
+    t.window *= 2;
+    TEST_EQ_INT(gt_model_device_work_elems(&t), 2 * w1);
+    fprintf(stderr, "model sizes: %d configurations planned == allocated; device bytes of the tiny s2p_cnn %zu\n",
+            checked, want);
+    TEST_DONE();
+}

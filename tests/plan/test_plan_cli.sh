@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# gridtrain plan and the trainer's memory check on tiny data:
+#   - plan prints the table and "fits" (exit 0); under a small --cpu-mem it
+#     says DOES NOT FIT, names the largest micro-batch that fits (exit 4);
+#   - train with the same budget (train.mem_limit) stops before allocating
+#     with the same micro-batch (exit 4, one line), and with that micro-batch
+#     it trains;
+#   - the plan's total is within 10% of the peak resident set the trainer
+#     measures (s2p_tf and lstm, where the model's memory dominates);
+#   - GPU plans (--tier, --gpu-mem) print device memory; bad values exit 2.
+set -euo pipefail
+GT=$1
+dir=${GT_BINARY_DIR:-/tmp}/plan-scratch/cli-$$
+rm -rf "$dir" && mkdir -p "$dir"
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$dir"
+"$GT" synth nilm -o nilm.h5 synth.households=4 synth.days=0.5 >/dev/null 2>&1 || fail synth
+"$GT" synth pdm -o farm.h5 --farms 1 --turbines 2 --days 0.2 --rate 2 >/dev/null 2>&1 || fail "synth pdm"
+cat > tf.ini <<INI
+[data]
+file = nilm.h5
+window = 1023
+stride = 16
+[model]
+kind = s2p_tf
+layers = 2
+[train]
+batch = 16
+epochs = 0
+max_steps = 2
+eval_every = 2
+[run]
+dir = run_tf
+INI
+cat > lstm.ini <<INI
+[data]
+file = farm.h5
+window = 512
+stride = 128
+[model]
+kind = lstm
+hidden = 128
+layers = 2
+[train]
+batch = 64
+epochs = 0
+max_steps = 2
+eval_every = 2
+[run]
+dir = run_lstm
+INI
+
+"$GT" plan tf.ini > plan.txt 2>plan.err || { cat plan.err plan.txt; fail "plan tf.ini"; }
+grep -q "verdict: fits" plan.txt || fail "plan: no verdict"
+grep -q "activations" plan.txt || fail "plan: no activations row"
+
+# a budget that holds only part of the micro-batch
+set +e
+"$GT" plan tf.ini --cpu-mem 160M > small.txt 2>&1; rc=$?
+set -e
+[ $rc -eq 4 ] || { cat small.txt; fail "plan under 160M: exit $rc, want 4"; }
+grep -q "DOES NOT FIT" small.txt || fail "plan under 160M: no DOES NOT FIT"
+mb=$(sed -n 's/.*set train.micro_batch=\([0-9]*\) .*/\1/p' small.txt | head -1)
+[ -n "$mb" ] && [ "$mb" -ge 1 ] && [ "$mb" -lt 16 ] || { cat small.txt; fail "plan: no micro-batch advice ($mb)"; }
+set +e
+GT_EVAL_AT_END=0 "$GT" train tf.ini train.mem_limit=160M > check.log 2>&1; rc=$?
+set -e
+[ $rc -eq 4 ] || { cat check.log; fail "train over train.mem_limit: exit $rc, want 4"; }
+grep -q "memory: rank 0 needs .* set train.micro_batch=" check.log || { cat check.log; fail "no memory advice"; }
+[ "$(grep -c 'error:' check.log)" = 1 ] || fail "the memory error is not one line"
+[ ! -e run_tf/checkpoints ] || fail "a checkpoint was written before the memory check"
+GT_EVAL_AT_END=0 "$GT" train tf.ini train.mem_limit=160M train.micro_batch="$mb" > ok.log 2>&1 \
+  || { cat ok.log; fail "train with the advised micro-batch $mb"; }
+echo "advice: micro-batch $mb of 16 fits 160 MiB; training with it ran"
+
+# predicted total vs measured peak resident set (1 rank)
+for cfg in tf lstm; do
+  rm -rf "run_$cfg"
+  "$GT" plan $cfg.ini > p_$cfg.txt 2>&1 || { cat p_$cfg.txt; fail "plan $cfg"; }
+  GT_EVAL_AT_END=0 "$GT" train $cfg.ini > t_$cfg.log 2>&1 || { cat t_$cfg.log; fail "train $cfg"; }
+  pred=$(sed -n 's/^  total *\([0-9.]*\) \(MiB\|GiB\).*/\1 \2/p' p_$cfg.txt)
+  meas=$(sed -n 's/.*memory: peak resident \([0-9.]*\) MiB.*/\1/p' t_$cfg.log)
+  python3 - "$pred" "$meas" "$cfg" <<'PY' || fail "plan vs measured ($cfg)"
+import sys
+v, unit = sys.argv[1].split()
+pred = float(v) * (1024 if unit == "GiB" else 1)
+meas = float(sys.argv[2])
+r = pred / meas
+print(f"plan {sys.argv[3]}: predicted {pred:.1f} MiB, measured peak {meas:.1f} MiB, ratio {r:.3f}")
+sys.exit(0 if 0.9 <= r <= 1.1 else 1)
+PY
+done
+
+# GPU plans: device memory (exact buffers + context estimate), step time from the tier
+"$GT" plan tf.ini --tier ga660m > g.txt 2>&1 || { cat g.txt; fail "plan --tier"; }
+grep -q "device memory" g.txt && grep -q "CUDA context" g.txt && grep -q "ms per step" g.txt || { cat g.txt; fail "gpu plan"; }
+"$GT" plan tf.ini --gpu-mem 24G data.window=4095 > g2.txt 2>&1 || { cat g2.txt; fail "plan --gpu-mem"; }
+set +e
+"$GT" plan tf.ini --tier h9000 > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "unknown tier: exit $rc"
+"$GT" plan tf.ini --gpu-mem lots > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "bad --gpu-mem: exit $rc"
+"$GT" train tf.ini train.mem_limit=lots > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "bad train.mem_limit: exit $rc"
+set -e
+echo "test_plan_cli: ok"
