@@ -322,13 +322,18 @@ static void resolve_args(gt_args *out, const gt_args *a0, int *resume) {
     }
 }
 
+/* CONFIG or --resume -> the merged arguments and the training configuration */
+static void resolve_config(const gt_args *a0, gt_args *a, gt_train_config *c, int *resume) {
+    resolve_args(a, a0, resume);
+    gt_train_config_from_args(a, c);
+    if (*resume) gt_train_config_stored_compat(a, c);
+}
+
 static int run(const gt_args *a0, MPI_Comm comm) {
     gt_args a;
     int resume = 0;
-    resolve_args(&a, a0, &resume);
     gt_train_config c;
-    gt_train_config_from_args(&a, &c);
-    if (resume) gt_train_config_stored_compat(&a, &c);
+    resolve_config(a0, &a, &c, &resume);
     char *text = config_text(&a);
     c.config_text = text;
     c.resume = resume;
@@ -397,10 +402,8 @@ static double plan_data_bytes(const gt_train_config *c, int ranks, MPI_Comm comm
 static int run_plan(const gt_args *a0, MPI_Comm comm) {
     gt_args a;
     int resume = 0;
-    resolve_args(&a, a0, &resume);
     gt_train_config c;
-    gt_train_config_from_args(&a, &c);
-    if (resume) gt_train_config_stored_compat(&a, &c);
+    resolve_config(a0, &a, &c, &resume);
     int size = 1, rank = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
