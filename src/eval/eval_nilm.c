@@ -401,6 +401,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
     gt_h5_attr_str(o.f, "head", m->cfg.gated ? "gated" : "power");
     gt_h5_attr_i64(o.f, "off_below_on", rule.off_below_on);
+    gt_h5_attr_i64(o.f, "time_features", F); /* input channels from the local time (data.time_features) */
+    gt_h5_attr_str(o.f, "timezone", F && em->data.timezone[0] ? em->data.timezone : "UTC");
     gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
     gt_eval_out_rows(&o, "aggregate", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, sh->aggregate);
     gt_eval_out_rows(&o, "predictions", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, pred);

@@ -211,6 +211,8 @@ int main(int argc, char **argv) {
         read_ds(f, "households/row_offset", H5T_NATIVE_INT64, off);
         char head[16] = "";
         TEST_CHECK(gt_h5_attr_read_str(f, "head", head, sizeof head) == 0 && !strcmp(head, gated ? "gated" : "power"));
+        int64_t tf_attr = -1;
+        TEST_CHECK(gt_h5_attr_read_i64(f, "time_features", &tf_attr) == 0 && tf_attr == F);
         if (gated) { /* default: probability 0.5 for every appliance */
             float gl[15];
             read_ds(f, "appliance_meta/gate_logit", H5T_NATIVE_FLOAT, gl);
