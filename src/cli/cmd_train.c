@@ -453,7 +453,8 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
         double cm = (double)gt_args_size(a0, "plan.cpu_mem");
         if (cm <= 0) {
             int64_t avail = gt_mem_available_bytes();
-            int per_node = ranks < local_size ? ranks : local_size;
+            /* plan.ranks given: assume they share this node (mpirun -n P on one box); else this job's */
+            int per_node = gt_args_int(a0, "plan.ranks") > 0 ? ranks : local_size;
             tg.mem_bytes = avail > 0 ? (double)avail / (per_node > 0 ? per_node : 1) : 0;
             snprintf(tg.name, sizeof tg.name, "CPU rank (this node's available memory / %d rank%s)", per_node,
                      per_node == 1 ? "" : "s");
