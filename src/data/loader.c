@@ -53,6 +53,20 @@ struct gt_loader {
 
 static size_t round64(size_t n_bytes) { return (n_bytes + 63) / 64 * 64; }
 
+/* One slot: x | y | mask | refs | idx for max_local samples, each part 64-byte aligned. */
+static void slot_layout(int64_t max_local, int64_t n_x, int64_t n_y, size_t *x, size_t *y, size_t *r, size_t *i) {
+    *x = round64(sizeof(float) * (size_t)(max_local * n_x));
+    *y = round64(sizeof(float) * (size_t)(max_local * (n_y > 0 ? n_y : 1)));
+    *r = round64(sizeof(gt_window_ref) * (size_t)max_local);
+    *i = round64(sizeof(int64_t) * (size_t)max_local);
+}
+
+int64_t gt_loader_bytes_for(int64_t g_batch, int64_t n_x, int64_t n_y) {
+    size_t x, y, r, i;
+    slot_layout(g_batch, n_x, n_y, &x, &y, &r, &i); /* a rank may own the whole global batch */
+    return 2 * (int64_t)(x + 2 * y + r + i);
+}
+
 static void advance(gt_loader *l) {
     if (++l->fill_k == l->bpe) {
         l->fill_k = 0;
@@ -146,10 +160,8 @@ gt_loader *gt_loader_create(const gt_dataset *ds, gt_split s, int64_t g_batch, u
     l->fill_epoch = epoch0;
     l->fill_k = k0;
     l->held = -1;
-    size_t x_bytes = round64(sizeof(float) * (size_t)(l->max_local * l->n_x));
-    size_t y_bytes = round64(sizeof(float) * (size_t)(l->max_local * (l->n_y > 0 ? l->n_y : 1)));
-    size_t r_bytes = round64(sizeof(gt_window_ref) * (size_t)l->max_local);
-    size_t i_bytes = round64(sizeof(int64_t) * (size_t)l->max_local);
+    size_t x_bytes, y_bytes, r_bytes, i_bytes;
+    slot_layout(l->max_local, l->n_x, l->n_y, &x_bytes, &y_bytes, &r_bytes, &i_bytes);
     for (int si = 0; si < 2; si++) {
         /* one 64-byte-aligned block per slot: x | y | mask | refs | idx */
         char *p = GT_ALIGNED_ALLOC(x_bytes + 2 * y_bytes + r_bytes + i_bytes);
@@ -161,7 +173,7 @@ gt_loader *gt_loader_create(const gt_dataset *ds, gt_split s, int64_t g_batch, u
         l->idx[si] = (int64_t *)(p + x_bytes + 2 * y_bytes + r_bytes);
         b->g_batch = g_batch;
     }
-    l->buf_bytes = 2 * (int64_t)(x_bytes + 2 * y_bytes + r_bytes + i_bytes);
+    l->buf_bytes = gt_loader_bytes_for(g_batch, l->n_x, l->n_y);
     if (prefetch) {
         pthread_mutex_init(&l->mu, NULL);
         pthread_cond_init(&l->cv, NULL);

@@ -34,5 +34,8 @@ double gt_loader_next(gt_loader *l, const gt_batch **out);
 void gt_loader_free(gt_loader *l);
 /* Bytes of the batch buffers. */
 int64_t gt_loader_bytes(const gt_loader *l);
+/* The same before creating a loader: two slots for global batch g_batch of
+ * samples with n_x inputs and n_y targets (the memory planner, plan/). */
+int64_t gt_loader_bytes_for(int64_t g_batch, int64_t n_x, int64_t n_y);
 
 #endif

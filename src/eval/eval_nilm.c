@@ -143,19 +143,34 @@ static int64_t eval_stride(const gt_eval_config *ec, int64_t rows) {
     return stride;
 }
 
-/* Collective: the output rule of em on data_file (reads the file again for
- * the gated head's calibration windows at the evaluation's window grid). */
-static void make_rule(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, int64_t stride,
-                      MPI_Comm comm, out_rule *rule) {
+/* 1 when the output rule needs the validation windows (gate calibration) */
+static int rule_calibrates(const gt_eval_model *em, const gt_eval_config *ec) {
+    return em->m->cfg.gated && ec->nilm_calibrate_gate;
+}
+
+/* Collective: the output rule of em; ds (the evaluation's windows) only when
+ * rule_calibrates. */
+static void rule_init(gt_dataset *ds, const gt_eval_model *em, const gt_eval_config *ec,
+                      const gt_io_appliance *meta, int A, MPI_Comm comm, out_rule *rule) {
     memset(rule, 0, sizeof *rule);
     rule->off_below_on = ec->nilm_off_below_on;
-    if (!em->m->cfg.gated || !ec->nilm_calibrate_gate) return;
+    if (rule_calibrates(em, ec)) calibrate_gates(ds, em, meta, A, comm, rule->gate);
+}
+
+/* Collective: the output rule of em on data_file for predict (reads the file
+ * again for the gated head's calibration windows at the evaluation's grid). */
+static void make_rule(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, int64_t stride,
+                      MPI_Comm comm, out_rule *rule) {
+    if (!rule_calibrates(em, ec)) {
+        rule_init(NULL, em, ec, NULL, 0, comm, rule);
+        return;
+    }
     gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
     const int A = sh->n_appliances;
     gt_io_appliance meta[GT_DATA_MAX_TARGETS];
     memcpy(meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
     gt_dataset *ds = eval_dataset(sh, em, stride, comm);
-    calibrate_gates(ds, em, meta, A, comm, rule->gate);
+    rule_init(ds, em, ec, meta, A, comm, rule);
     gt_dataset_free(ds);
 }
 
@@ -310,9 +325,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
     gt_dataset_screen_summary(ds, comm, &out->screen);
 
     out_rule rule;
-    memset(&rule, 0, sizeof rule);
-    rule.off_below_on = ec->nilm_off_below_on;
-    if (em->m->cfg.gated && ec->nilm_calibrate_gate) calibrate_gates(ds, em, out->meta, A, comm, rule.gate);
+    rule_init(ds, em, ec, out->meta, A, comm, &rule);
     memcpy(out->gate, rule.gate, sizeof out->gate);
     out->gated = em->m->cfg.gated;
     sample_buf smp = {.file_index = -1};

@@ -6,10 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "data/loader.h"
 #include "nn/bench.h"
 #include "nn/ops/cuda/sizes.h"
-
-static double round64(double b) { return ceil(b / 64.0) * 64.0; }
 
 void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t micro, gt_plan_mem *out) {
     memset(out, 0, sizeof *out);
@@ -29,13 +28,11 @@ void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t
         out->context = tg->context_bytes + (double)GT_CUBLAS_WS_BYTES;
     } else {
         out->acts = (double)sz.n_act_elems * f;
-        /* the loader's two slots hold a whole global batch each (a rank may own all of it) */
-        const double gb = (double)rq->batch, nyd = (double)(rq->n_y_data > 0 ? rq->n_y_data : 1);
-        double slot = round64(gb * (double)sz.n_x * f) + 2 * round64(gb * nyd * f) +
-                      round64(gb * (double)sizeof(int64_t) * 5) + round64(gb * (double)sizeof(int64_t));
-        /* the trainer's micro-batch targets/masks (model and data width) and indices */
+        /* the loader's two slots, and the trainer's micro-batch targets/masks (model and data
+         * width) and indices */
+        const double nyd = (double)(rq->n_y_data > 0 ? rq->n_y_data : 1);
         double trainer = (double)micro * (2 * (double)sz.n_y * f + 2 * nyd * f + (double)sizeof(int64_t));
-        out->buffers = 2 * slot + trainer;
+        out->buffers = (double)gt_loader_bytes_for(rq->batch, (int64_t)sz.n_x, rq->n_y_data) + trainer;
         out->data = rq->data_bytes;
         out->base = rq->base_bytes;
     }

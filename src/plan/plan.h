@@ -10,7 +10,8 @@
  * Used by `gridtrain plan` (cli/cmd_plan.c) and by the trainer, which checks
  * the plan against the memory the node has before allocating the model and
  * stops with the planner's advice instead of an out-of-memory kill.
- * No MPI, no HDF5: the caller supplies the data-pipeline bytes. */
+ * No MPI calls and no file access: the caller supplies the data-pipeline
+ * bytes; the loader's buffer formula comes from data/loader.h. */
 #ifndef GT_PLAN_PLAN_H
 #define GT_PLAN_PLAN_H
 

@@ -880,7 +880,7 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
     s_load_comm = MPI_COMM_NULL;
     if (rank == 0)
         GT_INFO("checkpoint: %s %s (step %lld%s)", which == GT_CKPT_LATEST ? "resumed from" : "loaded", path, step,
-                which == GT_CKPT_BEST ? ", best validation loss" : "");
+                which == GT_CKPT_BEST && st.best_step == st.step ? ", best validation loss" : "");
     free(path);
     return (int64_t)step;
 }
