@@ -988,16 +988,11 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
             const int A = ds->n_cols;
             const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
             const int F = ds->cfg.time_features, Cin = 1 + F;
+            const int last = ds->cfg.x_channels_last;
             float *xi = x + i * W * Cin; // (Cin, W) or (W, Cin)
-            if (F == 0 || !ds->cfg.x_channels_last) {
-                for (int64_t t = 0; t < W; t++) xi[t] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
-                for (int f = 0; f < F; f++)
-                    for (int64_t t = 0; t < W; t++) xi[(1 + f) * W + t] = ds->tfeat[(r0 + t) * F + f];
-            } else {
-                for (int64_t t = 0; t < W; t++) {
-                    xi[t * Cin] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
-                    memcpy(xi + t * Cin + 1, ds->tfeat + (r0 + t) * F, sizeof(float) * (size_t)F);
-                }
+            for (int64_t t = 0; t < W; t++) {
+                xi[gt_data_x_offset(last, W, Cin, t, 0)] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
+                for (int f = 0; f < F; f++) xi[gt_data_x_offset(last, W, Cin, t, 1 + f)] = ds->tfeat[(r0 + t) * F + f];
             }
             const int64_t mid = r0 + W / 2;
             const int64_t *st = ds->strides + (int64_t)li * A;

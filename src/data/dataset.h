@@ -94,6 +94,12 @@ typedef struct gt_data_config {
                                      set by the caller from the model (gt_model_input_channels_last) */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
+/* Offset of channel c at step t inside one nilm input window of W steps and C
+ * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
+ * place the layout rule lives (the dataset's fill, predict, eval samples). */
+static inline int64_t gt_data_x_offset(int x_channels_last, int64_t W, int C, int64_t t, int c) {
+    return x_channels_last ? t * C + c : (int64_t)c * W + t;
+}
 /* Input channels per time step a model sees: nilm 1 (aggregate) +
  * time_features, pdm n_cols. */
 int gt_data_config_n_in(const gt_data_config *cfg, int n_cols);

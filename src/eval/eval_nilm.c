@@ -208,7 +208,8 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
     }
     gt_model *m = em->m;
     const gt_norm_stats *ns = &em->ns;
-    const int W = m->cfg.window, B = m->cfg.max_batch;
+    const int W = m->cfg.window, B = m->cfg.max_batch, C = m->cfg.n_in;
+    const int last = gt_model_input_channels_last(m->cfg.kind);
     int64_t nloc = gt_dataset_n_windows_local(ds, s);
     gt_nilm_acc *acc = GT_CALLOC((size_t)(n_local > 0 ? n_local : 1) * (size_t)A, sizeof(gt_nilm_acc));
     int64_t *idx = GT_MALLOC(sizeof(int64_t) * (size_t)B);
@@ -242,7 +243,7 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
                 }
                 row = smp->rows + (size_t)smp->n++ * (size_t)(2 + 2 * A);
                 row[0] = (double)(t_mid - smp->t0_ms) / 3.6e6;
-                row[1] = (double)m->x[b * W + W / 2] * ns->std[0] + ns->mean[0];
+                row[1] = (double)m->x[b * W * C + gt_data_x_offset(last, W, C, W / 2, 0)] * ns->std[0] + ns->mean[0];
             }
             for (int a = 0; a < A; a++) {
                 size_t j = (size_t)b * A + a;
@@ -390,9 +391,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
                         bad[b] = 1;
                         break;
                     }
-                    xb[last ? t * C : t] = (float)(((double)v - m0) * inv0);
-                    for (int f = 0; f < F; f++)
-                        xb[last ? t * C + 1 + f : (1 + f) * W + t] = tfeat[(r0 + j) * F + f];
+                    xb[gt_data_x_offset(last, W, C, t, 0)] = (float)(((double)v - m0) * inv0);
+                    for (int f = 0; f < F; f++) xb[gt_data_x_offset(last, W, C, t, 1 + f)] = tfeat[(r0 + j) * F + f];
                 }
                 if (bad[b]) memset(xb, 0, sizeof(float) * (size_t)W * C);
             }

@@ -157,7 +157,9 @@ int main(int argc, char **argv) {
     if (gated) gt_eval_nilm(data, &em, &ecc, NULL, world, &cP);
     if (rank == 0) {
         gt_predict_nilm(data, &em, &ec, out1, self);
-        gt_eval_nilm(data, &em, &ec, NULL, self, &e1);
+        char smp[700];
+        snprintf(smp, sizeof smp, "%s/eval_sample.csv", dir);
+        gt_eval_nilm(data, &em, &ec, smp, self, &e1);
         long n1, nP;
         char *b1 = slurp(out1, &n1), *bP = slurp(outP, &nP);
         TEST_REQUIRE(b1 && bP);
@@ -286,6 +288,43 @@ int main(int argc, char **argv) {
         fprintf(stderr, "predict: %d checked values predicted off (0 W), %d on\n", n_off, n_on);
         TEST_CHECK(n_off > 0 && n_on > 0); /* both branches of the rule were exercised */
         free(raw);
+
+        /* the sample day's aggregate column is the file's aggregate at each row's time (whatever
+         * the input channels: with time features the window also holds sin/cos channels) */
+        {
+            FILE *fs = fopen(smp, "r");
+            TEST_REQUIRE(fs != NULL);
+            int hidx = -1;
+            TEST_CHECK(fscanf(fs, "# household file index %d:", &hidx) == 1);
+            int c;
+            while ((c = fgetc(fs)) != EOF && c != '\n') {}
+            static double st[4096], sa[4096];
+            int ns_rows = 0;
+            while (ns_rows < 4096 && fscanf(fs, "%lf %lf", &st[ns_rows], &sa[ns_rows]) == 2) {
+                while ((c = fgetc(fs)) != EOF && c != '\n') {}
+                ns_rows++;
+            }
+            fclose(fs);
+            int h = -1;
+            for (int k = 0; k < sh->n_households; k++)
+                if (sh->index[k] == hidx) h = k;
+            TEST_REQUIRE(h >= 0 && ns_rows > 100);
+            const float *agg = sh->aggregate + sh->row_offset[h];
+            const int64_t *ts = sh->timestamps + sh->row_offset[h];
+            int64_t n = sh->row_offset[h + 1] - sh->row_offset[h], best = 0;
+            for (int64_t j0 = 0; j0 + 1 < n; j0++) { /* the row of the first sample: most matches */
+                if (fabs(agg[j0] - sa[0]) > 0.01) continue;
+                int64_t hits = 0;
+                for (int r = 0; r < ns_rows; r++) {
+                    int64_t j = j0 + llround(st[r] * 3.6e6 / (double)(ts[j0 + 1] - ts[j0]));
+                    hits += j < n && fabs(agg[j] - sa[r]) <= 0.01;
+                }
+                if (hits > best) best = hits;
+            }
+            fprintf(stderr, "eval sample: %d rows of household %d, %lld match the file's aggregate\n", ns_rows, hidx,
+                    (long long)best);
+            TEST_EQ_INT(best, ns_rows);
+        }
 
         /* eval at stride 1 == metrics recomputed from the predicted file over the test rows */
         gt_nilm_acc acc[15], all;
