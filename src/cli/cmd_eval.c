@@ -1,7 +1,8 @@
 /* cli/cmd_eval.c: `gridtrain eval RUN_DIR [DATA.h5] [section.key=value ...]`.
  *
  * Rebuilds the model of a training run from the configuration stored in its
- * newest valid checkpoint (the same keys as `gridtrain train`), loads the
+ * checkpoint (eval.checkpoint: best validation loss or newest; the same keys
+ * as `gridtrain train`), loads the
  * parameters and the frozen normalisation statistics, evaluates it
  * (eval/eval.h) and writes RUN_DIR/eval.json and the report (eval/report.h).
  * Also defines gt_eval_cli_load (used by cli/cmd_predict.c). */
@@ -142,6 +143,9 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
         else if (!strcmp(k, "eval.max_windows")) ec->nilm_max_windows = gt_args_int(a, k);
         else if (!strcmp(k, "eval.off_below_on")) ec->nilm_off_below_on = gt_args_bool(a, k);
         else if (!strcmp(k, "eval.calibrate_gate")) ec->nilm_calibrate_gate = gt_args_bool(a, k);
+        else if (!strcmp(k, "eval.calibrate_filter")) ec->nilm_calibrate_filter = gt_args_bool(a, k);
+        else if (!strcmp(k, "eval.fill_s")) ec->nilm_fill_s = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.min_on_s")) ec->nilm_min_on_s = gt_args_float(a, k);
         else if (!strcmp(k, "eval.quantile")) ec->pdm_quantile = gt_args_float(a, k);
         else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
         else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);
@@ -153,6 +157,9 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
     }
     GT_CHECK(ec->nilm_stride >= 0 && ec->nilm_max_windows > 0, GT_EXIT_USAGE,
              "eval.stride must be >= 0 and eval.max_windows > 0");
+    GT_CHECK(ec->nilm_fill_s >= 0 && ec->nilm_min_on_s >= 0 && isfinite(ec->nilm_fill_s) && isfinite(ec->nilm_min_on_s),
+             GT_EXIT_USAGE, "eval.fill_s (%g) and eval.min_on_s (%g) must be finite and >= 0", ec->nilm_fill_s,
+             ec->nilm_min_on_s);
     GT_CHECK(ec->pdm_quantile > 0 && ec->pdm_quantile <= 1 && ec->pdm_margin > 0 && ec->pdm_ewma_s >= 0 &&
                  ec->pdm_min_duration_s >= 0 && ec->pdm_merge_gap_s >= 0 && ec->pdm_hop >= 0 && ec->pdm_val_false_alarms >= 0,
              GT_EXIT_USAGE,
@@ -224,10 +231,12 @@ const gt_cmd gt_cmd_eval = {
     .name = "eval",
     .usage = "eval RUN_DIR [DATA.h5] [section.key=value ...]",
     .summary = "evaluate a training run: per-appliance NILM metrics or calibrated anomaly alarms -> eval.json + report",
-    .details = "Loads the newest valid checkpoint of RUN_DIR (its stored configuration rebuilds the model),\n"
+    .details = "Loads the checkpoint of RUN_DIR with the best validation loss (eval.checkpoint=last: the\n"
+               "newest valid one; its stored configuration rebuilds the model),\n"
                "evaluates it on DATA.h5 (default: the run's data.file) and writes RUN_DIR/eval.json,\n"
                "report.md, report.html and plots/ (gnuplot). NILM: MAE, SAE, NDE, on/off precision/recall/F1\n"
-               "and EA per appliance on the held-out time (test split) and on held-out households. PdM:\n"
+               "and EA per appliance on the held-out time (test split) and on held-out households, states\n"
+               "optionally filtered (eval.calibrate_filter, eval.fill_s, eval.min_on_s). PdM:\n"
                "per-step scores, threshold calibrated on validation data, alarm runs, point and event\n"
                "metrics per turbine, machine type and condition, CARE score; eval.models adds models of\n"
                "other window lengths (multi-scale). Identical results for any number of ranks.\n"

@@ -16,6 +16,9 @@
 #define GT_EVAL_OPTS                                                                                                  \
     {"eval.checkpoint", NULL, GT_OPT_STR, "best", "which checkpoint of RUN_DIR: the one of the best validation loss (model selection on the validation split) or the newest; a checkpoint file given as the path is used as it is", "best|last"}, \
     {"eval.calibrate_gate", NULL, GT_OPT_BOOL, "false", "nilm gated head: per-appliance on/off threshold maximising the F1 on the file's validation split (else probability 0.5)", NULL}, \
+    {"eval.calibrate_filter", NULL, GT_OPT_BOOL, "false", "nilm: per-appliance state filter (off gaps up to fill_s closed, then on runs shorter than min_on_s removed) with the durations maximising the F1 on the file's validation split", NULL}, \
+    {"eval.fill_s", NULL, GT_OPT_FLOAT, "0", "nilm, without calibrate_filter: close predicted off gaps up to this many seconds between on steps, every appliance", NULL}, \
+    {"eval.min_on_s", NULL, GT_OPT_FLOAT, "0", "nilm, without calibrate_filter: then drop predicted on runs shorter than this many seconds, every appliance", NULL}, \
     {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL}, \
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
     {"eval.models", "models", GT_OPT_STR, "", "pdm multi-scale: more run directories (comma-separated), e.g. the window 64 and 1024 runs", NULL}, \

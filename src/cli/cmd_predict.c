@@ -49,9 +49,11 @@ const gt_cmd gt_cmd_predict = {
     .usage = "predict CHECKPOINT_OR_RUN_DIR DATA.h5 -o OUT.h5 [section.key=value ...]",
     .summary = "per-row disaggregated power (NILM) or anomaly scores and alarms (PdM) of a file -> HDF5",
     .details = "NILM: /predictions [N, A] W for every row, the window centred on each row (edge rows NaN,\n"
-               "or predict.pad=edge), plus /timestamps, /aggregate, /households, /appliance_meta.\n"
+               "or predict.pad=edge), plus /timestamps, /aggregate, /households, /appliance_meta;\n"
+               "with a state filter also /on [N, A] (the filtered on/off states).\n"
                "PdM: /score, /alarm, /labels [N] with the threshold calibrated on the validation rows.\n"
-               "A checkpoint path loads the newest valid checkpoint of its run. The output does not\n"
+               "A run directory loads its best-validation checkpoint (eval.checkpoint), a checkpoint\n"
+               "path exactly that checkpoint. The output does not\n"
                "depend on the number of ranks. See docs/evaluation.md.",
     .opts = predict_opts,
     .min_pos = 2,

@@ -40,6 +40,11 @@ typedef struct gt_eval_config {
     int64_t nilm_max_windows; /* default 1000000 */
     int nilm_calibrate_gate;  /* 1: the gated head's on/off threshold per appliance maximises the F1
                                  on the validation split; 0 (default): probability 0.5 */
+    int nilm_calibrate_filter;/* 1: a state filter (shortest off gap closed, shortest on run kept) per
+                                 appliance with the durations maximising the F1 on the validation
+                                 split; 0 (default): states as predicted */
+    double nilm_fill_s, nilm_min_on_s; /* without calibration: the state filter's durations for every
+                                          appliance (0, 0: no filter) */
     int nilm_off_below_on;    /* 1 (default): a predicted power at or below the appliance's on-power
                                  threshold (predicted off) is reported as 0 W; 0: raw clipped power */
     /* pdm */
@@ -87,6 +92,8 @@ typedef struct gt_nilm_eval {
     gt_nilm_split_eval test, holdout;
     int gated;                            /* gated head */
     float gate[GT_DATA_MAX_TARGETS];      /* its calibrated on-logit thresholds (0 = probability 0.5) */
+    int filtered;                         /* eval.calibrate_filter: the state filter ran */
+    float fill_s[GT_DATA_MAX_TARGETS], min_on_s[GT_DATA_MAX_TARGETS]; /* its calibrated durations */
 } gt_nilm_eval;
 
 /* Collective. Evaluates em on data_file (a NILM file with the model's

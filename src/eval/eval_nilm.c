@@ -45,6 +45,8 @@ static inline double denorm_clip(const gt_norm_stats *ns, const gt_io_appliance 
 typedef struct out_rule {
     int off_below_on;
     float gate[GT_DATA_MAX_TARGETS]; /* gated: on where logit > gate[a] */
+    int filter;                      /* 1: the state filter below runs (eval.calibrate_filter) */
+    float fill_s[GT_DATA_MAX_TARGETS], min_on_s[GT_DATA_MAX_TARGETS]; /* its durations (gt_nilm_state_filter) */
 } out_rule;
 
 /* W predicted for appliance a of sample b: the power output, de-normalised
@@ -54,6 +56,19 @@ static inline double predict_w(const gt_model *m, const gt_norm_stats *ns, const
     const float *p = m->pred + (size_t)b * (size_t)m->cfg.n_out;
     if (m->cfg.gated && !(p[A + a] > rule->gate[a])) return 0;
     return denorm_clip(ns, meta, a, p[a], rule->off_below_on);
+}
+
+/* Raw W of appliance a of sample b: the power output de-normalised and
+ * clipped, whatever the gate and the on-threshold say (a step the state
+ * filter turns on reports this). */
+static inline double raw_w(const gt_model *m, const gt_norm_stats *ns, const gt_io_appliance *meta, int b, int a) {
+    return denorm_clip(ns, meta, a, m->pred[(size_t)b * (size_t)m->cfg.n_out + a], 0);
+}
+
+/* W reported for a step whose state the filter set to `on` (was `was`):
+ * unchanged -> yhat; turned on -> the raw power; turned off -> 0 W. */
+static inline double filtered_w(double yhat, double wraw, int was, int on) {
+    return on == was ? yhat : on ? wraw : 0.0;
 }
 
 /* Gate calibration: logits binned on [-GATE_L, GATE_L] */
@@ -143,37 +158,6 @@ static int64_t eval_stride(const gt_eval_config *ec, int64_t rows) {
     return stride;
 }
 
-/* 1 when the output rule needs the validation windows (gate calibration) */
-static int rule_calibrates(const gt_eval_model *em, const gt_eval_config *ec) {
-    return em->m->cfg.gated && ec->nilm_calibrate_gate;
-}
-
-/* Collective: the output rule of em; ds (the evaluation's windows) only when
- * rule_calibrates. */
-static void rule_init(gt_dataset *ds, const gt_eval_model *em, const gt_eval_config *ec,
-                      const gt_io_appliance *meta, int A, MPI_Comm comm, out_rule *rule) {
-    memset(rule, 0, sizeof *rule);
-    rule->off_below_on = ec->nilm_off_below_on;
-    if (rule_calibrates(em, ec)) calibrate_gates(ds, em, meta, A, comm, rule->gate);
-}
-
-/* Collective: the output rule of em on data_file for predict (reads the file
- * again for the gated head's calibration windows at the evaluation's grid). */
-static void make_rule(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, int64_t stride,
-                      MPI_Comm comm, out_rule *rule) {
-    if (!rule_calibrates(em, ec)) {
-        rule_init(NULL, em, ec, NULL, 0, comm, rule);
-        return;
-    }
-    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
-    const int A = sh->n_appliances;
-    gt_io_appliance meta[GT_DATA_MAX_TARGETS];
-    memcpy(meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
-    gt_dataset *ds = eval_dataset(sh, em, stride, comm);
-    rule_init(ds, em, ec, meta, A, comm, rule);
-    gt_dataset_free(ds);
-}
-
 static void check_model(const gt_eval_model *em, int A) {
     GT_CHECK(em->m->cfg.kind != GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: an lstm model cannot disaggregate a NILM file",
              em->name ? em->name : "model");
@@ -194,6 +178,196 @@ typedef struct sample_buf {
 
 enum { ACC_K = sizeof(gt_nilm_acc) / sizeof(double) };
 
+/* One item's windows of a split in time order as the output rule sees them
+ * (the state filter runs over such a sequence). */
+typedef struct item_seq {
+    int item;              /* local item */
+    int32_t file_index;
+    int64_t n, cap;
+    double step_s;         /* seconds between grid points (period x stride) */
+    int64_t *t_ms;         /* (n) window midpoints */
+    uint8_t *brk;          /* (n) 1: grid points (screened windows) missing before this one */
+    double *agg, *hours;   /* (n) aggregate W at the midpoint; the hours one sample stands for */
+    double *yt;            /* (n, A) true W, NaN where the target does not count */
+    double *yhat, *wraw;   /* (n, A) W by the rule; raw clipped W of the power output */
+    uint8_t *on;           /* (n, A) state by the rule (yhat > on-power), before any filter */
+} item_seq;
+typedef void (*item_fn)(item_seq *q, int A, void *ctx);
+
+static void seq_grow(item_seq *q, int A) {
+    if (q->n < q->cap) return;
+    q->cap = q->cap ? 2 * q->cap : 1024;
+    const size_t c = (size_t)q->cap, cA = c * (size_t)A;
+    q->t_ms = GT_REALLOC(q->t_ms, sizeof(int64_t) * c);
+    q->brk = GT_REALLOC(q->brk, c);
+    q->agg = GT_REALLOC(q->agg, sizeof(double) * c);
+    q->hours = GT_REALLOC(q->hours, sizeof(double) * c);
+    q->yt = GT_REALLOC(q->yt, sizeof(double) * cA);
+    q->yhat = GT_REALLOC(q->yhat, sizeof(double) * cA);
+    q->wraw = GT_REALLOC(q->wraw, sizeof(double) * cA);
+    q->on = GT_REALLOC(q->on, cA);
+}
+
+/* This rank's windows of split s through the model, handed to fn one item at
+ * a time (items in local order, windows in time order). */
+static void walk_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A, gt_split s,
+                       int64_t stride, const out_rule *rule, item_fn fn, void *ctx) {
+    gt_model *m = em->m;
+    const gt_norm_stats *ns = &em->ns;
+    const int W = m->cfg.window, B = m->cfg.max_batch, C = m->cfg.n_in;
+    const int last = gt_model_input_channels_last(m->cfg.kind);
+    int64_t nloc = gt_dataset_n_windows_local(ds, s);
+    int64_t *idx = GT_MALLOC(sizeof(int64_t) * (size_t)B);
+    float *y = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A), *mask = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A);
+    gt_window_ref *refs = GT_MALLOC(sizeof(gt_window_ref) * (size_t)B);
+    item_seq q = {.item = -1};
+    for (int64_t first = 0; first < nloc;) {
+        int64_t want = nloc - first < B ? nloc - first : B;
+        int64_t n = gt_dataset_local_range(ds, s, first, want, idx);
+        GT_ASSERT(n > 0);
+        gt_dataset_fill(ds, s, idx, n, m->x, y, mask, refs);
+        /* a micro-batch never crosses an item: the same batches for any rank count */
+        int64_t k = 1;
+        while (k < n && refs[k].item == refs[0].item) k++;
+        if (refs[0].item != q.item) {
+            if (q.n) fn(&q, A, ctx);
+            q.n = 0, q.item = refs[0].item, q.file_index = refs[0].file_index;
+        }
+        gt_model_forward(m, m->x, (int)k);
+        for (int64_t b = 0; b < k; b++) {
+            const gt_window_ref *r = &refs[b];
+            double period_ms = W > 1 ? (double)(r->t_end_ms - r->t_start_ms) / (W - 1) : 0;
+            seq_grow(&q, A);
+            const int64_t i = q.n++;
+            q.step_s = period_ms * (double)stride / 1e3;
+            q.hours[i] = period_ms * (double)stride / 3.6e6;
+            q.t_ms[i] = r->t_start_ms + (int64_t)llround(period_ms * (W / 2));
+            q.brk[i] = i > 0 && (double)(q.t_ms[i] - q.t_ms[i - 1]) > 1.5 * period_ms * (double)stride;
+            q.agg[i] = (double)m->x[b * W * C + gt_data_x_offset(last, W, C, W / 2, 0)] * ns->std[0] + ns->mean[0];
+            for (int a = 0; a < A; a++) {
+                const size_t j = (size_t)b * A + a, qj = (size_t)i * A + a;
+                double yt = NAN;
+                if (mask[j] != 0.0f) {
+                    yt = (double)y[j] * ns->std[1 + a] + ns->mean[1 + a];
+                    if (fabs(yt) < 1e-3) yt = 0; /* undo the float rounding of an exact 0 W */
+                }
+                q.yt[qj] = yt;
+                q.yhat[qj] = predict_w(m, ns, meta, A, (int)b, a, rule);
+                q.wraw[qj] = raw_w(m, ns, meta, (int)b, a);
+                q.on[qj] = q.yhat[qj] > meta[a].on_power_w;
+            }
+        }
+        first += k;
+    }
+    if (q.n) fn(&q, A, ctx);
+    free(q.t_ms), free(q.brk), free(q.agg), free(q.hours), free(q.yt), free(q.yhat), free(q.wraw), free(q.on);
+    free(idx), free(y), free(mask), free(refs);
+}
+
+/* State filter calibration: durations tried (seconds), every pair */
+static const double k_fill_s[] = {0, 60, 120, 300, 600, 1200, 2400, 3600};
+static const double k_min_on_s[] = {0, 60, 120, 300, 600, 900, 1800};
+enum { N_FILL = sizeof k_fill_s / sizeof k_fill_s[0], N_MIN_ON = sizeof k_min_on_s / sizeof k_min_on_s[0] };
+
+typedef struct filter_ctx {
+    const gt_io_appliance *meta;
+    int64_t *cnt; /* [a][fill][min_on][tp, fp, fn] */
+    uint8_t *col;
+    int64_t col_cap;
+} filter_ctx;
+
+static uint8_t *state_column(const item_seq *q, int A, int a, uint8_t **col, int64_t *cap) {
+    if (*cap < q->n) {
+        *cap = q->n;
+        *col = GT_REALLOC(*col, (size_t)q->n);
+    }
+    for (int64_t i = 0; i < q->n; i++) (*col)[i] = q->on[(size_t)i * A + a];
+    return *col;
+}
+
+static void filter_item(item_seq *q, int A, void *vctx) {
+    filter_ctx *c = vctx;
+    for (int a = 0; a < A; a++)
+        for (int f = 0; f < N_FILL; f++)
+            for (int g = 0; g < N_MIN_ON; g++) {
+                uint8_t *col = state_column(q, A, a, &c->col, &c->col_cap);
+                gt_nilm_state_filter(col, q->brk, q->n, q->step_s, k_fill_s[f], k_min_on_s[g]);
+                int64_t *k = c->cnt + (((size_t)a * N_FILL + f) * N_MIN_ON + g) * 3;
+                for (int64_t i = 0; i < q->n; i++) {
+                    double yt = q->yt[(size_t)i * A + a];
+                    if (!isfinite(yt)) continue;
+                    int on = yt > c->meta[a].on_power_w;
+                    k[0] += on && col[i], k[1] += !on && col[i], k[2] += on && !col[i];
+                }
+            }
+}
+
+/* Collective. The state filter's durations per appliance: the pair of the
+ * grid above whose filtered on/off F1 over the validation split of ds is
+ * largest (ties: the shorter durations, so no filter unless it helps). Counts
+ * are integers summed over the ranks: the same durations for any rank count. */
+static void calibrate_filter(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A,
+                             int64_t stride, MPI_Comm comm, out_rule *rule) {
+    const size_t n_cnt = (size_t)A * N_FILL * N_MIN_ON * 3;
+    filter_ctx c = {.meta = meta, .cnt = GT_CALLOC(n_cnt, sizeof(int64_t))};
+    walk_split(ds, em, meta, A, GT_SPLIT_VAL, stride, rule, filter_item, &c);
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, c.cnt, (int)n_cnt, MPI_INT64_T, MPI_SUM, comm));
+    rule->filter = 1;
+    for (int a = 0; a < A; a++) {
+        double best = -1;
+        rule->fill_s[a] = rule->min_on_s[a] = 0;
+        for (int f = 0; f < N_FILL; f++)
+            for (int g = 0; g < N_MIN_ON; g++) {
+                const int64_t *k = c.cnt + (((size_t)a * N_FILL + f) * N_MIN_ON + g) * 3;
+                if (k[0] + k[2] == 0) continue; /* never on: no filter */
+                double f1 = 2.0 * (double)k[0] / (double)(2 * k[0] + k[1] + k[2]);
+                if (f1 > best + 1e-12) {
+                    best = f1;
+                    rule->fill_s[a] = (float)k_fill_s[f], rule->min_on_s[a] = (float)k_min_on_s[g];
+                }
+            }
+    }
+    free(c.cnt), free(c.col);
+}
+
+typedef struct split_ctx {
+    const gt_io_appliance *meta;
+    const out_rule *rule;
+    gt_nilm_acc *acc; /* (local items, A) */
+    sample_buf *smp;
+    uint8_t *col;
+    int64_t col_cap;
+} split_ctx;
+
+static void split_item(item_seq *q, int A, void *vctx) {
+    split_ctx *c = vctx;
+    for (int a = 0; a < A; a++) {
+        uint8_t *col = state_column(q, A, a, &c->col, &c->col_cap);
+        if (c->rule->filter)
+            gt_nilm_state_filter(col, q->brk, q->n, q->step_s, c->rule->fill_s[a], c->rule->min_on_s[a]);
+        gt_nilm_acc *acc = &c->acc[(size_t)q->item * A + a];
+        for (int64_t i = 0; i < q->n; i++) {
+            const size_t j = (size_t)i * A + a;
+            q->yhat[j] = filtered_w(q->yhat[j], q->wraw[j], q->on[j], col[i]);
+            if (isfinite(q->yt[j])) gt_nilm_acc_add_state(acc, q->yt[j], q->yhat[j], col[i], c->meta[a].on_power_w, q->hours[i]);
+        }
+    }
+    sample_buf *smp = c->smp;
+    if (!smp || (smp->file_index >= 0 && smp->file_index != q->file_index)) return;
+    for (int64_t i = 0; i < q->n; i++) {
+        if (smp->file_index < 0) smp->file_index = q->file_index, smp->t0_ms = q->t_ms[i];
+        if (q->t_ms[i] - smp->t0_ms >= 86400000LL) break;
+        if (smp->n == smp->cap) {
+            smp->cap = smp->cap ? 2 * smp->cap : 1024;
+            smp->rows = GT_REALLOC(smp->rows, sizeof(double) * (size_t)smp->cap * (size_t)(2 + 2 * A));
+        }
+        double *row = smp->rows + (size_t)smp->n++ * (size_t)(2 + 2 * A);
+        row[0] = (double)(q->t_ms[i] - smp->t0_ms) / 3.6e6;
+        row[1] = q->agg[i];
+        for (int a = 0; a < A; a++) row[2 + 2 * a] = q->yt[(size_t)i * A + a], row[3 + 2 * a] = q->yhat[(size_t)i * A + a];
+    }
+}
+
 static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A, gt_split s,
                        int64_t stride, const out_rule *rule, int n_local, const int32_t *fidx, int n_total,
                        sample_buf *smp, MPI_Comm comm, gt_nilm_split_eval *out) {
@@ -206,59 +380,10 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
         for (int a = 0; a < A; a++) out->app[a] = nanm;
         return;
     }
-    gt_model *m = em->m;
-    const gt_norm_stats *ns = &em->ns;
-    const int W = m->cfg.window, B = m->cfg.max_batch, C = m->cfg.n_in;
-    const int last = gt_model_input_channels_last(m->cfg.kind);
-    int64_t nloc = gt_dataset_n_windows_local(ds, s);
     gt_nilm_acc *acc = GT_CALLOC((size_t)(n_local > 0 ? n_local : 1) * (size_t)A, sizeof(gt_nilm_acc));
-    int64_t *idx = GT_MALLOC(sizeof(int64_t) * (size_t)B);
-    float *y = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A), *mask = GT_MALLOC(sizeof(float) * (size_t)B * (size_t)A);
-    gt_window_ref *refs = GT_MALLOC(sizeof(gt_window_ref) * (size_t)B);
-    for (int64_t first = 0; first < nloc;) {
-        int64_t want = nloc - first < B ? nloc - first : B;
-        int64_t n = gt_dataset_local_range(ds, s, first, want, idx);
-        GT_ASSERT(n > 0);
-        gt_dataset_fill(ds, s, idx, n, m->x, y, mask, refs);
-        /* a micro-batch never crosses an item: the same batches for any rank count */
-        int64_t k = 1;
-        while (k < n && refs[k].item == refs[0].item) k++;
-        gt_model_forward(m, m->x, (int)k);
-        for (int64_t b = 0; b < k; b++) {
-            const gt_window_ref *r = &refs[b];
-            double period_ms = W > 1 ? (double)(r->t_end_ms - r->t_start_ms) / (W - 1) : 0;
-            double hours = period_ms * (double)stride / 3.6e6;
-            int capture = smp && (smp->file_index < 0 || smp->file_index == r->file_index);
-            int64_t t_mid = r->t_start_ms + (int64_t)llround(period_ms * (W / 2));
-            if (capture && smp->file_index < 0) {
-                smp->file_index = r->file_index;
-                smp->t0_ms = t_mid;
-            }
-            if (capture && t_mid - smp->t0_ms >= 86400000LL) capture = 0;
-            double *row = NULL;
-            if (capture) {
-                if (smp->n == smp->cap) {
-                    smp->cap = smp->cap ? 2 * smp->cap : 1024;
-                    smp->rows = GT_REALLOC(smp->rows, sizeof(double) * (size_t)smp->cap * (size_t)(2 + 2 * A));
-                }
-                row = smp->rows + (size_t)smp->n++ * (size_t)(2 + 2 * A);
-                row[0] = (double)(t_mid - smp->t0_ms) / 3.6e6;
-                row[1] = (double)m->x[b * W * C + gt_data_x_offset(last, W, C, W / 2, 0)] * ns->std[0] + ns->mean[0];
-            }
-            for (int a = 0; a < A; a++) {
-                size_t j = (size_t)b * A + a;
-                double yhat = predict_w(m, ns, meta, A, (int)b, a, rule);
-                double yt = NAN;
-                if (mask[j] != 0.0f) {
-                    yt = (double)y[j] * ns->std[1 + a] + ns->mean[1 + a];
-                    if (fabs(yt) < 1e-3) yt = 0; /* undo the float rounding of an exact 0 W */
-                    gt_nilm_acc_add(&acc[(size_t)r->item * A + a], yt, yhat, meta[a].on_power_w, hours);
-                }
-                if (row) row[2 + 2 * a] = yt, row[3 + 2 * a] = yhat;
-            }
-        }
-        first += k;
-    }
+    split_ctx c = {.meta = meta, .rule = rule, .acc = acc, .smp = smp};
+    walk_split(ds, em, meta, A, s, stride, rule, split_item, &c);
+    free(c.col);
     /* per household sums -> every rank, added in file order */
     double *all = GT_MALLOC(sizeof(double) * (size_t)n_total * A * ACC_K + 1);
     gt_eval_gather_items(n_local, fidx, (const double *)acc, A * ACC_K, n_total, all, comm);
@@ -272,7 +397,45 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
         gt_nilm_acc_merge(&overall, &tot[a]);
     }
     gt_nilm_metrics_from_acc(&overall, &out->overall);
-    free(all), free(acc), free(idx), free(y), free(mask), free(refs);
+    free(all), free(acc);
+}
+
+/* 1 when the output rule needs the validation windows (a calibration) */
+static int rule_calibrates(const gt_eval_model *em, const gt_eval_config *ec) {
+    return (em->m->cfg.gated && ec->nilm_calibrate_gate) || ec->nilm_calibrate_filter;
+}
+
+/* Collective: the output rule of em; ds (the evaluation's windows on the grid
+ * `stride`) only when rule_calibrates. The gates first, then the state filter
+ * on the states those gates give. */
+static void rule_init(gt_dataset *ds, const gt_eval_model *em, const gt_eval_config *ec,
+                      const gt_io_appliance *meta, int A, int64_t stride, MPI_Comm comm, out_rule *rule) {
+    memset(rule, 0, sizeof *rule);
+    rule->off_below_on = ec->nilm_off_below_on;
+    if (em->m->cfg.gated && ec->nilm_calibrate_gate) calibrate_gates(ds, em, meta, A, comm, rule->gate);
+    if (ec->nilm_calibrate_filter) calibrate_filter(ds, em, meta, A, stride, comm, rule);
+    else if (ec->nilm_fill_s > 0 || ec->nilm_min_on_s > 0) {
+        rule->filter = 1;
+        for (int a = 0; a < GT_DATA_MAX_TARGETS; a++)
+            rule->fill_s[a] = (float)ec->nilm_fill_s, rule->min_on_s[a] = (float)ec->nilm_min_on_s;
+    }
+}
+
+/* Collective: the output rule of em on data_file for predict (reads the file
+ * again for the calibration windows at the evaluation's grid). */
+static void make_rule(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, int64_t stride,
+                      MPI_Comm comm, out_rule *rule) {
+    if (!rule_calibrates(em, ec)) {
+        rule_init(NULL, em, ec, NULL, 0, stride, comm, rule);
+        return;
+    }
+    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
+    const int A = sh->n_appliances;
+    gt_io_appliance meta[GT_DATA_MAX_TARGETS];
+    memcpy(meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
+    gt_dataset *ds = eval_dataset(sh, em, stride, comm);
+    rule_init(ds, em, ec, meta, A, stride, comm, rule);
+    gt_dataset_free(ds);
 }
 
 static void write_sample(const char *path, const sample_buf *smp, const gt_io_appliance *meta, int A, MPI_Comm comm) {
@@ -326,9 +489,12 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
     gt_dataset_screen_summary(ds, comm, &out->screen);
 
     out_rule rule;
-    rule_init(ds, em, ec, out->meta, A, comm, &rule);
+    rule_init(ds, em, ec, out->meta, A, stride, comm, &rule);
     memcpy(out->gate, rule.gate, sizeof out->gate);
     out->gated = em->m->cfg.gated;
+    out->filtered = rule.filter;
+    memcpy(out->fill_s, rule.fill_s, sizeof out->fill_s);
+    memcpy(out->min_on_s, rule.min_on_s, sizeof out->min_on_s);
     sample_buf smp = {.file_index = -1};
     eval_split(ds, em, out->meta, A, GT_SPLIT_TEST, stride, &rule, n_local, fidx, n_total, sample_csv ? &smp : NULL,
                comm, &out->test);
@@ -364,6 +530,9 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
         gt_data_time_features(sh->timestamps, sh->n_rows, F, em->data.timezone, tfeat);
     }
     float *pred = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A);
+    /* the state filter: raw power per row, one appliance's states of a household */
+    float *wraw = rule.filter ? GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A) : NULL;
+    uint8_t *col = NULL, *brk = NULL, *state = rule.filter ? GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A, 1) : NULL;
     uint8_t *bad = GT_MALLOC((size_t)B);
     int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
     for (int h = 0; h < n_local; h++) {
@@ -398,9 +567,26 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
             }
             gt_model_forward(m, m->x, nb);
             for (int b = 0; b < nb; b++)
-                for (int a = 0; a < A; a++)
+                for (int a = 0; a < A; a++) {
                     pred[(size_t)(r0 + i0 + b) * A + a] =
                         bad[b] ? NAN : (float)predict_w(m, ns, sh->meta, A, b, a, &rule);
+                    if (wraw) wraw[(size_t)(r0 + i0 + b) * A + a] = bad[b] ? NAN : (float)raw_w(m, ns, sh->meta, b, a);
+                }
+        }
+        if (!wraw || n == 0) continue;
+        /* the state filter over the household's rows; NaN rows are breaks */
+        col = GT_REALLOC(col, (size_t)n), brk = GT_REALLOC(brk, (size_t)n);
+        float *ph = pred + (size_t)r0 * A;
+        for (int64_t i = 0; i < n; i++) brk[i] = isnan(ph[(size_t)i * A]) || (i > 0 && isnan(ph[(size_t)(i - 1) * A]));
+        for (int a = 0; a < A; a++) {
+            for (int64_t i = 0; i < n; i++) col[i] = ph[(size_t)i * A + a] > sh->meta[a].on_power_w;
+            gt_nilm_state_filter(col, brk, n, sh->period_s[h], rule.fill_s[a], rule.min_on_s[a]);
+            for (int64_t i = 0; i < n; i++) {
+                float *v = ph + (size_t)i * A + a;
+                if (!isnan(*v))
+                    *v = (float)filtered_w(*v, wraw[(size_t)(r0 + i) * A + a], *v > sh->meta[a].on_power_w, col[i]);
+                state[(size_t)(r0 + i) * A + a] = col[i];
+            }
         }
     }
     gt_eval_out o;
@@ -414,11 +600,13 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
     gt_h5_attr_str(o.f, "head", m->cfg.gated ? "gated" : "power");
     gt_h5_attr_i64(o.f, "off_below_on", rule.off_below_on);
+    gt_h5_attr_i64(o.f, "state_filter", rule.filter); /* 1: /on holds the filtered states */
     gt_h5_attr_i64(o.f, "time_features", F); /* input channels from the local time (data.time_features) */
     gt_h5_attr_str(o.f, "timezone", F && em->data.timezone[0] ? em->data.timezone : "UTC");
     gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
     gt_eval_out_rows(&o, "aggregate", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, sh->aggregate);
     gt_eval_out_rows(&o, "predictions", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, pred);
+    if (state) gt_eval_out_rows(&o, "on", H5T_NATIVE_UINT8, H5T_STD_U8LE, A, state);
     /* per-household and per-appliance tables (rank 0 holds the global offsets) */
     const int H = sh->n_households_total;
     int64_t *ids_local = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
@@ -432,6 +620,10 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     gt_eval_out_table(&o, "households/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, H + 1, 0, o.goff);
     if (m->cfg.gated) /* the on-logit thresholds used (0: probability 0.5) */
         gt_eval_out_table(&o, "appliance_meta/gate_logit", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.gate);
+    if (rule.filter) { /* the state filter's calibrated durations (eval.calibrate_filter) */
+        gt_eval_out_table(&o, "appliance_meta/fill_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.fill_s);
+        gt_eval_out_table(&o, "appliance_meta/min_on_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.min_on_s);
+    }
     char *names = GT_CALLOC((size_t)A, GT_FORMAT_NAME_LEN);
     float *onp = GT_MALLOC(sizeof(float) * (size_t)A), *maxp = GT_MALLOC(sizeof(float) * (size_t)A);
     for (int a = 0; a < A; a++) {
@@ -451,6 +643,6 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
         GT_INFO("predict: wrote %s: %d households, %d appliances, window %d (%s edges)", out_path, H, A, W,
                 ec->pad_edges ? "replicated" : "NaN");
     free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
-    free(pred), free(bad), free(nrows), free(tfeat);
+    free(pred), free(wraw), free(state), free(col), free(brk), free(bad), free(nrows), free(tfeat);
     gt_nilm_shard_free(sh);
 }

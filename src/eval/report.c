@@ -452,6 +452,22 @@ static void sec_nilm(rep *r, const cJSON *ev) {
             "EA = 1 - sum|yhat - y| / (2 sum y); F1 of the on/off state (on = above the appliance's on-power). "
             "n/a = undefined (no true energy or never on). Definitions: docs/evaluation.md.");
     const cJSON *test = jget(ev, "nilm.test"), *hold = jget(ev, "nilm.holdout");
+    const int cal_filter = cJSON_IsTrue(jget(ev, "eval_config.nilm_calibrate_filter"));
+    if (!cal_filter && (jnum(ev, "eval_config.nilm_fill_s") > 0 || jnum(ev, "eval_config.nilm_min_on_s") > 0))
+        para(r, "States filtered (eval.fill_s, eval.min_on_s): off gaps up to %g s closed, on runs shorter than "
+                "%g s removed, every appliance.", jnum(ev, "eval_config.nilm_fill_s"), jnum(ev, "eval_config.nilm_min_on_s"));
+    if (cal_filter && test && !cJSON_IsNull(test)) {
+        char txt[4096] = "";
+        size_t len = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, jget(test, "appliances")) {
+            if (len < sizeof txt)
+                len += (size_t)snprintf(txt + len, sizeof txt - len, "%s%s %.0f s / %.0f s", len ? ", " : "",
+                                        jstr(e, "name", "?"), jnum(e, "fill_s"), jnum(e, "min_on_s"));
+        }
+        para(r, "States filtered (eval.calibrate_filter): off gaps up to the first duration closed, on runs "
+                "shorter than the second removed, durations chosen on the validation split: %s.", txt);
+    }
     nilm_table(r, test, "Test split (held-out time)");
     nilm_table(r, hold, "Held-out households");
     /* F1 / EA bars */

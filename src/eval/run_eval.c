@@ -143,6 +143,10 @@ static cJSON *nilm_split_json(const gt_nilm_split_eval *s, const gt_nilm_eval *e
     for (int a = 0; a < e->n_appliances; a++) {
         cJSON *it = nilm_metrics_json(&s->app[a], e->meta[a].name);
         if (e->gated) cJSON_AddNumberToObject(it, "gate_logit", e->gate[a]); /* on where the logit exceeds it */
+        if (e->filtered) { /* the state filter's durations (eval.calibrate_filter) */
+            cJSON_AddNumberToObject(it, "fill_s", e->fill_s[a]);
+            cJSON_AddNumberToObject(it, "min_on_s", e->min_on_s[a]);
+        }
         cJSON_AddItemToArray(arr, it);
     }
     return o;
@@ -331,6 +335,9 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_AddNumberToObject(c, "nilm_stride", (double)ec->nilm_stride);
         cJSON_AddBoolToObject(c, "nilm_off_below_on", ec->nilm_off_below_on != 0);
         cJSON_AddBoolToObject(c, "nilm_calibrate_gate", ec->nilm_calibrate_gate != 0);
+        cJSON_AddBoolToObject(c, "nilm_calibrate_filter", ec->nilm_calibrate_filter != 0);
+        cJSON_AddNumberToObject(c, "nilm_fill_s", ec->nilm_fill_s);
+        cJSON_AddNumberToObject(c, "nilm_min_on_s", ec->nilm_min_on_s);
         cJSON_AddNumberToObject(c, "pdm_quantile", ec->pdm_quantile);
         cJSON_AddNumberToObject(c, "pdm_margin", ec->pdm_margin);
         cJSON_AddNumberToObject(c, "pdm_val_false_alarms", ec->pdm_val_false_alarms);

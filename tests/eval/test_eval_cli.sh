@@ -90,6 +90,28 @@ $mpiexec -n 2 "$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/p2.h5" > "$dir/
   || { cat "$dir/p2.log"; fail "predict -n 2"; }
 cmp "$dir/p1.h5" "$dir/p2.h5" || fail "predict at 2 ranks differs from 1 rank"
 
+# the calibrated state filter: eval.json and the report name the durations; predict writes /on, 1 == 2 ranks
+"$tool" eval "$dir/run" eval.calibrate_filter=true > "$dir/evalf.log" 2>&1 || { cat "$dir/evalf.log"; fail "eval filter"; }
+python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["eval_config"]["nilm_calibrate_filter"] is True
+apps = e["nilm"]["test"]["appliances"]
+assert len(apps) == 15 and all(a["fill_s"] in (0, 60, 120, 300, 600, 1200, 2400, 3600) for a in apps), apps
+assert all(a["min_on_s"] in (0, 60, 120, 300, 600, 900, 1800) for a in apps)' "$dir/run/eval.json" || fail "eval.json filter durations"
+grep -q "States filtered (eval.calibrate_filter)" "$dir/run/report.md" || fail "report.md does not name the filter"
+"$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/f1.h5" eval.fill_s=120 eval.min_on_s=60 > "$dir/f1.log" 2>&1 \
+  || { cat "$dir/f1.log"; fail "predict filter"; }
+$mpiexec -n 2 "$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/f2.h5" eval.fill_s=120 eval.min_on_s=60 > /dev/null 2>&1 \
+  || fail "predict filter -n 2"
+cmp "$dir/f1.h5" "$dir/f2.h5" || fail "filtered predict at 2 ranks differs from 1 rank"
+"${GT_PYTHON:-python3}" -c '
+import h5py, sys
+f = h5py.File(sys.argv[1], "r")
+assert f.attrs["state_filter"] == 1 and f["on"].shape == f["predictions"].shape
+assert list(f["appliance_meta/fill_s"][:]) == [120.0] * 15 and list(f["appliance_meta/min_on_s"][:]) == [60.0] * 15' "$dir/f1.h5" \
+  || fail "filtered predict file"
+
 
 # usage errors
 set +e
@@ -97,6 +119,8 @@ set +e
 [ $rc -eq 2 ] || fail "predict without -o: exit $rc, expected 2"
 "$tool" eval "$dir/nope" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "eval of a missing run: exit $rc, expected 2"
+"$tool" eval "$dir/run" eval.fill_s=-5 > "$dir/bad.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "eval.fill_s (-5)" "$dir/bad.log" || { cat "$dir/bad.log"; fail "eval.fill_s=-5: exit $rc"; }
 cp "$dir/nilm.h5" "$dir/run/checkpoints/notackpt.h5"
 "$tool" eval "$dir/run/checkpoints/notackpt.h5" > "$dir/bad.log" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "not a run directory or a checkpoint file" "$dir/bad.log" \

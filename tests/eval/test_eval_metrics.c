@@ -2,8 +2,10 @@
  * (including a zero-energy appliance and an all-off one), EWMA, quantile,
  * alarm runs (merge gap, minimum duration), point and event metrics with
  * events at both edges, a missed event, an alarm overlapping two events and
- * a false alarm, per-condition splits, no-event turbines, CARE. */
+ * a false alarm, per-condition splits, no-event turbines, CARE; the NILM
+ * state filter (gap closing, flicker removal, breaks, ends, step rounding). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "eval/metrics.h"
@@ -216,8 +218,69 @@ static void test_scores(void) {
     TEST_CLOSE(gt_care_score(NAN, 1, NAN, 0.5), (0 + 2 + 0 + 0.5) / 5, TOL, 0);
 }
 
+static int seq_is(const uint8_t *on, const char *want) {
+    for (size_t i = 0; want[i]; i++)
+        if (on[i] != (uint8_t)(want[i] - '0')) return 0;
+    return 1;
+}
+
+static void test_state_filter(void) {
+    /* closing: off runs of <= 2 steps (20 s) between on steps; the 3-step run stays; the end run is kept */
+    uint8_t a[12] = {1, 1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1};
+    TEST_EQ_INT(gt_nilm_state_filter(a, NULL, 12, 10.0, 20.0, 0.0), 3);
+    TEST_CHECK(seq_is(a, "111111110001"));
+    /* flicker: on runs shorter than 20 s (one step) between off steps; 2 steps (20 s) stay */
+    uint8_t b[10] = {0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(b, NULL, 10, 10.0, 0.0, 20.0), 2);
+    TEST_CHECK(seq_is(b, "0000110000"));
+    /* closing happens first: 1 0 1 becomes one 3-step run, which min_on 30 s keeps */
+    uint8_t c[7] = {0, 0, 1, 0, 1, 0, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(c, NULL, 7, 10.0, 10.0, 30.0), 1);
+    TEST_CHECK(seq_is(c, "0011100"));
+    /* but a lone on step is removed */
+    uint8_t c2[5] = {0, 0, 1, 0, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(c2, NULL, 5, 10.0, 10.0, 30.0), 1);
+    TEST_CHECK(seq_is(c2, "00000"));
+    /* breaks: runs end there and are not bounded across them */
+    uint8_t d[7] = {1, 0, 1, 1, 0, 0, 1}, dbrk[7] = {0, 0, 0, 1, 0, 0, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(d, dbrk, 7, 10.0, 10.0, 0.0), 1);
+    TEST_CHECK(seq_is(d, "1111001"));
+    uint8_t e[4] = {1, 0, 0, 1}, ebrk[4] = {0, 0, 1, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(e, ebrk, 4, 10.0, 100.0, 0.0), 0); /* each off run touches the break */
+    TEST_CHECK(seq_is(e, "1001"));
+    uint8_t f[4] = {0, 1, 1, 0}, fbrk[4] = {0, 0, 1, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(f, fbrk, 4, 10.0, 0.0, 100.0), 0); /* each on run touches the break */
+    TEST_CHECK(seq_is(f, "0110"));
+    /* runs at the ends are never changed; nothing to do without durations */
+    uint8_t g[5] = {1, 0, 1, 0, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(g, NULL, 5, 10.0, 0.0, 0.0), 0);
+    TEST_EQ_INT(gt_nilm_state_filter(g, NULL, 5, 10.0, 0.0, 1000.0), 1); /* the run at step 0 touches the start */
+    TEST_CHECK(seq_is(g, "10000"));
+    /* durations in seconds on a 36 s grid: 30 s closes nothing, 72 s closes 2 steps;
+     * min_on 60 s removes 1-step runs (36 s) and keeps 2-step runs (72 s) */
+    uint8_t h[9] = {1, 0, 0, 1, 0, 1, 0, 0, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(h, NULL, 9, 36.0, 30.0, 0.0), 0);
+    TEST_EQ_INT(gt_nilm_state_filter(h, NULL, 9, 36.0, 72.0, 0.0), 3);
+    TEST_CHECK(seq_is(h, "111111000"));
+    uint8_t k[8] = {0, 1, 0, 1, 1, 0, 0, 0};
+    TEST_EQ_INT(gt_nilm_state_filter(k, NULL, 8, 36.0, 0.0, 60.0), 1);
+    TEST_CHECK(seq_is(k, "00011000"));
+    /* the state given explicitly decides the counts, the power the error sums */
+    gt_nilm_acc acc;
+    memset(&acc, 0, sizeof acc);
+    gt_nilm_acc_add_state(&acc, 100, 10, 1, 50, 1.0); /* filled: on, power below the threshold */
+    gt_nilm_acc_add_state(&acc, 0, 80, 0, 50, 1.0);   /* removed: off although 80 W */
+    gt_nilm_acc_add_state(&acc, 0, 0, 0, 50, 1.0);
+    TEST_CLOSE(acc.tp, 1, 0, 0);
+    TEST_CLOSE(acc.fp, 0, 0, 0);
+    TEST_CLOSE(acc.fn, 0, 0, 0);
+    TEST_CLOSE(acc.tn, 2, 0, 0);
+    TEST_CLOSE(acc.sum_abs_err, 170, 0, 0);
+}
+
 int main(void) {
     test_nilm();
+    test_state_filter();
     test_ewma_quantile();
     test_alarm_runs();
     test_events();

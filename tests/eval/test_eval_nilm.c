@@ -19,12 +19,14 @@
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
+#include "eval/metrics.h"
 #include "io/h5.h"
 #include "io/read.h"
 #include "nn/model.h"
@@ -155,6 +157,14 @@ int main(int argc, char **argv) {
     ecc.nilm_calibrate_gate = 1;
     gt_nilm_eval cP;
     if (gated) gt_eval_nilm(data, &em, &ecc, NULL, world, &cP);
+    gt_eval_config ecf = ec, ecx = ec; /* the calibrated state filter; a fixed one */
+    ecf.nilm_calibrate_filter = 1;
+    ecx.nilm_fill_s = 60, ecx.nilm_min_on_s = 120;
+    gt_nilm_eval fP;
+    gt_eval_nilm(data, &em, &ecf, NULL, world, &fP);
+    char outF[700];
+    snprintf(outF, sizeof outF, "%s/pred_filter.h5", dir);
+    gt_predict_nilm(data, &em, &ecx, outF, world);
     if (rank == 0) {
         gt_predict_nilm(data, &em, &ec, out1, self);
         char smp[700];
@@ -324,6 +334,69 @@ int main(int argc, char **argv) {
             fprintf(stderr, "eval sample: %d rows of household %d, %lld match the file's aggregate\n", ns_rows, hidx,
                     (long long)best);
             TEST_EQ_INT(best, ns_rows);
+        }
+
+        /* state filter: the calibrated durations lie on the grid and are the same, like the metrics, for
+         * any rank count; predict's /on (fixed durations 60 s / 120 s) is the unfiltered states (power above
+         * the on-threshold) filtered here over each household's rows (NaN rows are breaks), and changed rows
+         * report the raw power (turned on) or 0 W (turned off) */
+        {
+            gt_nilm_eval f1e;
+            gt_eval_nilm(data, &em, &ecf, NULL, self, &f1e);
+            TEST_CHECK(f1e.filtered && fP.filtered && !e1.filtered);
+            TEST_CHECK(!memcmp(f1e.fill_s, fP.fill_s, sizeof f1e.fill_s) && !memcmp(f1e.min_on_s, fP.min_on_s, sizeof f1e.min_on_s));
+            TEST_CHECK(same_metrics(&f1e.test.overall, &fP.test.overall));
+            TEST_CHECK(same_metrics(&f1e.holdout.overall, &fP.holdout.overall));
+            for (int a = 0; a < 15; a++) {
+                const float fg[] = {0, 60, 120, 300, 600, 1200, 2400, 3600}, mg[] = {0, 60, 120, 300, 600, 900, 1800};
+                int okf = 0, okm = 0;
+                for (int k = 0; k < 8; k++) okf += f1e.fill_s[a] == fg[k];
+                for (int k = 0; k < 7; k++) okm += f1e.min_on_s[a] == mg[k];
+                TEST_CHECK(okf == 1 && okm == 1);
+            }
+            gt_nilm_eval x1;
+            gt_eval_nilm(data, &em, &ecx, NULL, self, &x1); /* fixed: the same durations everywhere */
+            TEST_CHECK(x1.filtered && x1.fill_s[0] == 60 && x1.min_on_s[14] == 120);
+            float *pf = malloc(sizeof(float) * (size_t)sh->n_rows * A), fill[15], mon[15];
+            uint8_t *on = malloc((size_t)sh->n_rows * A), *col = malloc((size_t)sh->n_rows), *brk = malloc((size_t)sh->n_rows);
+            hid_t ff = H5Fopen(outF, H5F_ACC_RDONLY, H5P_DEFAULT);
+            TEST_REQUIRE(ff >= 0);
+            read_ds(ff, "predictions", H5T_NATIVE_FLOAT, pf);
+            read_ds(ff, "on", H5T_NATIVE_UINT8, on);
+            read_ds(ff, "appliance_meta/fill_s", H5T_NATIVE_FLOAT, fill);
+            read_ds(ff, "appliance_meta/min_on_s", H5T_NATIVE_FLOAT, mon);
+            int64_t sf = -1;
+            TEST_CHECK(gt_h5_attr_read_i64(ff, "state_filter", &sf) == 0 && sf == 1);
+            H5Fclose(ff);
+            int n_dur = 0;
+            int64_t changed = 0, bad_on = 0, bad_w = 0, turned_on = 0, turned_off = 0;
+            for (int a = 0; a < A; a++) {
+                TEST_CHECK(fill[a] == 60 && mon[a] == 120);
+                n_dur += fill[a] > 0 || mon[a] > 0;
+                for (int h = 0; h < sh->n_households; h++) {
+                    const int64_t r0 = sh->row_offset[h], n = sh->row_offset[h + 1] - r0;
+                    for (int64_t i = 0; i < n; i++) {
+                        float v = pred[(r0 + i) * A + a];
+                        col[i] = v > sh->meta[a].on_power_w;
+                        brk[i] = isnan(v) || (i > 0 && isnan(pred[(r0 + i - 1) * A + a]));
+                    }
+                    changed += gt_nilm_state_filter(col, brk, n, sh->period_s[h], fill[a], mon[a]);
+                    for (int64_t i = 0; i < n; i++) {
+                        const size_t j = (size_t)(r0 + i) * A + a;
+                        int was = pred[j] > sh->meta[a].on_power_w;
+                        bad_on += on[j] != col[i];
+                        if (col[i] == was) bad_w += !(pf[j] == pred[j] || (isnan(pf[j]) && isnan(pred[j])));
+                        else if (col[i]) turned_on++, bad_w += !(pf[j] >= 0 && pf[j] <= sh->meta[a].max_power_w);
+                        else turned_off++, bad_w += pf[j] != 0.0f;
+                    }
+                }
+            }
+            fprintf(stderr, "state filter: %d of 15 appliances filtered, %lld rows changed (%lld on, %lld off)\n", n_dur,
+                    (long long)changed, (long long)turned_on, (long long)turned_off);
+            TEST_EQ_INT(bad_on, 0);
+            TEST_EQ_INT(bad_w, 0);
+            TEST_CHECK(n_dur > 0 && changed > 0 && changed == turned_on + turned_off);
+            free(pf), free(on), free(col), free(brk);
         }
 
         /* eval at stride 1 == metrics recomputed from the predicted file over the test rows */
