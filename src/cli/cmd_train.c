@@ -46,6 +46,7 @@ static const gt_opt opts[] = {
     {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
     {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
+    {"data.augment", NULL, GT_OPT_FLOAT, "0", "nilm: probability that a training window gets one more activation of one of its household's appliances (off in that window) added to the aggregate and, where it covers the midpoint, to the target; 0 = none", NULL},
     {"data.time_features", NULL, GT_OPT_STR, "none", "nilm: input channels from each row's local time beside the aggregate: day = sin/cos of the time of day, day+week = also of the day of the week", "none|day|day+week"},
     {"data.timezone", NULL, GT_OPT_STR, "UTC", "nilm time features: IANA time zone of the households' local time (e.g. Europe/London; daylight saving from the system's tz database)", NULL},
     {"model.kind", "model", GT_OPT_STR, "s2p_cnn", "model", "s2p_cnn|s2p_tf|lstm"},
@@ -170,6 +171,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
                  "%s: %s", filter_keys[i], err);
     }
+    if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
+    GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);
+    GT_CHECK(kind != GT_MODEL_LSTM || d->augment == 0, GT_EXIT_USAGE,
+             "data.augment is for the NILM models (s2p_cnn, s2p_tf): it superimposes appliance activations");
     d->time_features = gt_data_time_features_parse(gt_args_str(a, "data.time_features"));
     GT_CHECK(kind != GT_MODEL_LSTM || d->time_features == 0, GT_EXIT_USAGE,
              "data.time_features is for the NILM models (s2p_cnn, s2p_tf); lstm inputs are the sensor channels");

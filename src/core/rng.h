@@ -98,6 +98,7 @@ enum {
     GT_STREAM_INIT = 1,      /* parameter initialisation */
     GT_STREAM_SHUFFLE = 2,   /* per-epoch window order */
     GT_STREAM_DROPOUT = 3,
+    GT_STREAM_AUGMENT = 4,   /* nilm activation augmentation, per household (file index) */
     GT_STREAM_SYNTH_NILM = 16,
     GT_STREAM_SYNTH_PDM = 17,
     GT_STREAM_TEST = 255

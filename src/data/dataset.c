@@ -109,6 +109,9 @@ struct gt_dataset {
     int32_t *owner_local;             /* [n_items_total] local item index, -1 elsewhere */
     gt_norm_stats norm;
     gt_screen_summary screen_local;
+    /* augmentation: activations [act_off[li * A + a], act_off[li * A + a + 1]) of ds->acts */
+    int64_t *acts;        /* (row, len) pairs, local rows */
+    int64_t *act_off;     /* [n_items * A + 1] */
 };
 
 const char *gt_split_name(gt_split s) {
@@ -790,6 +793,10 @@ static void check_cfg(const gt_data_config *cfg, gt_task task) {
              "data: time_features must be 0, 2 or 4 channels (got %d)", cfg->time_features);
     GT_CHECK(task == GT_TASK_NILM || cfg->time_features == 0, GT_EXIT_USAGE,
              "data.time_features is for nilm data (wind-farm inputs are the sensor channels)");
+    GT_CHECK(cfg->augment >= 0 && cfg->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)",
+             cfg->augment);
+    GT_CHECK(task == GT_TASK_NILM || cfg->augment == 0, GT_EXIT_USAGE,
+             "data.augment is for nilm data (it superimposes appliance activations)");
     char err[600];
     GT_CHECK(gt_data_timezone_check(cfg->timezone, err, sizeof err) == 0, GT_EXIT_USAGE, "data.timezone: %s", err);
 }
@@ -841,6 +848,111 @@ static gt_dataset *ds_new(gt_task task, const gt_data_config *cfg, int n_items, 
     return ds;
 }
 
+/* ------------------------------------------------------- augmentation -- */
+
+#define ACT_MERGE_S 300.0 /* off gaps inside one activation (a washing machine's pauses) */
+
+/* Activations of every local item and appliance in the item's train rows:
+ * runs above the on-power, merged over off gaps up to ACT_MERGE_S, every row
+ * finite, at most W rows long. */
+static void find_activations(gt_dataset *ds) {
+    const int A = ds->n_cols;
+    const gt_nilm_shard *sh = ds->nilm;
+    int64_t cap = 1024, n = 0;
+    ds->acts = GT_MALLOC(sizeof(int64_t) * 2 * (size_t)cap);
+    ds->act_off = GT_MALLOC(sizeof(int64_t) * ((size_t)ds->n_items * A + 1));
+    for (int li = 0; li < ds->n_items; li++) {
+        const ds_item *it = &ds->items[li];
+        const ds_split *sp = &it->sp[GT_SPLIT_TRAIN];
+        const int64_t merge = (int64_t)floor(ACT_MERGE_S / sh->period_s[li]);
+        for (int a = 0; a < A; a++) {
+            ds->act_off[(size_t)li * A + a] = n;
+            if (it->excluded || !(ds->app_mask >> a & 1u)) continue;
+            const float on_w = sh->meta[a].on_power_w;
+            int64_t r = it->row0 + sp->lo, end = it->row0 + sp->hi;
+            while (r < end) {
+                float v = ds->app[r * A + a];
+                if (!(isfinite(v) && v > on_w)) {
+                    r++;
+                    continue;
+                }
+                /* [r, e): on, extended over off gaps of at most `merge` rows */
+                int64_t e = r + 1, last_on = r, finite = 1;
+                while (e < end && e - last_on <= merge + 1) {
+                    float u = ds->app[e * A + a];
+                    if (!isfinite(u)) {
+                        finite = 0;
+                        break;
+                    }
+                    if (u > on_w) last_on = e;
+                    e++;
+                }
+                e = last_on + 1;
+                if (finite && e - r <= ds->W) {
+                    if (n == cap) {
+                        cap *= 2;
+                        ds->acts = GT_REALLOC(ds->acts, sizeof(int64_t) * 2 * (size_t)cap);
+                    }
+                    ds->acts[2 * n] = r, ds->acts[2 * n + 1] = e - r;
+                    n++;
+                }
+                r = finite ? e : e + 1;
+                while (!finite && r < end && !isfinite(ds->app[r * A + a])) r++;
+            }
+        }
+    }
+    ds->act_off[(size_t)ds->n_items * A] = n;
+}
+
+int64_t gt_dataset_n_activations(const gt_dataset *ds) {
+    return ds->act_off ? ds->act_off[(size_t)ds->n_items * ds->n_cols] : 0;
+}
+
+int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
+                           float *y, const float *mask) {
+    if (!ds->act_off || ds->cfg.augment <= 0) return 0;
+    const int A = ds->n_cols, Cin = 1 + ds->cfg.time_features, last = ds->cfg.x_channels_last;
+    const int64_t W = ds->W, nx = W * Cin, mid = W / 2;
+    const double inv0 = 1.0 / ds->norm.std[0];
+    int64_t changed = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int li = refs[i].item;
+        const int64_t r0 = ds->items[li].row0 + refs[i].start;
+        gt_rng r;
+        gt_rng_init(&r, ds->cfg.seed, gt_stream(GT_STREAM_AUGMENT, (uint32_t)refs[i].file_index));
+        gt_rng_seek(&r, (epoch << 40) | (uint64_t)refs[i].start);
+        if (gt_rng_uniform_d(&r) >= ds->cfg.augment) continue;
+        /* an appliance with activations, off throughout this window */
+        const int64_t *off = ds->act_off + (size_t)li * A;
+        int cand[GT_DATA_MAX_TARGETS], nc = 0;
+        for (int a = 0; a < A; a++) {
+            if (off[a + 1] == off[a]) continue;
+            int on = 0;
+            for (int64_t t = 0; t < W && !on; t++) {
+                float v = ds->app[(r0 + t) * A + a];
+                on = isfinite(v) && v > ds->nilm->meta[a].on_power_w;
+            }
+            if (!on) cand[nc++] = a;
+        }
+        if (nc == 0) continue;
+        const int a = cand[(int)(gt_rng_uniform_d(&r) * nc) % nc];
+        const int64_t k = off[a] + (int64_t)(gt_rng_uniform_d(&r) * (double)(off[a + 1] - off[a])) % (off[a + 1] - off[a]);
+        const int64_t row = ds->acts[2 * k], L = ds->acts[2 * k + 1];
+        /* window step of the activation's first row: covering the midpoint, or anywhere overlapping */
+        int64_t o;
+        if (gt_rng_uniform_d(&r) < 0.5) o = mid - L + 1 + (int64_t)(gt_rng_uniform_d(&r) * (double)L) % L;
+        else o = -(L - 1) + (int64_t)(gt_rng_uniform_d(&r) * (double)(W + L - 1)) % (W + L - 1);
+        float *xi = x + i * nx;
+        for (int64_t t = o < 0 ? 0 : o; t < W && t < o + L; t++) {
+            const double d = ds->app[(row + t - o) * A + a];
+            xi[gt_data_x_offset(last, W, Cin, t, 0)] += (float)(d * inv0);
+            if (t == mid && mask[i * A + a] != 0.0f) y[i * A + a] += (float)(d / ds->norm.std[1 + a]);
+        }
+        changed++;
+    }
+    return changed;
+}
+
 gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
     check_cfg(cfg, GT_TASK_NILM);
     const int A = shard->n_appliances;
@@ -883,6 +995,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
         plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], base);
     }
     build(ds, comm);
+    if (cfg->augment > 0) find_activations(ds);
     return ds;
 }
 
@@ -914,6 +1027,7 @@ void gt_dataset_free(gt_dataset *ds) {
     free(ds->cond_ok);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
     free(ds->owner_local);
+    free(ds->acts), free(ds->act_off);
     free(ds);
 }
 

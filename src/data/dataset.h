@@ -92,6 +92,9 @@ typedef struct gt_data_config {
     char timezone[64];            /* IANA zone name of that local time ("" or "UTC": UTC) */
     int x_channels_last;          /* nilm input layout per sample: 0 (C, W) (s2p_cnn), 1 (W, C) (s2p_tf);
                                      set by the caller from the model (gt_model_input_channels_last) */
+    double augment;               /* nilm train split: probability that a window gets one more activation
+                                     of one of its household's appliances superimposed (gt_dataset_augment);
+                                     0 (default) none */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
 /* Offset of channel c at step t inside one nilm input window of W steps and C
@@ -177,6 +180,22 @@ int64_t gt_dataset_local_range(const gt_dataset *ds, gt_split s, int64_t first, 
  * NULL. Thread-safe for concurrent calls with different output buffers. */
 void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64_t n, float *x,
                      float *y, float *mask, gt_window_ref *refs);
+
+/* Activation augmentation (cfg.augment > 0, nilm, train split): with
+ * probability cfg.augment a window gets one activation (a run of the
+ * appliance above its on-power, off gaps up to 5 minutes inside it, at most
+ * W rows, from the training rows of the same household) of an appliance
+ * that is off throughout the window superimposed: its true power is added to
+ * the aggregate at the same rows and, where it covers the midpoint, to that
+ * appliance's target. Half the draws cover the midpoint (a positive
+ * example), half fall anywhere in the window (context). The draw depends on
+ * (seed, household, window start, epoch) only: the same batches for any
+ * rank count. Adds to x and y as filled by gt_dataset_fill for refs[n];
+ * returns the windows changed. */
+int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
+                           float *y, const float *mask);
+/* Activations found for the augmentation (all local items and appliances). */
+int64_t gt_dataset_n_activations(const gt_dataset *ds);
 
 /* Screening report: windows screened per item and reason, and the spikes
  * found (item id, time). Collective: rank 0 writes CSV lines

@@ -79,6 +79,8 @@ static void fill_range(gt_loader *l, int si, int64_t i, int64_t cnt) {
     const int64_t ny = l->n_y;
     gt_dataset_fill(l->ds, l->split, l->idx[si] + i, cnt, b->x + i * l->n_x, ny ? b->y + i * ny : b->y,
                     ny ? b->mask + i * ny : b->mask, b->refs + i);
+    if (l->split == GT_SPLIT_TRAIN && ny) /* nilm activation augmentation (data.augment; 0: nothing) */
+        gt_dataset_augment(l->ds, b->epoch, b->refs + i, cnt, b->x + i * l->n_x, b->y + i * ny, b->mask + i * ny);
 }
 
 /* Unlocked: take chunks of slot si until none is left. With l->mu NOT held. */

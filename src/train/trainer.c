@@ -576,6 +576,14 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         gt_nilm_shard *sh = gt_nilm_shard_read(cfg->data_file, comm);
         gt_event_end(t->ev[EV_READ]);
         t->ds = gt_dataset_nilm(sh, &dcfg, comm);
+        if (dcfg.augment > 0) {
+            int64_t n_act = gt_dataset_n_activations(t->ds);
+            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &n_act, 1, MPI_INT64_T, MPI_SUM, comm));
+            GT_INFO("data: augment %g: %lld appliance activations of the training rows to superimpose",
+                    dcfg.augment, (long long)n_act);
+            GT_CHECK(n_act > 0, GT_EXIT_DATA, "%s: data.augment = %g but no appliance is ever on in the training rows",
+                     cfg->data_file, dcfg.augment);
+        }
     }
     t->n_x = (size_t)gt_dataset_n_x(t->ds);
     t->n_y_ds = (size_t)gt_dataset_n_y(t->ds);

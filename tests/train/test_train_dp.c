@@ -8,8 +8,9 @@
  * the square root of the MSE run's (Cauchy-Schwarz, strict unless all |d|
  * are equal). The gated head (power + on/off logit per appliance) passes the
  * same data-parallel checks, also with time-of-day/week input channels
- * (data.time_features) on s2p_cnn ((C, W) input) and on s2p_tf ((W, C)
- * input, local time of Europe/London). */
+ * (data.time_features) on s2p_cnn ((C, W) input, with activation
+ * augmentation, data.augment) and on s2p_tf ((W, C) input, local time of
+ * Europe/London). */
 #include "train_test_util.h"
 
 int main(int argc, char **argv) {
@@ -23,7 +24,7 @@ int main(int argc, char **argv) {
     snprintf(file, sizeof file, "%s/nilm.h5", dir);
     tt_write_nilm(file, -1, 0, comm);
 
-    static const char *const names[5] = {"mse", "l1", "gated", "gated, s2p_cnn, day+week", "gated, s2p_tf, day"};
+    static const char *const names[5] = {"mse", "l1", "gated", "gated, s2p_cnn, day+week, augment 0.5", "gated, s2p_tf, day"};
     double first[5] = {0, 0, 0, 0, 0};
     for (int kind = 0; kind < 5; kind++) {
         gt_train_config c;
@@ -32,7 +33,7 @@ int main(int argc, char **argv) {
         c.lr = 3e-3;
         c.model.loss = kind == 1 ? GT_LOSS_L1 : GT_LOSS_MSE;
         c.model.gated = kind >= 2;
-        if (kind == 3) c.data.time_features = 4;
+        if (kind == 3) c.data.time_features = 4, c.data.augment = 0.5;
         if (kind == 4) {
             gt_model_config_default(&c.model, GT_MODEL_S2P_TF);
             c.model.d_model = 16, c.model.n_heads = 2, c.model.d_ff = 32, c.model.n_layers = 1;
