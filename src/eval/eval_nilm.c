@@ -265,8 +265,8 @@ static void walk_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
 }
 
 /* State filter calibration: durations tried (seconds), every pair */
-static const double k_fill_s[] = {0, 60, 120, 300, 600, 1200, 2400, 3600};
-static const double k_min_on_s[] = {0, 60, 120, 300, 600, 900, 1800};
+static const double k_fill_s[] = {0, 60, 120, 300, 600, 1200, 2400, 3600, 7200};
+static const double k_min_on_s[] = {0, 60, 120, 300, 600, 900, 1800, 3600};
 enum { N_FILL = sizeof k_fill_s / sizeof k_fill_s[0], N_MIN_ON = sizeof k_min_on_s / sizeof k_min_on_s[0] };
 
 typedef struct filter_ctx {

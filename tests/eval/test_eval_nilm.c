@@ -348,10 +348,10 @@ int main(int argc, char **argv) {
             TEST_CHECK(same_metrics(&f1e.test.overall, &fP.test.overall));
             TEST_CHECK(same_metrics(&f1e.holdout.overall, &fP.holdout.overall));
             for (int a = 0; a < 15; a++) {
-                const float fg[] = {0, 60, 120, 300, 600, 1200, 2400, 3600}, mg[] = {0, 60, 120, 300, 600, 900, 1800};
+                const float fg[] = {0, 60, 120, 300, 600, 1200, 2400, 3600, 7200}, mg[] = {0, 60, 120, 300, 600, 900, 1800, 3600};
                 int okf = 0, okm = 0;
-                for (int k = 0; k < 8; k++) okf += f1e.fill_s[a] == fg[k];
-                for (int k = 0; k < 7; k++) okm += f1e.min_on_s[a] == mg[k];
+                for (int k = 0; k < 9; k++) okf += f1e.fill_s[a] == fg[k];
+                for (int k = 0; k < 8; k++) okm += f1e.min_on_s[a] == mg[k];
                 TEST_CHECK(okf == 1 && okm == 1);
             }
             gt_nilm_eval x1;
