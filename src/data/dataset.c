@@ -887,7 +887,7 @@ static void find_activations(gt_dataset *ds) {
                     if (u > on_w) last_on = e;
                     e++;
                 }
-                e = last_on + 1;
+                e = last_on + 1; /* a run reaching a NaN row is dropped; the scan goes on after its last on row */
                 if (finite && e - r <= ds->W) {
                     if (n == cap) {
                         cap *= 2;
@@ -896,8 +896,7 @@ static void find_activations(gt_dataset *ds) {
                     ds->acts[2 * n] = r, ds->acts[2 * n + 1] = e - r;
                     n++;
                 }
-                r = finite ? e : e + 1;
-                while (!finite && r < end && !isfinite(ds->app[r * A + a])) r++;
+                r = e;
             }
         }
     }

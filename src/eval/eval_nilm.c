@@ -272,8 +272,8 @@ enum { N_FILL = sizeof k_fill_s / sizeof k_fill_s[0], N_MIN_ON = sizeof k_min_on
 typedef struct filter_ctx {
     const gt_io_appliance *meta;
     int64_t *cnt; /* [a][fill][min_on][tp, fp, fn] */
-    uint8_t *col;
-    int64_t col_cap;
+    uint8_t *col, *truth; /* one appliance: filtered states; true state (0/1, 2 = not evaluated) */
+    int64_t col_cap, truth_cap;
 } filter_ctx;
 
 static uint8_t *state_column(const item_seq *q, int A, int a, uint8_t **col, int64_t *cap) {
@@ -287,19 +287,27 @@ static uint8_t *state_column(const item_seq *q, int A, int a, uint8_t **col, int
 
 static void filter_item(item_seq *q, int A, void *vctx) {
     filter_ctx *c = vctx;
-    for (int a = 0; a < A; a++)
+    if (c->truth_cap < q->n) {
+        c->truth_cap = q->n;
+        c->truth = GT_REALLOC(c->truth, (size_t)q->n);
+    }
+    for (int a = 0; a < A; a++) {
+        for (int64_t i = 0; i < q->n; i++) {
+            double yt = q->yt[(size_t)i * A + a];
+            c->truth[i] = !isfinite(yt) ? 2 : yt > c->meta[a].on_power_w;
+        }
         for (int f = 0; f < N_FILL; f++)
             for (int g = 0; g < N_MIN_ON; g++) {
                 uint8_t *col = state_column(q, A, a, &c->col, &c->col_cap);
                 gt_nilm_state_filter(col, q->brk, q->n, q->step_s, k_fill_s[f], k_min_on_s[g]);
                 int64_t *k = c->cnt + (((size_t)a * N_FILL + f) * N_MIN_ON + g) * 3;
                 for (int64_t i = 0; i < q->n; i++) {
-                    double yt = q->yt[(size_t)i * A + a];
-                    if (!isfinite(yt)) continue;
-                    int on = yt > c->meta[a].on_power_w;
+                    const int on = c->truth[i];
+                    if (on == 2) continue;
                     k[0] += on && col[i], k[1] += !on && col[i], k[2] += on && !col[i];
                 }
             }
+    }
 }
 
 /* Collective. The state filter's durations per appliance: the pair of the
@@ -327,7 +335,7 @@ static void calibrate_filter(gt_dataset *ds, const gt_eval_model *em, const gt_i
                 }
             }
     }
-    free(c.cnt), free(c.col);
+    free(c.cnt), free(c.col), free(c.truth);
 }
 
 typedef struct split_ctx {
