@@ -182,7 +182,6 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!*tok) continue;
         GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
-        GT_CHECK(pdm, GT_EXIT_USAGE, "eval.models (multi-scale) is for wind-farm (pdm) files and lstm models");
         gt_eval_cli_load(tok, cols, batch, best, comm, &Ls[n]);
         ems[n] = Ls[n].em;
         n++;
@@ -239,7 +238,8 @@ const gt_cmd gt_cmd_eval = {
                "optionally filtered (eval.calibrate_filter, eval.fill_s, eval.min_on_s). PdM:\n"
                "per-step scores, threshold calibrated on validation data, alarm runs, point and event\n"
                "metrics per turbine, machine type and condition, CARE score; eval.models adds models of\n"
-               "other window lengths (multi-scale). Identical results for any number of ranks.\n"
+               "other window lengths (multi-scale), or for NILM more runs of the same window whose\n"
+               "outputs are averaged (an ensemble, e.g. other train.seed). Identical results for any number of ranks.\n"
                "See docs/evaluation.md.",
     .opts = eval_opts,
     .min_pos = 1,

@@ -21,7 +21,7 @@
     {"eval.min_on_s", NULL, GT_OPT_FLOAT, "0", "nilm, without calibrate_filter: then drop predicted on runs shorter than this many seconds, every appliance", NULL}, \
     {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL}, \
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
-    {"eval.models", "models", GT_OPT_STR, "", "pdm multi-scale: more run directories (comma-separated), e.g. the window 64 and 1024 runs", NULL}, \
+    {"eval.models", "models", GT_OPT_STR, "", "more run directories (comma-separated): pdm multi-scale, e.g. the window 64 and 1024 runs; nilm ensemble, runs of the same window, inputs and data (e.g. other train.seed), outputs averaged", NULL}, \
     {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
     {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL}, \
     {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
@@ -56,7 +56,8 @@ void gt_eval_cli_unload(gt_eval_loaded *L);
 void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, int *kind_pdm, int *n_cols);
 /* The eval.* options of a command's table -> gt_eval_config. */
 void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec);
-/* Collective: loads main_path and the runs of eval.models (multi-scale) into
+/* Collective: loads main_path and the runs of eval.models (pdm multi-scale,
+ * nilm ensemble) into
  * Ls[] / ems[] (GT_EVAL_MAX_MODELS entries); returns how many. */
 int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,
                          gt_eval_model *ems);

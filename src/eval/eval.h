@@ -90,16 +90,20 @@ typedef struct gt_nilm_eval {
     int64_t windows[GT_SPLIT_COUNT]; /* windows per split at the evaluation stride */
     gt_screen_summary screen;
     gt_nilm_split_eval test, holdout;
+    int n_models;                         /* 1, or the members of an ensemble (eval.models) */
     int gated;                            /* gated head */
     float gate[GT_DATA_MAX_TARGETS];      /* its calibrated on-logit thresholds (0 = probability 0.5) */
     int filtered;                         /* eval.calibrate_filter: the state filter ran */
     float fill_s[GT_DATA_MAX_TARGETS], min_on_s[GT_DATA_MAX_TARGETS]; /* its calibrated durations */
 } gt_nilm_eval;
 
-/* Collective. Evaluates em on data_file (a NILM file with the model's
- * appliances). sample_csv (may be NULL): the rank holding the first test
- * household writes one day of "time_h,aggregate,true_0,pred_0,..." there. */
-void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec,
+/* Collective. Evaluates ems[0] on data_file (a NILM file with the model's
+ * appliances); n_models > 1: the ensemble of ems[0 .. n_models-1] (models of
+ * the same window, inputs, head, normalisation and splits; power outputs
+ * averaged, gated head: on-probabilities averaged). sample_csv (may be
+ * NULL): the rank holding the first test household writes one day of
+ * "time_h,aggregate,true_0,pred_0,..." there. */
+void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                   const char *sample_csv, MPI_Comm comm, gt_nilm_eval *out);
 
 /* Collective. Writes out_path (HDF5, via out_path.tmp + rename):
@@ -113,7 +117,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
  * rows whose window leaves the household are NaN (pad_edges = 0) or use the
  * first/last sample repeated (pad_edges = 1); a window holding a NaN
  * aggregate gives NaN. The bytes do not depend on the number of ranks. */
-void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec,
+void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                      const char *out_path, MPI_Comm comm);
 
 /* ------------------------------------------------------------------- PdM -- */

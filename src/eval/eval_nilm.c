@@ -1,5 +1,6 @@
 /* eval/eval_nilm.c: NILM evaluation and per-row prediction (see eval.h). */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,54 @@ static inline double filtered_w(double yhat, double wraw, int was, int on) {
     return on == was ? yhat : on ? wraw : 0.0;
 }
 
+/* The model eval and predict run: one trained model, or an ensemble of
+ * members with the same window, inputs, head, appliances, normalisation and
+ * splits (eval.models). Member 0's x and pred are the ensemble's: nilm_forward
+ * runs every member on member 0's inputs and leaves the members' mean in
+ * member 0's pred (power outputs: the mean in the common normalised units;
+ * gated head: the mean on-probability, stored back as its logit). */
+typedef struct nilm_model {
+    gt_model *m;              /* member 0 */
+    gt_norm_stats ns;         /* the (common) frozen statistics */
+    gt_data_config data;      /* member 0's training data configuration */
+    const char *name;
+    const gt_eval_model *ems; /* the members */
+    int n;
+} nilm_model;
+
+static void nilm_forward(const nilm_model *em, int k) {
+    gt_model *m = em->m;
+    gt_model_forward(m, m->x, k);
+    if (em->n < 2) return;
+    const int no = m->cfg.n_out, A = m->cfg.gated ? no / 2 : no;
+    const size_t nx = (size_t)k * (size_t)m->cfg.window * (size_t)m->cfg.n_in, np = (size_t)k * (size_t)no;
+    double *acc = GT_CALLOC(np, sizeof(double));
+    for (int j = 0; j < em->n; j++) {
+        gt_model *mj = em->ems[j].m;
+        const int step = j > 0 ? mj->cfg.max_batch : k; /* a member's micro-batch may be smaller */
+        for (int b0 = 0; b0 < k; b0 += step) {
+            const int kb = k - b0 < step ? k - b0 : step;
+            if (j > 0) {
+                memcpy(mj->x, m->x + (size_t)b0 * (nx / (size_t)k), sizeof(float) * (nx / (size_t)k) * (size_t)kb);
+                gt_model_forward(mj, mj->x, kb);
+            }
+            for (size_t i = 0; i < (size_t)kb * (size_t)no; i++) {
+                double v = mj->pred[i];
+                acc[(size_t)b0 * (size_t)no + i] += (int)(i % (size_t)no) < A ? v : 1.0 / (1.0 + exp(-v));
+            }
+        }
+    }
+    for (size_t i = 0; i < np; i++) {
+        double v = acc[i] / em->n;
+        if ((int)(i % (size_t)no) >= A) { /* probability -> logit, kept finite */
+            v = v < 1e-7 ? 1e-7 : v > 1.0 - 1e-7 ? 1.0 - 1e-7 : v;
+            v = log(v / (1.0 - v));
+        }
+        m->pred[i] = (float)v;
+    }
+    free(acc);
+}
+
 /* Gate calibration: logits binned on [-GATE_L, GATE_L] */
 #define GATE_BINS 480
 #define GATE_L 12.0
@@ -86,7 +135,7 @@ static int gate_bin(float logit) {
  * (ties: the edge nearest 0); 0 (probability 0.5) for an appliance never on
  * there. Counts are integers summed over the ranks: the same thresholds for
  * any rank count. */
-static void calibrate_gates(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A,
+static void calibrate_gates(gt_dataset *ds, const nilm_model *em, const gt_io_appliance *meta, int A,
                             MPI_Comm comm, float *gate) {
     gt_model *m = em->m;
     const gt_norm_stats *ns = &em->ns;
@@ -100,7 +149,7 @@ static void calibrate_gates(gt_dataset *ds, const gt_eval_model *em, const gt_io
         int64_t n = gt_dataset_local_range(ds, GT_SPLIT_VAL, first, want, idx);
         GT_ASSERT(n > 0);
         gt_dataset_fill(ds, GT_SPLIT_VAL, idx, n, m->x, y, mask, NULL);
-        gt_model_forward(m, m->x, (int)n);
+        nilm_forward(em, (int)n);
         for (int64_t b = 0; b < n; b++)
             for (int a = 0; a < A; a++) {
                 size_t j = (size_t)b * A + a;
@@ -136,7 +185,7 @@ static void calibrate_gates(gt_dataset *ds, const gt_eval_model *em, const gt_io
 
 /* Collective: the run's splits and screening over sh (owned by the result) on
  * the window grid `stride`, normalised with the run's frozen statistics. */
-static gt_dataset *eval_dataset(gt_nilm_shard *sh, const gt_eval_model *em, int64_t stride, MPI_Comm comm) {
+static gt_dataset *eval_dataset(gt_nilm_shard *sh, const nilm_model *em, int64_t stride, MPI_Comm comm) {
     gt_data_config dcfg = em->data;
     dcfg.task = GT_TASK_NILM;
     dcfg.window = em->m->cfg.window;
@@ -166,6 +215,52 @@ static void check_model(const gt_eval_model *em, int A) {
              em->name ? em->name : "model", em->m->cfg.n_out / per, A);
     GT_CHECK(em->ns.n == 1 + A, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file needs %d",
              em->name ? em->name : "model", em->ns.n, 1 + A);
+}
+
+static int same_filter(const gt_data_filter *a, const gt_data_filter *b) {
+    if (a->n != b->n) return 0;
+    for (int r = 0; r < a->n; r++)
+        if (a->lo[r] != b->lo[r] || a->hi[r] != b->hi[r]) return 0;
+    return 1;
+}
+
+/* ems[0 .. n-1] as one model (an ensemble when n > 1): every member fits the
+ * file's A appliances and matches member 0 in what the shared input windows,
+ * outputs and splits depend on; a user error naming the member otherwise. */
+static nilm_model nilm_model_of(const gt_eval_model *ems, int n, int A) {
+    GT_CHECK(n >= 1 && n <= GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval: 1..%d models", GT_EVAL_MAX_MODELS);
+    const gt_eval_model *e0 = &ems[0];
+    for (int j = 0; j < n; j++) {
+        const gt_eval_model *e = &ems[j];
+        check_model(e, A);
+        if (j == 0) continue;
+        const char *nm = e->name ? e->name : "model", *n0 = e0->name ? e0->name : "model 0";
+        const gt_model_config *c = &e->m->cfg, *c0 = &e0->m->cfg;
+        GT_CHECK(c->window == c0->window && c->n_in == c0->n_in && c->gated == c0->gated &&
+                     gt_model_input_channels_last(c->kind) == gt_model_input_channels_last(c0->kind) &&
+                     !strcmp(e->data.timezone, e0->data.timezone),
+                 GT_EXIT_USAGE,
+                 "eval.models: %s (%s, window %d, %d input channels, %s head) cannot join the ensemble of %s (%s, window %d, "
+                 "%d input channels, %s head): members need the same window, inputs (data.time_features, data.timezone), "
+                 "input layout and head",
+                 nm, gt_model_kind_name(c->kind), c->window, c->n_in, c->gated ? "gated" : "power", n0,
+                 gt_model_kind_name(c0->kind), c0->window, c0->n_in, c0->gated ? "gated" : "power");
+        GT_CHECK(e->data.split_train == e0->data.split_train && e->data.split_val == e0->data.split_val &&
+                     e->data.holdout_every == e0->data.holdout_every && same_filter(&e->data.items, &e0->data.items),
+                 GT_EXIT_USAGE,
+                 "eval.models: %s was trained with other splits than %s (data.split_train, data.split_val, "
+                 "data.holdout_every, data.items): its training rows could be %s's test rows",
+                 nm, n0, n0);
+        int same = e->ns.n == e0->ns.n;
+        for (int i = 0; same && i < e0->ns.n; i++)
+            same = fabs(e->ns.mean[i] - e0->ns.mean[i]) <= 1e-6 * (fabs(e0->ns.mean[i]) + e0->ns.std[i]) &&
+                   fabs(e->ns.std[i] - e0->ns.std[i]) <= 1e-6 * e0->ns.std[i];
+        GT_CHECK(same, GT_EXIT_USAGE,
+                 "eval.models: %s's normalisation statistics differ from %s's: members must be trained on the same data",
+                 nm, n0);
+    }
+    nilm_model em = {.m = e0->m, .ns = e0->ns, .data = e0->data, .name = e0->name, .ems = ems, .n = n};
+    return em;
 }
 
 /* one day of (time, aggregate, true, pred) of the first item of a split */
@@ -210,7 +305,7 @@ static void seq_grow(item_seq *q, int A) {
 
 /* This rank's windows of split s through the model, handed to fn one item at
  * a time (items in local order, windows in time order). */
-static void walk_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A, gt_split s,
+static void walk_split(gt_dataset *ds, const nilm_model *em, const gt_io_appliance *meta, int A, gt_split s,
                        int64_t stride, const out_rule *rule, item_fn fn, void *ctx) {
     gt_model *m = em->m;
     const gt_norm_stats *ns = &em->ns;
@@ -233,7 +328,7 @@ static void walk_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
             if (q.n) fn(&q, A, ctx);
             q.n = 0, q.item = refs[0].item, q.file_index = refs[0].file_index;
         }
-        gt_model_forward(m, m->x, (int)k);
+        nilm_forward(em, (int)k);
         for (int64_t b = 0; b < k; b++) {
             const gt_window_ref *r = &refs[b];
             double period_ms = W > 1 ? (double)(r->t_end_ms - r->t_start_ms) / (W - 1) : 0;
@@ -314,7 +409,7 @@ static void filter_item(item_seq *q, int A, void *vctx) {
  * grid above whose filtered on/off F1 over the validation split of ds is
  * largest (ties: the shorter durations, so no filter unless it helps). Counts
  * are integers summed over the ranks: the same durations for any rank count. */
-static void calibrate_filter(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A,
+static void calibrate_filter(gt_dataset *ds, const nilm_model *em, const gt_io_appliance *meta, int A,
                              int64_t stride, MPI_Comm comm, out_rule *rule) {
     const size_t n_cnt = (size_t)A * N_FILL * N_MIN_ON * 3;
     filter_ctx c = {.meta = meta, .cnt = GT_CALLOC(n_cnt, sizeof(int64_t))};
@@ -376,7 +471,7 @@ static void split_item(item_seq *q, int A, void *vctx) {
     }
 }
 
-static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appliance *meta, int A, gt_split s,
+static void eval_split(gt_dataset *ds, const nilm_model *em, const gt_io_appliance *meta, int A, gt_split s,
                        int64_t stride, const out_rule *rule, int n_local, const int32_t *fidx, int n_total,
                        sample_buf *smp, MPI_Comm comm, gt_nilm_split_eval *out) {
     memset(out, 0, sizeof *out);
@@ -409,14 +504,14 @@ static void eval_split(gt_dataset *ds, const gt_eval_model *em, const gt_io_appl
 }
 
 /* 1 when the output rule needs the validation windows (a calibration) */
-static int rule_calibrates(const gt_eval_model *em, const gt_eval_config *ec) {
+static int rule_calibrates(const nilm_model *em, const gt_eval_config *ec) {
     return (em->m->cfg.gated && ec->nilm_calibrate_gate) || ec->nilm_calibrate_filter;
 }
 
 /* Collective: the output rule of em; ds (the evaluation's windows on the grid
  * `stride`) only when rule_calibrates. The gates first, then the state filter
  * on the states those gates give. */
-static void rule_init(gt_dataset *ds, const gt_eval_model *em, const gt_eval_config *ec,
+static void rule_init(gt_dataset *ds, const nilm_model *em, const gt_eval_config *ec,
                       const gt_io_appliance *meta, int A, int64_t stride, MPI_Comm comm, out_rule *rule) {
     memset(rule, 0, sizeof *rule);
     rule->off_below_on = ec->nilm_off_below_on;
@@ -431,7 +526,7 @@ static void rule_init(gt_dataset *ds, const gt_eval_model *em, const gt_eval_con
 
 /* Collective: the output rule of em on data_file for predict (reads the file
  * again for the calibration windows at the evaluation's grid). */
-static void make_rule(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, int64_t stride,
+static void make_rule(const char *data_file, const nilm_model *em, const gt_eval_config *ec, int64_t stride,
                       MPI_Comm comm, out_rule *rule) {
     if (!rule_calibrates(em, ec)) {
         rule_init(NULL, em, ec, NULL, 0, stride, comm, rule);
@@ -472,16 +567,17 @@ static void write_sample(const char *path, const sample_buf *smp, const gt_io_ap
     fclose(f);
 }
 
-void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, const char *sample_csv,
-                  MPI_Comm comm, gt_nilm_eval *out) {
+void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                  const char *sample_csv, MPI_Comm comm, gt_nilm_eval *out) {
     memset(out, 0, sizeof *out);
     MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
     gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
     const int A = sh->n_appliances;
     GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
              GT_DATA_MAX_TARGETS);
-    check_model(em, A);
+    const nilm_model ens = nilm_model_of(ems, n_models, A), *em = &ens;
     out->n_appliances = A;
+    out->n_models = n_models;
     memcpy(out->meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
     const int n_local = sh->n_households, n_total = sh->n_households_total;
     int32_t *fidx = GT_MALLOC(sizeof(int32_t) * (size_t)(n_local > 0 ? n_local : 1));
@@ -515,11 +611,11 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_
 
 /* --------------------------------------------------------------- predict -- */
 
-void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_eval_config *ec, const char *out_path,
-                     MPI_Comm comm) {
+void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                     const char *out_path, MPI_Comm comm) {
     gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
     const int A = sh->n_appliances;
-    check_model(em, A);
+    const nilm_model ens = nilm_model_of(ems, n_models, A), *em = &ens;
     int64_t rows = sh->n_rows;
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
     out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
@@ -573,7 +669,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
                 }
                 if (bad[b]) memset(xb, 0, sizeof(float) * (size_t)W * C);
             }
-            gt_model_forward(m, m->x, nb);
+            nilm_forward(em, nb);
             for (int b = 0; b < nb; b++)
                 for (int a = 0; a < A; a++) {
                     pred[(size_t)(r0 + i0 + b) * A + a] =
@@ -602,7 +698,13 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *em, const gt_ev
     gt_h5_attr_str(o.f, "kind", "nilm_predictions");
     gt_h5_attr_i64(o.f, "schema_version", 1);
     gt_h5_attr_str(o.f, "model", gt_model_kind_name(m->cfg.kind));
-    gt_h5_attr_str(o.f, "model_source", em->name ? em->name : "");
+    char sources[4 * PATH_MAX] = ""; /* the run(s): members of an ensemble comma-separated */
+    for (int j = 0; j < em->n; j++) {
+        size_t l = strlen(sources);
+        snprintf(sources + l, sizeof sources - l, "%s%s", j ? "," : "", em->ems[j].name ? em->ems[j].name : "");
+    }
+    gt_h5_attr_str(o.f, "model_source", sources);
+    gt_h5_attr_i64(o.f, "n_models", em->n); /* > 1: the ensemble mean of eval.models */
     gt_h5_attr_str(o.f, "source", data_file);
     gt_h5_attr_i64(o.f, "window", W);
     gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");

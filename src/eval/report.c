@@ -452,6 +452,18 @@ static void sec_nilm(rep *r, const cJSON *ev) {
             "EA = 1 - sum|yhat - y| / (2 sum y); F1 of the on/off state (on = above the appliance's on-power). "
             "n/a = undefined (no true energy or never on). Definitions: docs/evaluation.md.");
     const cJSON *test = jget(ev, "nilm.test"), *hold = jget(ev, "nilm.holdout");
+    const cJSON *models = jget(ev, "data.models");
+    if (cJSON_GetArraySize(models) > 1) { /* eval.models: an ensemble */
+        char txt[4096] = "";
+        size_t len = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, models) {
+            if (len < sizeof txt)
+                len += (size_t)snprintf(txt + len, sizeof txt - len, "%s%s", len ? ", " : "", jstr(e, "name", "?"));
+        }
+        para(r, "Ensemble of %d models (eval.models), outputs averaged (power in W, gated head: on-probability): %s.",
+             cJSON_GetArraySize(models), txt);
+    }
     const int cal_filter = cJSON_IsTrue(jget(ev, "eval_config.nilm_calibrate_filter"));
     if (!cal_filter && (jnum(ev, "eval_config.nilm_fill_s") > 0 || jnum(ev, "eval_config.nilm_min_on_s") > 0))
         para(r, "States filtered (eval.fill_s, eval.min_on_s): off gaps up to %g s closed, on runs shorter than "

@@ -265,12 +265,23 @@ static cJSON *data_json(const char *file, const char *kind, int items, int64_t r
     return o;
 }
 
+/* data.models: the run(s) evaluated (pdm: the scales; nilm: an ensemble's members) */
+static void models_json(cJSON *d, const gt_eval_model *ems, int n_models) {
+    cJSON *ms = cJSON_AddArrayToObject(d, "models");
+    for (int j = 0; j < n_models; j++) {
+        cJSON *mj = cJSON_CreateObject();
+        cJSON_AddStringToObject(mj, "name", ems[j].name ? ems[j].name : "model");
+        cJSON_AddStringToObject(mj, "kind", gt_model_kind_name(ems[j].m->cfg.kind));
+        cJSON_AddNumberToObject(mj, "window", ems[j].m->cfg.window);
+        cJSON_AddItemToArray(ms, mj);
+    }
+}
+
 int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
                     const gt_eval_config *ec, const gt_eval_train_info *ti, MPI_Comm comm) {
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     const int pdm = ems[0].m->cfg.kind == GT_MODEL_LSTM;
-    GT_CHECK(pdm || n_models == 1, GT_EXIT_USAGE, "eval: several models are for multi-scale anomaly scoring (lstm) only");
     char sample[PATH_MAX + 64], json_path[PATH_MAX + 64];
     snprintf(sample, sizeof sample, "%s/%s", run_dir, pdm ? "eval_scores.csv" : "eval_sample.csv");
     snprintf(json_path, sizeof json_path, "%s/eval.json", run_dir);
@@ -283,13 +294,14 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
     }
     if (!pdm) {
         gt_nilm_eval e;
-        gt_eval_nilm(data_file, &ems[0], ec, sample, comm, &e);
+        gt_eval_nilm(data_file, ems, n_models, ec, sample, comm, &e);
         if (root) {
             cJSON *d = data_json(data_file, "nilm", e.n_items, e.n_rows, e.n_ranks);
             cJSON *w = cJSON_AddObjectToObject(d, "windows");
             for (int s = 0; s < GT_SPLIT_COUNT; s++) cJSON_AddNumberToObject(w, gt_split_name((gt_split)s), (double)e.windows[s]);
             cJSON_AddNumberToObject(d, "eval_stride", (double)e.stride);
             cJSON_AddNumberToObject(d, "window", ems[0].m->cfg.window);
+            models_json(d, ems, n_models); /* > 1: the ensemble's members */
             cJSON *sc = cJSON_AddObjectToObject(d, "screening");
             cJSON_AddNumberToObject(sc, "windows_total", (double)e.screen.windows_total);
             cJSON_AddNumberToObject(sc, "windows_screened_gap", (double)e.screen.windows_screened_gap);
@@ -312,13 +324,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         gt_eval_pdm(data_file, ems, n_models, ec, sample, comm, &e);
         if (root) {
             cJSON *d = data_json(data_file, "pdm", e.n_turbines, e.n_rows, e.n_ranks);
-            cJSON *ms = cJSON_AddArrayToObject(d, "models");
-            for (int j = 0; j < n_models; j++) {
-                cJSON *mj = cJSON_CreateObject();
-                cJSON_AddStringToObject(mj, "name", ems[j].name ? ems[j].name : "model");
-                cJSON_AddNumberToObject(mj, "window", ems[j].m->cfg.window);
-                cJSON_AddItemToArray(ms, mj);
-            }
+            models_json(d, ems, n_models);
             cJSON_AddItemToObject(root, "data", d);
             cJSON_AddNullToObject(root, "nilm");
             cJSON_AddItemToObject(root, "pdm", pdm_json(&e, ec));

@@ -112,6 +112,39 @@ assert f.attrs["state_filter"] == 1 and f["on"].shape == f["predictions"].shape
 assert list(f["appliance_meta/fill_s"][:]) == [120.0] * 15 and list(f["appliance_meta/min_on_s"][:]) == [60.0] * 15' "$dir/f1.h5" \
   || fail "filtered predict file"
 
+# an ensemble (eval.models): a second run of another seed; eval.json lists both, the report says so;
+# predict 1 == 2 ranks. Members of another window or other splits are refused with one line, exit 2.
+"$tool" train "$dir/train.ini" run.dir="$dir/run2" train.seed=2 > "$dir/train2.log" 2>&1 || { cat "$dir/train2.log"; fail "train seed 2"; }
+"$tool" train "$dir/train.ini" run.dir="$dir/run_w31" data.window=31 train.max_steps=5 > /dev/null 2>&1 || fail "train window 31"
+"$tool" train "$dir/train.ini" run.dir="$dir/run_h2" data.holdout_every=2 train.max_steps=5 > /dev/null 2>&1 || fail "train holdout 2"
+"$tool" eval "$dir/run" eval.models="$dir/run2" > "$dir/evale.log" 2>&1 || { cat "$dir/evale.log"; fail "eval ensemble"; }
+python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))
+names = [m["name"] for m in e["data"]["models"]]
+assert len(names) == 2 and names[1].endswith("/run2"), names
+assert len(e["nilm"]["test"]["appliances"]) == 15' "$dir/run/eval.json" || fail "eval.json of the ensemble"
+grep -q "Ensemble of 2 models (eval.models)" "$dir/run/report.md" || fail "report.md does not name the ensemble"
+"$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/e1.h5" eval.models="$dir/run2" > /dev/null 2>&1 || fail "predict ensemble"
+$mpiexec -n 2 "$tool" predict "$dir/run" "$dir/nilm.h5" -o "$dir/e2.h5" eval.models="$dir/run2" > /dev/null 2>&1 \
+  || fail "predict ensemble -n 2"
+cmp "$dir/e1.h5" "$dir/e2.h5" || fail "ensemble predict at 2 ranks differs from 1 rank"
+cmp -s "$dir/e1.h5" "$dir/p1.h5" && fail "the ensemble predicts the same file as its first member"
+"${GT_PYTHON:-python3}" -c '
+import h5py, sys
+f = h5py.File(sys.argv[1], "r")
+src = f.attrs["model_source"]
+src = src.decode() if isinstance(src, bytes) else src
+assert f.attrs["n_models"] == 2 and src.endswith("/run2"), dict(f.attrs)' "$dir/e1.h5" \
+  || fail "ensemble predict attributes"
+set +e
+"$tool" eval "$dir/run" eval.models="$dir/run_w31" > "$dir/bad.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c "cannot join the ensemble" "$dir/bad.log")" = 1 ] \
+  || { cat "$dir/bad.log"; fail "ensemble with another window: exit $rc"; }
+"$tool" eval "$dir/run" eval.models="$dir/run_h2" > "$dir/bad.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "trained with other splits" "$dir/bad.log" \
+  || { cat "$dir/bad.log"; fail "ensemble with other splits: exit $rc"; }
+set -e
 
 # usage errors
 set +e

@@ -10,7 +10,9 @@
  *   - eval on all ranks == eval on rank 0 alone (every metric, bitwise);
  *   - eval at stride 1 agrees with the metrics recomputed from the predicted
  *     file over the test rows (MAE per appliance, overall EA);
- *   - eval.json of the run has the documented keys.
+ *   - eval.json of the run has the documented keys;
+ *   - an ensemble of two models (eval.models): rank-independent, raw
+ *     predictions the members' mean, model + exact copy == model alone.
  * With the argument "gated" the same for the gated head (model.head = gated):
  * 2 x 15 outputs, a row is the power where the on-logit is > 0, else 0 W.
  * With "time" the gated head with time-of-day/week input channels
@@ -147,29 +149,29 @@ int main(int argc, char **argv) {
     char outP[700], out1[700];
     snprintf(outP, sizeof outP, "%s/pred_p.h5", dir);
     snprintf(out1, sizeof out1, "%s/pred_1.h5", dir);
-    gt_predict_nilm(data, &em, &ec, outP, world);
+    gt_predict_nilm(data, &em, 1, &ec, outP, world);
     MPI_Comm self;
     MPI_Comm_split(world, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
     gt_nilm_eval e1, eP;
     ec.nilm_stride = 1;
-    gt_eval_nilm(data, &em, &ec, NULL, world, &eP);
+    gt_eval_nilm(data, &em, 1, &ec, NULL, world, &eP);
     gt_eval_config ecc = ec; /* calibrated gates (gated head) */
     ecc.nilm_calibrate_gate = 1;
     gt_nilm_eval cP;
-    if (gated) gt_eval_nilm(data, &em, &ecc, NULL, world, &cP);
+    if (gated) gt_eval_nilm(data, &em, 1, &ecc, NULL, world, &cP);
     gt_eval_config ecf = ec, ecx = ec; /* the calibrated state filter; a fixed one */
     ecf.nilm_calibrate_filter = 1;
     ecx.nilm_fill_s = 60, ecx.nilm_min_on_s = 120;
     gt_nilm_eval fP;
-    gt_eval_nilm(data, &em, &ecf, NULL, world, &fP);
+    gt_eval_nilm(data, &em, 1, &ecf, NULL, world, &fP);
     char outF[700];
     snprintf(outF, sizeof outF, "%s/pred_filter.h5", dir);
-    gt_predict_nilm(data, &em, &ecx, outF, world);
+    gt_predict_nilm(data, &em, 1, &ecx, outF, world);
     if (rank == 0) {
-        gt_predict_nilm(data, &em, &ec, out1, self);
+        gt_predict_nilm(data, &em, 1, &ec, out1, self);
         char smp[700];
         snprintf(smp, sizeof smp, "%s/eval_sample.csv", dir);
-        gt_eval_nilm(data, &em, &ec, smp, self, &e1);
+        gt_eval_nilm(data, &em, 1, &ec, smp, self, &e1);
         long n1, nP;
         char *b1 = slurp(out1, &n1), *bP = slurp(outP, &nP);
         TEST_REQUIRE(b1 && bP);
@@ -181,7 +183,7 @@ int main(int argc, char **argv) {
          * number of ranks, lie on the calibration grid, and the F1-optimal choice moved some */
         if (gated) {
             gt_nilm_eval c1;
-            gt_eval_nilm(data, &em, &ecc, NULL, self, &c1);
+            gt_eval_nilm(data, &em, 1, &ecc, NULL, self, &c1);
             TEST_CHECK(!memcmp(c1.gate, cP.gate, sizeof c1.gate));
             TEST_CHECK(same_metrics(&c1.test.overall, &cP.test.overall));
             TEST_CHECK(c1.gated && !e1.gate[0] && !e1.gate[14]); /* default: probability 0.5 */
@@ -251,7 +253,7 @@ int main(int argc, char **argv) {
         snprintf(outR, sizeof outR, "%s/pred_raw.h5", dir);
         gt_eval_config ec_raw = ec;
         ec_raw.nilm_off_below_on = 0;
-        gt_predict_nilm(data, &em, &ec_raw, outR, self);
+        gt_predict_nilm(data, &em, 1, &ec_raw, outR, self);
         float *raw = malloc(sizeof(float) * (size_t)sh->n_rows * A);
         f = H5Fopen(outR, H5F_ACC_RDONLY, H5P_DEFAULT);
         TEST_REQUIRE(f >= 0);
@@ -342,7 +344,7 @@ int main(int argc, char **argv) {
          * report the raw power (turned on) or 0 W (turned off) */
         {
             gt_nilm_eval f1e;
-            gt_eval_nilm(data, &em, &ecf, NULL, self, &f1e);
+            gt_eval_nilm(data, &em, 1, &ecf, NULL, self, &f1e);
             TEST_CHECK(f1e.filtered && fP.filtered && !e1.filtered);
             TEST_CHECK(!memcmp(f1e.fill_s, fP.fill_s, sizeof f1e.fill_s) && !memcmp(f1e.min_on_s, fP.min_on_s, sizeof f1e.min_on_s));
             TEST_CHECK(same_metrics(&f1e.test.overall, &fP.test.overall));
@@ -355,7 +357,7 @@ int main(int argc, char **argv) {
                 TEST_CHECK(okf == 1 && okm == 1);
             }
             gt_nilm_eval x1;
-            gt_eval_nilm(data, &em, &ecx, NULL, self, &x1); /* fixed: the same durations everywhere */
+            gt_eval_nilm(data, &em, 1, &ecx, NULL, self, &x1); /* fixed: the same durations everywhere */
             TEST_CHECK(x1.filtered && x1.fill_s[0] == 60 && x1.min_on_s[14] == 120);
             float *pf = malloc(sizeof(float) * (size_t)sh->n_rows * A), fill[15], mon[15];
             uint8_t *on = malloc((size_t)sh->n_rows * A), *col = malloc((size_t)sh->n_rows), *brk = malloc((size_t)sh->n_rows);
@@ -430,6 +432,87 @@ int main(int argc, char **argv) {
         free(pred), free(off);
         gt_nilm_shard_free(sh);
         MPI_Comm_free(&self);
+    }
+
+    /* ensemble (eval.models): member 2 is the model with its parameters scaled by 1 + 0.2 sin(i);
+     * member 3 an exact copy. The pair's metrics are the same for any rank count, the pair differs
+     * from either member, and where both members' raw outputs lie inside (0, max power) and their
+     * gates agree on "on", the ensemble's raw prediction is the members' mean; model + exact copy
+     * evaluates like the model alone. */
+    {
+        gt_model *m2 = gt_model_create(&mc), *m3 = gt_model_create(&mc);
+        gt_train_state ts2;
+        gt_norm_stats ns2;
+        TEST_REQUIRE(gt_ckpt_load_latest(run, m2, &ts2, &ns2, world) == 30);
+        TEST_REQUIRE(gt_ckpt_load_latest(run, m3, &ts2, &ns2, world) == 30);
+        for (size_t i = 0; i < m2->n_params; i++) m2->params[i] *= (float)(1.0 + 0.2 * sin((double)i));
+        gt_eval_model ems[2] = {em, em}, same[2] = {em, em};
+        ems[1].m = m2, ems[1].name = "perturbed";
+        same[1].m = m3;
+        gt_nilm_eval pP, p1, s1;
+        gt_eval_nilm(data, ems, 2, &ec, NULL, world, &pP);
+        char outE[700], out2[700], outA[700];
+        snprintf(outE, sizeof outE, "%s/pred_ens.h5", dir);
+        snprintf(out2, sizeof out2, "%s/pred_m2.h5", dir);
+        snprintf(outA, sizeof outA, "%s/pred_m1raw.h5", dir);
+        gt_eval_config ec_raw = ec;
+        ec_raw.nilm_off_below_on = 0;
+        gt_predict_nilm(data, ems, 2, &ec_raw, outE, world);
+        gt_predict_nilm(data, &ems[1], 1, &ec_raw, out2, world);
+        gt_predict_nilm(data, &em, 1, &ec_raw, outA, world);
+        MPI_Comm self2;
+        MPI_Comm_split(world, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self2);
+        if (rank == 0) {
+            gt_nilm_eval e0, e2;
+            gt_eval_nilm(data, ems, 2, &ec, NULL, self2, &p1);
+            gt_eval_nilm(data, &em, 1, &ec, NULL, self2, &e0);
+            gt_eval_nilm(data, &ems[1], 1, &ec, NULL, self2, &e2);
+            gt_eval_nilm(data, same, 2, &ec, NULL, self2, &s1);
+            TEST_EQ_INT(p1.n_models, 2);
+            TEST_EQ_INT(e0.n_models, 1);
+            TEST_CHECK(same_metrics(&p1.test.overall, &pP.test.overall));
+            TEST_CHECK(same_metrics(&p1.holdout.overall, &pP.holdout.overall));
+            for (int a = 0; a < 15; a++) TEST_CHECK(same_metrics(&p1.test.app[a], &pP.test.app[a]));
+            TEST_CHECK(p1.test.overall.mae_w != e0.test.overall.mae_w && p1.test.overall.mae_w != e2.test.overall.mae_w);
+            TEST_CLOSE(s1.test.overall.ea, e0.test.overall.ea, 1e-6, 1e-9);
+            TEST_CLOSE(s1.test.overall.f1, e0.test.overall.f1, 1e-6, 1e-9);
+            TEST_CLOSE(s1.holdout.overall.mae_w, e0.holdout.overall.mae_w, 1e-6, 1e-6);
+            fprintf(stderr, "ensemble: test EA %.4f / %.4f / pair %.4f, MAE %.2f / %.2f / pair %.2f W\n",
+                    e0.test.overall.ea, e2.test.overall.ea, p1.test.overall.ea, e0.test.overall.mae_w,
+                    e2.test.overall.mae_w, p1.test.overall.mae_w);
+            gt_nilm_shard *sh = gt_nilm_shard_read(data, self2);
+            const size_t N = (size_t)sh->n_rows * 15;
+            float *pe = malloc(sizeof(float) * N), *pa = malloc(sizeof(float) * N), *pb = malloc(sizeof(float) * N);
+            const char *paths[3] = {outE, outA, out2};
+            float *bufs[3] = {pe, pa, pb};
+            for (int k = 0; k < 3; k++) {
+                hid_t f = H5Fopen(paths[k], H5F_ACC_RDONLY, H5P_DEFAULT);
+                TEST_REQUIRE(f >= 0);
+                read_ds(f, "predictions", H5T_NATIVE_FLOAT, bufs[k]);
+                if (k == 0) {
+                    int64_t nm = 0;
+                    TEST_CHECK(gt_h5_attr_read_i64(f, "n_models", &nm) == 0 && nm == 2);
+                }
+                H5Fclose(f);
+            }
+            int64_t n_mean = 0, bad_mean = 0, n_diff = 0;
+            for (size_t j = 0; j < N; j++) {
+                const float hi = sh->meta[j % 15].max_power_w;
+                if (isnan(pa[j])) continue;
+                n_diff += pe[j] != pa[j];
+                if (!(pa[j] > 0 && pa[j] < hi && pb[j] > 0 && pb[j] < hi)) continue;
+                n_mean++;
+                bad_mean += fabs(pe[j] - 0.5 * (pa[j] + pb[j])) > 1e-3 * (1.0 + fabs(pe[j]));
+            }
+            fprintf(stderr, "ensemble: %lld values inside both members' range, %lld differ from the mean; %lld differ from member 1\n",
+                    (long long)n_mean, (long long)bad_mean, (long long)n_diff);
+            TEST_CHECK(n_mean > (gated ? 100 : 1000) && n_diff > 1000); /* gated: both gates rarely on after 30 steps */
+            TEST_EQ_INT(bad_mean, 0);
+            free(pe), free(pa), free(pb);
+            gt_nilm_shard_free(sh);
+            MPI_Comm_free(&self2);
+        }
+        gt_model_free(m2), gt_model_free(m3);
     }
     gt_model_free(m);
     MPI_Barrier(world);
