@@ -10,6 +10,11 @@
 #include "nn/bench.h"
 #include "nn/ops/cuda/sizes.h"
 
+int64_t gt_plan_micro_buffer_bytes(int64_t micro, int64_t n_y, int64_t n_y_ds) {
+    const int64_t nyd = n_y_ds > 0 ? n_y_ds : 1;
+    return micro * ((int64_t)sizeof(int64_t) + 2 * n_y * (int64_t)sizeof(float) + 2 * nyd * (int64_t)sizeof(float));
+}
+
 void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t micro, gt_plan_mem *out) {
     memset(out, 0, sizeof *out);
     gt_model_config mc = rq->model;
@@ -28,11 +33,9 @@ void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t
         out->context = tg->context_bytes + (double)GT_CUBLAS_WS_BYTES;
     } else {
         out->acts = (double)sz.n_act_elems * f;
-        /* the loader's two slots, and the trainer's micro-batch targets/masks (model and data
-         * width) and indices */
-        const double nyd = (double)(rq->n_y_data > 0 ? rq->n_y_data : 1);
-        double trainer = (double)micro * (2 * (double)sz.n_y * f + 2 * nyd * f + (double)sizeof(int64_t));
-        out->buffers = (double)gt_loader_bytes_for(rq->batch, (int64_t)sz.n_x, rq->n_y_data) + trainer;
+        /* the loader's two slots and the trainer's micro-batch buffers */
+        out->buffers = (double)gt_loader_bytes_for(rq->batch, (int64_t)sz.n_x, rq->n_y_data) +
+                       (double)gt_plan_micro_buffer_bytes(micro, (int64_t)sz.n_y, rq->n_y_data);
         out->data = rq->data_bytes;
         out->base = rq->base_bytes;
     }

@@ -60,6 +60,11 @@ typedef struct gt_plan {
     double step_s;                 /* per_rank x flops / target rate; 0 without a rate */
 } gt_plan;
 
+/* Host bytes of the trainer's micro-batch buffers: targets and masks at the
+ * model's output width n_y and at the data's target width n_y_ds (>= 1), and
+ * the window indices. The trainer allocates exactly this (one block). */
+int64_t gt_plan_micro_buffer_bytes(int64_t micro, int64_t n_y, int64_t n_y_ds);
+
 /* Memory of one rank at micro-batch `micro`. */
 void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t micro, gt_plan_mem *out);
 /* The plan for rq on tg (see gt_plan). */

@@ -62,7 +62,7 @@ typedef struct trainer {
     float *thr;             /* gated: (n_y_ds) on-thresholds in normalised units */
     float *ybuf, *mbuf;     /* (micro, n_y) lstm targets */
     float *vy, *vm;         /* (micro, n_y_ds) validation targets from the dataset */
-    int64_t *vidx;          /* (micro) validation window numbers */
+    int64_t *vidx;          /* (micro) validation window numbers; owns the block of all four */
     gt_train_state ts;
     gt_amp_scaler amp;
     gt_norm_stats ns;
@@ -616,11 +616,14 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
 
     gt_model_init(m, cfg->seed);
     gt_dist_broadcast(m->params, m->n_params, comm); /* identical from the start, whatever happened */
-    t->ybuf = GT_CALLOC((size_t)t->micro * t->n_y, sizeof(float));
-    t->mbuf = GT_CALLOC((size_t)t->micro * t->n_y, sizeof(float));
-    t->vy = GT_CALLOC((size_t)t->micro * (t->n_y_ds ? t->n_y_ds : 1), sizeof(float));
-    t->vm = GT_CALLOC((size_t)t->micro * (t->n_y_ds ? t->n_y_ds : 1), sizeof(float));
-    t->vidx = GT_CALLOC((size_t)t->micro, sizeof(int64_t));
+    { /* the micro-batch buffers, one block of the size the memory planner counts */
+        const size_t mb = (size_t)t->micro, nyd = t->n_y_ds ? t->n_y_ds : 1;
+        t->vidx = GT_CALLOC((size_t)gt_plan_micro_buffer_bytes(t->micro, (int64_t)t->n_y, (int64_t)t->n_y_ds), 1);
+        t->ybuf = (float *)(t->vidx + mb);
+        t->mbuf = t->ybuf + mb * t->n_y;
+        t->vy = t->mbuf + mb * t->n_y;
+        t->vm = t->vy + mb * nyd;
+    }
 
     /* ---- state: fresh or resumed */
     gt_amp_init(&t->amp, cfg->amp, 0, 0);
@@ -1055,11 +1058,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     /* ---- end of the eval hook */
     gt_model_free(t->m);
     gt_dataset_free(t->ds);
-    free(t->ybuf);
     free(t->thr);
-    free(t->mbuf);
-    free(t->vy);
-    free(t->vm);
-    free(t->vidx);
+    free(t->vidx); /* the micro-batch block (ybuf, mbuf, vy, vm) */
     return exit_code;
 }
