@@ -801,10 +801,7 @@ static void check_cfg(const gt_data_config *cfg, gt_task task) {
     GT_CHECK(gt_data_timezone_check(cfg->timezone, err, sizeof err) == 0, GT_EXIT_USAGE, "data.timezone: %s", err);
 }
 
-/* cfg->appliances ("" or names separated by ',' / '+') -> bit mask over the
- * file's appliances; an unknown name is a user error listing the known ones. */
-static uint32_t appliance_mask(const char *names, const gt_nilm_shard *sh) {
-    const int A = sh->n_appliances;
+uint32_t gt_data_appliance_mask(const char *names, const gt_io_appliance *meta, int A) {
     uint32_t all = A >= 32 ? 0xffffffffu : (1u << A) - 1u;
     if (!names || !names[0] || !strcmp(names, "all")) return all;
     uint32_t mask = 0;
@@ -815,12 +812,12 @@ static uint32_t appliance_mask(const char *names, const gt_nilm_shard *sh) {
         if (!n) break;
         int found = -1;
         for (int a = 0; a < A; a++)
-            if (strlen(sh->meta[a].name) == n && !strncmp(sh->meta[a].name, p, n)) found = a;
+            if (strlen(meta[a].name) == n && !strncmp(meta[a].name, p, n)) found = a;
         if (found < 0) {
             char known[1024] = "";
             for (int a = 0; a < A; a++) {
                 strncat(known, a ? ", " : "", sizeof known - strlen(known) - 1);
-                strncat(known, sh->meta[a].name, sizeof known - strlen(known) - 1);
+                strncat(known, meta[a].name, sizeof known - strlen(known) - 1);
             }
             GT_FAIL(GT_EXIT_USAGE, "data.appliances: no appliance '%.*s' in the file (it has: %s)", (int)n, p, known);
         }
@@ -963,7 +960,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
     ds->app = shard->appliances;
     time_features(ds, shard->row_offset[shard->n_households]);
     ds->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
-    ds->app_mask = appliance_mask(cfg->appliances, shard);
+    ds->app_mask = gt_data_appliance_mask(cfg->appliances, shard->meta, shard->n_appliances);
     for (int li = 0; li < ds->n_items; li++) {
         int64_t *st = ds->strides + (int64_t)li * A, base;
         if (cfg->stride > 0) {
@@ -985,7 +982,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
                 st[a] = sa < 1 ? 1 : sa;
                 if (st[a] < base && (ds->app_mask >> a & 1u)) base = st[a];
             }
-            if (base == INT64_MAX) base = 1; /* no appliance selected: refused by appliance_mask */
+            if (base == INT64_MAX) base = 1; /* no appliance selected: refused by gt_data_appliance_mask */
             for (int a = 0; a < A; a++) {
                 int64_t m = llround((double)st[a] / (double)base);
                 st[a] = cfg->stride_mask ? (m < 1 ? 1 : m) * base : base;

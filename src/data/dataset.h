@@ -136,6 +136,11 @@ typedef struct gt_window_ref {
 
 typedef struct gt_dataset gt_dataset;
 
+/* data.appliances ("" / "all", or names separated by ',' / '+') -> bit mask
+ * over the A appliances of meta; an unknown name is a user error listing the
+ * known ones. */
+uint32_t gt_data_appliance_mask(const char *names, const gt_io_appliance *meta, int A);
+
 /* Collective. Takes ownership of the shard. Splits, screens and indexes the
  * windows, exchanges per-item window counts (global numbering), computes the
  * train-split moments, reduces them over comm and freezes the statistics.

@@ -73,19 +73,28 @@ static inline double filtered_w(double yhat, double wraw, int was, int on) {
 }
 
 /* The model eval and predict run: one trained model, or an ensemble of
- * members with the same window, inputs, head, appliances, normalisation and
- * splits (eval.models). Member 0's x and pred are the ensemble's: nilm_forward
- * runs every member on member 0's inputs and leaves the members' mean in
- * member 0's pred (power outputs: the mean in the common normalised units;
- * gated head: the mean on-probability, stored back as its logit). */
+ * members with the same window, inputs, head, normalisation and splits
+ * (eval.models). Member 0's x and pred are the ensemble's: nilm_forward runs
+ * every member on member 0's inputs and leaves in member 0's pred, per
+ * appliance, the mean over the members trained on it (data.appliances; power
+ * outputs: the mean in the common normalised units; gated head: the mean
+ * on-probability, stored back as its logit; an appliance one member covers:
+ * that member's outputs as they are). Appliances no member was trained on
+ * are not evaluated (the dataset's target mask) and predicted as NaN. */
 typedef struct nilm_model {
     gt_model *m;              /* member 0 */
     gt_norm_stats ns;         /* the (common) frozen statistics */
-    gt_data_config data;      /* member 0's training data configuration */
+    gt_data_config data;      /* member 0's training data configuration; appliances: the members' union */
     const char *name;
     const gt_eval_model *ems; /* the members */
     int n;
+    uint32_t cover[GT_EVAL_MAX_MODELS]; /* member j's appliances (bit a: trained on appliance a) */
+    uint32_t covered;                   /* their union */
+    int n_cover[GT_DATA_MAX_TARGETS];   /* members per appliance */
+    double *acc;                        /* (max_batch, n_out) the ensemble's sums (n > 1) */
 } nilm_model;
+
+static void nilm_model_free(nilm_model *em) { free(em->acc); }
 
 static void nilm_forward(const nilm_model *em, int k) {
     gt_model *m = em->m;
@@ -93,7 +102,8 @@ static void nilm_forward(const nilm_model *em, int k) {
     if (em->n < 2) return;
     const int no = m->cfg.n_out, A = m->cfg.gated ? no / 2 : no;
     const size_t nx = (size_t)k * (size_t)m->cfg.window * (size_t)m->cfg.n_in, np = (size_t)k * (size_t)no;
-    double *acc = GT_CALLOC(np, sizeof(double));
+    double *acc = em->acc;
+    memset(acc, 0, sizeof(double) * np);
     for (int j = 0; j < em->n; j++) {
         gt_model *mj = em->ems[j].m;
         const int step = j > 0 ? mj->cfg.max_batch : k; /* a member's micro-batch may be smaller */
@@ -104,20 +114,23 @@ static void nilm_forward(const nilm_model *em, int k) {
                 gt_model_forward(mj, mj->x, kb);
             }
             for (size_t i = 0; i < (size_t)kb * (size_t)no; i++) {
-                double v = mj->pred[i];
-                acc[(size_t)b0 * (size_t)no + i] += (int)(i % (size_t)no) < A ? v : 1.0 / (1.0 + exp(-v));
+                const int o = (int)(i % (size_t)no), a = o < A ? o : o - A;
+                if (!(em->cover[j] >> a & 1u)) continue;
+                const double v = mj->pred[i];
+                acc[(size_t)b0 * (size_t)no + i] += o < A || em->n_cover[a] == 1 ? v : 1.0 / (1.0 + exp(-v));
             }
         }
     }
     for (size_t i = 0; i < np; i++) {
-        double v = acc[i] / em->n;
-        if ((int)(i % (size_t)no) >= A) { /* probability -> logit, kept finite */
+        const int o = (int)(i % (size_t)no), a = o < A ? o : o - A, c = em->n_cover[a];
+        if (c == 0) continue; /* no member's: member 0's output, never read */
+        double v = acc[i] / c;
+        if (o >= A && c > 1) { /* probability -> logit, kept finite */
             v = v < 1e-7 ? 1e-7 : v > 1.0 - 1e-7 ? 1.0 - 1e-7 : v;
             v = log(v / (1.0 - v));
         }
         m->pred[i] = (float)v;
     }
-    free(acc);
 }
 
 /* Gate calibration: logits binned on [-GATE_L, GATE_L] */
@@ -226,8 +239,10 @@ static int same_filter(const gt_data_filter *a, const gt_data_filter *b) {
 
 /* ems[0 .. n-1] as one model (an ensemble when n > 1): every member fits the
  * file's A appliances and matches member 0 in what the shared input windows,
- * outputs and splits depend on; a user error naming the member otherwise. */
-static nilm_model nilm_model_of(const gt_eval_model *ems, int n, int A) {
+ * outputs and splits depend on; a user error naming the member otherwise.
+ * Members may be trained on different appliances (data.appliances): each
+ * counts for its own. Free with nilm_model_free. */
+static nilm_model nilm_model_of(const gt_eval_model *ems, int n, const gt_io_appliance *meta, int A) {
     GT_CHECK(n >= 1 && n <= GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval: 1..%d models", GT_EVAL_MAX_MODELS);
     const gt_eval_model *e0 = &ems[0];
     for (int j = 0; j < n; j++) {
@@ -260,6 +275,24 @@ static nilm_model nilm_model_of(const gt_eval_model *ems, int n, int A) {
                  nm, n0);
     }
     nilm_model em = {.m = e0->m, .ns = e0->ns, .data = e0->data, .name = e0->name, .ems = ems, .n = n};
+    for (int j = 0; j < n; j++) {
+        em.cover[j] = gt_data_appliance_mask(ems[j].data.appliances, meta, A);
+        GT_CHECK(em.cover[j], GT_EXIT_USAGE, "%s: data.appliances '%s' names no appliance",
+                 ems[j].name ? ems[j].name : "model", ems[j].data.appliances);
+        em.covered |= em.cover[j];
+        for (int a = 0; a < A; a++) em.n_cover[a] += (int)(em.cover[j] >> a & 1u);
+    }
+    /* the evaluated appliances: the union ("" = all) */
+    const uint32_t all = A >= 32 ? 0xffffffffu : (1u << A) - 1u;
+    em.data.appliances[0] = '\0';
+    for (int a = 0; a < A && em.covered != all; a++)
+        if (em.covered >> a & 1u) {
+            size_t l = strlen(em.data.appliances);
+            GT_CHECK(l + strlen(meta[a].name) + 2 < sizeof em.data.appliances, GT_EXIT_USAGE,
+                     "eval.models: the members' appliances do not fit in %zu characters", sizeof em.data.appliances);
+            snprintf(em.data.appliances + l, sizeof em.data.appliances - l, "%s%s", l ? "+" : "", meta[a].name);
+        }
+    if (n > 1) em.acc = GT_MALLOC(sizeof(double) * (size_t)e0->m->cfg.max_batch * (size_t)e0->m->cfg.n_out);
     return em;
 }
 
@@ -575,7 +608,8 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     const int A = sh->n_appliances;
     GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
              GT_DATA_MAX_TARGETS);
-    const nilm_model ens = nilm_model_of(ems, n_models, A), *em = &ens;
+    nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
+    const nilm_model *em = &ens;
     out->n_appliances = A;
     out->n_models = n_models;
     memcpy(out->meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
@@ -607,6 +641,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     free(smp.rows);
     gt_dataset_free(ds);
     free(fidx);
+    nilm_model_free(&ens);
 }
 
 /* --------------------------------------------------------------- predict -- */
@@ -615,7 +650,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
                      const char *out_path, MPI_Comm comm) {
     gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
     const int A = sh->n_appliances;
-    const nilm_model ens = nilm_model_of(ems, n_models, A), *em = &ens;
+    nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
+    const nilm_model *em = &ens;
     int64_t rows = sh->n_rows;
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
     out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
@@ -672,16 +708,18 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
             nilm_forward(em, nb);
             for (int b = 0; b < nb; b++)
                 for (int a = 0; a < A; a++) {
-                    pred[(size_t)(r0 + i0 + b) * A + a] =
-                        bad[b] ? NAN : (float)predict_w(m, ns, sh->meta, A, b, a, &rule);
-                    if (wraw) wraw[(size_t)(r0 + i0 + b) * A + a] = bad[b] ? NAN : (float)raw_w(m, ns, sh->meta, b, a);
+                    const int none = bad[b] || !(em->covered >> a & 1u); /* no member trained on a: NaN */
+                    pred[(size_t)(r0 + i0 + b) * A + a] = none ? NAN : (float)predict_w(m, ns, sh->meta, A, b, a, &rule);
+                    if (wraw) wraw[(size_t)(r0 + i0 + b) * A + a] = none ? NAN : (float)raw_w(m, ns, sh->meta, b, a);
                 }
         }
         if (!wraw || n == 0) continue;
         /* the state filter over the household's rows; NaN rows are breaks */
         col = GT_REALLOC(col, (size_t)n), brk = GT_REALLOC(brk, (size_t)n);
         float *ph = pred + (size_t)r0 * A;
-        for (int64_t i = 0; i < n; i++) brk[i] = isnan(ph[(size_t)i * A]) || (i > 0 && isnan(ph[(size_t)(i - 1) * A]));
+        const int a0 = __builtin_ctz(em->covered); /* an appliance predicted: NaN there = an edge or bad row */
+        for (int64_t i = 0; i < n; i++)
+            brk[i] = isnan(ph[(size_t)i * A + a0]) || (i > 0 && isnan(ph[(size_t)(i - 1) * A + a0]));
         for (int a = 0; a < A; a++) {
             for (int64_t i = 0; i < n; i++) col[i] = ph[(size_t)i * A + a] > sh->meta[a].on_power_w;
             gt_nilm_state_filter(col, brk, n, sh->period_s[h], rule.fill_s[a], rule.min_on_s[a]);
@@ -705,6 +743,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     }
     gt_h5_attr_str(o.f, "model_source", sources);
     gt_h5_attr_i64(o.f, "n_models", em->n); /* > 1: the ensemble mean of eval.models */
+    gt_h5_attr_str(o.f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
     gt_h5_attr_str(o.f, "source", data_file);
     gt_h5_attr_i64(o.f, "window", W);
     gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
@@ -755,4 +794,5 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
     free(pred), free(wraw), free(state), free(col), free(brk), free(bad), free(nrows), free(tfeat);
     gt_nilm_shard_free(sh);
+    nilm_model_free(&ens);
 }

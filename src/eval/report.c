@@ -459,9 +459,12 @@ static void sec_nilm(rep *r, const cJSON *ev) {
         const cJSON *e;
         cJSON_ArrayForEach(e, models) {
             if (len < sizeof txt)
-                len += (size_t)snprintf(txt + len, sizeof txt - len, "%s%s", len ? ", " : "", jstr(e, "name", "?"));
+                len += (size_t)snprintf(txt + len, sizeof txt - len, "%s%s%s%s%s", len ? ", " : "", jstr(e, "name", "?"),
+                                        jget(e, "appliances") ? " (" : "", jstr(e, "appliances", ""),
+                                        jget(e, "appliances") ? ")" : "");
         }
-        para(r, "Ensemble of %d models (eval.models), outputs averaged (power in W, gated head: on-probability): %s.",
+        para(r, "Ensemble of %d models (eval.models), outputs averaged per appliance over the members trained on it "
+                "(power in W, gated head: on-probability): %s.",
              cJSON_GetArraySize(models), txt);
     }
     const int cal_filter = cJSON_IsTrue(jget(ev, "eval_config.nilm_calibrate_filter"));

@@ -273,6 +273,8 @@ static void models_json(cJSON *d, const gt_eval_model *ems, int n_models) {
         cJSON_AddStringToObject(mj, "name", ems[j].name ? ems[j].name : "model");
         cJSON_AddStringToObject(mj, "kind", gt_model_kind_name(ems[j].m->cfg.kind));
         cJSON_AddNumberToObject(mj, "window", ems[j].m->cfg.window);
+        if (ems[j].data.appliances[0]) /* nilm: trained on these appliances only (data.appliances) */
+            cJSON_AddStringToObject(mj, "appliances", ems[j].data.appliances);
         cJSON_AddItemToArray(ms, mj);
     }
 }

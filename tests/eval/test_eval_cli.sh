@@ -145,6 +145,32 @@ set +e
 [ $rc -eq 2 ] && grep -q "trained with other splits" "$dir/bad.log" \
   || { cat "$dir/bad.log"; fail "ensemble with other splits: exit $rc"; }
 set -e
+# a member trained on two appliances (data.appliances) counts for those alone: as member 0 with
+# the full run every appliance is evaluated; predicting alone it leaves the other 13 columns NaN
+"$tool" train "$dir/train.ini" run.dir="$dir/run_k" data.appliances=kettle+microwave train.max_steps=5 > /dev/null 2>&1 \
+  || fail "train kettle+microwave"
+"$tool" eval "$dir/run_k" eval.models="$dir/run" > "$dir/evalk.log" 2>&1 || { cat "$dir/evalk.log"; fail "eval specialist + full"; }
+python3 -c '
+import json, math, sys
+e = json.load(open(sys.argv[1]))
+ms = e["data"]["models"]
+assert ms[0]["appliances"] == "kettle+microwave" and "appliances" not in ms[1], ms
+apps = e["nilm"]["test"]["appliances"]
+assert len(apps) == 15 and all(a["samples"] > 0 for a in apps), [a["samples"] for a in apps]' "$dir/run_k/eval.json" \
+  || fail "eval.json of the specialist ensemble"
+grep -q "run_k (kettle+microwave)" "$dir/run_k/report.md" || fail "report.md does not name the specialist's appliances"
+"$tool" predict "$dir/run_k" "$dir/nilm.h5" -o "$dir/k1.h5" > /dev/null 2>&1 || fail "predict specialist"
+"${GT_PYTHON:-python3}" -c '
+import h5py, numpy as np, sys
+f = h5py.File(sys.argv[1], "r")
+p = f["predictions"][:]
+names = [n.decode() if isinstance(n, bytes) else n for n in f["appliance_meta/name"][:]]
+own = [names.index("kettle"), names.index("microwave")]
+rest = [a for a in range(len(names)) if a not in own]
+a = f.attrs["appliances"]
+assert (a.decode() if isinstance(a, bytes) else a) == "kettle+microwave", a
+assert np.isnan(p[:, rest]).all() and np.isfinite(p[:, own]).sum() > 0.9 * p.shape[0] * 2, np.isfinite(p).sum(axis=0)' "$dir/k1.h5" \
+  || fail "specialist predict: other appliances not NaN"
 
 # usage errors
 set +e

@@ -510,8 +510,80 @@ int main(int argc, char **argv) {
             TEST_EQ_INT(bad_mean, 0);
             free(pe), free(pa), free(pb);
             gt_nilm_shard_free(sh);
-            MPI_Comm_free(&self2);
         }
+        /* a specialist member (data.appliances = fridge+kettle: the perturbed model trained on two
+         * appliances only) counts for its appliances alone: with the full model, the other 13
+         * columns are the full model's outputs unchanged (predict: bitwise; eval: every metric), the
+         * two the pair's mean (eval: the metrics of the pair above, the specialist as member 0);
+         * alone, it predicts NaN for the other appliances and evaluates only its own. */
+        {
+            gt_eval_model mix[2] = {ems[1], em}, solo = ems[1];
+            mix[0].name = solo.name = "specialist";
+            snprintf(mix[0].data.appliances, sizeof mix[0].data.appliances, "fridge+kettle");
+            solo.data = mix[0].data;
+            const int is_spec[15] = {[0] = 1, [2] = 1};
+            char outM[700], outS[700];
+            snprintf(outM, sizeof outM, "%s/pred_mix.h5", dir);
+            snprintf(outS, sizeof outS, "%s/pred_spec.h5", dir);
+            gt_predict_nilm(data, mix, 2, &ec_raw, outM, world);
+            gt_predict_nilm(data, &solo, 1, &ec_raw, outS, world);
+            gt_nilm_eval r1, q1;
+            gt_eval_nilm(data, mix, 2, &ec, NULL, world, &r1);
+            gt_eval_nilm(data, &solo, 1, &ec, NULL, world, &q1);
+            if (rank == 0) {
+                gt_nilm_eval e0, e2;
+                gt_eval_nilm(data, &em, 1, &ec, NULL, self2, &e0);
+                gt_eval_nilm(data, &ems[1], 1, &ec, NULL, self2, &e2);
+                for (int a = 0; a < 15; a++) {
+                    const gt_nilm_metrics *want = is_spec[a] ? &p1.test.app[a] : &e0.test.app[a];
+                    const gt_nilm_metrics *wanth = is_spec[a] ? &p1.holdout.app[a] : &e0.holdout.app[a];
+                    TEST_CHECK(same_metrics(&r1.test.app[a], want));
+                    TEST_CHECK(same_metrics(&r1.holdout.app[a], wanth));
+                    TEST_CHECK(is_spec[a] ? q1.test.app[a].n > 0 && same_metrics(&q1.test.app[a], &e2.test.app[a])
+                                          : q1.test.app[a].n == 0 && isnan(q1.test.app[a].mae_w));
+                }
+                gt_nilm_shard *sh = gt_nilm_shard_read(data, self2);
+                const size_t N = (size_t)sh->n_rows * 15;
+                float *pm = malloc(sizeof(float) * N), *ps = malloc(sizeof(float) * N), *pa = malloc(sizeof(float) * N),
+                      *pb = malloc(sizeof(float) * N), *pe = malloc(sizeof(float) * N);
+                const char *paths[5] = {outM, outS, outA, out2, outE};
+                float *bufs[5] = {pm, ps, pa, pb, pe};
+                for (int k = 0; k < 5; k++) {
+                    hid_t f = H5Fopen(paths[k], H5F_ACC_RDONLY, H5P_DEFAULT);
+                    TEST_REQUIRE(f >= 0);
+                    read_ds(f, "predictions", H5T_NATIVE_FLOAT, bufs[k]);
+                    if (k == 1) {
+                        char apps[64] = "";
+                        TEST_CHECK(gt_h5_attr_read_str(f, "appliances", apps, sizeof apps) == 0 &&
+                                   !strcmp(apps, "fridge+kettle"));
+                    }
+                    H5Fclose(f);
+                }
+                int64_t off_full = 0, off_pair = 0, off_solo = 0, n_spec = 0;
+                for (size_t j = 0; j < N; j++) {
+                    const int a = (int)(j % 15);
+                    if (isnan(pa[j])) continue; /* an edge row: NaN in every file */
+                    if (!is_spec[a]) {
+                        off_full += memcmp(&pm[j], &pa[j], sizeof(float)) != 0;
+                        off_solo += !isnan(ps[j]);
+                    } else {
+                        n_spec++;
+                        off_pair += memcmp(&pm[j], &pe[j], sizeof(float)) != 0; /* the pair: the same two members */
+                        off_solo += memcmp(&ps[j], &pb[j], sizeof(float)) != 0;
+                    }
+                }
+                fprintf(stderr, "specialist: %lld values of its 2 appliances; off the full model %lld, off the pair %lld, "
+                                "off the specialist alone / not NaN %lld\n",
+                        (long long)n_spec, (long long)off_full, (long long)off_pair, (long long)off_solo);
+                TEST_CHECK(n_spec > 1000);
+                TEST_EQ_INT(off_full, 0);
+                TEST_EQ_INT(off_pair, 0);
+                TEST_EQ_INT(off_solo, 0);
+                free(pm), free(ps), free(pa), free(pb), free(pe);
+                gt_nilm_shard_free(sh);
+            }
+        }
+        if (rank == 0) MPI_Comm_free(&self2);
         gt_model_free(m2), gt_model_free(m3);
     }
     gt_model_free(m);
