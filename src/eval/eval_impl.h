@@ -41,6 +41,10 @@ void gt_eval_out_rows(gt_eval_out *o, const char *name, hid_t mem_type, hid_t fi
 /* Collective: a small table [n] / [n, n_cols] written by rank 0 (buf read there). */
 void gt_eval_out_table(gt_eval_out *o, const char *name, hid_t mem_type, hid_t file_type, int64_t n,
                        int64_t n_cols, const void *buf);
+/* The root attribute `attr`: the runs of models ems[n] comma-separated (an
+ * ensemble's members), each followed by "(window W)" when with_window. */
+struct gt_eval_model;
+void gt_eval_out_attr_models(gt_eval_out *o, const char *attr, const struct gt_eval_model *ems, int n, int with_window);
 /* Collective: closes, renames path.tmp to path (rank 0) after every rank is done. */
 void gt_eval_out_close(gt_eval_out *o);
 

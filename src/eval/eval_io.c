@@ -1,5 +1,6 @@
 /* eval/eval_io.c: item gathers, split planning and the collective output
  * files of predict (see eval_impl.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "core/check.h"
 #include "core/check_h5.h"
 #include "core/check_mpi.h"
+#include "eval/eval.h"
 #include "eval/eval_impl.h"
 
 void gt_eval_gather_items(int n_local, const int32_t *fidx, const double *vals, int k, int n_total, double *all,
@@ -139,6 +141,16 @@ void gt_eval_out_table(gt_eval_out *o, const char *name, hid_t mem_type, hid_t f
     gt_row_run run = {0, n};
     gt_h5_write_runs(ds, mem_type, &run, o->rank == 0 && n > 0 ? 1 : 0, buf, o->dxpl);
     H5Dclose(ds);
+}
+
+void gt_eval_out_attr_models(gt_eval_out *o, const char *attr, const gt_eval_model *ems, int n, int with_window) {
+    char names[GT_EVAL_MAX_MODELS * (PATH_MAX + 32)] = "";
+    for (int j = 0; j < n; j++) {
+        size_t l = strlen(names);
+        l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", j ? "," : "", ems[j].name ? ems[j].name : "model");
+        if (with_window && l < sizeof names) snprintf(names + l, sizeof names - l, "(window %d)", ems[j].m->cfg.window);
+    }
+    gt_h5_attr_str(o->f, attr, names);
 }
 
 void gt_eval_out_close(gt_eval_out *o) {

@@ -736,12 +736,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     gt_h5_attr_str(o.f, "kind", "nilm_predictions");
     gt_h5_attr_i64(o.f, "schema_version", 1);
     gt_h5_attr_str(o.f, "model", gt_model_kind_name(m->cfg.kind));
-    char sources[4 * PATH_MAX] = ""; /* the run(s): members of an ensemble comma-separated */
-    for (int j = 0; j < em->n; j++) {
-        size_t l = strlen(sources);
-        snprintf(sources + l, sizeof sources - l, "%s%s", j ? "," : "", em->ems[j].name ? em->ems[j].name : "");
-    }
-    gt_h5_attr_str(o.f, "model_source", sources);
+    gt_eval_out_attr_models(&o, "model_source", em->ems, em->n, 0); /* the run(s) */
     gt_h5_attr_i64(o.f, "n_models", em->n); /* > 1: the ensemble mean of eval.models */
     gt_h5_attr_str(o.f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
     gt_h5_attr_str(o.f, "source", data_file);

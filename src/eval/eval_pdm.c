@@ -546,13 +546,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_h5_attr_f64(o.f, "margin", ec->pdm_margin);
     gt_h5_attr_f64(o.f, "ewma_s", ec->pdm_ewma_s);
     gt_h5_attr_i64(o.f, "n_models", n_models);
-    char names[1024] = "";
-    for (int j = 0; j < n_models; j++) {
-        size_t l = strlen(names);
-        snprintf(names + l, sizeof names - l, "%s%s(window %d)", j ? "," : "", ems[j].name ? ems[j].name : "model",
-                 ems[j].m->cfg.window);
-    }
-    gt_h5_attr_str(o.f, "models", names);
+    gt_eval_out_attr_models(&o, "models", ems, n_models, 1);
     gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
     gt_eval_out_rows(&o, "score", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, score);
     gt_eval_out_rows(&o, "alarm", H5T_NATIVE_UINT8, H5T_STD_U8LE, 0, alarm);
