@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "eval/eval.h"
+#include "io/h5.h"
 #include "eval/eval_impl.h"
 #include "io/read.h"
 #include "train/checkpoint.h"
@@ -198,6 +199,10 @@ int main(int argc, char **argv) {
         hid_t at = H5Aopen(f, "threshold", H5P_DEFAULT);
         H5Aread(at, H5T_NATIVE_DOUBLE, &thr);
         H5Aclose(at);
+        char models[4096] = "", want[4096];
+        TEST_CHECK(gt_h5_attr_read_str(f, "models", models, sizeof models) == 0);
+        snprintf(want, sizeof want, "%s(window %d)", run32, ems[0].m->cfg.window);
+        TEST_CHECK(!strcmp(models, want));
         H5Fclose(f);
         TEST_CLOSE(thr, e1.threshold, 0, 0);
         int64_t bad = 0;
