@@ -21,7 +21,7 @@
     {"eval.min_on_s", NULL, GT_OPT_FLOAT, "0", "nilm, without calibrate_filter: then drop predicted on runs shorter than this many seconds, every appliance", NULL}, \
     {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL}, \
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
-    {"eval.models", "models", GT_OPT_STR, "", "more run directories (comma-separated): pdm multi-scale, e.g. the window 64 and 1024 runs; nilm ensemble, runs of the same window, inputs and data (e.g. other train.seed), outputs averaged", NULL}, \
+    {"eval.models", "models", GT_OPT_STR, "", "more run directories (comma-separated): pdm multi-scale, e.g. the window 64 and 1024 runs; nilm ensemble, runs of the same window, inputs and data (e.g. other train.seed), outputs averaged per appliance over the members trained on it (data.appliances)", NULL}, \
     {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
     {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL}, \
     {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
