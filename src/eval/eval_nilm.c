@@ -650,6 +650,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
                      const char *out_path, MPI_Comm comm) {
     gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
     const int A = sh->n_appliances;
+    GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
+             GT_DATA_MAX_TARGETS);
     nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
     const nilm_model *em = &ens;
     int64_t rows = sh->n_rows;
