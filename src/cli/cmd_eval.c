@@ -21,6 +21,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "eval/eval.h"
+#include "eval/report.h"
 #include "eval/run_eval.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
@@ -62,7 +63,49 @@ static long long run_dir_of(const char *path, char *run_dir, size_t n_run_dir) {
     return file_step;
 }
 
-void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, int best, MPI_Comm comm, gt_eval_loaded *L) {
+/* Collective: the model of L->tc (the run's training configuration) on the
+ * host engine, its checkpoint of RUN_DIR loaded (file_step >= 0: exactly
+ * that step; else the best-validation one or the newest). */
+static void load_model(gt_eval_loaded *L, const char *path, long long file_step, const gt_task_i *task, int n_cols,
+                       int64_t batch, int best, MPI_Comm comm) {
+    gt_data_config_resolve(&L->tc.data, task->kind);
+    gt_model_config mc = L->tc.model;
+    task->check_model(&mc, path);
+    task->shape_model(&mc, &L->tc.data, n_cols);
+    int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
+    if (batch > 0) micro = batch;
+    if (micro > 1024) micro = 1024;
+    if (micro < 1) micro = 1;
+    mc.max_batch = (int)micro;
+    gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &mc);
+    gt_model *m = gt_engine_model(e);
+    gt_norm_stats ns;
+    memset(&ns, 0, sizeof ns);
+    if (file_step >= 0) {
+        L->step = gt_ckpt_load(L->run_dir, GT_CKPT_STEP, file_step, m, &L->ts, &ns, comm);
+        GT_CHECK(L->step >= 0, GT_EXIT_DATA, "%s: not a valid committed checkpoint (see the warnings above)", path);
+    } else {
+        L->step = gt_ckpt_load(L->run_dir, best ? GT_CKPT_BEST : GT_CKPT_LATEST, -1, m, &L->ts, &ns, comm);
+        GT_CHECK(L->step >= 0, GT_EXIT_USAGE, "%s: no valid checkpoint in %s/checkpoints", path, L->run_dir);
+    }
+    gt_engine_push_state(e);
+    L->em.e = e;
+    L->em.ns = ns;
+    L->em.data = L->tc.data;
+    L->em.name = L->run_dir;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0)
+        GT_INFO("eval: loaded %s (%s, window %d) at step %lld from %s/checkpoints (%s)", path,
+                gt_model_kind_name(mc.kind), mc.window, (long long)L->step, L->run_dir,
+                file_step >= 0                  ? "the checkpoint given"
+                : L->ts.best_step == L->step    ? "best validation loss"
+                : best                          ? "the newest: the best is not available"
+                                                : "the newest");
+}
+
+void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best, MPI_Comm comm,
+                      gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
     long long file_step = run_dir_of(path, L->run_dir, sizeof L->run_dir);
     char *text = gt_ckpt_read_config(L->run_dir);
@@ -82,55 +125,22 @@ void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, int best, MPI
     unlink(tpath);
     gt_train_config_from_args(&L->args, &L->tc);
     gt_train_config_stored_compat(&L->args, &L->tc);
-    gt_model_config mc = L->tc.model;
-    mc.window = L->tc.data.window;
-    L->tc.data.task = mc.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
-    mc.n_in = gt_data_config_n_in(&L->tc.data, n_cols);
-    mc.n_out = mc.kind != GT_MODEL_LSTM && mc.gated ? 2 * n_cols : n_cols;
-    int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
-    if (batch > 0) micro = batch;
-    if (micro > 1024) micro = 1024;
-    if (micro < 1) micro = 1;
-    mc.max_batch = (int)micro;
-    gt_model *m = gt_model_create(&mc);
-    gt_norm_stats ns;
-    memset(&ns, 0, sizeof ns);
-    if (file_step >= 0) {
-        L->step = gt_ckpt_load(L->run_dir, GT_CKPT_STEP, file_step, m, &L->ts, &ns, comm);
-        GT_CHECK(L->step >= 0, GT_EXIT_DATA, "%s: not a valid committed checkpoint (see the warnings above)", path);
-    } else {
-        L->step = gt_ckpt_load(L->run_dir, best ? GT_CKPT_BEST : GT_CKPT_LATEST, -1, m, &L->ts, &ns, comm);
-        GT_CHECK(L->step >= 0, GT_EXIT_USAGE, "%s: no valid checkpoint in %s/checkpoints", path, L->run_dir);
-    }
-    L->em.m = m;
-    L->em.ns = ns;
-    L->em.data = L->tc.data;
-    L->em.data.task = mc.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
-    L->em.name = L->run_dir;
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    if (rank == 0)
-        GT_INFO("eval: loaded %s (%s, window %d) at step %lld from %s/checkpoints (%s)", path,
-                gt_model_kind_name(mc.kind), mc.window, (long long)L->step, L->run_dir,
-                file_step >= 0                  ? "the checkpoint given"
-                : L->ts.best_step == L->step    ? "best validation loss"
-                : best                          ? "the newest: the best is not available"
-                                                : "the newest");
+    load_model(L, path, file_step, task, n_cols, batch, best, comm);
 }
 
 void gt_eval_cli_unload(gt_eval_loaded *L) {
-    gt_model_free(L->em.m);
+    gt_engine_free(L->em.e);
     gt_args_free(&L->args);
     memset(L, 0, sizeof *L);
 }
 
-void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, int *kind_pdm, int *n_cols) {
+void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, const gt_task_i **task, int *n_cols) {
     gt_file_index ix;
     char err[GT_IO_ERR_LEN];
     hid_t f = gt_io_open(path, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
     if (f < 0) gt_io_fail(comm, GT_EXIT_DATA, err);
     H5Fclose(f);
-    *kind_pdm = ix.kind == GT_KIND_PDM;
+    *task = gt_task_for_kind(ix.kind);
     *n_cols = ix.n_cols;
     gt_file_index_free(&ix);
 }
@@ -168,12 +178,13 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
 
 int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,
                          gt_eval_model *ems) {
-    int pdm = 0, cols = 0;
-    gt_eval_cli_data_sizes(data, comm, &pdm, &cols);
+    const gt_task_i *task = NULL;
+    int cols = 0;
+    gt_eval_cli_data_sizes(data, comm, &task, &cols);
     int64_t batch = gt_args_int(a, "eval.batch");
     int best = !strcmp(gt_args_str(a, "eval.checkpoint"), "best");
     int n = 0;
-    gt_eval_cli_load(main_path, cols, batch, best, comm, &Ls[n]);
+    gt_eval_cli_load(main_path, task, cols, batch, best, comm, &Ls[n]);
     ems[n] = Ls[n].em;
     n++;
     char list[4096];
@@ -182,11 +193,46 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!*tok) continue;
         GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
-        gt_eval_cli_load(tok, cols, batch, best, comm, &Ls[n]);
+        gt_eval_cli_load(tok, task, cols, batch, best, comm, &Ls[n]);
         ems[n] = Ls[n].em;
         n++;
     }
     return n;
+}
+
+/* Collective: eval.json and the report of run_dir for the loaded models. */
+static int evaluate_loaded(const char *run_dir, const char *data, const gt_eval_loaded *Ls, const gt_eval_model *ems,
+                           int n, const gt_eval_config *ec, MPI_Comm comm) {
+    gt_eval_train_info ti;
+    gt_eval_train_info_from_run(run_dir, Ls[0].ts.step, Ls[0].ts.elapsed_s, Ls[0].ts.best_val, &ti);
+    ti.eval_step = Ls[0].step;
+    ti.eval_best = Ls[0].ts.best_step == Ls[0].step;
+    if (ti.ranks == 0) MPI_Comm_size(comm, &ti.ranks);
+    return gt_eval_run_dir(run_dir, data, ems, n, ec, &ti, comm);
+}
+
+void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI_Comm comm) {
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    const char *env = getenv("GT_EVAL_AT_END");
+    if (env && !strcmp(env, "0")) {
+        if (rank == 0) gt_report_write(run_dir, NULL);
+        return;
+    }
+    const gt_task_i *task = NULL;
+    int cols = 0;
+    gt_eval_cli_data_sizes(tc->data_file, comm, &task, &cols);
+    int64_t micro = tc->micro_batch > 0 && tc->micro_batch < tc->batch ? tc->micro_batch : tc->batch;
+    gt_eval_loaded *L = GT_CALLOC(1, sizeof *L);
+    L->tc = *tc; /* the configuration just trained (its strings stay the caller's) */
+    L->tc.data.seed = tc->seed;
+    snprintf(L->run_dir, sizeof L->run_dir, "%s", run_dir);
+    load_model(L, run_dir, -1, task, cols, micro, 1, comm);
+    gt_eval_config ec;
+    gt_eval_config_defaults(&ec);
+    evaluate_loaded(run_dir, tc->data_file, L, &L->em, 1, &ec, comm);
+    gt_eval_cli_unload(L);
+    free(L);
 }
 
 static int run_eval(const gt_args *a, MPI_Comm comm) {
@@ -212,12 +258,7 @@ static int run_eval(const gt_args *a, MPI_Comm comm) {
     gt_eval_config ec;
     gt_eval_cli_config(a, &ec);
     int n = gt_eval_cli_load_all(a->pos[0], a, data, comm, Ls, ems);
-    gt_eval_train_info ti;
-    gt_eval_train_info_from_run(run_dir, Ls[0].ts.step, Ls[0].ts.elapsed_s, Ls[0].ts.best_val, &ti);
-    ti.eval_step = Ls[0].step;
-    ti.eval_best = Ls[0].ts.best_step == Ls[0].step;
-    if (ti.ranks == 0) MPI_Comm_size(comm, &ti.ranks);
-    int rc = gt_eval_run_dir(run_dir, data, ems, n, &ec, &ti, comm);
+    int rc = evaluate_loaded(run_dir, data, Ls, ems, n, &ec, comm);
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0) GT_INFO("eval: wrote %s/eval.json, %s/report.md and %s/report.html", run_dir, run_dir, run_dir);

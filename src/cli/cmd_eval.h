@@ -8,6 +8,7 @@
 
 #include "cli/options.h"
 #include "eval/eval.h"
+#include "task/task.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -46,14 +47,16 @@ typedef struct gt_eval_loaded {
  * RUN_DIR/checkpoints (that checkpoint is loaded; it must be valid).
  * best: load the run's best-validation checkpoint (else the newest); a
  * checkpoint file as the path loads that file's step.
- * n_cols: the data's appliances (nilm) or channels (pdm); the model's input
- * channels follow from the stored data configuration (time features);
- * batch <= 0: the run's micro-batch (at most 1024). Errors are user errors
+ * task, n_cols: the evaluated data's task (its file kind) and appliances
+ * (nilm) or channels (pdm); the model's input channels follow from the stored
+ * data configuration (time features); batch <= 0: the run's micro-batch (at
+ * most 1024). The model runs on the host engine. Errors are user errors
  * (exit 2/3). */
-void gt_eval_cli_load(const char *path, int n_cols, int64_t batch, int best, MPI_Comm comm, gt_eval_loaded *L);
+void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best, MPI_Comm comm,
+                      gt_eval_loaded *L);
 void gt_eval_cli_unload(gt_eval_loaded *L);
-/* Collective: kind (1 = pdm) and appliance/channel count of a data file. */
-void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, int *kind_pdm, int *n_cols);
+/* Collective: the task a data file's kind selects and its appliance/channel count. */
+void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, const gt_task_i **task, int *n_cols);
 /* The eval.* options of a command's table -> gt_eval_config. */
 void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec);
 /* Collective: loads main_path and the runs of eval.models (pdm multi-scale,
@@ -61,5 +64,10 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec);
  * Ls[] / ems[] (GT_EVAL_MAX_MODELS entries); returns how many. */
 int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,
                          gt_eval_model *ems);
+/* Collective: after `gridtrain train` finished a run: evaluates RUN_DIR's best
+ * checkpoint on its data file with the default evaluation settings, as
+ * `gridtrain eval RUN_DIR` does, at the training micro-batch (eval.json, plot
+ * data, report). GT_EVAL_AT_END=0 in the environment writes the report only. */
+void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI_Comm comm);
 
 #endif

@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "eval/eval.h"
+#include "eval/eval_task.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -37,8 +38,7 @@ static int run_predict(const gt_args *a, MPI_Comm comm) {
     gt_eval_loaded *Ls = GT_CALLOC(GT_EVAL_MAX_MODELS, sizeof(gt_eval_loaded));
     gt_eval_model ems[GT_EVAL_MAX_MODELS];
     int n = gt_eval_cli_load_all(a->pos[0], a, data, comm, Ls, ems);
-    if (ems[0].m->cfg.kind == GT_MODEL_LSTM) gt_predict_pdm(data, ems, n, &ec, out, comm);
-    else gt_predict_nilm(data, ems, n, &ec, out, comm);
+    gt_eval_task_get(ems[0].data.task)->predict(data, ems, n, &ec, out, comm);
     for (int i = 0; i < n; i++) gt_eval_cli_unload(&Ls[i]);
     free(Ls);
     return 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cmd_eval.h"
 #include "cli/commands.h"
 #include "cli/train_args.h"
 #include "core/check.h"
@@ -26,6 +27,7 @@
 #include "io/shard.h"
 #include "nn/bench.h"
 #include "plan/plan.h"
+#include "task/task.h"
 
 /* Empty defaults mean "the data layer's / model kind's own default"
  * (data/dataset.c gt_data_config_defaults, nn/model_*.c). */
@@ -173,11 +175,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     }
     if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
     GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);
-    GT_CHECK(kind != GT_MODEL_LSTM || d->augment == 0, GT_EXIT_USAGE,
-             "data.augment is for the NILM models (s2p_cnn, s2p_tf): it superimposes appliance activations");
     d->time_features = gt_data_time_features_parse(gt_args_str(a, "data.time_features"));
-    GT_CHECK(kind != GT_MODEL_LSTM || d->time_features == 0, GT_EXIT_USAGE,
-             "data.time_features is for the NILM models (s2p_cnn, s2p_tf); lstm inputs are the sensor channels");
     const char *tz = gt_args_str(a, "data.timezone");
     char tz_err[600];
     GT_CHECK(strlen(tz) < sizeof d->timezone, GT_EXIT_USAGE, "data.timezone: name too long");
@@ -190,7 +188,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(d->split_train > 0 && d->split_val >= 0 && d->split_train + d->split_val <= 1, GT_EXIT_USAGE,
              "data.split_train (%g) and data.split_val (%g) must be > 0, >= 0 and sum to <= 1", d->split_train,
              d->split_val);
-    GT_CHECK(d->stride >= 0, GT_EXIT_USAGE, "data.stride must be >= 0");
+    GT_CHECK(!has(a, "data.stride") || d->stride >= 0, GT_EXIT_USAGE, "data.stride must be >= 0");
 
     gt_model_config *m = &c->model;
     if (has(a, "model.d_model")) m->d_model = as_int(a, "model.d_model", 1, 1 << 16);
@@ -203,9 +201,9 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(loss >= 0, GT_EXIT_USAGE, "model.loss: unknown loss '%s' (mse|l1|mse+l1)", gt_args_str(a, "model.loss"));
     m->loss = (gt_loss_kind)loss;
     const char *head = gt_args_str(a, "model.head");
-    GT_CHECK(kind != GT_MODEL_LSTM || strcmp(head, "gated"), GT_EXIT_USAGE,
-             "model.head = gated is for the NILM models (s2p_cnn, s2p_tf), not lstm");
-    m->gated = kind != GT_MODEL_LSTM && strcmp(head, "power") != 0;
+    /* auto: the gated head where the model has one output per window (seq2point); an explicit
+     * gated head on a task without appliances is refused by the task (task/) */
+    m->gated = !strcmp(head, "gated") || (!strcmp(head, "auto") && kind != GT_MODEL_LSTM);
     double cs = gt_args_float(a, "model.conv_scale");
     GT_CHECK(cs > 0, GT_EXIT_USAGE, "model.conv_scale must be > 0");
     if (kind == GT_MODEL_S2P_CNN) {
@@ -345,7 +343,11 @@ static int run(const gt_args *a0, MPI_Comm comm) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0 && gt_log_level() <= GT_LOG_INFO) gt_args_print(&a, stderr);
-    int rc = gt_train_run(&c, comm, NULL);
+    gt_train_result res;
+    int rc = gt_train_run(&c, comm, &res);
+    /* training, then evaluation of what it wrote (the best checkpoint), as `gridtrain eval` does */
+    if (rc == 0 && c.write_outputs) gt_eval_cli_after_train(&c, res.run_dir, comm);
+    gt_train_result_free(&res);
     free(text);
     gt_args_free(&a);
     return rc;
@@ -371,16 +373,15 @@ int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
 
 /* The data pipeline of the largest rank from the file's row counts (the
  * readers' shard assignment), without reading the series. */
-static double plan_data_bytes(const gt_train_config *c, int ranks, MPI_Comm comm, int *n_cols) {
+static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int *n_cols, const gt_task_i **task_out) {
     gt_file_index ix;
     char err[GT_IO_ERR_LEN];
     hid_t f = gt_io_open(c->data_file, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
     if (f < 0) gt_io_fail(comm, GT_EXIT_DATA, err);
     H5Fclose(f);
-    int want_pdm = c->model.kind == GT_MODEL_LSTM;
-    GT_CHECK((ix.kind == GT_KIND_PDM) == want_pdm, GT_EXIT_USAGE, "%s is a %s file; model.kind %s needs a %s file",
-             c->data_file, ix.kind == GT_KIND_PDM ? "wind-farm (pdm)" : "nilm", gt_model_kind_name(c->model.kind),
-             want_pdm ? "wind-farm (pdm)" : "nilm");
+    const gt_task_i *task = gt_task_for_kind(ix.kind);
+    task->check_model(&c->model, c->data_file);
+    gt_data_config_resolve(&c->data, task->kind);
     *n_cols = ix.n_cols;
     int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)(ix.n_items > 0 ? ix.n_items : 1));
     int *owner = GT_MALLOC(sizeof(int) * (size_t)(ix.n_items > 0 ? ix.n_items : 1));
@@ -394,13 +395,14 @@ static double plan_data_bytes(const gt_train_config *c, int ranks, MPI_Comm comm
                 rows += w[i], items++;
                 if (ix.lowres_offset) low += ix.lowres_offset[i + 1] - ix.lowres_offset[i];
             }
-        double b = (double)gt_dataset_series_bytes(want_pdm ? GT_TASK_PDM : GT_TASK_NILM, rows, low, ix.n_cols,
-                                                   ix.has_faults, want_pdm ? 0 : c->data.time_features);
+        double b = (double)gt_dataset_series_bytes(task->kind, rows, low, ix.n_cols, ix.has_faults,
+                                                   c->data.time_features);
         b += (double)items * 512.0; /* the per-item index: a few hundred bytes */
         if (b > worst) worst = b;
     }
     free(w), free(owner);
     gt_file_index_free(&ix);
+    *task_out = task;
     return worst;
 }
 
@@ -416,19 +418,17 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
     GT_CHECK(ranks >= 0, GT_EXIT_USAGE, "plan.ranks must be >= 0");
     if (ranks == 0) ranks = size;
     int n_cols = 0;
-    double data = plan_data_bytes(&c, ranks, comm, &n_cols);
+    const gt_task_i *task = NULL;
+    double data = plan_data_bytes(&c, ranks, comm, &n_cols, &task);
 
     gt_plan_request rq;
     memset(&rq, 0, sizeof rq);
     rq.model = c.model;
-    rq.model.window = c.data.window;
-    c.data.task = c.model.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
-    rq.model.n_in = gt_data_config_n_in(&c.data, n_cols);
-    rq.model.n_out = c.model.kind == GT_MODEL_LSTM ? n_cols : (c.model.gated ? 2 : 1) * n_cols;
+    task->shape_model(&rq.model, &c.data, n_cols);
     rq.batch = c.batch;
     rq.ranks = ranks;
     rq.micro = c.micro_batch;
-    rq.n_y_data = c.model.kind == GT_MODEL_LSTM ? 0 : n_cols;
+    rq.n_y_data = task->data_targets ? n_cols : 0;
 
     gt_plan_target tg;
     memset(&tg, 0, sizeof tg);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/check.h"
 
@@ -53,4 +54,20 @@ char *gt_read_file(const char *path, size_t *n_bytes) {
     buf[len] = 0;
     if (n_bytes) *n_bytes = len;
     return buf;
+}
+
+int gt_write_file_atomic(const char *path, const char *text) {
+    size_t n = strlen(path) + 8;
+    char *tmp = GT_MALLOC(n);
+    snprintf(tmp, n, "%s.tmp", path);
+    int rc = -1;
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fputs(text, f);
+        int bad = fclose(f) != 0;
+        if (!bad && rename(tmp, path) == 0) rc = 0;
+        else unlink(tmp);
+    }
+    free(tmp);
+    return rc;
 }

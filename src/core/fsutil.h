@@ -13,4 +13,8 @@ int gt_mkdir_p(const char *path);
  * length in *n_bytes when not NULL; NULL with errno set when it cannot be read. */
 char *gt_read_file(const char *path, size_t *n_bytes);
 
+/* Writes text to path.tmp and renames it into place (readers never see a
+ * partial file); 0, or -1 with errno set (the old file is left as it was). */
+int gt_write_file_atomic(const char *path, const char *text);
+
 #endif

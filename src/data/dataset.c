@@ -199,6 +199,14 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->seed = 1;
 }
 
+void gt_data_config_resolve(gt_data_config *cfg, gt_task task) {
+    gt_data_config d;
+    gt_data_config_defaults(&d, task);
+    cfg->task = task;
+    if (cfg->window == GT_DATA_WINDOW_TASK_DEFAULT) cfg->window = d.window;
+    if (cfg->stride == GT_DATA_STRIDE_TASK_DEFAULT) cfg->stride = d.stride;
+}
+
 int gt_data_config_n_in(const gt_data_config *cfg, int n_cols) {
     return cfg->task == GT_TASK_NILM ? 1 + cfg->time_features : n_cols;
 }

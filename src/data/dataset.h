@@ -97,6 +97,14 @@ typedef struct gt_data_config {
                                      0 (default) none */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
+/* Settings whose default depends on the task, left to it until the data
+ * file's kind is known (the trainer, eval and plan call
+ * gt_data_config_resolve once it is): window 0, stride -1. */
+#define GT_DATA_WINDOW_TASK_DEFAULT 0
+#define GT_DATA_STRIDE_TASK_DEFAULT (-1)
+/* Sets cfg->task and fills a window or stride left to the task's default
+ * (nilm 599 / per-appliance strides, pdm 512 / 128). */
+void gt_data_config_resolve(gt_data_config *cfg, gt_task task);
 /* Offset of channel c at step t inside one nilm input window of W steps and C
  * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
  * place the layout rule lives (the dataset's fill, predict, eval samples). */

@@ -28,7 +28,7 @@
 #include "data/dataset.h"
 #include "eval/metrics.h"
 #include "io/format.h"
-#include "nn/model.h"
+#include "nn/engine.h"
 
 #define GT_EVAL_MAX_MODELS 4
 #define GT_EVAL_MAX_GROUPS 16 /* machine types / conditions reported */
@@ -66,7 +66,7 @@ void gt_eval_config_defaults(gt_eval_config *c);
 
 /* A trained model with what inference needs. */
 typedef struct gt_eval_model {
-    gt_model *m;             /* borrowed; cfg.max_batch is the inference micro-batch */
+    gt_engine *e;            /* borrowed; its max_batch is the inference micro-batch */
     gt_norm_stats ns;        /* frozen normalisation statistics of the training run */
     gt_data_config data;     /* training data configuration: window, splits, holdout, screening */
     const char *name;        /* for messages and reports (run directory) */

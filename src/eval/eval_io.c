@@ -148,7 +148,7 @@ void gt_eval_out_attr_models(gt_eval_out *o, const char *attr, const gt_eval_mod
     for (int j = 0; j < n; j++) {
         size_t l = strlen(names);
         l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", j ? "," : "", ems[j].name ? ems[j].name : "model");
-        if (with_window && l < sizeof names) snprintf(names + l, sizeof names - l, "(window %d)", ems[j].m->cfg.window);
+        if (with_window && l < sizeof names) snprintf(names + l, sizeof names - l, "(window %d)", gt_engine_config(ems[j].e)->window);
     }
     gt_h5_attr_str(o->f, attr, names);
 }

@@ -12,6 +12,7 @@
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 #include "io/read.h"
+#include "task/task.h"
 
 void gt_eval_config_defaults(gt_eval_config *c) {
     memset(c, 0, sizeof *c);
@@ -82,7 +83,8 @@ static inline double filtered_w(double yhat, double wraw, int was, int on) {
  * that member's outputs as they are). Appliances no member was trained on
  * are not evaluated (the dataset's target mask) and predicted as NaN. */
 typedef struct nilm_model {
-    gt_model *m;              /* member 0 */
+    gt_engine *e;             /* member 0 */
+    gt_model *m;              /* member 0's host model: its x and pred are the ensemble's */
     gt_norm_stats ns;         /* the (common) frozen statistics */
     gt_data_config data;      /* member 0's training data configuration; appliances: the members' union */
     const char *name;
@@ -98,20 +100,21 @@ static void nilm_model_free(nilm_model *em) { free(em->acc); }
 
 static void nilm_forward(const nilm_model *em, int k) {
     gt_model *m = em->m;
-    gt_model_forward(m, m->x, k);
+    gt_engine_forward(em->e, m->x, k);
     if (em->n < 2) return;
     const int no = m->cfg.n_out, A = m->cfg.gated ? no / 2 : no;
     const size_t nx = (size_t)k * (size_t)m->cfg.window * (size_t)m->cfg.n_in, np = (size_t)k * (size_t)no;
     double *acc = em->acc;
     memset(acc, 0, sizeof(double) * np);
     for (int j = 0; j < em->n; j++) {
-        gt_model *mj = em->ems[j].m;
+        gt_engine *ej = em->ems[j].e;
+        gt_model *mj = gt_engine_model(ej);
         const int step = j > 0 ? mj->cfg.max_batch : k; /* a member's micro-batch may be smaller */
         for (int b0 = 0; b0 < k; b0 += step) {
             const int kb = k - b0 < step ? k - b0 : step;
             if (j > 0) {
                 memcpy(mj->x, m->x + (size_t)b0 * (nx / (size_t)k), sizeof(float) * (nx / (size_t)k) * (size_t)kb);
-                gt_model_forward(mj, mj->x, kb);
+                gt_engine_forward(ej, mj->x, kb);
             }
             for (size_t i = 0; i < (size_t)kb * (size_t)no; i++) {
                 const int o = (int)(i % (size_t)no), a = o < A ? o : o - A;
@@ -201,7 +204,7 @@ static void calibrate_gates(gt_dataset *ds, const nilm_model *em, const gt_io_ap
 static gt_dataset *eval_dataset(gt_nilm_shard *sh, const nilm_model *em, int64_t stride, MPI_Comm comm) {
     gt_data_config dcfg = em->data;
     dcfg.task = GT_TASK_NILM;
-    dcfg.window = em->m->cfg.window;
+    dcfg.window = em->m->cfg.window; /* member 0's host model */
     dcfg.stride = stride;
     dcfg.x_channels_last = gt_model_input_channels_last(em->m->cfg.kind);
     gt_dataset *ds = gt_dataset_nilm(sh, &dcfg, comm);
@@ -221,11 +224,11 @@ static int64_t eval_stride(const gt_eval_config *ec, int64_t rows) {
 }
 
 static void check_model(const gt_eval_model *em, int A) {
-    GT_CHECK(em->m->cfg.kind != GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: an lstm model cannot disaggregate a NILM file",
-             em->name ? em->name : "model");
-    const int per = em->m->cfg.gated ? 2 : 1;
-    GT_CHECK(em->m->cfg.n_out == per * A, GT_EXIT_DATA, "%s: the model predicts %d appliances, the file has %d",
-             em->name ? em->name : "model", em->m->cfg.n_out / per, A);
+    const gt_model_config *mc = gt_engine_config(em->e);
+    gt_task_nilm.check_model(mc, em->name ? em->name : "model");
+    const int per = mc->gated ? 2 : 1;
+    GT_CHECK(mc->n_out == per * A, GT_EXIT_DATA, "%s: the model predicts %d appliances, the file has %d",
+             em->name ? em->name : "model", mc->n_out / per, A);
     GT_CHECK(em->ns.n == 1 + A, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file needs %d",
              em->name ? em->name : "model", em->ns.n, 1 + A);
 }
@@ -250,7 +253,7 @@ static nilm_model nilm_model_of(const gt_eval_model *ems, int n, const gt_io_app
         check_model(e, A);
         if (j == 0) continue;
         const char *nm = e->name ? e->name : "model", *n0 = e0->name ? e0->name : "model 0";
-        const gt_model_config *c = &e->m->cfg, *c0 = &e0->m->cfg;
+        const gt_model_config *c = gt_engine_config(e->e), *c0 = gt_engine_config(e0->e);
         GT_CHECK(c->window == c0->window && c->n_in == c0->n_in && c->gated == c0->gated &&
                      gt_model_input_channels_last(c->kind) == gt_model_input_channels_last(c0->kind) &&
                      !strcmp(e->data.timezone, e0->data.timezone),
@@ -274,7 +277,7 @@ static nilm_model nilm_model_of(const gt_eval_model *ems, int n, const gt_io_app
                  "eval.models: %s's normalisation statistics differ from %s's: members must be trained on the same data",
                  nm, n0);
     }
-    nilm_model em = {.m = e0->m, .ns = e0->ns, .data = e0->data, .name = e0->name, .ems = ems, .n = n};
+    nilm_model em = {.e = e0->e, .m = gt_engine_model(e0->e), .ns = e0->ns, .data = e0->data, .name = e0->name, .ems = ems, .n = n};
     for (int j = 0; j < n; j++) {
         em.cover[j] = gt_data_appliance_mask(ems[j].data.appliances, meta, A);
         GT_CHECK(em.cover[j], GT_EXIT_USAGE, "%s: data.appliances '%s' names no appliance",
@@ -292,7 +295,7 @@ static nilm_model nilm_model_of(const gt_eval_model *ems, int n, const gt_io_app
                      "eval.models: the members' appliances do not fit in %zu characters", sizeof em.data.appliances);
             snprintf(em.data.appliances + l, sizeof em.data.appliances - l, "%s%s", l ? "+" : "", meta[a].name);
         }
-    if (n > 1) em.acc = GT_MALLOC(sizeof(double) * (size_t)e0->m->cfg.max_batch * (size_t)e0->m->cfg.n_out);
+    if (n > 1) em.acc = GT_MALLOC(sizeof(double) * (size_t)em.m->cfg.max_batch * (size_t)em.m->cfg.n_out);
     return em;
 }
 

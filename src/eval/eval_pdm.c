@@ -29,6 +29,7 @@
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 #include "io/read.h"
+#include "task/task.h"
 
 void gt_pdm_eval_free(gt_pdm_eval *e) {
     if (!e) return;
@@ -77,8 +78,9 @@ typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);
 
 /* Squared next-step errors e2[C] of rows [lo, hi) of one turbine (sig (n, C)),
  * row r from the earliest window predicting it; calls fn(ctx, r, e2). */
-static void window_errors(gt_model *m, const gt_norm_stats *ns, const float *sig, int64_t n, int C, int64_t hop,
+static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *sig, int64_t n, int C, int64_t hop,
                           int64_t lo, int64_t hi, err_visit fn, void *ctx) {
+    gt_model *m = gt_engine_model(e); /* x and pred: the host side of the engine's forward */
     const int T = m->cfg.window, B = m->cfg.max_batch;
     if (n < T || hi <= lo) return;
     int64_t K = (n - T) / hop + 1;
@@ -107,7 +109,7 @@ static void window_errors(gt_model *m, const gt_norm_stats *ns, const float *sig
             if (nb < B) continue;
         }
         if (nb == 0) continue;
-        gt_model_forward(m, m->x, nb);
+        gt_engine_forward(e, m->x, nb);
         for (int b = 0; b < nb; b++) {
             int64_t s = wb_start[b], z = s + T > hi ? hi : s + T;
             const float *xb = m->x + (size_t)b * T * C, *pb = m->pred + (size_t)b * T * C;
@@ -272,14 +274,13 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
     for (int k = 0; k < nt; k++)
         if (ti[k].rate > rate_max) rate_max = ti[k].rate;
     for (int j = 0; j < n_models; j++)
-        if (ems[j].m->cfg.window > guard) guard = ems[j].m->cfg.window;
+        if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
     guard += (int64_t)ceil(3 * ec->pdm_ewma_s * rate_max);
     uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions);
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
-        gt_model *m = em->m;
-        GT_CHECK(m->cfg.kind == GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: anomaly scoring needs an lstm model",
-                 em->name ? em->name : "model");
+        gt_model *m = gt_engine_model(em->e);
+        gt_task_pdm.check_model(&m->cfg, em->name ? em->name : "model");
         GT_CHECK(m->cfg.n_in == C, GT_EXIT_DATA, "%s: the model has %d channels, the file %d",
                  em->name ? em->name : "model", m->cfg.n_in, C);
         GT_CHECK(em->ns.n == C, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file has %d channels",
@@ -293,7 +294,7 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
         for (int k = 0; k < nt; k++) {
             if (ti[k].holdout) continue;
             val_ctx vc = {excl + ti[k].r0, vs + (size_t)k * 2 * C, vs + (size_t)k * 2 * C + C, C};
-            window_errors(m, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, ti[k].c1, ti[k].b2, val_visit, &vc);
+            window_errors(em->e, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, ti[k].c1, ti[k].b2, val_visit, &vc);
         }
         double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 2 * C + 8);
         gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
@@ -320,7 +321,7 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
             if (lo2 < 0) lo2 = 0;
             if (ti[k].skip && !all_rows) continue;
             raw_ctx rc = {raw, inv, C};
-            window_errors(m, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n, raw_visit, &rc);
+            window_errors(em->e, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n, raw_visit, &rc);
             gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2);
         }
         if (n_models > 1) {

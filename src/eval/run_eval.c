@@ -1,4 +1,5 @@
-/* eval/run_eval.c: eval.json, timing.json and the end-of-run hook (see run_eval.h). */
+/* eval/run_eval.c: eval.json of a run directory, with each task's part from
+ * the eval task table (see run_eval.h, eval_task.h). */
 #define _GNU_SOURCE
 #include "eval/run_eval.h"
 
@@ -20,17 +21,6 @@
 static void num(cJSON *o, const char *key, double v) {
     if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
     else cJSON_AddNullToObject(o, key);
-}
-
-static int write_text_atomic(const char *path, const char *text) {
-    char tmp[PATH_MAX + 256];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
-    fputs(text, f);
-    int bad = fclose(f) != 0;
-    if (bad || rename(tmp, path)) return -1;
-    return 0;
 }
 
 /* ------------------------------------------------------------ train info -- */
@@ -96,6 +86,10 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
         if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "data_stall"))) ti->data_stall = v->valuedouble;
         if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "train_time_s"))) ti->train_time_s = v->valuedouble;
         if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "gpus"))) ti->gpus = v->valueint;
+        /* the trainer's own figures: the last step's loss and the best validation loss (the end-of-run
+         * validation included, which has no metrics row) */
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "final_loss"))) ti->final_loss = v->valuedouble;
+        if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(j, "best_val_loss"))) ti->best_val_loss = v->valuedouble;
         cJSON_Delete(j);
         free(s);
     }
@@ -271,72 +265,92 @@ static void models_json(cJSON *d, const gt_eval_model *ems, int n_models) {
     for (int j = 0; j < n_models; j++) {
         cJSON *mj = cJSON_CreateObject();
         cJSON_AddStringToObject(mj, "name", ems[j].name ? ems[j].name : "model");
-        cJSON_AddStringToObject(mj, "kind", gt_model_kind_name(ems[j].m->cfg.kind));
-        cJSON_AddNumberToObject(mj, "window", ems[j].m->cfg.window);
+        cJSON_AddStringToObject(mj, "kind", gt_model_kind_name(gt_engine_config(ems[j].e)->kind));
+        cJSON_AddNumberToObject(mj, "window", gt_engine_config(ems[j].e)->window);
         if (ems[j].data.appliances[0]) /* nilm: trained on these appliances only (data.appliances) */
             cJSON_AddStringToObject(mj, "appliances", ems[j].data.appliances);
         cJSON_AddItemToArray(ms, mj);
     }
 }
 
+/* NILM: per-appliance metrics on the test split and the held-out households */
+static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
+                          const gt_eval_config *ec, const char *sample, cJSON *root, MPI_Comm comm) {
+    gt_nilm_eval e;
+    gt_eval_nilm(data_file, ems, n_models, ec, sample, comm, &e);
+    if (!root) return;
+    cJSON *d = data_json(data_file, "nilm", e.n_items, e.n_rows, e.n_ranks);
+    cJSON *w = cJSON_AddObjectToObject(d, "windows");
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) cJSON_AddNumberToObject(w, gt_split_name((gt_split)s), (double)e.windows[s]);
+    cJSON_AddNumberToObject(d, "eval_stride", (double)e.stride);
+    cJSON_AddNumberToObject(d, "window", gt_engine_config(ems[0].e)->window);
+    models_json(d, ems, n_models); /* > 1: the ensemble's members */
+    cJSON *sc = cJSON_AddObjectToObject(d, "screening");
+    cJSON_AddNumberToObject(sc, "windows_total", (double)e.screen.windows_total);
+    cJSON_AddNumberToObject(sc, "windows_screened_gap", (double)e.screen.windows_screened_gap);
+    cJSON_AddNumberToObject(sc, "windows_screened_spike", (double)e.screen.windows_screened_spike);
+    cJSON_AddNumberToObject(sc, "spikes_found", (double)e.screen.spikes_found);
+    cJSON_AddItemToObject(root, "data", d);
+    cJSON *n = cJSON_AddObjectToObject(root, "nilm");
+    cJSON_AddItemToObject(n, "test", nilm_split_json(&e.test, &e));
+    cJSON_AddItemToObject(n, "holdout", nilm_split_json(&e.holdout, &e));
+    cJSON_AddNullToObject(root, "pdm");
+    GT_INFO("eval: %s on %s: test EA %.4f F1 %.4f MAE %.1f W (%lld windows, stride %lld)%s", run_dir, data_file,
+            e.test.overall.ea, e.test.overall.f1, e.test.overall.mae_w, (long long)e.test.n_windows,
+            (long long)e.stride, e.holdout.present ? "" : "; no held-out households");
+    if (e.holdout.present)
+        GT_INFO("eval: held-out households: EA %.4f F1 %.4f MAE %.1f W (%lld windows)", e.holdout.overall.ea,
+                e.holdout.overall.f1, e.holdout.overall.mae_w, (long long)e.holdout.n_windows);
+}
+
+/* PdM: calibrated alarms, point and event metrics, CARE */
+static void pdm_evaluate(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
+                         const gt_eval_config *ec, const char *sample, cJSON *root, MPI_Comm comm) {
+    gt_pdm_eval e;
+    gt_eval_pdm(data_file, ems, n_models, ec, sample, comm, &e);
+    if (root) {
+        cJSON *d = data_json(data_file, "pdm", e.n_turbines, e.n_rows, e.n_ranks);
+        models_json(d, ems, n_models);
+        cJSON_AddItemToObject(root, "data", d);
+        cJSON_AddNullToObject(root, "nilm");
+        cJSON_AddItemToObject(root, "pdm", pdm_json(&e, ec));
+        GT_INFO("eval: %s on %s: %g/%g events detected (recall %.3f), %.2f false alarms per turbine-day, "
+                "point F0.5 %.3f, CARE %.3f, threshold %.5g",
+                run_dir, data_file, e.overall.n_detected, e.overall.n_events, e.overall.event_recall,
+                e.overall.false_alarms_per_turbine_day, e.overall.point_f05, e.overall.care, e.threshold);
+    }
+    gt_pdm_eval_free(&e);
+}
+
+static const gt_eval_task_i g_eval_tasks[] = {
+    {.kind = GT_TASK_NILM, .name = "nilm", .sample_file = "eval_sample.csv", .evaluate = nilm_evaluate,
+     .predict = gt_predict_nilm},
+    {.kind = GT_TASK_PDM, .name = "pdm", .sample_file = "eval_scores.csv", .evaluate = pdm_evaluate,
+     .predict = gt_predict_pdm},
+};
+
+const gt_eval_task_i *gt_eval_task_get(gt_task kind) {
+    for (size_t i = 0; i < sizeof g_eval_tasks / sizeof g_eval_tasks[0]; i++)
+        if (g_eval_tasks[i].kind == kind) return &g_eval_tasks[i];
+    GT_FAIL(GT_EXIT_INTERNAL, "no evaluation for task %d", (int)kind);
+}
+
 int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
                     const gt_eval_config *ec, const gt_eval_train_info *ti, MPI_Comm comm) {
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    const int pdm = ems[0].m->cfg.kind == GT_MODEL_LSTM;
+    const gt_eval_task_i *task = gt_eval_task_get(ems[0].data.task);
     char sample[PATH_MAX + 64], json_path[PATH_MAX + 64];
-    snprintf(sample, sizeof sample, "%s/%s", run_dir, pdm ? "eval_scores.csv" : "eval_sample.csv");
+    snprintf(sample, sizeof sample, "%s/%s", run_dir, task->sample_file);
     snprintf(json_path, sizeof json_path, "%s/eval.json", run_dir);
     double t0 = gt_now();
     cJSON *root = rank == 0 ? cJSON_CreateObject() : NULL;
     if (root) {
-        cJSON_AddStringToObject(root, "task", pdm ? "pdm" : "nilm");
-        cJSON_AddStringToObject(root, "model", gt_model_kind_name(ems[0].m->cfg.kind));
+        cJSON_AddStringToObject(root, "task", task->name);
+        cJSON_AddStringToObject(root, "model", gt_model_kind_name(gt_engine_config(ems[0].e)->kind));
         cJSON_AddStringToObject(root, "data_file", data_file);
     }
-    if (!pdm) {
-        gt_nilm_eval e;
-        gt_eval_nilm(data_file, ems, n_models, ec, sample, comm, &e);
-        if (root) {
-            cJSON *d = data_json(data_file, "nilm", e.n_items, e.n_rows, e.n_ranks);
-            cJSON *w = cJSON_AddObjectToObject(d, "windows");
-            for (int s = 0; s < GT_SPLIT_COUNT; s++) cJSON_AddNumberToObject(w, gt_split_name((gt_split)s), (double)e.windows[s]);
-            cJSON_AddNumberToObject(d, "eval_stride", (double)e.stride);
-            cJSON_AddNumberToObject(d, "window", ems[0].m->cfg.window);
-            models_json(d, ems, n_models); /* > 1: the ensemble's members */
-            cJSON *sc = cJSON_AddObjectToObject(d, "screening");
-            cJSON_AddNumberToObject(sc, "windows_total", (double)e.screen.windows_total);
-            cJSON_AddNumberToObject(sc, "windows_screened_gap", (double)e.screen.windows_screened_gap);
-            cJSON_AddNumberToObject(sc, "windows_screened_spike", (double)e.screen.windows_screened_spike);
-            cJSON_AddNumberToObject(sc, "spikes_found", (double)e.screen.spikes_found);
-            cJSON_AddItemToObject(root, "data", d);
-            cJSON *n = cJSON_AddObjectToObject(root, "nilm");
-            cJSON_AddItemToObject(n, "test", nilm_split_json(&e.test, &e));
-            cJSON_AddItemToObject(n, "holdout", nilm_split_json(&e.holdout, &e));
-            cJSON_AddNullToObject(root, "pdm");
-            GT_INFO("eval: %s on %s: test EA %.4f F1 %.4f MAE %.1f W (%lld windows, stride %lld)%s", run_dir, data_file,
-                    e.test.overall.ea, e.test.overall.f1, e.test.overall.mae_w, (long long)e.test.n_windows,
-                    (long long)e.stride, e.holdout.present ? "" : "; no held-out households");
-            if (e.holdout.present)
-                GT_INFO("eval: held-out households: EA %.4f F1 %.4f MAE %.1f W (%lld windows)", e.holdout.overall.ea,
-                        e.holdout.overall.f1, e.holdout.overall.mae_w, (long long)e.holdout.n_windows);
-        }
-    } else {
-        gt_pdm_eval e;
-        gt_eval_pdm(data_file, ems, n_models, ec, sample, comm, &e);
-        if (root) {
-            cJSON *d = data_json(data_file, "pdm", e.n_turbines, e.n_rows, e.n_ranks);
-            models_json(d, ems, n_models);
-            cJSON_AddItemToObject(root, "data", d);
-            cJSON_AddNullToObject(root, "nilm");
-            cJSON_AddItemToObject(root, "pdm", pdm_json(&e, ec));
-            GT_INFO("eval: %s on %s: %g/%g events detected (recall %.3f), %.2f false alarms per turbine-day, "
-                    "point F0.5 %.3f, CARE %.3f, threshold %.5g",
-                    run_dir, data_file, e.overall.n_detected, e.overall.n_events, e.overall.event_recall,
-                    e.overall.false_alarms_per_turbine_day, e.overall.point_f05, e.overall.care, e.threshold);
-        }
-        gt_pdm_eval_free(&e);
-    }
+    task->evaluate(run_dir, data_file, ems, n_models, ec, sample, root, comm);
     if (root) {
         cJSON_AddItemToObject(root, "train", train_json(ti));
         cJSON *c = cJSON_AddObjectToObject(root, "eval_config");
@@ -358,7 +372,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         char *withnl = GT_MALLOC(len + 2);
         memcpy(withnl, txt, len);
         withnl[len] = '\n', withnl[len + 1] = 0;
-        if (write_text_atomic(json_path, withnl)) GT_WARN("eval: cannot write %s: %s", json_path, strerror(errno));
+        if (gt_write_file_atomic(json_path, withnl)) GT_WARN("eval: cannot write %s: %s", json_path, strerror(errno));
         free(withnl);
         cJSON_free(txt);
         cJSON_Delete(root);
@@ -368,72 +382,3 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
     return 0;
 }
 
-/* ----------------------------------------------------------- end of run -- */
-
-static void write_timing(const char *run_dir, const gt_eval_train_info *ti, MPI_Comm comm) {
-    int rank = 0, size = 1;
-    MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    MPI_CHECK(MPI_Comm_size(comm, &size));
-    int n = gt_event_count(), nmin = 0, nmax = 0;
-    MPI_CHECK(MPI_Allreduce(&n, &nmin, 1, MPI_INT, MPI_MIN, comm));
-    MPI_CHECK(MPI_Allreduce(&n, &nmax, 1, MPI_INT, MPI_MAX, comm));
-    if (nmin != nmax) return; /* ranks registered different events: no table */
-    double t[GT_MAX_EVENTS], tmin[GT_MAX_EVENTS], tmax[GT_MAX_EVENTS], tsum[GT_MAX_EVENTS], c[GT_MAX_EVENTS],
-        csum[GT_MAX_EVENTS];
-    for (int i = 0; i < n; i++) t[i] = gt_event_seconds(i), c[i] = (double)gt_event_calls(i);
-    if (n > 0) {
-        MPI_CHECK(MPI_Allreduce(t, tmin, n, MPI_DOUBLE, MPI_MIN, comm));
-        MPI_CHECK(MPI_Allreduce(t, tmax, n, MPI_DOUBLE, MPI_MAX, comm));
-        MPI_CHECK(MPI_Allreduce(t, tsum, n, MPI_DOUBLE, MPI_SUM, comm));
-        MPI_CHECK(MPI_Allreduce(c, csum, n, MPI_DOUBLE, MPI_SUM, comm));
-    }
-    if (rank != 0) return;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "ranks", size);
-    num(o, "train_time_s", ti->train_time_s);
-    num(o, "samples_per_s", ti->samples_per_s);
-    num(o, "data_stall", ti->data_stall);
-    cJSON_AddNumberToObject(o, "gpus", ti->gpus);
-    cJSON *ev = cJSON_AddArrayToObject(o, "events");
-    for (int i = 0; i < n; i++) {
-        cJSON *e = cJSON_CreateObject();
-        double mean = tsum[i] / size;
-        cJSON_AddStringToObject(e, "name", gt_event_name(i));
-        cJSON_AddNumberToObject(e, "min_s", tmin[i]);
-        cJSON_AddNumberToObject(e, "max_s", tmax[i]);
-        cJSON_AddNumberToObject(e, "mean_s", mean);
-        cJSON_AddNumberToObject(e, "max_over_mean", mean > 0 ? tmax[i] / mean : 1.0);
-        cJSON_AddNumberToObject(e, "calls_per_rank", csum[i] / size);
-        cJSON_AddItemToArray(ev, e);
-    }
-    char *txt = cJSON_Print(o);
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/timing.json", run_dir);
-    if (write_text_atomic(path, txt)) GT_WARN("eval: cannot write %s", path);
-    cJSON_free(txt);
-    cJSON_Delete(o);
-}
-
-void gt_eval_end_of_run(const gt_train_config *cfg, const char *run_dir, gt_model *m, const gt_norm_stats *ns,
-                        const gt_eval_train_info *ti, MPI_Comm comm) {
-    int rank;
-    MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    gt_eval_train_info t2 = *ti;
-    if (t2.threads <= 0) {
-        const char *bt = getenv("OPENBLAS_NUM_THREADS");
-        t2.threads = bt && atoi(bt) > 0 ? atoi(bt) : 1;
-    }
-    ti = &t2;
-    write_timing(run_dir, ti, comm);
-    const char *env = getenv("GT_EVAL_AT_END");
-    if (env && !strcmp(env, "0")) {
-        if (rank == 0) gt_report_write(run_dir, NULL);
-        return;
-    }
-    gt_eval_model em = {.m = m, .ns = *ns, .data = cfg->data, .name = run_dir};
-    em.data.task = m->cfg.kind == GT_MODEL_LSTM ? GT_TASK_PDM : GT_TASK_NILM;
-    em.data.seed = cfg->seed;
-    gt_eval_config ec;
-    gt_eval_config_defaults(&ec);
-    gt_eval_run_dir(run_dir, cfg->data_file, &em, 1, &ec, ti, comm);
-}

@@ -2,10 +2,10 @@
  *
  *   gt_eval_run_dir      evaluate models on a file, write RUN_DIR/eval.json,
  *                        eval_sample.csv / eval_scores.csv (plot data) and the
- *                        report (eval/report.h). Used by `gridtrain eval` and
- *                        at the end of every training run.
- *   gt_eval_end_of_run   the trainer's hook (train/trainer.c): timing.json,
- *                        then gt_eval_run_dir with the model in memory.
+ *                        report (eval/report.h). Used by `gridtrain eval` and,
+ *                        after every training run, by `gridtrain train`
+ *                        (cli/: train, then eval of the run directory).
+ *   gt_eval_train_info_from_run   what the run directory says of its training.
  *
  * eval.json (schema in docs/evaluation.md; the DOE sweep report reads it):
  *   {"task", "model", "data_file", "data": {...}, "nilm": {"test": {"overall",
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "eval/eval.h"
-#include "train/trainer.h"
+#include "eval/eval_task.h"
 
 /* What eval.json's "train" object reports (NaN / 0 when unknown). */
 typedef struct gt_eval_train_info {
@@ -35,8 +35,9 @@ typedef struct gt_eval_train_info {
 } gt_eval_train_info;
 
 /* Not collective: fills *ti from RUN_DIR's manifest.json, metrics.jsonl and
- * timing.json (what a finished run left behind); step, elapsed and best
- * validation loss from the checkpoint state when ts_step >= 0. */
+ * timing.json (what a finished run left behind: the trainer writes its final
+ * and best losses there); step, elapsed and best validation loss from the
+ * checkpoint state when ts_step >= 0. */
 void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts_elapsed_s, double ts_best_val,
                                  gt_eval_train_info *ti);
 
@@ -47,13 +48,5 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
 int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
                     const gt_eval_config *ec, const gt_eval_train_info *ti, MPI_Comm comm);
 
-/* Collective: the end of a training run (called by train/trainer.c after a
- * run that finished with exit code 0 and wrote outputs). Writes
- * run_dir/timing.json (the timing events min/max/mean over ranks, throughput,
- * data stall), evaluates the model with the default gt_eval_config and writes
- * eval.json and the report. GT_EVAL_AT_END=0 in the environment skips the
- * evaluation (timing.json and the report are still written). */
-void gt_eval_end_of_run(const gt_train_config *cfg, const char *run_dir, gt_model *m, const gt_norm_stats *ns,
-                        const gt_eval_train_info *ti, MPI_Comm comm);
 
 #endif

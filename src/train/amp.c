@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "nn/ops/ops.h"
+
 void gt_amp_init(gt_amp_scaler *s, int enabled, float init_scale, int64_t growth_interval) {
     s->enabled = enabled != 0;
     s->scale = s->enabled ? (init_scale > 0 ? init_scale : 65536.0f) : 1.0f;
@@ -16,17 +18,12 @@ void gt_amp_init(gt_amp_scaler *s, int enabled, float init_scale, int64_t growth
 
 float gt_amp_loss_scale(const gt_amp_scaler *s) { return s->enabled ? s->scale : 1.0f; }
 
+float gt_amp_inv_scale(const gt_amp_scaler *s) {
+    return s->enabled ? 1.0f / s->scale : 1.0f; /* exact: scale is a power of two */
+}
+
 int gt_amp_unscale(const gt_amp_scaler *s, float *grads, size_t n) {
-    const float inv = s->enabled ? 1.0f / s->scale : 1.0f; /* exact: scale is a power of two */
-    int finite = 1;
-    if (inv != 1.0f)
-        for (size_t i = 0; i < n; i++) {
-            grads[i] *= inv;
-            finite &= isfinite(grads[i]) != 0;
-        }
-    else
-        for (size_t i = 0; i < n; i++) finite &= isfinite(grads[i]) != 0;
-    return finite;
+    return gt_unscale_check(grads, n, gt_amp_inv_scale(s));
 }
 
 int gt_amp_update(gt_amp_scaler *s, int found_inf) {

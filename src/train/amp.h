@@ -34,6 +34,8 @@ typedef struct gt_amp_scaler {
 void gt_amp_init(gt_amp_scaler *s, int enabled, float init_scale, int64_t growth_interval);
 /* The factor to multiply the loss (or d loss / d pred) by: scale, or 1 when disabled. */
 float gt_amp_loss_scale(const gt_amp_scaler *s);
+/* 1/scale, or 1 when disabled (what an engine's unscale multiplies by). */
+float gt_amp_inv_scale(const gt_amp_scaler *s);
 /* grads (n) *= 1/scale (when enabled); returns 1 if every element is finite. */
 int gt_amp_unscale(const gt_amp_scaler *s, float *grads, size_t n);
 /* Record the step's outcome; returns 1 when the optimizer step must be applied,

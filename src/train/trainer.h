@@ -2,7 +2,8 @@
  *
  * One call trains one model on one file, on every rank of `comm`:
  *
- *   read shard (io/read.h) -> dataset (data/dataset.h: splits, screening,
+ *   the task from the data file's kind (task/task.h: NILM or PdM) -> read
+ *   shard (io/read.h) -> dataset (data/dataset.h: splits, screening,
  *   train-split statistics reduced over ranks and frozen) -> replica of the
  *   model on every rank (init from the seed, then broadcast from rank 0) ->
  *   per step: global batch (data/loader.h, prefetch thread) -> micro-batches
@@ -18,8 +19,14 @@
  * d loss / d pred values are bit-identical for any number of ranks).
  *
  * Outputs under cfg->run_dir: config.ini, manifest.json, metrics.jsonl,
- * screened.csv, forensics.jsonl (only after a non-finite step), checkpoints/
- * (train/checkpoint.h). See docs/training.md.
+ * screened.csv, forensics.jsonl (only after a non-finite step), timing.json
+ * (after a run that finished), checkpoints/ (train/checkpoint.h). See
+ * docs/training.md. Evaluation is not part of training: the command layer
+ * (cli/cmd_train.c) evaluates the run directory afterwards, from its best
+ * checkpoint (eval/), the same way `gridtrain eval RUN_DIR` does.
+ *
+ * The model runs on an engine (nn/engine.h); the loop never asks which task
+ * or engine it has.
  *
  * Collective over comm; the configuration must be the same on every rank.
  * Returns the exit code (the same on every rank): 0, GT_EXIT_NUMERIC after
@@ -29,6 +36,7 @@
 #ifndef GT_TRAIN_TRAINER_H
 #define GT_TRAIN_TRAINER_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 
@@ -37,8 +45,9 @@
 
 typedef struct gt_train_config {
     /* [data] */
-    const char *data_file;  /* NILM file for s2p_*, PdM file for lstm */
-    gt_data_config data;    /* .task follows the model kind; .seed = train seed */
+    const char *data_file;  /* its kind chooses the task: NILM (s2p_cnn, s2p_tf) or PdM (lstm) */
+    gt_data_config data;    /* .task, and a window/stride left to the task's default, are resolved
+                               from the data file; .seed = train seed */
     /* [model]: kind and hyper-parameters; window, n_in, n_out and max_batch are
      * filled in by the trainer from the dataset and micro_batch */
     gt_model_config model;
@@ -96,6 +105,8 @@ typedef struct gt_train_result {
     int64_t n_losses;         /* per-step global losses of this segment */
     double *losses;           /* [n_losses], malloc'd; release with gt_train_result_free */
     int64_t pipeline_bytes;   /* dataset + batch buffers, max over ranks */
+    int64_t best_step;        /* step of the best validation loss (-1: none) */
+    char run_dir[PATH_MAX];   /* the run directory used ("" without outputs) */
 } gt_train_result;
 
 /* Collective (see the top of this file). `res` may be NULL. */

@@ -37,8 +37,17 @@ printf '[data]\nfile = %s/none.h5\n' "$tmp" > "$tmp/t.ini"
 check bad-timezone 2 "data.timezone: unknown time zone 'Mars/Olympus_Mons'" -- \
   "$GT" train "$tmp/t.ini" data.time_features=day data.timezone=Mars/Olympus_Mons
 check bad-time-features 2 "data.time_features = 'hour' is not one of" -- "$GT" train "$tmp/t.ini" data.time_features=hour
-check lstm-time-features 2 "data.time_features is for the NILM models" -- \
-  "$GT" train "$tmp/t.ini" model.kind=lstm data.time_features=day
+# the data file's kind chooses the task: NILM-only settings and models are refused on a wind-farm file,
+# and a sequence model on a NILM file, each with one line naming the file
+"$GT" synth pdm --farms 1 --turbines 1 --days 0.02 --rate 1 -o "$tmp/p.h5" >/dev/null 2>&1 \
+  || { echo "FAIL synth pdm for the task checks"; fail=1; }
+"$GT" synth nilm --households 2 --days 0.2 -o "$tmp/n.h5" >/dev/null 2>&1 || { echo "FAIL synth nilm"; fail=1; }
+check pdm-time-features 2 "data.time_features is for nilm data" -- \
+  "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5" model.kind=lstm data.time_features=day
+check pdm-s2p 2 "p.h5 is a wind-farm \(pdm\) file: model.kind s2p_cnn" -- "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5"
+check pdm-gated 2 "model.head = gated is for NILM files" -- \
+  "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5" model.kind=lstm model.head=gated
+check nilm-lstm 2 "n.h5 is a NILM file: model.kind lstm" -- "$GT" train "$tmp/t.ini" data.file="$tmp/n.h5" model.kind=lstm
 
 # docs/configuration.md is generated from the tables: keep it in sync
 if [ -n "${GT_SOURCE_DIR:-}" ]; then

@@ -26,12 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmd_eval.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 #include "eval/metrics.h"
 #include "io/h5.h"
 #include "io/read.h"
-#include "nn/model.h"
+#include "nn/engine.h"
 #include "train/checkpoint.h"
 #include "train/train_test_util.h"
 
@@ -93,8 +94,9 @@ int main(int argc, char **argv) {
     tc.write_outputs = 1;
     tc.run_dir = run;
     TEST_REQUIRE(gt_train_run(&tc, world, NULL) == 0);
+    gt_eval_cli_after_train(&tc, run, world); /* what `gridtrain train` runs after training */
 
-    /* the end-of-run hook wrote eval.json with the documented keys */
+    /* the evaluation after training wrote eval.json with the documented keys */
     if (rank == 0) {
         char p[700];
         long n;
@@ -136,11 +138,12 @@ int main(int argc, char **argv) {
     mc.n_in = 1 + F;
     mc.n_out = gated ? 30 : 15;
     mc.max_batch = 16;
-    gt_model *m = gt_model_create(&mc);
+    gt_engine *eng = gt_engine_create(GT_ENGINE_HOST, &mc);
+    gt_model *m = gt_engine_model(eng);
     gt_train_state ts;
     gt_norm_stats ns;
     TEST_REQUIRE(gt_ckpt_load_latest(run, m, &ts, &ns, world) == 30);
-    gt_eval_model em = {.m = m, .ns = ns, .data = tc.data, .name = run};
+    gt_eval_model em = {.e = eng, .ns = ns, .data = tc.data, .name = run};
     em.data.task = GT_TASK_NILM;
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
@@ -440,15 +443,16 @@ int main(int argc, char **argv) {
      * gates agree on "on", the ensemble's raw prediction is the members' mean; model + exact copy
      * evaluates like the model alone. */
     {
-        gt_model *m2 = gt_model_create(&mc), *m3 = gt_model_create(&mc);
+        gt_engine *e2 = gt_engine_create(GT_ENGINE_HOST, &mc), *e3 = gt_engine_create(GT_ENGINE_HOST, &mc);
+        gt_model *m2 = gt_engine_model(e2), *m3 = gt_engine_model(e3);
         gt_train_state ts2;
         gt_norm_stats ns2;
         TEST_REQUIRE(gt_ckpt_load_latest(run, m2, &ts2, &ns2, world) == 30);
         TEST_REQUIRE(gt_ckpt_load_latest(run, m3, &ts2, &ns2, world) == 30);
         for (size_t i = 0; i < m2->n_params; i++) m2->params[i] *= (float)(1.0 + 0.2 * sin((double)i));
         gt_eval_model ems[2] = {em, em}, same[2] = {em, em};
-        ems[1].m = m2, ems[1].name = "perturbed";
-        same[1].m = m3;
+        ems[1].e = e2, ems[1].name = "perturbed";
+        same[1].e = e3;
         gt_nilm_eval pP, p1, s1;
         gt_eval_nilm(data, ems, 2, &ec, NULL, world, &pP);
         char outE[700], out2[700], outA[700];
@@ -584,9 +588,9 @@ int main(int argc, char **argv) {
             }
         }
         if (rank == 0) MPI_Comm_free(&self2);
-        gt_model_free(m2), gt_model_free(m3);
+        gt_engine_free(e2), gt_engine_free(e3);
     }
-    gt_model_free(m);
+    gt_engine_free(eng);
     MPI_Barrier(world);
     if (rank == 0 && !gt_test_failures) {
         char cmd[600];

@@ -1,7 +1,7 @@
 /* Anomaly scoring on tiny trained LSTMs (run at 1 and 2 ranks).
  *
  * Trains a tiny lstm (window 32) with gt_train_run on a small wind farm with
- * frequent shocks (the end-of-run hook writes eval.json with a "pdm" object)
+ * frequent shocks (the evaluation after training writes eval.json with a "pdm" object)
  * and a second one with window 16, then checks:
  *   - eval on all ranks == eval on rank 0 alone (threshold, every metric);
  *   - predict on all ranks == on rank 0 alone, byte for byte;
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmd_eval.h"
 #include "eval/eval.h"
 #include "io/h5.h"
 #include "eval/eval_impl.h"
@@ -57,15 +58,15 @@ static void lstm_config(gt_train_config *c, const char *file, const char *run, i
     c->checkpoint_minutes = 0;
 }
 
-static gt_model *load(const gt_train_config *c, const char *run, int C, gt_norm_stats *ns, MPI_Comm comm) {
+static gt_engine *load(const gt_train_config *c, const char *run, int C, gt_norm_stats *ns, MPI_Comm comm) {
     gt_model_config mc = c->model;
     mc.window = c->data.window;
     mc.n_in = mc.n_out = C;
     mc.max_batch = 16;
-    gt_model *m = gt_model_create(&mc);
+    gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &mc);
     gt_train_state ts;
-    TEST_REQUIRE(gt_ckpt_load_latest(run, m, &ts, ns, comm) >= 0);
-    return m;
+    TEST_REQUIRE(gt_ckpt_load_latest(run, gt_engine_model(e), &ts, ns, comm) >= 0);
+    return e;
 }
 
 static int same_eval(const gt_pdm_eval *a, const gt_pdm_eval *b) {
@@ -109,6 +110,7 @@ int main(int argc, char **argv) {
     c16.max_steps = 20;
     TEST_REQUIRE(gt_train_run(&c32, world, NULL) == 0);
     TEST_REQUIRE(gt_train_run(&c16, world, NULL) == 0);
+    gt_eval_cli_after_train(&c32, run32, world); /* what `gridtrain train` runs after training */
     if (rank == 0) {
         char p[700];
         long n;
@@ -138,9 +140,9 @@ int main(int argc, char **argv) {
     gt_pdm_shard_free(probe);
     gt_eval_model ems[2];
     gt_norm_stats ns32, ns16;
-    gt_model *m32 = load(&c32, run32, C, &ns32, world), *m16 = load(&c16, run16, C, &ns16, world);
-    ems[0] = (gt_eval_model){.m = m32, .ns = ns32, .data = c32.data, .name = run32};
-    ems[1] = (gt_eval_model){.m = m16, .ns = ns16, .data = c16.data, .name = run16};
+    gt_engine *m32 = load(&c32, run32, C, &ns32, world), *m16 = load(&c16, run16, C, &ns16, world);
+    ems[0] = (gt_eval_model){.e = m32, .ns = ns32, .data = c32.data, .name = run32};
+    ems[1] = (gt_eval_model){.e = m16, .ns = ns16, .data = c16.data, .name = run16};
     ems[0].data.task = ems[1].data.task = GT_TASK_PDM;
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
@@ -201,7 +203,7 @@ int main(int argc, char **argv) {
         H5Aclose(at);
         char models[4096] = "", want[4096];
         TEST_CHECK(gt_h5_attr_read_str(f, "models", models, sizeof models) == 0);
-        snprintf(want, sizeof want, "%s(window %d)", run32, ems[0].m->cfg.window);
+        snprintf(want, sizeof want, "%s(window %d)", run32, gt_engine_config(ems[0].e)->window);
         TEST_CHECK(!strcmp(models, want));
         H5Fclose(f);
         TEST_CLOSE(thr, e1.threshold, 0, 0);
@@ -250,8 +252,8 @@ int main(int argc, char **argv) {
     }
     gt_pdm_eval_free(&eP);
     gt_pdm_eval_free(&mP);
-    gt_model_free(ems[0].m);
-    gt_model_free(ems[1].m);
+    gt_engine_free(ems[0].e);
+    gt_engine_free(ems[1].e);
     MPI_Barrier(world);
     if (rank == 0 && !gt_test_failures) {
         char cmd[600];

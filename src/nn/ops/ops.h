@@ -149,6 +149,9 @@ double gt_grad_norm(const float *grads, size_t n);
 double gt_clip_grad_norm(float *grads, size_t n, float max_norm);
 /* Scale grads (n) by coef (used after an all-reduce computes the norm). */
 void gt_scale(float *x, size_t n, float coef);
+/* Loss-scale removal: grads (n) *= inv_scale (skipped when inv_scale == 1;
+ * exact for a power of two); returns 1 when every element is finite. */
+int gt_unscale_check(float *grads, size_t n, float inv_scale);
 
 /* ------------------------------------------------------- lr schedule --
  * Linear warmup then cosine decay, for 0-based optimizer step s:

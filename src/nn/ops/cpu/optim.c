@@ -131,6 +131,18 @@ void gt_scale(float *x, size_t n, float coef) {
     for (size_t i = 0; i < n; i++) x[i] *= coef;
 }
 
+int gt_unscale_check(float *grads, size_t n, float inv) {
+    int finite = 1;
+    if (inv != 1.0f)
+        for (size_t i = 0; i < n; i++) {
+            grads[i] *= inv;
+            finite &= isfinite(grads[i]) != 0;
+        }
+    else
+        for (size_t i = 0; i < n; i++) finite &= isfinite(grads[i]) != 0;
+    return finite;
+}
+
 double gt_clip_grad_norm(float *grads, size_t n, float max_norm) {
     double norm = gt_grad_norm(grads, n);
     if (max_norm > 0.0f) {

@@ -1,0 +1,140 @@
+/* nn/engine.h: the numeric engine, one table of functions per device
+ * (ggml's backend table is the model).
+ *
+ * Everything above nn/ that runs a model (the trainer, validation, eval,
+ * predict, `bench train`) calls only these functions, never gt_model_*
+ * directly, so an engine for another device plugs in by filling one
+ * gt_engine_i table:
+ *
+ *   gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &cfg);  // plans + allocates
+ *   gt_engine_init(e, seed);
+ *   per step:
+ *     gt_engine_zero_grad(e);
+ *     per micro-batch:
+ *       const float *pred = gt_engine_forward(e, x, B);  // x host (B, n_x) -> pred host (B, n_y)
+ *       task objective writes gt_engine_dpred(e) (B, n_y)
+ *       gt_engine_backward(e, 1.0f);                     // grads += d objective / d params
+ *     all-reduce gt_engine_grads(e) (dist/: MPI for host grads)
+ *     gt_engine_unscale(e, 1 / loss scale); gt_engine_grad_norm(e); gt_engine_scale_grads(e, c);
+ *     gt_engine_adamw_step(e, &opt, lr, step + 1, 0);
+ *   checkpoints: gt_engine_pull_state(e), then gt_engine_model(e) (table + host state);
+ *   restore: load into gt_engine_model(e), then gt_engine_push_state(e).
+ *
+ * The host model (gt_engine_model) carries the configuration, the parameter
+ * table and a host copy of params / adam_m / adam_v. On the host engine it IS
+ * the state (pull/push are no-ops); a device engine keeps its own buffers in
+ * the same layout (nn/cuda_model.h) and copies whole buffers in pull/push.
+ *
+ * Where the next engine plugs in: a GT_ENGINE_CUDA value, a gt_engine_i
+ * table filled from nn/cuda_model.h's functions (src/nn/ops/cuda/), one case
+ * in gt_engine_create. Nothing above nn/ changes except the gradient
+ * all-reduce choosing NCCL for device gradients (dist/).
+ *
+ * Not thread-safe: one engine per thread. No MPI, no files. */
+#ifndef GT_NN_ENGINE_H
+#define GT_NN_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gt_engine_kind {
+    GT_ENGINE_HOST = 0, /* OpenBLAS + the engine's thread pool (nn/ops/cpu/) */
+    GT_ENGINE_KIND_COUNT
+} gt_engine_kind;
+
+typedef struct gt_engine gt_engine;
+
+/* Bytes an engine holds (for logs and the memory planner's check). */
+typedef struct gt_engine_mem {
+    size_t state_bytes;  /* params, grads and the two AdamW moments */
+    size_t act_bytes;    /* activations and scratch at max_batch */
+    size_t device_bytes; /* on the device (0 on the host engine) */
+} gt_engine_mem;
+
+/* One table per engine kind. */
+typedef struct gt_engine_i {
+    const char *name; /* "host" */
+    void (*free)(gt_engine *e);
+    /* x host (B, n_x) -> prediction; returns a host view (B, n_y) */
+    const float *(*forward)(gt_engine *e, const float *x, int B);
+    float *(*input)(gt_engine *e); /* host (max_batch, n_x) buffer a loader may fill in place */
+    float *(*dpred)(gt_engine *e); /* host (max_batch, n_y): d objective / d pred of the last forward */
+    void (*backward)(gt_engine *e, float dloss);
+    void (*zero_grad)(gt_engine *e);
+    float *(*grads)(gt_engine *e); /* (n_params) the buffer the gradient all-reduce runs on */
+    int (*unscale)(gt_engine *e, float inv_scale);
+    double (*grad_norm)(gt_engine *e);
+    void (*scale_grads)(gt_engine *e, float coef);
+    void (*adamw_step)(gt_engine *e, const gt_adamw_config *opt, float lr, long t, int decay_all);
+    void (*pull_state)(gt_engine *e);
+    void (*push_state)(gt_engine *e);
+    void (*memory)(const gt_engine *e, gt_engine_mem *out);
+} gt_engine_i;
+
+struct gt_engine {
+    const gt_engine_i *i;
+    gt_engine_kind kind;
+    gt_model *host; /* configuration, parameter table, host state (see the top of this file) */
+    int grads_on_device; /* 1: gt_engine_grads is a device pointer */
+    void *ctx;           /* engine-private */
+};
+
+/* Kind name ("host") / parse (-1 if unknown). */
+const char *gt_engine_kind_name(gt_engine_kind kind);
+int gt_engine_kind_parse(const char *name);
+
+/* Plan and allocate a model of cfg on the engine (parameters zero: call
+ * gt_engine_init or load a checkpoint). Errors as gt_model_create. Caller
+ * owns the result. */
+gt_engine *gt_engine_create(gt_engine_kind kind, const gt_model_config *cfg);
+void gt_engine_free(gt_engine *e); /* NULL allowed */
+
+/* The host model: configuration, parameter table, host copy of the state. */
+static inline gt_model *gt_engine_model(const gt_engine *e) { return e->host; }
+static inline const gt_model_config *gt_engine_config(const gt_engine *e) { return &e->host->cfg; }
+static inline size_t gt_engine_n_params(const gt_engine *e) { return e->host->n_params; }
+static inline size_t gt_engine_n_x(const gt_engine *e) { return e->host->n_x; }
+static inline size_t gt_engine_n_y(const gt_engine *e) { return e->host->n_y; }
+static inline int gt_engine_max_batch(const gt_engine *e) { return e->host->cfg.max_batch; }
+
+/* Deterministic init (gt_model_init) on the host copy, then pushed. */
+void gt_engine_init(gt_engine *e, uint64_t seed);
+
+/* x host (B, n_x), 1 <= B <= max_batch (x may be gt_engine_input(e));
+ * returns the prediction, a host view (B, n_y) valid until the next forward. */
+static inline const float *gt_engine_forward(gt_engine *e, const float *x, int B) { return e->i->forward(e, x, B); }
+static inline float *gt_engine_input(gt_engine *e) { return e->i->input(e); }
+/* Host (max_batch, n_y): the objective writes d objective / d pred here
+ * before gt_engine_backward. */
+static inline float *gt_engine_dpred(gt_engine *e) { return e->i->dpred(e); }
+/* grads += gradient of (dloss x the objective whose d/d pred is in dpred);
+ * parameter gradients accumulate over micro-batches. */
+static inline void gt_engine_backward(gt_engine *e, float dloss) { e->i->backward(e, dloss); }
+static inline void gt_engine_zero_grad(gt_engine *e) { e->i->zero_grad(e); }
+/* The gradient buffer (n_params; host or device, see grads_on_device). */
+static inline float *gt_engine_grads(gt_engine *e) { return e->i->grads(e); }
+/* grads *= inv_scale (exact for a power of two; 1 skips the product);
+ * returns 1 when every gradient is finite. */
+static inline int gt_engine_unscale(gt_engine *e, float inv_scale) { return e->i->unscale(e, inv_scale); }
+/* Global L2 norm of the gradients, summed in double (gt_grad_norm). */
+static inline double gt_engine_grad_norm(gt_engine *e) { return e->i->grad_norm(e); }
+static inline void gt_engine_scale_grads(gt_engine *e, float coef) { e->i->scale_grads(e, coef); }
+/* AdamW over every parameter (gt_model_adamw_step). */
+static inline void gt_engine_adamw_step(gt_engine *e, const gt_adamw_config *opt, float lr, long t, int decay_all) {
+    e->i->adamw_step(e, opt, lr, t, decay_all);
+}
+/* Device state -> host copy (params, adam_m, adam_v) / host copy -> device. */
+static inline void gt_engine_pull_state(gt_engine *e) { e->i->pull_state(e); }
+static inline void gt_engine_push_state(gt_engine *e) { e->i->push_state(e); }
+static inline void gt_engine_memory(const gt_engine *e, gt_engine_mem *out) { e->i->memory(e, out); }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

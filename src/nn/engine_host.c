@@ -1,0 +1,80 @@
+/* nn/engine_host.c: the host engine (OpenBLAS + the engine thread pool):
+ * the gt_engine_i table over a gt_model (see engine.h). The host model is
+ * the state itself, so every entry is the gt_model_* call it names. */
+#include "nn/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+
+static void host_free(gt_engine *e) { gt_model_free(e->host); }
+static const float *host_forward(gt_engine *e, const float *x, int B) { return gt_model_forward(e->host, x, B); }
+static float *host_input(gt_engine *e) { return e->host->x; }
+static float *host_dpred(gt_engine *e) { return e->host->dpred; }
+static void host_backward(gt_engine *e, float dloss) { gt_model_backward(e->host, dloss); }
+static void host_zero_grad(gt_engine *e) { gt_model_zero_grad(e->host); }
+static float *host_grads(gt_engine *e) { return e->host->grads; }
+static int host_unscale(gt_engine *e, float inv) { return gt_unscale_check(e->host->grads, e->host->n_params, inv); }
+static double host_grad_norm(gt_engine *e) { return gt_grad_norm(e->host->grads, e->host->n_params); }
+static void host_scale_grads(gt_engine *e, float c) { gt_scale(e->host->grads, e->host->n_params, c); }
+static void host_adamw_step(gt_engine *e, const gt_adamw_config *opt, float lr, long t, int decay_all) {
+    gt_model_adamw_step(e->host, opt, lr, t, decay_all);
+}
+static void host_state_noop(gt_engine *e) { (void)e; } /* the host model is the state */
+static void host_memory(const gt_engine *e, gt_engine_mem *out) {
+    out->state_bytes = gt_model_state_bytes(e->host);
+    out->act_bytes = gt_model_act_bytes(e->host);
+    out->device_bytes = 0;
+}
+
+static const gt_engine_i g_host = {
+    .name = "host",
+    .free = host_free,
+    .forward = host_forward,
+    .input = host_input,
+    .dpred = host_dpred,
+    .backward = host_backward,
+    .zero_grad = host_zero_grad,
+    .grads = host_grads,
+    .unscale = host_unscale,
+    .grad_norm = host_grad_norm,
+    .scale_grads = host_scale_grads,
+    .adamw_step = host_adamw_step,
+    .pull_state = host_state_noop,
+    .push_state = host_state_noop,
+    .memory = host_memory,
+};
+
+static const char *const g_kind_names[GT_ENGINE_KIND_COUNT] = {"host"};
+
+const char *gt_engine_kind_name(gt_engine_kind kind) {
+    return (unsigned)kind < GT_ENGINE_KIND_COUNT ? g_kind_names[kind] : "?";
+}
+
+int gt_engine_kind_parse(const char *name) {
+    for (int k = 0; k < GT_ENGINE_KIND_COUNT; k++)
+        if (name && !strcmp(name, g_kind_names[k])) return k;
+    return -1;
+}
+
+gt_engine *gt_engine_create(gt_engine_kind kind, const gt_model_config *cfg) {
+    GT_CHECK(kind == GT_ENGINE_HOST, GT_EXIT_USAGE, "engine '%s' is not built into this binary",
+             gt_engine_kind_name(kind));
+    gt_engine *e = GT_CALLOC(1, sizeof *e);
+    e->i = &g_host;
+    e->kind = kind;
+    e->host = gt_model_create(cfg);
+    return e;
+}
+
+void gt_engine_free(gt_engine *e) {
+    if (!e) return;
+    e->i->free(e);
+    free(e);
+}
+
+void gt_engine_init(gt_engine *e, uint64_t seed) {
+    gt_model_init(e->host, seed);
+    gt_engine_push_state(e);
+}

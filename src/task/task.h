@@ -1,0 +1,111 @@
+/* task/task.h: what a run learns, one table per task (nccl-tests' testColl
+ * is the model): NILM disaggregation and PdM anomaly detection.
+ *
+ * The data file's kind chooses the task (gt_task_for_file), not the model
+ * kind: the trainer, validation and the memory planner ask the task what a
+ * window's targets are, how many target elements a batch has (the global
+ * loss divisor), how the model's input and output widths follow from the
+ * file, and which models it can train. Evaluation's side of a task (metrics,
+ * calibrated outputs, what predict writes) is the table in eval/eval_task.h,
+ * chosen by the same kind.
+ *
+ *   const gt_task_i *task = gt_task_for_file(cfg.data_file, comm);
+ *   gt_data_config_resolve(&dcfg, task->kind);        // the task's window/stride defaults
+ *   task->check_model(&mc, cfg.data_file);             // one-line error for a model it cannot train
+ *   gt_dataset *ds = task->open(file, &dcfg, comm);    // collective read + dataset
+ *   task->shape_model(&mc, &dcfg, gt_dataset_n_targets(ds));
+ *   gt_task_ctx tc; gt_task_ctx_init(&tc, task, ds, &mc, n_y, micro buffers);
+ *   per micro-batch: gt_task_targets(&tc, x, y, mask, B, &yt, &mt);
+ *                    S += gt_task_objective(&tc, dpred, pred, yt, mt, B, coef);
+ *
+ * Adding a task: a file kind in io/format.h, a gt_task value in
+ * data/dataset.h, src/task/task_<name>.c filling gt_task_i, one row in
+ * task.c's table, and its eval/ side (eval/eval_task.h). Adding a model kind
+ * needs nothing here unless a task must refuse it (check_model).
+ *
+ * May use core, io, data, nn (and MPI through io/data); no config text. */
+#ifndef GT_TASK_TASK_H
+#define GT_TASK_TASK_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "data/dataset.h"
+#include "data/loader.h"
+#include "io/format.h"
+#include "nn/model.h"
+
+typedef struct gt_task_ctx gt_task_ctx;
+
+typedef struct gt_task_i {
+    gt_task kind;
+    const char *name;        /* "nilm", "pdm" */
+    const char *item;        /* "household", "turbine": messages and forensics */
+    gt_file_kind file_kind;  /* the data file kind that selects this task */
+    int data_targets;        /* 1: a window's targets come from the file (n_targets per sample, the
+                                dataset's y/mask); 0: they are derived from the window itself */
+    /* Ends the job (GT_EXIT_USAGE, one line naming the file) for a model or
+     * head this task cannot train. Not collective (same verdict everywhere). */
+    void (*check_model)(const gt_model_config *mc, const char *file);
+    /* Collective: this rank's shard of `file` read and its dataset built
+     * (splits, screening, frozen train statistics). Caller owns it. */
+    gt_dataset *(*open)(const char *file, const gt_data_config *dc, MPI_Comm comm);
+    /* Model input/output widths from the file: window, n_in, n_out. */
+    void (*shape_model)(gt_model_config *mc, const gt_data_config *dc, int n_targets);
+    /* The targets of B samples starting at x: the dataset's y/mask (dy, dm,
+     * B x n_y_ds) or targets derived from x (into the ctx's buffers). */
+    void (*targets)(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B, const float **y,
+                    const float **mask);
+    /* Target elements of this rank's part of a batch (the global loss divisor
+     * is their sum over ranks). */
+    double (*target_count)(const gt_task_ctx *tc, const gt_batch *b);
+} gt_task_i;
+
+/* A task bound to one model and dataset for a run (train, validation). */
+struct gt_task_ctx {
+    const gt_task_i *i;
+    gt_loss_kind loss;
+    int gated;      /* nilm gated head: model outputs (power | on-logit), loss gt_gated_loss_sum */
+    size_t n_x;     /* input elements per sample */
+    size_t n_y;     /* model prediction elements per sample */
+    size_t n_y_ds;  /* dataset target elements per sample (0 when the targets come from x) */
+    size_t n_t;     /* target (mask) elements per sample: n_y, or n_y_ds with the gated head */
+    int T, C;       /* pdm: window and channels */
+    float *thr;     /* gated: (n_y_ds) on-thresholds in normalised units; owned */
+    float *ybuf, *mbuf; /* (micro, n_y) derived targets; borrowed from the caller */
+};
+
+extern const gt_task_i gt_task_nilm;
+extern const gt_task_i gt_task_pdm;
+
+/* The task of kind k. */
+const gt_task_i *gt_task_get(gt_task k);
+/* Collective: the task the data file's kind selects; an unreadable or
+ * invalid file ends the job with GT_EXIT_DATA naming the file. */
+const gt_task_i *gt_task_for_file(const char *file, MPI_Comm comm);
+/* The task of a file kind (NULL for GT_KIND_UNKNOWN). */
+const gt_task_i *gt_task_for_kind(gt_file_kind k);
+
+/* Bind a task to a model (mc, its prediction width n_y) and dataset; ybuf and
+ * mbuf (micro x n_y each) hold derived targets. Refreshes the gated head's
+ * thresholds from the dataset's (possibly restored) statistics. */
+void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *ds, const gt_model_config *mc,
+                      size_t n_y, float *ybuf, float *mbuf);
+void gt_task_ctx_free(gt_task_ctx *tc);
+
+static inline void gt_task_targets(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B,
+                                   const float **y, const float **mask) {
+    tc->i->targets(tc, x, dy, dm, B, y, mask);
+}
+static inline double gt_task_target_count(const gt_task_ctx *tc, const gt_batch *b) {
+    return tc->i->target_count(tc, b);
+}
+/* The training objective of B samples: the model's loss (gt_loss_sum_grad) or
+ * the gated head's (gt_gated_loss_sum), summed over the masked targets;
+ * dpred (NULL: the sum only) = d sum / d pred x coef, coef = loss scale / M
+ * with M the global batch's target count (the same per-element value for any
+ * number of ranks). */
+double gt_task_objective(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y, const float *mask,
+                         int B, float coef);
+
+#endif

@@ -1,0 +1,63 @@
+/* task/task_nilm.c: NILM disaggregation. A window of aggregate power (plus
+ * optional time-of-day channels) -> each appliance's power at its midpoint
+ * (seq2point); targets and masks come from the dataset (per-appliance
+ * strides, appliances not owned or not selected masked out). */
+#include <mpi.h>
+
+#include "core/check.h"
+#include "core/log.h"
+#include "dist/allreduce.h"
+#include "task/task.h"
+
+static void nilm_check_model(const gt_model_config *mc, const char *file) {
+    GT_CHECK(mc->kind != GT_MODEL_LSTM, GT_EXIT_USAGE,
+             "%s is a NILM file: model.kind lstm predicts its own input sequence (anomaly detection on wind-farm "
+             "files); disaggregation needs a seq2point model (model.kind = s2p_cnn or s2p_tf)", file);
+}
+
+static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
+    gt_nilm_shard *sh = gt_nilm_shard_read(file, comm);
+    gt_dataset *ds = gt_dataset_nilm(sh, dc, comm);
+    if (dc->augment > 0) {
+        double n_act = (double)gt_dataset_n_activations(ds);
+        gt_dist_allreduce_sum_d(&n_act, 1, comm);
+        GT_INFO("data: augment %g: %lld appliance activations of the training rows to superimpose", dc->augment,
+                (long long)n_act);
+        GT_CHECK(n_act > 0, GT_EXIT_DATA, "%s: data.augment = %g but no appliance is ever on in the training rows",
+                 file, dc->augment);
+    }
+    return ds;
+}
+
+static void nilm_shape_model(gt_model_config *mc, const gt_data_config *dc, int n_targets) {
+    mc->window = dc->window;
+    mc->n_in = gt_data_config_n_in(dc, n_targets);
+    mc->n_out = mc->gated ? 2 * n_targets : n_targets;
+}
+
+static void nilm_targets(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B, const float **y,
+                         const float **mask) {
+    (void)tc, (void)x, (void)B;
+    *y = dy;
+    *mask = dm;
+}
+
+static double nilm_target_count(const gt_task_ctx *tc, const gt_batch *b) {
+    double c = 0;
+    size_t n = (size_t)b->n * tc->n_y_ds;
+    for (size_t i = 0; i < n; i++) c += b->mask[i];
+    return c;
+}
+
+const gt_task_i gt_task_nilm = {
+    .kind = GT_TASK_NILM,
+    .name = "nilm",
+    .item = "household",
+    .file_kind = GT_KIND_NILM,
+    .data_targets = 1,
+    .check_model = nilm_check_model,
+    .open = nilm_open,
+    .shape_model = nilm_shape_model,
+    .targets = nilm_targets,
+    .target_count = nilm_target_count,
+};

@@ -1,0 +1,104 @@
+/* train/train_impl.h: the trainer's state, shared by the files of train/
+ * (internal to this folder). trainer.c has the phases and the loop,
+ * outputs.c the run directory's files, forensics.c the non-finite step
+ * report. */
+#ifndef GT_TRAIN_TRAIN_IMPL_H
+#define GT_TRAIN_TRAIN_IMPL_H
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "data/loader.h"
+#include "nn/engine.h"
+#include "task/task.h"
+#include "train/amp.h"
+#include "train/checkpoint.h"
+#include "train/trainer.h"
+
+enum { EV_READ, EV_DATA_WAIT, EV_FORWARD, EV_BACKWARD, EV_ALLREDUCE, EV_OPTIMIZER, EV_EVAL, EV_CHECKPOINT, EV_N };
+
+/* What the phases share: set up once, then read by every step. */
+typedef struct trainer {
+    const gt_train_config *cfg;
+    MPI_Comm comm;
+    int rank, size;
+    const gt_task_i *task;  /* chosen by the data file's kind */
+    gt_task_ctx tc;         /* the task bound to this model and dataset */
+    gt_data_config dcfg;    /* cfg->data resolved for the task */
+    gt_dataset *ds;
+    gt_engine *e;
+    gt_loader *ld;
+    int64_t micro;          /* the engine's max_batch */
+    float *vy, *vm;         /* (micro, n_y_ds) validation targets from the dataset */
+    int64_t *vidx;          /* (micro) validation window numbers; owns the micro-batch block */
+    gt_train_state ts;
+    gt_amp_scaler amp;
+    gt_norm_stats ns;
+    char run_dir[PATH_MAX];
+    FILE *metrics;
+    int ev[EV_N];
+    int64_t bpe, total_steps, eval_every;
+    int64_t last_ckpt_step;
+    double last_val;
+    int64_t resumed_from;   /* -1: a fresh run */
+    char start_time[32];
+    uint64_t data_hash;
+    int64_t data_bytes;
+    int64_t pipeline_bytes; /* dataset + batch buffers, max over ranks */
+} trainer;
+
+/* The loop's clocks and running sums (one segment of a run). */
+typedef struct train_clock {
+    int tty, printed_live;
+    double t_loop0, elapsed0, last_ckpt_time;
+    int64_t seg_batches;
+    double iv_t0, iv_wait, iv_loss; /* the logging interval */
+    int64_t iv_steps, iv_samples;
+    double meas_t0, meas_wait;      /* the steady-state measurement (from measure_from) */
+    int64_t meas_samples;
+    double first_loss, last_loss;
+    int64_t validated_step, cap_losses;
+} train_clock;
+
+/* One optimizer step's outcome. */
+typedef struct train_step {
+    const gt_batch *b;
+    double wait;       /* seconds waiting for the batch */
+    double loss;       /* global loss of the batch */
+    double gnorm;      /* global gradient norm (before clipping) */
+    float lr;          /* 0 when the step was skipped */
+    int applied;       /* 0: non-finite, skipped */
+    int checkpoint_due;/* rank 0's clock: train.checkpoint_minutes passed */
+    int time_up;       /* rank 0's clock: train.time_budget reached */
+} train_step;
+
+/* One row of metrics.jsonl: "train" (progress) or "val" (validation). */
+typedef struct train_metrics_row {
+    const char *type;
+    int64_t step;
+    uint64_t epoch;
+    double loss, val_loss, best_val, lr, samples_per_s, data_stall, grad_norm, time_s;
+} train_metrics_row;
+
+/* outputs.c */
+void gt_train_iso_time(int64_t ms, char *buf, size_t n);
+void gt_train_now_iso(char *buf, size_t n);
+void gt_train_resolve_run_dir(trainer *t);              /* collective */
+FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode);
+void gt_train_write_json_line(FILE *f, void *cjson);     /* takes ownership of the cJSON object */
+void gt_train_open_outputs(trainer *t);                  /* collective: config.ini, manifest, metrics, screened.csv */
+void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_code); /* rank 0 */
+void gt_train_metrics_row(const trainer *t, const train_metrics_row *r);           /* rank 0 */
+/* Collective: timing.json (events min/max/mean over ranks, throughput, stall,
+ * final and best losses: what `eval` reports of the training). */
+void gt_train_write_timing(const trainer *t, double train_time_s, double samples_per_s, double data_stall,
+                           double final_loss);
+
+/* forensics.c. Collective: finds the samples of this batch that are
+ * non-finite on their own, gathers them at rank 0, which appends them to
+ * forensics.jsonl and logs one line. Clobbers the gradients. */
+void gt_train_forensics(trainer *t, const gt_batch *b, double loss, double gnorm);
+
+#endif
