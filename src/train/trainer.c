@@ -45,19 +45,20 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->data.window = GT_DATA_WINDOW_TASK_DEFAULT;
     c->data.stride = GT_DATA_STRIDE_TASK_DEFAULT;
     gt_model_config_default(&c->model, kind);
-    c->lr = 1e-3;
-    c->lr_min = 1e-5;
-    c->warmup = 100;
-    c->adamw = (gt_adamw_config){.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01};
-    c->clip = 1.0;
-    c->batch = 256;
-    c->epochs = 10;
-    c->seed = 1;
-    c->prefetch = 1;
-    c->nan_max_bad = 5;
-    c->log_every = 50;
-    c->checkpoint_minutes = 30;
-    c->keep = 3;
+    c->lr = GT_TRAIN_DEFAULT_LR;
+    c->lr_min = GT_TRAIN_DEFAULT_LR_MIN;
+    c->warmup = GT_TRAIN_DEFAULT_WARMUP;
+    c->adamw = (gt_adamw_config){.beta1 = GT_TRAIN_DEFAULT_BETA1, .beta2 = GT_TRAIN_DEFAULT_BETA2,
+                                 .eps = GT_TRAIN_DEFAULT_EPS, .weight_decay = GT_TRAIN_DEFAULT_WEIGHT_DECAY};
+    c->clip = GT_TRAIN_DEFAULT_CLIP;
+    c->batch = GT_TRAIN_DEFAULT_BATCH;
+    c->epochs = GT_TRAIN_DEFAULT_EPOCHS;
+    c->seed = GT_TRAIN_DEFAULT_SEED;
+    c->prefetch = 1; /* the CLI's default is auto (-1) */
+    c->nan_max_bad = GT_TRAIN_DEFAULT_NAN_MAX_BAD;
+    c->log_every = GT_TRAIN_DEFAULT_LOG_EVERY;
+    c->checkpoint_minutes = GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES;
+    c->keep = GT_TRAIN_DEFAULT_KEEP;
     c->write_outputs = 1;
 }
 

@@ -43,6 +43,27 @@
 #include "data/dataset.h"
 #include "nn/model.h"
 
+/* The defaults of gt_train_config, in one place: gt_train_config_defaults and
+ * the option table of `gridtrain train` (cli/cmd_train.c, through GT_TRAIN_STR,
+ * which also makes docs/configuration.md) both take them from here. */
+#define GT_TRAIN_DEFAULT_LR 1e-3
+#define GT_TRAIN_DEFAULT_LR_MIN 1e-5
+#define GT_TRAIN_DEFAULT_WARMUP 100
+#define GT_TRAIN_DEFAULT_WEIGHT_DECAY 0.01
+#define GT_TRAIN_DEFAULT_BETA1 0.9
+#define GT_TRAIN_DEFAULT_BETA2 0.999
+#define GT_TRAIN_DEFAULT_EPS 1e-8
+#define GT_TRAIN_DEFAULT_CLIP 1.0
+#define GT_TRAIN_DEFAULT_BATCH 256
+#define GT_TRAIN_DEFAULT_EPOCHS 10
+#define GT_TRAIN_DEFAULT_SEED 1
+#define GT_TRAIN_DEFAULT_NAN_MAX_BAD 5
+#define GT_TRAIN_DEFAULT_LOG_EVERY 50
+#define GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES 30
+#define GT_TRAIN_DEFAULT_KEEP 3
+#define GT_TRAIN_STR_(x) #x
+#define GT_TRAIN_STR(x) GT_TRAIN_STR_(x)
+
 typedef struct gt_train_config {
     /* [data] */
     const char *data_file;  /* its kind chooses the task: NILM (s2p_cnn, s2p_tf) or PdM (lstm) */
