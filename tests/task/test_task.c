@@ -1,0 +1,164 @@
+/* tests/task/test_task.c: the task interface (task/task.h). The data file's
+ * kind chooses the task; each task's model shape, targets, target count and
+ * objective are checked against what they must be, computed here by hand:
+ *   - gt_task_for_file: NILM file -> gt_task_nilm, wind-farm file -> gt_task_pdm;
+ *   - gt_data_config_resolve: the task's window/stride defaults, explicit values kept;
+ *   - shape_model: NILM n_in = 1 + time features, n_out = A (2A gated); PdM n_in = n_out = C;
+ *   - PdM targets: y[b,t] = x[b,t+1] with mask 0 at t = T-1; target count n (T-1) C;
+ *   - NILM targets are the dataset's; target count = sum of the mask;
+ *   - objective: the gated head's loss for a gated model, the model loss otherwise. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/model_lstm.h"
+#include "task/task.h"
+#include "train/train_test_util.h"
+
+static void check_pdm(const char *file, MPI_Comm comm) {
+    const gt_task_i *task = gt_task_for_file(file, comm);
+    TEST_CHECK(task == &gt_task_pdm);
+    TEST_CHECK(!strcmp(task->item, "turbine") && task->data_targets == 0);
+    gt_data_config dc;
+    gt_data_config_defaults(&dc, GT_TASK_NILM);
+    dc.window = GT_DATA_WINDOW_TASK_DEFAULT;
+    dc.stride = GT_DATA_STRIDE_TASK_DEFAULT;
+    gt_data_config_resolve(&dc, task->kind);
+    TEST_EQ_INT(dc.window, 512);
+    TEST_EQ_INT((int)dc.stride, 128);
+    TEST_CHECK(dc.task == GT_TASK_PDM);
+    dc.window = 16; /* explicit values stay */
+    dc.stride = 8;
+    gt_data_config_resolve(&dc, task->kind);
+    TEST_EQ_INT(dc.window, 16);
+    TEST_EQ_INT((int)dc.stride, 8);
+    dc.screen = GT_SCREEN_OFF;
+    gt_dataset *ds = task->open(file, &dc, comm);
+    const int C = gt_dataset_n_targets(ds);
+    TEST_CHECK(C > 1);
+    gt_model_config mc;
+    gt_model_config_default(&mc, GT_MODEL_LSTM);
+    task->check_model(&mc, file); /* accepted: returns */
+    task->shape_model(&mc, &dc, C);
+    TEST_EQ_INT(mc.window, 16);
+    TEST_EQ_INT(mc.n_in, C);
+    TEST_EQ_INT(mc.n_out, C);
+
+    const int B = 3, T = 16;
+    const size_t n = (size_t)B * T * C;
+    float *x = malloc(sizeof(float) * n), *yb = malloc(sizeof(float) * n), *mb = malloc(sizeof(float) * n);
+    float *pred = malloc(sizeof(float) * n), *dp = malloc(sizeof(float) * n), *dp2 = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) x[i] = (float)sin(0.37 * (double)i), pred[i] = (float)cos(0.11 * (double)i);
+    gt_task_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    gt_task_ctx_init(&tc, task, ds, &mc, (size_t)T * C, yb, mb);
+    const float *y, *mask;
+    gt_task_targets(&tc, x, NULL, NULL, B, &y, &mask);
+    int bad = 0;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < C; c++) {
+                size_t i = ((size_t)b * T + t) * C + c;
+                if (t < T - 1) bad += y[i] != x[i + C] || mask[i] != 1.0f;
+                else bad += mask[i] != 0.0f;
+            }
+    TEST_EQ_INT(bad, 0);
+    gt_batch bt = {.n = B};
+    TEST_CLOSE(gt_task_target_count(&tc, &bt), (double)B * (T - 1) * C, 0, 0);
+    /* the objective is the model loss over the masked targets: sum (pred - y)^2 */
+    double want = 0;
+    for (size_t i = 0; i < n; i++) want += mask[i] * ((double)pred[i] - y[i]) * ((double)pred[i] - y[i]);
+    double got = gt_task_objective(&tc, dp, pred, y, mask, B, 0.5f);
+    TEST_CLOSE(got, want, 0, 1e-6); /* the loss forms pred - y in float */
+    gt_loss_sum_grad(mc.loss, dp2, pred, y, mask, n, 0.5f);
+    TEST_CHECK(!memcmp(dp, dp2, sizeof(float) * n));
+    /* a seq2point model is refused on wind-farm data: covered by tests/cli (exit code, message) */
+    gt_task_ctx_free(&tc);
+    free(x), free(yb), free(mb), free(pred), free(dp), free(dp2);
+    gt_dataset_free(ds);
+}
+
+static void check_nilm(const char *file, MPI_Comm comm) {
+    const gt_task_i *task = gt_task_for_file(file, comm);
+    TEST_CHECK(task == &gt_task_nilm);
+    TEST_CHECK(!strcmp(task->item, "household") && task->data_targets == 1);
+    gt_data_config dc;
+    gt_data_config_defaults(&dc, GT_TASK_PDM);
+    dc.window = GT_DATA_WINDOW_TASK_DEFAULT;
+    dc.stride = GT_DATA_STRIDE_TASK_DEFAULT;
+    gt_data_config_resolve(&dc, task->kind);
+    TEST_EQ_INT(dc.window, 599);
+    TEST_EQ_INT((int)dc.stride, 0);
+    dc.window = 63;
+    dc.stride = 16;
+    dc.time_features = 2;
+    dc.screen = GT_SCREEN_OFF;
+    gt_dataset *ds = task->open(file, &dc, comm);
+    const int A = gt_dataset_n_targets(ds);
+    for (int gated = 0; gated < 2; gated++) {
+        gt_model_config mc;
+        gt_model_config_default(&mc, GT_MODEL_S2P_CNN);
+        mc.gated = gated;
+        task->check_model(&mc, file);
+        task->shape_model(&mc, &dc, A);
+        TEST_EQ_INT(mc.window, 63);
+        TEST_EQ_INT(mc.n_in, 3);
+        TEST_EQ_INT(mc.n_out, gated ? 2 * A : A);
+
+        const int B = 4;
+        const size_t ny = (size_t)mc.n_out;
+        float *pred = malloc(sizeof(float) * B * ny), *dp = malloc(sizeof(float) * B * ny),
+              *dp2 = malloc(sizeof(float) * B * ny);
+        float *dy = malloc(sizeof(float) * B * A), *dm = malloc(sizeof(float) * B * A);
+        for (size_t i = 0; i < (size_t)B * ny; i++) pred[i] = (float)sin(0.3 * (double)i);
+        for (int i = 0; i < B * A; i++) dy[i] = (float)cos(0.2 * i), dm[i] = (float)(i % 3 != 0);
+        gt_task_ctx tc;
+        memset(&tc, 0, sizeof tc);
+        gt_task_ctx_init(&tc, task, ds, &mc, ny, NULL, NULL);
+        TEST_EQ_INT((int)tc.n_t, A);
+        const float *y, *mask;
+        gt_task_targets(&tc, NULL, dy, dm, B, &y, &mask);
+        TEST_CHECK(y == dy && mask == dm); /* the dataset's own targets */
+        double cnt = 0;
+        for (int i = 0; i < B * A; i++) cnt += dm[i];
+        gt_batch bt = {.n = B, .mask = dm};
+        TEST_CLOSE(gt_task_target_count(&tc, &bt), cnt, 0, 0);
+        double got = gt_task_objective(&tc, dp, pred, y, mask, B, 0.25f);
+        double want = gated ? gt_gated_loss_sum(dp2, pred, y, mask, tc.thr, (size_t)B, A, 0.25f)
+                            : gt_loss_sum_grad(mc.loss, dp2, pred, y, mask, (size_t)B * ny, 0.25f);
+        TEST_CHECK(got == want && isfinite(got));
+        TEST_CHECK(!memcmp(dp, dp2, sizeof(float) * B * ny));
+        if (gated) /* the on-thresholds come from the dataset's statistics */
+            for (int a = 0; a < A; a++) TEST_CHECK(tc.thr[a] == gt_dataset_on_threshold(ds, a));
+        gt_task_ctx_free(&tc);
+        free(pred), free(dp), free(dp2), free(dy), free(dm);
+    }
+    gt_dataset_free(ds);
+}
+
+int main(int argc, char **argv) {
+    gt_dist_init(&argc, &argv);
+    MPI_Comm world = MPI_COMM_WORLD;
+    char dir[512], nilm[600], pdm[600];
+    tt_scratch(dir, sizeof dir, "task", world);
+    snprintf(nilm, sizeof nilm, "%s/n.h5", dir);
+    snprintf(pdm, sizeof pdm, "%s/p.h5", dir);
+    tt_write_nilm(nilm, -1, 0, world);
+    tt_write_pdm(pdm, world);
+    check_pdm(pdm, world);
+    check_nilm(nilm, world);
+    TEST_CHECK(gt_task_for_kind(GT_KIND_UNKNOWN) == NULL);
+    TEST_CHECK(gt_task_get(GT_TASK_PDM) == &gt_task_pdm && gt_task_get(GT_TASK_NILM) == &gt_task_nilm);
+    MPI_Barrier(world);
+    int rank;
+    MPI_Comm_rank(world, &rank);
+    if (rank == 0 && !gt_test_failures) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        (void)!system(cmd);
+    }
+    int fails = gt_test_failures, any = 0;
+    MPI_Allreduce(&fails, &any, 1, MPI_INT, MPI_MAX, world);
+    gt_dist_finalize();
+    return any ? 1 : 0;
+}
