@@ -1,5 +1,5 @@
 /* cli/cmd_import.c: `gridtrain import ukdale|redd|refit|care SRC -o OUT.h5`:
- * imports a public dataset into the gridtrain HDF5 format (io/import.h),
+ * imports a public dataset into the gridtrain HDF5 format (import/import.h),
  * parsing houses/turbines in parallel under mpirun. docs/importers.md. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/log.h"
-#include "io/import.h"
+#include "import/import.h"
 
 static const gt_opt opts[] = {
     {"import.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp, renamed when complete)", NULL},

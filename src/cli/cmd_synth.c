@@ -1,5 +1,5 @@
 /* cli/cmd_synth.c: `gridtrain synth nilm|pdm -o FILE [options]`: writes one
- * synthetic dataset file collectively (io/write.h over io/synth.h). */
+ * synthetic dataset file collectively (io/write.h over synth/synth.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,10 +7,10 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
-#include "io/synth_source.h"
+#include "synth/synth_source.h"
 #include "io/write.h"
 
-/* Generator settings default to the generator's own defaults (io/synth_*.c)
+/* Generator settings default to the generator's own defaults (synth/synth_*.c)
  * when left empty. */
 static const gt_opt opts[] = {
     {"synth.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp, renamed when complete)", NULL},

@@ -8,7 +8,7 @@
 
 #include "doe/run.h"
 #include "io/format.h"
-#include "io/synth.h"
+#include "synth/synth.h"
 
 int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int max_names) {
     int n = 0;

@@ -1,4 +1,5 @@
-/* io/h5.h: small HDF5 helpers shared by the io/ files (internal to io/ and tests).
+/* io/h5.h: small HDF5 helpers of io/, public: eval/ (predictions) and train/
+ * (checkpoints) write their HDF5 files with them too (cmake/layers.cmake).
  *
  * All files are opened through the MPI-IO driver on a communicator; "collective"
  * below means every rank of that communicator calls the function with the same

@@ -2,7 +2,7 @@
  *
  * A source is a set of callbacks that produce one household (or one block of a
  * turbine) at a time, as pure functions of the item index: the synthetic
- * generators of io/synth.h (io/synth_source.c) or, later, importers. Every rank
+ * generators of synth/synth.h (synth/synth_source.c) or, later, importers. Every rank
  * queries the cheap `info` callback for every item, so all ranks compute the same
  * offsets and the same item-to-rank plan (io/shard.h) without communication; each
  * rank then generates only its items and writes them at their offsets. The file's
@@ -104,6 +104,6 @@ void gt_nilm_write(const char *path, const gt_nilm_source *src, const gt_write_o
 void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opts *opts,
                   MPI_Comm comm, gt_write_stats *stats);
 
-/* Sources over the synthetic generators are in io/synth_source.h. */
+/* Sources over the synthetic generators are in synth/synth_source.h. */
 
 #endif

@@ -1,5 +1,5 @@
 /* NILM activation augmentation (data.augment) at P ranks, on synthetic
- * households (io/synth_nilm.c: real appliance cycles, gaps of NaN left in).
+ * households (synth/synth_nilm.c: real appliance cycles, gaps of NaN left in).
  *
  * Every training window is filled, then augmented with probability 1 at two
  * epochs, and the change is checked against the rule of gt_dataset_augment:
@@ -25,8 +25,8 @@
 #include "data/dataset.h"
 #include "io/mpi_test.h"
 #include "io/read.h"
-#include "io/synth.h"
-#include "io/synth_source.h"
+#include "synth/synth.h"
+#include "synth/synth_source.h"
 #include "io/write.h"
 #include "test.h"
 

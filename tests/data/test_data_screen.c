@@ -8,7 +8,7 @@
  *     REPAIR: 1 sample repaired (to the local median 2201), no spike windows;
  *     OFF:    only gap windows screened, no spikes looked for;
  *     a window whose midpoint target is Inf gets mask 0 and y 0 (never NaN).
- *   A real synthetic file (io/synth.h, many spikes of 20-60 kW, gaps, stuck
+ *   A real synthetic file (synth/synth.h, many spikes of 20-60 kW, gaps, stuck
  *   runs, 8 W noise): every spike flagged in /fault_flags is found (at most 10%
  *   extra: genuine inrush transients); REPAIR changes exactly the counted
  *   samples, brings every flagged one below 20 kW; DROP changes nothing.
@@ -16,8 +16,8 @@
  *   event rows 100..199 of the even turbines are screened ("event"), test and
  *   holdout windows are kept. */
 #include "data_test.h"
-#include "io/synth.h"
-#include "io/synth_source.h"
+#include "synth/synth.h"
+#include "synth/synth_source.h"
 
 static gt_dataset *make(const char *path, MPI_Comm comm, int screen, int W) {
     gt_data_config cfg;

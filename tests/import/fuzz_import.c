@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/import_parse.h"
+#include "import/import_parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *b = malloc(size ? size : 1);

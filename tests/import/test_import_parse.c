@@ -1,4 +1,4 @@
-/* tests/import/test_import_parse.c: the importers' text layer (io/import_parse.h):
+/* tests/import/test_import_parse.c: the importers' text layer (import/import_parse.h):
  * number and date parsers against strtod/known values, the channel parser's
  * line numbers, sort/duplicate clean-up, resampling means (plain and circular)
  * and gap marks against hand-computed values; with --bench, the parse speed
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "io/import_parse.h"
+#include "import/import_parse.h"
 #include "test.h"
 
 static double now(void) {

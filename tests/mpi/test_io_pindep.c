@@ -2,7 +2,7 @@
  * files are written by sub-communicators of 1, 2, 4 ranks (as many as the run
  * has), with and without compression, and rank 0 compares an xxh64 checksum of
  * every dataset's decoded contents (found by walking the file) across them.
- * Closed-form sources always; the real synthetic generators (io/synth_*.c)
+ * Closed-form sources always; the real synthetic generators (synth/synth_*.c)
  * when they are built. */
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +13,7 @@
 #include "io/testgen.h"
 #include "test.h"
 #ifdef GT_TEST_REAL_SYNTH
-#include "io/synth_source.h"
+#include "synth/synth_source.h"
 #endif
 
 #define MAX_DS 64

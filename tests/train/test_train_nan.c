@@ -11,7 +11,7 @@
  * moments and only squashes the normalised data: finite, see docs/training.md.) */
 #include <cjson/cJSON.h>
 
-#include "io/synth.h"
+#include "synth/synth.h"
 #include "train_test_util.h"
 
 enum { SPIKE_H = 2, EVERY = 40 };

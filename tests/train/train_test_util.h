@@ -18,8 +18,8 @@
 
 #include "core/check.h"
 #include "dist/comm.h"
-#include "io/synth.h"
-#include "io/synth_source.h"
+#include "synth/synth.h"
+#include "synth/synth_source.h"
 #include "io/write.h"
 #include "test.h"
 #include "train/trainer.h"

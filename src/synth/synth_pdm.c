@@ -1,4 +1,4 @@
-/* io/synth_pdm.c: deterministic synthetic wind-farm gearbox data (see io/synth.h).
+/* synth/synth_pdm.c: deterministic synthetic wind-farm gearbox data (see synth/synth.h).
  *
  * Plan (cheap, gt_pdm_turbine_info): per farm an hourly wind model (AR(1)
  * Gaussian process mapped to a Weibull marginal, diurnal modulation, a
@@ -29,7 +29,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
-#include "io/synth.h"
+#include "synth/synth.h"
 
 #define NC GT_PDM_N_CHANNELS
 

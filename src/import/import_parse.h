@@ -1,4 +1,4 @@
-/* io/import_parse.h: the importers' text layer (internal to io/import_*.c, the
+/* import/import_parse.h: the importers' text layer (internal to import/, the
  * tests and the fuzz targets). No MPI, no HDF5: every function here is a pure
  * function of its input bytes and can run under libFuzzer.
  *
@@ -10,8 +10,8 @@
  * "FILE:LINE: " (or "FILE: " when no line applies) so editors can jump to it.
  *
  * Time is int64 milliseconds since the Unix epoch (UTC) everywhere. */
-#ifndef GT_IO_IMPORT_PARSE_H
-#define GT_IO_IMPORT_PARSE_H
+#ifndef GT_IMPORT_IMPORT_PARSE_H
+#define GT_IMPORT_IMPORT_PARSE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
-/* io/synth_source.h: write.h sources over the synthetic generators of synth.h. */
-#ifndef GT_IO_SYNTH_SOURCE_H
-#define GT_IO_SYNTH_SOURCE_H
+/* synth/synth_source.h: write.h sources over the synthetic generators of synth.h. */
+#ifndef GT_SYNTH_SYNTH_SOURCE_H
+#define GT_SYNTH_SYNTH_SOURCE_H
 
-#include "io/synth.h"
+#include "synth/synth.h"
 #include "io/write.h"
 
 /* The config is copied; the source stays valid until *_free. Not collective. */

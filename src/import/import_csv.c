@@ -1,4 +1,4 @@
-/* io/import_csv.c: delimited-text parsers of the importers: REFIT CLEAN_HouseN.csv,
+/* import/import_csv.c: delimited-text parsers of the importers: REFIT CLEAN_HouseN.csv,
  * CARE to Compare data files, event_info.csv and feature_description.csv (see
  * import_parse.h). No MPI, no HDF5. */
 #define _GNU_SOURCE
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "io/import_parse.h"
+#include "import/import_parse.h"
 
 static inline int is_blank(char c) { return c == ' ' || c == '\t'; }
 

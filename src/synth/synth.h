@@ -1,13 +1,14 @@
-/* io/synth.h: deterministic synthetic NILM households and wind farms.
+/* synth/synth.h: deterministic synthetic NILM households and wind farms.
  *
  * Pure generators: no MPI, no HDF5, no globals. Every value is a function of
  * (cfg.seed, household or turbine index) through core/rng.h, so any rank can
  * generate any household/turbine and the bytes never depend on the number of
- * ranks. io/synth_write.c lays them out in an HDF5 file collectively.
+ * ranks. synth/synth_source.c wraps them as io/write.h sources, which
+ * io/write.c lays out in an HDF5 file collectively.
  *
  * Units: power in W, time stamps in int64 milliseconds since the Unix epoch. */
-#ifndef GT_IO_SYNTH_H
-#define GT_IO_SYNTH_H
+#ifndef GT_SYNTH_SYNTH_H
+#define GT_SYNTH_SYNTH_H
 
 #include <stddef.h>
 #include <stdint.h>

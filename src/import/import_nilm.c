@@ -1,4 +1,4 @@
-/* io/import_nilm.c: UK-DALE, REDD (low_freq) and REFIT (CLEAN) households into
+/* import/import_nilm.c: UK-DALE, REDD (low_freq) and REFIT (CLEAN) households into
  * a NILM file. See import.h for the parallel plan and docs/importers.md. */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -12,7 +12,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/format.h"
-#include "io/import_impl.h"
+#include "import/import_impl.h"
 #include "io/shard.h"
 
 enum { ROLE_AGG = -1, ROLE_LEG = -2 }; /* else the appliance column */
@@ -500,8 +500,8 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
              "strict=%d; map=%s; ukdale_aggregate=%d",
              gt_import_format_name(o->format), o->src, H, o->period_s, o->max_gap_s, o->backward_tol_s, o->strict,
              map->n ? map->path : "(none)", (int)o->ukdale_agg);
-    char gen[64];
-    snprintf(gen, sizeof gen, "gridtrain import %s (io/import_nilm.c)", gt_import_format_name(o->format));
+    char gen[64]; /* the attribute keeps the file's former path: files stay byte-identical */
+    snprintf(gen, sizeof gen, "gridtrain import %s (import/import_nilm.c)", gt_import_format_name(o->format));
     gt_nilm_source src = {
         .n_households = H, .n_appliances = A, .meta = P.meta, .has_faults = 1,
         .lowres_period_s = o->lowres_period_s, .generator = gen, .generator_config = P.config, .seed = 0,

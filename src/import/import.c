@@ -1,7 +1,7 @@
-/* io/import.c: the importers' entry point and the parallel plumbing shared by
+/* import/import.c: the importers' entry point and the parallel plumbing shared by
  * the NILM (import_nilm.c) and CARE (import_care.c) drivers. */
 #define _GNU_SOURCE
-#include "io/import.h"
+#include "import/import.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/format.h"
-#include "io/import_impl.h"
+#include "import/import_impl.h"
 
 static const char *const fmt_names[] = {"ukdale", "redd", "refit", "care"};
 

@@ -1,12 +1,12 @@
 /* Synthetic wind-farm gearbox data: plan (segments, events, faulty fraction),
  * determinism, block-size and order independence, labels, shocks and slow
- * degradation visible in the right channels (io/synth_pdm.c). */
+ * degradation visible in the right channels (synth/synth_pdm.c). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/synth.h"
+#include "synth/synth.h"
 #include "test.h"
 
 #define NC GT_PDM_N_CHANNELS

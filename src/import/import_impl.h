@@ -1,13 +1,13 @@
-/* io/import_impl.h: pieces shared by the importers' drivers (import.c,
- * import_nilm.c, import_care.c). Private to io/import_*.c. */
-#ifndef GT_IO_IMPORT_IMPL_H
-#define GT_IO_IMPORT_IMPL_H
+/* import/import_impl.h: pieces shared by the importers' drivers (import.c,
+ * import_nilm.c, import_care.c). Private to import/. */
+#ifndef GT_IMPORT_IMPORT_IMPL_H
+#define GT_IMPORT_IMPORT_IMPL_H
 
 #include <mpi.h>
 #include <stdint.h>
 
-#include "io/import.h"
-#include "io/import_parse.h"
+#include "import/import.h"
+#include "import/import_parse.h"
 
 #define GT_IMPORT_GAP_BIT 2 /* /fault_flags bit of a gap row (GT_FAULT gap) */
 

@@ -1,4 +1,4 @@
-/* io/synth_nilm.c: deterministic synthetic NILM households (see io/synth.h).
+/* synth/synth_nilm.c: deterministic synthetic NILM households (see synth/synth.h).
  *
  * Household h draws everything from one Philox stream
  * gt_stream(GT_STREAM_SYNTH_NILM, h); independent purposes (habits, one
@@ -27,7 +27,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
-#include "io/synth.h"
+#include "synth/synth.h"
 
 #define DAY_S 86400.0
 #define NA GT_NILM_N_APPLIANCES

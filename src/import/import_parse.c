@@ -1,8 +1,8 @@
-/* io/import_parse.c: diagnostics, mmap'ed text, hand-written number and date
+/* import/import_parse.c: diagnostics, mmap'ed text, hand-written number and date
  * parsers, the "timestamp value" channel parser and labels.dat (see
  * import_parse.h). No MPI, no HDF5. */
 #define _GNU_SOURCE
-#include "io/import_parse.h"
+#include "import/import_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* io/import.h: importers of public datasets into the gridtrain HDF5 format
+/* import/import.h: importers of public datasets into the gridtrain HDF5 format
  * (`gridtrain import ukdale|redd|refit|care SRC -o OUT.h5`). docs/importers.md
  * describes the accepted layouts, the resampling and gap rules, the label
  * mapping (datasets/appliance_map.ini) and every message.
@@ -12,8 +12,8 @@
  * written collectively. The output does not depend on the number of ranks.
  * Errors agree across ranks: the error of the lowest item index is reported by
  * rank 0 and the job ends with its exit code (GT_EXIT_DATA for bad input). */
-#ifndef GT_IO_IMPORT_H
-#define GT_IO_IMPORT_H
+#ifndef GT_IMPORT_IMPORT_H
+#define GT_IMPORT_IMPORT_H
 
 #include <mpi.h>
 #include <stdint.h>

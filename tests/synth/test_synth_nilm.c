@@ -1,11 +1,11 @@
 /* Synthetic NILM households: determinism, order independence, signatures,
- * fault flags and fault rates (io/synth_nilm.c). */
+ * fault flags and fault rates (synth/synth_nilm.c). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/synth.h"
+#include "synth/synth.h"
 #include "test.h"
 
 #define NA GT_NILM_N_APPLIANCES

@@ -1,0 +1,51 @@
+# cmake/layers.cmake: the map of src/, the one table of who may use whom.
+#
+# Read by CMakeLists.txt (one library per folder, linked to the libraries of the
+# folders it may use) and by cmake/check_layering.cmake, which the build runs
+# before compiling anything: an include that breaks this table fails the build
+# with `src/X/file.c:LINE: includes Y/..., but X/ may use only: ...`.
+# docs/design.md explains each folder.
+
+# The folders of src/, in the order of the data's path (docs/design.md).
+set(GT_LAYERS core import synth io data nn dist task train eval doe plan cli)
+
+# ---------------------------------------------------------------- folders --
+# GT_USES_<folder>: the other project folders <folder>/ may include (and link).
+#   folder           may use
+set(GT_USES_core     "")
+set(GT_USES_import   core io)
+set(GT_USES_synth    core io)
+set(GT_USES_io       core)
+set(GT_USES_data     core io)
+set(GT_USES_nn       core)
+set(GT_USES_dist     core)
+set(GT_USES_task     core nn io data dist)
+set(GT_USES_train    core nn io data dist plan task)
+set(GT_USES_eval     core nn io data dist task)
+set(GT_USES_doe      core nn io synth train)
+set(GT_USES_plan     core nn data)
+set(GT_USES_cli      core nn io import synth data dist task plan train eval doe)
+
+# -------------------------------------------------------- internal headers --
+# Headers only their own folder may include: every `*_impl.h`, and these.
+set(GT_INTERNAL_HEADERS
+    import/import_parse.h) # the importers' text layer (tests and fuzz targets use it too)
+# io/h5.h stays public: besides io/, the two other writers of HDF5 files use its
+# helpers (eval/ writes predictions, train/ checkpoints). Making it internal
+# means io/ offering those writers; until then it is io/'s public HDF5 toolkit.
+
+# -------------------------------------------------------- external headers --
+# GT_EXT_NOT_<header>: folders that may not include <header>.
+# GT_EXT_ONLY_<header>: the only folders that may. A project header that brings
+# one of these in (core/check_mpi.h brings <mpi.h>) counts as including it.
+set(GT_EXT_HEADERS mpi.h hdf5.h ini.h nccl.h)
+set(GT_EXT_NOT_mpi.h   core nn) # the numeric core builds without MPI (GT_PIPELINE=OFF)
+set(GT_EXT_NOT_hdf5.h  core nn) # ... and without HDF5
+set(GT_EXT_ONLY_ini.h  cli)     # only cli/ parses configuration text (inih)
+set(GT_EXT_ONLY_nccl.h dist)    # only dist/ talks NCCL: also a call of any nccl*( function
+# Files (or folders, ending in /) excused from one rule above, and why.
+set(GT_EXT_EXCUSED
+    "core/check_mpi.h mpi.h"    # MPI_CHECK, header-only: included only where <mpi.h> is allowed
+    "core/check_h5.h hdf5.h"    # H5_CHECK, likewise
+    "core/check_cuda.h nccl.h"  # NCCL_CHECK, under GT_HAVE_NCCL (CUDA translation units)
+    "nn/ops/cuda/ nccl.h")      # gt_cuda_model_allreduce_grads (unused) calls ncclAllReduce: belongs in dist/
