@@ -15,6 +15,7 @@
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "dist/reduce.h"
 #include "eval/report.h"
 
 static void num(cJSON *o, const char *key, double v) {
@@ -364,7 +365,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_Delete(root);
         gt_report_write(run_dir, NULL);
     }
-    MPI_CHECK(MPI_Barrier(comm));
+    gt_dist_barrier(comm);
     return 0;
 }
 
@@ -374,18 +375,19 @@ static void write_timing(const char *run_dir, const gt_eval_train_info *ti, MPI_
     int rank = 0, size = 1;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     MPI_CHECK(MPI_Comm_size(comm, &size));
-    int n = gt_event_count(), nmin = 0, nmax = 0;
-    MPI_CHECK(MPI_Allreduce(&n, &nmin, 1, MPI_INT, MPI_MIN, comm));
-    MPI_CHECK(MPI_Allreduce(&n, &nmax, 1, MPI_INT, MPI_MAX, comm));
+    int n = gt_event_count();
+    int nmin = gt_dist_min_int(n, comm), nmax = gt_dist_max_int(n, comm);
     if (nmin != nmax) return; /* ranks registered different events: no table */
-    double t[GT_MAX_EVENTS], tmin[GT_MAX_EVENTS], tmax[GT_MAX_EVENTS], tsum[GT_MAX_EVENTS], c[GT_MAX_EVENTS],
-        csum[GT_MAX_EVENTS];
-    for (int i = 0; i < n; i++) t[i] = gt_event_seconds(i), c[i] = (double)gt_event_calls(i);
+    double tmin[GT_MAX_EVENTS], tmax[GT_MAX_EVENTS], tsum[GT_MAX_EVENTS], csum[GT_MAX_EVENTS];
+    for (int i = 0; i < n; i++) {
+        tmin[i] = tmax[i] = tsum[i] = gt_event_seconds(i);
+        csum[i] = (double)gt_event_calls(i);
+    }
     if (n > 0) {
-        MPI_CHECK(MPI_Allreduce(t, tmin, n, MPI_DOUBLE, MPI_MIN, comm));
-        MPI_CHECK(MPI_Allreduce(t, tmax, n, MPI_DOUBLE, MPI_MAX, comm));
-        MPI_CHECK(MPI_Allreduce(t, tsum, n, MPI_DOUBLE, MPI_SUM, comm));
-        MPI_CHECK(MPI_Allreduce(c, csum, n, MPI_DOUBLE, MPI_SUM, comm));
+        gt_dist_allreduce_min_d(tmin, n, comm);
+        gt_dist_allreduce_max_d(tmax, n, comm);
+        gt_dist_allreduce_sum_d(tsum, n, comm);
+        gt_dist_allreduce_sum_d(csum, n, comm);
     }
     if (rank != 0) return;
     cJSON *o = cJSON_CreateObject();
