@@ -200,6 +200,17 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->seed = 1;
 }
 
+void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
+                        int64_t *b1, int64_t *b2, int *holdout) {
+    *holdout = holdout_every > 0 && file_index % holdout_every == holdout_every - 1;
+    int64_t a = llround(split_train * (double)n_rows), b = llround((split_train + split_val) * (double)n_rows);
+    if (a > n_rows) a = n_rows;
+    if (b > n_rows) b = n_rows;
+    if (b < a) b = a;
+    *b1 = a;
+    *b2 = b;
+}
+
 int gt_data_config_n_in(const gt_data_config *cfg, int n_cols) {
     return cfg->task == GT_TASK_NILM ? 1 + cfg->time_features : n_cols;
 }
@@ -534,17 +545,13 @@ static void plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int6
     it->row0 = row0;
     it->n_rows = n_rows;
     it->base = base;
-    int k = cfg->holdout_every;
-    it->holdout = k > 0 && ds->index[li] % k == k - 1;
+    int64_t b1, b2;
+    gt_data_item_split(n_rows, ds->index[li], cfg->split_train, cfg->split_val, cfg->holdout_every, &b1, &b2,
+                       &it->holdout);
     it->excluded = !gt_data_filter_has(&cfg->items, ds->id[li]);
     if (ds->pdm)
         it->excluded |= !gt_data_filter_has(&cfg->farms, ds->pdm->farm[li]) ||
                         !gt_data_filter_has(&cfg->machine_types, ds->pdm->machine_type[li]);
-    int64_t b1 = llround(cfg->split_train * (double)n_rows);
-    int64_t b2 = llround((cfg->split_train + cfg->split_val) * (double)n_rows);
-    if (b1 > n_rows) b1 = n_rows;
-    if (b2 > n_rows) b2 = n_rows;
-    if (b2 < b1) b2 = b1;
     int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
     if (it->excluded) {
         for (int s = 0; s < GT_SPLIT_COUNT; s++) lo[s] = hi[s] = 0;

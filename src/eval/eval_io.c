@@ -1,7 +1,6 @@
-/* eval/eval_io.c: item gathers, split planning and the collective output
- * files of predict (see eval_impl.h). */
+/* eval/eval_io.c: item gathers and the collective output files of predict
+ * (see eval_impl.h). The split of each item is data/'s gt_data_item_split. */
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +30,6 @@ void gt_eval_gather_items(int n_local, const int32_t *fidx, const double *vals, 
         memcpy(all + (size_t)f * k, recv + i * rec + 1, sizeof(double) * (size_t)k);
     }
     free(send), free(recv);
-}
-
-void gt_eval_item_splits(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
-                         int64_t *b1, int64_t *b2, int *holdout) {
-    /* the same arithmetic as data/dataset.c plan_item */
-    *holdout = holdout_every > 0 && file_index % holdout_every == holdout_every - 1;
-    int64_t a = llround(split_train * (double)n_rows), b = llround((split_train + split_val) * (double)n_rows);
-    if (a > n_rows) a = n_rows;
-    if (b > n_rows) b = n_rows;
-    if (b < a) b = a;
-    *b1 = a;
-    *b2 = b;
 }
 
 /* ----------------------------------------------------------- out files -- */

@@ -26,6 +26,7 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
+#include "data/dataset.h"
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
@@ -342,8 +343,8 @@ static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_eval_model *em, int
         ti[k].r0 = sh->row_offset[k];
         ti[k].n = sh->row_offset[k + 1] - sh->row_offset[k];
         ti[k].rate = sh->rate_hz[k] > 0 ? sh->rate_hz[k] : 1;
-        gt_eval_item_splits(ti[k].n, sh->index[k], em->data.split_train, em->data.split_val, em->data.holdout_every,
-                            &ti[k].b1, &ti[k].b2, &ti[k].holdout);
+        gt_data_item_split(ti[k].n, sh->index[k], em->data.split_train, em->data.split_val, em->data.holdout_every,
+                           &ti[k].b1, &ti[k].b2, &ti[k].holdout);
         ti[k].c1 = cal_train ? 0 : ti[k].b1;
         const gt_data_config *d = &em->data;
         ti[k].skip = !gt_data_filter_has(&d->items, sh->id[k]) || !gt_data_filter_has(&d->farms, sh->farm[k]) ||
