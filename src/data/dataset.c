@@ -26,10 +26,10 @@
  * A window is screened for the first of gap, spike, event it touches.
  *
  * Normalisation: two passes over the train rows (sum -> mean, then the sum of
- * squared deviations), each reduced with MPI_Allreduce, so the statistics do
- * not suffer the cancellation of sum-of-squares formulas on channels with a
- * large mean and a small spread (temperatures, rpm) and agree across rank
- * counts to rounding. */
+ * squared deviations), each summed over the ranks (dist/reduce.h), so the
+ * statistics do not suffer the cancellation of sum-of-squares formulas on
+ * channels with a large mean and a small spread (temperatures, rpm) and agree
+ * across rank counts to rounding. */
 #include "data/dataset.h"
 
 #include <math.h>
