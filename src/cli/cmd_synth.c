@@ -5,8 +5,8 @@
 
 #include "cli/commands.h"
 #include "core/check.h"
-#include "core/check_mpi.h"
 #include "core/log.h"
+#include "dist/reduce.h"
 #include "synth/synth_source.h"
 #include "io/write.h"
 
@@ -35,12 +35,11 @@ static const gt_opt opts[] = {
 };
 
 static void report(const char *kind, const char *path, const gt_write_stats *st, MPI_Comm comm) {
-    double t_max = 0, gen_max = 0, write_max = 0;
-    int64_t rows = st->n_rows, rows_max = 0;
-    MPI_CHECK(MPI_Reduce(&st->total_s, &t_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm));
-    MPI_CHECK(MPI_Reduce(&st->gen_s, &gen_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm));
-    MPI_CHECK(MPI_Reduce(&st->write_s, &write_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm));
-    MPI_CHECK(MPI_Reduce(&rows, &rows_max, 1, MPI_INT64_T, MPI_MAX, 0, comm));
+    /* maxima over the ranks, on rank 0 (which prints them) */
+    const double t_max = gt_dist_reduce_max_d(st->total_s, comm);
+    const double gen_max = gt_dist_reduce_max_d(st->gen_s, comm);
+    const double write_max = gt_dist_reduce_max_d(st->write_s, comm);
+    const int64_t rows_max = gt_dist_reduce_max_i64(st->n_rows, comm);
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);

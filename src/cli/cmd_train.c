@@ -23,6 +23,7 @@
 #include "core/timer.h"
 #include "data/dataset.h"
 #include "dist/comm.h"
+#include "dist/reduce.h"
 #include "io/format.h"
 #include "io/shard.h"
 #include "nn/bench.h"
@@ -467,8 +468,8 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
             tg.mem_bytes = cm;
             snprintf(tg.name, sizeof tg.name, "CPU rank (plan.cpu_mem)");
         }
-        double gflops = rank == 0 ? gt_nn_bench_sgemm_gflops(1024, 2) : 0;
-        MPI_Bcast(&gflops, 1, MPI_DOUBLE, 0, comm);
+        /* rank 0 measures, every rank plans with its rate */
+        const double gflops = gt_dist_bcast_d(rank == 0 ? gt_nn_bench_sgemm_gflops(1024, 2) : 0, comm);
         tg.flops = gflops * 1e9 * 0.78;
     }
     gt_plan p;

@@ -14,7 +14,8 @@
             gt_fatal_lib("CUDA", #call, cudaGetErrorString(gt_cu_rc_),                         \
                          gt_cu_rc_ == cudaErrorMemoryAllocation                                \
                              ? "out of device memory: run 'gridtrain plan CONFIG' and lower "  \
-                               "train.micro_batch or raise train.accumulate"                   \
+                               "train.micro_batch (gradients accumulate over micro-batches, "  \
+                               "train.batch unchanged) or train.batch"                         \
                              : "check nvidia-smi for Xid/ECC errors and CUDA_VISIBLE_DEVICES", \
                          __FILE__, __LINE__);                                                  \
     } while (0)

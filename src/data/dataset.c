@@ -26,10 +26,10 @@
  * A window is screened for the first of gap, spike, event it touches.
  *
  * Normalisation: two passes over the train rows (sum -> mean, then the sum of
- * squared deviations), each reduced with MPI_Allreduce, so the statistics do
- * not suffer the cancellation of sum-of-squares formulas on channels with a
- * large mean and a small spread (temperatures, rpm) and agree across rank
- * counts to rounding. */
+ * squared deviations), each summed over the ranks (dist/reduce.h), so the
+ * statistics do not suffer the cancellation of sum-of-squares formulas on
+ * channels with a large mean and a small spread (temperatures, rpm) and agree
+ * across rank counts to rounding. */
 #include "data/dataset.h"
 
 #include <math.h>
@@ -43,6 +43,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "data/permute.h"
+#include "dist/reduce.h"
 
 enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8, F_OFFCOND = 16 };
 enum { R_GAP = 0, R_SPIKE = 1, R_EVENT = 2, R_SPIKE_FOUND = 3, R_SPIKE_REPAIRED = 4, R_COUNT = 5 };
@@ -205,6 +206,17 @@ void gt_data_config_resolve(gt_data_config *cfg, gt_task task) {
     cfg->task = task;
     if (cfg->window == GT_DATA_WINDOW_TASK_DEFAULT) cfg->window = d.window;
     if (cfg->stride == GT_DATA_STRIDE_TASK_DEFAULT) cfg->stride = d.stride;
+}
+
+void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
+                        int64_t *b1, int64_t *b2, int *holdout) {
+    *holdout = holdout_every > 0 && file_index % holdout_every == holdout_every - 1;
+    int64_t a = llround(split_train * (double)n_rows), b = llround((split_train + split_val) * (double)n_rows);
+    if (a > n_rows) a = n_rows;
+    if (b > n_rows) b = n_rows;
+    if (b < a) b = a;
+    *b1 = a;
+    *b2 = b;
 }
 
 int gt_data_config_n_in(const gt_data_config *cfg, int n_cols) {
@@ -541,17 +553,13 @@ static void plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int6
     it->row0 = row0;
     it->n_rows = n_rows;
     it->base = base;
-    int k = cfg->holdout_every;
-    it->holdout = k > 0 && ds->index[li] % k == k - 1;
+    int64_t b1, b2;
+    gt_data_item_split(n_rows, ds->index[li], cfg->split_train, cfg->split_val, cfg->holdout_every, &b1, &b2,
+                       &it->holdout);
     it->excluded = !gt_data_filter_has(&cfg->items, ds->id[li]);
     if (ds->pdm)
         it->excluded |= !gt_data_filter_has(&cfg->farms, ds->pdm->farm[li]) ||
                         !gt_data_filter_has(&cfg->machine_types, ds->pdm->machine_type[li]);
-    int64_t b1 = llround(cfg->split_train * (double)n_rows);
-    int64_t b2 = llround((cfg->split_train + cfg->split_val) * (double)n_rows);
-    if (b1 > n_rows) b1 = n_rows;
-    if (b2 > n_rows) b2 = n_rows;
-    if (b2 < b1) b2 = b1;
     int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
     if (it->excluded) {
         for (int s = 0; s < GT_SPLIT_COUNT; s++) lo[s] = hi[s] = 0;
@@ -645,15 +653,17 @@ static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int
 
 static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
     const int nf = ds->task == GT_TASK_PDM ? ds->n_cols : 1 + ds->n_cols;
-    int64_t cnt[1 + GT_DATA_MAX_TARGETS + 32], cnt_g[1 + GT_DATA_MAX_TARGETS + 32];
-    double acc[1 + GT_DATA_MAX_TARGETS + 32], sum_g[1 + GT_DATA_MAX_TARGETS + 32];
+    int64_t cnt_g[1 + GT_DATA_MAX_TARGETS + 32], cnt1[1 + GT_DATA_MAX_TARGETS + 32];
+    double sum_g[1 + GT_DATA_MAX_TARGETS + 32];
     double mean[1 + GT_DATA_MAX_TARGETS + 32] = {0}, m2_g[1 + GT_DATA_MAX_TARGETS + 32];
-    moments_pass(ds, 0, NULL, cnt, acc);
-    MPI_CHECK(MPI_Allreduce(cnt, cnt_g, nf, MPI_INT64_T, MPI_SUM, comm));
-    MPI_CHECK(MPI_Allreduce(acc, sum_g, nf, MPI_DOUBLE, MPI_SUM, comm));
+    /* pass 0: counts and sums, pass 1: squared deviations from the global
+     * mean (its counts, cnt1, repeat pass 0's); each summed over the ranks */
+    moments_pass(ds, 0, NULL, cnt_g, sum_g);
+    gt_dist_allreduce_sum_i64(cnt_g, nf, comm);
+    gt_dist_allreduce_sum_d(sum_g, nf, comm);
     for (int f = 0; f < nf; f++) mean[f] = cnt_g[f] ? sum_g[f] / (double)cnt_g[f] : 0.0;
-    moments_pass(ds, 1, mean, cnt, acc);
-    MPI_CHECK(MPI_Allreduce(acc, m2_g, nf, MPI_DOUBLE, MPI_SUM, comm));
+    moments_pass(ds, 1, mean, cnt1, m2_g);
+    gt_dist_allreduce_sum_d(m2_g, nf, comm);
     memset(&ds->norm, 0, sizeof ds->norm);
     ds->norm.n = nf;
     int n_empty = 0;
@@ -727,19 +737,15 @@ static void build(gt_dataset *ds, MPI_Comm comm) {
 
     /* global numbering: every rank learns every item's kept counts */
     enum { REC = 1 + GT_SPLIT_COUNT };
-    int *rc = GT_MALLOC(sizeof(int) * (size_t)size), *displ = GT_MALLOC(sizeof(int) * (size_t)size);
-    int mine = ds->n_items * REC;
-    MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, rc, 1, MPI_INT, comm));
-    int total = 0;
-    for (int r = 0; r < size; r++) displ[r] = total, total += rc[r];
+    const int mine = ds->n_items * REC;
     int64_t *sendb = GT_MALLOC(sizeof(int64_t) * (size_t)(mine + 1));
-    int64_t *recvb = GT_MALLOC(sizeof(int64_t) * (size_t)(total + 1));
     for (int li = 0; li < ds->n_items; li++) {
         sendb[li * REC] = ds->index[li];
         for (int s = 0; s < GT_SPLIT_COUNT; s++) sendb[li * REC + 1 + s] = ds->items[li].sp[s].n_kept;
     }
-    MPI_CHECK(MPI_Allgatherv(sendb, mine, MPI_INT64_T, recvb, rc, displ, MPI_INT64_T, comm));
-    GT_ASSERT(total == ds->n_items_total * REC);
+    int64_t total = 0;
+    int64_t *recvb = gt_dist_allgatherv(sendb, mine, MPI_INT64_T, &total, "data: too many items to gather", comm);
+    GT_ASSERT(total == (int64_t)ds->n_items_total * REC);
     const int H = ds->n_items_total;
     for (int s = 0; s < GT_SPLIT_COUNT; s++) ds->g_first[s] = GT_CALLOC((size_t)H + 1, sizeof(int64_t));
     for (int e = 0; e < H; e++) {
@@ -754,15 +760,14 @@ static void build(gt_dataset *ds, MPI_Comm comm) {
     ds->owner_local = GT_MALLOC(sizeof(int32_t) * (size_t)(H > 0 ? H : 1));
     for (int f = 0; f < H; f++) ds->owner_local[f] = -1;
     for (int li = 0; li < ds->n_items; li++) ds->owner_local[ds->index[li]] = li;
-    free(rc), free(displ), free(sendb), free(recvb);
+    free(sendb), free(recvb);
 
     compute_norm(ds, comm);
 
     gt_screen_summary g;
     gt_dataset_screen_summary(ds, comm, &g);
-    int64_t bytes = gt_dataset_bytes(ds), bytes_sum = 0, bytes_max = 0;
-    MPI_CHECK(MPI_Allreduce(&bytes, &bytes_sum, 1, MPI_INT64_T, MPI_SUM, comm));
-    MPI_CHECK(MPI_Allreduce(&bytes, &bytes_max, 1, MPI_INT64_T, MPI_MAX, comm));
+    const int64_t bytes = gt_dataset_bytes(ds);
+    const int64_t bytes_sum = gt_dist_sum_i64(bytes, comm), bytes_max = gt_dist_max_i64(bytes, comm);
     if (rank == 0) {
         GT_INFO("data: %s windows (W=%lld) train %lld, val %lld, test %lld, holdout %lld over %d %s",
                 ds->task == GT_TASK_NILM ? "nilm" : "pdm", (long long)ds->W, (long long)ds->n_global[0],
@@ -1145,8 +1150,8 @@ void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_su
                     ds->screen_local.windows_screened_gap, ds->screen_local.windows_screened_event,
                     ds->screen_local.spikes_found, ds->screen_local.samples_repaired,
                     ds->screen_local.windows_filtered};
-    int64_t g[7];
-    MPI_CHECK(MPI_Allreduce(v, g, 7, MPI_INT64_T, MPI_SUM, comm));
+    gt_dist_allreduce_sum_i64(v, 7, comm);
+    const int64_t *g = v;
     global->windows_total = g[0];
     global->windows_screened_spike = g[1];
     global->windows_screened_gap = g[2];
@@ -1165,29 +1170,14 @@ static int cmp_rec(const void *pa, const void *pb) {
 }
 
 void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out) {
-    int rank = 0, size = 1;
+    int rank = 0;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    MPI_CHECK(MPI_Comm_size(comm, &size));
     GT_CHECK(ds->n_recs <= INT32_MAX / (int64_t)sizeof(ds_record), GT_EXIT_RESOURCE,
              "data: too many screening records to gather (%lld)", (long long)ds->n_recs);
-    int mine = (int)(ds->n_recs * (int64_t)sizeof(ds_record));
-    int *rc = NULL, *displ = NULL;
-    if (rank == 0) {
-        rc = GT_MALLOC(sizeof(int) * (size_t)size);
-        displ = GT_MALLOC(sizeof(int) * (size_t)size);
-    }
-    MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, rc, 1, MPI_INT, 0, comm));
-    int64_t total = 0;
-    if (rank == 0) {
-        for (int r = 0; r < size; r++) {
-            GT_CHECK(total + rc[r] <= INT32_MAX, GT_EXIT_RESOURCE, "data: screening report too large to gather");
-            displ[r] = (int)total;
-            total += rc[r];
-        }
-    }
-    ds_record *all = rank == 0 ? GT_MALLOC((size_t)total + 1) : NULL;
-    MPI_CHECK(MPI_Gatherv(ds->recs ? (void *)ds->recs : (void *)&mine, mine, MPI_BYTE, all, rc, displ, MPI_BYTE, 0,
-                          comm));
+    const int mine_bytes = (int)(ds->n_recs * (int64_t)sizeof(ds_record));
+    int64_t total = 0; /* bytes, on rank 0 */
+    ds_record *all = gt_dist_gatherv(ds->recs, mine_bytes, MPI_BYTE, &total,
+                                     "data: screening report too large to gather", comm);
     if (rank == 0) {
         int64_t n = total / (int64_t)sizeof(ds_record);
         qsort(all, (size_t)n, sizeof(ds_record), cmp_rec);
@@ -1197,6 +1187,4 @@ void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out) {
         fflush(out);
     }
     free(all);
-    free(rc);
-    free(displ);
 }

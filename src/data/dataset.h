@@ -105,6 +105,16 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
 /* Sets cfg->task and fills a window or stride left to the task's default
  * (nilm 599 / per-appliance strides, pdm 512 / 128). */
 void gt_data_config_resolve(gt_data_config *cfg, gt_task task);
+/* The chronological split of one item (household/turbine) of n_rows rows at
+ * position file_index of the file: rows [0, *b1) train, [*b1, *b2) val,
+ * [*b2, n_rows) test, with b1 = round(split_train * n_rows) and
+ * b2 = round((split_train + split_val) * n_rows), clamped so that
+ * 0 <= b1 <= b2 <= n_rows; *holdout = 1 when the whole item is held out
+ * instead (holdout_every k > 0 and file_index % k == k - 1). The one place
+ * this arithmetic lives: the dataset's splits and eval's calibration rows
+ * both come from it. Not collective. */
+void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
+                        int64_t *b1, int64_t *b2, int *holdout);
 /* Offset of channel c at step t inside one nilm input window of W steps and C
  * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
  * place the layout rule lives (the dataset's fill, predict, eval samples). */

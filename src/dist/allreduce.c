@@ -26,10 +26,6 @@ void gt_dist_allreduce_sum(float *grads, size_t n, size_t bucket_bytes, MPI_Comm
     if (req != stack_req) free(req);
 }
 
-void gt_dist_allreduce_sum_d(double *v, int n, MPI_Comm comm) {
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, comm));
-}
-
 void gt_dist_broadcast(float *params, size_t n, MPI_Comm comm) {
     const size_t chunk = (size_t)1 << 30;
     for (size_t off = 0; off < n; off += chunk) {

@@ -7,12 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dist/reduce.h" /* gt_dist_allreduce_sum_d and the other small collectives */
+
 /* Collective: grads (n) summed over comm in place, in buckets of bucket_bytes
  * (0 = one call), all buckets in flight at once (MPI_Iallreduce) so large
  * models pipeline the network and the reduction. */
 void gt_dist_allreduce_sum(float *grads, size_t n, size_t bucket_bytes, MPI_Comm comm);
-/* Collective: double values (n) summed in place (loss sums, moments, counts). */
-void gt_dist_allreduce_sum_d(double *v, int n, MPI_Comm comm);
 /* Collective: params (n) copied from rank 0 to all. */
 void gt_dist_broadcast(float *params, size_t n, MPI_Comm comm);
 /* xxh64 of the bytes of x (n floats). */

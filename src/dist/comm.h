@@ -1,6 +1,7 @@
 /* dist/comm.h: the job's communicator, the abort hook and cross-rank tables.
- * Only dist/ calls MPI collectives on gradients; this file also owns job
- * start-up and shutdown so that every error path ends the whole job. */
+ * Only dist/ calls MPI collectives outside io/ (gradients: allreduce.h; the
+ * small ones of the other layers: reduce.h); this file also owns job start-up
+ * and shutdown so that every error path ends the whole job. */
 #ifndef GT_DIST_COMM_H
 #define GT_DIST_COMM_H
 #include <mpi.h>

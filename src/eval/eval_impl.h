@@ -48,9 +48,4 @@ void gt_eval_out_attr_models(gt_eval_out *o, const char *attr, const struct gt_e
 /* Collective: closes, renames path.tmp to path (rank 0) after every rank is done. */
 void gt_eval_out_close(gt_eval_out *o);
 
-/* Splits of one item as data/dataset.c plans them (chronological
- * fractions; every holdout_every-th item held out). */
-void gt_eval_item_splits(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
-                         int64_t *b1, int64_t *b2, int *holdout);
-
 #endif

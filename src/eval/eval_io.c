@@ -1,7 +1,6 @@
-/* eval/eval_io.c: item gathers, split planning and the collective output
- * files of predict (see eval_impl.h). */
+/* eval/eval_io.c: item gathers and the collective output files of predict
+ * (see eval_impl.h). The split of each item is data/'s gt_data_item_split. */
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,49 +8,28 @@
 #include "core/check.h"
 #include "core/check_h5.h"
 #include "core/check_mpi.h"
+#include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 
 void gt_eval_gather_items(int n_local, const int32_t *fidx, const double *vals, int k, int n_total, double *all,
                           MPI_Comm comm) {
-    int size = 1;
-    MPI_CHECK(MPI_Comm_size(comm, &size));
     const int rec = k + 1;
     double *send = GT_MALLOC(sizeof(double) * (size_t)(n_local * rec + 1));
     for (int i = 0; i < n_local; i++) {
         send[i * rec] = fidx[i];
         memcpy(send + i * rec + 1, vals + (size_t)i * k, sizeof(double) * (size_t)k);
     }
-    int mine = n_local * rec;
-    int *cnt = GT_MALLOC(sizeof(int) * (size_t)size), *dis = GT_MALLOC(sizeof(int) * (size_t)size);
-    MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, comm));
     int64_t total = 0;
-    for (int r = 0; r < size; r++) {
-        GT_CHECK(total + cnt[r] <= INT32_MAX, GT_EXIT_RESOURCE, "eval: per-item records too large to gather");
-        dis[r] = (int)total;
-        total += cnt[r];
-    }
-    double *recv = GT_MALLOC(sizeof(double) * (size_t)(total + 1));
-    MPI_CHECK(MPI_Allgatherv(send, mine, MPI_DOUBLE, recv, cnt, dis, MPI_DOUBLE, comm));
+    double *recv = gt_dist_allgatherv(send, n_local * rec, MPI_DOUBLE, &total,
+                                      "eval: per-item records too large to gather", comm);
     memset(all, 0, sizeof(double) * (size_t)n_total * (size_t)k);
     for (int64_t i = 0; i < total / rec; i++) {
         int f = (int)recv[i * rec];
         GT_ASSERT(f >= 0 && f < n_total);
         memcpy(all + (size_t)f * k, recv + i * rec + 1, sizeof(double) * (size_t)k);
     }
-    free(send), free(recv), free(cnt), free(dis);
-}
-
-void gt_eval_item_splits(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
-                         int64_t *b1, int64_t *b2, int *holdout) {
-    /* the same arithmetic as data/dataset.c plan_item */
-    *holdout = holdout_every > 0 && file_index % holdout_every == holdout_every - 1;
-    int64_t a = llround(split_train * (double)n_rows), b = llround((split_train + split_val) * (double)n_rows);
-    if (a > n_rows) a = n_rows;
-    if (b > n_rows) b = n_rows;
-    if (b < a) b = a;
-    *b1 = a;
-    *b2 = b;
+    free(send), free(recv);
 }
 
 /* ----------------------------------------------------------- out files -- */
@@ -156,10 +134,10 @@ void gt_eval_out_attr_models(gt_eval_out *o, const char *attr, const gt_eval_mod
 void gt_eval_out_close(gt_eval_out *o) {
     H5Pclose(o->dxpl);
     H5_CHECK(H5Fclose(o->f));
-    MPI_CHECK(MPI_Barrier(o->comm));
+    gt_dist_barrier(o->comm);
     if (o->rank == 0)
         GT_CHECK(rename(o->tmp, o->path) == 0, GT_EXIT_RESOURCE, "cannot rename %s to %s", o->tmp, o->path);
-    MPI_CHECK(MPI_Barrier(o->comm));
+    gt_dist_barrier(o->comm);
     free(o->goff);
     free(o->runs);
     o->goff = NULL;

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
+#include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 #include "io/read.h"
@@ -176,7 +177,7 @@ static void calibrate_gates(gt_dataset *ds, const nilm_model *em, const gt_io_ap
             }
         first += n;
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, cnt, A * 2 * GATE_BINS, MPI_INT64_T, MPI_SUM, comm));
+    gt_dist_allreduce_sum_i64(cnt, A * 2 * GATE_BINS, comm);
     for (int a = 0; a < A; a++) {
         const int64_t *neg = cnt + (size_t)a * 2 * GATE_BINS, *pos = neg + GATE_BINS;
         int64_t P = 0;
@@ -450,7 +451,7 @@ static void calibrate_filter(gt_dataset *ds, const nilm_model *em, const gt_io_a
     const size_t n_cnt = (size_t)A * N_FILL * N_MIN_ON * 3;
     filter_ctx c = {.meta = meta, .cnt = GT_CALLOC(n_cnt, sizeof(int64_t))};
     walk_split(ds, em, meta, A, GT_SPLIT_VAL, stride, rule, filter_item, &c);
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, c.cnt, (int)n_cnt, MPI_INT64_T, MPI_SUM, comm));
+    gt_dist_allreduce_sum_i64(c.cnt, (int)n_cnt, comm);
     rule->filter = 1;
     for (int a = 0; a < A; a++) {
         double best = -1;
@@ -580,8 +581,8 @@ static void make_rule(const char *data_file, const nilm_model *em, const gt_eval
 static void write_sample(const char *path, const sample_buf *smp, const gt_io_appliance *meta, int A, MPI_Comm comm) {
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    int mine = smp->file_index >= 0 && smp->n > 0 ? smp->file_index : INT32_MAX, best = 0;
-    MPI_CHECK(MPI_Allreduce(&mine, &best, 1, MPI_INT, MPI_MIN, comm));
+    int mine = smp->file_index >= 0 && smp->n > 0 ? smp->file_index : INT32_MAX;
+    int best = gt_dist_min_int(mine, comm);
     if (best == INT32_MAX || mine != best) return;
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -619,8 +620,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     const int n_local = sh->n_households, n_total = sh->n_households_total;
     int32_t *fidx = GT_MALLOC(sizeof(int32_t) * (size_t)(n_local > 0 ? n_local : 1));
     memcpy(fidx, sh->index, sizeof(int32_t) * (size_t)n_local);
-    int64_t rows = sh->n_rows;
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
+    int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out->n_rows = rows;
     out->n_items = n_total;
     int64_t stride = eval_stride(ec, rows);
@@ -657,8 +657,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
              GT_DATA_MAX_TARGETS);
     nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
     const nilm_model *em = &ens;
-    int64_t rows = sh->n_rows;
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
+    int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
     make_rule(data_file, em, ec, eval_stride(ec, rows), comm, &rule);
     gt_model *m = em->m;

@@ -26,6 +26,8 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
+#include "data/dataset.h"
+#include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 #include "io/read.h"
@@ -162,7 +164,7 @@ static double val_quantile(const gt_pdm_shard *sh, const tinfo *ti, const uint8_
     int64_t cnt = 0;
     for (int k = 0; k < sh->n_turbines; k++)
         if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cnt, 1, MPI_INT64_T, MPI_SUM, comm));
+    cnt = gt_dist_sum_i64(cnt, comm);
     int64_t step = max_val > 0 && cnt > max_val ? (cnt + max_val - 1) / max_val : 1;
     int64_t cap = 0;
     for (int k = 0; k < sh->n_turbines; k++)
@@ -176,22 +178,14 @@ static double val_quantile(const gt_pdm_shard *sh, const tinfo *ti, const uint8_
             if (!excl[ti[k].r0 + r] && isfinite(v)) mine[n++] = v;
         }
     }
-    int size;
-    MPI_CHECK(MPI_Comm_size(comm, &size));
-    int *cn = GT_MALLOC(sizeof(int) * (size_t)size), *ds = GT_MALLOC(sizeof(int) * (size_t)size);
-    MPI_CHECK(MPI_Allgather(&n, 1, MPI_INT, cn, 1, MPI_INT, comm));
     int64_t tot = 0;
-    for (int r = 0; r < size; r++) {
-        GT_CHECK(tot + cn[r] <= INT32_MAX, GT_EXIT_RESOURCE, "eval: too many validation scores (lower eval.pdm_max_val)");
-        ds[r] = (int)tot, tot += cn[r];
-    }
-    float *all = GT_MALLOC(sizeof(float) * (size_t)(tot + 1));
-    MPI_CHECK(MPI_Allgatherv(mine, n, MPI_FLOAT, all, cn, ds, MPI_FLOAT, comm));
+    float *all = gt_dist_allgatherv(mine, n, MPI_FLOAT, &tot,
+                                    "eval: too many validation scores (lower eval.pdm_max_val)", comm);
     double *v = GT_MALLOC(sizeof(double) * (size_t)(tot + 1));
     for (int64_t i = 0; i < tot; i++) v[i] = all[i];
     double qv = gt_quantile(v, tot, q);
     *n_used = tot;
-    free(mine), free(cn), free(ds), free(all), free(v);
+    free(mine), free(all), free(v);
     return qv;
 }
 
@@ -208,8 +202,7 @@ static int64_t val_alarms(const gt_pdm_shard *sh, const tinfo *ti, float *const 
         cnt += gt_alarm_runs(vseg[k], ti[k].b2 - ti[k].c1, thr, (int64_t)llround(ec->pdm_min_duration_s * rate),
                              (int64_t)llround(ec->pdm_merge_gap_s * rate), buf);
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cnt, 1, MPI_INT64_T, MPI_SUM, comm));
-    return cnt;
+    return gt_dist_sum_i64(cnt, comm);
 }
 
 /* Collective: the smallest threshold >= thr0 at which the validation rows
@@ -239,7 +232,7 @@ static double raise_for_val_alarms(const gt_pdm_shard *sh, const tinfo *ti, cons
     gt_eval_gather_items(nt, sh->index, days, 1, sh->n_turbines_total, all, comm);
     double tdays = 0;
     for (int f = 0; f < sh->n_turbines_total; f++) tdays += all[f];
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &vmax, 1, MPI_FLOAT, MPI_MAX, comm));
+    vmax = gt_dist_max_f(vmax, comm);
     gt_alarm_run *buf = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(longest / 2 + 1));
     const double budget = ec->pdm_val_false_alarms * tdays;
     double lo = thr0, hi = vmax;
@@ -351,8 +344,8 @@ static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_eval_model *em, int
         ti[k].r0 = sh->row_offset[k];
         ti[k].n = sh->row_offset[k + 1] - sh->row_offset[k];
         ti[k].rate = sh->rate_hz[k] > 0 ? sh->rate_hz[k] : 1;
-        gt_eval_item_splits(ti[k].n, sh->index[k], em->data.split_train, em->data.split_val, em->data.holdout_every,
-                            &ti[k].b1, &ti[k].b2, &ti[k].holdout);
+        gt_data_item_split(ti[k].n, sh->index[k], em->data.split_train, em->data.split_val, em->data.holdout_every,
+                           &ti[k].b1, &ti[k].b2, &ti[k].holdout);
         ti[k].c1 = cal_train ? 0 : ti[k].b1;
         const gt_data_config *d = &em->data;
         ti[k].skip = !gt_data_filter_has(&d->items, sh->id[k]) || !gt_data_filter_has(&d->farms, sh->farm[k]) ||
@@ -400,8 +393,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     out->n_models = n_models;
     gt_pdm_shard *sh = gt_pdm_shard_read(data_file, comm);
     const int nt = sh->n_turbines, NT = sh->n_turbines_total;
-    int64_t rows = sh->n_rows;
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rows, 1, MPI_INT64_T, MPI_SUM, comm));
+    int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out->n_rows = rows;
     tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
     float *score = pdm_scores(sh, ti, ems, n_models, ec, 0, comm, &out->threshold, &out->quantile_value,
@@ -411,7 +403,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     int ncond = 0;
     for (int i = 0; i < sh->n_segments; i++)
         if (sh->segments[i].code + 1 > ncond) ncond = sh->segments[i].code + 1;
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ncond, 1, MPI_INT, MPI_MAX, comm));
+    ncond = gt_dist_max_int(ncond, comm);
     if (ncond > GT_EVAL_MAX_GROUPS) ncond = GT_EVAL_MAX_GROUPS;
     if (ncond < 1) ncond = 1;
     out->n_conds = ncond;
@@ -483,8 +475,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
 
     /* score trace of one evaluation turbine for the report */
     if (scores_csv) {
-        double g = best_key;
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &g, 1, MPI_DOUBLE, MPI_MAX, comm));
+        double g = gt_dist_max_d(best_key, comm);
         if (g >= 0 && best_k >= 0 && g == best_key) {
             int k = best_k;
             int64_t lo = ti[k].holdout ? 0 : ti[k].b2, n = ti[k].n - lo;

@@ -16,6 +16,7 @@
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "dist/reduce.h"
 #include "eval/report.h"
 
 static void num(cJSON *o, const char *key, double v) {
@@ -378,7 +379,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_Delete(root);
         gt_report_write(run_dir, NULL);
     }
-    MPI_CHECK(MPI_Barrier(comm));
+    gt_dist_barrier(comm);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
+#include "dist/reduce.h"
 
 #define BENCH_WARM 3
 
@@ -58,7 +59,7 @@ int gt_train_bench_run(const gt_train_config *cfg, int reps, MPI_Comm comm, FILE
         measure(&c, c.batch, reps, solo, &rate1, &stall1, &bytes1);
         MPI_Comm_free(&solo);
     }
-    MPI_CHECK(MPI_Barrier(comm));
+    gt_dist_barrier(comm);
     /* P ranks x 1 thread, same per-rank batch */
     measure(&c, c.batch * size, reps, comm, &rateP, &stallP, &bytesP);
 

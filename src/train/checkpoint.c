@@ -49,6 +49,7 @@
 #include "core/check_h5.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
+#include "dist/reduce.h"
 #include "io/h5.h"
 
 #define CKPT_MAGIC "gridtrain-checkpoint"
@@ -93,9 +94,7 @@ static void err_set(ckpt_err *e, int err_no, const char *fmt, ...) {
 
 /* Collective: 1 when no rank failed. */
 static int all_ok(const ckpt_err *e, MPI_Comm comm) {
-    int ok = !e->failed, all = 0;
-    MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));
-    return all;
+    return gt_dist_min_int(!e->failed, comm);
 }
 
 static void err_log(const ckpt_err *e, const char *path) {
@@ -390,7 +389,7 @@ static int write_file(const char *path, const char *final_name, const gt_model *
     uint64_t own[3] = {buf_hash(m->params, m->n_params), buf_hash(m->adam_m, m->n_params),
                        buf_hash(m->adam_v, m->n_params)};
     uint64_t h[3] = {own[0], own[1], own[2]};
-    MPI_CHECK(MPI_Bcast(h, 3, MPI_UINT64_T, 0, comm));
+    gt_dist_bcast_bytes(h, sizeof h, comm);
     struct {
         int64_t unix_s;
         char iso[40];
@@ -402,7 +401,7 @@ static int write_file(const char *path, const char *final_name, const gt_model *
         strftime(when.iso, sizeof when.iso, "%Y-%m-%dT%H:%M:%SZ", &tmv);
         when.unix_s = (int64_t)now;
     }
-    MPI_CHECK(MPI_Bcast(&when, (int)sizeof when, MPI_BYTE, 0, comm));
+    gt_dist_bcast_bytes(&when, sizeof when, comm);
 
     hid_t fapl = gt_h5_fapl(comm);
     errno = 0;
@@ -488,8 +487,8 @@ static int write_file(const char *path, const char *final_name, const gt_model *
 
     /* replicas must agree: a difference is a silent corruption (bit flip, or
      * a rank that skipped an update) */
-    uint64_t *all = w ? GT_MALLOC(sizeof(uint64_t) * 3 * (size_t)size) : NULL;
-    MPI_CHECK(MPI_Gather(own, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, comm));
+    int64_t n_all = 0;
+    uint64_t *all = gt_dist_gatherv(own, 3, MPI_UINT64_T, &n_all, "checkpoint: too many ranks", comm);
     if (w) {
         for (int r = 1; r < size; r++)
             if (memcmp(all + 3 * r, all, 3 * sizeof(uint64_t)) != 0)
@@ -578,7 +577,7 @@ done:;
         err_log(&e, final);
         rc = GT_EXIT_RESOURCE;
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, comm));
+    rc = gt_dist_max_int(rc, comm);
     if (rc && rank == 0 && !committed) {
         unlink(tmp); /* never leave a partial file behind */
         if (access(final, F_OK) == 0 && access(ok, F_OK) != 0) unlink(final);
@@ -802,7 +801,7 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
         path = choose(run_dir, which, want, &step);
         len = path ? (int)strlen(path) + 1 : 0;
     }
-    MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
+    gt_dist_bcast_bytes(&len, sizeof len, comm);
     if (len == 0) {
         if (rank == 0) {
             if (which == GT_CKPT_STEP)
@@ -813,8 +812,8 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
         return -1;
     }
     if (rank != 0) path = GT_MALLOC((size_t)len);
-    MPI_CHECK(MPI_Bcast(path, len, MPI_CHAR, 0, comm));
-    MPI_CHECK(MPI_Bcast(&step, 1, MPI_LONG_LONG, 0, comm));
+    gt_dist_bcast_bytes(path, (size_t)len, comm);
+    gt_dist_bcast_bytes(&step, sizeof step, comm);
 
     s_load_comm = comm;
     hid_t fapl = gt_h5_fapl(comm);

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "dist/reduce.h"
 #include "core/log.h"
 #include "train/train_impl.h"
 
@@ -130,27 +131,9 @@ static void report(trainer *t, const gt_batch *b, const offender *all, int n_all
 void gt_train_forensics(trainer *t, const gt_batch *b, double loss, double gnorm) {
     offender mine[GT_FORENSICS_MAX];
     int n = find_offenders(t, b, mine, GT_FORENSICS_MAX);
-    int *counts = NULL, *displs = NULL;
-    offender *all = NULL;
-    if (t->rank == 0) {
-        counts = GT_CALLOC((size_t)t->size, sizeof *counts);
-        displs = GT_CALLOC((size_t)t->size, sizeof *displs);
-    }
-    int nbytes = n * (int)sizeof(offender);
-    MPI_CHECK(MPI_Gather(&nbytes, 1, MPI_INT, counts, 1, MPI_INT, 0, t->comm));
-    int total = 0;
-    if (t->rank == 0) {
-        for (int r = 0; r < t->size; r++) {
-            displs[r] = total;
-            total += counts[r];
-        }
-        all = GT_MALLOC((size_t)total + 1);
-    }
-    MPI_CHECK(MPI_Gatherv(mine, nbytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, t->comm));
-    if (t->rank == 0) {
-        report(t, b, all, total / (int)sizeof(offender), loss, gnorm);
-        free(all);
-        free(counts);
-        free(displs);
-    }
+    int64_t total = 0;
+    offender *all = gt_dist_gatherv(mine, n * (int)sizeof(offender), MPI_BYTE, &total,
+                                    "forensics: too many offending samples to gather", t->comm);
+    if (t->rank == 0) report(t, b, all, (int)(total / (int64_t)sizeof(offender)), loss, gnorm);
+    free(all);
 }

@@ -17,6 +17,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "dist/reduce.h"
 #include "train/train_impl.h"
 
 #ifndef GT_VERSION
@@ -59,7 +60,7 @@ void gt_train_resolve_run_dir(trainer *t) {
         if (gt_mkdir_p(buf) != 0)
             GT_FAIL(GT_EXIT_RESOURCE, "cannot create directory '%s': %s", buf, strerror(errno));
     }
-    MPI_CHECK(MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, 0, t->comm));
+    gt_dist_bcast_bytes(buf, sizeof buf, t->comm);
     snprintf(t->run_dir, sizeof t->run_dir, "%s", buf);
 }
 
@@ -225,18 +226,18 @@ void gt_train_metrics_row(const trainer *t, const train_metrics_row *r) {
 
 void gt_train_write_timing(const trainer *t, double train_time_s, double samples_per_s, double data_stall,
                            double final_loss) {
-    int n = gt_event_count(), nmin = 0, nmax = 0;
-    MPI_CHECK(MPI_Allreduce(&n, &nmin, 1, MPI_INT, MPI_MIN, t->comm));
-    MPI_CHECK(MPI_Allreduce(&n, &nmax, 1, MPI_INT, MPI_MAX, t->comm));
-    if (nmin != nmax) return; /* ranks registered different events: no table */
-    double s[GT_MAX_EVENTS], smin[GT_MAX_EVENTS], smax[GT_MAX_EVENTS], ssum[GT_MAX_EVENTS], c[GT_MAX_EVENTS],
-        csum[GT_MAX_EVENTS];
-    for (int i = 0; i < n; i++) s[i] = gt_event_seconds(i), c[i] = (double)gt_event_calls(i);
+    int n = gt_event_count();
+    if (gt_dist_min_int(n, t->comm) != gt_dist_max_int(n, t->comm)) return; /* ranks registered different events */
+    double smin[GT_MAX_EVENTS], smax[GT_MAX_EVENTS], ssum[GT_MAX_EVENTS], csum[GT_MAX_EVENTS];
+    for (int i = 0; i < n; i++) {
+        smin[i] = smax[i] = ssum[i] = gt_event_seconds(i);
+        csum[i] = (double)gt_event_calls(i);
+    }
     if (n > 0) {
-        MPI_CHECK(MPI_Allreduce(s, smin, n, MPI_DOUBLE, MPI_MIN, t->comm));
-        MPI_CHECK(MPI_Allreduce(s, smax, n, MPI_DOUBLE, MPI_MAX, t->comm));
-        MPI_CHECK(MPI_Allreduce(s, ssum, n, MPI_DOUBLE, MPI_SUM, t->comm));
-        MPI_CHECK(MPI_Allreduce(c, csum, n, MPI_DOUBLE, MPI_SUM, t->comm));
+        gt_dist_allreduce_min_d(smin, n, t->comm);
+        gt_dist_allreduce_max_d(smax, n, t->comm);
+        gt_dist_allreduce_sum_d(ssum, n, t->comm);
+        gt_dist_allreduce_sum_d(csum, n, t->comm);
     }
     if (t->rank != 0) return;
     cJSON *o = cJSON_CreateObject();

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check_mpi.h"
+#include "dist/reduce.h"
 #include "train/checkpoint.h"
 
 static volatile sig_atomic_t g_pending = 0;
@@ -29,7 +30,6 @@ void gt_signal_clear(void) { g_pending = 0; }
 
 /* Collective over comm. */
 int gt_signal_pending_any(MPI_Comm comm) {
-    int mine = (int)g_pending, any = 0;
-    MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm));
+    int any = gt_dist_max_int((int)g_pending, comm);
     return any;
 }

@@ -27,6 +27,7 @@
 #include "core/timer.h"
 #include "dist/allreduce.h"
 #include "dist/comm.h"
+#include "dist/reduce.h"
 #include "plan/plan.h" /* memory check before the model is allocated */
 #include "train/train_impl.h"
 
@@ -243,7 +244,7 @@ static void plan_schedule(trainer *t) {
     gt_engine_memory(t->e, &em);
     int64_t mem[4] = {gt_dataset_bytes(t->ds) + gt_loader_bytes(t->ld), (int64_t)em.state_bytes,
                       (int64_t)em.act_bytes, gt_current_rss_bytes()};
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mem, 4, MPI_INT64_T, MPI_MAX, t->comm));
+    gt_dist_allreduce_max_i64(mem, 4, t->comm);
     t->pipeline_bytes = mem[0];
     if (t->rank != 0 || cfg->quiet) return;
     GT_INFO("memory per rank (max over %d rank%s): data pipeline %.1f MiB (dataset + batch buffers), "
@@ -479,7 +480,7 @@ static void log_progress(trainer *t, train_clock *k, const train_step *s) {
     if (!(t->ts.step % cfg->log_every == 0 || t->ts.step == t->total_steps)) return;
     double now = gt_now(), wall = now - k->iv_t0;
     double stall = wall > 0 ? k->iv_wait / wall : 0;
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stall, 1, MPI_DOUBLE, MPI_MAX, t->comm));
+    stall = gt_dist_max_d(stall, t->comm);
     double sps = wall > 0 ? k->iv_samples / wall : 0;
     double mean_loss = k->iv_loss / (double)k->iv_steps;
     if (t->rank == 0) {
@@ -580,11 +581,11 @@ static void finish(trainer *t, train_clock *k, int exit_code, const char *stop_w
         meas_rate = wall > 0 ? k->meas_samples / wall : 0;
         meas_stall = wall > 0 ? k->meas_wait / wall : 0;
     }
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &meas_stall, 1, MPI_DOUBLE, MPI_MAX, comm));
-    MPI_CHECK(MPI_Bcast(&meas_rate, 1, MPI_DOUBLE, 0, comm));
+    meas_stall = gt_dist_max_d(meas_stall, comm);
+    meas_rate = gt_dist_bcast_d(meas_rate, comm);
 
     int64_t peak_rss = gt_peak_rss_bytes();
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &peak_rss, 1, MPI_INT64_T, MPI_MAX, comm));
+    peak_rss = gt_dist_max_i64(peak_rss, comm);
     if (t->rank == 0 && !cfg->quiet) {
         GT_INFO("memory: peak resident %.1f MiB per rank (max over ranks; 'gridtrain plan' predicts it)",
                 peak_rss / 1048576.0);

@@ -9,7 +9,9 @@
  *   - stride 0: starts on the smallest appliance stride, mask[a] = 1 exactly
  *     where start % stride_a == 0;
  *   - gt_dataset_bytes for a stride-1 window set is below 2x the series bytes
- *     and far below the bytes of materialised windows. */
+ *     and far below the bytes of materialised windows;
+ *   - gt_data_item_split (the one split rule of dataset and eval) on hand
+ *     cases: rounding, clamping, holdout. */
 #include "data_test.h"
 
 static void check_nilm_splits(const char *path, MPI_Comm comm, int H) {
@@ -253,6 +255,27 @@ static void check_pdm(const char *path, MPI_Comm comm, int T) {
     gt_dataset_free(ds);
 }
 
+static void check_item_split(void) {
+    int64_t b1 = -1, b2 = -1;
+    int ho = -1;
+    gt_data_item_split(1000, 5, 0.7, 0.15, 0, &b1, &b2, &ho);
+    TEST_EQ_INT(b1, 700); TEST_EQ_INT(b2, 850); TEST_EQ_INT(ho, 0);
+    gt_data_item_split(10, 0, 0.75, 0.15, 0, &b1, &b2, &ho); /* 7.5 rounds away from zero, 9.0 stays */
+    TEST_EQ_INT(b1, 8); TEST_EQ_INT(b2, 9);
+    gt_data_item_split(0, 0, 0.7, 0.15, 0, &b1, &b2, &ho);
+    TEST_EQ_INT(b1, 0); TEST_EQ_INT(b2, 0);
+    const int64_t n = 1000000000000; /* train + val a hair above 1 (allowed): clamped to the rows */
+    gt_data_item_split(n, 0, 0.7, 0.3 + 1e-12, 0, &b1, &b2, &ho);
+    TEST_EQ_INT(b1, 700000000000); TEST_EQ_INT(b2, n);
+    for (int f = 0; f < 9; f++) { /* every 4th item held out: file indices 3 and 7 */
+        gt_data_item_split(100, f, 0.7, 0.15, 4, &b1, &b2, &ho);
+        TEST_EQ_INT(ho, f % 4 == 3);
+        TEST_EQ_INT(b1, 70); TEST_EQ_INT(b2, 85); /* the bounds are computed either way */
+        gt_data_item_split(100, f, 0.7, 0.15, 1, &b1, &b2, &ho);
+        TEST_EQ_INT(ho, 1);
+    }
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     tg_mpi_init(&argc, &argv, &rank, &size);
@@ -270,6 +293,7 @@ int main(int argc, char **argv) {
     check_strides(nilm, comm, 0, "app2+app3+app4", 2);
     check_memory(nilm, comm);
     check_pdm(pdm, comm, T);
+    check_item_split();
     MPI_Barrier(comm);
     if (rank == 0) remove(nilm), remove(pdm);
     int ok = tg_all(gt_test_failures == 0, comm);

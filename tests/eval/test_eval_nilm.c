@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "cli/cmd_eval.h"
+#include "data/dataset.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 #include "eval/metrics.h"
@@ -412,7 +413,7 @@ int main(int argc, char **argv) {
             if (h % 4 == 3) continue; /* held out */
             int64_t n = sh->row_offset[h + 1] - sh->row_offset[h], b1, b2;
             int ho;
-            gt_eval_item_splits(n, sh->index[h], tc.data.split_train, tc.data.split_val, 4, &b1, &b2, &ho);
+            gt_data_item_split(n, sh->index[h], tc.data.split_train, tc.data.split_val, 4, &b1, &b2, &ho);
             TEST_CHECK(!ho);
             for (int64_t s = b2; s + W <= n; s++) {
                 int64_t r = sh->row_offset[h] + s + half;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli/cmd_eval.h"
+#include "data/dataset.h"
 #include "eval/eval.h"
 #include "io/h5.h"
 #include "eval/eval_impl.h"
@@ -221,7 +222,7 @@ int main(int argc, char **argv) {
             }
             int64_t b1, b2;
             int ho;
-            gt_eval_item_splits(n, sh->index[k], 0.7, 0.15, 3, &b1, &b2, &ho);
+            gt_data_item_split(n, sh->index[k], 0.7, 0.15, 3, &b1, &b2, &ho);
             if (ho) continue;
             float *seg = malloc(sizeof(float) * (size_t)(b2 - b1));
             int64_t last = -1 - guard;
