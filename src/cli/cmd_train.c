@@ -49,6 +49,7 @@ static const gt_opt opts[] = {
     {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
     {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
+    {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
     {"data.augment", NULL, GT_OPT_FLOAT, "0", "nilm: probability that a training window gets one more activation of one of its household's appliances (off in that window) added to the aggregate and, where it covers the midpoint, to the target; 0 = none", NULL},
     {"data.time_features", NULL, GT_OPT_STR, "none", "nilm: input channels from each row's local time beside the aggregate: day = sin/cos of the time of day, day+week = also of the day of the week", "none|day|day+week"},
     {"data.timezone", NULL, GT_OPT_STR, "UTC", "nilm time features: IANA time zone of the households' local time (e.g. Europe/London; daylight saving from the system's tz database)", NULL},
@@ -148,6 +149,7 @@ static char *config_text(const gt_args *a) {
 void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
     if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
+    if (!gt_args_is_set(a, "data.fill_max_s")) c->data.fill_max_s = 0; /* runs from before hole filling */
 }
 
 void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
@@ -173,6 +175,14 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         char err[256];
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
                  "%s: %s", filter_keys[i], err);
+    }
+    const char *fm = gt_args_str(a, "data.fill_max_s");
+    if (!strcmp(fm, "auto")) d->fill_max_s = -1;
+    else {
+        char *end = NULL;
+        d->fill_max_s = strtod(fm, &end);
+        GT_CHECK(end != fm && *end == '\0' && isfinite(d->fill_max_s) && d->fill_max_s >= 0, GT_EXIT_USAGE,
+                 "data.fill_max_s = '%s': give auto or seconds >= 0", fm);
     }
     if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
     GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);

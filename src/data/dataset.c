@@ -71,6 +71,8 @@ typedef struct ds_item {
     int64_t base;         /* rows between grid starts */
     int holdout;
     int excluded;         /* outside cfg.items / farms / machine_types: no windows */
+    int64_t filled;       /* nilm: aggregate samples filled (cfg.fill_max_s) */
+    int64_t n_total, n_gap, n_spike, n_event, n_filtered; /* windows on the grid, screened by reason */
     ds_split sp[GT_SPLIT_COUNT];
 } ds_item;
 
@@ -198,6 +200,33 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->spike_k = 8.0;
     cfg->pdm_train_normal_only = 1;
     cfg->seed = 1;
+    cfg->fill_max_s = -1; /* auto */
+}
+
+int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
+    if (cfg->fill_max_s == 0) return 0;
+    if (cfg->fill_max_s < 0) return GT_DATA_FILL_AUTO_PERIODS;
+    if (!(period_s > 0)) return 0;
+    double r = floor(cfg->fill_max_s / period_s + 1e-9);
+    return r > (double)INT32_MAX ? INT32_MAX : (int64_t)r;
+}
+
+int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows) {
+    if (max_rows <= 0) return 0;
+    int64_t filled = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isfinite(x[i])) continue;
+        int64_t j = i;
+        while (j < n && !isfinite(x[j])) j++;
+        /* hole [i, j): a finite neighbour on both sides and short enough */
+        if (i > 0 && j < n && j - i <= max_rows) {
+            const double a = x[i - 1], b = x[j], span = (double)(j - i + 1);
+            for (int64_t k = i; k < j; k++) x[k] = (float)(a + (b - a) * (double)(k - i + 1) / span);
+            filled += j - i;
+        }
+        i = j;
+    }
+    return filled;
 }
 
 void gt_data_config_resolve(gt_data_config *cfg, gt_task task) {
@@ -488,6 +517,7 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
         sp->n_runs = 0;
         sp->n_kept = 0;
         ds->screen_local.windows_total += sp->n_grid;
+        it->n_total += sp->n_grid;
         uint8_t active = F_GAP | F_SPIKE | F_OFFCOND;
         if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
         int64_t cnt[4] = {0, 0, 0, 0}; /* gap, spike, event, off-condition rows in the window [wa, wb) */
@@ -524,11 +554,12 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
                 }
                 n_screened++;
                 ds->screen_local.windows_filtered++;
+                it->n_filtered++;
                 continue;
             }
-            if (reason == R_GAP) ds->screen_local.windows_screened_gap++;
-            else if (reason == R_SPIKE) ds->screen_local.windows_screened_spike++;
-            else ds->screen_local.windows_screened_event++;
+            if (reason == R_GAP) ds->screen_local.windows_screened_gap++, it->n_gap++;
+            else if (reason == R_SPIKE) ds->screen_local.windows_screened_spike++, it->n_spike++;
+            else ds->screen_local.windows_screened_event++, it->n_event++;
             /* exclusion runs (any reason) */
             ds_run *last = sp->n_runs ? &ds->runs[ds->n_runs - 1] : NULL;
             if (last && last->j0 + last->n == j) last->n++;
@@ -714,6 +745,8 @@ int64_t gt_dataset_bytes(const gt_dataset *ds) {
 }
 
 /* Shared by both tasks once the series views and the items' grids are set. */
+static void log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const gt_screen_summary *g);
+
 static void build(gt_dataset *ds, MPI_Comm comm) {
     int rank = 0, size = 1;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -786,6 +819,10 @@ static void build(gt_dataset *ds, MPI_Comm comm) {
                 "windows are views)",
                 (double)bytes_sum / 1048576.0, size, (double)bytes_max / 1048576.0);
     }
+    int n_usage = 0;
+    gt_item_usage *usage = gt_dataset_usage(ds, comm, &n_usage);
+    if (rank == 0) log_usage(ds, usage, n_usage, &g);
+    free(usage);
 }
 
 static void check_cfg(const gt_data_config *cfg, gt_task task) {
@@ -1002,6 +1039,10 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
             }
         }
         plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], base);
+        /* short holes of the aggregate (timestamp jitter) filled for the model input: before
+         * screening, so only real gaps screen windows; the targets keep their NaN (masked) */
+        ds->items[li].filled = gt_data_fill_holes(ds->x + ds->items[li].row0, ds->items[li].n_rows,
+                                                  gt_data_fill_max_rows(cfg, shard->period_s[li]));
     }
     build(ds, comm);
     if (cfg->augment > 0) find_activations(ds);
@@ -1187,4 +1228,120 @@ void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out) {
         fflush(out);
     }
     free(all);
+}
+
+/* ------------------------------------------------------------- usage -- */
+
+const char *gt_dataset_item_name(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? "household" : "turbine"; }
+
+static int cmp_usage(const void *pa, const void *pb) {
+    const gt_item_usage *a = pa, *b = pb;
+    return (a->file_index > b->file_index) - (a->file_index < b->file_index);
+}
+
+gt_item_usage *gt_dataset_usage(const gt_dataset *ds, MPI_Comm comm, int *n_items) {
+    gt_item_usage *mine = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof *mine);
+    for (int li = 0; li < ds->n_items; li++) {
+        const ds_item *it = &ds->items[li];
+        gt_item_usage *u = &mine[li];
+        u->id = ds->id[li];
+        u->file_index = ds->index[li];
+        u->holdout = it->holdout;
+        u->rows = it->n_rows;
+        u->filled = it->filled;
+        u->windows_total = it->n_total;
+        for (int s = 0; s < GT_SPLIT_COUNT; s++) u->windows_kept += it->sp[s].n_kept;
+        u->screened_gap = it->n_gap;
+        u->screened_spike = it->n_spike;
+        u->screened_event = it->n_event;
+        u->filtered = it->n_filtered;
+        u->excluded = it->excluded;
+    }
+    int64_t total = 0;
+    gt_item_usage *all = gt_dist_gatherv(mine, ds->n_items * (int)sizeof *mine, MPI_BYTE, &total,
+                                         "data: usage table too large to gather", comm);
+    free(mine);
+    *n_items = (int)(total / (int64_t)sizeof(gt_item_usage));
+    if (all) qsort(all, (size_t)*n_items, sizeof *all, cmp_usage);
+    return all;
+}
+
+void gt_dataset_write_usage(const gt_dataset *ds, MPI_Comm comm, FILE *out) {
+    int n = 0;
+    gt_item_usage *u = gt_dataset_usage(ds, comm, &n);
+    if (u && out) {
+        fprintf(out, "%s_id,file_index,holdout,rows,filled,windows,kept,screened_gap,screened_spike,screened_event,"
+                     "filtered\n", gt_dataset_item_name(ds));
+        for (int i = 0; i < n; i++)
+            fprintf(out, "%lld,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", (long long)u[i].id, u[i].file_index,
+                    u[i].holdout, (long long)u[i].rows, (long long)u[i].filled, (long long)u[i].windows_total,
+                    (long long)u[i].windows_kept, (long long)u[i].screened_gap, (long long)u[i].screened_spike,
+                    (long long)u[i].screened_event, (long long)u[i].filtered);
+        fflush(out);
+    }
+    free(u);
+}
+
+/* Rank 0: the per-item table in the log (every item when there are few, else
+ * the ones that lose the most), and a warning naming the main reason and the
+ * setting to change when more than GT_DATA_SCREEN_WARN of the windows are
+ * screened. */
+#define GT_DATA_SCREEN_WARN 0.20
+#define GT_DATA_USAGE_LOG_ITEMS 16
+static void log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const gt_screen_summary *g) {
+    const char *item = gt_dataset_item_name(ds);
+    int64_t filled = 0, rows = 0;
+    for (int i = 0; i < n; i++) filled += u[i].filled, rows += u[i].rows;
+    if (ds->task == GT_TASK_NILM) {
+        char lim[64];
+        if (ds->cfg.fill_max_s < 0) snprintf(lim, sizeof lim, "%d sampling periods", GT_DATA_FILL_AUTO_PERIODS);
+        else snprintf(lim, sizeof lim, "%g s", ds->cfg.fill_max_s);
+        GT_INFO("data: %lld of %lld aggregate samples filled by interpolation (holes up to %s, data.fill_max_s)",
+                (long long)filled, (long long)rows, lim);
+    }
+    /* the items to show: all when few, else the GT_DATA_USAGE_LOG_ITEMS with the largest screened share */
+    int *order = GT_MALLOC(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) order[i] = i;
+    if (n > GT_DATA_USAGE_LOG_ITEMS)
+        for (int i = 0; i < GT_DATA_USAGE_LOG_ITEMS; i++) { /* partial selection: n x 16 */
+            int best = i;
+            for (int j = i + 1; j < n; j++) {
+                const gt_item_usage *a = &u[order[j]], *b = &u[order[best]];
+                double fa = a->windows_total ? (double)(a->windows_total - a->windows_kept - a->filtered) / a->windows_total : 0;
+                double fb = b->windows_total ? (double)(b->windows_total - b->windows_kept - b->filtered) / b->windows_total : 0;
+                if (fa > fb) best = j;
+            }
+            int tmp = order[i];
+            order[i] = order[best], order[best] = tmp;
+        }
+    int shown = n < GT_DATA_USAGE_LOG_ITEMS ? n : GT_DATA_USAGE_LOG_ITEMS;
+    GT_INFO("data used per %s%s: id rows filled windows kept screened(gap/spike/event)", item,
+            n > shown ? " (the most screened)" : "");
+    for (int k = 0; k < shown; k++) {
+        const gt_item_usage *x = &u[order[k]];
+        GT_INFO("  %s %lld%s: %lld rows, %lld filled, %lld windows, %lld kept (%.1f%%), screened %lld/%lld/%lld",
+                item, (long long)x->id, x->holdout ? " (held out)" : x->excluded ? " (not selected)" : "",
+                (long long)x->rows, (long long)x->filled, (long long)x->windows_total, (long long)x->windows_kept,
+                x->windows_total ? 100.0 * (double)x->windows_kept / (double)x->windows_total : 0.0,
+                (long long)x->screened_gap, (long long)x->screened_spike, (long long)x->screened_event);
+    }
+    free(order);
+    const int64_t scr = g->windows_screened_gap + g->windows_screened_spike + g->windows_screened_event;
+    const int64_t cand = g->windows_total - g->windows_filtered;
+    if (cand <= 0 || (double)scr <= GT_DATA_SCREEN_WARN * (double)cand) return;
+    const char *why, *fix;
+    if (g->windows_screened_gap >= g->windows_screened_spike && g->windows_screened_gap >= g->windows_screened_event) {
+        why = "gaps (missing or non-finite samples)";
+        fix = ds->task == GT_TASK_NILM ? "holes up to data.fill_max_s seconds are filled: raise it if the gaps are "
+                                         "short, or check the recording's clock and dropouts (gridtrain inspect)"
+                                       : "check the recording's dropouts (gridtrain inspect)";
+    } else if (g->windows_screened_spike >= g->windows_screened_event) {
+        why = "spikes (Hampel test, data.spike_k)";
+        fix = "raise data.spike_k, or use data.screen = repair (replace spikes by the local median) or off";
+    } else {
+        why = "labelled events (data.train_normal_only)";
+        fix = "set data.train_normal_only = false to train on event rows as well";
+    }
+    GT_WARN("data: %lld of %lld windows (%.1f%%) screened, mostly for %s: %s; see data_used.csv / screened.csv of "
+            "the run", (long long)scr, (long long)cand, 100.0 * (double)scr / (double)cand, why, fix);
 }

@@ -92,11 +92,28 @@ typedef struct gt_data_config {
     char timezone[64];            /* IANA zone name of that local time ("" or "UTC": UTC) */
     int x_channels_last;          /* nilm input layout per sample: 0 (C, W) (s2p_cnn), 1 (W, C) (s2p_tf);
                                      set by the caller from the model (gt_model_input_channels_last) */
+    double fill_max_s;            /* nilm: holes of the aggregate (non-finite runs between two finite
+                                     samples of one household) lasting at most this many seconds are
+                                     filled by linear interpolation, for the model input only (never the
+                                     targets), the same in train, eval and predict; longer gaps still
+                                     screen the windows touching them. < 0: auto, GT_DATA_FILL_AUTO_PERIODS
+                                     sampling periods of each household (covers timestamp jitter); 0: off */
     double augment;               /* nilm train split: probability that a window gets one more activation
                                      of one of its household's appliances superimposed (gt_dataset_augment);
                                      0 (default) none */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
+/* data.fill_max_s = auto: this many sampling periods (jittered clocks leave
+ * single empty bins; 5 covers what real recordings show with a margin). */
+#define GT_DATA_FILL_AUTO_PERIODS 5
+/* Rows of the longest hole filled for a household sampled every period_s
+ * seconds under cfg->fill_max_s (0: none). */
+int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s);
+/* Fills every hole of x (n) of at most max_rows rows (a run of non-finite
+ * values with a finite value on both sides) by linear interpolation between
+ * its two neighbours; leading and trailing runs and longer holes stay
+ * non-finite. Returns the values filled. Not collective. */
+int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows);
 /* Settings whose default depends on the task, left to it until the data
  * file's kind is known (the trainer, eval and plan call
  * gt_data_config_resolve once it is): window 0, stride -1. */
@@ -230,6 +247,29 @@ typedef struct gt_screen_summary {
 } gt_screen_summary;
 void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_summary *global);
 void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out);
+
+/* How one household/turbine was used: rows, filled input samples, windows
+ * on the grid, kept, and screened by reason (every split together). */
+typedef struct gt_item_usage {
+    int64_t id;
+    int32_t file_index;
+    int32_t holdout;        /* 1: a held-out item (all of its windows in GT_SPLIT_HOLDOUT) */
+    int64_t rows;
+    int64_t filled;         /* nilm: aggregate samples filled (data.fill_max_s) */
+    int64_t windows_total;  /* candidate windows on the grid */
+    int64_t windows_kept;
+    int64_t screened_gap, screened_spike, screened_event;
+    int64_t filtered;       /* left out by the condition filter (not screening) */
+    int64_t excluded;       /* 1: outside data.items / farms / machine_types */
+} gt_item_usage;
+/* Collective: every item's usage in file order, on rank 0 (*n_items = items
+ * of the file); NULL and 0 on the other ranks. Caller frees. */
+gt_item_usage *gt_dataset_usage(const gt_dataset *ds, MPI_Comm comm, int *n_items);
+/* Collective: rank 0 writes the usage as CSV with a header line to `out`
+ * (data_used.csv of a run). */
+void gt_dataset_write_usage(const gt_dataset *ds, MPI_Comm comm, FILE *out);
+/* "household" or "turbine" */
+const char *gt_dataset_item_name(const gt_dataset *ds);
 
 /* Resident bytes of the dataset (series + index), this rank. */
 int64_t gt_dataset_bytes(const gt_dataset *ds);

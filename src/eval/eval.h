@@ -60,6 +60,9 @@ typedef struct gt_eval_config {
     int64_t pdm_hop;          /* rows between scoring windows; 0 = window / 2 */
     int64_t pdm_max_val;      /* validation scores kept for the quantile (default 2000000, evenly thinned) */
     /* both */
+    int usage;                /* nilm: gather the per-household usage of the evaluated file (rows, filled
+                                 samples, windows evaluated and screened by reason) into
+                                 gt_nilm_eval.usage on rank 0 (free with gt_nilm_eval_free); 0 (default): not */
     int pad_edges;            /* predict nilm: 0 edge rows NaN, 1 replicate the first/last sample */
 } gt_eval_config;
 void gt_eval_config_defaults(gt_eval_config *c);
@@ -95,7 +98,9 @@ typedef struct gt_nilm_eval {
     float gate[GT_DATA_MAX_TARGETS];      /* its calibrated on-logit thresholds (0 = probability 0.5) */
     int filtered;                         /* eval.calibrate_filter: the state filter ran */
     float fill_s[GT_DATA_MAX_TARGETS], min_on_s[GT_DATA_MAX_TARGETS]; /* its calibrated durations */
+    gt_item_usage *usage;                 /* ec->usage: [n_items] in file order on rank 0, else NULL */
 } gt_nilm_eval;
+void gt_nilm_eval_free(gt_nilm_eval *e); /* the usage table (NULL allowed inside) */
 
 /* Collective. Evaluates ems[0] on data_file (a NILM file with the model's
  * appliances); n_models > 1: the ensemble of ems[0 .. n_models-1] (models of

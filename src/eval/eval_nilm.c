@@ -592,8 +592,16 @@ static void write_sample(const char *path, const sample_buf *smp, const gt_io_ap
     fprintf(f, "# household file index %d: time_h aggregate_w", best);
     for (int a = 0; a < A; a++) fprintf(f, " true_%s pred_%s", meta[a].name, meta[a].name);
     fputc('\n', f);
+    /* a blank line where windows were skipped (screened gaps or spikes): the
+     * plot breaks its lines there instead of drawing across the hole */
+    double step = INFINITY;
+    for (int64_t i = 1; i < smp->n; i++) {
+        double d = smp->rows[(size_t)i * (2 + 2 * A)] - smp->rows[(size_t)(i - 1) * (2 + 2 * A)];
+        if (d > 0 && d < step) step = d;
+    }
     for (int64_t i = 0; i < smp->n; i++) {
         const double *r = smp->rows + (size_t)i * (2 + 2 * A);
+        if (i > 0 && r[0] - r[-(2 + 2 * A)] > 1.5 * step) fputc('\n', f);
         fprintf(f, "%.6f %.3f", r[0], r[1]);
         for (int a = 0; a < 2 * A; a++) {
             if (isfinite(r[2 + a])) fprintf(f, " %.3f", r[2 + a]);
@@ -628,6 +636,10 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     gt_dataset *ds = eval_dataset(sh, em, stride, comm);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) out->windows[s] = gt_dataset_n_windows_global(ds, (gt_split)s);
     gt_dataset_screen_summary(ds, comm, &out->screen);
+    if (ec->usage) {
+        int n_usage = 0;
+        out->usage = gt_dataset_usage(ds, comm, &n_usage);
+    }
 
     out_rule rule;
     rule_init(ds, em, ec, out->meta, A, stride, comm, &rule);
@@ -645,6 +657,11 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     gt_dataset_free(ds);
     free(fidx);
     nilm_model_free(&ens);
+}
+
+void gt_nilm_eval_free(gt_nilm_eval *e) {
+    free(e->usage);
+    e->usage = NULL;
 }
 
 /* --------------------------------------------------------------- predict -- */
@@ -679,10 +696,15 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     uint8_t *col = NULL, *brk = NULL, *state = rule.filter ? GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A, 1) : NULL;
     uint8_t *bad = GT_MALLOC((size_t)B);
     int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
+    float *aggf = NULL; /* one household's aggregate with its short holes filled */
     for (int h = 0; h < n_local; h++) {
         const int64_t r0 = sh->row_offset[h], n = sh->row_offset[h + 1] - r0;
         nrows[h] = n;
-        const float *agg = sh->aggregate + r0;
+        /* the model input as in train and eval: short holes filled (data.fill_max_s); /aggregate stays raw */
+        aggf = GT_REALLOC(aggf, sizeof(float) * (size_t)(n > 0 ? n : 1));
+        memcpy(aggf, sh->aggregate + r0, sizeof(float) * (size_t)n);
+        gt_data_fill_holes(aggf, n, gt_data_fill_max_rows(&em->data, sh->period_s[h]));
+        const float *agg = aggf;
         /* rows i0 .. i0 + nb - 1 in one micro-batch, always starting at the household's row 0 */
         for (int64_t i0 = 0; i0 < n; i0 += B) {
             int nb = (int)(n - i0 < B ? n - i0 : B);
@@ -791,7 +813,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
         GT_INFO("predict: wrote %s: %d households, %d appliances, window %d (%s edges)", out_path, H, A, W,
                 ec->pad_edges ? "replicated" : "NaN");
     free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
-    free(pred), free(wraw), free(state), free(col), free(brk), free(bad), free(nrows), free(tfeat);
+    free(pred), free(wraw), free(state), free(col), free(brk), free(bad), free(nrows), free(tfeat), free(aggf);
     gt_nilm_shard_free(sh);
     nilm_model_free(&ens);
 }

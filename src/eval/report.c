@@ -238,6 +238,74 @@ static void sec_config(rep *r, const cJSON *man) {
     }
 }
 
+/* data_used.csv of the training run: per household/turbine rows, filled
+ * samples, windows kept and screened by reason; every item when there are
+ * few, else the GT_REPORT_USAGE_ROWS with the largest screened share. */
+#define GT_REPORT_USAGE_ROWS 30
+typedef struct usage_row {
+    long long id, rows, filled, windows, kept, gap, spike, event, filtered;
+    int holdout;
+} usage_row;
+static int cmp_screened(const void *pa, const void *pb) {
+    const usage_row *a = pa, *b = pb;
+    double fa = a->windows ? (double)(a->windows - a->kept - a->filtered) / a->windows : 0;
+    double fb = b->windows ? (double)(b->windows - b->kept - b->filtered) / b->windows : 0;
+    return (fa < fb) - (fa > fb);
+}
+static void sec_data_used(rep *r) {
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/data_used.csv", r->dir);
+    FILE *f = fopen(p, "r");
+    if (!f) return;
+    char line[512], item[32] = "item";
+    usage_row *u = NULL;
+    size_t n = 0, cap = 0;
+    long long tot[6] = {0};
+    if (fgets(line, sizeof line, f)) sscanf(line, "%31[a-z]_id", item);
+    while (fgets(line, sizeof line, f)) {
+        usage_row x;
+        int fi;
+        if (sscanf(line, "%lld,%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld", &x.id, &fi, &x.holdout, &x.rows,
+                   &x.filled, &x.windows, &x.kept, &x.gap, &x.spike, &x.event, &x.filtered) != 11)
+            continue;
+        if (n == cap) u = realloc(u, (cap = cap ? 2 * cap : 64) * sizeof *u);
+        if (!u) break;
+        u[n++] = x;
+        tot[0] += x.rows, tot[1] += x.filled, tot[2] += x.windows, tot[3] += x.kept, tot[4] += x.gap + x.spike + x.event;
+        tot[5] += x.filtered;
+    }
+    fclose(f);
+    if (!n) {
+        free(u);
+        return;
+    }
+    long long cand = tot[2] - tot[5];
+    para(r, "Data used in training (data_used.csv): %lld rows, %lld samples filled by interpolation, %lld of %lld "
+            "windows kept (%.1f%%), %lld screened.", tot[0], tot[1], tot[3], cand,
+         cand > 0 ? 100.0 * (double)tot[3] / (double)cand : 100.0, tot[4]);
+    if (n > GT_REPORT_USAGE_ROWS) {
+        qsort(u, n, sizeof *u, cmp_screened);
+        para(r, "The %d %ss that lose the most windows:", GT_REPORT_USAGE_ROWS, item);
+    }
+    char c[8][64] = {"", "rows", "filled", "windows", "kept", "screened gap", "spike", "event"};
+    snprintf(c[0], 64, "%s", item);
+    trow(r, 1, 8, c);
+    for (size_t i = 0; i < n && i < GT_REPORT_USAGE_ROWS; i++) {
+        snprintf(c[0], 64, "%lld%s", u[i].id, u[i].holdout ? " (held out)" : "");
+        snprintf(c[1], 64, "%lld", u[i].rows);
+        snprintf(c[2], 64, "%lld", u[i].filled);
+        snprintf(c[3], 64, "%lld", u[i].windows);
+        snprintf(c[4], 64, "%lld (%.1f%%)", u[i].kept,
+                 u[i].windows - u[i].filtered > 0 ? 100.0 * (double)u[i].kept / (double)(u[i].windows - u[i].filtered) : 100.0);
+        snprintf(c[5], 64, "%lld", u[i].gap);
+        snprintf(c[6], 64, "%lld", u[i].spike);
+        snprintf(c[7], 64, "%lld", u[i].event);
+        trow(r, 0, 8, c);
+    }
+    tend(r);
+    free(u);
+}
+
 static void sec_data(rep *r, const cJSON *ev, const cJSON *man) {
     heading(r, 2, "Data");
     const cJSON *d = jget(ev, "data");
@@ -256,9 +324,14 @@ static void sec_data(rep *r, const cJSON *ev, const cJSON *man) {
             trow(r, 0, 5, c);
             tend(r);
         }
+        const cJSON *sc = jget(d, "screening.coverage");
+        if (sc && cJSON_IsNumber(sc))
+            para(r, "Evaluation covers %.1f%% of the windows on its grid; the rest touch gaps longer than "
+                    "data.fill_max_s or spikes (per household: eval.json data.usage).", 100.0 * sc->valuedouble);
     } else if (man) {
         para(r, "File %s (no eval.json yet).", jstr(man, "data.path", "?"));
     }
+    sec_data_used(r);
     /* screened.csv: counts by reason */
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/screened.csv", r->dir);

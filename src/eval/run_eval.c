@@ -278,8 +278,13 @@ static void models_json(cJSON *d, const gt_eval_model *ems, int n_models) {
 static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
                           const gt_eval_config *ec, const char *sample, cJSON *root, MPI_Comm comm) {
     gt_nilm_eval e;
-    gt_eval_nilm(data_file, ems, n_models, ec, sample, comm, &e);
-    if (!root) return;
+    gt_eval_config ecu = *ec;
+    ecu.usage = 1; /* the per-household coverage of eval.json */
+    gt_eval_nilm(data_file, ems, n_models, &ecu, sample, comm, &e);
+    if (!root) {
+        gt_nilm_eval_free(&e);
+        return;
+    }
     cJSON *d = data_json(data_file, "nilm", e.n_items, e.n_rows, e.n_ranks);
     cJSON *w = cJSON_AddObjectToObject(d, "windows");
     for (int s = 0; s < GT_SPLIT_COUNT; s++) cJSON_AddNumberToObject(w, gt_split_name((gt_split)s), (double)e.windows[s]);
@@ -291,6 +296,25 @@ static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_e
     cJSON_AddNumberToObject(sc, "windows_screened_gap", (double)e.screen.windows_screened_gap);
     cJSON_AddNumberToObject(sc, "windows_screened_spike", (double)e.screen.windows_screened_spike);
     cJSON_AddNumberToObject(sc, "spikes_found", (double)e.screen.spikes_found);
+    /* which rows evaluation covers, per household: windows on the eval grid (stride), evaluated, and
+     * skipped by reason; aggregate samples filled by interpolation (data.fill_max_s) */
+    cJSON *us = cJSON_AddArrayToObject(d, "usage");
+    int64_t u_tot = 0, u_kept = 0;
+    for (int i = 0; e.usage && i < e.n_items; i++) {
+        const gt_item_usage *u = &e.usage[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "household_id", (double)u->id);
+        cJSON_AddBoolToObject(o, "holdout", u->holdout != 0);
+        cJSON_AddNumberToObject(o, "rows", (double)u->rows);
+        cJSON_AddNumberToObject(o, "filled", (double)u->filled);
+        cJSON_AddNumberToObject(o, "windows", (double)u->windows_total);
+        cJSON_AddNumberToObject(o, "evaluated", (double)u->windows_kept);
+        cJSON_AddNumberToObject(o, "skipped_gap", (double)u->screened_gap);
+        cJSON_AddNumberToObject(o, "skipped_spike", (double)u->screened_spike);
+        cJSON_AddItemToArray(us, o);
+        u_tot += u->windows_total, u_kept += u->windows_kept;
+    }
+    cJSON_AddNumberToObject(sc, "coverage", u_tot > 0 ? (double)u_kept / (double)u_tot : 1.0);
     cJSON_AddItemToObject(root, "data", d);
     cJSON *n = cJSON_AddObjectToObject(root, "nilm");
     cJSON_AddItemToObject(n, "test", nilm_split_json(&e.test, &e));
@@ -302,6 +326,10 @@ static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_e
     if (e.holdout.present)
         GT_INFO("eval: held-out households: EA %.4f F1 %.4f MAE %.1f W (%lld windows)", e.holdout.overall.ea,
                 e.holdout.overall.f1, e.holdout.overall.mae_w, (long long)e.holdout.n_windows);
+    GT_INFO("eval: %lld of %lld windows on the evaluation grid evaluated (%.1f%%; the rest touch gaps longer than "
+            "data.fill_max_s or spikes; per household in eval.json data.usage)",
+            (long long)u_kept, (long long)u_tot, u_tot > 0 ? 100.0 * (double)u_kept / (double)u_tot : 100.0);
+    gt_nilm_eval_free(&e);
 }
 
 /* PdM: calibrated alarms, point and event metrics, CARE */

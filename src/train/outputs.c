@@ -180,10 +180,12 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     cJSON_Delete(o);
 }
 
-/* Collective: config.ini, the first manifest, metrics.jsonl and screened.csv. */
+/* Collective: config.ini, the first manifest, metrics.jsonl, screened.csv and
+ * data_used.csv (per household/turbine: rows, filled samples, windows kept
+ * and screened by reason). */
 void gt_train_open_outputs(trainer *t) {
     const gt_train_config *cfg = t->cfg;
-    FILE *scr = NULL;
+    FILE *scr = NULL, *used = NULL;
     if (t->rank == 0) {
         file_xxh64(cfg->data_file, &t->data_hash, &t->data_bytes);
         FILE *f = gt_train_open_in_run(t, "config.ini", "w");
@@ -192,9 +194,12 @@ void gt_train_open_outputs(trainer *t) {
         gt_train_write_manifest(t, NULL, 0);
         t->metrics = gt_train_open_in_run(t, "metrics.jsonl", cfg->resume ? "a" : "w");
         scr = gt_train_open_in_run(t, "screened.csv", "w");
+        used = gt_train_open_in_run(t, "data_used.csv", "w");
     }
     gt_dataset_write_screened(t->ds, t->comm, scr);
+    gt_dataset_write_usage(t->ds, t->comm, used);
     if (scr) fclose(scr);
+    if (used) fclose(used);
 }
 
 /* The one writer of metrics.jsonl rows (rank 0; no file: nothing). Keys in
