@@ -49,6 +49,7 @@ static const gt_opt opts[] = {
     {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
     {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
+    {"data.spike_channels", NULL, GT_OPT_STR, "auto", "pdm: channels the spike test screens: auto = condition signals (temperatures, pressures, vibration; not wind speed, power, rotor speed, status, angles or min/max/std aggregates, which move by nature in 10-minute SCADA data), all, none, or comma-separated name patterns such as *temp*,vib_*", NULL},
     {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
     {"data.augment", NULL, GT_OPT_FLOAT, "0", "nilm: probability that a training window gets one more activation of one of its household's appliances (off in that window) added to the aggregate and, where it covers the midpoint, to the target; 0 = none", NULL},
     {"data.time_features", NULL, GT_OPT_STR, "none", "nilm: input channels from each row's local time beside the aggregate: day = sin/cos of the time of day, day+week = also of the day of the week", "none|day|day+week"},
@@ -150,6 +151,8 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
     if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
     if (!gt_args_is_set(a, "data.fill_max_s")) c->data.fill_max_s = 0; /* runs from before hole filling */
+    if (!gt_args_is_set(a, "data.spike_channels")) /* runs from before the channel kinds: every channel */
+        snprintf(c->data.spike_channels, sizeof c->data.spike_channels, "all");
 }
 
 void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
@@ -176,6 +179,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
                  "%s: %s", filter_keys[i], err);
     }
+    const char *sc = gt_args_str(a, "data.spike_channels");
+    GT_CHECK(strlen(sc) < sizeof d->spike_channels, GT_EXIT_USAGE, "data.spike_channels: too long (max %zu characters)",
+             sizeof d->spike_channels - 1);
+    snprintf(d->spike_channels, sizeof d->spike_channels, "%s", sc);
     const char *fm = gt_args_str(a, "data.fill_max_s");
     if (!strcmp(fm, "auto")) d->fill_max_s = -1;
     else {

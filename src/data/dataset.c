@@ -32,6 +32,8 @@
  * across rank counts to rounding. */
 #include "data/dataset.h"
 
+#include <ctype.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,9 @@ struct gt_dataset {
     int32_t *owner_local;             /* [n_items_total] local item index, -1 elsewhere */
     gt_norm_stats norm;
     gt_screen_summary screen_local;
+    uint8_t *spike_ch;    /* pdm [n_cols]: 1 where the spike test runs (cfg.spike_channels) */
+    int64_t *spikes_ch;   /* pdm [n_cols]: spikes found per channel, this rank */
+    int64_t *nan_ch;      /* pdm [n_cols]: non-finite samples per channel, this rank */
     /* augmentation: activations [act_off[li * A + a], act_off[li * A + a + 1]) of ds->acts */
     int64_t *acts;        /* (row, len) pairs, local rows */
     int64_t *act_off;     /* [n_items * A + 1] */
@@ -201,6 +206,7 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->pdm_train_normal_only = 1;
     cfg->seed = 1;
     cfg->fill_max_s = -1; /* auto */
+    snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
 }
 
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
@@ -209,6 +215,66 @@ int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
     if (!(period_s > 0)) return 0;
     double r = floor(cfg->fill_max_s / period_s + 1e-9);
     return r > (double)INT32_MAX ? INT32_MAX : (int64_t)r;
+}
+
+/* ----------------------------------------------------- channel kinds -- */
+
+static int has_word(const char *s, const char *w) { return strstr(s, w) != NULL; }
+
+gt_channel_kind gt_data_channel_kind(const char *name, const char *unit) {
+    char n[128], u[32];
+    size_t i;
+    for (i = 0; name && name[i] && i + 1 < sizeof n; i++) n[i] = (char)tolower((unsigned char)name[i]);
+    n[i] = 0;
+    for (i = 0; unit && unit[i] && i + 1 < sizeof u; i++) u[i] = (char)tolower((unsigned char)unit[i]);
+    u[i] = 0;
+    size_t l = strlen(n);
+    /* an interval's spread or extreme values: their own distribution, jumpy by nature */
+    if (l > 4 && (!strcmp(n + l - 4, "_std") || !strcmp(n + l - 4, "_min") || !strcmp(n + l - 4, "_max")))
+        return GT_CHANNEL_AGGREGATE;
+    /* the degree sign in UTF-8 (c2 b0) or Latin-1 (b0), as CARE's feature descriptions write it */
+    const int has_deg = strchr(u, 0xb0) != NULL || has_word(u, "deg");
+    const int celsius = has_deg && strchr(u, 'c') != NULL;
+    /* temperatures, pressures, vibration: follow the machine's condition slowly */
+    if (celsius || !strcmp(u, "c") || !strcmp(u, "k") || !strcmp(u, "bar") || !strcmp(u, "mm/s") || !strcmp(u, "g"))
+        return GT_CHANNEL_CONDITION;
+    if (has_word(n, "temp") || has_word(n, "press") || has_word(n, "vib") || has_word(n, "accel") ||
+        has_word(n, "oil") || has_word(n, "bearing") || has_word(n, "kurtosis") || has_word(n, "humid"))
+        return GT_CHANNEL_CONDITION;
+    /* angles: wrap around and jump with the wind */
+    if (has_deg || !strcmp(u, "degree") || !strcmp(u, "degrees") || !strcmp(u, "rad") || has_word(n, "angle") ||
+        has_word(n, "direction") || has_word(n, "yaw") || has_word(n, "pitch") || has_word(n, "nacelle_position"))
+        return GT_CHANNEL_ANGLE;
+    /* operational drivers: what the wind and the controller do */
+    static const char *const op_words[] = {"wind", "power", "speed", "rpm", "rotor", "status", "state", "current",
+                                           "voltage", "frequency", "reactive", "setpoint", "set_point", "torque",
+                                           "energy", "production", "curtail", "grid", "count", "hours", "cos_phi"};
+    for (size_t k = 0; k < sizeof op_words / sizeof op_words[0]; k++)
+        if (has_word(n, op_words[k])) return GT_CHANNEL_OPERATIONAL;
+    static const char *const op_units[] = {"m/s", "kw", "w", "mw", "kvar", "var", "kva", "rpm", "a", "v", "kv",
+                                           "hz", "kwh", "mwh", "wh", "%", "h", "s"};
+    for (size_t k = 0; k < sizeof op_units / sizeof op_units[0]; k++)
+        if (!strcmp(u, op_units[k])) return GT_CHANNEL_OPERATIONAL;
+    return GT_CHANNEL_CONDITION;
+}
+
+const char *gt_data_channel_kind_name(gt_channel_kind k) {
+    static const char *const names[] = {"condition", "operational", "angle", "aggregate"};
+    return (unsigned)k < 4 ? names[k] : "?";
+}
+
+int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit) {
+    const char *sel = cfg->spike_channels;
+    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind(name, unit) == GT_CHANNEL_CONDITION;
+    if (!strcmp(sel, "all")) return 1;
+    if (!strcmp(sel, "none")) return 0;
+    char buf[sizeof cfg->spike_channels], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", sel);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ') tok++;
+        if (*tok && fnmatch(tok, name, 0) == 0) return 1;
+    }
+    return 0;
 }
 
 int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows) {
@@ -493,11 +559,18 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
     }
     for (int c = 0; c < C; c++)
         for (int64_t i = 0; i < n; i++)
-            if (!isfinite(x[i * C + c])) flags[i] |= F_GAP;
+            if (!isfinite(x[i * C + c])) {
+                flags[i] |= F_GAP;
+                if (ds->nan_ch) ds->nan_ch[c]++;
+            }
     if (cfg->screen != GT_SCREEN_OFF) {
         int64_t found = 0;
-        for (int c = 0; c < C; c++)
-            found += hampel(x + c, n, C, cfg->spike_k, cfg->screen == GT_SCREEN_REPAIR, pdm, flags);
+        for (int c = 0; c < C; c++) {
+            if (ds->spike_ch && !ds->spike_ch[c]) continue; /* pdm: a channel the spike test does not suit */
+            int64_t fc = hampel(x + c, n, C, cfg->spike_k, cfg->screen == GT_SCREEN_REPAIR, pdm, flags);
+            if (ds->spikes_ch) ds->spikes_ch[c] += fc;
+            found += fc;
+        }
         ds->screen_local.spikes_found += found;
         if (cfg->screen == GT_SCREEN_REPAIR) ds->screen_local.samples_repaired += found;
         /* spike rows: for the moments and one record per contiguous run */
@@ -684,9 +757,9 @@ static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int
 
 static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
     const int nf = ds->task == GT_TASK_PDM ? ds->n_cols : 1 + ds->n_cols;
-    int64_t cnt_g[1 + GT_DATA_MAX_TARGETS + 32], cnt1[1 + GT_DATA_MAX_TARGETS + 32];
-    double sum_g[1 + GT_DATA_MAX_TARGETS + 32];
-    double mean[1 + GT_DATA_MAX_TARGETS + 32] = {0}, m2_g[1 + GT_DATA_MAX_TARGETS + 32];
+    int64_t cnt_g[1 + GT_DATA_MAX_CHANNELS], cnt1[1 + GT_DATA_MAX_CHANNELS];
+    double sum_g[1 + GT_DATA_MAX_CHANNELS];
+    double mean[1 + GT_DATA_MAX_CHANNELS] = {0}, m2_g[1 + GT_DATA_MAX_CHANNELS];
     /* pass 0: counts and sums, pass 1: squared deviations from the global
      * mean (its counts, cnt1, repeat pass 0's); each summed over the ranks */
     moments_pass(ds, 0, NULL, cnt_g, sum_g);
@@ -821,6 +894,10 @@ static void build(gt_dataset *ds, MPI_Comm comm) {
     }
     int n_usage = 0;
     gt_item_usage *usage = gt_dataset_usage(ds, comm, &n_usage);
+    if (ds->spikes_ch) { /* pdm: per-channel spike and gap counts, over all ranks (for the log) */
+        gt_dist_allreduce_sum_i64(ds->spikes_ch, ds->n_cols, comm);
+        gt_dist_allreduce_sum_i64(ds->nan_ch, ds->n_cols, comm);
+    }
     if (rank == 0) log_usage(ds, usage, n_usage, &g);
     free(usage);
 }
@@ -1052,12 +1129,17 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
 gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
     check_cfg(cfg, GT_TASK_PDM);
     const int C = shard->n_channels;
-    GT_CHECK(C >= 1 && C <= GT_DATA_MAX_TARGETS + 32, GT_EXIT_DATA, "data: %d channels (1..%d supported)", C,
-             GT_DATA_MAX_TARGETS + 32);
+    GT_CHECK(C >= 1 && C <= GT_DATA_MAX_CHANNELS, GT_EXIT_DATA, "data: %d channels (1..%d supported)", C,
+             GT_DATA_MAX_CHANNELS);
     gt_dataset *ds = ds_new(GT_TASK_PDM, cfg, shard->n_turbines, shard->n_turbines_total, C, shard->timestamps,
                             shard->signals, shard->index, shard->id);
     ds->pdm = shard;
     ds->labels = shard->labels;
+    ds->spike_ch = GT_CALLOC((size_t)C, 1);
+    ds->spikes_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
+    ds->nan_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
+    for (int c = 0; c < C; c++)
+        ds->spike_ch[c] = (uint8_t)gt_data_spike_channel(cfg, shard->channels[c].name, shard->channels[c].unit);
     for (int li = 0; li < ds->n_items; li++)
         plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], cfg->stride);
     build(ds, comm);
@@ -1078,6 +1160,7 @@ void gt_dataset_free(gt_dataset *ds) {
     for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
     free(ds->owner_local);
     free(ds->acts), free(ds->act_off);
+    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch);
     free(ds);
 }
 
@@ -1326,18 +1409,57 @@ static void log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const
                 (long long)x->screened_gap, (long long)x->screened_spike, (long long)x->screened_event);
     }
     free(order);
+    /* pdm: which channels the spike test runs on, and the channels with the most spikes / gaps */
+    char top_spike[256] = "", top_gap[256] = "";
+    if (ds->spike_ch) {
+        int n_kind[4] = {0, 0, 0, 0}, n_sel = 0;
+        const gt_pdm_shard *sh = ds->pdm;
+        for (int c = 0; c < ds->n_cols; c++) {
+            n_kind[gt_data_channel_kind(sh->channels[c].name, sh->channels[c].unit)]++;
+            n_sel += ds->spike_ch[c];
+        }
+        GT_INFO("data: channels: %d condition, %d operational, %d angle, %d min/max/std; the spike test runs on %d "
+                "(data.spike_channels = %s)", n_kind[0], n_kind[1], n_kind[2], n_kind[3], n_sel,
+                ds->cfg.spike_channels[0] ? ds->cfg.spike_channels : "auto");
+        for (int which = 0; which < 2; which++) {
+            const int64_t *cnt = which ? ds->nan_ch : ds->spikes_ch;
+            char *out = which ? top_gap : top_spike;
+            uint8_t used_c[GT_DATA_MAX_CHANNELS] = {0};
+            for (int k = 0; k < 3; k++) { /* the three largest counts */
+                int best = -1;
+                for (int c = 0; c < ds->n_cols; c++)
+                    if (!used_c[c] && cnt[c] > 0 && (best < 0 || cnt[c] > cnt[best])) best = c;
+                if (best < 0) break;
+                used_c[best] = 1;
+                size_t l = strlen(out);
+                snprintf(out + l, 256 - l, "%s%s (%lld)", k ? ", " : "", sh->channels[best].name, (long long)cnt[best]);
+            }
+        }
+        if (top_spike[0]) GT_INFO("data: most spikes found on %s", top_spike);
+    }
     const int64_t scr = g->windows_screened_gap + g->windows_screened_spike + g->windows_screened_event;
     const int64_t cand = g->windows_total - g->windows_filtered;
     if (cand <= 0 || (double)scr <= GT_DATA_SCREEN_WARN * (double)cand) return;
     const char *why, *fix;
+    char whybuf[400];
     if (g->windows_screened_gap >= g->windows_screened_spike && g->windows_screened_gap >= g->windows_screened_event) {
         why = "gaps (missing or non-finite samples)";
+        if (top_gap[0]) {
+            snprintf(whybuf, sizeof whybuf, "gaps (missing or non-finite samples; most on %s)", top_gap);
+            why = whybuf;
+        }
         fix = ds->task == GT_TASK_NILM ? "holes up to data.fill_max_s seconds are filled: raise it if the gaps are "
                                          "short, or check the recording's clock and dropouts (gridtrain inspect)"
                                        : "check the recording's dropouts (gridtrain inspect)";
     } else if (g->windows_screened_spike >= g->windows_screened_event) {
         why = "spikes (Hampel test, data.spike_k)";
-        fix = "raise data.spike_k, or use data.screen = repair (replace spikes by the local median) or off";
+        if (top_spike[0]) {
+            snprintf(whybuf, sizeof whybuf, "spikes (Hampel test, data.spike_k; most on %s)", top_spike);
+            why = whybuf;
+        }
+        fix = ds->spike_ch ? "leave those channels out of the test (data.spike_channels: auto, none, or name patterns), "
+                             "raise data.spike_k, or use data.screen = repair (local median) or off"
+                           : "raise data.spike_k, or use data.screen = repair (replace spikes by the local median) or off";
     } else {
         why = "labelled events (data.train_normal_only)";
         fix = "set data.train_normal_only = false to train on event rows as well";

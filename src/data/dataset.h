@@ -44,6 +44,7 @@ typedef enum gt_screen_action {
 } gt_screen_action;
 
 #define GT_DATA_MAX_TARGETS 32
+#define GT_DATA_MAX_CHANNELS 1024 /* pdm sensor channels (CARE farms have up to ~950 SCADA columns) */
 #define GT_DATA_MAX_RANGES 32
 
 /* A subset of integer codes as inclusive ranges ("0,2,5-9"); n == 0 means
@@ -98,6 +99,11 @@ typedef struct gt_data_config {
                                      targets), the same in train, eval and predict; longer gaps still
                                      screen the windows touching them. < 0: auto, GT_DATA_FILL_AUTO_PERIODS
                                      sampling periods of each household (covers timestamp jitter); 0: off */
+    char spike_channels[256];     /* pdm: the channels the spike test screens: "auto" (condition signals:
+                                     temperatures, pressures, vibration, ...; not the operational drivers
+                                     such as wind speed, power, rotor speed and status, not angles, not
+                                     min/max/std aggregates: gt_data_channel_kind), "all", "none", or
+                                     comma-separated name patterns (fnmatch, e.g. "*temp*,vib_*") */
     double augment;               /* nilm train split: probability that a window gets one more activation
                                      of one of its household's appliances superimposed (gt_dataset_augment);
                                      0 (default) none */
@@ -106,6 +112,19 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
 /* data.fill_max_s = auto: this many sampling periods (jittered clocks leave
  * single empty bins; 5 covers what real recordings show with a margin). */
 #define GT_DATA_FILL_AUTO_PERIODS 5
+/* What a sensor channel measures, from its name and unit: the spike test
+ * suits condition signals only (10-minute SCADA drivers, angles and
+ * min/max/std aggregates move by nature). */
+typedef enum gt_channel_kind {
+    GT_CHANNEL_CONDITION = 0,   /* temperatures, pressures, vibration, levels: screened for spikes */
+    GT_CHANNEL_OPERATIONAL = 1, /* wind speed, power, rotor/generator speed, currents, status, counters */
+    GT_CHANNEL_ANGLE = 2,       /* pitch, yaw, wind direction, nacelle position (unit deg) */
+    GT_CHANNEL_AGGREGATE = 3,   /* the _min, _max, _std statistics of an interval */
+} gt_channel_kind;
+gt_channel_kind gt_data_channel_kind(const char *name, const char *unit);
+const char *gt_data_channel_kind_name(gt_channel_kind k);
+/* 1 when cfg->spike_channels selects the channel (name, unit) for the spike test. */
+int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit);
 /* Rows of the longest hole filled for a household sampled every period_s
  * seconds under cfg->fill_max_s (0: none). */
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s);
@@ -156,8 +175,8 @@ void gt_data_time_features(const int64_t *ts, int64_t n_rows, int F, const char 
  * pdm: one per channel (inputs and targets are the same channels). */
 typedef struct gt_norm_stats {
     int n;
-    double mean[1 + GT_DATA_MAX_TARGETS + 32];
-    double std[1 + GT_DATA_MAX_TARGETS + 32];
+    double mean[1 + GT_DATA_MAX_CHANNELS];
+    double std[1 + GT_DATA_MAX_CHANNELS];
 } gt_norm_stats;
 
 /* Where a window comes from, for NaN forensics and predictions. */

@@ -291,7 +291,7 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
         }
         double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 2 * C + 8);
         gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
-        double inv[GT_DATA_MAX_TARGETS + 32];
+        double inv[GT_DATA_MAX_CHANNELS];
         for (int c = 0; c < C; c++) {
             double s = 0, n = 0;
             for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 2 * C + c], n += all[(size_t)f * 2 * C + C + c];

@@ -2,7 +2,7 @@
 with the clocks real meters have, for end-to-end tests of import -> train ->
 eval (test_import_clocks.py) and for trying the pipeline by hand:
 
-    /usr/bin/python3 tests/import/realistic.py ukdale|redd|refit OUT_DIR [--clean] [--days D]
+    /usr/bin/python3 tests/import/realistic.py ukdale|redd|refit|care OUT_DIR [--clean] [--days D]
 
 One ground truth per house at 1 s (a base load with noise; a cycling fridge;
 kettle, microwave, washing-machine and dishwasher activations at random
@@ -154,7 +154,98 @@ def refit(out, houses=(2,), days=2.0, clean=False, seed=7):
         write(f"{out}/CLEAN_House{h}.csv", "\n".join(rows) + "\n")
 
 
-WRITERS = {"ukdale": ukdale, "redd": redd, "refit": refit}
+def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False):
+    """One wind farm in the CARE to Compare layout (datasets/<event>.csv with
+    time_stamp;asset_id;id;train_test;status_type_id;<sensors>, event_info.csv,
+    feature_description.csv) at 10 minutes with the properties of real SCADA:
+    wind that moves between standstill (cut-in 3 m/s) and rated power
+    (12 m/s), a curtailment period, status-type periods (4 = maintenance:
+    standstill, 5 = curtailed), temperatures that follow the load with a lag,
+    min/max/std aggregates, angles, an energy counter, a slow gearbox bearing
+    temperature drift over two weeks before the labelled anomaly of turbine 0,
+    and two event files of turbine 0 that overlap in time. `clean` is unused
+    (SCADA has no resampling clock); kept for the common interface."""
+    r = np.random.default_rng(seed)
+    n = int(days * 144)
+    S = 1600000200  # a multiple of 600 s
+    sensors = [("wind_speed_3", "m/s", "avg,min,max,std"), ("power_29", "kW", "avg,min,max,std"),
+               ("sensor_rotor_rpm", "rpm", "avg"), ("sensor_gen_rpm", "rpm", "avg,max"),
+               ("sensor_pitch", "\u00b0", "avg"), ("sensor_nacelle_dir", "\u00b0", "avg"),
+               ("reactive_power_30", "kVAr", "avg"), ("sensor_ambient", "\u00b0C", "avg"),
+               ("sensor_gearbox_bearing", "\u00b0C", "avg,max"), ("sensor_gearbox_oil", "\u00b0C", "avg"),
+               ("sensor_gen_winding", "\u00b0C", "avg"), ("sensor_hydraulic", "bar", "avg"),
+               ("sensor_energy", "kWh", "")]
+    cols = []
+    for name, unit, stats in sensors:
+        cols += [f"{name}_{s}" for s in stats.split(",")] if stats else [name]
+    os.makedirs(f"{out}/datasets", exist_ok=True)
+    fd = "sensor_name;statistics_type;description;unit;is_angle;is_counter\n"
+    for name, unit, stats in sensors:
+        fd += f"{name};{stats.replace('avg', 'average').replace('min', 'minimum').replace('max', 'maximum').replace('std', 'std_dev')};" \
+              f"{name};{unit};{'True' if unit == chr(176) else 'False'};{'True' if not stats else 'False'}\n"
+    write(f"{out}/feature_description.csv", fd)
+    events = ["asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id;event_description"]
+
+    def stamp(i):
+        return np.datetime64(S + 600 * int(i), "s").astype(str).replace("T", " ")
+
+    for k, tb in enumerate(turbines):
+        # wind: a slow weather process (hours to days) with gusts
+        w = np.abs(8 + np.cumsum(r.normal(0, 0.25, n)) * 0.3 + 3 * np.sin(np.arange(n) / 144 * 2 * np.pi))
+        w = np.clip(w + r.normal(0, 0.8, n), 0, 25)
+        p = np.clip((w - 3) / 9, 0, 1) ** 3 * 2000
+        status = np.zeros(n, int)
+        a = int(r.integers(n // 4, n // 2))
+        status[a:a + 72] = 4  # half a day of maintenance: standstill
+        c0 = int(r.integers(n // 2, 3 * n // 4))
+        status[c0:c0 + 144] = 5  # a day curtailed to half power
+        p = np.where(status == 4, 0, p)
+        p = np.where(status == 5, np.minimum(p, 1000), p)
+        rpm = np.where(p > 0, 8 + 8 * np.clip((w - 3) / 9, 0, 1), 0.5)
+        load = p / 2000
+        amb = 10 + 6 * np.sin(np.arange(n) / 144 * 2 * np.pi - 1) + r.normal(0, 0.3, n)
+        lag = np.convolve(load, np.ones(12) / 12, mode="full")[:n]  # two hours of thermal lag
+        bearing = amb + 25 + 30 * lag + r.normal(0, 0.5, n)
+        if k == 0:  # slow drift over two weeks before the anomaly
+            e0 = n - 10 * 144
+            ramp = np.clip((np.arange(n) - (e0 - 14 * 144)) / (14 * 144), 0, 1) * 12
+            bearing = bearing + ramp
+        oil = amb + 20 + 25 * lag + r.normal(0, 0.4, n)
+        wind_t = amb + 30 + 50 * lag + r.normal(0, 0.8, n)
+        hyd = 180 + r.normal(0, 2, n)
+        pitch = np.where(w > 12, (w - 12) * 2.5, 0.5) + r.normal(0, 0.3, n)
+        nac = (np.cumsum(r.normal(0, 3, n)) % 360)
+        energy = np.cumsum(p / 6)
+        vals = {"wind_speed_3_avg": w, "wind_speed_3_min": w * 0.6, "wind_speed_3_max": w * 1.5,
+                "wind_speed_3_std": np.abs(r.normal(1, 0.3, n)), "power_29_avg": p, "power_29_min": p * 0.5,
+                "power_29_max": np.minimum(p * 1.4, 2100), "power_29_std": np.abs(p * 0.1 + r.normal(0, 5, n)),
+                "sensor_rotor_rpm_avg": rpm, "sensor_gen_rpm_avg": rpm * 100, "sensor_gen_rpm_max": rpm * 110,
+                "sensor_pitch_avg": pitch, "sensor_nacelle_dir_avg": nac, "reactive_power_30_avg": p * 0.1,
+                "sensor_ambient_avg": amb, "sensor_gearbox_bearing_avg": bearing,
+                "sensor_gearbox_bearing_max": bearing + 1.5, "sensor_gearbox_oil_avg": oil,
+                "sensor_gen_winding_avg": wind_t, "sensor_hydraulic_avg": hyd, "sensor_energy": energy}
+        # event files: an anomaly for turbine 0 (drift then event), normal datasets for the others; turbine 0
+        # has a second (normal) file overlapping the first by 20 days
+        spans = [(0, n, n - 10 * 144, "anomaly" if k == 0 else "normal")]
+        if k == 0:
+            spans.append((n - 30 * 144, n, n - 5 * 144, "normal"))
+        for j, (lo, hi, pred_from, label) in enumerate(spans):
+            eid = 10 * (k + 1) + j
+            lines = [";".join(["time_stamp", "asset_id", "id", "train_test", "status_type_id"] + cols)]
+            for i in range(lo, hi):
+                tt = "train" if i < pred_from else "prediction"
+                lines.append(";".join([stamp(i), str(tb), str(i), tt, str(status[i])]
+                                      + [f"{vals[c][i]:.3f}" for c in cols]))
+            write(f"{out}/datasets/{eid}.csv", "\n".join(lines) + "\n")
+            if label == "anomaly":
+                events.append(f"{tb};{eid};anomaly;{stamp(n - 6 * 144)};{n - 6 * 144};{stamp(n - 4 * 144)};"
+                              f"{n - 4 * 144};gearbox bearing temperature")
+            else:
+                events.append(f"{tb};{eid};normal;{stamp(pred_from)};{pred_from};{stamp(hi - 1)};{hi - 1};")
+    write(f"{out}/event_info.csv", "\n".join(events) + "\n")
+
+
+WRITERS = {"ukdale": ukdale, "redd": redd, "refit": refit, "care": care}
 
 if __name__ == "__main__":
     if len(sys.argv) < 3 or sys.argv[1] not in WRITERS:
