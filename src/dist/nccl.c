@@ -43,6 +43,9 @@ int gt_dist_nccl_comm_size(void *comm) {
     return n;
 }
 
+void gt_dist_nccl_group_start(void) { NCCL_CHECK(ncclGroupStart()); }
+void gt_dist_nccl_group_end(void) { NCCL_CHECK(ncclGroupEnd()); }
+
 void gt_dist_nccl_allreduce_sum(void *comm, float *dev, size_t n, size_t bucket_bytes, void *stream) {
     if (n == 0) return;
     size_t per = bucket_bytes ? bucket_bytes / sizeof(float) : n;

@@ -31,6 +31,11 @@ void gt_dist_nccl_comm_init_all(void **comms, int n, const int *devs);
 void gt_dist_nccl_comm_destroy(void *comm); /* NULL allowed */
 int gt_dist_nccl_comm_size(void *comm);
 
+/* ncclGroupStart / ncclGroupEnd: a single thread driving several devices
+ * wraps their calls in one group (tests/gpu). */
+void gt_dist_nccl_group_start(void);
+void gt_dist_nccl_group_end(void);
+
 /* Collective over comm: dev (n floats, device memory) := the sum over the
  * ranks, in place, in buckets of bucket_bytes (0: one call), all queued on
  * `stream` in one NCCL group (ordered after the work already queued there,
