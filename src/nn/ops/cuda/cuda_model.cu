@@ -357,6 +357,10 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     }
     if (host->params && np)
         CUDA_CHECK(cudaMemcpyAsync(m->params, host->params, np * sizeof(float), cudaMemcpyHostToDevice, m->stream));
+    // the process's reduction scratch now, not lazily inside a step (a step
+    // may be captured into a CUDA graph, where cudaMalloc is not allowed)
+    (void)gt_cuda_dscratch();
+    (void)gt_cuda_dpartials();
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, m->plan.n_act_elems, m->plan.n_x, m->plan.n_y, 0};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
