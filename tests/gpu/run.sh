@@ -205,7 +205,9 @@ else
 fi
 
 # --------------------------------------------------- end to end: gridtrain train --
-if [ -x tests/gpu/e2e_train.sh ] && ls .gpu-debs/pipeline/*.deb >/dev/null 2>&1; then
+if [ "$N_GPU" -eq 0 ]; then
+  record e2e-train SKIP 0 "no GPU visible"
+elif [ -x tests/gpu/e2e_train.sh ] && ls .gpu-debs/pipeline/*.deb >/dev/null 2>&1; then
   run_step e2e-train 240 bash tests/gpu/e2e_train.sh "$B-pipeline" "$LOG/e2e"
 else
   record e2e-train SKIP 0 "no MPI/HDF5 runtime carried (tests/gpu/fetch-debs.sh --pipeline, carry .gpu-debs)"
