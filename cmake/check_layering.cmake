@@ -14,7 +14,7 @@
 #  * `#include <H>` for H in GT_EXT_HEADERS obeys GT_EXT_NOT_H / GT_EXT_ONLY_H,
 #    also through project headers that bring H in, and a call of an nccl*( function
 #    counts as using <nccl.h> (comments are skipped); GT_EXT_EXCUSED lists exceptions.
-cmake_minimum_required(VERSION 3.25)
+cmake_minimum_required(VERSION 3.22)
 include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
 if(NOT GT_SRC)
   get_filename_component(GT_SRC ${CMAKE_CURRENT_LIST_DIR}/../src ABSOLUTE)

@@ -47,5 +47,4 @@ set(GT_EXT_ONLY_nccl.h dist)    # only dist/ talks NCCL: also a call of any nccl
 set(GT_EXT_EXCUSED
     "core/check_mpi.h mpi.h"    # MPI_CHECK, header-only: included only where <mpi.h> is allowed
     "core/check_h5.h hdf5.h"    # H5_CHECK, likewise
-    "core/check_cuda.h nccl.h"  # NCCL_CHECK, under GT_HAVE_NCCL (CUDA translation units)
-    "nn/ops/cuda/ nccl.h")      # gt_cuda_model_allreduce_grads (unused) calls ncclAllReduce: belongs in dist/
+    "core/check_nccl.h nccl.h") # NCCL_CHECK, header-only: included only by dist/

@@ -48,6 +48,20 @@ static int gt_test_failures = 0;
         fputc('\n', stderr);                \
         exit(77);                           \
     } while (0)
+/* A test (or part) that needs a GPU and has none: skip (77), or fail when
+ * GT_TEST_REQUIRE_GPU=1 (tests/gpu/run.sh sets it where nvidia-smi sees a
+ * GPU: there a skip would hide a broken device setup). */
+#define TEST_SKIP_NO_GPU(...)                                                  \
+    do {                                                                       \
+        const char *gt_req_ = getenv("GT_TEST_REQUIRE_GPU");                   \
+        if (gt_req_ && gt_req_[0] == '1') {                                    \
+            fprintf(stderr, "GT_TEST_REQUIRE_GPU=1, but: ");                   \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            exit(1);                                                           \
+        }                                                                      \
+        TEST_SKIP(__VA_ARGS__);                                                \
+    } while (0)
 #define TEST_DONE()                                                          \
     do {                                                                     \
         if (gt_test_failures) {                                              \

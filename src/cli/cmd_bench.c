@@ -24,6 +24,7 @@ static const gt_opt opts[] = {
     {"bench.warmup", "warmup", GT_OPT_INT, "2", "model: untimed steps first", NULL},
     {"bench.mem_check", "mem-check", GT_OPT_BOOL, "false", "model: s2p_tf memory at L = 1024, 2048, 4096 (B = 4)", NULL},
     {"bench.json", "json", GT_OPT_BOOL, "false", "model: also print one GT_BENCH_JSON line", NULL},
+    {"bench.device", "device", GT_OPT_STR, "auto", "train: where the replicas run (overrides CONFIG's train.device when given)", "auto|cpu|cuda"},
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 

@@ -24,6 +24,7 @@
 #include "eval/report.h"
 #include "eval/run_eval.h"
 #include "train/checkpoint.h"
+#include "train/device.h"
 #include "train/trainer.h"
 
 extern const gt_cmd gt_cmd_train;
@@ -63,11 +64,12 @@ static long long run_dir_of(const char *path, char *run_dir, size_t n_run_dir) {
     return file_step;
 }
 
-/* Collective: the model of L->tc (the run's training configuration) on the
- * host engine, its checkpoint of RUN_DIR loaded (file_step >= 0: exactly
- * that step; else the best-validation one or the newest). */
+/* Collective: the model of L->tc (the run's training configuration) on
+ * `engine` (chosen by gt_train_device_select), its checkpoint of RUN_DIR
+ * loaded into the host model and pushed to the engine (file_step >= 0:
+ * exactly that step; else the best-validation one or the newest). */
 static void load_model(gt_eval_loaded *L, const char *path, long long file_step, const gt_task_i *task, int n_cols,
-                       int64_t batch, int best, MPI_Comm comm) {
+                       int64_t batch, int best, gt_engine_kind engine, MPI_Comm comm) {
     gt_data_config_resolve(&L->tc.data, task->kind);
     gt_model_config mc = L->tc.model;
     task->check_model(&mc, path);
@@ -77,7 +79,7 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
     if (micro > 1024) micro = 1024;
     if (micro < 1) micro = 1;
     mc.max_batch = (int)micro;
-    gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &mc);
+    gt_engine *e = gt_engine_create(engine, &mc);
     gt_model *m = gt_engine_model(e);
     gt_norm_stats ns;
     memset(&ns, 0, sizeof ns);
@@ -104,8 +106,8 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
                                                 : "the newest");
 }
 
-void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best, MPI_Comm comm,
-                      gt_eval_loaded *L) {
+void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best,
+                      gt_engine_kind engine, MPI_Comm comm, gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
     long long file_step = run_dir_of(path, L->run_dir, sizeof L->run_dir);
     char *text = gt_ckpt_read_config(L->run_dir);
@@ -125,7 +127,7 @@ void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64
     unlink(tpath);
     gt_train_config_from_args(&L->args, &L->tc);
     gt_train_config_stored_compat(&L->args, &L->tc);
-    load_model(L, path, file_step, task, n_cols, batch, best, comm);
+    load_model(L, path, file_step, task, n_cols, batch, best, engine, comm);
 }
 
 void gt_eval_cli_unload(gt_eval_loaded *L) {
@@ -183,8 +185,12 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     gt_eval_cli_data_sizes(data, comm, &task, &cols);
     int64_t batch = gt_args_int(a, "eval.batch");
     int best = !strcmp(gt_args_str(a, "eval.checkpoint"), "best");
+    int req = gt_device_request_parse(gt_args_str(a, "eval.device"));
+    GT_ASSERT(req >= 0); /* the option table allows auto|cpu|cuda only */
+    gt_train_device dev;
+    gt_train_device_select((gt_device_request)req, "eval.device", 0, comm, &dev);
     int n = 0;
-    gt_eval_cli_load(main_path, task, cols, batch, best, comm, &Ls[n]);
+    gt_eval_cli_load(main_path, task, cols, batch, best, dev.engine, comm, &Ls[n]);
     ems[n] = Ls[n].em;
     n++;
     char list[4096];
@@ -193,7 +199,7 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!*tok) continue;
         GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
-        gt_eval_cli_load(tok, task, cols, batch, best, comm, &Ls[n]);
+        gt_eval_cli_load(tok, task, cols, batch, best, dev.engine, comm, &Ls[n]);
         ems[n] = Ls[n].em;
         n++;
     }
@@ -227,7 +233,9 @@ void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI
     L->tc = *tc; /* the configuration just trained (its strings stay the caller's) */
     L->tc.data.seed = tc->seed;
     snprintf(L->run_dir, sizeof L->run_dir, "%s", run_dir);
-    load_model(L, run_dir, -1, task, cols, micro, 1, comm);
+    gt_train_device dev; /* the device the run trained on (train.device) */
+    gt_train_device_select(tc->device, "train.device", 1, comm, &dev); /* logged by the trainer */
+    load_model(L, run_dir, -1, task, cols, micro, 1, dev.engine, comm);
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
     evaluate_loaded(run_dir, tc->data_file, L, &L->em, 1, &ec, comm);

@@ -22,6 +22,7 @@
     {"eval.min_on_s", NULL, GT_OPT_FLOAT, "0", "nilm, without calibrate_filter: then drop predicted on runs shorter than this many seconds, every appliance", NULL}, \
     {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL}, \
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
+    {"eval.device", "device", GT_OPT_STR, "auto", "where the model runs: auto = a GPU per rank when one is usable, else the CPU; cuda = a GPU or exit 7; the same checkpoints on either", "auto|cpu|cuda"}, \
     {"eval.models", "models", GT_OPT_STR, "", "more run directories (comma-separated): pdm multi-scale, e.g. the window 64 and 1024 runs; nilm ensemble, runs of the same window, inputs and data (e.g. other train.seed), outputs averaged per appliance over the members trained on it (data.appliances)", NULL}, \
     {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
     {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL}, \
@@ -50,10 +51,10 @@ typedef struct gt_eval_loaded {
  * task, n_cols: the evaluated data's task (its file kind) and appliances
  * (nilm) or channels (pdm); the model's input channels follow from the stored
  * data configuration (time features); batch <= 0: the run's micro-batch (at
- * most 1024). The model runs on the host engine. Errors are user errors
- * (exit 2/3). */
-void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best, MPI_Comm comm,
-                      gt_eval_loaded *L);
+ * most 1024). The model runs on `engine` (gt_eval_cli_load_all picks it from
+ * eval.device, train/device.h). Errors are user errors (exit 2/3). */
+void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best,
+                      gt_engine_kind engine, MPI_Comm comm, gt_eval_loaded *L);
 void gt_eval_cli_unload(gt_eval_loaded *L);
 /* Collective: the task a data file's kind selects and its appliance/channel count. */
 void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, const gt_task_i **task, int *n_cols);

@@ -83,7 +83,8 @@ static const gt_opt opts[] = {
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
     {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
     {"train.nan_max_bad", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_NAN_MAX_BAD), "consecutive non-finite steps before stopping with exit code 5", NULL},
-    {"train.amp", NULL, GT_OPT_BOOL, "false", "mixed precision: dynamic loss scaling (CPU compute stays fp32)", NULL},
+    {"train.amp", NULL, GT_OPT_BOOL, "false", "mixed precision: dynamic loss scaling (compute stays fp32 on the CPU and the GPU)", NULL},
+    {"train.device", "device", GT_OPT_STR, "auto", "where the replicas train: auto = one GPU per rank when this binary has CUDA and a GPU is usable, else the CPU; cuda = a GPU per rank or exit 7 (never a silent CPU fallback); cpu = the host engine. Not stored: a resumed run chooses again (checkpoints are the same on either)", "auto|cpu|cuda"},
     {"train.log_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LOG_EVERY), "steps between progress lines and metrics.jsonl entries", NULL},
     {"train.stop_after", NULL, GT_OPT_INT, "0", "testing: checkpoint and exit 75 after N steps of this invocation (not stored)", NULL},
     {"run.dir", "run-dir", GT_OPT_STR, "", "run directory; default runs/<SLURM_JOB_ID or timestamp>", NULL},
@@ -102,7 +103,7 @@ static const gt_opt opts[] = {
 
 /* Keys that describe one invocation, not the run: never stored. */
 static int per_invocation(const char *key) {
-    return !strcmp(key, "run.resume") || !strcmp(key, "train.stop_after") || !strncmp(key, "log.", 4) ||
+    return !strcmp(key, "run.resume") || !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
 
@@ -270,6 +271,9 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         c->mem_limit = (double)b;
     }
     c->amp = gt_args_bool(a, "train.amp");
+    int dev = gt_device_request_parse(gt_args_str(a, "train.device"));
+    GT_CHECK(dev >= 0, GT_EXIT_USAGE, "train.device: expected auto, cpu or cuda");
+    c->device = (gt_device_request)dev;
     c->log_every = gt_args_int(a, "train.log_every");
     c->stop_after = gt_args_int(a, "train.stop_after");
     GT_CHECK(c->eval_every >= 0 && c->patience >= 0 && c->stop_after >= 0, GT_EXIT_USAGE,
@@ -379,8 +383,15 @@ int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
     gt_train_config c;
     gt_train_config_from_args(&a, &c);
     int reps = 1;
-    for (int i = 0; i < a0->n_values; i++)
+    for (int i = 0; i < a0->n_values; i++) {
         if (!strcmp(a0->spec[i]->key, "bench.reps")) reps = (int)gt_args_int(a0, "bench.reps");
+        /* bench.device given: it wins over the CONFIG's train.device */
+        if (!strcmp(a0->spec[i]->key, "bench.device") && strcmp(a0->origin[i], "default")) {
+            int dev = gt_device_request_parse(a0->value[i]);
+            GT_CHECK(dev >= 0, GT_EXIT_USAGE, "bench.device: expected auto, cpu or cuda");
+            c.device = (gt_device_request)dev;
+        }
+    }
     int rc = gt_train_bench_run(&c, reps, comm, stdout);
     gt_args_free(&a);
     return rc;
@@ -533,7 +544,8 @@ const gt_cmd gt_cmd_train = {
                "Outputs in run.dir: config.ini, manifest.json, metrics.jsonl, screened.csv,\n"
                "forensics.jsonl (non-finite steps), checkpoints/. SIGTERM/SIGUSR1: checkpoint, exit 75;\n"
                "continue with --resume RUN_DIR. Exit 5: train.nan_max_bad consecutive non-finite steps.\n"
-               "CPU compute is fp32 (train.amp adds dynamic loss scaling only). See docs/training.md.",
+               "train.device: auto (a GPU per rank when usable, else the CPU), cpu, or cuda (a GPU or exit 7).\n"
+               "Compute is fp32 (train.amp adds dynamic loss scaling only). See docs/training.md.",
     .opts = opts,
     .min_pos = 0,
     .max_pos = 1,

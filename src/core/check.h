@@ -30,6 +30,8 @@ enum gt_exit {
     GT_EXIT_RESOURCE = 4,  /* out of memory, disk, device */
     GT_EXIT_NUMERIC = 5,   /* non-finite loss/gradients that did not recover */
     GT_EXIT_LIBRARY = 6,   /* an external library call failed (MPI, HDF5, CUDA...) */
+    GT_EXIT_DEVICE = 7,    /* the requested device is not usable: no GPU, driver older than the
+                              runtime, more ranks on a node than GPUs, a binary without CUDA */
     GT_EXIT_PREEMPTED = 75 /* checkpointed on a signal; requeue to continue (EX_TEMPFAIL) */
 };
 

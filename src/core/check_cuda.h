@@ -1,6 +1,7 @@
-/* core/check_cuda.h: CUDA_CHECK, CUBLAS_CHECK, CUDNN_CHECK, NCCL_CHECK.
- * Include only in CUDA translation units (nn/ops/cuda, dist/ with NCCL). Each
- * macro prints the failing call, file:line, rank and a hint, then ends the job. */
+/* core/check_cuda.h: CUDA_CHECK, CUBLAS_CHECK, CUDNN_CHECK (NCCL_CHECK is in
+ * core/check_nccl.h, for dist/ only). Include only in CUDA translation units
+ * (nn/ops/cuda, the CUDA engine, dist/ with NCCL). Each macro prints the
+ * failing call, file:line, rank and a hint, then ends the job. */
 #ifndef GT_CORE_CHECK_CUDA_H
 #define GT_CORE_CHECK_CUDA_H
 #include <cuda_runtime.h>
@@ -45,17 +46,5 @@
     } while (0)
 #endif
 
-#ifdef GT_HAVE_NCCL
-#include <nccl.h>
-#define NCCL_CHECK(call)                                                                    \
-    do {                                                                                    \
-        ncclResult_t gt_nc_rc_ = (call);                                                    \
-        if (gt_nc_rc_ != ncclSuccess)                                                       \
-            gt_fatal_lib("NCCL", #call, ncclGetErrorString(gt_nc_rc_),                      \
-                         "rerun with NCCL_DEBUG=INFO; on hosts without InfiniBand set "     \
-                         "NCCL_IB_DISABLE=1, and pick the interface with NCCL_SOCKET_IFNAME", \
-                         __FILE__, __LINE__);                                               \
-    } while (0)
-#endif
 
 #endif

@@ -1,11 +1,13 @@
 #include "dist/comm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "dist/dist_impl.h"
 
 static void mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); _Exit(code); }
 
@@ -23,7 +25,28 @@ void gt_dist_init(int *argc, char ***argv) {
 void gt_dist_finalize(void) {
     int fin = 0;
     MPI_Finalized(&fin);
-    if (!fin) MPI_Finalize();
+    if (fin) return;
+    gt_dist_nccl_release_all();
+    MPI_Finalize();
+}
+
+int gt_dist_node_shared_key(MPI_Comm comm, const char *key) {
+    MPI_Comm node;
+    MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    int rank = 0, size = 1;
+    MPI_CHECK(MPI_Comm_rank(node, &rank));
+    MPI_CHECK(MPI_Comm_size(node, &size));
+    char mine[GT_DIST_KEY_LEN];
+    memset(mine, 0, sizeof mine);
+    snprintf(mine, sizeof mine, "%s", key);
+    char *all = GT_MALLOC((size_t)size * GT_DIST_KEY_LEN);
+    MPI_CHECK(MPI_Allgather(mine, GT_DIST_KEY_LEN, MPI_CHAR, all, GT_DIST_KEY_LEN, MPI_CHAR, node));
+    int shared = 0;
+    for (int r = 0; r < size; r++)
+        if (r != rank && !strncmp(all + (size_t)r * GT_DIST_KEY_LEN, mine, GT_DIST_KEY_LEN)) shared++;
+    free(all);
+    MPI_CHECK(MPI_Comm_free(&node));
+    return shared;
 }
 
 void gt_dist_node_rank(MPI_Comm comm, int *local_rank, int *local_size) {

@@ -25,6 +25,12 @@ void gt_dist_event_table(MPI_Comm comm, FILE *out);
  * the count tells how many ranks share the node's cores. */
 void gt_dist_node_rank(MPI_Comm comm, int *local_rank, int *local_size);
 
+/* Collective over comm: how many OTHER ranks on this rank's node pass the
+ * same key (at most GT_DIST_KEY_LEN - 1 characters compared), e.g. a GPU's
+ * UUID: 0 when this rank's device is its own. */
+#define GT_DIST_KEY_LEN 64
+int gt_dist_node_shared_key(MPI_Comm comm, const char *key);
+
 /* Collective: 1 on every rank when `local_ok` is 1 on every rank. */
 int gt_dist_all_ok(MPI_Comm comm, int local_ok);
 

@@ -20,7 +20,6 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
-#include "nn/device.h"
 #include "train/checkpoint.h"
 
 /* ---------------------------------------------------------------- files -- */
@@ -406,7 +405,10 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     if (time_s > train_s) train_s = time_s; /* the log line rounds to 0.1 s; time_s spans the segments */
     const char *ob = getenv("OPENBLAS_NUM_THREADS");
     int threads = ob && atoi(ob) > 0 ? atoi(ob) : 1;
-    int gpus = gt_device_built_with_cuda() && gt_device_gpu_count() > 0 ? ranks : 0;
+    /* GPU-hours only for a run whose engine was cuda (manifest.json), not for
+     * a CPU run on a machine that happens to have a GPU */
+    const cJSON *eng = cJSON_GetObjectItem(man, "engine");
+    int gpus = cJSON_IsString(eng) && !strcmp(eng->valuestring, "cuda") ? ranks : 0;
     cJSON_AddNumberToObject(tr, "train_time_s", train_s);
     cJSON_AddNumberToObject(tr, "samples_per_s", train_s > 0 ? samples / train_s : 0);
     cJSON_AddNumberToObject(tr, "ranks", ranks);

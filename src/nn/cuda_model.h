@@ -19,7 +19,7 @@
  *       gt_cuda_model_forward(dm, x, B, 0);          // x on the host (B, n_x)
  *       gt_cuda_model_loss(dm, y, mask, 0);          // or gt_cuda_model_lstm_loss
  *       gt_cuda_model_backward(dm, 1.0f / n_micro);
- *     [NCCL all-reduce of gt_cuda_model_grads(dm), n_params floats]
+ *     [NCCL all-reduce of gt_cuda_model_grads(dm), n_params floats: dist/]
  *     gt_cuda_model_clip_grad_norm(dm, 1.0f);
  *     gt_cuda_model_adamw_step(dm, &opt, lr, step + 1, 0);
  *   gt_cuda_model_get_params(dm, host->params, host->n_params);  // checkpoint
@@ -74,7 +74,8 @@ float *gt_cuda_model_grads(gt_cuda_model *m);
 float *gt_cuda_model_adam_m(gt_cuda_model *m);
 float *gt_cuda_model_adam_v(gt_cuda_model *m);
 
-/* Host <-> device copies of whole buffers (synchronous; n must be n_params).
+/* Host <-> device copies of whole buffers on the model's stream, complete on
+ * return (n must be n_params).
  * A NULL host pointer skips that buffer. */
 void gt_cuda_model_set_state(gt_cuda_model *m, const float *params, const float *grads, const float *adam_m,
                              const float *adam_v, size_t n);
@@ -95,8 +96,12 @@ static inline void gt_cuda_model_get_grads(const gt_cuda_model *m, float *g, siz
  * Returns the device prediction (B, n_y), borrowed. Asynchronous. */
 const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, int B, int on_device);
 float *gt_cuda_model_x(gt_cuda_model *m); /* device (max_batch, n_x) input buffer */
-/* Copy the last forward's prediction (B, n_y) to the host. */
+/* Copy the last forward's prediction (B, n_y) to the host (synchronises). */
 void gt_cuda_model_get_pred(const gt_cuda_model *m, float *pred_host);
+/* The objective's d/d pred of the last forward, (B, n_y), host (on_device 0)
+ * or device pointer, into the model's dpred (queued on the model's stream;
+ * a host buffer may be reused on return). Then gt_cuda_model_backward. */
+void gt_cuda_model_set_dpred(gt_cuda_model *m, const float *dpred, int on_device);
 
 /* Masked MSE of the last forward: y, mask (B, n_y) (mask NULL = all ones),
  * host or device pointers; writes dpred; returns the loss (synchronises). */
@@ -121,11 +126,6 @@ void gt_cuda_model_clip_grad_norm_async(gt_cuda_model *m, float max_norm);
 /* fp16 loss scaling: grads *= inv_scale; returns 1 when any gradient was
  * inf/NaN (the caller skips the step). Synchronises. */
 int gt_cuda_model_unscale_check(gt_cuda_model *m, float inv_scale);
-/* Data parallel: ONE in-place ncclAllReduce (sum) over the whole grads
- * buffer on the model's stream, then grads *= 1/nranks when average != 0.
- * nccl_comm is an ncclComm_t (void * keeps nccl.h out of this header).
- * Collective over the communicator: every rank calls it in the same order. */
-void gt_cuda_model_allreduce_grads(gt_cuda_model *m, void *nccl_comm, int average);
 /* AdamW over the whole buffer (one launch), as gt_model_adamw_step. */
 void gt_cuda_model_adamw_step(gt_cuda_model *m, const gt_adamw_config *opt, float lr, long t, int decay_all);
 void gt_cuda_model_synchronize(gt_cuda_model *m);

@@ -14,21 +14,33 @@
  *       const float *pred = gt_engine_forward(e, x, B);  // x host (B, n_x) -> pred host (B, n_y)
  *       task objective writes gt_engine_dpred(e) (B, n_y)
  *       gt_engine_backward(e, 1.0f);                     // grads += d objective / d params
- *     all-reduce gt_engine_grads(e) (dist/: MPI for host grads)
+ *     all-reduce gt_engine_grads(e) (dist/: MPI for host grads, NCCL on
+ *       gt_engine_stream(e) when e->grads_on_device)
  *     gt_engine_unscale(e, 1 / loss scale); gt_engine_grad_norm(e); gt_engine_scale_grads(e, c);
  *     gt_engine_adamw_step(e, &opt, lr, step + 1, 0);
  *   checkpoints: gt_engine_pull_state(e), then gt_engine_model(e) (table + host state);
  *   restore: load into gt_engine_model(e), then gt_engine_push_state(e).
  *
  * The host model (gt_engine_model) carries the configuration, the parameter
- * table and a host copy of params / adam_m / adam_v. On the host engine it IS
- * the state (pull/push are no-ops); a device engine keeps its own buffers in
- * the same layout (nn/cuda_model.h) and copies whole buffers in pull/push.
+ * table and a host copy of params / adam_m / adam_v, and the host side of
+ * every forward/backward (x, pred, dpred), so a task's objective and eval's
+ * metrics read and write host buffers on every engine. On the host engine it
+ * IS the state (pull/push are no-ops).
  *
- * Where the next engine plugs in: a GT_ENGINE_CUDA value, a gt_engine_i
- * table filled from nn/cuda_model.h's functions (src/nn/ops/cuda/), one case
- * in gt_engine_create. Nothing above nn/ changes except the gradient
- * all-reduce choosing NCCL for device gradients (dist/).
+ * Engines:
+ *   GT_ENGINE_HOST  OpenBLAS + the engine's thread pool (nn/ops/cpu/).
+ *   GT_ENGINE_CUDA  (CUDA builds only: GT_HAVE_CUDA) one gt_cuda_model
+ *                   (nn/cuda_model.h) on the current CUDA device, fp32; its
+ *                   host model is gt_model_create_host_side (no host
+ *                   activations). forward copies x up and pred down (the call
+ *                   synchronises the model's stream), backward copies dpred
+ *                   up and queues the backward; grads live on the device
+ *                   (grads_on_device = 1), gt_engine_stream is the model's
+ *                   stream; unscale and grad_norm return host values (they
+ *                   synchronise); pull/push copy params, adam_m and adam_v
+ *                   between the device and the host model; memory reports
+ *                   device bytes. The caller makes the CUDA device current
+ *                   before gt_engine_create (train/device.h picks it).
  *
  * Not thread-safe: one engine per thread. No MPI, no files. */
 #ifndef GT_NN_ENGINE_H
@@ -45,6 +57,9 @@ extern "C" {
 
 typedef enum gt_engine_kind {
     GT_ENGINE_HOST = 0, /* OpenBLAS + the engine's thread pool (nn/ops/cpu/) */
+#ifdef GT_HAVE_CUDA
+    GT_ENGINE_CUDA = 1, /* one GPU (nn/cuda_model.h) */
+#endif
     GT_ENGINE_KIND_COUNT
 } gt_engine_kind;
 
@@ -59,7 +74,7 @@ typedef struct gt_engine_mem {
 
 /* One table per engine kind. */
 typedef struct gt_engine_i {
-    const char *name; /* "host" */
+    const char *name; /* "host", "cuda" */
     void (*free)(gt_engine *e);
     /* x host (B, n_x) -> prediction; returns a host view (B, n_y) */
     const float *(*forward)(gt_engine *e, const float *x, int B);
@@ -75,6 +90,7 @@ typedef struct gt_engine_i {
     void (*pull_state)(gt_engine *e);
     void (*push_state)(gt_engine *e);
     void (*memory)(const gt_engine *e, gt_engine_mem *out);
+    void *(*stream)(gt_engine *e); /* the device stream work is queued on (a cudaStream_t); NULL on the host */
 } gt_engine_i;
 
 struct gt_engine {
@@ -85,7 +101,7 @@ struct gt_engine {
     void *ctx;           /* engine-private */
 };
 
-/* Kind name ("host") / parse (-1 if unknown). */
+/* Kind name ("host", "cuda") / parse (-1 if unknown or not built in). */
 const char *gt_engine_kind_name(gt_engine_kind kind);
 int gt_engine_kind_parse(const char *name);
 
@@ -133,6 +149,9 @@ static inline void gt_engine_adamw_step(gt_engine *e, const gt_adamw_config *opt
 static inline void gt_engine_pull_state(gt_engine *e) { e->i->pull_state(e); }
 static inline void gt_engine_push_state(gt_engine *e) { e->i->push_state(e); }
 static inline void gt_engine_memory(const gt_engine *e, gt_engine_mem *out) { e->i->memory(e, out); }
+/* The stream of a device engine (cudaStream_t as void *, for dist/'s NCCL
+ * all-reduce), NULL for the host engine. */
+static inline void *gt_engine_stream(gt_engine *e) { return e->i->stream(e); }
 
 #ifdef __cplusplus
 }

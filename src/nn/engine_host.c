@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "nn/engine_impl.h"
 
 static void host_free(gt_engine *e) { gt_model_free(e->host); }
 static const float *host_forward(gt_engine *e, const float *x, int B) { return gt_model_forward(e->host, x, B); }
@@ -28,6 +29,11 @@ static void host_memory(const gt_engine *e, gt_engine_mem *out) {
     out->device_bytes = 0;
 }
 
+static void *host_stream(gt_engine *e) {
+    (void)e;
+    return NULL;
+}
+
 static const gt_engine_i g_host = {
     .name = "host",
     .free = host_free,
@@ -44,37 +50,11 @@ static const gt_engine_i g_host = {
     .pull_state = host_state_noop,
     .push_state = host_state_noop,
     .memory = host_memory,
+    .stream = host_stream,
 };
 
-static const char *const g_kind_names[GT_ENGINE_KIND_COUNT] = {"host"};
-
-const char *gt_engine_kind_name(gt_engine_kind kind) {
-    return (unsigned)kind < GT_ENGINE_KIND_COUNT ? g_kind_names[kind] : "?";
-}
-
-int gt_engine_kind_parse(const char *name) {
-    for (int k = 0; k < GT_ENGINE_KIND_COUNT; k++)
-        if (name && !strcmp(name, g_kind_names[k])) return k;
-    return -1;
-}
-
-gt_engine *gt_engine_create(gt_engine_kind kind, const gt_model_config *cfg) {
-    GT_CHECK(kind == GT_ENGINE_HOST, GT_EXIT_USAGE, "engine '%s' is not built into this binary",
-             gt_engine_kind_name(kind));
-    gt_engine *e = GT_CALLOC(1, sizeof *e);
+void gt_engine_host_open(gt_engine *e, const gt_model_config *cfg) {
     e->i = &g_host;
-    e->kind = kind;
     e->host = gt_model_create(cfg);
-    return e;
-}
-
-void gt_engine_free(gt_engine *e) {
-    if (!e) return;
-    e->i->free(e);
-    free(e);
-}
-
-void gt_engine_init(gt_engine *e, uint64_t seed) {
-    gt_model_init(e->host, seed);
-    gt_engine_push_state(e);
+    e->grads_on_device = 0;
 }

@@ -179,6 +179,22 @@ gt_model *gt_model_create(const gt_model_config *cfg) {
     return m;
 }
 
+gt_model *gt_model_create_host_side(const gt_model_config *cfg) {
+    gt_model *m = plan_model(cfg);
+    const size_t B = (size_t)cfg->max_batch;
+    m->host_side = 1;
+    m->params = alloc_floats(m->n_params);
+    m->grads = alloc_floats(m->n_params);
+    m->adam_m = alloc_floats(m->n_params);
+    m->adam_v = alloc_floats(m->n_params);
+    /* x, pred, dpred in one small block (the device keeps the activation plan) */
+    m->acts = alloc_floats(B * (m->n_x + 2 * m->n_y));
+    m->x = m->acts;
+    m->pred = m->x + B * m->n_x;
+    m->dpred = m->pred + B * m->n_y;
+    return m;
+}
+
 void gt_model_free(gt_model *m) {
     if (!m) return;
     if (m->vt && m->vt->free) m->vt->free(m);
@@ -222,6 +238,7 @@ void gt_model_init(gt_model *m, uint64_t seed) {
 const float *gt_model_forward(gt_model *m, const float *x, int B) {
     GT_CHECK(B > 0 && B <= m->cfg.max_batch, GT_EXIT_USAGE,
              "model forward: batch %d outside [1, max_batch=%d]", B, m->cfg.max_batch);
+    GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_forward on the host side of a device model");
     if (x != m->x) memcpy(m->x, x, (size_t)B * m->n_x * sizeof(float));
     m->batch = B;
     m->vt->forward(m, B);
@@ -238,6 +255,7 @@ float gt_model_loss(gt_model *m, const float *y, const float *mask) {
 
 void gt_model_backward(gt_model *m, float dloss) {
     GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_model_backward called before gt_model_forward");
+    GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_backward on the host side of a device model");
     if (dloss != 1.0f) gt_scale(m->dpred, (size_t)m->batch * m->n_y, dloss);
     m->vt->backward(m, m->batch);
 }

@@ -169,6 +169,7 @@ struct gt_model {
     float *dpred; /* (max_batch, n_y) d loss / d pred, in acts */
     int batch;    /* B of the last forward (0 before any) */
     float loss;   /* last value returned by gt_model_loss */
+    int host_side; /* 1: made by gt_model_create_host_side (no activations: cannot run) */
 };
 
 /* ------------------------------------------------------------ lifecycle -- */
@@ -191,6 +192,12 @@ int gt_model_kind_available(gt_model_kind kind);
  * and releases it with gt_model_free. */
 gt_model *gt_model_create(const gt_model_config *cfg);
 void gt_model_free(gt_model *m); /* NULL allowed */
+/* The host side of a model that runs on a device (nn/engine.h): the same
+ * tables and activation plan, the four state buffers, and host buffers for
+ * x, pred and dpred only (max_batch rows each): no activations, so
+ * gt_model_forward/backward refuse it (GT_EXIT_INTERNAL). Checkpoints, the
+ * replica checksum, the task objective and eval read and write it as a model. */
+gt_model *gt_model_create_host_side(const gt_model_config *cfg);
 
 /* What gt_model_create(cfg) would allocate, without allocating it (the memory
  * planner, plan/): parameter and activation element counts and the host bytes

@@ -127,6 +127,35 @@ static void cpu_model(char *buf, size_t n) {
     fclose(f);
 }
 
+/* "device": where the engine ran (rank 0's view; every rank has its own GPU). */
+static void add_device(cJSON *o, const trainer *t) {
+    const gt_train_device *dv = &t->dev;
+    cJSON *d = cJSON_AddObjectToObject(o, "device");
+    cJSON_AddStringToObject(d, "requested", gt_device_request_name(dv->requested));
+    cJSON_AddStringToObject(d, "kind", dv->engine == GT_ENGINE_HOST ? "cpu" : "cuda");
+    char v[16];
+    gt_train_cuda_version(dv->probe.runtime_version, v, sizeof v);
+    cJSON_AddStringToObject(d, "cuda_runtime", v);
+    gt_train_cuda_version(dv->probe.driver_version, v, sizeof v);
+    cJSON_AddStringToObject(d, "driver_cuda", v);
+    cJSON_AddStringToObject(d, "driver_release", dv->probe.driver_release);
+    cJSON_AddNumberToObject(d, "gpus_visible", dv->probe.count);
+    if (dv->engine == GT_ENGINE_HOST) {
+        cJSON_AddNumberToObject(d, "gpus", 0);
+        return;
+    }
+    cJSON_AddNumberToObject(d, "gpus", t->size); /* one per rank */
+    cJSON_AddNumberToObject(d, "max_ranks_per_node", dv->nodes_max_ranks);
+    cJSON_AddStringToObject(d, "name", dv->info.name);
+    cJSON_AddNumberToObject(d, "memory_bytes", dv->info.total_bytes);
+    char cc[16];
+    snprintf(cc, sizeof cc, "%d.%d", dv->info.cc_major, dv->info.cc_minor);
+    cJSON_AddStringToObject(d, "compute_capability", cc);
+    cJSON_AddStringToObject(d, "rank0_uuid", dv->info.uuid);
+    cJSON_AddStringToObject(d, "rank0_pci_bus_id", dv->info.pci_bus_id);
+    cJSON_AddStringToObject(d, "nccl", dv->nccl_version);
+}
+
 /* manifest.json (rank 0): provenance of the run; rewritten at the end. */
 void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_code) {
     const gt_train_config *c = t->cfg;
@@ -154,6 +183,7 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     cpu_model(cpu, sizeof cpu);
     cJSON_AddStringToObject(o, "cpu_model", cpu);
     cJSON_AddStringToObject(o, "engine", gt_engine_kind_name(t->e->kind));
+    add_device(o, t);
     cJSON_AddStringToObject(o, "model_kind", gt_model_kind_name(c->model.kind));
     cJSON_AddNumberToObject(o, "n_params", (double)gt_engine_n_params(t->e));
     cJSON_AddStringToObject(o, "precision", t->amp.enabled ? "fp32 compute, dynamic loss scaling" : "fp32");
@@ -250,7 +280,7 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
     json_num(o, "train_time_s", train_time_s);
     json_num(o, "samples_per_s", samples_per_s);
     json_num(o, "data_stall", data_stall);
-    cJSON_AddNumberToObject(o, "gpus", 0); /* the host engine */
+    cJSON_AddNumberToObject(o, "gpus", t->dev.engine == GT_ENGINE_HOST ? 0 : t->size); /* one per rank */
     cJSON_AddNumberToObject(o, "steps", (double)t->ts.step);
     json_num(o, "final_loss", final_loss);
     json_num(o, "best_val_loss", isfinite(t->ts.best_val) ? t->ts.best_val : NAN);

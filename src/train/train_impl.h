@@ -15,6 +15,7 @@
 #include "task/task.h"
 #include "train/amp.h"
 #include "train/checkpoint.h"
+#include "train/device.h"
 #include "train/trainer.h"
 
 enum { EV_READ, EV_DATA_WAIT, EV_FORWARD, EV_BACKWARD, EV_ALLREDUCE, EV_OPTIMIZER, EV_EVAL, EV_CHECKPOINT, EV_N };
@@ -28,6 +29,7 @@ typedef struct trainer {
     gt_task_ctx tc;         /* the task bound to this model and dataset */
     gt_data_config dcfg;    /* cfg->data resolved for the task */
     gt_dataset *ds;
+    gt_train_device dev;    /* where the engine runs (train.device) */
     gt_engine *e;
     gt_loader *ld;
     int64_t micro;          /* the engine's max_batch */

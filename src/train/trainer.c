@@ -109,6 +109,31 @@ static void setup_data(trainer *t) {
 static void check_memory(trainer *t, const gt_model_config *mc) {
     const gt_train_config *cfg = t->cfg;
     if (cfg->mem_limit < 0) return;
+    if (t->dev.info.total_bytes > 0) { /* a GPU: its free memory, with the context already made */
+        gt_plan_target tg;
+        memset(&tg, 0, sizeof tg);
+        tg.gpu = 1;
+        tg.mem_bytes = t->dev.info.free_bytes;
+        snprintf(tg.name, sizeof tg.name, "free on GPU %d", t->dev.info.ordinal);
+        gt_plan_request rq;
+        memset(&rq, 0, sizeof rq);
+        rq.model = *mc;
+        rq.batch = cfg->batch;
+        rq.ranks = t->size;
+        rq.micro = t->micro;
+        rq.n_y_data = gt_dataset_n_y(t->ds);
+        gt_plan p;
+        gt_plan_compute(&rq, &tg, &p);
+        if (p.fits) return;
+        char adv[512];
+        gt_plan_advice(&p, &tg, adv, sizeof adv);
+        GT_FAIL(GT_EXIT_RESOURCE,
+                "device memory: rank %d needs %.1f MiB on GPU %d (model state %.1f, activations %.1f at micro-batch "
+                "%lld, cuBLAS workspace %.1f) but %.1f MiB are free: %s; see 'gridtrain plan --gpu-mem'",
+                t->rank, p.mem.total / 1048576.0, t->dev.info.ordinal,
+                (p.mem.params + p.mem.grads + p.mem.moments) / 1048576.0, p.mem.acts / 1048576.0, (long long)p.micro,
+                p.mem.context / 1048576.0, tg.mem_bytes / 1048576.0, adv);
+    }
     int local_rank = 0, local_size = 1;
     gt_dist_node_rank(t->comm, &local_rank, &local_size);
     double rss = (double)gt_current_rss_bytes();
@@ -154,7 +179,7 @@ static void build_model(trainer *t) {
     GT_CHECK(t->micro <= INT_MAX, GT_EXIT_USAGE, "train.micro_batch too large");
     mc.max_batch = (int)t->micro;
     check_memory(t, &mc);
-    t->e = gt_engine_create(GT_ENGINE_HOST, &mc);
+    t->e = gt_engine_create(t->dev.engine, &mc);
     const size_t n_x = (size_t)gt_dataset_n_x(t->ds), n_y = gt_engine_n_y(t->e);
     const size_t n_y_ds = (size_t)gt_dataset_n_y(t->ds);
     GT_CHECK(gt_engine_n_x(t->e) == n_x, GT_EXIT_INTERNAL, "model input size %zu != dataset sample size %zu",
@@ -252,10 +277,11 @@ static void plan_schedule(trainer *t) {
             t->size, t->size == 1 ? "" : "s", mem[0] / 1048576.0, mem[1] / 1048576.0, mem[2] / 1048576.0,
             mem[3] / 1048576.0);
     GT_INFO("train: %s, %zu parameters, %lld train windows, batch %lld (micro-batch %lld per rank), "
-            "%lld batches/epoch, %lld steps%s, precision %s",
+            "%lld batches/epoch, %lld steps%s, precision %s, engine %s",
             gt_model_kind_name(cfg->model.kind), gt_engine_n_params(t->e), (long long)n_train, (long long)cfg->batch,
             (long long)t->micro, (long long)t->bpe, (long long)t->total_steps,
-            t->total_steps ? "" : " (until the time budget)", t->amp.enabled ? "fp32 + dynamic loss scaling" : "fp32");
+            t->total_steps ? "" : " (until the time budget)", t->amp.enabled ? "fp32 + dynamic loss scaling" : "fp32",
+            t->e->i->name);
 }
 
 /* ------------------------------------------------------------ phases -- */
@@ -407,7 +433,8 @@ static void train_one_step(trainer *t, train_clock *k, train_step *s) {
 
     /* all-reduce: gradient sum, then the loss sum and rank 0's clock decisions */
     gt_event_begin(t->ev[EV_ALLREDUCE]);
-    gt_dist_allreduce_sum(gt_engine_grads(t->e), gt_engine_n_params(t->e), GT_TRAIN_BUCKET_BYTES, t->comm);
+    gt_dist_allreduce_grads(gt_engine_grads(t->e), gt_engine_n_params(t->e), GT_TRAIN_BUCKET_BYTES,
+                            t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
     double red[3] = {S, 0, 0};
     if (t->rank == 0) {
         double now = gt_now();
@@ -645,6 +672,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     t->last_val = NAN;
     if (res) memset(res, 0, sizeof *res);
     check_config(cfg);
+    gt_train_device_select(cfg->device, "train.device", cfg->quiet, comm, &t->dev); /* before any output */
     for (int i = 0; i < EV_N; i++) t->ev[i] = gt_event_register(g_ev_names[i]);
     gt_train_now_iso(t->start_time, sizeof t->start_time);
     if (cfg->write_outputs) {

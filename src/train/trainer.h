@@ -25,8 +25,10 @@
  * (cli/cmd_train.c) evaluates the run directory afterwards, from its best
  * checkpoint (eval/), the same way `gridtrain eval RUN_DIR` does.
  *
- * The model runs on an engine (nn/engine.h); the loop never asks which task
- * or engine it has.
+ * The model runs on an engine (nn/engine.h): the host engine, or the CUDA
+ * engine on one GPU per rank (cfg->device, train/device.h); the loop never
+ * asks which task or engine it has, and the gradient all-reduce goes through
+ * MPI or NCCL by where the engine keeps its gradients (dist/allreduce.h).
  *
  * Collective over comm; the configuration must be the same on every rank.
  * Returns the exit code (the same on every rank): 0, GT_EXIT_NUMERIC after
@@ -41,6 +43,7 @@
 #include <stdint.h>
 
 #include "data/dataset.h"
+#include "nn/device.h"
 #include "nn/model.h"
 
 /* The defaults of gt_train_config, in one place: gt_train_config_defaults and
@@ -89,7 +92,8 @@ typedef struct gt_train_config {
     int prefetch;           /* 1: background prefetch thread, 0: fill in the loop, -1: auto
                                (on when the node has a spare core per rank) */
     int nan_max_bad;        /* K consecutive non-finite steps -> GT_EXIT_NUMERIC */
-    int amp;                /* dynamic loss scaler on (CPU compute stays fp32) */
+    int amp;                /* dynamic loss scaler on (compute stays fp32 on both engines) */
+    gt_device_request device; /* auto (default: a GPU when one is usable), cpu or cuda (train/device.h) */
     int64_t log_every;      /* steps between progress lines / metrics */
     int64_t stop_after;     /* testing: checkpoint and exit 75 after this many steps of this segment (0 off) */
     /* [run] */

@@ -102,6 +102,6 @@ static inline int64_t gtu_ulps(float a, float b) {
 
 #define GTU_REQUIRE_GPU()                                                                 \
     do {                                                                                  \
-        if (gt_device_gpu_count() == 0) TEST_SKIP("no CUDA device present");              \
+        if (gt_device_gpu_count() == 0) TEST_SKIP_NO_GPU("no CUDA device present");       \
     } while (0)
 #endif

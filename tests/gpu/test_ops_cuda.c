@@ -4,7 +4,8 @@
  *   fp32 GEMM-based ops       atol 1e-5, rtol 1e-4  (summation order only)
  *   bf16 GEMM-based ops       relative L2 error <= 1.5e-2 (8-bit mantissa inputs)
  *   elementwise, LayerNorm    atol 1e-6, rtol 1e-5
- *   attention (fp32 always)   atol 1e-5, rtol 1e-4
+ *   attention (fp32 always)   atol 1e-5, rtol 1e-4; head sizes 5, 8, 16, 24, 32, 48,
+ *                             64, 100, 128 (any head size up to 128 runs)
  *   AdamW                     bit-close: at most 1 float ulp (double FMA contraction)
  * Skips (77) without a GPU. */
 #include "gpu_test_util.h"
@@ -332,5 +333,12 @@ int main(void) {
     test_attention(1, 130, 128, 2, 0, 130); /* hs 64 */
     test_attention(2, 75, 32, 2, 37, 1);   /* midpoint row only (s2p_tf last block) */
     test_attention(2, 200, 64, 4, 10, 50); /* a row range */
+    test_attention(2, 70, 16, 2, 0, 70);   /* hs 8 */
+    test_attention(1, 90, 256, 2, 0, 90);  /* hs 128 (8 lanes per row) */
+    test_attention(2, 45, 384, 3, 0, 45);  /* hs 128, 3 heads, 2 query blocks */
+    test_attention(2, 50, 72, 3, 0, 50);   /* hs 24: a 32-wide tile, zero padded */
+    test_attention(1, 40, 20, 4, 3, 30);   /* hs 5: odd, scalar staging, a row range */
+    test_attention(1, 33, 96, 2, 16, 1);   /* hs 48: one row */
+    test_attention(1, 300, 200, 2, 0, 300);/* hs 100: 128-wide tile, several key tiles */
     TEST_DONE();
 }

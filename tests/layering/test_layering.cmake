@@ -2,7 +2,7 @@
 # passes the tree, and fails a copy of it with violations planted, naming each
 # one by file and line.
 #   cmake -DGT_SOURCE_DIR=REPO -DGT_WORK_DIR=DIR -P tests/layering/test_layering.cmake
-cmake_minimum_required(VERSION 3.25)
+cmake_minimum_required(VERSION 3.22)
 set(checker ${GT_SOURCE_DIR}/cmake/check_layering.cmake)
 
 function(run_checker src rc_var out_var)

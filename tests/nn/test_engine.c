@@ -1,32 +1,60 @@
-/* tests/nn/test_engine.c: the host engine (nn/engine.h) runs exactly the
- * model framework it wraps: for every model kind, forward, backward, the
- * gradient norm, loss-scale removal, clipping and AdamW through the engine
- * give bit-identical results to the same calls on a gt_model of the same
- * configuration and seed; the host side of forward/backward is the host
- * model's x/pred/dpred; memory matches the model's own byte counts; an
- * unknown engine kind is refused by name. */
+/* tests/nn/test_engine.c: the same cases on every engine (nn/engine.h).
+ *
+ * Host engine: runs exactly the model framework it wraps: for every model
+ * kind, forward, backward, the gradient norm, loss-scale removal, clipping
+ * and AdamW through the engine give bit-identical results to the same calls
+ * on a gt_model of the same configuration and seed; the host side of
+ * forward/backward is the host model's x/pred/dpred; memory matches the
+ * model's own byte counts; an unknown engine kind is refused by name.
+ *
+ * CUDA engine (CUDA builds, when a GPU is present; else that half is skipped
+ * with a note, or fails under GT_TEST_REQUIRE_GPU=1): the same model and seed
+ * on the host and the CUDA engine, step by step through the engine calls
+ * only. Stated tolerances (fp32 on both: cuBLAS without TF32):
+ *   pred after forward        atol 1e-5 x max|pred| + rtol 1e-4 per element
+ *   grads after backward      atol 1e-4 x max|g| + rtol 1e-3 per tensor
+ *                             (GEMM order, float atomics in bias/LayerNorm grads)
+ *   unscale (1/4) and norm    norm within 1e-5 relative of the host norm of the
+ *                             device's own gradients (downloaded)
+ *   AdamW                     params within 1 ulp of the host update applied to
+ *                             the device's own gradients
+ *   pull/push                 a round trip is bit-exact
+ *   3-step training (lr 1e-3) pred within atol 1e-4 x max + rtol 1e-3
+ * plus: grads live on the device, input/dpred/pred are the host model's
+ * buffers, memory() is the planner's gt_model_device_bytes. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/device.h"
 #include "nn/engine.h"
 #include "test.h"
+#ifdef GT_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static void fill(float *p, size_t n, double f) {
     for (size_t i = 0; i < n; i++) p[i] = (float)sin(f * (double)(i + 1));
 }
 
+static void small_config(gt_model_kind kind, gt_model_config *cfg) {
+    gt_model_config_default(cfg, kind);
+    cfg->window = kind == GT_MODEL_LSTM ? 12 : 33;
+    cfg->n_in = kind == GT_MODEL_LSTM ? 3 : 1;
+    cfg->n_out = 3;
+    cfg->max_batch = 4;
+    cfg->hidden = 16;
+    cfg->n_layers = 2;
+    cfg->d_model = 16, cfg->n_heads = 2, cfg->d_ff = 32;
+    for (int l = 0; l < cfg->n_layers && kind == GT_MODEL_S2P_CNN; l++)
+        cfg->conv_channels[l] = 4, cfg->conv_kernels[l] = 3;
+}
+
 static void check_kind(gt_model_kind kind) {
     gt_model_config cfg;
-    gt_model_config_default(&cfg, kind);
-    cfg.window = kind == GT_MODEL_LSTM ? 12 : 33;
-    cfg.n_in = kind == GT_MODEL_LSTM ? 3 : 1;
-    cfg.n_out = 3;
-    cfg.max_batch = 4;
-    cfg.hidden = 16;
-    cfg.n_layers = 2;
-    cfg.d_model = 16, cfg.n_heads = 2, cfg.d_ff = 32;
-    for (int l = 0; l < cfg.n_layers && kind == GT_MODEL_S2P_CNN; l++) cfg.conv_channels[l] = 4, cfg.conv_kernels[l] = 3;
+    small_config(kind, &cfg);
     gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &cfg);
     gt_model *ref = gt_model_create(&cfg);
     gt_engine_init(e, 42);
@@ -81,11 +109,160 @@ static void check_kind(gt_model_kind kind) {
     gt_engine_free(e);
 }
 
+
+#ifdef GT_HAVE_CUDA
+/* |got - ref| <= atol_frac * max|ref| + rtol * |ref| everywhere; prints the worst. */
+static int close_all(const char *what, const float *got, const float *ref, size_t n, double atol_frac, double rtol) {
+    double mx = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) mx = fabs(ref[i]) > mx ? fabs(ref[i]) : mx;
+    double atol = atol_frac * mx > 0 ? atol_frac * mx : 1e-30;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = fabs((double)got[i] - ref[i]) / (atol + rtol * fabs(ref[i]));
+        if (!(r <= 1.0)) bad++;
+        if (!(r <= worst)) worst = r;
+    }
+    printf("  %-28s n=%-6zu max err/tol %.3f%s\n", what, n, worst, bad ? "  FAIL" : "");
+    if (bad) gt_test_failures++;
+    return bad == 0;
+}
+
+static int64_t ulps(float a, float b) {
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    if (ia < 0) ia = (int32_t)0x80000000 - ia;
+    if (ib < 0) ib = (int32_t)0x80000000 - ib;
+    int64_t d = (int64_t)ia - (int64_t)ib;
+    return d < 0 ? -d : d;
+}
+
+/* The CUDA engine against the host engine on the same model and seed. */
+static void check_cuda_kind(gt_model_kind kind) {
+    gt_model_config cfg;
+    small_config(kind, &cfg);
+    printf("== cuda engine vs host engine: %s ==\n", gt_model_kind_name(kind));
+    gt_engine *h = gt_engine_create(GT_ENGINE_HOST, &cfg);
+    gt_engine *d = gt_engine_create(GT_ENGINE_CUDA, &cfg);
+    gt_engine_init(h, 42);
+    gt_engine_init(d, 42);
+    gt_model *mh = gt_engine_model(h), *md = gt_engine_model(d);
+    const size_t np = mh->n_params;
+    TEST_REQUIRE(gt_engine_n_params(d) == np && gt_engine_n_x(d) == mh->n_x && gt_engine_n_y(d) == mh->n_y);
+    TEST_CHECK(!strcmp(d->i->name, "cuda") && d->grads_on_device && gt_engine_stream(d) != NULL);
+    TEST_CHECK(gt_engine_input(d) == md->x && gt_engine_dpred(d) == md->dpred);
+    TEST_CHECK(!memcmp(md->params, mh->params, np * sizeof(float)));
+    gt_engine_mem mem;
+    gt_engine_memory(d, &mem);
+    gt_model_sizes sz;
+    gt_model_plan_sizes(&cfg, &sz);
+    TEST_EQ_INT((long long)mem.device_bytes, (long long)gt_model_device_bytes(&cfg, &sz));
+    TEST_EQ_INT((long long)mem.state_bytes, (long long)(4 * np * sizeof(float)));
+
+    const int B = 3;
+    const size_t nx = (size_t)B * mh->n_x, ny = (size_t)B * mh->n_y;
+    float *x = malloc(sizeof(float) * nx), *dy = malloc(sizeof(float) * ny);
+    float *gd = malloc(sizeof(float) * np), *p0 = malloc(sizeof(float) * np), *m0 = malloc(sizeof(float) * np);
+    float *v0 = malloc(sizeof(float) * np);
+    fill(x, nx, 0.7);
+    fill(dy, ny, 0.3);
+    gt_adamw_config opt = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01};
+    /* small: a first AdamW step moves every parameter by +-lr, so a gradient at
+     * rounding-noise level may move the engines apart by 2 lr */
+    const float lr = 1e-3f;
+    for (int step = 1; step <= 3; step++) {
+        gt_engine_zero_grad(h);
+        gt_engine_zero_grad(d);
+        /* x through the engine's own input buffer on the device engine (as eval does) */
+        memcpy(gt_engine_input(d), x, sizeof(float) * nx);
+        const float *ph = gt_engine_forward(h, x, B);
+        const float *pd = gt_engine_forward(d, gt_engine_input(d), B);
+        TEST_CHECK(pd == md->pred);
+        close_all("pred", pd, ph, ny, step == 1 ? 1e-5 : 1e-4, step == 1 ? 1e-4 : 1e-3);
+        memcpy(gt_engine_dpred(h), dy, sizeof(float) * ny);
+        memcpy(gt_engine_dpred(d), dy, sizeof(float) * ny);
+        gt_engine_backward(h, 1.0f);
+        gt_engine_backward(d, 1.0f);
+        TEST_REQUIRE(cudaMemcpy(gd, gt_engine_grads(d), np * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
+        if (step == 1)
+            for (int i = 0; i < mh->n_tensors; i++) {
+                const gt_param_tensor *t = &mh->tensors[i];
+                char name[96];
+                snprintf(name, sizeof name, "grad %s", t->name);
+                close_all(name, gd + t->offset, gt_engine_grads(h) + t->offset, t->n_elem, 1e-4, 1e-3);
+            }
+        /* loss scale 4: both engines report finite gradients and divide by 4 */
+        TEST_EQ_INT(gt_engine_unscale(d, 0.25f), 1);
+        TEST_EQ_INT(gt_engine_unscale(h, 0.25f), 1);
+        for (size_t i = 0; i < np; i++) gd[i] *= 0.25f;
+        double nd = gt_engine_grad_norm(d), nref = gt_grad_norm(gd, np);
+        TEST_CLOSE(nd, nref, 0, 1e-5);
+        TEST_CLOSE(nd, gt_engine_grad_norm(h), 0, 1e-3);
+        gt_engine_scale_grads(d, 0.5f);
+        gt_engine_scale_grads(h, 0.5f);
+        for (size_t i = 0; i < np; i++) gd[i] *= 0.5f;
+        /* AdamW: the device update equals the host update of the device's own gradients */
+        gt_engine_pull_state(d);
+        memcpy(p0, md->params, np * sizeof(float));
+        memcpy(m0, md->adam_m, np * sizeof(float));
+        memcpy(v0, md->adam_v, np * sizeof(float));
+        gt_engine_adamw_step(d, &opt, lr, step, 0);
+        gt_engine_adamw_step(h, &opt, lr, step, 0);
+        gt_engine_pull_state(d);
+        gt_adamw_scalars sdec = gt_adamw_scalars_make(&opt, lr, step, 1), spl = gt_adamw_scalars_make(&opt, lr, step, 0);
+        int64_t worst = 0;
+        for (int i = 0; i < mh->n_tensors; i++) {
+            const gt_param_tensor *t = &mh->tensors[i];
+            size_t o = t->offset;
+            gt_adamw_update(p0 + o, gd + o, m0 + o, v0 + o, t->n_elem, t->decay ? &sdec : &spl);
+        }
+        for (size_t i = 0; i < np; i++) {
+            int64_t u = ulps(md->params[i], p0[i]);
+            worst = u > worst ? u : worst;
+        }
+        printf("  step %d: AdamW max %lld ulp from the host update of the same gradients\n", step, (long long)worst);
+        TEST_CHECK(worst <= 1);
+    }
+    /* pull/push round trip; the host copy is the state checkpoints read */
+    for (size_t i = 0; i < np; i++) md->params[i] = (float)i * 1e-3f, md->adam_v[i] = 2.0f;
+    memcpy(p0, md->params, np * sizeof(float));
+    gt_engine_push_state(d);
+    memset(md->params, 0, np * sizeof(float));
+    memset(md->adam_v, 0, np * sizeof(float));
+    gt_engine_pull_state(d);
+    TEST_CHECK(!memcmp(md->params, p0, np * sizeof(float)));
+    TEST_CHECK(md->adam_v[0] == 2.0f && md->adam_v[np - 1] == 2.0f);
+    /* non-finite gradient detected on the device */
+    float nan = NAN;
+    TEST_REQUIRE(cudaMemcpy(gt_engine_grads(d), &nan, sizeof nan, cudaMemcpyHostToDevice) == cudaSuccess);
+    TEST_EQ_INT(gt_engine_unscale(d, 1.0f), 0);
+    free(x), free(dy), free(gd), free(p0), free(m0), free(v0);
+    gt_engine_free(d);
+    gt_engine_free(h);
+}
+#endif
+
 int main(void) {
     for (int k = 0; k < GT_MODEL_KIND_COUNT; k++)
         if (gt_model_kind_available((gt_model_kind)k)) check_kind((gt_model_kind)k);
     TEST_EQ_INT(gt_engine_kind_parse("host"), GT_ENGINE_HOST);
     TEST_EQ_INT(gt_engine_kind_parse("tpu"), -1);
     TEST_CHECK(!strcmp(gt_engine_kind_name(GT_ENGINE_HOST), "host"));
+#ifdef GT_HAVE_CUDA
+    TEST_EQ_INT(gt_engine_kind_parse("cuda"), GT_ENGINE_CUDA);
+    if (gt_device_gpu_count() > 0) {
+        for (int k = 0; k < GT_MODEL_KIND_COUNT; k++)
+            if (gt_model_kind_available((gt_model_kind)k)) check_cuda_kind((gt_model_kind)k);
+    } else {
+        const char *req = getenv("GT_TEST_REQUIRE_GPU");
+        if (req && req[0] == '1') {
+            fprintf(stderr, "GT_TEST_REQUIRE_GPU=1, but no CUDA device: the cuda engine half did not run\n");
+            return 1;
+        }
+        printf("cuda engine: not run (no CUDA device present); the host engine passed\n");
+    }
+#else
+    TEST_EQ_INT(gt_engine_kind_parse("cuda"), -1); /* not built in */
+#endif
     TEST_DONE();
 }

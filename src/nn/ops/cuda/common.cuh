@@ -52,3 +52,7 @@ void gt_cuda_gemm_batched(cudaStream_t stream, bool ta, bool tb, int M, int N, i
 // The process's small device scratch (16 doubles), for reductions whose
 // result goes back to the host.
 double *gt_cuda_dscratch(void);
+// Per-block partial sums of the fixed-order reductions (GT_CUDA_MAX_PARTS
+// doubles, the process's; allocated on first use).
+#define GT_CUDA_MAX_PARTS 2048
+double *gt_cuda_dpartials(void);

@@ -9,6 +9,7 @@ static gt_cuda_prec g_prec = GT_PREC_FP32;
 static cublasHandle_t g_cublas = nullptr;
 static void *g_cublas_ws = nullptr;
 static double *g_dscratch = nullptr;
+static double *g_dparts = nullptr;
 static size_t g_alloc_bytes = 0;
 
 
@@ -73,7 +74,8 @@ double *gt_cuda_dscratch(void) {
     return g_dscratch;
 }
 
-extern "C" float *gt_cuda_alloc_floats(size_t n) {
+// cudaMalloc of n floats (rounded up to 256 bytes), out of memory a user error.
+static float *alloc_raw(size_t n, size_t *n_bytes_out) {
     size_t n_bytes = (n ? n : 1) * sizeof(float);
     n_bytes = (n_bytes + 255) / 256 * 256;
     void *p = nullptr;
@@ -83,13 +85,35 @@ extern "C" float *gt_cuda_alloc_floats(size_t n) {
         size_t fr = 0, tot = 0;
         (void)cudaMemGetInfo(&fr, &tot);
         GT_FAIL(GT_EXIT_RESOURCE,
-                "device out of memory allocating %.1f MiB (%.1f MiB free of %.1f MiB): lower the micro-batch "
-                "or raise gradient accumulation",
+                "device out of memory allocating %.1f MiB (%.1f MiB free of %.1f MiB): lower train.micro_batch "
+                "(gradients accumulate, train.batch unchanged); 'gridtrain plan CONFIG --gpu-mem SIZE' shows what fits",
                 n_bytes / 1048576.0, fr / 1048576.0, tot / 1048576.0);
     }
-    CUDA_CHECK(cudaMemset(p, 0, n_bytes));
     g_alloc_bytes += n_bytes;
+    *n_bytes_out = n_bytes;
     return (float *)p;
+}
+
+double *gt_cuda_dpartials(void) {
+    if (!g_dparts) CUDA_CHECK(cudaMalloc(&g_dparts, GT_CUDA_MAX_PARTS * sizeof(double)));
+    return g_dparts;
+}
+
+extern "C" float *gt_cuda_alloc_floats(size_t n) {
+    size_t n_bytes = 0;
+    float *p = alloc_raw(n, &n_bytes);
+    // cudaMemset runs on the legacy default stream and may return before it
+    // is done; work on a non-blocking stream does not wait for it: finish it.
+    CUDA_CHECK(cudaMemset(p, 0, n_bytes));
+    CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+    return p;
+}
+
+extern "C" float *gt_cuda_alloc_floats_on(size_t n, cudaStream_t stream) {
+    size_t n_bytes = 0;
+    float *p = alloc_raw(n, &n_bytes);
+    CUDA_CHECK(cudaMemsetAsync(p, 0, n_bytes, stream)); // ordered before everything later on `stream`
+    return p;
 }
 
 extern "C" void gt_cuda_free(void *p) {
@@ -102,7 +126,11 @@ extern "C" void gt_cuda_free(void *p) {
 extern "C" size_t gt_cuda_allocated_bytes(void) { return g_alloc_bytes; }
 
 extern "C" void gt_cuda_upload(float *dev, const float *host, size_t n) {
-    if (n) CUDA_CHECK(cudaMemcpy(dev, host, n * sizeof(float), cudaMemcpyHostToDevice));
+    if (!n) return;
+    // A pageable host-to-device cudaMemcpy may return before the DMA lands;
+    // kernels on non-blocking streams would not wait for it.
+    CUDA_CHECK(cudaMemcpy(dev, host, n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 extern "C" void gt_cuda_download(float *host, const float *dev, size_t n) {
     if (n) CUDA_CHECK(cudaMemcpy(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -69,9 +69,11 @@ static float *G(gt_cuda_model *m, const char *fmt, ...) {
     return m->grads + o;
 }
 
+// Every buffer is zeroed on the model's own stream (non-blocking: it does
+// not wait for the legacy default stream, so nothing may be queued there).
 static float *dalloc(gt_cuda_model *m, size_t n) {
     m->device_bytes += (n ? n : 1) * sizeof(float);
-    return gt_cuda_alloc_floats(n);
+    return gt_cuda_alloc_floats_on(n, m->stream);
 }
 
 // ============================================================== s2p_cnn ==
@@ -349,10 +351,17 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
         uint8_t *flags = (uint8_t *)GT_CALLOC(np ? np : 1, 1);
         for (int i = 0; i < m->plan.n_tensors; i++)
             memset(flags + m->plan.tensors[i].offset, m->plan.tensors[i].decay ? 1 : 0, m->plan.tensors[i].n_elem);
-        CUDA_CHECK(cudaMemcpy(m->decay_flags, flags, np, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpyAsync(m->decay_flags, flags, np ? np : 1, cudaMemcpyHostToDevice, m->stream));
+        CUDA_CHECK(cudaStreamSynchronize(m->stream)); // before the host copy goes
         free(flags);
     }
-    if (host->params) gt_cuda_upload(m->params, host->params, np);
+    if (host->params && np)
+        CUDA_CHECK(cudaMemcpyAsync(m->params, host->params, np * sizeof(float), cudaMemcpyHostToDevice, m->stream));
+    // the process's reduction scratch now, not lazily inside a step (a step
+    // may be captured into a CUDA graph, where cudaMalloc is not allowed)
+    (void)gt_cuda_dscratch();
+    (void)gt_cuda_dpartials();
+    CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, m->plan.n_act_elems, m->plan.n_x, m->plan.n_y, 0};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
              "cuda model: %zu device bytes allocated, the planner's formula says %zu (nn/model.c out of date)",
@@ -391,26 +400,31 @@ extern "C" float *gt_cuda_model_adam_m(gt_cuda_model *m) { return m->adam_m; }
 extern "C" float *gt_cuda_model_adam_v(gt_cuda_model *m) { return m->adam_v; }
 extern "C" float *gt_cuda_model_x(gt_cuda_model *m) { return m->x; }
 
+// Whole-buffer copies on the model's stream, complete on return.
+static void copy_on(const gt_cuda_model *m, void *dst, const void *src, size_t n, cudaMemcpyKind kind) {
+    if (dst && src && n) CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), kind, m->stream));
+}
+
 extern "C" void gt_cuda_model_set_state(gt_cuda_model *m, const float *params, const float *grads,
                                         const float *adam_m, const float *adam_v, size_t n) {
     GT_CHECK(n == m->plan.n_params, GT_EXIT_DATA, "parameter count %zu does not match the model's %zu", n,
              m->plan.n_params);
+    copy_on(m, m->params, params, n, cudaMemcpyHostToDevice);
+    copy_on(m, m->grads, grads, n, cudaMemcpyHostToDevice);
+    copy_on(m, m->adam_m, adam_m, n, cudaMemcpyHostToDevice);
+    copy_on(m, m->adam_v, adam_v, n, cudaMemcpyHostToDevice);
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
-    if (params) gt_cuda_upload(m->params, params, n);
-    if (grads) gt_cuda_upload(m->grads, grads, n);
-    if (adam_m) gt_cuda_upload(m->adam_m, adam_m, n);
-    if (adam_v) gt_cuda_upload(m->adam_v, adam_v, n);
 }
 
 extern "C" void gt_cuda_model_get_state(const gt_cuda_model *m, float *params, float *grads, float *adam_m,
                                         float *adam_v, size_t n) {
     GT_CHECK(n == m->plan.n_params, GT_EXIT_DATA, "parameter count %zu does not match the model's %zu", n,
              m->plan.n_params);
+    copy_on(m, params, m->params, n, cudaMemcpyDeviceToHost);
+    copy_on(m, grads, m->grads, n, cudaMemcpyDeviceToHost);
+    copy_on(m, adam_m, m->adam_m, n, cudaMemcpyDeviceToHost);
+    copy_on(m, adam_v, m->adam_v, n, cudaMemcpyDeviceToHost);
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
-    if (params) gt_cuda_download(params, m->params, n);
-    if (grads) gt_cuda_download(grads, m->grads, n);
-    if (adam_m) gt_cuda_download(adam_m, m->adam_m, n);
-    if (adam_v) gt_cuda_download(adam_v, m->adam_v, n);
 }
 
 extern "C" const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, int B, int on_device) {
@@ -431,8 +445,16 @@ extern "C" const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, 
 }
 
 extern "C" void gt_cuda_model_get_pred(const gt_cuda_model *m, float *pred_host) {
+    copy_on(m, pred_host, m->pred, (size_t)m->batch * m->plan.n_y, cudaMemcpyDeviceToHost);
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
-    gt_cuda_download(pred_host, m->pred, (size_t)m->batch * m->plan.n_y);
+}
+
+extern "C" void gt_cuda_model_set_dpred(gt_cuda_model *m, const float *dpred, int on_device) {
+    GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_set_dpred called before gt_cuda_model_forward");
+    // From pageable host memory the call returns once the source is staged:
+    // the caller may overwrite dpred right away.
+    copy_on(m, m->dpred, dpred, (size_t)m->batch * m->plan.n_y,
+            on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice);
 }
 
 extern "C" void gt_cuda_model_loss_async(gt_cuda_model *m, const float *y_dev, const float *mask_dev) {
@@ -523,16 +545,6 @@ extern "C" void gt_cuda_model_adamw_step(gt_cuda_model *m, const gt_adamw_config
     gt_adamw_scalars sp = decay_all ? sd : gt_adamw_scalars_make(opt, lr, t, 0);
     gt_adamw_update_flags_cuda(m->params, m->grads, m->adam_m, m->adam_v, m->decay_flags, m->plan.n_params, &sd, &sp,
                                m->stream);
-}
-
-extern "C" void gt_cuda_model_allreduce_grads(gt_cuda_model *m, void *nccl_comm, int average) {
-    ncclComm_t comm = (ncclComm_t)nccl_comm;
-    NCCL_CHECK(ncclAllReduce(m->grads, m->grads, m->plan.n_params, ncclFloat, ncclSum, comm, m->stream));
-    if (average) {
-        int n = 1;
-        NCCL_CHECK(ncclCommCount(comm, &n));
-        if (n > 1) gt_scale_cuda(m->grads, m->plan.n_params, 1.0f / (float)n, m->stream);
-    }
 }
 
 extern "C" void gt_cuda_model_synchronize(gt_cuda_model *m) { CUDA_CHECK(cudaStreamSynchronize(m->stream)); }

@@ -21,7 +21,8 @@
  * fp32 (sums of losses and norms in double) in every mode.
  *
  * One cuBLAS handle per process (created on first use, bound to the current
- * device); the helpers that return a host value share one small device
+ * device; cublasSetStream before each call, so calls from one thread on any
+ * stream are ordered on that stream); the helpers that return a host value share one small device
  * scratch. Not thread-safe: one model per thread, as the CPU engine. */
 #ifndef GT_NN_OPS_CUDA_OPS_CUDA_H
 #define GT_NN_OPS_CUDA_OPS_CUDA_H
@@ -53,11 +54,15 @@ gt_cuda_prec gt_cuda_get_precision(void);
 const char *gt_cuda_prec_name(gt_cuda_prec prec);
 
 /* ---------------------------------------------------------- memory -- */
-/* cudaMalloc of n floats (zeroed); ends the job with a clear message when
- * the device is out of memory. gt_cuda_free accepts NULL. */
+/* cudaMalloc of n floats (zeroed, the zeroing finished on return); ends the
+ * job with a clear message when the device is out of memory. gt_cuda_free
+ * accepts NULL. */
 float *gt_cuda_alloc_floats(size_t n);
+/* The same, zeroed by cudaMemsetAsync on `stream` (ordered before the
+ * stream's later work; no host synchronisation). */
+float *gt_cuda_alloc_floats_on(size_t n, cudaStream_t stream);
 void gt_cuda_free(void *p);
-/* Synchronous copies of n floats (host <-> device). */
+/* Synchronous copies of n floats (host <-> device), complete on return. */
 void gt_cuda_upload(float *dev, const float *host, size_t n);
 void gt_cuda_download(float *host, const float *dev, size_t n);
 /* Bytes allocated through gt_cuda_alloc_floats so far in this process (cumulative). */

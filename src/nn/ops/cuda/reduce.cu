@@ -105,12 +105,22 @@ extern "C" void gt_adamw_update_flags_cuda(float *params, const float *grads, fl
 }
 
 // ---------------------------------------------------------------- clipping --
-__global__ void k_sumsq(double *s, const float *g, size_t n) {
+// Sum of squares in a fixed order (no atomics): every block writes its
+// partial, one block adds the partials. The same gradients give the same
+// bits on every rank and every run, so the clipping factor (and the replica
+// checksum after the update) never depends on scheduling.
+__global__ void k_sumsq_part(double *part, const float *g, size_t n) {
     double acc = 0.0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         acc += (double)g[i] * (double)g[i];
     acc = gt_block_sum(acc);
-    if (threadIdx.x == 0) atomicAdd(s, acc);
+    if (threadIdx.x == 0) part[blockIdx.x] = acc;
+}
+__global__ void k_sum_parts(double *s, const double *part, int n_part) {
+    double acc = 0.0;
+    for (int i = threadIdx.x; i < n_part; i += blockDim.x) acc += part[i];
+    acc = gt_block_sum(acc);
+    if (threadIdx.x == 0) *s = acc;
 }
 
 // torch.nn.utils.clip_grad_norm_: coef = max_norm / (norm + 1e-6), applied when < 1
@@ -128,11 +138,16 @@ __global__ void k_scale(float *x, size_t n, float coef) {
 }
 
 static void sumsq(double *s, const float *g, size_t n, cudaStream_t st) {
-    CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(double), st));
-    if (n) {
-        k_sumsq<<<red_grid(n), 256, 0, st>>>(s, g, n);
-        GT_CUDA_LAUNCH_CHECK();
+    if (!n) {
+        CUDA_CHECK(cudaMemsetAsync(s, 0, sizeof(double), st));
+        return;
     }
+    const unsigned grid = red_grid(n);
+    double *part = gt_cuda_dpartials();
+    k_sumsq_part<<<grid, 256, 0, st>>>(part, g, n);
+    GT_CUDA_LAUNCH_CHECK();
+    k_sum_parts<<<1, 256, 0, st>>>(s, part, (int)grid);
+    GT_CUDA_LAUNCH_CHECK();
 }
 
 extern "C" double gt_grad_norm_cuda(const float *grads, size_t n, cudaStream_t st) {

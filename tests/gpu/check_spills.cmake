@@ -1,0 +1,82 @@
+# tests/gpu/check_spills.cmake: fails when a kernel of src/nn/ops/cuda spills
+# registers or uses a stack frame on sm_90 (ctest gpu_register_spills, label
+# gpu-build; needs nvcc, no GPU). Each .cu is compiled to an sm_90 cubin with
+# `ptxas -v`; every "N bytes stack frame, S bytes spill stores, L bytes spill
+# loads" line must read 0, 0, 0. First a planted kernel (spill_planted.cu)
+# must be caught, so the check cannot pass by reading nothing.
+#
+#   cmake -DNVCC=... -DSRC_DIR=src -DPLANTED=tests/gpu/spill_planted.cu -DWORK=DIR
+#         -DINCLUDES="a;b" -DDEFINES="X;Y=1" -DARCH=90 -P check_spills.cmake
+cmake_minimum_required(VERSION 3.22)
+if(NOT ARCH)
+  set(ARCH 90)
+endif()
+file(MAKE_DIRECTORY ${WORK})
+set(flags -cubin -arch=sm_${ARCH} -O3 --expt-relaxed-constexpr -Xptxas=-v)
+foreach(i IN LISTS INCLUDES)
+  list(APPEND flags -I${i})
+endforeach()
+foreach(d IN LISTS DEFINES)
+  list(APPEND flags -D${d})
+endforeach()
+find_program(CXXFILT c++filt)
+
+# check_file(SRC OUT_BAD OUT_N): OUT_BAD = "file: kernel: stack S, spill stores T, loads L" entries
+function(check_file src bad_var n_var)
+  get_filename_component(name ${src} NAME_WE)
+  execute_process(COMMAND ${NVCC} ${flags} ${src} -o ${WORK}/${name}.cubin
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "nvcc failed on ${src}:\n${out}${err}")
+  endif()
+  string(REPLACE "\n" ";" lines "${out}${err}")
+  set(bad "")
+  set(n 0)
+  set(fn "?")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "Compiling entry function '([^']+)' for 'sm_${ARCH}")
+      set(fn ${CMAKE_MATCH_1})
+      math(EXPR n "${n} + 1")
+    elseif(line MATCHES "Function properties for ([^ ]+)")
+      set(fn ${CMAKE_MATCH_1})
+    elseif(line MATCHES "([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads")
+      set(st ${CMAKE_MATCH_1})
+      set(ss ${CMAKE_MATCH_2})
+      set(sl ${CMAKE_MATCH_3})
+      if(NOT (st EQUAL 0 AND ss EQUAL 0 AND sl EQUAL 0))
+        set(pretty ${fn})
+        if(CXXFILT)
+          execute_process(COMMAND ${CXXFILT} ${fn} OUTPUT_VARIABLE pretty OUTPUT_STRIP_TRAILING_WHITESPACE)
+        endif()
+        list(APPEND bad "${name}.cu: ${pretty}: stack frame ${st} B, spill stores ${ss} B, spill loads ${sl} B")
+      endif()
+    endif()
+  endforeach()
+  set(${bad_var} "${bad}" PARENT_SCOPE)
+  set(${n_var} ${n} PARENT_SCOPE)
+endfunction()
+
+# 1. the planted spill is caught
+check_file(${PLANTED} planted n_planted)
+list(LENGTH planted n_caught)
+if(n_caught EQUAL 0)
+  message(FATAL_ERROR "the check missed the planted spill in ${PLANTED} (${n_planted} kernels read)")
+endif()
+message(STATUS "planted spill caught: ${planted}")
+
+# 2. the kernels of src/nn/ops/cuda
+file(GLOB sources ${SRC_DIR}/nn/ops/cuda/*.cu)
+list(SORT sources)
+set(all_bad "")
+set(total 0)
+foreach(src IN LISTS sources)
+  check_file(${src} bad n)
+  math(EXPR total "${total} + ${n}")
+  list(APPEND all_bad ${bad})
+endforeach()
+list(LENGTH all_bad n_bad)
+if(n_bad GREATER 0)
+  string(REPLACE ";" "\n  " text "${all_bad}")
+  message(FATAL_ERROR "${n_bad} of ${total} sm_${ARCH} kernels spill registers or use a stack frame:\n  ${text}")
+endif()
+message(STATUS "${total} sm_${ARCH} kernels in ${SRC_DIR}/nn/ops/cuda: no stack frame, no spills")
