@@ -134,8 +134,8 @@ typedef struct gt_pdm_metrics {
 /* F-beta from precision and recall: NaN if either is NaN, 0 when both are 0. */
 double gt_fbeta(double precision, double recall, double beta);
 
-/* CARE-style score (Gueck et al. 2024; weights of the EnergyFaultDetector
- * reference implementation): coverage = point F0.5, accuracy = specificity on
+/* gridtrain's own CARE-style combination (NOT the authors' protocol: that is
+ * gt_care_protocol_final): coverage = point F0.5, accuracy = specificity on
  * normal rows, reliability = event F0.5 (0 when there are events but no
  * alarms), earliness = mean earliness;
  *   CARE = (coverage + 2 accuracy + reliability + earliness) / 5,
@@ -144,5 +144,55 @@ double gt_fbeta(double precision, double recall, double beta);
 double gt_care_score(double coverage, double accuracy, double reliability, double earliness);
 
 void gt_pdm_metrics_from_acc(const gt_pdm_acc *a, gt_pdm_metrics *m);
+
+/* ------------------------------------------------- CARE to Compare protocol -- */
+
+/* The CARE score as defined by the authors of CARE to Compare (Gueck et al.
+ * 2024, https://doi.org/10.3390/data9120138, Algorithm 1 and section 4; their
+ * reference implementation is the CAREScore class of energy_fault_detector),
+ * per event dataset and over the events of a farm. docs/evaluation.md. */
+#define GT_CARE_CRITICALITY_THRESHOLD 72
+#define GT_CARE_BETA 0.5
+
+typedef struct gt_care_event_eval {
+    int anomaly;            /* the event's label: 1 anomaly, 0 normal */
+    int detected;           /* max_criticality >= threshold */
+    double max_criticality; /* Algorithm 1 over the rows up to the event end */
+    double coverage;        /* anomaly events: point F-beta on normal_index rows; else NaN */
+    double accuracy;        /* accuracy on normal_index rows (NaN without such rows); averaged over normal events */
+    double earliness;       /* anomaly events: weighted score over the event rows; else NaN */
+} gt_care_event_eval;
+
+/* Earliness weight of row i of an event of L rows (ws_start_of_descend = 1/4):
+ * 1 while 4 i < L, then (4 - x) / 3 with x = 16 i / (4 L - 1) (falls linearly
+ * to 0 at the end; the reference samples every 4th value of a 4L-point
+ * linspace). */
+double gt_care_earliness_weight(int64_t i, int64_t L);
+
+/* One event dataset. Rows [0, n) are its prediction part; pred[n] 1 where an
+ * anomaly is predicted (alarm), normal[n] 1 where the status is normal
+ * operation (normal_index). The event covers rows [ev_start, ev_end) of the
+ * same coordinates (clipped to [0, n)); anomaly selects the label. Ground
+ * truth: NOT normal, and the event rows for an anomaly event. Criticality
+ * (Algorithm 1): over the rows [0, ev_end): on normal rows +1 with a
+ * predicted anomaly, else max(0, c - 1); unchanged elsewhere. */
+void gt_care_event_score(const uint8_t *pred, const uint8_t *normal, int64_t n, int64_t ev_start, int64_t ev_end,
+                         int anomaly, double criticality_threshold, gt_care_event_eval *out);
+
+typedef struct gt_care_protocol {
+    double score;        /* NaN when undefined (reason set) */
+    double coverage;     /* mean over anomaly events (NaN values skipped) */
+    double accuracy;     /* mean over normal events (NaN values skipped) */
+    double earliness;    /* mean over anomaly events */
+    double reliability;  /* event-wise F-beta: y_true = anomaly, y_pred = detected */
+    int n_events, n_anomaly, n_normal, n_detected;
+    const char *reason;  /* why score is NaN, or which special rule applied; NULL for the weighted mean */
+} gt_care_protocol;
+
+/* The final CARE score of events ev[n]: NaN without at least one normal and
+ * one anomaly event; 0 when no event is detected; the mean normal-event
+ * accuracy when it is <= 0.5; else (coverage + 2 accuracy + earliness +
+ * reliability) / 5 of the averages. */
+void gt_care_protocol_final(const gt_care_event_eval *ev, int n, gt_care_protocol *out);
 
 #endif

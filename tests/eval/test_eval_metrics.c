@@ -3,7 +3,9 @@
  * alarm runs (merge gap, minimum duration), point and event metrics with
  * events at both edges, a missed event, an alarm overlapping two events and
  * a false alarm, per-condition splits, no-event turbines, CARE; the NILM
- * state filter (gap closing, flicker removal, breaks, ends, step rounding). */
+ * state filter (gap closing, flicker removal, breaks, ends, step rounding);
+ * the CARE to Compare protocol (earliness weights, coverage on normal-status
+ * rows, criticality, the special rules of the final score). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -278,7 +280,67 @@ static void test_state_filter(void) {
     TEST_CLOSE(acc.sum_abs_err, 170, 0, 0);
 }
 
+static void test_care_protocol(void) {
+    /* earliness weights against the reference's linspace sampling: L = 4: 1, 44/45, 28/45, 12/45 */
+    TEST_CLOSE(gt_care_earliness_weight(0, 4), 1, TOL, 0);
+    TEST_CLOSE(gt_care_earliness_weight(1, 4), 44.0 / 45, TOL, 0);
+    TEST_CLOSE(gt_care_earliness_weight(2, 4), 28.0 / 45, TOL, 0);
+    TEST_CLOSE(gt_care_earliness_weight(3, 4), 12.0 / 45, TOL, 0);
+    /* L = 8: the first quarter (2 rows) at 1, then x = 32/31 at row 2 */
+    TEST_CLOSE(gt_care_earliness_weight(1, 8), 1, TOL, 0);
+    TEST_CLOSE(gt_care_earliness_weight(2, 8), 92.0 / 93, TOL, 0);
+    TEST_CLOSE(gt_care_earliness_weight(7, 8), (4 - 112.0 / 31) / 3, TOL, 0);
+    TEST_CLOSE(gt_care_earliness_weight(1, 1), 0, 0, 0);
+
+    /* anomaly event: 10 prediction rows, row 2 not normal status, event rows [4, 8), alarms at 2 5 6 7 9 */
+    const uint8_t pa[10] = {0, 0, 1, 0, 0, 1, 1, 1, 0, 1}, na[10] = {1, 1, 0, 1, 1, 1, 1, 1, 1, 1};
+    gt_care_event_eval a, a4, c, d;
+    gt_care_event_score(pa, na, 10, 4, 8, 1, 3, &a);
+    TEST_CHECK(a.anomaly == 1);
+    TEST_CLOSE(a.coverage, 0.75, TOL, 0); /* tp 3, fp 1 (row 9), fn 1 (row 4); row 2 not scored */
+    TEST_CLOSE(a.accuracy, 7.0 / 9, TOL, 0);
+    TEST_CLOSE(a.earliness, 84.0 / 129, TOL, 0);
+    TEST_CLOSE(a.max_criticality, 3, 0, 0); /* row 2's alarm does not count (status not normal) */
+    TEST_CHECK(a.detected == 1);
+    gt_care_event_score(pa, na, 10, 4, 8, 1, 4, &a4);
+    TEST_CHECK(a4.detected == 0);
+    /* criticality only up to the event end: the alarm at row 9 does not add */
+    gt_care_event_score(pa, na, 10, 4, 10, 1, 4, &d);
+    TEST_CLOSE(d.max_criticality, 3, 0, 0);
+    /* normal event: 6 rows, one alarm at row 1 */
+    const uint8_t pc[6] = {0, 1, 0, 0, 0, 0}, nc[6] = {1, 1, 1, 1, 1, 1};
+    gt_care_event_score(pc, nc, 6, 3, 6, 0, 3, &c);
+    TEST_CHECK(c.anomaly == 0 && c.detected == 0 && isnan(c.coverage) && isnan(c.earliness));
+    TEST_CLOSE(c.accuracy, 5.0 / 6, TOL, 0);
+    TEST_CLOSE(c.max_criticality, 1, 0, 0);
+
+    gt_care_protocol p;
+    gt_care_event_eval ev[3] = {a, c, c};
+    gt_care_protocol_final(ev, 2, &p);
+    TEST_CLOSE(p.reliability, 1, TOL, 0);
+    TEST_CLOSE(p.score, (0.75 + 2 * 5.0 / 6 + 84.0 / 129 + 1) / 5, TOL, 0);
+    TEST_CHECK(p.reason == NULL && p.n_events == 2 && p.n_detected == 1);
+    /* a detected normal event: reliability F0.5 with tp 1, fp 1 = 1.25 / 2.25 */
+    ev[2].detected = 1;
+    gt_care_protocol_final(ev, 3, &p);
+    TEST_CLOSE(p.reliability, 1.25 / 2.25, TOL, 0);
+    /* nothing detected: 0 */
+    ev[0] = a4;
+    gt_care_protocol_final(ev, 2, &p);
+    TEST_CLOSE(p.score, 0, 0, 0);
+    TEST_CLOSE(p.reliability, 0, 0, 0);
+    /* mean accuracy of the normal events <= 0.5: the accuracy */
+    ev[0] = a;
+    ev[1].accuracy = 0.5;
+    gt_care_protocol_final(ev, 2, &p);
+    TEST_CLOSE(p.score, 0.5, 0, 0);
+    /* only anomaly events: undefined */
+    gt_care_protocol_final(&a, 1, &p);
+    TEST_CHECK(isnan(p.score) && p.reason != NULL);
+}
+
 int main(void) {
+    test_care_protocol();
     test_nilm();
     test_state_filter();
     test_ewma_quantile();
