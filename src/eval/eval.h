@@ -134,6 +134,16 @@ typedef struct gt_pdm_turbine_eval {
     gt_pdm_acc acc;
 } gt_pdm_turbine_eval;
 
+/* One CARE event dataset under the authors' protocol (/care_events). */
+typedef struct gt_pdm_care_event {
+    int64_t event_id;
+    int32_t file_index;      /* turbine */
+    int32_t evaluated;       /* 0: its turbine is outside data.items / farms / machine_types */
+    int64_t n_rows;          /* rows of its prediction part */
+    int64_t rows_in_training;/* of them in the training or validation split of a training turbine */
+    gt_care_event_eval r;
+} gt_pdm_care_event;
+
 typedef struct gt_pdm_eval {
     double threshold;        /* on the reported score scale */
     double quantile_value;   /* the validation quantile before the margin */
@@ -149,6 +159,12 @@ typedef struct gt_pdm_eval {
     gt_pdm_acc by_type[GT_EVAL_MAX_GROUPS], by_cond[GT_EVAL_MAX_GROUPS];
     int n_ranks;
     int64_t n_rows;
+    /* the authors' CARE protocol over the file's /care_events (has_care = 0
+     * without the table: care_protocol.score NaN, reason set) */
+    int has_care;
+    int n_care_events;
+    gt_pdm_care_event *care_events; /* [n_care_events], file order; malloc'd */
+    gt_care_protocol care_protocol;
 } gt_pdm_eval;
 void gt_pdm_eval_free(gt_pdm_eval *e);
 

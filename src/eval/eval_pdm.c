@@ -37,6 +37,8 @@ void gt_pdm_eval_free(gt_pdm_eval *e) {
     if (!e) return;
     free(e->turbines);
     e->turbines = NULL;
+    free(e->care_events);
+    e->care_events = NULL;
 }
 
 /* Validation rows used for calibration: label 0 and no label in the
@@ -383,6 +385,85 @@ static void read_legend(const char *path, const char *ds_name, const char *what,
 
 enum { PACC_K = sizeof(gt_pdm_acc) / sizeof(double) };
 
+/* Collective: the authors' CARE protocol (gt_care_event_score) for every
+ * /care_events entry: alarm runs over all rows of its turbine, normal_index =
+ * rows outside the status spans (/events of a kind other than 1, the
+ * anomaly events); per-event results summed over ranks in file order (each
+ * entry is filled by the rank holding its turbine), the same on every rank. */
+enum { CE_REC = 9 };
+static void care_protocol(const gt_pdm_shard *sh, const tinfo *ti, const float *score, const int64_t *ce, int64_t n_ce,
+                          const gt_eval_config *ec, double thr, MPI_Comm comm, gt_pdm_eval *out) {
+    out->has_care = ce != NULL;
+    if (!ce) {
+        gt_care_protocol_final(NULL, 0, &out->care_protocol);
+        out->care_protocol.reason = "the file has no /care_events (import a CARE to Compare farm with `import care`)";
+        return;
+    }
+    double *rec = GT_CALLOC((size_t)(CE_REC * n_ce + 1), sizeof(double));
+    for (int k = 0; k < sh->n_turbines; k++) {
+        int64_t n = ti[k].n;
+        uint8_t *pred = NULL, *normal = NULL;
+        for (int64_t i = 0; i < n_ce; i++) {
+            const int64_t *q = ce + GT_CARE_EVENT_K * i;
+            if (q[0] != sh->index[k] || ti[k].skip || n <= 0) continue;
+            if (!pred) {
+                pred = GT_CALLOC((size_t)n, 1);
+                normal = GT_MALLOC((size_t)n);
+                memset(normal, 1, (size_t)n);
+                gt_alarm_run *al = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(n / 2 + 1));
+                double rate = ti[k].rate;
+                int64_t na = gt_alarm_runs(score + ti[k].r0, n, thr, (int64_t)llround(ec->pdm_min_duration_s * rate),
+                                           (int64_t)llround(ec->pdm_merge_gap_s * rate), al);
+                for (int64_t j = 0; j < na; j++) memset(pred + al[j].start, 1, (size_t)(al[j].end - al[j].start));
+                free(al);
+                for (int e = 0; e < sh->n_events; e++) {
+                    if (sh->event_turbine[e] != k || sh->events[e].code == 1) continue;
+                    int64_t a = sh->events[e].start_row, z = sh->events[e].end_row > n ? n : sh->events[e].end_row;
+                    for (int64_t r = a < 0 ? 0 : a; r < z; r++) normal[r] = 0;
+                }
+            }
+            int64_t ps = q[3], pe = q[4] > n ? n : q[4];
+            if (ps < 0) ps = 0;
+            if (pe <= ps) continue;
+            gt_care_event_eval r;
+            gt_care_event_score(pred + ps, normal + ps, pe - ps, q[5] - ps, q[6] - ps, q[2] == 1,
+                                GT_CARE_CRITICALITY_THRESHOLD, &r);
+            int64_t in_train = 0;
+            if (!ti[k].holdout) {
+                int64_t z = pe < ti[k].b2 ? pe : ti[k].b2;
+                in_train = z > ps ? z - ps : 0;
+            }
+            double *d = rec + CE_REC * i;
+            d[0] = 1, d[1] = r.detected, d[2] = r.max_criticality, d[3] = r.coverage, d[4] = r.accuracy;
+            d[5] = r.earliness, d[6] = (double)in_train, d[7] = (double)(pe - ps), d[8] = r.anomaly;
+        }
+        free(pred), free(normal);
+    }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, rec, (int)(CE_REC * n_ce), MPI_DOUBLE, MPI_SUM, comm));
+    out->n_care_events = (int)n_ce;
+    out->care_events = GT_CALLOC((size_t)n_ce, sizeof(gt_pdm_care_event));
+    gt_care_event_eval *ev = GT_CALLOC((size_t)n_ce, sizeof(gt_care_event_eval));
+    int m = 0;
+    for (int64_t i = 0; i < n_ce; i++) {
+        const int64_t *q = ce + GT_CARE_EVENT_K * i;
+        const double *d = rec + CE_REC * i;
+        gt_pdm_care_event *c = &out->care_events[i];
+        c->event_id = q[1];
+        c->file_index = (int32_t)q[0];
+        c->evaluated = d[0] > 0;
+        c->n_rows = (int64_t)d[7];
+        c->rows_in_training = (int64_t)d[6];
+        c->r.anomaly = q[2] == 1;
+        c->r.coverage = c->r.accuracy = c->r.earliness = c->r.max_criticality = NAN;
+        if (!c->evaluated) continue;
+        c->r.detected = d[1] > 0, c->r.max_criticality = d[2], c->r.coverage = d[3], c->r.accuracy = d[4];
+        c->r.earliness = d[5];
+        ev[m++] = c->r;
+    }
+    gt_care_protocol_final(ev, m, &out->care_protocol);
+    free(ev), free(rec);
+}
+
 void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                  const char *scores_csv, MPI_Comm comm, gt_pdm_eval *out) {
     memset(out, 0, sizeof *out);
@@ -396,7 +477,10 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out->n_rows = rows;
     tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
-    float *score = pdm_scores(sh, ti, ems, n_models, ec, 0, comm, &out->threshold, &out->quantile_value,
+    int64_t n_ce = 0;
+    int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);
+    /* the CARE protocol scores every event dataset's prediction part, wherever it lies: every row gets a score */
+    float *score = pdm_scores(sh, ti, ems, n_models, ec, ce != NULL, comm, &out->threshold, &out->quantile_value,
                               &out->n_val_scores);
 
     /* conditions: codes seen in the segments */
@@ -468,6 +552,8 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     }
     out->n_types = ntype;
     gt_pdm_metrics_from_acc(&out->acc, &out->overall);
+    care_protocol(sh, ti, score, ce, n_ce, ec, out->threshold, comm, out);
+    free(ce);
     if (rank == 0) {
         read_legend(data_file, "legend/machine_type", "type", out->type_names, ntype);
         read_legend(data_file, "legend/condition", "condition", out->cond_names, ncond);

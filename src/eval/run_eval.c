@@ -228,6 +228,41 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     num(care, "reliability_event_f05", m->event_f05);
     num(care, "earliness", m->earliness);
     cJSON_AddStringToObject(care, "formula", "(coverage + 2 accuracy + reliability + earliness) / 5; accuracy if accuracy < 0.5");
+    cJSON_AddStringToObject(care, "note", "gridtrain's own combination of its point and event metrics; the authors' "
+                                          "protocol is care_protocol");
+    /* the CARE to Compare protocol as its authors define it (Gueck et al. 2024, docs/evaluation.md) */
+    const gt_care_protocol *cp = &e->care_protocol;
+    cJSON *pr = cJSON_AddObjectToObject(o, "care_protocol");
+    num(pr, "score", cp->score);
+    num(pr, "coverage", cp->coverage);
+    num(pr, "accuracy", cp->accuracy);
+    num(pr, "reliability", cp->reliability);
+    num(pr, "earliness", cp->earliness);
+    cJSON_AddNumberToObject(pr, "criticality_threshold", GT_CARE_CRITICALITY_THRESHOLD);
+    cJSON_AddNumberToObject(pr, "n_events", cp->n_events);
+    cJSON_AddNumberToObject(pr, "n_anomaly", cp->n_anomaly);
+    cJSON_AddNumberToObject(pr, "n_normal", cp->n_normal);
+    cJSON_AddNumberToObject(pr, "n_detected", cp->n_detected);
+    if (cp->reason) cJSON_AddStringToObject(pr, "reason", cp->reason);
+    else cJSON_AddNullToObject(pr, "reason");
+    cJSON *pe = cJSON_AddArrayToObject(pr, "events");
+    for (int i = 0; i < e->n_care_events; i++) {
+        const gt_pdm_care_event *c = &e->care_events[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "event_id", (double)c->event_id);
+        cJSON_AddNumberToObject(j, "turbine_id", c->file_index >= 0 && c->file_index < e->n_turbines
+                                                     ? (double)e->turbines[c->file_index].id : -1);
+        cJSON_AddStringToObject(j, "label", c->r.anomaly ? "anomaly" : "normal");
+        cJSON_AddBoolToObject(j, "evaluated", c->evaluated);
+        cJSON_AddBoolToObject(j, "detected", c->r.detected);
+        num(j, "max_criticality", c->r.max_criticality);
+        num(j, "coverage", c->r.coverage);
+        num(j, "accuracy", c->r.accuracy);
+        num(j, "earliness", c->r.earliness);
+        cJSON_AddNumberToObject(j, "rows", (double)c->n_rows);
+        cJSON_AddNumberToObject(j, "rows_in_training", (double)c->rows_in_training);
+        cJSON_AddItemToArray(pe, j);
+    }
     return o;
 }
 

@@ -59,11 +59,15 @@ typedef struct {
     int n_ev;
     int farm;
     /* shared after parsing */
-    int64_t *n_rows, *t0, *n_seg, *n_evt;
+    int64_t *n_rows, *t0, *n_seg, *n_evt, *n_ce;
     gt_io_span **seg, **evs; /* [T] */
+    int64_t **ce;            /* [T]: CARE event datasets, CE_K values each (/care_events) */
     void **blob;             /* [T]: signals [n, C], labels [n] */
     char config[1024];
 } care_plan;
+
+/* one /care_events entry: turbine, event_id, label (1 anomaly), pred_start, pred_end, event_start, event_end */
+enum { CE_K = 7 };
 
 static int ll_cmp(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -247,12 +251,15 @@ static void plan_free(care_plan *P) {
     free(P->t0);
     free(P->n_seg);
     free(P->n_evt);
+    free(P->n_ce);
     for (int k = 0; k < P->T; k++) {
+        if (P->ce) free(P->ce[k]);
         if (P->seg) free(P->seg[k]);
         if (P->evs) free(P->evs[k]);
         if (P->blob) free(P->blob[k]);
     }
     free(P->seg);
+    free(P->ce);
     free(P->evs);
     free(P->blob);
 }
@@ -297,7 +304,9 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     uint8_t *status = NULL, *train = NULL;
     uint32_t *line = NULL;
     int32_t *file = NULL;
+    int64_t *pmin = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files), *pmax = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
     for (int k = 0; k < tb->n_files; k++) {
+        pmin[k] = INT64_MAX, pmax[k] = INT64_MIN;
         dfile *f = &P->f[tb->files[k]];
         gt_text tx;
         if (gt_text_open(&tx, f->path, d)) goto fail;
@@ -344,6 +353,10 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
             train[N + i] = r.train[i];
             line[N + i] = r.line[i];
             file[N + i] = tb->files[k];
+            if (r.train[i] & 2) { /* the file's prediction part */
+                if (r.t[i] < pmin[k]) pmin[k] = r.t[i];
+                if (r.t[i] > pmax[k]) pmax[k] = r.t[i];
+            }
         }
         N += r.n;
         gt_care_rows_free(&r);
@@ -449,6 +462,27 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
         k = j;
     }
     free(cond_bits);
+    /* CARE event datasets of this asset (files with an event_info.csv row and a prediction part) */
+    int64_t *ce = GT_MALLOC(sizeof(int64_t) * CE_K * (size_t)(tb->n_files + 1));
+    int64_t n_ce = 0;
+    for (int k = 0; k < tb->n_files; k++) {
+        const dfile *f = &P->f[tb->files[k]];
+        const gt_care_event *x = NULL;
+        for (int e = 0; e < P->n_ev && !x; e++)
+            if (P->ev[e].event_id == f->event_id) x = &P->ev[e];
+        if (!x || pmin[k] > pmax[k]) continue;
+        int64_t ps = gt_grid_row(&g, pmin[k]), pe = gt_grid_row(&g, pmax[k]) + 1;
+        int64_t es = gt_grid_row(&g, x->start_ms), ee = gt_grid_row(&g, x->end_ms) + 1;
+        if (es < 0) es = 0;
+        if (ee > n) ee = n;
+        if (ps < 0 || pe > n || ps >= pe || es >= ee) continue; /* outside the asset's data */
+        int64_t *q = ce + CE_K * n_ce++;
+        q[0] = ti, q[1] = f->event_id, q[2] = x->anomaly != 0, q[3] = ps, q[4] = pe, q[5] = es, q[6] = ee;
+    }
+    free(pmin);
+    free(pmax);
+    P->ce[ti] = ce;
+    P->n_ce[ti] = n_ce;
     free(t);
     free(v);
     free(status);
@@ -464,6 +498,8 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     P->n_evt[ti] = n_ev;
     return 0;
 fail:
+    free(pmin);
+    free(pmax);
     free(t);
     free(v);
     free(status);
@@ -537,6 +573,8 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     P.t0 = GT_CALLOC((size_t)T, 8);
     P.n_seg = GT_CALLOC((size_t)T, 8);
     P.n_evt = GT_CALLOC((size_t)T, 8);
+    P.n_ce = GT_CALLOC((size_t)T, 8);
+    P.ce = GT_CALLOC((size_t)T, sizeof(void *));
     P.seg = GT_CALLOC((size_t)T, sizeof(void *));
     P.evs = GT_CALLOC((size_t)T, sizeof(void *));
     P.blob = GT_CALLOC((size_t)T, sizeof(void *));
@@ -559,6 +597,19 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.t0, T, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_seg, T, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_evt, T, MPI_INT64_T, MPI_SUM, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_ce, T, MPI_INT64_T, MPI_SUM, comm));
+    /* CARE event datasets to every rank, in file order (turbine, then event id) */
+    int64_t n_ce_tot = 0;
+    for (int i = 0; i < T; i++) n_ce_tot += P.n_ce[i];
+    int64_t *ce_all = GT_CALLOC((size_t)(CE_K * n_ce_tot + 1), 8);
+    {
+        int64_t off = 0;
+        for (int i = 0; i < T; i++) {
+            if (from[i] == rank) memcpy(ce_all + CE_K * off, P.ce[i], sizeof(int64_t) * CE_K * (size_t)P.n_ce[i]);
+            off += P.n_ce[i];
+        }
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, ce_all, (int)(CE_K * n_ce_tot), MPI_INT64_T, MPI_SUM, comm));
+    }
     /* segments and events to every rank: [start, end, code] triples at global offsets */
     for (int pass = 0; pass < 2; pass++) {
         int64_t *cnt = pass ? P.n_evt : P.n_seg;
@@ -617,6 +668,8 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     };
     gt_write_stats ws;
     gt_pdm_write(o->out, &src, &o->write, comm, &ws);
+    if (n_ce_tot > 0) gt_care_events_write(o->out, ce_all, n_ce_tot, comm);
+    free(ce_all);
     st->n_items = T;
     st->n_cols = C;
     st->n_rows = ws.n_rows_total;

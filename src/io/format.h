@@ -19,6 +19,10 @@
  *     /segments/{turbine int32, start_row int64, end_row int64, condition int32} [S]
  *     /events/{turbine int32, start_row int64, end_row int64, kind int32} [E]
  *     /legend/{machine_type, condition, event_kind} string32 (optional)
+ *     /care_events/{turbine int32, event_id int64, label int32, pred_start_row,
+ *                   pred_end_row, event_start_row, event_end_row int64} [K]
+ *       (optional; `import care`: one entry per CARE event dataset, label 1
+ *       anomaly / 0 normal, rows within the turbine, ends exclusive)
  */
 #ifndef GT_IO_FORMAT_H
 #define GT_IO_FORMAT_H
@@ -29,6 +33,7 @@
 #include <stdint.h>
 
 #define GT_SCHEMA_VERSION 1
+#define GT_CARE_EVENT_K 7  /* values per /care_events entry in memory (gt_care_events_read) */
 #define GT_FORMAT_NAME_LEN 32 /* fixed string length of names */
 #define GT_FORMAT_UNIT_LEN 16 /* fixed string length of units */
 #define GT_IO_ERR_LEN 512
@@ -69,6 +74,7 @@ typedef struct gt_file_index {
     int64_t n_lowres_rows; /* M */
     int64_t *lowres_offset;/* [n_items + 1] or NULL, owned */
     int64_t n_segments, n_events; /* PdM S, E */
+    int64_t n_care_events;        /* PdM /care_events K (0 without the table) */
 } gt_file_index;
 void gt_file_index_free(gt_file_index *ix);
 

@@ -1,6 +1,7 @@
 /* io/read.c: collective sharded NILM / PdM readers (see read.h). */
 #include "io/read.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,4 +299,44 @@ void gt_pdm_shard_free(gt_pdm_shard *s) {
     free(s->row_offset); free(s->timestamps); free(s->signals); free(s->labels);
     free(s->segments); free(s->segment_turbine); free(s->events); free(s->event_turbine);
     free(s);
+}
+
+int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n) {
+    static const char *const cols[GT_CARE_EVENT_K] = {"turbine", "event_id", "label", "pred_start_row",
+                                                      "pred_end_row", "event_start_row", "event_end_row"};
+    int rank = 0;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    int64_t k = 0;
+    int64_t *rows = NULL;
+    if (rank == 0) { /* a small table: rank 0 reads it serially, everyone gets a copy */
+        gt_h5_quiet();
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f >= 0 && H5Lexists(f, "care_events", H5P_DEFAULT) > 0 &&
+            H5Lexists(f, "/care_events/turbine", H5P_DEFAULT) > 0) {
+            hid_t ds = H5Dopen2(f, "/care_events/turbine", H5P_DEFAULT), sp = H5Dget_space(ds);
+            k = (int64_t)H5Sget_simple_extent_npoints(sp);
+            H5Sclose(sp);
+            H5Dclose(ds);
+            rows = GT_MALLOC(sizeof(int64_t) * GT_CARE_EVENT_K * (size_t)(k > 0 ? k : 1));
+            int64_t *col = GT_MALLOC(sizeof(int64_t) * (size_t)(k > 0 ? k : 1));
+            char name[64];
+            for (int c = 0; c < GT_CARE_EVENT_K; c++) {
+                snprintf(name, sizeof name, "/care_events/%s", cols[c]);
+                gt_h5_read_all(f, name, H5T_NATIVE_INT64, col);
+                for (int64_t i = 0; i < k; i++) rows[GT_CARE_EVENT_K * i + c] = col[i];
+            }
+            free(col);
+        }
+        if (f >= 0) H5Fclose(f);
+    }
+    MPI_CHECK(MPI_Bcast(&k, 1, MPI_INT64_T, 0, comm));
+    if (k <= 0) {
+        free(rows);
+        *n = 0;
+        return NULL;
+    }
+    if (rank != 0) rows = GT_MALLOC(sizeof(int64_t) * GT_CARE_EVENT_K * (size_t)k);
+    MPI_CHECK(MPI_Bcast(rows, (int)(GT_CARE_EVENT_K * k), MPI_INT64_T, 0, comm));
+    *n = k;
+    return rows;
 }

@@ -73,6 +73,10 @@ typedef struct gt_pdm_shard {
 gt_nilm_shard *gt_nilm_shard_read(const char *path, MPI_Comm comm);
 void gt_nilm_shard_free(gt_nilm_shard *s);
 gt_pdm_shard *gt_pdm_shard_read(const char *path, MPI_Comm comm);
+/* Collective. The optional /care_events table of a PdM file (see
+ * gt_care_events_write; GT_CARE_EVENT_K values per entry, malloc'd, on every
+ * rank) and its entry count in *n; NULL and *n = 0 when the file has none. */
+int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n);
 void gt_pdm_shard_free(gt_pdm_shard *s);
 
 #endif

@@ -207,6 +207,42 @@ static int check_table(vctx *v, hid_t f, const char *grp, const char *code_name,
     return rc;
 }
 
+/* The optional /care_events table: equal lengths, turbines in range, the
+ * prediction part and the event non-empty row ranges of the turbine, labels 0/1. */
+static int check_care_events(vctx *v, hid_t f, int n_items, const int64_t *off, int64_t *n_out) {
+    static const char *const cols[7] = {"turbine", "event_id", "label", "pred_start_row", "pred_end_row",
+                                        "event_start_row", "event_end_row"};
+    int64_t n = -1;
+    char name[7][64];
+    for (int c = 0; c < 7; c++) {
+        snprintf(name[c], sizeof name[c], "/care_events/%s", cols[c]);
+        if (DS1(name[c], c == 0 || c == 2 ? T_I32 : T_I64, &n)) return -1;
+    }
+    size_t m = (size_t)(n > 0 ? n : 1);
+    int64_t *x = GT_MALLOC(m * 7 * sizeof(int64_t)), *col = GT_MALLOC(m * sizeof(int64_t));
+    for (int c = 0; c < 7; c++) {
+        gt_h5_read_all(f, name[c], H5T_NATIVE_INT64, col);
+        for (int64_t i = 0; i < n; i++) x[7 * i + c] = col[i];
+    }
+    int rc = 0;
+    for (int64_t i = 0; rc == 0 && i < n; i++) {
+        const int64_t *q = x + 7 * i;
+        int64_t rows = q[0] >= 0 && q[0] < n_items ? off[q[0] + 1] - off[q[0]] : 0;
+        if (q[0] < 0 || q[0] >= n_items)
+            rc = fail(v, "%s: entry %lld names turbine %lld, file has %d", name[0], (long long)i, (long long)q[0], n_items);
+        else if (q[2] != 0 && q[2] != 1)
+            rc = fail(v, "%s: entry %lld is %lld (expected 0 normal or 1 anomaly)", name[2], (long long)i, (long long)q[2]);
+        else if (q[3] < 0 || q[4] <= q[3] || q[4] > rows || q[5] < 0 || q[6] <= q[5] || q[6] > rows)
+            rc = fail(v, "/care_events: entry %lld has prediction rows [%lld, %lld) or event rows [%lld, %lld) outside "
+                         "turbine %lld's %lld rows", (long long)i, (long long)q[3], (long long)q[4], (long long)q[5],
+                      (long long)q[6], (long long)q[0], (long long)rows);
+    }
+    free(x);
+    free(col);
+    *n_out = n;
+    return rc;
+}
+
 static int validate_nilm(vctx *v, hid_t f, gt_file_index *ix) {
     int64_t H = -1, H1, A = -1, N = -1, one = -1;
     if (DS1("/households/id", T_I64, &H)) return -1;
@@ -265,6 +301,7 @@ static int validate_pdm(vctx *v, hid_t f, gt_file_index *ix) {
     if (check_offsets(v, f, "/turbines/row_offset", (int)T, N, &ix->row_offset)) return -1;
     if (check_table(v, f, "segments", "condition", (int)T, ix->row_offset, &ix->n_segments)) return -1;
     if (check_table(v, f, "events", "kind", (int)T, ix->row_offset, &ix->n_events)) return -1;
+    if (exists(f, "/care_events")) return check_care_events(v, f, (int)T, ix->row_offset, &ix->n_care_events);
     return 0;
 }
 

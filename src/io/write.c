@@ -477,3 +477,26 @@ void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opt
     free(seg_t); free(seg_c); free(seg_s); free(seg_e); free(ev_t); free(ev_k); free(ev_s); free(ev_e);
     free(owner); free(pieces); free(ts); free(sig); free(lab);
 }
+
+static const char *const care_cols[GT_CARE_EVENT_K] = {"turbine", "event_id", "label", "pred_start_row",
+                                                       "pred_end_row", "event_start_row", "event_end_row"};
+
+void gt_care_events_write(const char *path, const int64_t *rows, int64_t n, MPI_Comm comm) {
+    hid_t fapl = gt_h5_fapl(comm);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    H5Pclose(fapl);
+    GT_CHECK(f >= 0, GT_EXIT_RESOURCE, "%s: cannot reopen to add /care_events", path);
+    int64_t *col = GT_MALLOC(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    int32_t *c32 = GT_MALLOC(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    char name[64];
+    for (int k = 0; k < GT_CARE_EVENT_K; k++) {
+        snprintf(name, sizeof name, "/care_events/%s", care_cols[k]);
+        for (int64_t i = 0; i < n; i++) col[i] = rows[GT_CARE_EVENT_K * i + k], c32[i] = (int32_t)col[i];
+        int narrow = k == 0 || k == 2;
+        gt_h5_write_table(f, name, narrow ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64, n, 0, narrow ? (void *)c32 : (void *)col,
+                          comm);
+    }
+    free(col);
+    free(c32);
+    H5_CHECK(H5Fclose(f));
+}

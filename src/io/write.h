@@ -104,6 +104,13 @@ void gt_nilm_write(const char *path, const gt_nilm_source *src, const gt_write_o
 void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opts *opts,
                   MPI_Comm comm, gt_write_stats *stats);
 
+/* Adds the optional /care_events table (docs/data-format.md) to the PdM file
+ * at path, written by gt_pdm_write before: rows[n][GT_CARE_EVENT_K] = turbine
+ * (file index), event_id, label (1 anomaly, 0 normal), pred_start_row,
+ * pred_end_row, event_start_row, event_end_row (rows within the turbine, ends
+ * exclusive). Collective over comm; rows are read on rank 0. */
+void gt_care_events_write(const char *path, const int64_t *rows, int64_t n, MPI_Comm comm);
+
 /* Sources over the synthetic generators are in synth/synth_source.h. */
 
 #endif
