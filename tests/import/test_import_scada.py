@@ -14,11 +14,16 @@ turbine) go through `gridtrain import care -> train (lstm) -> eval`:
   the channel kinds) the normal operation of rotor speed, power and the
   aggregates is flagged as spikes, > 20 % of the windows are screened, and the
   run warns naming the channels and the setting;
-* the log names how many channels of each kind the file has.
+* the log names how many channels of each kind the file has;
+* the file keeps the event datasets (/care_events, one entry per row of
+  event_info.csv) and eval.json's pdm.care_protocol (the authors' CARE score)
+  has its fields in range and one event per event dataset, with its label.
 
 usage: test_import_scada.py GRIDTRAIN
 """
 import csv
+import json
+import math
 import os
 import shutil
 import subprocess
@@ -76,6 +81,75 @@ ck(f"all: > 20% of the windows screened ({b['win'] - b['kept']} of {b['win']})",
 ck("all: the warning names spikes, the channels and data.spike_channels",
    "mostly for spikes" in b["log"] and "most on sensor_" in b["log"] and "data.spike_channels" in b["log"],
    b["log"][-2000:])
+# the CARE to Compare protocol: one entry per event dataset of event_info.csv, fields in range
+with open(os.path.join(farm, "event_info.csv")) as f:
+    info = list(csv.DictReader(f, delimiter=";"))
+try:
+    import h5py
+    with h5py.File(h5, "r") as f:
+        g = f["care_events"]
+        ck("/care_events: one entry per event_info.csv row", len(g["event_id"]) == len(info), len(g["event_id"]))
+        ck("/care_events: labels as in event_info.csv",
+           {int(e): int(lab) for e, lab in zip(g["event_id"][:], g["label"][:])}
+           == {int(r["event_id"]): int(r["event_label"] == "anomaly") for r in info})
+except ImportError:
+    print("h5py missing: /care_events not read back")
+with open(os.path.join(d, "run_auto", "eval.json")) as f:
+    pdm = json.load(f)["pdm"]
+cp = pdm.get("care_protocol")
+ck("eval.json: pdm.care_protocol present beside care_score", cp is not None and "care_score" in pdm)
+cp = cp or {}
+ev = cp.get("events", [])
+ck(f"care_protocol: {len(ev)} events, event_info.csv has {len(info)}", len(ev) == len(info))
+ck("care_protocol: labels and ids as in event_info.csv",
+   sorted((e["event_id"], e["label"]) for e in ev) == sorted((int(r["event_id"]), r["event_label"]) for r in info))
+ck("care_protocol: criticality threshold 72", cp.get("criticality_threshold") == 72)
+
+
+def unit(x, none_ok=False):
+    return (x is None and none_ok) or (isinstance(x, (int, float)) and 0 <= x <= 1)
+
+
+ck("care_protocol: score, coverage, accuracy, reliability, earliness in [0, 1]",
+   all(unit(cp.get(k)) for k in ("score", "coverage", "accuracy", "reliability", "earliness")), cp)
+ok = True
+for e in ev:
+    an = e["label"] == "anomaly"
+    ok &= e["evaluated"] and isinstance(e["detected"], bool) and e["max_criticality"] >= 0
+    ok &= e["detected"] == (e["max_criticality"] >= 72)
+    ok &= unit(e["accuracy"], True) and (unit(e["coverage"]) and unit(e["earliness"]) if an
+                                         else e["coverage"] is None and e["earliness"] is None)
+ck("care_protocol: per-event fields in range (coverage and earliness for anomaly events only)", ok, ev)
+det = any(e["detected"] for e in ev)
+na = [e["accuracy"] for e in ev if e["label"] == "normal" and e["accuracy"] is not None]
+acc = sum(na) / len(na) if na else float("nan")
+ck("care_protocol: the special rules (0 without detection; the accuracy when <= 0.5)",
+   (not det and cp.get("score") == 0) or (det and acc <= 0.5 and math.isclose(cp.get("score"), acc))
+   or (det and acc > 0.5 and math.isclose(cp.get("score"), (cp["coverage"] + 2 * acc + cp["earliness"]
+                                                          + cp["reliability"]) / 5)), cp)
+# a file without /care_events still evaluates: care_protocol null with the reason; a bad table is refused
+try:
+    import h5py
+    nc = os.path.join(d, "no_care.h5")
+    shutil.copy(h5, nc)
+    with h5py.File(nc, "a") as f:
+        del f["care_events"]
+    p = gt("eval", os.path.join(d, "run_auto"), nc)
+    ck("without /care_events: eval exits 0", p.returncode == 0, p.stderr[-1500:])
+    with open(os.path.join(d, "run_auto", "eval.json")) as f:
+        q = json.load(f)["pdm"]
+    ck("without /care_events: care_protocol.score null with a reason, existing fields as before",
+       q["care_protocol"]["score"] is None and "care_events" in q["care_protocol"]["reason"]
+       and q["care_score"] == pdm["care_score"] and q["event"] == pdm["event"], q["care_protocol"])
+    bad = os.path.join(d, "bad_care.h5")
+    shutil.copy(h5, bad)
+    with h5py.File(bad, "a") as f:
+        f["care_events/turbine"][0] = 99
+    p = gt("eval", os.path.join(d, "run_auto"), bad)
+    ck("a /care_events entry naming a missing turbine is refused", p.returncode != 0
+       and "/care_events/turbine" in p.stderr, p.stderr[-800:])
+except ImportError:
+    print("h5py missing: the file variants are not tested")
 if not FAIL:
     shutil.rmtree(d, ignore_errors=True)
 print(f"{len(FAIL)} failed" if FAIL else "all passed")
