@@ -664,11 +664,11 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
         .event_kind_names = kind_names, .n_event_kinds = N_KINDS,
         /* the generator attribute keeps the file's former path: files stay byte-identical */
         .generator = "gridtrain import care (import/import_care.c)", .generator_config = P.config, .seed = 0,
+        .care_events = ce_all, .n_care_events = n_ce_tot,
         .ctx = &P, .info = src_info, .info_free = src_info_free, .begin = src_begin, .next = src_next, .end = src_end,
     };
     gt_write_stats ws;
     gt_pdm_write(o->out, &src, &o->write, comm, &ws);
-    if (n_ce_tot > 0) gt_care_events_write(o->out, ce_all, n_ce_tot, comm);
     free(ce_all);
     st->n_items = T;
     st->n_cols = C;

@@ -311,6 +311,24 @@ typedef struct {
     int64_t start, count; /* rows within the turbine */
 } pdm_piece;
 
+/* the optional /care_events table (gt_pdm_source.care_events); collective */
+static void write_care_events(hid_t f, const int64_t *rows, int64_t n, MPI_Comm comm) {
+    static const char *const cols[GT_CARE_EVENT_K] = {"turbine", "event_id", "label", "pred_start_row",
+                                                      "pred_end_row", "event_start_row", "event_end_row"};
+    int64_t *col = GT_MALLOC(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    int32_t *c32 = GT_MALLOC(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    char name[64];
+    for (int k = 0; k < GT_CARE_EVENT_K; k++) {
+        snprintf(name, sizeof name, "/care_events/%s", cols[k]);
+        for (int64_t i = 0; i < n; i++) col[i] = rows[GT_CARE_EVENT_K * i + k], c32[i] = (int32_t)col[i];
+        int narrow = k == 0 || k == 2;
+        gt_h5_write_table(f, name, narrow ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64, n, 0,
+                          narrow ? (const void *)c32 : (const void *)col, comm);
+    }
+    free(col);
+    free(c32);
+}
+
 void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opts *opts_in,
                   MPI_Comm comm, gt_write_stats *stats) {
     double t_start = gt_now();
@@ -418,6 +436,7 @@ void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opt
     if (src->n_machine_types > 0) write_names(f, "/legend/machine_type", src->machine_type_names, src->n_machine_types, comm);
     if (src->n_conditions > 0) write_names(f, "/legend/condition", src->condition_names, src->n_conditions, comm);
     if (src->n_event_kinds > 0) write_names(f, "/legend/event_kind", src->event_kind_names, src->n_event_kinds, comm);
+    if (src->n_care_events > 0) write_care_events(f, src->care_events, src->n_care_events, comm);
 
     hid_t d_ts = gt_h5_create(f, "/timestamps", H5T_STD_I64LE, N, 0, opts.chunk_rows, opts.deflate);
     hid_t d_sig = gt_h5_create(f, "/signals", H5T_IEEE_F32LE, N, C, opts.chunk_rows, opts.deflate);
@@ -478,25 +497,3 @@ void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opt
     free(owner); free(pieces); free(ts); free(sig); free(lab);
 }
 
-static const char *const care_cols[GT_CARE_EVENT_K] = {"turbine", "event_id", "label", "pred_start_row",
-                                                       "pred_end_row", "event_start_row", "event_end_row"};
-
-void gt_care_events_write(const char *path, const int64_t *rows, int64_t n, MPI_Comm comm) {
-    hid_t fapl = gt_h5_fapl(comm);
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, fapl);
-    H5Pclose(fapl);
-    GT_CHECK(f >= 0, GT_EXIT_RESOURCE, "%s: cannot reopen to add /care_events", path);
-    int64_t *col = GT_MALLOC(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-    int32_t *c32 = GT_MALLOC(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
-    char name[64];
-    for (int k = 0; k < GT_CARE_EVENT_K; k++) {
-        snprintf(name, sizeof name, "/care_events/%s", care_cols[k]);
-        for (int64_t i = 0; i < n; i++) col[i] = rows[GT_CARE_EVENT_K * i + k], c32[i] = (int32_t)col[i];
-        int narrow = k == 0 || k == 2;
-        gt_h5_write_table(f, name, narrow ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64, n, 0, narrow ? (void *)c32 : (void *)col,
-                          comm);
-    }
-    free(col);
-    free(c32);
-    H5_CHECK(H5Fclose(f));
-}

@@ -73,6 +73,13 @@ typedef struct gt_pdm_source {
     const char *const *event_kind_names; int n_event_kinds;     /* index = kind code */
     const char *generator, *generator_config;
     uint64_t seed;
+    /* optional /care_events table (docs/data-format.md; NULL / 0: none):
+     * care_events[n_care_events][GT_CARE_EVENT_K] = turbine (file index),
+     * event_id, label (1 anomaly, 0 normal), pred_start_row, pred_end_row,
+     * event_start_row, event_end_row (rows within the turbine, ends exclusive);
+     * read on rank 0 */
+    const int64_t *care_events;
+    int64_t n_care_events;
     void *ctx;
     /* Sizes, events and segments of turbine t; release with info_free.
      * Pure and cheap: called for every turbine on every rank. */
@@ -103,13 +110,6 @@ void gt_nilm_write(const char *path, const gt_nilm_source *src, const gt_write_o
  * opts->batch_bytes. Collective over comm. */
 void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opts *opts,
                   MPI_Comm comm, gt_write_stats *stats);
-
-/* Adds the optional /care_events table (docs/data-format.md) to the PdM file
- * at path, written by gt_pdm_write before: rows[n][GT_CARE_EVENT_K] = turbine
- * (file index), event_id, label (1 anomaly, 0 normal), pred_start_row,
- * pred_end_row, event_start_row, event_end_row (rows within the turbine, ends
- * exclusive). Collective over comm; rows are read on rank 0. */
-void gt_care_events_write(const char *path, const int64_t *rows, int64_t n, MPI_Comm comm);
 
 /* Sources over the synthetic generators are in synth/synth_source.h. */
 
