@@ -106,6 +106,20 @@ static void setup_data(trainer *t) {
  * against this rank's budget (train.mem_limit, else the node's available
  * memory shared by its ranks). Too little stops the job with the largest
  * micro-batch that fits instead of an out-of-memory kill later. */
+/* The planner's answer for this run's model, batch and ranks on target tg. */
+static void plan_this_run(const trainer *t, const gt_model_config *mc, double base_bytes, const gt_plan_target *tg,
+                          gt_plan *p) {
+    gt_plan_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.model = *mc;
+    rq.batch = t->cfg->batch;
+    rq.ranks = t->size;
+    rq.micro = t->micro;
+    rq.n_y_data = gt_dataset_n_y(t->ds);
+    rq.base_bytes = base_bytes;
+    gt_plan_compute(&rq, tg, p);
+}
+
 static void check_memory(trainer *t, const gt_model_config *mc) {
     const gt_train_config *cfg = t->cfg;
     if (cfg->mem_limit < 0) return;
@@ -115,15 +129,8 @@ static void check_memory(trainer *t, const gt_model_config *mc) {
         tg.gpu = 1;
         tg.mem_bytes = t->dev.info.free_bytes;
         snprintf(tg.name, sizeof tg.name, "free on GPU %d", t->dev.info.ordinal);
-        gt_plan_request rq;
-        memset(&rq, 0, sizeof rq);
-        rq.model = *mc;
-        rq.batch = cfg->batch;
-        rq.ranks = t->size;
-        rq.micro = t->micro;
-        rq.n_y_data = gt_dataset_n_y(t->ds);
         gt_plan p;
-        gt_plan_compute(&rq, &tg, &p);
+        plan_this_run(t, mc, 0, &tg, &p);
         if (p.fits) return;
         char adv[512];
         gt_plan_advice(&p, &tg, adv, sizeof adv);
@@ -148,16 +155,8 @@ static void check_memory(trainer *t, const gt_model_config *mc) {
         tg.mem_bytes = rss + (double)avail / local_size;
         snprintf(tg.name, sizeof tg.name, "available on this node / %d rank%s", local_size, local_size == 1 ? "" : "s");
     }
-    gt_plan_request rq;
-    memset(&rq, 0, sizeof rq);
-    rq.model = *mc;
-    rq.batch = cfg->batch;
-    rq.ranks = t->size;
-    rq.micro = t->micro;
-    rq.n_y_data = gt_dataset_n_y(t->ds);
-    rq.base_bytes = rss; /* the process so far, the data pipeline included */
     gt_plan p;
-    gt_plan_compute(&rq, &tg, &p);
+    plan_this_run(t, mc, rss, &tg, &p); /* rss: the process so far, the data pipeline included */
     if (p.fits) return;
     char adv[512];
     gt_plan_advice(&p, &tg, adv, sizeof adv);
