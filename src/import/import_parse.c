@@ -51,7 +51,8 @@ int gt_diag_warn(gt_diag *d, const char *fmt, ...) {
 
 int gt_text_open(gt_text *t, const char *path, gt_diag *d) {
     memset(t, 0, sizeof *t);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must be refused below, not wait for a writer forever */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return gt_diag_error(d, GT_EXIT_DATA, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
@@ -81,8 +82,18 @@ void gt_text_close(gt_text *t) {
 
 int64_t gt_text_head(const char *path, size_t max_bytes, char **out) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat sb;
+    if (fd < 0) return -1;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) { /* a FIFO would block, a directory read as empty */
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return -1;
+    }
     char *b = GT_MALLOC(max_bytes + 1);
     size_t got = fread(b, 1, max_bytes, f);
     fclose(f);
