@@ -315,6 +315,15 @@ static void excerpt(const char *p, const char *end, char *out, size_t out_bytes)
 
 static inline int is_blank(char c) { return c == ' ' || c == '\t'; }
 
+int gt_time_check(int64_t t, const char *fname, uint64_t line, gt_diag *d, gt_series_stats *st) {
+    if (t >= GT_IMPORT_TS_MIN_MS && t < GT_IMPORT_TS_MAX_MS) return 0;
+    if (st) st->n_bad_time++;
+    if (gt_diag_warn(d, "%s:%llu: time stamp %lld ms is outside 1990-01-01..2100-01-01; line skipped", fname,
+                     (unsigned long long)line, (long long)t))
+        return -1;
+    return 1;
+}
+
 /* Backward-step bookkeeping shared by the parsers. Returns -1 on a strict error. */
 static inline int note_time(gt_series *s, int64_t t, int64_t *latest, int64_t tol, const char *fname,
                             uint64_t line, gt_diag *d, gt_series_stats *st) {
@@ -387,8 +396,12 @@ int gt_parse_tv(const char *buf, size_t n, const char *fname, int col, int min_f
             return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (expected %d fields, got %d)", fname,
                                  (unsigned long long)line, ex, min_fields, fields);
         }
-        if (note_time(out, t, &latest, backward_tol_ms, fname, line, d, st)) return -1;
-        gt_series_push(out, t, (float)val, (uint32_t)line);
+        int bad = gt_time_check(t, fname, line, d, st);
+        if (bad < 0) return -1;
+        if (!bad) {
+            if (note_time(out, t, &latest, backward_tol_ms, fname, line, d, st)) return -1;
+            gt_series_push(out, t, (float)val, (uint32_t)line);
+        }
         p = eol + 1;
     }
     if (st) {
