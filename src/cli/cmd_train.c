@@ -89,6 +89,7 @@ static const gt_opt opts[] = {
     {"run.checkpoint_minutes", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES), "wall minutes between checkpoints; 0 off", NULL},
     {"run.keep", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_KEEP), "committed checkpoints kept", NULL},
     {"run.resume", "resume", GT_OPT_STR, "", "continue RUN_DIR from its newest valid checkpoint (its stored configuration, then overrides)", NULL},
+    {"run.overwrite", "overwrite", GT_OPT_BOOL, "false", "a fresh run may replace the run already in run.dir (its checkpoints, metrics and results are deleted first); without it such a directory is refused (exit 2)", NULL},
     /* gridtrain plan (never stored) */
     {"plan.ranks", "ranks", GT_OPT_INT, "0", "ranks to plan for; 0 = this job's", NULL},
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
@@ -100,7 +101,8 @@ static const gt_opt opts[] = {
 
 /* Keys that describe one invocation, not the run: never stored. */
 static int per_invocation(const char *key) {
-    return !strcmp(key, "run.resume") || !strcmp(key, "train.stop_after") || !strncmp(key, "log.", 4) ||
+    return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "train.stop_after") ||
+           !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
 
@@ -262,6 +264,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->checkpoint_every = gt_args_int(a, "run.checkpoint_every");
     c->checkpoint_minutes = gt_args_float(a, "run.checkpoint_minutes");
     c->keep = as_int(a, "run.keep", 1, 1 << 20);
+    c->overwrite = gt_args_bool(a, "run.overwrite");
     GT_CHECK(c->checkpoint_every >= 0 && c->checkpoint_minutes >= 0, GT_EXIT_USAGE,
              "run.checkpoint_every and run.checkpoint_minutes must be >= 0");
 }
