@@ -2,6 +2,7 @@
  * option tables in cli/) that reads argv and config files. */
 #include "cli/cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "dist/comm.h"
+#include "io/h5.h"
 #include "nn/device.h"
 
 #ifndef GT_VERSION
@@ -37,6 +39,10 @@ static void version(FILE *out) {
 }
 
 int gt_cli_main(int argc, char **argv) {
+    gt_h5_init(); /* before any HDF5 call: no atexit handler on the fatal path */
+    /* a file size limit (ulimit -f) makes a write fail with EFBIG, reported as
+     * disk full (exit 4) with the output left intact, instead of killing the process */
+    signal(SIGXFSZ, SIG_IGN);
     gt_log_init_from_env();
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         (!strcmp(argv[1], "help") && argc == 2)) {

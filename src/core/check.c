@@ -2,9 +2,11 @@
 #include "core/check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static gt_abort_fn g_abort = NULL;
@@ -39,6 +41,22 @@ const char *gt_output_current(void) {
 }
 
 int gt_errno_is_disk_full(int e) { return e == ENOSPC || e == EDQUOT || e == EFBIG; }
+
+int gt_output_disk_full(void) {
+    const char *p = gt_output_current();
+    if (!p) return 0;
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return gt_errno_is_disk_full(errno);
+    struct stat st;
+    int full = 0;
+    if (fstat(fd, &st) == 0) {
+        /* the temporary is removed on the fatal path: growing it costs nothing */
+        int rc = posix_fallocate(fd, st.st_size, (off_t)1 << 20);
+        full = gt_errno_is_disk_full(rc);
+    }
+    close(fd);
+    return full;
+}
 
 GT_NORETURN void gt_abort(int code) {
     static volatile int in_abort = 0;

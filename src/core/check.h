@@ -70,6 +70,11 @@ GT_NORETURN void gt_fatal_lib_code(int code, const char *lib, const char *expr, 
                                  const char *hint, const char *file, int line);
 /* 1 when errno value e means "the disk is full" (ENOSPC, EDQUOT, EFBIG). */
 int gt_errno_is_disk_full(int e);
+/* After a failed write through a library that loses errno (HDF5 over MPI-IO):
+ * 1 when the output being written (gt_output_current) cannot grow by 1 MiB
+ * (posix_fallocate fails with ENOSPC, EDQUOT or EFBIG: no space, a quota or a
+ * file size limit), else 0. Not collective. */
+int gt_output_disk_full(void);
 
 #define GT_FAIL(code, ...) gt_fatal((code), __FILE__, __LINE__, __VA_ARGS__)
 #define GT_CHECK(cond, code, ...)                                   \

@@ -2,8 +2,9 @@
  * HDF5 returns negative values on failure; the library's own error stack is
  * silenced by io/ and replaced by this one line (set GT_DEBUG=1 to keep it).
  * A failure because the disk is full (no space, a quota or a file size limit:
- * errno after the call, or the system error HDF5 and MPI-IO put on the error
- * stack) ends the job with GT_EXIT_RESOURCE, any other with GT_EXIT_LIBRARY. */
+ * errno after the call, the system error HDF5 and MPI-IO put on the error
+ * stack, or the output in progress that cannot grow any more) ends the job
+ * with GT_EXIT_RESOURCE, any other with GT_EXIT_LIBRARY. */
 #ifndef GT_CORE_CHECK_H5_H
 #define GT_CORE_CHECK_H5_H
 #include <errno.h>
@@ -27,6 +28,7 @@ static inline herr_t gt_h5_disk_full_cb_(unsigned n, const H5E_error2_t *e, void
 static inline int gt_h5_failed_disk_full(int errno_after) {
     int full = gt_errno_is_disk_full(errno_after);
     if (!full) H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, gt_h5_disk_full_cb_, &full);
+    if (!full) full = gt_output_disk_full(); /* MPI-IO may lose errno: probe the output itself */
     return full;
 }
 
