@@ -58,11 +58,20 @@ int gt_output_disk_full(void) {
     return full;
 }
 
-GT_NORETURN void gt_abort(int code) {
+static GT_NORETURN void abort_common(int code, int lock_streams) {
     static volatile int in_abort = 0;
     if (!in_abort) {
         in_abort = 1;
-        fflush(NULL); /* every output stream: metrics, logs */
+        if (lock_streams) {
+            fflush(NULL); /* every output stream: metrics, logs */
+        } else {
+            FILE *s[2] = {stdout, stderr};
+            for (int i = 0; i < 2; i++)
+                if (ftrylockfile(s[i]) == 0) {
+                    fflush_unlocked(s[i]);
+                    funlockfile(s[i]);
+                }
+        }
         for (int i = 0; i < GT_MAX_OUTPUTS; i++)
             if (g_outputs[i]) unlink(g_outputs[i]);
         if (g_abort) g_abort(code);
@@ -71,6 +80,9 @@ GT_NORETURN void gt_abort(int code) {
      * could crash and replace `code` by a signal */
     _exit(code);
 }
+
+GT_NORETURN void gt_abort(int code) { abort_common(code, 1); }
+GT_NORETURN void gt_abort_nolock(int code) { abort_common(code, 0); }
 
 static void prefix(void) {
     if (g_size > 1)

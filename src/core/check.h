@@ -43,6 +43,11 @@ typedef void (*gt_abort_fn)(int code);
 void gt_set_abort_handler(gt_abort_fn fn);
 GT_NORETURN void gt_abort(int code);
 
+/* The fatal path for a thread that cannot know what the others hold (the
+ * watchdog): stdio streams are flushed only if their lock is free, then as
+ * gt_abort. */
+GT_NORETURN void gt_abort_nolock(int code);
+
 /* Temporaries of outputs being written (at most 8 at a time): gt_abort removes
  * them so a failed job leaves no partial file behind, and library failures
  * name the output they happened in. Not collective; every rank may register

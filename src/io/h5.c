@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/check_h5.h"
+#include "core/watchdog.h"
 
 #define GT_IO_READ_INDIVIDUAL_DEFAULT 1
 
@@ -239,7 +240,9 @@ void gt_h5_write_runs(hid_t dset, hid_t mem_type, const gt_row_run *runs, int n_
     hid_t fs = gt_h5_select_runs(dset, runs, n_runs, &n);
     hid_t ms = mem_space(n, dset);
     static const char dummy[16];
+    gt_watchdog_beat("entered a collective HDF5 write (io/h5.c gt_h5_write_runs)");
     H5_CHECK(H5Dwrite(dset, mem_type, ms, fs, dxpl, n > 0 ? buf : dummy));
+    gt_watchdog_beat("returned from a collective HDF5 write (io/h5.c gt_h5_write_runs)");
     H5Sclose(ms);
     H5Sclose(fs);
 }
@@ -260,7 +263,9 @@ void gt_h5_read_runs(hid_t dset, hid_t mem_type, const gt_row_run *runs, int n_r
     hid_t fs = gt_h5_select_runs(dset, runs, n_runs, &n);
     hid_t ms = mem_space(n, dset);
     char dummy[16];
+    gt_watchdog_beat("entered a collective HDF5 read (io/h5.c gt_h5_read_runs)");
     if (H5Dread(dset, mem_type, ms, fs, dxpl, n > 0 ? buf : dummy) < 0) read_fail(dset, NULL);
+    gt_watchdog_beat("returned from a collective HDF5 read (io/h5.c gt_h5_read_runs)");
     H5Sclose(ms);
     H5Sclose(fs);
 }

@@ -25,6 +25,7 @@
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "core/watchdog.h"
 #include "dist/allreduce.h"
 #include "dist/comm.h"
 #include "dist/reduce.h"
@@ -694,6 +695,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
             k.meas_samples = 0;
         }
         train_step s;
+        gt_watchdog_beat("a training step (train/trainer.c)");
         train_one_step(t, &k, &s);
         record_step(t, &k, &s, res);
         if (!s.applied) {
