@@ -85,8 +85,12 @@ child=0
 got_signal=""
 forward() { # the warning signal (or TERM) -> the launcher -> every rank
   got_signal=$1
-  log "signal $1: forwarding to the ranks (checkpoint, exit 75)"
-  [ "$child" -gt 0 ] && kill -s "$1" "$child" 2>/dev/null || true
+  local sig=$1
+  # mpirun kills its ranks on TERM within a second (no checkpoint, exit 1) and
+  # forwards only USR1: deliver it as USR1 (jobs/mpirun_preemptible.sh)
+  [ "${GT_LAUNCHER:-srun}" = mpirun ] && sig=USR1
+  log "signal $1: forwarding to the ranks as $sig (checkpoint, exit 75)"
+  [ "$child" -gt 0 ] && kill -s "$sig" "$child" 2>/dev/null || true
 }
 trap 'forward USR1' USR1
 trap 'forward TERM' TERM

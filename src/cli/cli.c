@@ -2,6 +2,7 @@
  * option tables in cli/) that reads argv and config files. */
 #include "cli/cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,11 @@
 #include "cli/options.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/timer.h"
+#include "core/watchdog.h"
 #include "dist/comm.h"
+#include "io/h5.h"
+#include "nn/ops/cpu/parallel.h"
 #include "nn/device.h"
 
 #ifndef GT_VERSION
@@ -36,7 +41,32 @@ static void version(FILE *out) {
     fprintf(out, "gridtrain %s (cuda %s)\n", GT_VERSION, gt_device_built_with_cuda() ? "on" : "off");
 }
 
+/* A tight address-space limit ('ulimit -v') makes libraries fail in ways
+ * that crash or hang instead of returning an error: Open MPI's I/O component
+ * fails to load and segfaults, OpenBLAS loops forever on its per-thread
+ * buffer (128 MiB of address space each). Refuse up front, with the numbers. */
+#define GT_AS_BASE_BYTES ((int64_t)8 << 20)   /* MPI-IO and HDF5 components loaded on first use */
+#define GT_AS_BLAS_BYTES ((int64_t)129 << 20) /* OpenBLAS's buffer per calling thread */
+static void check_address_space(void) {
+    int64_t left = gt_address_space_left_bytes();
+    if (left < 0) return;
+    /* the least any command needs: one OpenBLAS buffer; more threads need one
+     * each, and a run that still runs out is ended by the watchdog */
+    int64_t need = GT_AS_BASE_BYTES + GT_AS_BLAS_BYTES;
+    if (left < need)
+        GT_FAIL(GT_EXIT_RESOURCE,
+                "the address-space limit ('ulimit -v') leaves %.0f MiB to map, gridtrain needs at least %.0f MiB "
+                "(OpenBLAS alone reserves %d MiB per thread, here up to %d): raise 'ulimit -v' by at least %.0f MiB "
+                "or to unlimited (limit memory with train.mem_limit or the scheduler's --mem instead)",
+                left / 1048576.0, need / 1048576.0, (int)(GT_AS_BLAS_BYTES >> 20), gt_par_threads(),
+                (need - left + GT_AS_BLAS_BYTES * (gt_par_threads() - 1)) / 1048576.0);
+}
+
 int gt_cli_main(int argc, char **argv) {
+    gt_h5_init(); /* before any HDF5 call: no atexit handler on the fatal path */
+    /* a file size limit (ulimit -f) makes a write fail with EFBIG, reported as
+     * disk full (exit 4) with the output left intact, instead of killing the process */
+    signal(SIGXFSZ, SIG_IGN);
     gt_log_init_from_env();
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         (!strcmp(argv[1], "help") && argc == 2)) {
@@ -71,6 +101,11 @@ int gt_cli_main(int argc, char **argv) {
         }
 
     gt_dist_init(&argc, &argv);
+    /* any command: GT_WATCHDOG_S=N ends a run that makes no progress for N s
+     * with a message (train has its own run.watchdog_s, default 1800 s) */
+    const char *wd = getenv("GT_WATCHDOG_S");
+    if (wd && atof(wd) > 0) gt_watchdog_start(atof(wd));
+    check_address_space();
     gt_args args;
     gt_args_parse(&args, cmd, argc - 2, argv + 2);
     /* GT_LOG_LEVEL from the environment holds unless log.level is given explicitly */
@@ -86,6 +121,7 @@ int gt_cli_main(int argc, char **argv) {
     int rc = cmd->run(&args, MPI_COMM_WORLD);
     if (gt_log_level() <= GT_LOG_INFO) gt_dist_event_table(MPI_COMM_WORLD, stderr);
     gt_args_free(&args);
+    gt_watchdog_beat("MPI_Finalize at the end of the command (cli/cli.c)"); /* a watchdog still watches */
     gt_dist_finalize();
     return rc;
 }

@@ -11,7 +11,7 @@
 #include "import/import.h"
 
 static const gt_opt opts[] = {
-    {"import.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp, renamed when complete)", NULL},
+    {"import.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp.XXXXXX, renamed when complete; never inside SRC)", NULL},
     {"import.houses", "houses", GT_OPT_STR, "", "houses to import, e.g. 1,2,5 (default: every house found)", NULL},
     {"import.period_s", "period", GT_OPT_FLOAT, "0", "output period in s, whole ms (0: ukdale 6, redd 3, refit 8, care 600)", NULL},
     {"import.appliances", "appliances", GT_OPT_STR, "", "label -> canonical name map (default: datasets/appliance_map.ini)", NULL},

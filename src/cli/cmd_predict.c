@@ -11,26 +11,67 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cmd_eval.h"
 #include "cli/commands.h"
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "eval/eval.h"
 #include "eval/eval_task.h"
+#include "io/format.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
 static const gt_opt predict_opts[] = {
-    {"predict.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp, renamed when complete)", NULL},
+    {"predict.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp.XXXXXX, renamed when complete; never one of the inputs)", NULL},
     {"predict.pad", "pad", GT_OPT_STR, "nan", "nilm: rows whose centred window leaves the household: NaN, or repeat the edge sample", "nan|edge"},
     GT_EVAL_OPTS,
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 
+/* Collective (every rank decides alike): the output must not be one of the
+ * inputs (the data file, a model's checkpoint file or a run's checkpoints/):
+ * it would be replaced while it is read. Same file = same device and inode,
+ * so links and other spellings of the path count; an output that does not
+ * exist yet is refused inside checkpoints/. */
+static void refuse_output_over_inputs(const gt_args *a, const char *out, MPI_Comm comm) {
+    char list[4096];
+    snprintf(list, sizeof list, "%s,%s", a->pos[0], gt_args_str(a, "eval.models"));
+    const char *inputs[2 * GT_EVAL_MAX_MODELS + 2];
+    char ckdirs[GT_EVAL_MAX_MODELS + 1][PATH_MAX + 16];
+    int n = 0, n_dirs = 0;
+    inputs[n++] = a->pos[1];
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok && n + 2 < (int)(sizeof inputs / sizeof *inputs);
+         tok = strtok_r(NULL, ",", &save)) {
+        if (!*tok) continue;
+        inputs[n++] = tok; /* a checkpoint file, or a run directory: then its checkpoints/ */
+        if (n_dirs <= GT_EVAL_MAX_MODELS) {
+            snprintf(ckdirs[n_dirs], sizeof ckdirs[0], "%s/checkpoints", tok);
+            inputs[n++] = ckdirs[n_dirs++];
+        }
+    }
+    char why[2 * PATH_MAX + 128];
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        /* a run directory itself is not read as a whole: writing RUN_DIR/pred.h5 is fine */
+        if (i > 0 && stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode) && strstr(inputs[i], "/checkpoints") == NULL)
+            continue;
+        if (gt_output_is_input(out, inputs[i], why, sizeof why)) {
+            char msg[sizeof why + 256];
+            snprintf(msg, sizeof msg, "predict: refusing to write the output: %s (it would be replaced while it is "
+                     "read); choose another -o", why);
+            gt_io_fail(comm, GT_EXIT_USAGE, msg);
+        }
+    }
+}
+
 static int run_predict(const gt_args *a, MPI_Comm comm) {
     const char *out = gt_args_str(a, "predict.output");
     GT_CHECK(out[0], GT_EXIT_USAGE, "predict: no output file (-o OUT.h5)");
+    refuse_output_over_inputs(a, out, comm);
     const char *data = a->pos[1];
     gt_eval_config ec;
     gt_eval_cli_config(a, &ec);

@@ -13,7 +13,7 @@
 /* Generator settings default to the generator's own defaults (synth/synth_*.c)
  * when left empty. */
 static const gt_opt opts[] = {
-    {"synth.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp, renamed when complete)", NULL},
+    {"synth.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp.XXXXXX, renamed when complete)", NULL},
     {"synth.seed", "seed", GT_OPT_INT, "", "generator seed (default: generator's)", NULL},
     {"synth.days", "days", GT_OPT_FLOAT, "", "nominal days per household/turbine (default: generator's)", NULL},
     {"synth.households", "households", GT_OPT_INT, "", "nilm: number of households", NULL},
@@ -115,7 +115,7 @@ const gt_cmd gt_cmd_synth = {
     .summary = "write a synthetic NILM or wind-farm dataset (collectively under mpirun)",
     .details = "Each rank generates the households/turbines assigned to it and writes them at their\n"
                "offsets; the file's data does not depend on the number of ranks. The file is written\n"
-               "as FILE.tmp and renamed into place when complete. Format: docs/data-format.md.",
+               "as FILE.tmp.XXXXXX and renamed into place when complete. Format: docs/data-format.md.",
     .opts = opts,
     .min_pos = 1,
     .max_pos = 1,

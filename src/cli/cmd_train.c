@@ -17,6 +17,7 @@
 #include "cli/train_args.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/watchdog.h"
 #include "train/bench_train.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
@@ -92,6 +93,8 @@ static const gt_opt opts[] = {
     {"run.checkpoint_minutes", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES), "wall minutes between checkpoints; 0 off", NULL},
     {"run.keep", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_KEEP), "committed checkpoints kept", NULL},
     {"run.resume", "resume", GT_OPT_STR, "", "continue RUN_DIR from its newest valid checkpoint (its stored configuration, then overrides)", NULL},
+    {"run.watchdog_s", NULL, GT_OPT_FLOAT, "1800", "end the job with a message when nothing progresses for this many seconds (a stalled collective, a hung file system or library call); 0 off", NULL},
+    {"run.overwrite", "overwrite", GT_OPT_BOOL, "false", "a fresh run may replace the run already in run.dir (its checkpoints, metrics and results are deleted first); without it such a directory is refused (exit 2)", NULL},
     /* gridtrain plan (never stored) */
     {"plan.ranks", "ranks", GT_OPT_INT, "0", "ranks to plan for; 0 = this job's", NULL},
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
@@ -103,7 +106,9 @@ static const gt_opt opts[] = {
 
 /* Keys that describe one invocation, not the run: never stored. */
 static int per_invocation(const char *key) {
-    return !strcmp(key, "run.resume") || !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "log.", 4) ||
+    return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "run.watchdog_s") ||
+           !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") ||
+           !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
 
@@ -283,6 +288,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->checkpoint_every = gt_args_int(a, "run.checkpoint_every");
     c->checkpoint_minutes = gt_args_float(a, "run.checkpoint_minutes");
     c->keep = as_int(a, "run.keep", 1, 1 << 20);
+    c->overwrite = gt_args_bool(a, "run.overwrite");
     GT_CHECK(c->checkpoint_every >= 0 && c->checkpoint_minutes >= 0, GT_EXIT_USAGE,
              "run.checkpoint_every and run.checkpoint_minutes must be >= 0");
 }
@@ -365,10 +371,14 @@ static int run(const gt_args *a0, MPI_Comm comm) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0 && gt_log_level() <= GT_LOG_INFO) gt_args_print(&a, stderr);
+    const double watchdog_s = gt_args_float(&a, "run.watchdog_s");
+    GT_CHECK(watchdog_s >= 0, GT_EXIT_USAGE, "run.watchdog_s must be >= 0 (0 turns the watchdog off)");
+    gt_watchdog_start(watchdog_s); /* no hang without a message: core/watchdog.h */
     gt_train_result res;
     int rc = gt_train_run(&c, comm, &res);
     /* training, then evaluation of what it wrote (the best checkpoint), as `gridtrain eval` does */
     if (rc == 0 && c.write_outputs) gt_eval_cli_after_train(&c, res.run_dir, comm);
+    /* the watchdog keeps watching until the process ends (MPI_Finalize can hang too) */
     gt_train_result_free(&res);
     free(text);
     gt_args_free(&a);

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 
 /* Options every command accepts. */
@@ -156,6 +157,9 @@ typedef struct {
     const char *path;
     FILE *f;
     int line;
+    int continuation;  /* the current line starts with white space */
+    char **seen;       /* [n_seen] "section.key" set by this file, and the line */
+    int *seen_line, n_seen, cap_seen;
 } ini_ctx;
 
 static char *line_reader(char *str, int num, void *stream) {
@@ -166,8 +170,26 @@ static char *line_reader(char *str, int num, void *stream) {
         size_t n = strlen(r);
         if (n == (size_t)num - 1 && r[n - 1] != '\n')
             GT_FAIL(GT_EXIT_USAGE, "%s:%d: line longer than %d characters", c->path, c->line, num - 2);
+        c->continuation = r[0] == ' ' || r[0] == '\t';
     }
     return r;
+}
+
+/* A key set twice in one file is a mistake (which one was meant?): an error
+ * naming both lines. Later files and the command line still override. The
+ * keys of one file are few (tens): a linear scan. */
+static void note_key(ini_ctx *c, const char *key) {
+    for (int i = 0; i < c->n_seen; i++)
+        if (!strcmp(c->seen[i], key))
+            GT_FAIL(GT_EXIT_USAGE, "%s:%d: duplicate key '%s' (already set at line %d); set each key once", c->path,
+                    c->line, key, c->seen_line[i]);
+    if (c->n_seen == c->cap_seen) {
+        c->cap_seen = c->cap_seen ? 2 * c->cap_seen : 32;
+        c->seen = GT_REALLOC(c->seen, sizeof *c->seen * (size_t)c->cap_seen);
+        c->seen_line = GT_REALLOC(c->seen_line, sizeof *c->seen_line * (size_t)c->cap_seen);
+    }
+    c->seen[c->n_seen] = GT_STRDUP(key);
+    c->seen_line[c->n_seen++] = c->line;
 }
 
 static int key_handler(void *user, const char *section, const char *name, const char *value) {
@@ -176,6 +198,11 @@ static int key_handler(void *user, const char *section, const char *name, const 
     snprintf(key, sizeof key, "%s.%s", section, name);
     snprintf(origin, sizeof origin, "%s:%d", c->path, c->line);
     if (!*section) return 0; /* reported as a syntax error at the first bad line */
+    /* inih hands an indented line to the previous key as a continuation */
+    if (c->continuation)
+        GT_FAIL(GT_EXIT_USAGE, "%s: indented line continues '%s' (a value must fit on one line; remove the indent)",
+                origin, key);
+    note_key(c, key);
     int idx = find_key(c->a, key);
     if (idx < 0) {
         /* a key another command uses is fine in a shared config file */
@@ -188,11 +215,16 @@ static int key_handler(void *user, const char *section, const char *name, const 
 }
 
 static void load_config(gt_args *a, const char *path) {
-    ini_ctx c = {a, path, NULL, 0};
-    c.f = fopen(path, "r");
-    if (!c.f) GT_FAIL(GT_EXIT_USAGE, "cannot open config file '%s': %s", path, strerror(errno));
+    ini_ctx c = {a, path, NULL, 0, 0, NULL, NULL, 0, 0};
+    char why[256];
+    /* a directory or a FIFO (which would block) is refused, not read as empty */
+    c.f = gt_fopen_regular(path, why, sizeof why);
+    if (!c.f) GT_FAIL(GT_EXIT_USAGE, "cannot open config file '%s': %s", path, why);
     int rc = ini_parse_stream(line_reader, &c, key_handler, &c);
     fclose(c.f);
+    for (int i = 0; i < c.n_seen; i++) free(c.seen[i]);
+    free(c.seen);
+    free(c.seen_line);
     if (rc > 0) GT_FAIL(GT_EXIT_USAGE, "%s:%d: syntax error (expected [section], or key = value inside a section)", path, rc);
     if (rc < 0) GT_FAIL(GT_EXIT_USAGE, "cannot read config file '%s'", path);
 }

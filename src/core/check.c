@@ -2,9 +2,12 @@
 #include "core/check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static gt_abort_fn g_abort = NULL;
 static int g_rank = 0, g_size = 1;
@@ -14,12 +17,72 @@ void gt_set_rank(int rank, int size) { g_rank = rank; g_size = size; }
 int gt_rank(void) { return g_rank; }
 int gt_nranks(void) { return g_size; }
 
-GT_NORETURN void gt_abort(int code) {
-    fflush(stdout);
-    fflush(stderr);
-    if (g_abort) g_abort(code);
-    exit(code);
+#define GT_MAX_OUTPUTS 8
+static char *g_outputs[GT_MAX_OUTPUTS];
+
+void gt_output_begin(const char *tmp_path) {
+    for (int i = 0; i < GT_MAX_OUTPUTS; i++)
+        if (!g_outputs[i]) {
+            g_outputs[i] = strdup(tmp_path);
+            return;
+        }
 }
+void gt_output_end(const char *tmp_path) {
+    for (int i = 0; i < GT_MAX_OUTPUTS; i++)
+        if (g_outputs[i] && !strcmp(g_outputs[i], tmp_path)) {
+            free(g_outputs[i]);
+            g_outputs[i] = NULL;
+        }
+}
+const char *gt_output_current(void) {
+    for (int i = GT_MAX_OUTPUTS - 1; i >= 0; i--)
+        if (g_outputs[i]) return g_outputs[i];
+    return NULL;
+}
+
+int gt_errno_is_disk_full(int e) { return e == ENOSPC || e == EDQUOT || e == EFBIG; }
+
+int gt_output_disk_full(void) {
+    const char *p = gt_output_current();
+    if (!p) return 0;
+    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return gt_errno_is_disk_full(errno);
+    struct stat st;
+    int full = 0;
+    if (fstat(fd, &st) == 0) {
+        /* the temporary is removed on the fatal path: growing it costs nothing */
+        int rc = posix_fallocate(fd, st.st_size, (off_t)1 << 20);
+        full = gt_errno_is_disk_full(rc);
+    }
+    close(fd);
+    return full;
+}
+
+static GT_NORETURN void abort_common(int code, int lock_streams) {
+    static volatile int in_abort = 0;
+    if (!in_abort) {
+        in_abort = 1;
+        if (lock_streams) {
+            fflush(NULL); /* every output stream: metrics, logs */
+        } else {
+            FILE *s[2] = {stdout, stderr};
+            for (int i = 0; i < 2; i++)
+                if (ftrylockfile(s[i]) == 0) {
+                    fflush_unlocked(s[i]);
+                    funlockfile(s[i]);
+                }
+        }
+        for (int i = 0; i < GT_MAX_OUTPUTS; i++)
+            if (g_outputs[i]) unlink(g_outputs[i]);
+        if (g_abort) g_abort(code);
+    }
+    /* _exit, not exit: atexit handlers (HDF5 closing a failed MPI-IO file)
+     * could crash and replace `code` by a signal */
+    _exit(code);
+}
+
+GT_NORETURN void gt_abort(int code) { abort_common(code, 1); }
+GT_NORETURN void gt_abort_nolock(int code) { abort_common(code, 0); }
 
 static void prefix(void) {
     if (g_size > 1)
@@ -43,15 +106,29 @@ GT_NORETURN void gt_fatal(int code, const char *file, int line, const char *fmt,
     gt_abort(code);
 }
 
-GT_NORETURN void gt_fatal_lib(const char *lib, const char *expr, const char *what,
-                            const char *hint, const char *file, int line) {
+GT_NORETURN void gt_fatal_lib_code(int code, const char *lib, const char *expr, const char *what,
+                                 const char *hint, const char *file, int line) {
     fflush(stdout);
     prefix();
+    const char *out = gt_output_current();
+    if (code == GT_EXIT_RESOURCE)
+        fprintf(stderr, "disk full%s%s: ", out ? " writing " : "", out ? out : "");
+    else if (out)
+        fprintf(stderr, "writing %s: ", out);
     fprintf(stderr, "%s call failed: %s: %s [%s:%d]", lib, expr, what ? what : "(no message)",
             file, line);
-    if (hint && *hint) fprintf(stderr, "; hint: %s", hint);
+    if (code == GT_EXIT_RESOURCE)
+        fputs("; hint: free space on that file system (or raise the quota / file size limit, 'ulimit -f') "
+              "and run again; an existing output was left as it was", stderr);
+    else if (hint && *hint)
+        fprintf(stderr, "; hint: %s", hint);
     fputc('\n', stderr);
-    gt_abort(GT_EXIT_LIBRARY);
+    gt_abort(code);
+}
+
+GT_NORETURN void gt_fatal_lib(const char *lib, const char *expr, const char *what,
+                            const char *hint, const char *file, int line) {
+    gt_fatal_lib_code(GT_EXIT_LIBRARY, lib, expr, what, hint, file, line);
 }
 
 static GT_NORETURN void oom(size_t n, const char *file, int line) {

@@ -35,11 +35,29 @@ enum gt_exit {
     GT_EXIT_PREEMPTED = 75 /* checkpointed on a signal; requeue to continue (EX_TEMPFAIL) */
 };
 
-/* Ends the job. Installed by dist/ as MPI_Abort(MPI_COMM_WORLD, code) when the
- * world has more than one rank; defaults to exit(code). Never returns. */
+/* Ends the job: the one fatal path. Flushes every stdio stream, removes the
+ * temporaries of the outputs this process was writing (gt_output_begin), then
+ * calls the hook installed by dist/ (MPI_Abort(MPI_COMM_WORLD, code) when the
+ * world has more than one rank) and ends with _exit(code): no atexit handler
+ * runs (HDF5's would close a failed MPI-IO file and crash), so the exit code is
+ * always `code`. Never returns. */
 typedef void (*gt_abort_fn)(int code);
 void gt_set_abort_handler(gt_abort_fn fn);
 GT_NORETURN void gt_abort(int code);
+
+/* The fatal path for a thread that cannot know what the others hold (the
+ * watchdog): stdio streams are flushed only if their lock is free, then as
+ * gt_abort. */
+GT_NORETURN void gt_abort_nolock(int code);
+
+/* Temporaries of outputs being written (at most 8 at a time): gt_abort removes
+ * them so a failed job leaves no partial file behind, and library failures
+ * name the output they happened in. Not collective; every rank may register
+ * the same name. gt_output_end forgets a name (after the rename, or the
+ * writer's own cleanup). */
+void gt_output_begin(const char *tmp_path);
+void gt_output_end(const char *tmp_path);
+const char *gt_output_current(void); /* the newest registered, or NULL */
 
 /* Rank of this process, used as a prefix in messages (set by dist/). */
 void gt_set_rank(int rank, int size);
@@ -52,6 +70,18 @@ GT_NORETURN void gt_fatal(int code, const char *file, int line, const char *fmt,
 /* Same line format, for an error reported by a library call; `hint` may be NULL. */
 GT_NORETURN void gt_fatal_lib(const char *lib, const char *expr, const char *what,
                             const char *hint, const char *file, int line);
+/* The same with an exit code: GT_EXIT_RESOURCE for a library call that failed
+ * because the disk is full (ENOSPC, EDQUOT, EFBIG: no space, a quota or a file
+ * size limit), else GT_EXIT_LIBRARY. */
+GT_NORETURN void gt_fatal_lib_code(int code, const char *lib, const char *expr, const char *what,
+                                 const char *hint, const char *file, int line);
+/* 1 when errno value e means "the disk is full" (ENOSPC, EDQUOT, EFBIG). */
+int gt_errno_is_disk_full(int e);
+/* After a failed write through a library that loses errno (HDF5 over MPI-IO):
+ * 1 when the output being written (gt_output_current) cannot grow by 1 MiB
+ * (posix_fallocate fails with ENOSPC, EDQUOT or EFBIG: no space, a quota or a
+ * file size limit), else 0. Not collective. */
+int gt_output_disk_full(void);
 
 #define GT_FAIL(code, ...) gt_fatal((code), __FILE__, __LINE__, __VA_ARGS__)
 #define GT_CHECK(cond, code, ...)                                   \

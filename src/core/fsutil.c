@@ -1,10 +1,15 @@
+#define _GNU_SOURCE
 #include "core/fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/check.h"
@@ -33,8 +38,55 @@ int gt_mkdir_p(const char *path) {
     return rc;
 }
 
+const char *gt_file_type_name(mode_t mode) {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    return "not a regular file";
+}
+
+int gt_open_regular(const char *path, int *fd_out, char *why, size_t why_bytes) {
+    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer forever */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        if (why) snprintf(why, why_bytes, "%s", strerror(e));
+        errno = e;
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        if (why) snprintf(why, why_bytes, "not a regular file (%s)", gt_file_type_name(st.st_mode));
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    *fd_out = fd;
+    return 0;
+}
+
+FILE *gt_fopen_regular(const char *path, char *why, size_t why_bytes) {
+    int fd = -1;
+    if (gt_open_regular(path, &fd, why, why_bytes) != 0) return NULL;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        int e = errno;
+        if (why) snprintf(why, why_bytes, "%s", strerror(e));
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 char *gt_read_file(const char *path, size_t *n_bytes) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = gt_fopen_regular(path, NULL, 0);
     if (!f) return NULL;
     size_t cap = 1 << 16, len = 0;
     char *buf = GT_MALLOC(cap);
@@ -56,18 +108,88 @@ char *gt_read_file(const char *path, size_t *n_bytes) {
     return buf;
 }
 
+int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes) {
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static uint64_t counter = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)tmp;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        x += 0x9E3779B97F4A7C15ull * ++counter; /* splitmix64 */
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        char sfx[7];
+        for (int i = 0; i < 6; i++, z /= 62) sfx[i] = alphabet[z % 62];
+        sfx[6] = 0;
+        int n = snprintf(tmp, tmp_bytes, "%s.tmp.%s", path, sfx);
+        if (n < 0 || (size_t)n >= tmp_bytes) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            close(fd);
+            return 0;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int gt_write_file_atomic(const char *path, const char *text) {
-    size_t n = strlen(path) + 8;
-    char *tmp = GT_MALLOC(n);
-    snprintf(tmp, n, "%s.tmp", path);
-    int rc = -1;
+    char tmp[PATH_MAX + 16];
+    if (gt_tmp_create(path, tmp, sizeof tmp) != 0) return -1;
+    int rc = -1, e = 0;
     FILE *f = fopen(tmp, "w");
     if (f) {
-        fputs(text, f);
-        int bad = fclose(f) != 0;
+        size_t len = strlen(text);
+        int bad = fwrite(text, 1, len, f) != len;
+        bad |= fflush(f) != 0;
+        bad |= fsync(fileno(f)) != 0;
+        e = errno;
+        bad |= fclose(f) != 0;
         if (!bad && rename(tmp, path) == 0) rc = 0;
-        else unlink(tmp);
+        else if (!e) e = errno;
+    } else {
+        e = errno;
     }
-    free(tmp);
+    if (rc != 0) {
+        unlink(tmp);
+        errno = e ? e : EIO;
+    }
     return rc;
+}
+
+/* realpath of the directory that holds path (path need not exist) */
+static int parent_real(const char *path, char *out) {
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = 0; /* "dir/" names dir */
+    char *slash = strrchr(buf, '/');
+    const char *dir = ".";
+    if (slash == buf) dir = "/";
+    else if (slash) *slash = 0, dir = buf;
+    return realpath(dir, out) ? 0 : -1;
+}
+
+int gt_output_is_input(const char *out, const char *in, char *why, size_t why_bytes) {
+    struct stat si, so;
+    if (!out || !in || stat(in, &si) != 0) return 0;
+    if (stat(out, &so) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
+        snprintf(why, why_bytes, "'%s' is the input '%s'", out, in);
+        return 1;
+    }
+    if (!S_ISDIR(si.st_mode)) return 0;
+    char pin[PATH_MAX], pout[PATH_MAX];
+    if (!realpath(in, pin) || parent_real(out, pout) != 0) return 0;
+    size_t n = strlen(pin);
+    if (!strncmp(pout, pin, n) && (pout[n] == 0 || pout[n] == '/' || (n == 1 && pin[0] == '/'))) {
+        snprintf(why, why_bytes, "'%s' lies inside the input directory '%s'", out, in);
+        return 1;
+    }
+    return 0;
 }

@@ -1,20 +1,50 @@
-/* core/fsutil.h: small file-system helpers shared by the layers that write run
- * directories (train/, eval/, doe/). */
+/* core/fsutil.h: small file-system helpers shared by the layers that read
+ * inputs and write outputs (io/, train/, eval/, doe/, cli/, import/). */
 #ifndef GT_CORE_FSUTIL_H
 #define GT_CORE_FSUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 /* mkdir -p with mode 0755; 0, or -1 with errno set (ENOTDIR when a component
  * exists and is not a directory). */
 int gt_mkdir_p(const char *path);
 
-/* The whole file as a NUL-terminated string (malloc'd, caller frees), its
- * length in *n_bytes when not NULL; NULL with errno set when it cannot be read. */
+/* The whole regular file as a NUL-terminated string (malloc'd, caller frees),
+ * its length in *n_bytes when not NULL; NULL with errno set when it cannot be
+ * read (EINVAL: not a regular file). Never blocks on a FIFO. */
 char *gt_read_file(const char *path, size_t *n_bytes);
 
-/* Writes text to path.tmp and renames it into place (readers never see a
- * partial file); 0, or -1 with errno set (the old file is left as it was). */
+/* Writes text to a new unique temporary file next to path (gt_tmp_create),
+ * fsyncs it and renames it into place (readers never see a partial file, two
+ * writers never share a temporary); 0, or -1 with errno set (the old file is
+ * left as it was, the temporary removed). */
 int gt_write_file_atomic(const char *path, const char *text);
+
+/* "a directory", "a FIFO", ... for the type bits of a st_mode. */
+const char *gt_file_type_name(mode_t mode);
+
+/* Opens an existing file for reading only if it is a regular file: a FIFO is
+ * opened without blocking and refused, as are directories and devices. 0 with
+ * *fd, or -1 with errno set and a short reason in why[why_bytes] ("No such
+ * file or directory", "not a regular file (a FIFO)"). */
+int gt_open_regular(const char *path, int *fd, char *why, size_t why_bytes);
+/* The same as a stdio stream ("r" mode); NULL with why[] filled. */
+FILE *gt_fopen_regular(const char *path, char *why, size_t why_bytes);
+
+/* Creates a new, empty file "<path>.tmp.XXXXXX" (6 random characters, mode
+ * 0666 less the umask, O_EXCL: never an existing file) in path's directory, so
+ * that a rename onto path stays on one file system and concurrent writers of
+ * the same output never share a temporary. Its name goes to tmp[tmp_bytes].
+ * 0, or -1 with errno set. */
+int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes);
+
+/* Whether writing `out` would replace or write into input `in`: out is the
+ * same file as in (same device and inode: hard links and symbolic links
+ * included), or `in` is a directory and out lies inside it (out need not exist
+ * yet). 1 with a reason in why[why_bytes], else 0 (also when `in` does not
+ * exist). */
+int gt_output_is_input(const char *out, const char *in, char *why, size_t why_bytes);
 
 #endif

@@ -80,6 +80,18 @@ int64_t gt_current_rss_bytes(void) {
     return ok ? (int64_t)pages_res * (int64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
+int64_t gt_address_space_left_bytes(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages_total = 0;
+    int ok = f && fscanf(f, "%ld", &pages_total) == 1;
+    if (f) fclose(f);
+    int64_t used = ok ? (int64_t)pages_total * (int64_t)sysconf(_SC_PAGESIZE) : 0;
+    int64_t lim = rl.rlim_cur > (rlim_t)INT64_MAX ? INT64_MAX : (int64_t)rl.rlim_cur;
+    return lim > used ? lim - used : 0;
+}
+
 /* a number from a one-line file, -1 if absent or "max" */
 static int64_t read_i64_file(const char *path) {
     FILE *f = fopen(path, "r");

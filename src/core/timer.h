@@ -33,5 +33,8 @@ int64_t gt_current_rss_bytes(void);
  * lowered to the room left under a cgroup (v2 memory.max - memory.current, or
  * v1 limit - usage: Slurm's --mem). -1 if unknown. */
 int64_t gt_mem_available_bytes(void);
+/* Address space this process may still map, bytes: RLIMIT_AS ('ulimit -v')
+ * less the current virtual size (/proc/self/statm); -1 when unlimited. */
+int64_t gt_address_space_left_bytes(void);
 
 #endif

@@ -3,6 +3,7 @@
 #include "doe/matrix.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <xxhash.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 
 /* Special factor names -> train key (filters take '+' joined sets). */
 static const struct {
@@ -72,6 +74,8 @@ void gt_doe_matrix_free(gt_doe_matrix *m) {
     memset(m, 0, sizeof *m);
 }
 
+static int cmp_strp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
 static int parse_factor(gt_doe_matrix *m, const char *name, char *value, int line, gt_doe_key_fn known_key,
                         char *err, size_t en) {
     const char *key = NULL;
@@ -110,23 +114,33 @@ static int parse_factor(gt_doe_matrix *m, const char *name, char *value, int lin
         if (c) *c = 0;
         char *lv = trim(p);
         if (!*lv) return fail(err, en, m->path, line, "factor '%s' has an empty level (check the commas)", name);
-        for (int l = 0; l < F->n_levels; l++)
-            if (!strcmp(F->levels[l], lv))
-                return fail(err, en, m->path, line, "factor '%s' lists level '%s' twice (duplicate cells)", name, lv);
+        if (F->n_levels == INT32_MAX / 2)
+            return fail(err, en, m->path, line, "factor '%s' has more than %d levels", name, INT32_MAX / 2);
         if (F->n_levels == cap) F->levels = GT_REALLOC(F->levels, sizeof(char *) * (size_t)(cap *= 2));
         F->levels[F->n_levels++] = GT_STRDUP(lv);
         if (!c) break;
         p = c + 1;
     }
     (void)save;
-    return 0;
+    /* duplicate levels: sorted copy, neighbours compared (n log n; a pairwise
+     * check never finished on a factor of 10^6 levels) */
+    char **sorted = GT_MALLOC(sizeof(char *) * (size_t)F->n_levels);
+    memcpy(sorted, F->levels, sizeof(char *) * (size_t)F->n_levels);
+    qsort(sorted, (size_t)F->n_levels, sizeof(char *), cmp_strp);
+    int rc = 0;
+    for (int l = 1; l < F->n_levels && !rc; l++)
+        if (!strcmp(sorted[l], sorted[l - 1]))
+            rc = fail(err, en, m->path, line, "factor '%s' lists level '%s' twice (duplicate cells)", name, sorted[l]);
+    free(sorted);
+    return rc;
 }
 
 int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix *m, char *err, size_t en) {
     memset(m, 0, sizeof *m);
     m->path = GT_STRDUP(path);
-    FILE *f = fopen(path, "r");
-    if (!f) return fail(err, en, path, 0, "cannot open the matrix file");
+    char why[256];
+    FILE *f = gt_fopen_regular(path, why, sizeof why); /* a FIFO would block, a directory read as empty */
+    if (!f) return fail(err, en, path, 0, "cannot open the matrix file: %s", why);
     char *buf = NULL, section[64] = "";
     size_t cap = 0;
     int line = 0, rc = 0, cap_fixed = 0, doe_line = 0;
@@ -206,9 +220,15 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
     fclose(f);
     if (rc) return rc;
     if (!m->name || !*m->name) return fail(err, en, path, doe_line, "[doe] name is missing");
+    /* the name becomes a directory (sweeps/<name>): one plain path component,
+     * never '.', '..' or a hidden name */
     for (const char *p = m->name; *p; p++)
         if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
             return fail(err, en, path, doe_line, "[doe] name '%s': use letters, digits, '-', '_', '.'", m->name);
+    if (m->name[0] == '.' || strlen(m->name) > 200)
+        return fail(err, en, path, doe_line,
+                    "[doe] name '%s': it names a directory: start with a letter, digit, '-' or '_' "
+                    "(not '.', '..' or a hidden name), at most 200 characters", m->name);
     if (m->n_factors == 0) return fail(err, en, path, 0, "no [factors]: a matrix needs at least one factor");
     for (int i = 0; i < m->n_factors; i++)
         for (int j = 0; j < m->n_fixed; j++)

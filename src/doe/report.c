@@ -4,6 +4,7 @@
 #include "doe/report.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -152,6 +153,15 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         r->index = json_int(c, "index");
         const cJSON *id = cJSON_GetObjectItem(c, "id"), *lv = cJSON_GetObjectItem(c, "factors");
         snprintf(r->id, sizeof r->id, "%s", cJSON_IsString(id) ? id->valuestring : "?");
+        /* the id names a directory under cells/: letters, digits, '-', '_' (never '..' or a path) */
+        int plain = r->id[0] != 0;
+        for (const char *q = r->id; plain && *q; q++) plain = isalnum((unsigned char)*q) || *q == '-' || *q == '_';
+        if (!plain) {
+            snprintf(err, en, "%s: cell %lld has id '%s', not a plain name (sweep.json damaged?)", path,
+                     (long long)r->index, r->id);
+            cJSON_Delete(j);
+            return -1;
+        }
         for (int k = 0; k < s->n_factors; k++) {
             const cJSON *v = cJSON_GetObjectItem(lv, s->factor[k]);
             r->level[k] = -1;

@@ -32,22 +32,9 @@ static cJSON *read_json(const char *path) {
     return j;
 }
 
-/* Writes text to path.tmp, fsyncs and renames it into place. */
-static int write_atomic(const char *path, const char *text) {
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
-    int ok = fputs(text, f) >= 0;
-    ok &= fflush(f) == 0;
-    ok &= fsync(fileno(f)) == 0;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path)) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
+/* Writes text to a unique temporary next to path, fsyncs and renames it into
+ * place (core/fsutil.h). */
+static int write_atomic(const char *path, const char *text) { return gt_write_file_atomic(path, text); }
 
 static int write_json(const char *path, const cJSON *j) {
     char *s = cJSON_Print(j);
@@ -167,18 +154,15 @@ int gt_doe_write_sweep(const gt_doe_matrix *m) {
     }
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/sweep.json", m->dir);
-    /* concurrent tasks write the same content: a rename race is harmless, but
-     * use a per-process temporary name */
+    /* concurrent tasks write the same content: a rename race is harmless; each
+     * writes its own unique temporary */
     char *s = cJSON_Print(o);
-    char tmp[PATH_MAX + 128];
-    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    int rc = -1;
-    if (f) {
-        fprintf(f, "%s\n", s);
-        if (fclose(f) == 0 && rename(tmp, path) == 0) rc = 0;
-        else unlink(tmp);
-    }
+    size_t len = strlen(s);
+    char *withnl = GT_MALLOC(len + 2);
+    memcpy(withnl, s, len);
+    withnl[len] = '\n', withnl[len + 1] = 0;
+    int rc = gt_write_file_atomic(path, withnl) == 0 ? 0 : -1;
+    free(withnl);
     cJSON_free(s);
     cJSON_Delete(o);
     if (rc) GT_WARN("doe: cannot write %s", path);

@@ -1,5 +1,6 @@
 /* eval/eval_io.c: item gathers and the collective output files of predict
  * (see eval_impl.h). The split of each item is data/'s gt_data_item_split. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "core/check.h"
 #include "core/check_h5.h"
 #include "core/check_mpi.h"
+#include "core/fsutil.h"
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
@@ -78,7 +80,14 @@ void gt_eval_out_open(gt_eval_out *o, const char *path, int n_local, const int32
     o->comm = comm;
     MPI_CHECK(MPI_Comm_rank(comm, &o->rank));
     snprintf(o->path, sizeof o->path, "%s", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp", path);
+    /* a new unique temporary next to path (rank 0, O_EXCL): concurrent writers never share one */
+    int err = 0;
+    if (o->rank == 0 && gt_tmp_create(path, o->tmp, sizeof o->tmp) != 0) err = errno;
+    gt_dist_bcast_bytes(&err, sizeof err, comm);
+    GT_CHECK(!err, GT_EXIT_RESOURCE, "cannot create the output '%s': %s (directory missing or not writable?)", path,
+             strerror(err));
+    gt_dist_bcast_bytes(o->tmp, sizeof o->tmp, comm);
+    gt_output_begin(o->tmp); /* removed if the job fails */
     o->n_total = n_total;
     /* global offsets from every rank's (file index, rows) */
     double *rows = GT_MALLOC(sizeof(double) * (size_t)(n_local > 0 ? n_local : 1));
@@ -138,6 +147,7 @@ void gt_eval_out_close(gt_eval_out *o) {
     if (o->rank == 0)
         GT_CHECK(rename(o->tmp, o->path) == 0, GT_EXIT_RESOURCE, "cannot rename %s to %s", o->tmp, o->path);
     gt_dist_barrier(o->comm);
+    gt_output_end(o->tmp);
     free(o->goff);
     free(o->runs);
     o->goff = NULL;

@@ -721,13 +721,15 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     r.have_gnuplot = find_gnuplot(gnuplot, r.gnuplot, sizeof r.gnuplot);
     snprintf(p, sizeof p, "%s/report.md", run_dir);
     snprintf(ph, sizeof ph, "%s/report.html", run_dir);
-    snprintf(pt, sizeof pt, "%s/report.md.tmp", run_dir);
-    snprintf(pht, sizeof pht, "%s/report.html.tmp", run_dir);
-    r.md = fopen(pt, "w");
-    r.html = fopen(pht, "w");
+    /* new unique temporaries: two evaluations of one run never share one */
+    pt[0] = pht[0] = 0;
+    r.md = gt_tmp_create(p, pt, sizeof pt) == 0 ? fopen(pt, "w") : NULL;
+    r.html = gt_tmp_create(ph, pht, sizeof pht) == 0 ? fopen(pht, "w") : NULL;
     if (!r.md || !r.html) {
         if (r.md) fclose(r.md);
         if (r.html) fclose(r.html);
+        if (pt[0]) unlink(pt);
+        if (pht[0]) unlink(pht);
         GT_WARN("report: cannot write %s: %s", p, strerror(errno));
         return -1;
     }
@@ -771,6 +773,7 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     cJSON_Delete(man);
     cJSON_Delete(ev);
     if (bad) {
+        unlink(pt), unlink(pht); /* the previous report stays */
         GT_WARN("report: cannot write %s", p);
         return -1;
     }

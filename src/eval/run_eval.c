@@ -436,7 +436,10 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         char *withnl = GT_MALLOC(len + 2);
         memcpy(withnl, txt, len);
         withnl[len] = '\n', withnl[len + 1] = 0;
-        if (gt_write_file_atomic(json_path, withnl)) GT_WARN("eval: cannot write %s: %s", json_path, strerror(errno));
+        /* the previous eval.json stays when this write fails, and the run fails: no silent loss */
+        if (gt_write_file_atomic(json_path, withnl))
+            GT_FAIL(GT_EXIT_RESOURCE, "eval: cannot write %s: %s (the previous one, if any, is left as it was)",
+                    json_path, strerror(errno));
         free(withnl);
         cJSON_free(txt);
         cJSON_Delete(root);

@@ -14,6 +14,7 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
 #include "io/format.h"
@@ -182,6 +183,15 @@ void gt_import_run(const gt_import_opts *o_in, MPI_Comm comm, gt_import_stats *s
     gt_diag d = {0};
     gt_import_map_load(o.map_path, &map, &d);
     gt_import_agree(comm, &d, 0);
+    /* the output must not replace an input: a file of the dataset's folder
+     * (or a new file inside it, which a later import would read), or the map */
+    char why[2 * PATH_MAX + 64];
+    if (gt_output_is_input(o.out, o.src, why, sizeof why) || (map.n && gt_output_is_input(o.out, map.path, why, sizeof why))) {
+        char msg[sizeof why + 128];
+        snprintf(msg, sizeof msg, "import: refusing to write the output: %s; choose an -o outside the dataset's folder", why);
+        gt_map_free(&map);
+        gt_io_fail(comm, GT_EXIT_USAGE, msg);
+    }
     if (!map.n && o.format != GT_IMPORT_CARE && gt_rank() == 0)
         GT_WARN("import: no appliance map found (--appliances FILE): labels are kept as they are");
     gt_import_stats st;

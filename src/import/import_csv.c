@@ -126,6 +126,9 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
             return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: Issues must be 0 or 1 (got '%s')", fname,
                                  (unsigned long long)line, ex);
         }
+        int bad_t = gt_time_check(t, fname, line, d, st ? &st->s : NULL);
+        if (bad_t < 0) return -1;
+        if (bad_t) continue;
         if (iss == 1 && st) st->n_issues++;
         if (t < latest) {
             for (int c = 0; c < 10; c++) series[c].unsorted = 1;
@@ -316,6 +319,12 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
                                (unsigned long long)line, ex, i, nf);
             goto done;
         }
+        int bad_t = gt_time_check(t, fname, line, d, st);
+        if (bad_t < 0) {
+            rc = -1;
+            goto done;
+        }
+        if (bad_t) continue;
         if (t < latest) {
             if (st) st->n_backward++;
             if (latest - t > backward_tol_ms) {
@@ -416,7 +425,7 @@ int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_e
             while (b0 > a0 && is_blank(b0[-1])) b0--;
             int64_t ms;
             const char *z = gt_parse_datetime_ms(a0, b0, &ms);
-            if (!z || z != b0) bad = 1, which = names[k];
+            if (!z || z != b0 || ms < GT_IMPORT_TS_MIN_MS || ms >= GT_IMPORT_TS_MAX_MS) bad = 1, which = names[k];
             else if (k == 3) x.start_ms = ms;
             else x.end_ms = ms;
         }
@@ -521,6 +530,34 @@ int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map 
         size_t vl = (size_t)(e - v) < sizeof x->value - 1 ? (size_t)(e - v) : sizeof x->value - 1;
         memcpy(x->value, v, vl);
         x->line = line;
+        /* appliance metadata enters the NILM file here: three finite numbers > 0 */
+        if (!strcmp(x->section, "meta")) {
+            double a = NAN, b = NAN, c2 = NAN;
+            const char *q = x->value, *qe = x->value + strlen(x->value);
+            int ok = 1;
+            double *dst[3] = {&a, &b, &c2};
+            for (int k = 0; k < 3 && ok; k++) {
+                while (q < qe && is_blank(*q)) q++;
+                const char *r = gt_parse_f64(q, qe, dst[k]);
+                if (!r) ok = 0;
+                else q = r;
+                while (q < qe && is_blank(*q)) q++;
+                if (k < 2) {
+                    ok = ok && q < qe && *q == ',';
+                    q++;
+                }
+            }
+            ok = ok && q >= qe && isfinite(a) && isfinite(b) && isfinite(c2) && a > 0 && b > 0 && c2 > 0 && a <= 1e7 &&
+                 b <= 1e7 && c2 <= 1e7;
+            if (!ok) {
+                char name[64];
+                memcpy(name, x->key, sizeof name);
+                gt_map_free(m);
+                return gt_diag_error(d, GT_EXIT_USAGE,
+                                     "%s:%d: [meta] %s: expected 'on_power_w, on_duration_s, max_power_w', three "
+                                     "finite numbers > 0 (W, s, W; at most 1e7)", fname, line, name);
+            }
+        }
     }
     return 0;
 }

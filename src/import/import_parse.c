@@ -51,7 +51,8 @@ int gt_diag_warn(gt_diag *d, const char *fmt, ...) {
 
 int gt_text_open(gt_text *t, const char *path, gt_diag *d) {
     memset(t, 0, sizeof *t);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must be refused below, not wait for a writer forever */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return gt_diag_error(d, GT_EXIT_DATA, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
@@ -81,8 +82,18 @@ void gt_text_close(gt_text *t) {
 
 int64_t gt_text_head(const char *path, size_t max_bytes, char **out) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat sb;
+    if (fd < 0) return -1;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) { /* a FIFO would block, a directory read as empty */
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return -1;
+    }
     char *b = GT_MALLOC(max_bytes + 1);
     size_t got = fread(b, 1, max_bytes, f);
     fclose(f);
@@ -304,6 +315,15 @@ static void excerpt(const char *p, const char *end, char *out, size_t out_bytes)
 
 static inline int is_blank(char c) { return c == ' ' || c == '\t'; }
 
+int gt_time_check(int64_t t, const char *fname, uint64_t line, gt_diag *d, gt_series_stats *st) {
+    if (t >= GT_IMPORT_TS_MIN_MS && t < GT_IMPORT_TS_MAX_MS) return 0;
+    if (st) st->n_bad_time++;
+    if (gt_diag_warn(d, "%s:%llu: time stamp %lld ms is outside 1990-01-01..2100-01-01; line skipped", fname,
+                     (unsigned long long)line, (long long)t))
+        return -1;
+    return 1;
+}
+
 /* Backward-step bookkeeping shared by the parsers. Returns -1 on a strict error. */
 static inline int note_time(gt_series *s, int64_t t, int64_t *latest, int64_t tol, const char *fname,
                             uint64_t line, gt_diag *d, gt_series_stats *st) {
@@ -376,8 +396,12 @@ int gt_parse_tv(const char *buf, size_t n, const char *fname, int col, int min_f
             return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (expected %d fields, got %d)", fname,
                                  (unsigned long long)line, ex, min_fields, fields);
         }
-        if (note_time(out, t, &latest, backward_tol_ms, fname, line, d, st)) return -1;
-        gt_series_push(out, t, (float)val, (uint32_t)line);
+        int bad = gt_time_check(t, fname, line, d, st);
+        if (bad < 0) return -1;
+        if (!bad) {
+            if (note_time(out, t, &latest, backward_tol_ms, fname, line, d, st)) return -1;
+            gt_series_push(out, t, (float)val, (uint32_t)line);
+        }
         p = eol + 1;
     }
     if (st) {

@@ -71,6 +71,17 @@ const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms);
 /* Days from 1970-01-01 of a proleptic Gregorian date. */
 int64_t gt_days_from_civil(int64_t y, unsigned m, unsigned d);
 
+struct gt_series_stats;
+/* Sane time stamps: [1990-01-01, 2100-01-01) UTC, the range every reader of
+ * the format accepts (io/format.h GT_IO_TS_MIN_MS / GT_IO_TS_MAX_MS). One
+ * sample outside it would stretch an item's clock over decades (a single 1970
+ * line made a 4.9 GB file). */
+#define GT_IMPORT_TS_MIN_MS INT64_C(631152000000)
+#define GT_IMPORT_TS_MAX_MS INT64_C(4102444800000)
+/* 0 when t is sane; else a warning naming FILE:LINE ("outside ...; line
+ * skipped") and 1 (skip the sample), or -1 in strict mode (the error is in d). */
+int gt_time_check(int64_t t, const char *fname, uint64_t line, gt_diag *d, struct gt_series_stats *st);
+
 /* ---------------------------------------------------------------- series -- */
 /* Samples of one channel: times, values and the source line of each sample. */
 typedef struct gt_series {
@@ -87,6 +98,7 @@ void gt_series_free(gt_series *s);
 /* Counters of one file's clean-up. */
 typedef struct gt_series_stats {
     int64_t n_lines, n_samples, n_exact_dup, n_conflict, n_backward, n_backward_far;
+    int64_t n_bad_time; /* samples skipped: time stamp outside [GT_IMPORT_TS_MIN_MS, GT_IMPORT_TS_MAX_MS) */
 } gt_series_stats;
 
 /* Parses a whitespace separated "timestamp value ..." file (UK-DALE / REDD

@@ -38,6 +38,20 @@
 #define GT_FORMAT_UNIT_LEN 16 /* fixed string length of units */
 #define GT_IO_ERR_LEN 512
 
+/* Sane limits of a file's sizes and values (docs/data-format.md, "Limits").
+ * gt_io_open checks every count, offset and size read from a file against the
+ * dataset extents and these limits, in 64-bit, before anything is allocated. */
+#define GT_IO_MAX_ITEMS (1 << 24)                /* households / turbines */
+#define GT_IO_MAX_COLS 4096                      /* appliances / channels */
+#define GT_IO_MAX_ROWS (INT64_C(1) << 40)        /* rows N (and M) */
+#define GT_IO_MAX_SPANS (1 << 26)                /* segments, events */
+#define GT_IO_MAX_LEGEND 65536                   /* names in a /legend dataset */
+#define GT_IO_MAX_STR_BYTES 4096                 /* a fixed-length string type */
+#define GT_IO_MIN_PERIOD_S 1e-3                  /* sample period: 1 ms .. 1 day */
+#define GT_IO_MAX_PERIOD_S 86400.0
+#define GT_IO_TS_MIN_MS INT64_C(631152000000)    /* time stamps: 1990-01-01T00:00Z .. */
+#define GT_IO_TS_MAX_MS INT64_C(4102444800000)   /* .. 2100-01-01T00:00Z (exclusive) */
+
 /* Row types of the metadata tables, independent of any generator. */
 typedef struct gt_io_appliance {
     char name[GT_FORMAT_NAME_LEN]; /* canonical name, e.g. "fridge" */

@@ -1,13 +1,17 @@
 /* io/h5.c: small HDF5 helpers (see h5.h). */
 #include "io/h5.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
 #include "core/check_h5.h"
+#include "core/watchdog.h"
 
 #define GT_IO_READ_INDIVIDUAL_DEFAULT 1
+
+void gt_h5_init(void) { H5dont_atexit(); }
 
 void gt_h5_quiet(void) {
     static int done = 0;
@@ -156,6 +160,11 @@ int gt_h5_attr_read_str(hid_t obj, const char *name, char *out, size_t out_bytes
         H5Tclose(mt);
     } else {
         size_t len = H5Tget_size(ft);
+        if (len < 1 || len > ((size_t)1 << 20)) { /* a crafted size: nothing to allocate for it */
+            H5Tclose(ft);
+            H5Aclose(a);
+            return -1;
+        }
         char *buf = GT_CALLOC(len + 1, 1);
         hid_t mt = H5Tcopy(ft);
         if (H5Aread(a, mt, buf) >= 0) {
@@ -231,9 +240,21 @@ void gt_h5_write_runs(hid_t dset, hid_t mem_type, const gt_row_run *runs, int n_
     hid_t fs = gt_h5_select_runs(dset, runs, n_runs, &n);
     hid_t ms = mem_space(n, dset);
     static const char dummy[16];
+    gt_watchdog_beat("entered a collective HDF5 write (io/h5.c gt_h5_write_runs)");
     H5_CHECK(H5Dwrite(dset, mem_type, ms, fs, dxpl, n > 0 ? buf : dummy));
+    gt_watchdog_beat("returned from a collective HDF5 write (io/h5.c gt_h5_write_runs)");
     H5Sclose(ms);
     H5Sclose(fs);
+}
+
+/* A read that HDF5 refuses (a damaged chunk, a truncated file, an I/O error)
+ * is bad input: one line naming the file and the dataset, exit 3. */
+static _Noreturn void read_fail(hid_t obj, const char *name) {
+    char file[1024] = "?", dset[256] = "";
+    if (H5Fget_name(obj, file, sizeof file) < 0) snprintf(file, sizeof file, "?");
+    if (!name && H5Iget_name(obj, dset, sizeof dset) > 0) name = dset;
+    GT_FAIL(GT_EXIT_DATA, "%s: %s: cannot read (damaged or truncated file, or an I/O error)", file,
+            name ? name : "?");
 }
 
 void gt_h5_read_runs(hid_t dset, hid_t mem_type, const gt_row_run *runs, int n_runs, void *buf,
@@ -242,18 +263,20 @@ void gt_h5_read_runs(hid_t dset, hid_t mem_type, const gt_row_run *runs, int n_r
     hid_t fs = gt_h5_select_runs(dset, runs, n_runs, &n);
     hid_t ms = mem_space(n, dset);
     char dummy[16];
-    H5_CHECK(H5Dread(dset, mem_type, ms, fs, dxpl, n > 0 ? buf : dummy));
+    gt_watchdog_beat("entered a collective HDF5 read (io/h5.c gt_h5_read_runs)");
+    if (H5Dread(dset, mem_type, ms, fs, dxpl, n > 0 ? buf : dummy) < 0) read_fail(dset, NULL);
+    gt_watchdog_beat("returned from a collective HDF5 read (io/h5.c gt_h5_read_runs)");
     H5Sclose(ms);
     H5Sclose(fs);
 }
 
 void gt_h5_read_all(hid_t loc, const char *name, hid_t mem_type, void *buf) {
     hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT);
-    GT_CHECK(ds >= 0, GT_EXIT_DATA, "cannot open dataset '%s'", name);
+    if (ds < 0) read_fail(loc, name);
     hid_t s = H5_CHECK(H5Dget_space(ds));
     hssize_t n = H5Sget_simple_extent_npoints(s);
     H5Sclose(s);
-    if (n > 0) H5_CHECK(H5Dread(ds, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+    if (n > 0 && H5Dread(ds, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) read_fail(loc, name);
     H5Dclose(ds);
 }
 

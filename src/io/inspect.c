@@ -116,6 +116,7 @@ typedef struct {
     gt_item_report rep;
     chan *ch;          /* [n_ch] */
     int64_t prev_ts;
+    int have_ts;
     int in_nan;
     double period_ms;
 } item_state;
@@ -171,7 +172,8 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/event_kind", H5P_DEFAULT) > 0) {
             hid_t ds = H5_CHECK(H5Dopen2(f, "/legend/event_kind", H5P_DEFAULT));
             hid_t sp = H5Dget_space(ds);
-            n_event_kinds = (int)H5Sget_simple_extent_npoints(sp);
+            hssize_t nk = H5Sget_simple_extent_npoints(sp); /* validated: at most GT_IO_MAX_LEGEND */
+            n_event_kinds = nk < 0 ? 0 : nk > GT_IO_MAX_LEGEND ? GT_IO_MAX_LEGEND : (int)nk;
             H5Sclose(sp);
             H5Dclose(ds);
         }
@@ -230,7 +232,6 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         st[k].rep.rows = w[i];
         st[k].ch = GT_CALLOC((size_t)n_ch, sizeof(chan));
         for (int c = 0; c < n_ch; c++) st[k].ch[c].sigma = -1;
-        st[k].prev_ts = INT64_MIN;
         st[k].period_ms = period_ms[i];
     }
 
@@ -271,12 +272,13 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
             const double gap = o.gap_factor * s->period_ms;
             for (int64_t j = 0; j < n; j++) {
                 int64_t t = ts[pos + j];
-                if (s->prev_ts != INT64_MIN) {
-                    int64_t dt = t - s->prev_ts;
-                    if (dt <= 0) rep->ts_backward++;
-                    else if ((double)dt > gap) rep->ts_gaps++;
+                if (t < GT_IO_TS_MIN_MS || t >= GT_IO_TS_MAX_MS) rep->ts_range++;
+                if (s->have_ts) { /* no subtraction: extreme stamps would overflow int64 */
+                    if (t <= s->prev_ts) rep->ts_backward++;
+                    else if ((double)t - (double)s->prev_ts > gap) rep->ts_gaps++;
                 }
                 s->prev_ts = t;
+                s->have_ts = 1;
                 /* NaN runs of the main signal: aggregate (NILM), any channel (PdM) */
                 int is_nan = 0;
                 if (nilm) is_nan = isnan(agg[pos + j]);
@@ -344,7 +346,8 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         int printed = 0, with = 0;
         for (int i = 0; i < n_items; i++) {
             gt_item_report *p = &all[i];
-            int64_t any = p->ts_gaps + p->ts_backward + p->nan + p->inf + p->negative + p->spikes + p->stuck_runs + p->bad_labels;
+            int64_t any = p->ts_gaps + p->ts_backward + p->nan + p->inf + p->negative + p->spikes + p->stuck_runs +
+                          p->bad_labels + p->ts_range;
             with += any > 0;
             if (printed < o.max_report) {
                 fprintf(out, "%8lld %10lld %12lld %7lld %7lld %9lld %8lld %6lld %9lld %7lld %7lld %9lld\n",
@@ -357,6 +360,7 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
             tot.nan += p->nan; tot.nan_runs += p->nan_runs; tot.inf += p->inf; tot.negative += p->negative;
             tot.spikes += p->spikes; tot.stuck_runs += p->stuck_runs; tot.stuck_rows += p->stuck_rows;
             tot.bad_labels += p->bad_labels;
+            tot.ts_range += p->ts_range;
             for (int b = 0; b < 3; b++) tot.flagged[b] += p->flagged[b];
         }
         if (printed < n_items) fprintf(out, "... %d more items (inspect.max_report)\n", n_items - printed);
@@ -369,7 +373,12 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         if (nilm && ix.has_faults)
             fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld", (long long)tot.flagged[0],
                     (long long)tot.flagged[1], (long long)tot.flagged[2]);
+        if (tot.ts_range) /* only then: the line of a sane file stays as it was */
+            fprintf(out, " ts_out_of_range=%lld", (long long)tot.ts_range);
         fprintf(out, " imbalance=%.4f ranks=%d\n", imbalance, size);
+        if (tot.ts_range)
+            fprintf(out, "warning: %lld time stamps lie outside 1990-01-01..2100-01-01 (ms since the Unix epoch): "
+                    "train, eval and predict refuse this file\n", (long long)tot.ts_range);
         fflush(out);
         findings = with > 0;
         if (reports) {

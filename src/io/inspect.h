@@ -30,6 +30,8 @@ typedef struct gt_item_report {
     int64_t stuck_runs, stuck_rows;
     int64_t bad_labels;    /* PdM labels above the largest event kind */
     int64_t flagged[3];    /* NILM /fault_flags: rows flagged spike, gap, stuck */
+    int64_t ts_range;      /* time stamps outside [GT_IO_TS_MIN_MS, GT_IO_TS_MAX_MS) (io/format.h):
+                              training, eval and predict refuse such a file */
 } gt_item_report;
 
 /* Collective over comm. Opens `path` read-only (never modifies it), validates

@@ -1,9 +1,12 @@
 /* io/read.c: collective sharded NILM / PdM readers (see read.h). */
+#define _GNU_SOURCE
 #include "io/read.h"
 
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/check.h"
 #include "core/check_h5.h"
@@ -77,6 +80,58 @@ static void read_rows(hid_t f, const char *name, hid_t mem_type, const gt_row_ru
     H5Dclose(ds);
 }
 
+/* "2013-04-01T00:00:00Z (1364774400000 ms)", or just the ms when out of any calendar */
+static void ms_text(int64_t ms, char *buf, size_t n) {
+    time_t s = (time_t)(ms / 1000 - (ms % 1000 < 0));
+    struct tm tm;
+    char iso[40] = "";
+    if (ms > INT64_MIN / 2 && ms < INT64_MAX / 2 && gmtime_r(&s, &tm) && tm.tm_year > -1900 && tm.tm_year < 100000)
+        strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ ", &tm);
+    snprintf(buf, n, "%s(%lld ms)", iso, (long long)ms);
+}
+
+/* Collective. Time stamps of each local item ts[loff[k], loff[k+1]) lie in
+ * [GT_IO_TS_MIN_MS, GT_IO_TS_MAX_MS) and strictly increase (the windows, the
+ * time features, the splits and the evaluation's durations all assume it).
+ * The offender of the lowest file index over all ranks ends the job: one line
+ * naming the file, the dataset, the item and the row, exit 3. */
+static void check_times(const char *path, const char *dset, const char *what, const int64_t *ts,
+                        const int64_t *loff, const int32_t *index, const int64_t *id, int n, MPI_Comm comm) {
+    char msg[GT_IO_ERR_LEN] = "";
+    struct {
+        int item, rank;
+    } mine = {INT_MAX, comm_rank(comm)}, first;
+    for (int k = 0; k < n && mine.item == INT_MAX; k++) {
+        for (int64_t r = loff[k]; r < loff[k + 1]; r++) {
+            int64_t t = ts[r];
+            char a[64], b[64];
+            if (t < GT_IO_TS_MIN_MS || t >= GT_IO_TS_MAX_MS) {
+                ms_text(t, a, sizeof a);
+                snprintf(msg, sizeof msg,
+                         "%s: %s: %s %d (id %lld), row %lld of its rows: time stamp %s outside "
+                         "1990-01-01..2100-01-01 (ms since the Unix epoch expected)",
+                         path, dset, what, index[k], (long long)id[k], (long long)(r - loff[k]), a);
+            } else if (r > loff[k] && t <= ts[r - 1]) {
+                ms_text(ts[r - 1], a, sizeof a);
+                ms_text(t, b, sizeof b);
+                snprintf(msg, sizeof msg,
+                         "%s: %s: %s %d (id %lld), row %lld of its rows: time stamps not increasing (%s then %s); "
+                         "'gridtrain inspect' counts them (ts_back)",
+                         path, dset, what, index[k], (long long)id[k], (long long)(r - loff[k]), a, b);
+            } else {
+                continue;
+            }
+            mine.item = index[k];
+            break;
+        }
+    }
+    MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, comm));
+    if (first.item == INT_MAX) return;
+    MPI_CHECK(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first.rank, comm));
+    msg[sizeof msg - 1] = 0;
+    gt_io_fail(comm, GT_EXIT_DATA, msg);
+}
+
 static void *alloc_rows(int64_t n_rows, size_t row_bytes) {
     return GT_MALLOC((size_t)(n_rows > 0 ? n_rows : 1) * row_bytes);
 }
@@ -147,6 +202,7 @@ gt_nilm_shard *gt_nilm_shard_read(const char *path, MPI_Comm comm) {
     s->aggregate = alloc_rows(R, 4);
     s->appliances = alloc_rows(R, 4 * (size_t)A);
     read_rows(f, "/timestamps", H5T_NATIVE_INT64, p.runs, p.n_runs, s->timestamps, dxpl, &s->stats, 8, R);
+    check_times(path, "/timestamps", "household", s->timestamps, s->row_offset, s->index, s->id, n, comm);
     read_rows(f, "/aggregate", H5T_NATIVE_FLOAT, p.runs, p.n_runs, s->aggregate, dxpl, &s->stats, 4, R);
     read_rows(f, "/appliances", H5T_NATIVE_FLOAT, p.runs, p.n_runs, s->appliances, dxpl, &s->stats, 4 * (size_t)A, R);
     if (ix.has_faults) {
@@ -170,6 +226,8 @@ gt_nilm_shard *gt_nilm_shard_read(const char *path, MPI_Comm comm) {
         s->lowres_aggregate = alloc_rows(M, 4);
         s->lowres_appliances = alloc_rows(M, 4 * (size_t)A);
         read_rows(f, "/lowres/timestamps", H5T_NATIVE_INT64, lr, n_lr, s->lowres_timestamps, dxpl, &s->stats, 8, M);
+        check_times(path, "/lowres/timestamps", "household", s->lowres_timestamps, s->lowres_offset, s->index, s->id,
+                    n, comm);
         read_rows(f, "/lowres/aggregate", H5T_NATIVE_FLOAT, lr, n_lr, s->lowres_aggregate, dxpl, &s->stats, 4, M);
         read_rows(f, "/lowres/appliances", H5T_NATIVE_FLOAT, lr, n_lr, s->lowres_appliances, dxpl, &s->stats, 4 * (size_t)A, M);
         free(lr);
@@ -284,6 +342,7 @@ gt_pdm_shard *gt_pdm_shard_read(const char *path, MPI_Comm comm) {
     s->signals = alloc_rows(R, 4 * (size_t)C);
     s->labels = alloc_rows(R, 1);
     read_rows(f, "/timestamps", H5T_NATIVE_INT64, p.runs, p.n_runs, s->timestamps, dxpl, &s->stats, 8, R);
+    check_times(path, "/timestamps", "turbine", s->timestamps, s->row_offset, s->index, s->id, n, comm);
     read_rows(f, "/signals", H5T_NATIVE_FLOAT, p.runs, p.n_runs, s->signals, dxpl, &s->stats, 4 * (size_t)C, R);
     read_rows(f, "/labels", H5T_NATIVE_UINT8, p.runs, p.n_runs, s->labels, dxpl, &s->stats, 1, R);
     H5Pclose(dxpl);

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/check.h"
 #include "core/check_h5.h"
 #include "core/check_mpi.h"
+#include "core/fsutil.h"
 #include "core/timer.h"
 #include "io/format.h"
 #include "io/h5.h"
@@ -34,16 +36,37 @@ static void check_opts(const gt_write_opts *o) {
              "compression needs a chunked layout: set chunk rows > 0");
 }
 
-/* Collective create of "<path>.tmp"; the caller closes and calls finish_file. */
+/* Collective create of a new unique temporary "<path>.tmp.XXXXXX" next to
+ * path (rank 0 creates it with O_EXCL, every rank opens it), so concurrent
+ * writers of one output never share a file; the caller closes and calls
+ * finish_file. The temporary is removed if the job fails (gt_output_begin). */
 static hid_t create_tmp(const char *path, MPI_Comm comm, char *tmp, size_t tmp_bytes) {
-    snprintf(tmp, tmp_bytes, "%s.tmp", path);
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    char name[4096] = "";
+    int err = 0;
+    if (rank == 0) {
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
+        else if (gt_tmp_create(path, name, sizeof name) != 0) err = errno;
+    }
+    MPI_CHECK(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+    if (err) {
+        char msg[8192];
+        snprintf(msg, sizeof msg, "cannot create the output '%s': %s%s", path, strerror(err),
+                 err == EISDIR ? "" : " (is the directory there and writable?)");
+        gt_io_fail(comm, GT_EXIT_RESOURCE, msg);
+    }
+    MPI_CHECK(MPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, comm));
+    snprintf(tmp, tmp_bytes, "%s", name);
+    gt_output_begin(tmp);
     hid_t fapl = gt_h5_fapl(comm);
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     H5Pclose(fapl);
     int ok = f >= 0, all_ok = 0;
     MPI_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm));
     if (!all_ok) {
-        char msg[1024];
+        char msg[8192];
         snprintf(msg, sizeof msg, "cannot create '%s' (is the directory there and writable?)", tmp);
         gt_io_fail(comm, GT_EXIT_RESOURCE, msg);
     }
@@ -59,10 +82,11 @@ static void finish_file(hid_t f, const char *tmp, const char *path, MPI_Comm com
     if (rank == 0 && rename(tmp, path) != 0) err = errno;
     MPI_CHECK(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
     if (err) {
-        char msg[1024];
+        char msg[8192];
         snprintf(msg, sizeof msg, "cannot rename '%s' to '%s': %s", tmp, path, strerror(err));
         gt_io_fail(comm, GT_EXIT_RESOURCE, msg);
     }
+    gt_output_end(tmp);
 }
 
 static void root_attrs(hid_t f, const char *kind, const char *generator, const char *config, uint64_t seed) {

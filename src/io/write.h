@@ -8,9 +8,10 @@
  * rank then generates only its items and writes them at their offsets. The file's
  * data never depends on the number of ranks.
  *
- * The file is written as "<path>.tmp" and renamed to `path` only after every
- * rank has finished and the file is closed, so a failure never damages an
- * existing output. */
+ * The file is written as a new unique "<path>.tmp.XXXXXX" and renamed to
+ * `path` only after every rank has finished and the file is closed, so a
+ * failure never damages an existing output (the temporary is removed when the
+ * job fails) and concurrent writers of one output never share a temporary. */
 #ifndef GT_IO_WRITE_H
 #define GT_IO_WRITE_H
 

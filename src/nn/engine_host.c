@@ -8,12 +8,19 @@
 
 #include "core/check.h"
 #include "nn/engine_impl.h"
+#include "core/watchdog.h"
 
 static void host_free(gt_engine *e) { gt_model_free(e->host); }
-static const float *host_forward(gt_engine *e, const float *x, int B) { return gt_model_forward(e->host, x, B); }
+static const float *host_forward(gt_engine *e, const float *x, int B) {
+    gt_watchdog_beat("engine forward (nn/engine_host.c)");
+    return gt_model_forward(e->host, x, B);
+}
 static float *host_input(gt_engine *e) { return e->host->x; }
 static float *host_dpred(gt_engine *e) { return e->host->dpred; }
-static void host_backward(gt_engine *e, float dloss) { gt_model_backward(e->host, dloss); }
+static void host_backward(gt_engine *e, float dloss) {
+    gt_watchdog_beat("engine backward (nn/engine_host.c)");
+    gt_model_backward(e->host, dloss);
+}
 static void host_zero_grad(gt_engine *e) { gt_model_zero_grad(e->host); }
 static float *host_grads(gt_engine *e) { return e->host->grads; }
 static int host_unscale(gt_engine *e, float inv) { return gt_unscale_check(e->host->grads, e->host->n_params, inv); }

@@ -15,7 +15,7 @@
  *                     params / adam_m / adam_v replica (written collectively,
  *                     each rank its row; replicas that differ are reported)
  *
- * Commit protocol (gt_ckpt_save): ckpt-<step>.h5.tmp written collectively,
+ * Commit protocol (gt_ckpt_save): a new unique ckpt-<step>.h5.tmp.XXXXXX written collectively,
  * closed, fsynced by every rank; rank 0 removes an old marker of the same step,
  * renames to ckpt-<step>.h5 and fsyncs the directory; after an agreement (all
  * ranks done) rank 0 writes ckpt-<step>.ok.tmp = "xxh64 <16 hex> size <bytes>\n"
@@ -220,6 +220,7 @@ static ckpt_entry *list_entries(const char *dir, int *n_out) {
         int flag = 0;
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
             if (strcmp(q, kinds[k].suffix) == 0) flag = kinds[k].flag;
+        if (!strncmp(q, ".h5.tmp.", 8)) flag = CK_H5_TMP; /* a unique temporary (gt_tmp_create) */
         if (!flag) continue;
         long long step = strtoll(p, NULL, 10);
         int i = 0;
@@ -234,6 +235,23 @@ static ckpt_entry *list_entries(const char *dir, int *n_out) {
     qsort(v, (size_t)n, sizeof *v, entry_cmp_desc);
     *n_out = n;
     return v;
+}
+
+/* Removes dir/ckpt-<step>.h5.tmp.XXXXXX leftovers of crashed saves. */
+static void remove_unique_tmps(const char *dir, long long step) {
+    char *prefix = str_printf("ckpt-%09lld.h5.tmp.", step);
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL)
+            if (!strncmp(de->d_name, prefix, strlen(prefix))) {
+                if (unlinkat(dirfd(d), de->d_name, 0) != 0 && errno != ENOENT)
+                    GT_WARN("checkpoint: cannot remove %s/%s: %s", dir, de->d_name, strerror(errno));
+                else GT_DEBUG("checkpoint: removed the uncommitted leftover %s/%s", dir, de->d_name);
+            }
+        closedir(d);
+    }
+    free(prefix);
 }
 
 /* Rank 0 of the save: keep the newest `keep` committed checkpoints (and always
@@ -276,6 +294,7 @@ static void prune(const char *dir, long long cur, long long best, int keep) {
             else GT_DEBUG("checkpoint: removed the uncommitted leftover %s", p);
             free(p);
         }
+        if (f & CK_H5_TMP) remove_unique_tmps(dir, v[i].step);
     }
     free(v);
 }
@@ -501,6 +520,9 @@ static int write_file(const char *path, const char *final_name, const gt_model *
     return 0;
 }
 
+static char g_last_error[1024];
+const char *gt_ckpt_last_error(void) { return g_last_error; }
+
 int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts,
                  const gt_norm_stats *ns, const char *config_text, int keep, MPI_Comm comm) {
     int rank = 0;
@@ -508,24 +530,29 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
     double t0 = MPI_Wtime();
     long long step = (long long)ts->step;
     char *dir = ckpt_dir(run_dir);
-    char *final = ckpt_name(dir, step, ".h5"), *tmp = ckpt_name(dir, step, ".h5.tmp");
+    char *final = ckpt_name(dir, step, ".h5");
+    char tmp[PATH_MAX + 64] = "";
     char *ok = ckpt_name(dir, step, ".ok");
     ckpt_err e = {0, 0, ""};
     int committed = 0;
 
-    /* 1. directory, and space for the whole file reserved once (rank 0):
-     * disk full, quota and file size limits show up here as a clean errno,
-     * before HDF5 writes anything (HDF5 1.10 handles a failing H5Fclose badly) */
+    /* 1. directory, a new unique temporary ckpt-<step>.h5.tmp.XXXXXX, and
+     * space for the whole file reserved once (rank 0): disk full, quota and
+     * file size limits show up here as a clean errno, before HDF5 writes
+     * anything (HDF5 1.10 handles a failing H5Fclose badly) */
     if (rank == 0) {
         if (gt_mkdir_p(dir) != 0) {
             err_set(&e, errno, "cannot create directory %s", dir);
+        } else if (gt_tmp_create(final, tmp, sizeof tmp) != 0) {
+            err_set(&e, errno, "cannot create a temporary file next to %s", final);
+            tmp[0] = 0;
         } else {
             size_t cfg_bytes = config_text ? strlen(config_text) : 0;
             off_t need = (off_t)(3 * m->n_params * sizeof(float) + cfg_bytes +
                                  (size_t)m->n_tensors * 3 * 2048 + ((size_t)1 << 20));
-            int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+            int fd = open(tmp, O_WRONLY | O_CLOEXEC);
             if (fd < 0) {
-                err_set(&e, errno, "cannot create %s", tmp);
+                err_set(&e, errno, "cannot open %s", tmp);
             } else {
                 int rc = posix_fallocate(fd, 0, need);
                 if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
@@ -534,6 +561,8 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
             }
         }
     }
+    gt_dist_bcast_bytes(tmp, sizeof tmp, comm);
+    if (tmp[0]) gt_output_begin(tmp); /* removed if the job fails */
     if (!all_ok(&e, comm)) goto done;
 
     /* 2. collective write of the temporary file, then every rank fsyncs it */
@@ -578,13 +607,25 @@ done:;
         rc = GT_EXIT_RESOURCE;
     }
     rc = gt_dist_max_int(rc, comm);
+    if (rc) { /* the cause, for the trainer's final message: the first failing rank's */
+        char mine[sizeof e.what + 128] = "";
+        if (e.failed)
+            snprintf(mine, sizeof mine, "%s%s%s", e.what, e.err_no ? ": " : "", e.err_no ? strerror(e.err_no) : "");
+        int64_t n_all = 0;
+        char *all = gt_dist_gatherv(mine, e.failed ? (int)strlen(mine) + 1 : 0, MPI_CHAR, &n_all,
+                                    "checkpoint: too many ranks", comm);
+        if (rank == 0) {
+            snprintf(g_last_error, sizeof g_last_error, "%s", n_all > 0 ? all : "unknown cause");
+            free(all);
+        }
+    }
     if (rc && rank == 0 && !committed) {
-        unlink(tmp); /* never leave a partial file behind */
+        if (tmp[0]) unlink(tmp); /* never leave a partial file behind */
         if (access(final, F_OK) == 0 && access(ok, F_OK) != 0) unlink(final);
     }
+    if (tmp[0]) gt_output_end(tmp);
     free(dir);
     free(final);
-    free(tmp);
     free(ok);
     return rc;
 }

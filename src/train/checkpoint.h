@@ -53,6 +53,11 @@ typedef struct gt_train_state {
 int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts,
                  const gt_norm_stats *ns, const char *config_text, int keep, MPI_Comm comm);
 
+/* Rank 0: why the last failed gt_ckpt_save failed (the first failing rank's
+ * first error: "cannot reserve 12.0 MiB for ...: No space left on device"),
+ * or "" before any failure. */
+const char *gt_ckpt_last_error(void);
+
 /* Collective. Loads the newest valid checkpoint of run_dir into m (which must
  * have the same parameter table; a mismatch is a user error naming the
  * tensor), ts and ns. Damaged ones are skipped with a warning. Returns the

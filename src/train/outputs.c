@@ -3,11 +3,15 @@
  * checkpoints are train/checkpoint.c's. See docs/training.md. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -18,6 +22,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "dist/reduce.h"
+#include "io/format.h"
 #include "train/train_impl.h"
 
 #ifndef GT_VERSION
@@ -62,6 +67,139 @@ void gt_train_resolve_run_dir(trainer *t) {
     }
     gt_dist_bcast_bytes(buf, sizeof buf, t->comm);
     snprintf(t->run_dir, sizeof t->run_dir, "%s", buf);
+}
+
+/* ------------------------------------------------------- the run dir -- */
+
+/* What a run (the trainer and the evaluation after it) writes into its
+ * directory. A fresh run refuses a directory that holds any of them: another
+ * run's checkpoints would be picked by eval and --resume, and a user's file of
+ * one of these names would be overwritten. Other files are left alone. */
+static const char *const k_run_files[] = {"config.ini",      "manifest.json",   "metrics.jsonl", "screened.csv",
+                                          "forensics.jsonl", "timing.json",     "eval.json",     "eval_sample.csv",
+                                          "eval_scores.csv", "report.md",       "report.html"};
+static const char *const k_run_dirs[] = {"checkpoints", "plots"};
+#define N_RUN_FILES (sizeof k_run_files / sizeof k_run_files[0])
+
+static int dir_has_entries(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int any = 0;
+    struct dirent *e;
+    while (!any && (e = readdir(d)))
+        any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return any;
+}
+
+/* Rank 0: removes every entry of dir (a run's checkpoints/ or plots/: files
+ * only, written by gridtrain); 0 or -1 with errno. */
+static int empty_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? 0 : -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && unlinkat(dirfd(d), e->d_name, 0) != 0 &&
+            errno != ENOENT)
+            rc = -1;
+    closedir(d);
+    return rc;
+}
+
+/* Rank 0: lock run.lock; 0, or an exit code with msg filled. */
+static int lock_run_dir(trainer *t, char *msg, size_t n) {
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/run.lock", t->run_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(msg, n, "run.dir '%s': cannot create %s: %s", t->run_dir, path, strerror(errno));
+        return GT_EXIT_RESOURCE;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        if (e == EWOULDBLOCK || e == EINTR) {
+            char holder[256] = "";
+            ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+            holder[got > 0 ? got : 0] = 0;
+            holder[strcspn(holder, "\n")] = 0;
+            close(fd);
+            snprintf(msg, n,
+                     "run.dir '%s' is in use by another gridtrain (%s; lock %s): wait for it to end, or use another "
+                     "run.dir", t->run_dir, holder[0] ? holder : "holder unknown", path);
+            return GT_EXIT_RESOURCE;
+        }
+        /* a file system without locks (some network mounts): warn, run unlocked */
+        GT_WARN("run.dir '%s': cannot lock %s (%s): a second trainer on this directory would not be stopped",
+                t->run_dir, path, strerror(e));
+    }
+    char host[256] = "unknown", text[512];
+    gethostname(host, sizeof host - 1);
+    int len = snprintf(text, sizeof text, "pid %d on host %s since %s (gridtrain train%s)\n", (int)getpid(), host,
+                       t->start_time, t->cfg->resume ? " --resume" : "");
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len)
+        GT_WARN("run.dir '%s': cannot write %s: %s", t->run_dir, path, strerror(errno));
+    t->lock_fd = fd;
+    return 0;
+}
+
+/* Rank 0, fresh runs: another run's files in run_dir are refused, or deleted
+ * with cfg->overwrite. 0, or an exit code with msg filled. */
+static int check_previous_run(trainer *t, char *msg, size_t n) {
+    char found[512] = "", p[PATH_MAX + 64];
+    size_t k = 0;
+    struct stat st;
+    for (size_t i = 0; i < N_RUN_FILES; i++) {
+        snprintf(p, sizeof p, "%s/%s", t->run_dir, k_run_files[i]);
+        if (lstat(p, &st) == 0 && k + strlen(k_run_files[i]) + 8 < sizeof found)
+            k += (size_t)snprintf(found + k, sizeof found - k, "%s%s", k ? ", " : "", k_run_files[i]);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", t->run_dir, k_run_dirs[i]);
+        if (dir_has_entries(p) && k + strlen(k_run_dirs[i]) + 8 < sizeof found)
+            k += (size_t)snprintf(found + k, sizeof found - k, "%s%s/", k ? ", " : "", k_run_dirs[i]);
+    }
+    if (!k) return 0;
+    if (!t->cfg->overwrite) {
+        snprintf(msg, n,
+                 "run.dir '%s' already holds a run (%s): continue it with 'gridtrain train --resume %s', replace it "
+                 "with run.overwrite=true (its checkpoints and results are deleted), or choose another run.dir",
+                 t->run_dir, found, t->run_dir);
+        return GT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < N_RUN_FILES; i++) {
+        snprintf(p, sizeof p, "%s/%s", t->run_dir, k_run_files[i]);
+        if (unlink(p) != 0 && errno != ENOENT) {
+            snprintf(msg, n, "run.overwrite: cannot remove %s: %s", p, strerror(errno));
+            return GT_EXIT_RESOURCE;
+        }
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", t->run_dir, k_run_dirs[i]);
+        if (empty_dir(p) != 0) {
+            snprintf(msg, n, "run.overwrite: cannot empty %s: %s", p, strerror(errno));
+            return GT_EXIT_RESOURCE;
+        }
+    }
+    GT_INFO("run.overwrite: removed the previous run in %s (%s)", t->run_dir, found);
+    return 0;
+}
+
+void gt_train_claim_run_dir(trainer *t) {
+    char msg[3 * PATH_MAX + 2048] = "";
+    int code = 0;
+    t->lock_fd = -1;
+    if (t->rank == 0) {
+        code = lock_run_dir(t, msg, sizeof msg);
+        if (!code && !t->cfg->resume) code = check_previous_run(t, msg, sizeof msg);
+    }
+    gt_dist_bcast_bytes(&code, sizeof code, t->comm);
+    if (code) gt_io_fail(t->comm, code, msg); /* rank 0 prints, every rank ends */
+}
+
+void gt_train_unlock_run_dir(trainer *t) {
+    if (t->lock_fd >= 0) close(t->lock_fd); /* releases the flock; the file stays (no unlink race) */
+    t->lock_fd = -1;
 }
 
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode) {

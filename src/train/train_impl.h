@@ -39,6 +39,7 @@ typedef struct trainer {
     gt_amp_scaler amp;
     gt_norm_stats ns;
     char run_dir[PATH_MAX];
+    int lock_fd;            /* rank 0: run.lock held (flock) for the run, else -1 */
     FILE *metrics;
     int ev[EV_N];
     int64_t bpe, total_steps, eval_every;
@@ -88,6 +89,13 @@ typedef struct train_metrics_row {
 void gt_train_iso_time(int64_t ms, char *buf, size_t n);
 void gt_train_now_iso(char *buf, size_t n);
 void gt_train_resolve_run_dir(trainer *t);              /* collective */
+/* Collective: rank 0 locks run_dir/run.lock (flock, held until
+ * gt_train_unlock_run_dir or the process ends); a held lock ends the job
+ * naming the holder's pid, host and start time. Then, for a fresh run, a
+ * directory holding another run's files is refused (exit 2) unless
+ * cfg->overwrite, which deletes them. */
+void gt_train_claim_run_dir(trainer *t);
+void gt_train_unlock_run_dir(trainer *t);
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode);
 void gt_train_write_json_line(FILE *f, void *cjson);     /* takes ownership of the cJSON object */
 void gt_train_open_outputs(trainer *t);                  /* collective: config.ini, manifest, metrics, screened.csv */

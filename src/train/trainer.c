@@ -25,6 +25,7 @@
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "core/watchdog.h"
 #include "dist/allreduce.h"
 #include "dist/comm.h"
 #include "dist/reduce.h"
@@ -580,8 +581,10 @@ static void checkpoint_if_due(trainer *t, train_clock *k, const train_step *s, i
 }
 
 /* The last validation and checkpoint, the replica check, the measured rates,
- * the summary line, manifest.json and timing.json; fills res. */
-static void finish(trainer *t, train_clock *k, int exit_code, const char *stop_why, gt_train_result *res) {
+ * the summary line, manifest.json and timing.json; fills res. Returns the
+ * run's exit code: GT_EXIT_RESOURCE replaces 0 (or 75) when the model could
+ * not be saved. */
+static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_why, gt_train_result *res) {
     const gt_train_config *cfg = t->cfg;
     MPI_Comm comm = t->comm;
     end_live_line(t, k);
@@ -595,6 +598,24 @@ static void finish(trainer *t, train_clock *k, int exit_code, const char *stop_w
             }
         }
         if (t->last_ckpt_step != t->ts.step) checkpoint(t, k->elapsed0 + loop_s);
+    }
+    /* Work must not be lost silently: a run whose final checkpoint failed, or
+     * that is preempted with no committed checkpoint to resume from, fails. */
+    if (cfg->write_outputs && ((exit_code == 0 && t->last_ckpt_step != t->ts.step) ||
+                               (exit_code == GT_EXIT_PREEMPTED && t->last_ckpt_step < 0))) {
+        end_live_line(t, k);
+        if (t->rank == 0) {
+            char last[64] = "there is no committed checkpoint of this run";
+            if (t->last_ckpt_step >= 0)
+                snprintf(last, sizeof last, "the last committed checkpoint is step %lld", (long long)t->last_ckpt_step);
+            fprintf(stderr,
+                    "gridtrain: error: the checkpoint of step %lld could not be committed (%s): the model of this "
+                    "run is not saved and %s in %s/checkpoints; free space or fix the permissions, then run again%s\n",
+                    (long long)t->ts.step, gt_ckpt_last_error()[0] ? gt_ckpt_last_error() : "see the warnings above",
+                    last, t->run_dir, t->last_ckpt_step >= 0 ? " (--resume continues from it)" : "");
+        }
+        exit_code = GT_EXIT_RESOURCE;
+        stop_why = "failed: no committed checkpoint";
     }
     gt_engine_pull_state(t->e);
     const gt_model *m = gt_engine_model(t->e);
@@ -647,10 +668,12 @@ static void finish(trainer *t, train_clock *k, int exit_code, const char *stop_w
         res->best_step = t->ts.best_step;
         snprintf(res->run_dir, sizeof res->run_dir, "%s", cfg->write_outputs ? t->run_dir : "");
     }
+    return exit_code;
 }
 
 static void trainer_free(trainer *t) {
     if (t->metrics) fclose(t->metrics);
+    gt_train_unlock_run_dir(t);
     gt_loader_free(t->ld);
     gt_engine_free(t->e);
     gt_dataset_free(t->ds);
@@ -674,8 +697,10 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     gt_train_device_select(cfg->device, "train.device", cfg->quiet, comm, &t->dev); /* before any output */
     for (int i = 0; i < EV_N; i++) t->ev[i] = gt_event_register(g_ev_names[i]);
     gt_train_now_iso(t->start_time, sizeof t->start_time);
+    t->lock_fd = -1;
     if (cfg->write_outputs) {
         gt_train_resolve_run_dir(t);
+        gt_train_claim_run_dir(t); /* locked until the end; another run's files refused */
         gt_signals_install();
     }
 
@@ -697,6 +722,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
             k.meas_samples = 0;
         }
         train_step s;
+        gt_watchdog_beat("a training step (train/trainer.c)");
         train_one_step(t, &k, &s);
         record_step(t, &k, &s, res);
         if (!s.applied) {
@@ -712,7 +738,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         checkpoint_if_due(t, &k, &s, improved);
         if (s.time_up) stop_time = 1;
     }
-    finish(t, &k, exit_code, stop_why, res);
+    exit_code = finish(t, &k, exit_code, stop_why, res);
     trainer_free(t);
     return exit_code;
 }

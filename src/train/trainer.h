@@ -21,7 +21,11 @@
  * Outputs under cfg->run_dir: config.ini, manifest.json, metrics.jsonl,
  * screened.csv, forensics.jsonl (only after a non-finite step), timing.json
  * (after a run that finished), checkpoints/ (train/checkpoint.h). See
- * docs/training.md. Evaluation is not part of training: the command layer
+ * docs/training.md. The run directory is locked for the whole run (run.lock,
+ * flock: a second trainer on it fails at once naming the holder); a fresh run
+ * refuses a directory that holds another run's files unless cfg->overwrite
+ * (which deletes them first). A run whose last checkpoint could not be
+ * committed ends with GT_EXIT_RESOURCE naming the cause. Evaluation is not part of training: the command layer
  * (cli/cmd_train.c) evaluates the run directory afterwards, from its best
  * checkpoint (eval/), the same way `gridtrain eval RUN_DIR` does.
  *
@@ -104,6 +108,7 @@ typedef struct gt_train_config {
     double mem_limit;       /* memory per rank, bytes: 0 = what the node has (MemAvailable, cgroup) shared by its
                                ranks, < 0 = no check (plan/plan.h: checked before the model is allocated) */
     int resume;             /* load the newest valid checkpoint of run_dir first */
+    int overwrite;          /* a fresh run may replace another run's files in run_dir (run.overwrite) */
     const char *config_text;/* resolved configuration (INI), stored in config.ini and checkpoints */
     /* embedding (bench, tests) */
     int write_outputs;      /* 0: no run directory, no files, no checkpoints, no signals */

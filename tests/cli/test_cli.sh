@@ -29,6 +29,19 @@ check config-key-line 2 "bad.ini:4: unknown key 'synth.house_holds'" -- "$GT" sy
 printf '[synth\nhouseholds = 2\n' > "$tmp/syntax.ini"
 check config-syntax 2 "syntax.ini:1: syntax error" -- "$GT" synth nilm --config "$tmp/syntax.ini" -o "$tmp/x.h5"
 check missing-config 2 "cannot open config file" -- "$GT" synth nilm --config "$tmp/none.ini" -o "$tmp/x.h5"
+# a key set twice in one file names both lines; an indented line is not silently a continuation
+printf '[synth]\nhouseholds = 2\ndays = 1\nhouseholds = 3\n' > "$tmp/dup.ini"
+check config-duplicate-key 2 "dup.ini:4: duplicate key 'synth.households' \\(already set at line 2\\)" -- \
+  "$GT" synth nilm --config "$tmp/dup.ini" -o "$tmp/x.h5"
+printf '[synth]\nhouseholds = 2\n  days = 1\n' > "$tmp/indent.ini"
+check config-continuation 2 "indent.ini:3: indented line continues 'synth.households'" -- \
+  "$GT" synth nilm --config "$tmp/indent.ini" -o "$tmp/x.h5"
+# not regular files: a directory is refused (it read as an empty file: the defaults), a FIFO too (it blocked)
+mkdir "$tmp/confdir"
+check config-directory 2 "cannot open config file '$tmp/confdir': not a regular file \\(a directory\\)" -- \
+  "$GT" train "$tmp/confdir"
+mkfifo "$tmp/conf.fifo"
+check config-fifo 2 "not a regular file \\(a FIFO\\)" -- timeout 60 "$GT" synth nilm --config "$tmp/conf.fifo" -o "$tmp/x.h5"
 check single-line 2 "" -- "$GT" synth nilm synth.households=abc -o "$tmp/x.h5"
 [ "$(wc -l < "$tmp/err")" = 1 ] || { echo "FAIL single-line: error is not one line"; cat "$tmp/err"; fail=1; }
 [ ! -e "$tmp/x.h5" ] || { echo "FAIL: a failed command left an output file"; fail=1; }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -91,6 +92,35 @@ int main(void) {
     expect_error("[doe]\nname = x\n[factors\nseed = 1\n", 3, "bad section header");
     expect_error("[doe]\n[factors]\nseed = 1\n", 1, "[doe] name is missing");
     expect_error("[doe]\nname = x\n", 0, "no [factors]");
+    /* the name becomes sweeps/<name>: never '..', '.', a hidden name or a path */
+    expect_error("[doe]\nname = ..\n[factors]\nseed = 1\n", 1, "not '.', '..' or a hidden name");
+    expect_error("[doe]\nname = .\n[factors]\nseed = 1\n", 1, "not '.', '..' or a hidden name");
+    expect_error("[doe]\nname = .hidden\n[factors]\nseed = 1\n", 1, "not '.', '..' or a hidden name");
+    expect_error("[doe]\nname = a/../b\n[factors]\nseed = 1\n", 1, "use letters, digits");
+    {
+        /* 10^6 levels: the duplicate check is n log n (the pairwise one never finished) */
+        const int n = 1000000;
+        size_t cap = (size_t)n * 9 + 256, len = 0;
+        char *text = malloc(cap);
+        TEST_REQUIRE(text);
+        len += (size_t)snprintf(text, cap, "[doe]\nname = big\n[factors]\nseed = ");
+        for (int i = 0; i < n; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i);
+        snprintf(text + len, cap - len, "\n");
+        struct timespec ta, tb;
+        clock_gettime(CLOCK_MONOTONIC, &ta);
+        gt_doe_matrix mb;
+        load_ok("big.ini", text, &mb);
+        clock_gettime(CLOCK_MONOTONIC, &tb);
+        double dt = (double)(tb.tv_sec - ta.tv_sec) + 1e-9 * (double)(tb.tv_nsec - ta.tv_nsec);
+        TEST_CHECK(mb.n_cells == n);
+        TEST_CHECK(dt < 30.0);
+        printf("10^6 levels parsed and checked in %.2f s\n", dt);
+        gt_doe_matrix_free(&mb);
+        /* and a duplicate among them is still found */
+        snprintf(text + len, cap - len, ",17\n");
+        expect_error(text, 4, "lists level '17' twice");
+        free(text);
+    }
 
     /* ---- a valid matrix: 2 farms x 2 conditions x 2 seeds + fixed keys, comments */
     gt_doe_matrix m;

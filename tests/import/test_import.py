@@ -371,6 +371,20 @@ bad_case("empty channel (--strict)", "ukdale", src, "", "house_1/channel_2.dat: 
 src = bad_uk(good + f"{T0 - 600} 5\n")
 bad_case("timestamp going backwards (--strict)", "ukdale", src, "", "house_1/channel_2.dat:11: timestamp goes back",
          strict=True)
+# one 1970 (or far future) line: skipped with a warning naming the line, not a clock over decades
+src = bad_uk(good + "0 5\n" + f"{T0 + 66} 6\n")
+bad_case("time stamp outside 1990..2100 (--strict)", "ukdale", src, "", "house_1/channel_2.dat:11: time stamp 0 ms is outside",
+         strict=True)
+rc, so, se = run(2, "ukdale", src, "-o", os.path.join(d, "w70.h5"))
+ok = rc == 0 and "channel_2.dat:11: time stamp 0 ms is outside 1990-01-01..2100-01-01; line skipped" in se
+if ok:
+    with h5py.File(os.path.join(d, "w70.h5"), "r") as f:
+        ts = f["timestamps"][:]
+        ok = ts.min() >= T0 * 1000 - 6000 and len(ts) < 100
+ck("time stamp outside 1990..2100: line skipped with a warning, the clock spans the sane samples only", ok, (rc, se[-600:]))
+src = bad_uk(good + "4200000000 5\n")
+rc, so, se = run(1, "ukdale", src, "-o", os.path.join(d, "w70.h5"))
+ck("time stamp after 2100: skipped with a warning", rc == 0 and "channel_2.dat:11: time stamp 4200000000000 ms" in se, se[-600:])
 src = bad_uk(good + f"{T0 + 54} 7\n")
 bad_case("conflicting duplicate (--strict)", "ukdale", src, "", "house_1/channel_2.dat:11: conflicting duplicate",
          strict=True)

@@ -63,7 +63,8 @@ static void test_tv_and_clean(void) {
     d.quiet = 1;
     gt_series s = {0};
     gt_series_stats st = {0};
-    const char *txt = "100 1\n\n106 2.5\r\n103 7\n106 2.5\n106 9\n112 4\n";
+    /* time stamps in 2014 (1400000000 s): earlier than 1990 is refused below */
+    const char *txt = "1400000100 1\n\n1400000106 2.5\r\n1400000103 7\n1400000106 2.5\n1400000106 9\n1400000112 4\n";
     TEST_EQ_INT(gt_parse_tv(txt, strlen(txt), "f.dat", 1, 2, 2, 60000, &s, &d, &st), 0);
     TEST_EQ_INT(s.n, 6);
     TEST_CHECK(s.unsorted);
@@ -73,7 +74,7 @@ static void test_tv_and_clean(void) {
     TEST_EQ_INT(st.n_exact_dup, 1);
     TEST_EQ_INT(st.n_conflict, 1);
     TEST_CHECK(strstr(d.last_warn, "f.dat:6: conflicting duplicate of the timestamp at line 3") != NULL);
-    TEST_EQ_INT(s.t[1], 103000);
+    TEST_EQ_INT(s.t[1], 1400000103000LL);
     TEST_CLOSE(s.v[2], 2.5, 0, 0);
     gt_series_free(&s);
     /* errors name the line */
@@ -90,9 +91,26 @@ static void test_tv_and_clean(void) {
     /* strict: a far backward step is an error */
     gt_diag e = {0};
     e.strict = 1;
-    const char *back = "1000 1\n900 2\n";
+    const char *back = "1400001000 1\n1400000900 2\n";
     TEST_EQ_INT(gt_parse_tv(back, strlen(back), "h.dat", 1, 2, 2, 60000, &s, &e, NULL), -1);
     TEST_CHECK(strstr(e.err, "h.dat:2: timestamp goes back 100.000 s") != NULL);
+    gt_series_free(&s);
+    /* a time stamp outside 1990..2100: a warning naming the line and the sample skipped; strict: an error */
+    const char *old_ts = "1400000000 1\n0 2\n1400000006 3\n5000000000 4\n";
+    gt_diag w = {0};
+    w.quiet = 1;
+    gt_series_stats ws = {0};
+    TEST_EQ_INT(gt_parse_tv(old_ts, strlen(old_ts), "o.dat", 1, 2, 2, 60000, &s, &w, &ws), 0);
+    TEST_EQ_INT(s.n, 2);
+    TEST_EQ_INT(ws.n_bad_time, 2);
+    TEST_EQ_INT(w.n_warn, 2);
+    TEST_CHECK(strstr(w.last_warn, "o.dat:4: time stamp 5000000000000 ms is outside 1990-01-01..2100-01-01") != NULL);
+    gt_series_free(&s);
+    gt_diag ws2 = {0};
+    ws2.strict = 1;
+    ws2.quiet = 1;
+    TEST_EQ_INT(gt_parse_tv(old_ts, strlen(old_ts), "o.dat", 1, 2, 2, 60000, &s, &ws2, NULL), -1);
+    TEST_CHECK(strstr(ws2.err, "o.dat:2: time stamp 0 ms is outside") != NULL);
     gt_series_free(&s);
 }
 
@@ -140,6 +158,20 @@ static void test_map(void) {
     const char *bad = "[labels]\nno equals sign\n";
     TEST_EQ_INT(gt_map_parse(bad, strlen(bad), "m.ini", &m, &d), -1);
     TEST_CHECK(strstr(d.err, "m.ini:2:") != NULL);
+    /* appliance metadata enters the file here: finite and > 0, three numbers */
+    const char *metas[] = {"[meta]\nkettle = 0, 180, 3200\n", "[meta]\nkettle = 2000, nan, 3200\n",
+                           "[meta]\nkettle = 2000, 180\n", "[meta]\nkettle = 2000, 180, -1\n",
+                           "[meta]\nkettle = 2000, 180, inf\n", "[meta]\nkettle = 2000, 180, 3200, 7\n"};
+    for (int i = 0; i < 6; i++) {
+        gt_diag e = {0};
+        e.quiet = 1;
+        TEST_EQ_INT(gt_map_parse(metas[i], strlen(metas[i]), "m.ini", &m, &e), -1);
+        TEST_CHECK(strstr(e.err, "m.ini:2: [meta] kettle: expected") != NULL);
+    }
+    const char *meta_ok = "[meta]\nkettle = 2000, 180, 3200\n";
+    gt_diag e = {0};
+    TEST_EQ_INT(gt_map_parse(meta_ok, strlen(meta_ok), "m.ini", &m, &e), 0);
+    gt_map_free(&m);
 }
 
 static void test_care(void) {

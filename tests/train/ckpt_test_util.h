@@ -63,6 +63,21 @@ static inline int ct_exists(const char *fmt_dir, long long step, const char *suf
     snprintf(p, sizeof p, "%s/checkpoints/ckpt-%09lld%s", fmt_dir, step, suffix);
     return access(p, F_OK) == 0;
 }
+/* Whether RUN_DIR/checkpoints holds a name starting with ckpt-<step><prefix>
+ * (the unique temporaries ckpt-<step>.h5.tmp.XXXXXX). */
+static inline int ct_exists_prefix(const char *run_dir, long long step, const char *prefix) {
+    char p[1024], want[128];
+    snprintf(p, sizeof p, "%s/checkpoints", run_dir);
+    snprintf(want, sizeof want, "ckpt-%09lld%s", step, prefix);
+    DIR *d = opendir(p);
+    if (!d) return 0;
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, want, strlen(want))) found = 1;
+    closedir(d);
+    return found;
+}
 static inline char *ct_path(const char *run_dir, long long step, const char *suffix) {
     char *p = NULL;
     TEST_REQUIRE(asprintf(&p, "%s/checkpoints/ckpt-%09lld%s", run_dir, step, suffix) > 0);

@@ -91,11 +91,12 @@ int main(int argc, char **argv) {
 
     /* leftovers: an older temp file, a newer temp file (kept) */
     char *t300 = ct_path(run, 300, ".h5.tmp"), *o200 = ct_path(run, 200, ".ok.tmp"),
-         *t900 = ct_path(run, 900, ".h5.tmp");
+         *t900 = ct_path(run, 900, ".h5.tmp"), *u300 = ct_path(run, 300, ".h5.tmp.Ab3xYz");
     if (rank == 0) {
         touch(t300);
         touch(o200);
         touch(t900);
+        touch(u300); /* a unique temporary of a crashed save */
     }
     MPI_Barrier(comm);
     TEST_EQ_INT(ct_save(run, m, 700, 3, comm), 0);
@@ -106,6 +107,7 @@ int main(int argc, char **argv) {
         TEST_CHECK(ct_exists(run, 400, ".h5") && ct_exists(run, 400, ".ok"));
         TEST_CHECK(!ct_exists(run, 500, ".h5")); /* uncommitted, older than 700 */
         TEST_CHECK(access(t300, F_OK) != 0);
+        TEST_CHECK(access(u300, F_OK) != 0);
         TEST_CHECK(access(o200, F_OK) != 0);
         TEST_CHECK(access(t900, F_OK) == 0); /* newer than the newest committed: left alone */
         TEST_EQ_INT(ct_count_files(run), 7);
@@ -181,7 +183,7 @@ int main(int argc, char **argv) {
     if (rank == 0) ct_rm_rf(run2);
     free(run2);
 
-    free(h600), free(ok500), free(h500), free(t300), free(o200), free(t900), free(h700), free(h400);
+    free(h600), free(ok500), free(h500), free(t300), free(o200), free(t900), free(u300), free(h700), free(h400);
     gt_model_free(m);
     MPI_Barrier(comm);
     if (rank == 0) ct_rm_rf(run);

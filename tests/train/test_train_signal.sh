@@ -36,4 +36,23 @@ GOT=$(checksum "$W/resume.log")
 echo "straight $REF resumed $GOT"
 [ "$GOT" = "$REF" ] || fail "resumed model differs from the uninterrupted run"
 for f in config.ini manifest.json metrics.jsonl screened.csv; do [ -s "$W/run/$f" ] || fail "missing $f"; done
+
+# SIGTERM to the launcher: mpirun itself would kill the ranks within a second
+# (exit 1, no checkpoint); jobs/mpirun_preemptible.sh delivers it as SIGUSR1,
+# so the job checkpoints and exits 75 as with SIGUSR1
+if [ -n "${GT_SOURCE_DIR:-}" ]; then
+  "$GT_SOURCE_DIR/jobs/mpirun_preemptible.sh" -n 2 "${TRAIN[@]}" "$W/train.ini" run.dir="$W/wrapped" > "$W/wrap.log" 2>&1 &
+  WRAP=$!
+  for i in $(seq 1 200); do
+    [ -f "$W/wrapped/metrics.jsonl" ] && [ "$(wc -l < "$W/wrapped/metrics.jsonl")" -ge 20 ] && break
+    sleep 0.05
+  done
+  kill -TERM $WRAP
+  wait $WRAP
+  RC=$?
+  echo "exit code after SIGTERM to the launcher wrapper: $RC"
+  [ $RC -eq 75 ] || fail "expected exit 75 after SIGTERM to jobs/mpirun_preemptible.sh, got $RC: $(tail -5 $W/wrap.log)"
+  grep -q "SIGUSR1 at step" "$W/wrap.log" || fail "no preemption message after SIGTERM to the wrapper"
+  ls "$W/wrapped/checkpoints/"ckpt-*.ok >/dev/null 2>&1 || fail "no committed checkpoint after SIGTERM to the wrapper"
+fi
 echo PASS

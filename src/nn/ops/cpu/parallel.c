@@ -13,6 +13,9 @@
 #include <cblas.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
+
+#include "core/watchdog.h"
 
 static atomic_int g_max_threads; /* 0 until the first query */
 
@@ -62,6 +65,7 @@ static void run_tasks(gt_par_fn fn, void *ctx, int n_tasks, unsigned gen32, int 
                                                    memory_order_acquire))
             continue;
         fn(ctx, (int)(unsigned)cur, tid);
+        gt_watchdog_beat("a task of the engine's thread pool (nn/ops/cpu/parallel.c)");
         if (atomic_fetch_add_explicit(&g_done, 1, memory_order_acq_rel) + 1 == n_tasks) {
             pthread_mutex_lock(&g_pool.mu); /* the caller checks g_done under mu */
             pthread_cond_signal(&g_pool.done);
@@ -156,6 +160,10 @@ void gt_par_for(int n_tasks, gt_par_fn fn, void *ctx) {
 
 void gt_par_ordered_init(gt_par_ordered *o) { atomic_init(&o->next, 0); }
 
+/* Waits for task-1's ordered part: spins briefly, then yields, then sleeps
+ * (a predecessor stuck in a library call must not burn every core). The wait
+ * makes no progress of its own: if the predecessor never finishes, no task
+ * completes and the watchdog (core/watchdog.h) ends the job with a message. */
 void gt_par_ordered_begin(gt_par_ordered *o, int task) {
     int spins = 0;
     while (atomic_load_explicit(&o->next, memory_order_acquire) != task) {
@@ -163,8 +171,11 @@ void gt_par_ordered_begin(gt_par_ordered *o, int task) {
 #if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
 #endif
-        } else {
+        } else if (spins < 4096) {
             sched_yield();
+        } else {
+            struct timespec d = {0, 50000};
+            nanosleep(&d, NULL);
         }
     }
 }

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Outputs are never lost (issue #18, classes 2 and 3) with the real executable:
+#  * a run directory holding another run is refused (exit 2) unless
+#    run.overwrite=true (which deletes the old run first) or --resume; other
+#    files in it are left alone; a file of a run's name is never overwritten;
+#  * a run directory in use is locked: a second trainer or a resume fails at
+#    once (exit 4) naming the holder's pid and host;
+#  * a run whose checkpoint cannot be committed exits 4 naming the cause;
+#  * predict / import refuse an output that is one of their inputs (exit 2),
+#    the input left untouched;
+#  * concurrent writers of one output never corrupt it (unique temporaries);
+#  * disk full (a file size limit) gives exit 4 and a "disk full" line from
+#    synth, predict, import and train, on 1 and 2 ranks, no crash, the existing
+#    output untouched and no temporary left behind.
+# usage: test_outputs.sh GRIDTRAIN
+set -u
+GT="$1"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OPENBLAS_NUM_THREADS=1
+W=$(mktemp -d "${GT_BINARY_DIR:-/tmp}/outputs-XXXXXX")
+bgpid=""
+trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; rm -rf "$W"' EXIT
+fails=0
+n_ok=0
+ok() { echo "ok   $*"; n_ok=$((n_ok + 1)); }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+# expect NAME RC PATTERN -- CMD...: exit code RC and PATTERN (grep -E) in stderr+stdout
+expect() {
+  local name=$1 want=$2 pat=$3; shift 4
+  "$@" >"$W/out" 2>&1; local rc=$?
+  if [ "$rc" != "$want" ]; then bad "$name: exit $rc, want $want"; tail -5 "$W/out"; return 1; fi
+  if [ -n "$pat" ] && ! grep -qE -- "$pat" "$W/out"; then bad "$name: output lacks /$pat/"; tail -5 "$W/out"; return 1; fi
+  ok "$name"
+}
+sum() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
+no_tmp() { # no temporary of $1 left
+  if ls "$1".tmp* >/dev/null 2>&1; then bad "$2: a temporary of $1 was left behind"; else ok "$2: no temporary left"; fi
+}
+
+"$GT" synth nilm --households 3 --days 0.5 --seed 5 -o "$W/n.h5" --log-level warn || { echo "FAIL synth"; exit 1; }
+cat > "$W/t.ini" <<INI
+[data]
+file = $W/n.h5
+window = 31
+[model]
+kind = s2p_cnn
+conv_scale = 0.1
+hidden = 8
+layers = 2
+[train]
+batch = 8
+max_steps = 4
+epochs = 1
+log_every = 1
+[run]
+checkpoint_every = 2
+INI
+T=("$GT" train "$W/t.ini" --log-level warn)
+
+# ---------------------------------------------------------- run directories --
+expect "fresh run" 0 "" -- "${T[@]}" run.dir="$W/r1"
+h=$(sum "$W/r1/checkpoints/ckpt-000000004.h5")
+expect "second run into a run directory: refused" 2 "run.dir '$W/r1' already holds a run .*manifest.json.*--resume" -- \
+  "${T[@]}" run.dir="$W/r1" train.max_steps=2
+[ "$(sum "$W/r1/checkpoints/ckpt-000000004.h5")" = "$h" ] && ok "refused run: the old checkpoint untouched" \
+  || bad "refused run changed the old checkpoint"
+expect "run.overwrite=true replaces it" 0 "" -- "${T[@]}" run.dir="$W/r1" train.max_steps=2 run.overwrite=true
+if [ -e "$W/r1/checkpoints/ckpt-000000004.h5" ] || [ ! -e "$W/r1/checkpoints/ckpt-000000002.h5" ]; then
+  bad "overwrite: the old run's checkpoints are still there (eval/resume would pick them)"
+else ok "overwrite: only the new run's checkpoints"; fi
+expect "--resume of a run directory is not refused" 0 "" -- "$GT" train --resume "$W/r1" train.max_steps=4 --log-level warn
+mkdir -p "$W/r2" && echo "my notes" > "$W/r2/notes.txt"
+expect "a directory with other files: trains" 0 "" -- "${T[@]}" run.dir="$W/r2"
+[ "$(cat "$W/r2/notes.txt")" = "my notes" ] && ok "other files left alone" || bad "notes.txt changed"
+mkdir -p "$W/r3" && echo "my own config" > "$W/r3/config.ini"
+expect "a user file of a run's name: refused, not overwritten" 2 "already holds a run \(config.ini\)" -- \
+  "${T[@]}" run.dir="$W/r3"
+[ "$(cat "$W/r3/config.ini")" = "my own config" ] && ok "user's config.ini untouched" || bad "config.ini overwritten"
+
+# --------------------------------------------------------------- the lock --
+# a long training holds the lock; a second one and a resume fail at once naming it
+"${T[@]}" run.dir="$W/r4" train.epochs=0 train.max_steps=1000000 run.checkpoint_every=0 > "$W/bg.log" 2>&1 &
+bgpid=$!
+for _ in $(seq 1 300); do grep -q "pid $bgpid" "$W/r4/run.lock" 2>/dev/null && break; sleep 0.1; done
+t0=$(date +%s)
+expect "second trainer on a locked directory: fails fast naming the holder" 4 \
+  "run.dir '$W/r4' is in use by another gridtrain \(pid $bgpid on host" -- "${T[@]}" run.dir="$W/r4" run.overwrite=true
+expect "resume of a locked directory: fails fast" 4 "is in use by another gridtrain \(pid $bgpid" -- \
+  "$GT" train --resume "$W/r4" --log-level warn
+[ $(( $(date +%s) - t0 )) -lt 60 ] && ok "lock failures were fast" || bad "lock failures took too long"
+kill -TERM "$bgpid"; wait "$bgpid"; rc=$?; bgpid=""
+[ "$rc" = 75 ] && ok "the holder checkpointed on SIGTERM (exit 75)" || bad "holder: exit $rc, want 75"
+expect "after the holder ended: resume works" 0 "" -- "$GT" train --resume "$W/r4" train.max_steps=1 --log-level warn
+
+# --------------------------------------------- no committed checkpoint: not 0 --
+mkdir -p "$W/r5" && : > "$W/r5/checkpoints"   # a file where the checkpoints directory goes
+expect "no checkpoint can be written: exit 4 naming the cause" 4 \
+  "checkpoint of step 4 could not be committed \(cannot create directory .*checkpoints.*\).*not saved" -- \
+  "${T[@]}" run.dir="$W/r5"
+grep -qE '"exit_code":[[:space:]]*4' "$W/r5/manifest.json" && ok "manifest records exit code 4" || bad "manifest exit code"
+[ ! -e "$W/r5/eval.json" ] && ok "no evaluation of an unsaved model" || bad "eval.json written for an unsaved model"
+
+# ------------------------------------------------- output is not an input --
+cp "$W/n.h5" "$W/d.h5"
+hd=$(sum "$W/d.h5")
+expect "predict -o DATA: refused" 2 "refusing to write the output: '$W/d.h5' is the input" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/d.h5" --log-level warn
+ln "$W/d.h5" "$W/hardlink.h5"; ln -s "$W/d.h5" "$W/symlink.h5"
+expect "predict -o a hard link of DATA: refused" 2 "is the input" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/hardlink.h5" --log-level warn
+expect "predict -o a symbolic link to DATA: refused" 2 "is the input" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/symlink.h5" --log-level warn
+expect "predict -o inside the run's checkpoints/: refused" 2 "inside the input directory" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/r1/checkpoints/new.h5" --log-level warn
+[ "$(sum "$W/d.h5")" = "$hd" ] && ok "predict: the input untouched" || bad "predict changed its input"
+expect "predict -o into the run directory itself: fine" 0 "" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/r1/pred.h5" --log-level warn
+# a small UK-DALE folder
+U="$W/ukdale"; mkdir -p "$U/house_1"
+printf '1 aggregate\n2 kettle\n' > "$U/house_1/labels.dat"
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "%d %d\n", 1400000004 + 6 * i, 100 + i % 7 }' > "$U/house_1/channel_1.dat"
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "%d %d\n", 1400000004 + 6 * i, (i % 50 < 5) * 2000 }' > "$U/house_1/channel_2.dat"
+hc=$(sum "$U/house_1/channel_1.dat")
+expect "import -o one of the dataset's files: refused" 2 "refusing to write the output: '$U/house_1/channel_1.dat' is the input|inside the input directory" -- \
+  "$GT" import ukdale "$U" -o "$U/house_1/channel_1.dat" --log-level warn
+expect "import -o a new file inside the dataset's folder: refused" 2 "inside the input directory '$U'" -- \
+  "$GT" import ukdale "$U" -o "$U/out.h5" --log-level warn
+[ "$(sum "$U/house_1/channel_1.dat")" = "$hc" ] && ok "import: the input untouched" || bad "import changed its input"
+expect "import -o outside: fine" 0 "" -- "$GT" import ukdale "$U" -o "$W/uk.h5" --log-level warn
+
+# ------------------------------------------------ concurrent writers --
+for rep in 1 2 3; do
+  "$GT" synth nilm --households 4 --days 1 --seed 1 -o "$W/same.h5" --log-level warn > "$W/s1.log" 2>&1 & p1=$!
+  "$GT" synth nilm --households 4 --days 1 --seed 2 -o "$W/same.h5" --log-level warn > "$W/s2.log" 2>&1 & p2=$!
+  wait $p1; r1=$?; wait $p2; r2=$?
+  if [ "$r1" = 0 ] && [ "$r2" = 0 ] && "$GT" inspect "$W/same.h5" --log-level warn > "$W/i.log" 2>&1; then
+    ok "two concurrent synth -o one file ($rep): both succeed, the file is whole"
+  else bad "concurrent synth ($rep): exits $r1 $r2, inspect: $(tail -1 "$W/i.log")"; fi
+done
+no_tmp "$W/same.h5" "concurrent synth"
+
+# ------------------------------------------------------------ disk full --
+# RLIMIT_FSIZE on the gridtrain processes only (mpirun's own files stay
+# unlimited): a write beyond 1000 KiB fails with EFBIG (SIGXFSZ is ignored).
+lim() { local np=$1; shift; timeout -s KILL 300 mpirun -n "$np" sh -c 'ulimit -f 1000; exec "$@"' sh "$@"; }
+"$GT" synth nilm --households 3 --days 2 --seed 9 -o "$W/big.h5" --log-level warn
+U2="$W/ukdale_big"; mkdir -p "$U2/house_1"   # an import output of about 2 MB
+printf '1 aggregate\n2 kettle\n' > "$U2/house_1/labels.dat"
+awk 'BEGIN { for (i = 0; i < 120000; i++) printf "%d %d\n", 1400000004 + 6 * i, 100 + i % 7 }' > "$U2/house_1/channel_1.dat"
+awk 'BEGIN { for (i = 0; i < 120000; i++) printf "%d %d\n", 1400000004 + 6 * i, (i % 50 < 5) * 2000 }' > "$U2/house_1/channel_2.dat"
+for np in 1 2; do
+  echo precious > "$W/full_$np.h5"
+  expect "synth, disk full, $np rank(s): exit 4" 4 "disk full writing" -- \
+    lim $np "$GT" synth nilm --households 8 --days 2 -o "$W/full_$np.h5" --log-level warn
+  [ "$(cat "$W/full_$np.h5")" = precious ] && ok "synth, disk full: the existing output untouched" || bad "synth damaged the output"
+  no_tmp "$W/full_$np.h5" "synth, disk full, $np rank(s)"
+  echo precious > "$W/pfull_$np.h5"
+  expect "predict, disk full, $np rank(s): exit 4" 4 "disk full writing" -- \
+    lim $np "$GT" predict "$W/r1" "$W/big.h5" -o "$W/pfull_$np.h5" --log-level warn
+  [ "$(cat "$W/pfull_$np.h5")" = precious ] && ok "predict, disk full: the existing output untouched" || bad "predict damaged the output"
+  no_tmp "$W/pfull_$np.h5" "predict, disk full, $np rank(s)"
+  expect "import, disk full, $np rank(s): exit 4" 4 "disk full writing" -- \
+    lim $np "$GT" import ukdale "$U2" -o "$W/ifull_$np.h5" --log-level warn
+  no_tmp "$W/ifull_$np.h5" "import, disk full, $np rank(s)"
+  expect "train, disk full, $np rank(s): exit 4, the checkpoint could not be committed" 4 \
+    "could not be committed \(cannot reserve .*(File too large|No space)" -- \
+    lim $np "$GT" train "$W/t.ini" run.dir="$W/tfull_$np" --log-level warn
+done
+
+echo "$n_ok checks passed, $fails failed"
+[ "$fails" = 0 ]
