@@ -5,7 +5,8 @@
 #     scripts, Slurm),
 #  2. the CPU-only build (GT_CUDA=OFF) with every test,
 #  3. the numeric core alone (GT_PIPELINE=OFF: no MPI, no HDF5) with its tests.
-# GT_SANITIZE=1 adds an ASan+UBSan build of the CPU-only configuration.
+#  4. an ASan+UBSan build of the CPU-only configuration with the whole suite
+#     (but the Slurm and libFuzzer tests; GT_SANITIZE=0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 werror="-DGT_WERROR=ON"
@@ -25,7 +26,7 @@ echo "== numeric core without MPI/HDF5 (build-core/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-core GT_CMAKE_ARGS="-DGT_PIPELINE=OFF -DGT_CUDA=OFF $werror" jobs/setup.sh
 run_ctest build-core
 
-if [ "${GT_SANITIZE:-0}" = 1 ]; then
+if [ "${GT_SANITIZE:-1}" = 1 ]; then
   echo "== ASan+UBSan build (build-asan/)"
   GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-asan GT_CMAKE_ARGS="-DGT_CUDA=OFF -DGT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" jobs/setup.sh
   # slow unwinding gives full stacks through MPI's dlopen'ed components so the
