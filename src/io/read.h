@@ -77,7 +77,7 @@ typedef struct gt_pdm_shard {
  * the count and the first such value's item and row. <= 0 turns a check off.
  * Defaults GT_READ_POWER_LIMIT_W and GT_READ_SIGNAL_LIMIT; the CLI sets them
  * from data.power_limit_w / data.signal_limit. Process-wide, not collective. */
-#define GT_READ_POWER_LIMIT_W 1e6
+#define GT_READ_POWER_LIMIT_W 1e8
 #define GT_READ_SIGNAL_LIMIT 1e9
 void gt_read_set_value_limits(double power_limit_w, double signal_limit);
 

@@ -236,7 +236,7 @@ def cases_for(kind, spec):
         for ds in ("aggregate", "appliances", "lowres/aggregate", "lowres/appliances"):
             for x in (np.nan, np.inf, -5.0):
                 v.append((ds, 7, x, "ok"))
-            for x in (3e38, -3e38, 2e6):  # not measurements: missing, with a warning
+            for x in (3e38, -3e38, 2e8):  # not measurements: missing, with a warning
                 v.append((ds, 7, x, "warn"))
         v += [("fault_flags", 3, 255, "ok")]
     else:
