@@ -66,6 +66,8 @@ if compgen -G "$RUN_DIR/checkpoints/ckpt-*.ok" >/dev/null; then
   log "resuming $RUN_DIR from its newest checkpoint"
 else
   args=(train "$CONFIG" "run.dir=$RUN_DIR" "$@")
+  # a restart of this job before its first checkpoint: its own files, nothing to keep
+  [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && args+=(run.overwrite=true)
   log "starting $CONFIG in $RUN_DIR"
 fi
 log "tier ${GT_TIER:-cpu}: $ntasks rank(s) x $threads thread(s) on ${SLURM_JOB_NODELIST:-?}; GPUs ${CUDA_VISIBLE_DEVICES:-none}"

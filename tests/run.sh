@@ -5,7 +5,9 @@
 #     scripts, Slurm),
 #  2. the CPU-only build (GT_CUDA=OFF) with every test,
 #  3. the numeric core alone (GT_PIPELINE=OFF: no MPI, no HDF5) with its tests.
-# GT_SANITIZE=1 adds an ASan+UBSan build of the CPU-only configuration.
+# GT_SANITIZE=1 adds an ASan+UBSan build of the CPU-only configuration with the
+# whole suite (but the Slurm and libFuzzer tests); it is not run by default to
+# keep CI within its time limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 werror="-DGT_WERROR=ON"

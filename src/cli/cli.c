@@ -14,7 +14,6 @@
 #include "core/timer.h"
 #include "core/watchdog.h"
 #include "dist/comm.h"
-#include "io/h5.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/device.h"
 
@@ -63,7 +62,6 @@ static void check_address_space(void) {
 }
 
 int gt_cli_main(int argc, char **argv) {
-    gt_h5_init(); /* before any HDF5 call: no atexit handler on the fatal path */
     /* a file size limit (ulimit -f) makes a write fail with EFBIG, reported as
      * disk full (exit 4) with the output left intact, instead of killing the process */
     signal(SIGXFSZ, SIG_IGN);

@@ -26,6 +26,7 @@
 #include "dist/comm.h"
 #include "dist/reduce.h"
 #include "io/format.h"
+#include "io/read.h"
 #include "io/shard.h"
 #include "nn/bench.h"
 #include "plan/plan.h"
@@ -52,6 +53,8 @@ static const gt_opt opts[] = {
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
     {"data.spike_channels", NULL, GT_OPT_STR, "auto", "pdm: channels the spike test screens: auto = condition signals (temperatures, pressures, vibration; not wind speed, power, rotor speed, status, angles or min/max/std aggregates, which move by nature in 10-minute SCADA data), all, none, or comma-separated name patterns such as *temp*,vib_*", NULL},
     {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
+    {"data.power_limit_w", NULL, GT_OPT_FLOAT, "1e8", "nilm: a power (aggregate or appliance) beyond +-this many W is not a measurement (a meter spike of tens of kW is; 3e38 W is not): treated as missing (a gap) with a warning; 0 off", NULL},
+    {"data.signal_limit", NULL, GT_OPT_FLOAT, "1e9", "pdm: a signal value beyond +-this (in the channel's unit) is treated as missing with a warning; 0 off", NULL},
     {"data.augment", NULL, GT_OPT_FLOAT, "0", "nilm: probability that a training window gets one more activation of one of its household's appliances (off in that window) added to the aggregate and, where it covers the midpoint, to the target; 0 = none", NULL},
     {"data.time_features", NULL, GT_OPT_STR, "none", "nilm: input channels from each row's local time beside the aggregate: day = sin/cos of the time of day, day+week = also of the day of the week", "none|day|day+week"},
     {"data.timezone", NULL, GT_OPT_STR, "UTC", "nilm time features: IANA time zone of the households' local time (e.g. Europe/London; daylight saving from the system's tz database)", NULL},
@@ -197,6 +200,11 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         GT_CHECK(end != fm && *end == '\0' && isfinite(d->fill_max_s) && d->fill_max_s >= 0, GT_EXIT_USAGE,
                  "data.fill_max_s = '%s': give auto or seconds >= 0", fm);
     }
+    /* values are checked where they enter: the readers of io/ (process-wide) */
+    const double power_limit = gt_args_float(a, "data.power_limit_w"), signal_limit = gt_args_float(a, "data.signal_limit");
+    GT_CHECK(power_limit >= 0 && signal_limit >= 0, GT_EXIT_USAGE,
+             "data.power_limit_w and data.signal_limit must be >= 0 (0 turns the check off)");
+    gt_read_set_value_limits(power_limit, signal_limit);
     if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
     GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);
     d->time_features = gt_data_time_features_parse(gt_args_str(a, "data.time_features"));

@@ -12,7 +12,12 @@
 static gt_abort_fn g_abort = NULL;
 static int g_rank = 0, g_size = 1;
 
+static int g_abort_reentrant = 0;
 void gt_set_abort_handler(gt_abort_fn fn) { g_abort = fn; }
+void gt_set_abort_handler_reentrant(gt_abort_fn fn) {
+    g_abort = fn;
+    g_abort_reentrant = 1;
+}
 void gt_set_rank(int rank, int size) { g_rank = rank; g_size = size; }
 int gt_rank(void) { return g_rank; }
 int gt_nranks(void) { return g_size; }
@@ -60,8 +65,10 @@ int gt_output_disk_full(void) {
 
 static GT_NORETURN void abort_common(int code, int lock_streams) {
     static volatile int in_abort = 0;
+    /* the first caller flushes and removes; the hook is always called (a
+     * fuzz harness's hook returns to the harness by longjmp) */
     if (!in_abort) {
-        in_abort = 1;
+        in_abort = g_abort == NULL || g_abort_reentrant == 0;
         if (lock_streams) {
             fflush(NULL); /* every output stream: metrics, logs */
         } else {
@@ -74,8 +81,8 @@ static GT_NORETURN void abort_common(int code, int lock_streams) {
         }
         for (int i = 0; i < GT_MAX_OUTPUTS; i++)
             if (g_outputs[i]) unlink(g_outputs[i]);
-        if (g_abort) g_abort(code);
     }
+    if (g_abort) g_abort(code);
     /* _exit, not exit: atexit handlers (HDF5 closing a failed MPI-IO file)
      * could crash and replace `code` by a signal */
     _exit(code);

@@ -43,6 +43,9 @@ enum gt_exit {
  * always `code`. Never returns. */
 typedef void (*gt_abort_fn)(int code);
 void gt_set_abort_handler(gt_abort_fn fn);
+/* Tests and fuzz targets: a hook that returns control to the harness (longjmp),
+ * called on every fatal error, not only the first. */
+void gt_set_abort_handler_reentrant(gt_abort_fn fn);
 GT_NORETURN void gt_abort(int code);
 
 /* The fatal path for a thread that cannot know what the others hold (the

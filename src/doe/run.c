@@ -572,8 +572,11 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
         const char *args[] = {"train", "--resume", dir};
         rc = run_child(o, args, 3, log);
     } else {
-        const char *args[] = {"train", ini};
-        rc = run_child(o, args, 2, log);
+        /* no committed checkpoint: an earlier attempt of this cell (if any)
+         * has nothing to keep; its files would make the trainer refuse the
+         * directory (one run per directory) */
+        const char *args[] = {"train", ini, "run.overwrite=true"};
+        rc = run_child(o, args, 3, log);
     }
     double wall = gt_now() - t0;
     /* the trainer's end-of-run hook may already have written eval.json */

@@ -11,8 +11,6 @@
 
 #define GT_IO_READ_INDIVIDUAL_DEFAULT 1
 
-void gt_h5_init(void) { H5dont_atexit(); }
-
 void gt_h5_quiet(void) {
     static int done = 0;
     if (done) return;

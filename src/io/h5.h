@@ -17,12 +17,6 @@ typedef struct gt_row_run {
     int64_t start, count;
 } gt_row_run;
 
-/* Process start-up, before any other HDF5 call: no HDF5 atexit handler (the
- * one fatal path, core/check.h, ends the process with _exit; a handler that
- * closes a failed MPI-IO file at exit crashed and replaced the exit code by a
- * signal). HDF5 still closes itself at MPI_Finalize on a normal end. */
-void gt_h5_init(void);
-
 /* Silences the HDF5 error stack so that io/ reports its own one-line errors
  * (GT_DEBUG=1 in the environment keeps the library's stack). Idempotent. */
 void gt_h5_quiet(void);

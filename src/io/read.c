@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 #include <limits.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -132,6 +134,55 @@ static void check_times(const char *path, const char *dset, const char *what, co
     gt_io_fail(comm, GT_EXIT_DATA, msg);
 }
 
+static double g_power_limit_w = GT_READ_POWER_LIMIT_W, g_signal_limit = GT_READ_SIGNAL_LIMIT;
+void gt_read_set_value_limits(double power_limit_w, double signal_limit) {
+    g_power_limit_w = power_limit_w;
+    g_signal_limit = signal_limit;
+}
+
+/* Collective. Values of x[loff[k]*cols, loff[k+1]*cols) beyond +-limit become
+ * NaN; rank 0 warns once with the total and the first (lowest file index)
+ * offender. */
+static void check_range(const char *path, const char *dset, const char *what, const char *unit, const char *key,
+                        double limit, float *x, int64_t cols, const int64_t *loff, const int32_t *index,
+                        const int64_t *id, int n, MPI_Comm comm) {
+    if (!(limit > 0)) return;
+    int64_t count = 0;
+    char msg[GT_IO_ERR_LEN] = "";
+    struct {
+        int item, rank;
+    } mine = {INT_MAX, comm_rank(comm)}, first;
+    for (int k = 0; k < n; k++)
+        for (int64_t i = loff[k] * cols; i < loff[k + 1] * cols; i++) {
+            float v = x[i];
+            if (!isfinite(v) || fabs((double)v) <= limit) continue;
+            if (count++ == 0) {
+                mine.item = index[k];
+                if (cols > 1)
+                    snprintf(msg, sizeof msg, "%s %d (id %lld), its row %lld, column %lld: %g%s", what, index[k],
+                             (long long)id[k], (long long)(i / cols - loff[k]), (long long)(i % cols), (double)v, unit);
+                else
+                    snprintf(msg, sizeof msg, "%s %d (id %lld), its row %lld: %g%s", what, index[k], (long long)id[k],
+                             (long long)(i - loff[k]), (double)v, unit);
+            }
+            x[i] = NAN;
+        }
+    int64_t total = count;
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, comm));
+    if (total == 0) return;
+    MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, comm));
+    MPI_CHECK(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first.rank, comm));
+    msg[sizeof msg - 1] = 0;
+    if (comm_rank(comm) == 0) {
+        fflush(stdout);
+        fprintf(stderr,
+                "gridtrain: warning: %s: %s: %lld value%s beyond +-%g%s are not measurements and are treated as "
+                "missing (first: %s); %s sets the limit\n",
+                path, dset, (long long)total, total == 1 ? "" : "s", limit, unit, msg, key);
+        fflush(stderr);
+    }
+}
+
 static void *alloc_rows(int64_t n_rows, size_t row_bytes) {
     return GT_MALLOC((size_t)(n_rows > 0 ? n_rows : 1) * row_bytes);
 }
@@ -205,6 +256,10 @@ gt_nilm_shard *gt_nilm_shard_read(const char *path, MPI_Comm comm) {
     check_times(path, "/timestamps", "household", s->timestamps, s->row_offset, s->index, s->id, n, comm);
     read_rows(f, "/aggregate", H5T_NATIVE_FLOAT, p.runs, p.n_runs, s->aggregate, dxpl, &s->stats, 4, R);
     read_rows(f, "/appliances", H5T_NATIVE_FLOAT, p.runs, p.n_runs, s->appliances, dxpl, &s->stats, 4 * (size_t)A, R);
+    check_range(path, "/aggregate", "household", " W", "data.power_limit_w", g_power_limit_w, s->aggregate, 1,
+                s->row_offset, s->index, s->id, n, comm);
+    check_range(path, "/appliances", "household", " W", "data.power_limit_w", g_power_limit_w, s->appliances, A,
+                s->row_offset, s->index, s->id, n, comm);
     if (ix.has_faults) {
         s->fault_flags = alloc_rows(R, 1);
         read_rows(f, "/fault_flags", H5T_NATIVE_UINT8, p.runs, p.n_runs, s->fault_flags, dxpl, &s->stats, 1, R);
@@ -230,6 +285,10 @@ gt_nilm_shard *gt_nilm_shard_read(const char *path, MPI_Comm comm) {
                     n, comm);
         read_rows(f, "/lowres/aggregate", H5T_NATIVE_FLOAT, lr, n_lr, s->lowres_aggregate, dxpl, &s->stats, 4, M);
         read_rows(f, "/lowres/appliances", H5T_NATIVE_FLOAT, lr, n_lr, s->lowres_appliances, dxpl, &s->stats, 4 * (size_t)A, M);
+        check_range(path, "/lowres/aggregate", "household", " W", "data.power_limit_w", g_power_limit_w,
+                    s->lowres_aggregate, 1, s->lowres_offset, s->index, s->id, n, comm);
+        check_range(path, "/lowres/appliances", "household", " W", "data.power_limit_w", g_power_limit_w,
+                    s->lowres_appliances, A, s->lowres_offset, s->index, s->id, n, comm);
         free(lr);
     }
     H5Pclose(dxpl);
@@ -344,6 +403,8 @@ gt_pdm_shard *gt_pdm_shard_read(const char *path, MPI_Comm comm) {
     read_rows(f, "/timestamps", H5T_NATIVE_INT64, p.runs, p.n_runs, s->timestamps, dxpl, &s->stats, 8, R);
     check_times(path, "/timestamps", "turbine", s->timestamps, s->row_offset, s->index, s->id, n, comm);
     read_rows(f, "/signals", H5T_NATIVE_FLOAT, p.runs, p.n_runs, s->signals, dxpl, &s->stats, 4 * (size_t)C, R);
+    check_range(path, "/signals", "turbine", "", "data.signal_limit", g_signal_limit, s->signals, C, s->row_offset,
+                s->index, s->id, n, comm);
     read_rows(f, "/labels", H5T_NATIVE_UINT8, p.runs, p.n_runs, s->labels, dxpl, &s->stats, 1, R);
     H5Pclose(dxpl);
     plan_free(&p);

@@ -69,6 +69,18 @@ typedef struct gt_pdm_shard {
     gt_read_stats stats;
 } gt_pdm_shard;
 
+/* Physical ranges of the values read (checked where they enter): a finite
+ * NILM power (aggregate, appliances, their low-resolution means) with
+ * |P| > power_limit_w, or a PdM signal with |x| > signal_limit, is not a
+ * measurement (a 3e38 W sample trained and evaluated to MAE 3e38): it becomes
+ * NaN (missing: screened like a dropout) and rank 0 warns once per dataset with
+ * the count and the first such value's item and row. <= 0 turns a check off.
+ * Defaults GT_READ_POWER_LIMIT_W and GT_READ_SIGNAL_LIMIT; the CLI sets them
+ * from data.power_limit_w / data.signal_limit. Process-wide, not collective. */
+#define GT_READ_POWER_LIMIT_W 1e8
+#define GT_READ_SIGNAL_LIMIT 1e9
+void gt_read_set_value_limits(double power_limit_w, double signal_limit);
+
 /* Collective over comm. Returns this rank's share; free with *_free. */
 gt_nilm_shard *gt_nilm_shard_read(const char *path, MPI_Comm comm);
 void gt_nilm_shard_free(gt_nilm_shard *s);
