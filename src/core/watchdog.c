@@ -70,7 +70,6 @@ static void start_thread(void) {
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 256 << 10);
     if (pthread_create(&th, &at, watch, NULL) != 0)
         fprintf(stderr, "gridtrain: warning: cannot start the watchdog thread: a hang will not be reported\n");
     pthread_attr_destroy(&at);
