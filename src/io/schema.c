@@ -270,7 +270,7 @@ static int check_values(vctx *v, hid_t f, const char *name, int64_t n, double lo
 
 /* Checks a (turbine, start_row, end_row, code) table against the offsets. */
 static int check_table(vctx *v, hid_t f, const char *grp, const char *code_name, int64_t n_items,
-                       const int64_t *off, int64_t *n_out) {
+                       const int64_t *off, int64_t code_max, int64_t *n_out) {
     char nt[96], ns[96], ne[96], nc[96];
     snprintf(nt, sizeof nt, "/%s/turbine", grp);
     snprintf(ns, sizeof ns, "/%s/start_row", grp);
@@ -282,7 +282,8 @@ static int check_table(vctx *v, hid_t f, const char *grp, const char *code_name,
     int32_t *tu = read_small(v, f, nt, H5T_NATIVE_INT32, sizeof(int32_t), n);
     int64_t *st = tu ? read_small(v, f, ns, H5T_NATIVE_INT64, sizeof(int64_t), n) : NULL;
     int64_t *en = st ? read_small(v, f, ne, H5T_NATIVE_INT64, sizeof(int64_t), n) : NULL;
-    int rc = en ? 0 : -1;
+    int32_t *code = en ? read_small(v, f, nc, H5T_NATIVE_INT32, sizeof(int32_t), n) : NULL;
+    int rc = code ? 0 : -1;
     for (int64_t i = 0; rc == 0 && i < n; i++) {
         if (tu[i] < 0 || tu[i] >= n_items)
             rc = fail(v, "%s: entry %lld names turbine %d, file has %lld", nt, (long long)i, tu[i], (long long)n_items);
@@ -290,10 +291,14 @@ static int check_table(vctx *v, hid_t f, const char *grp, const char *code_name,
             rc = fail(v, "%s: entry %lld has rows [%lld, %lld) outside turbine %d's %lld rows", ns,
                       (long long)i, (long long)st[i], (long long)en[i], tu[i],
                       (long long)(off[tu[i] + 1] - off[tu[i]]));
+        else if (code[i] < 0 || code[i] > code_max) /* codes index the per-code tables of eval and the legend */
+            rc = fail(v, "%s: entry %lld is code %d (codes are 0..%lld)", nc, (long long)i, code[i],
+                      (long long)code_max);
     }
     free(tu);
     free(st);
     free(en);
+    free(code);
     *n_out = n;
     return rc;
 }
@@ -388,6 +393,18 @@ static int check_flags01(vctx *v, hid_t f, const char *name, int64_t n) {
     return rc;
 }
 
+/* Farm and machine type codes: 0..GT_IO_MAX_LEGEND-1 (they index per-code tables). */
+static int check_codes(vctx *v, hid_t f, const char *name, int64_t n) {
+    int32_t *c = read_small(v, f, name, H5T_NATIVE_INT32, sizeof(int32_t), n);
+    if (!c) return -1;
+    int rc = 0;
+    for (int64_t i = 0; rc == 0 && i < n; i++)
+        if (c[i] < 0 || c[i] >= GT_IO_MAX_LEGEND)
+            rc = fail(v, "%s: entry %lld is code %d (codes are 0..%d)", name, (long long)i, c[i], GT_IO_MAX_LEGEND - 1);
+    free(c);
+    return rc;
+}
+
 /* Optional /legend/<name>: names of codes, a small fixed-length string table. */
 static int check_legend(vctx *v, hid_t f) {
     if (!exists(f, "/legend")) return 0;
@@ -479,8 +496,9 @@ static int validate_pdm(vctx *v, hid_t f, gt_file_index *ix) {
                      "turbine") ||
         check_ids(v, f, "/turbines/id", T) || check_names(v, f, "/channels/name", C))
         return -1;
-    if (check_table(v, f, "segments", "condition", T, ix->row_offset, &ix->n_segments)) return -1;
-    if (check_table(v, f, "events", "kind", T, ix->row_offset, &ix->n_events)) return -1;
+    if (check_table(v, f, "segments", "condition", T, ix->row_offset, GT_IO_MAX_LEGEND - 1, &ix->n_segments)) return -1;
+    if (check_table(v, f, "events", "kind", T, ix->row_offset, 255, &ix->n_events)) return -1; /* /labels are uint8 */
+    if (check_codes(v, f, "/turbines/farm", T) || check_codes(v, f, "/turbines/machine_type", T)) return -1;
     if (check_legend(v, f)) return -1;
     return 0;
 }

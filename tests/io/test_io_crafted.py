@@ -245,9 +245,10 @@ def cases_for(kind, spec):
               ("turbines/row_offset", 1, -1, "schema"), ("turbines/row_offset", -1, I64_MAX, "schema")]
         for x in (0.0, -1.0, np.nan, np.inf, 1e300, 1e-300):
             v.append(("turbines/rate_hz", 0, x, "schema"))
-        for ds in ("turbines/farm", "turbines/machine_type"):
-            for x in (-1, I32_MIN, I32_MAX):
-                v.append((ds, 0, x, "ok"))
+        for ds in ("turbines/farm", "turbines/machine_type"):  # codes index per-code tables
+            for x in (-1, I32_MIN, I32_MAX, 65536):
+                v.append((ds, 0, x, "schema"))
+            v.append((ds, 0, 65535, "ok"))
         v += [("channels/name", 1, b"", "schema"), ("channels/name", 1, "dup", "schema"), ("channels/unit", 1, b"", "ok")]
         for i, x in ((0, I64_MIN), (-1, I64_MAX), (0, 0), (5, "dup"), (5, -1)):
             v.append(("timestamps", i, x, "data"))
@@ -262,7 +263,8 @@ def cases_for(kind, spec):
                   (g + "/end_row", 0, I64_MAX, "schema"), (g + "/end_row", 0, I64_MIN, "schema"),
                   (g + "/end_row", 0, 0, "schema")]
             code = g + ("/condition" if g == "segments" else "/kind")
-            v += [(code, 0, -1, "ok"), (code, 0, I32_MAX, "ok"), (code, 0, I32_MIN, "ok")]
+            v += [(code, 0, -1, "schema"), (code, 0, I32_MAX, "schema"), (code, 0, I32_MIN, "schema"),
+                  (code, 0, 255, "ok"), (code, 0, 65536 if g == "segments" else 256, "schema")]
     for ds, i, x, exp in v:
         out.append(("%s[%d] = %r" % (ds, i, x), setval(ds, i, x), exp))
     # attributes

@@ -38,6 +38,9 @@ static inline GT_HD float gt_expf_poly(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
+    /* NaN input: p is NaN whatever the scale; keep the conversion and the
+     * shift defined (n of a NaN would convert to INT_MIN) */
+    n = n == n ? n : 0.0f;
     union {
         int32_t i;
         float f;
