@@ -41,6 +41,13 @@ live_daemon() { # the pid of the node's slurmd when it runs
 case "$action" in
   start)
     if live_daemon >/dev/null; then echo "slurm/node.sh: $node already runs" >&2; exit 0; fi
+    # a node that comes back after a crash is a rebooted node: no processes, an
+    # empty TmpFS, no sockets of the steps it ran (a stale PMIx socket fails
+    # the next step on it with 'Address already in use')
+    if [ "$node" != localhost ] && [ -f "$DIR/ns-$node" ]; then
+      for p in $(ns_pids); do kill -KILL "$p" 2>/dev/null || true; done
+      rm -rf "${DIR:?}/tmp/$node/"* "$DIR/spool/$node"/stepd.* "$DIR/spool/$node"/pmix.*
+    fi
     if [ "$node" = localhost ]; then
       setsid slurmd -D -N localhost -f "$SLURM_CONF" </dev/null >>"$DIR/log/slurmd-$node.out" 2>&1 &
     else

@@ -96,8 +96,8 @@ MpiDefault=pmix
 ReturnToService=2
 MinJobAge=600
 KillWait=10
-SlurmdTimeout=20
-MessageTimeout=5
+SlurmdTimeout=12
+MessageTimeout=6
 JobRequeue=1
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0,sched_interval=1
 ${node_lines%$'\n'}
