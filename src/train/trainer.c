@@ -34,7 +34,6 @@
 
 /* Gradient all-reduce buckets: large enough to amortise latency, small enough
  * that several are in flight at once. */
-#define GT_TRAIN_BUCKET_BYTES ((size_t)4 << 20)
 
 static const char *const g_ev_names[EV_N] = {"read", "data_wait", "forward", "backward",
                                              "allreduce", "optimizer", "eval", "checkpoint"};
