@@ -21,7 +21,7 @@
 #
 # Logs: slurm-<name>-<jobid>.out in the submission directory (appended over
 # requeues), and RUN_DIR/job-<jobid>.log with each segment's header.
-# Environment: GT_BIN (default build/gridtrain), GT_RUN_DIR, GT_LAUNCHER
+# Environment: GT_BIN (default build/gridtrain), GT_RUN_DIR, GT_LAUNCHER, GT_SRUN_WAIT, GT_MAX_RESTARTS
 # (srun|mpirun), GT_TIER, GT_SIGNAL_LEAD (documentation only: change --signal).
 #
 #SBATCH --job-name=gt-nilm
@@ -78,9 +78,15 @@ else
   # one task per GPU (--gpus-per-task) or core group (--cpus-per-task). No
   # --kill-on-bad-exit: a fatal error already ends every rank (MPI_Abort), and
   # after a warning signal every rank must be free to exit 75 on its own.
+  # --wait: a rank that dies (a lost node's, one killed by the OOM killer)
+  # leaves the others waiting in a collective (Open MPI 4.1 reports "peer
+  # process has unexpectedly disconnected" and keeps waiting); srun ends them
+  # GT_SRUN_WAIT seconds (default 20) after the first task ended. Normal ends
+  # and the exit 75 of a preemption leave MPI_Finalize together (a fence), so
+  # they never wait that long.
   # GT_SRUN_ARGS=--overcommit lets a small test node run more ranks than cores.
   # shellcheck disable=SC2206 # GT_SRUN_ARGS holds several words
-  launch=(srun --mpi=pmix ${GT_SRUN_ARGS:-})
+  launch=(srun --mpi=pmix --wait="${GT_SRUN_WAIT:-20}" ${GT_SRUN_ARGS:-})
 fi
 
 child=0

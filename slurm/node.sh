@@ -10,12 +10,13 @@
 #   slurm/node.sh DIR pids NODE         the pids of the node's processes
 #   slurm/node.sh DIR kill NODE         a node crash: SIGKILL to every process of the
 #                                       node, slurmd and its job steps included
-#   slurm/node.sh DIR kill-ranks NODE   SIGKILL to the node's gridtrain processes only
-#                                       (a rank lost: bus error, OOM killer)
+#   slurm/node.sh DIR kill-ranks NODE   SIGKILL to the node's job tasks only (children of
+#                                       slurmstepd or orted: a rank lost to a bus error or
+#                                       the OOM killer; the node itself stays up)
 # The single node 'localhost' of a one-node cluster has no namespace of its
 # own: only 'start' applies to it.
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 DIR=$(cd "$1" && pwd)
 action=$2
 node=$3
@@ -76,7 +77,10 @@ case "$action" in
     [ "$node" != localhost ] || { echo "slurm/node.sh: $action needs a node with a namespace" >&2; exit 2; }
     n=0
     for p in $(ns_pids); do
-      if [ "$action" = kill-ranks ] && [ "$(cat "/proc/$p/comm" 2>/dev/null)" != gridtrain ]; then continue; fi
+      if [ "$action" = kill-ranks ]; then
+        ppid=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null) || continue
+        case "$(cat "/proc/$ppid/comm" 2>/dev/null)" in slurmstepd|orted) ;; *) continue ;; esac
+      fi
       kill -KILL "$p" 2>/dev/null && n=$((n + 1))
     done
     echo "slurm/node.sh: $action $node: $n process(es) killed"

@@ -19,6 +19,8 @@
 #     2-node job trains: the job ends within 30 s, is requeued, waits for the
 #     node, resumes from the last committed checkpoint and ends with the same
 #     params as the uninterrupted run
+#  5b. only gtn2's gridtrain ranks killed: srun exits 137, nilm_full.sh requeues
+#     the job itself and the next segment resumes to the same params
 #  6. a DOE array with 2 cores per cell, throttled to 2: both nodes run cells,
 #     never more than 2 at once
 set -euo pipefail
@@ -111,7 +113,7 @@ sent=0
 for _ in $(seq 1 600); do
   if reached_step "$W/runs/nilm-$jid/metrics.jsonl" 700; then scancel --signal=USR1 --batch "$jid"; sent=1; break; fi
   [ "$(job_state "$jid")" = COMPLETED ] && fail "job $jid finished before the signal"
-  sleep 0.1
+  sleep 0.05
 done
 [ $sent = 1 ] || fail "job $jid never reached step 700"
 run_job "$out"
@@ -125,12 +127,12 @@ echo "4. USR1 -> checkpoint -> requeue -> resume on 2 nodes: params $ref ($(elap
 out=$(GT_NODES=2 GT_CPU_RANKS=1 "$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit: $out"
 jid=$(job_id_of "$out")
 run="$W/runs/nilm-$jid"
-for _ in $(seq 1 600); do
-  compgen -G "$run/checkpoints/ckpt-000001000.ok" >/dev/null && break
+for _ in $(seq 1 600); do # past the checkpoint of step 500
+  reached_step "$run/metrics.jsonl" 700 && break
   [ "$(job_state "$jid")" = COMPLETED ] && fail "job $jid finished before the crash"
-  sleep 0.1
+  sleep 0.05
 done
-compgen -G "$run/checkpoints/ckpt-000001000.ok" >/dev/null || fail "job $jid: no checkpoint at step 1000"
+reached_step "$run/metrics.jsonl" 700 || fail "job $jid never reached step 700"
 t_kill=$(date +%s.%N)
 "$SRC/slurm/node.sh" "$C" kill gtn2
 ended=""
@@ -148,9 +150,29 @@ restarts=$(scontrol show job "$jid" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
 [ "$restarts" -ge 1 ] || fail "job $jid was not requeued after the crash"
 grep -q "resuming runs/nilm-$jid from its newest checkpoint" "$run/job-$jid.log" || fail "no resume after the crash"
 resumed=$(manifest_field "$run/manifest.json" 'm["resumed_from_step"]')
-[ "$resumed" -ge 1000 ] || fail "resumed from step $resumed, expected the last committed checkpoint (>= 1000)"
+[ "$resumed" -ge 500 ] || fail "resumed from step $resumed, expected the last committed checkpoint (>= 500)"
 [ "$(params_of "$log")" = "$ref" ] || fail "after the crash: params $(params_of "$log") != $ref"
 echo "5. node crash: job ended ${ended%??????} s after it, requeued ($restarts), resumed from step $resumed, params $ref ($(elapsed))"
+
+# ---- 5b. only the ranks of one node die (the OOM killer, a bus error): the job script requeues
+out=$(GT_NODES=2 GT_CPU_RANKS=1 "$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit: $out"
+jid=$(job_id_of "$out")
+run="$W/runs/nilm-$jid"
+for _ in $(seq 1 600); do
+  reached_step "$run/metrics.jsonl" 700 && break
+  [ "$(job_state "$jid")" = COMPLETED ] && fail "job $jid finished before the kill"
+  sleep 0.05
+done
+reached_step "$run/metrics.jsonl" 700 || fail "job $jid never reached step 700"
+t_kill=$(date +%s.%N)
+"$SRC/slurm/node.sh" "$C" kill-ranks gtn2
+for _ in $(seq 1 300); do grep -q "a rank was lost" "$run/job-$jid.log" 2>/dev/null && break; sleep 0.1; done
+grep -q "a rank was lost (launcher exit code 137: signal 9" "$run/job-$jid.log" || fail "job $jid: no requeue after the lost rank"
+lost_s=$(echo "$(date +%s.%N) - $t_kill" | bc)
+run_job "$out" 240
+grep -q "restart 1\] resuming runs/nilm-$jid from its newest checkpoint" "$run/job-$jid.log" || fail "no resume after the lost rank"
+[ "$(params_of "$log")" = "$ref" ] || fail "after the lost rank: params $(params_of "$log") != $ref"
+echo "5b. ranks of gtn2 killed: the job script saw exit 137 after ${lost_s%??????} s, requeued, resumed, params $ref ($(elapsed))"
 
 # ---- 6. a DOE array over both nodes, 2 cores per cell, at most 2 at once
 gt_slurm_pdm_doe
