@@ -395,9 +395,11 @@ static int run(const gt_args *a0, MPI_Comm comm) {
 
 int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
     GT_CHECK(a0->n_pos >= 2, GT_EXIT_USAGE, "usage: gridtrain bench train CONFIG");
-    const char *argv[2] = {"--config", a0->pos[1]};
+    /* CONFIG, then the train keys given after it (gt_cmd_bench passes them through) */
+    const char *argv[2 + GT_MAX_POS] = {"--config", a0->pos[1]};
+    for (int i = 0; i < a0->n_extra; i++) argv[2 + i] = a0->extra[i];
     gt_args a;
-    gt_args_parse(&a, &gt_cmd_train, 2, (char **)argv);
+    gt_args_parse(&a, &gt_cmd_train, 2 + a0->n_extra, (char **)argv);
     gt_train_config c;
     gt_train_config_from_args(&a, &c);
     int reps = 1;
