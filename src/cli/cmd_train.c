@@ -91,6 +91,10 @@ static const gt_opt opts[] = {
     {"train.device", "device", GT_OPT_STR, "auto", "where the replicas train: auto = one GPU per rank when this binary has CUDA and a GPU is usable, else the CPU; cuda = a GPU per rank or exit 7 (never a silent CPU fallback); cpu = the host engine. Not stored: a resumed run chooses again (checkpoints are the same on either)", "auto|cpu|cuda"},
     {"train.log_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LOG_EVERY), "steps between progress lines and metrics.jsonl entries", NULL},
     {"train.stop_after", NULL, GT_OPT_INT, "0", "testing: checkpoint and exit 75 after N steps of this invocation (not stored)", NULL},
+    {"train.trace", NULL, GT_OPT_BOOL, "false", "write RUN_DIR/trace.json: the timeline of every rank (phases, data wait, all-reduce buckets, prefetch thread) for Perfetto or chrome://tracing; bounded by train.trace_events (not stored)", NULL},
+    {"train.trace_events", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVENTS), "trace: spans kept per rank (a fixed buffer: about 100 bytes of JSON each); later spans are counted as dropped", NULL},
+    {"train.trace_steps", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_STEPS), "trace: every step of the first N is traced ...", NULL},
+    {"train.trace_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVERY), "trace: ... then every N-th step (validation and checkpoints always)", NULL},
     {"run.dir", "run-dir", GT_OPT_STR, "", "run directory; default runs/<SLURM_JOB_ID or timestamp>", NULL},
     {"run.checkpoint_every", NULL, GT_OPT_INT, "0", "steps between checkpoints; 0 off (one is written at the end)", NULL},
     {"run.checkpoint_minutes", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES), "wall minutes between checkpoints; 0 off", NULL},
@@ -110,7 +114,7 @@ static const gt_opt opts[] = {
 /* Keys that describe one invocation, not the run: never stored. */
 static int per_invocation(const char *key) {
     return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "run.watchdog_s") ||
-           !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") ||
+           !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "train.trace", 11) ||
            !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
@@ -289,6 +293,12 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->device = (gt_device_request)dev;
     c->log_every = gt_args_int(a, "train.log_every");
     c->stop_after = gt_args_int(a, "train.stop_after");
+    c->trace = gt_args_bool(a, "train.trace");
+    c->trace_events = gt_args_int(a, "train.trace_events");
+    c->trace_steps = gt_args_int(a, "train.trace_steps");
+    c->trace_every = gt_args_int(a, "train.trace_every");
+    GT_CHECK(c->trace_events >= 1 && c->trace_steps >= 0 && c->trace_every >= 1, GT_EXIT_USAGE,
+             "train.trace_events must be >= 1, train.trace_steps >= 0 and train.trace_every >= 1");
     GT_CHECK(c->eval_every >= 0 && c->patience >= 0 && c->stop_after >= 0, GT_EXIT_USAGE,
              "train.eval_every, train.patience and train.stop_after must be >= 0");
 

@@ -106,6 +106,13 @@ void gt_train_metrics_row(const trainer *t, const train_metrics_row *r);        
 void gt_train_write_timing(const trainer *t, double train_time_s, double samples_per_s, double data_stall,
                            double final_loss);
 
+/* trace.c (train.trace). gt_train_trace_start: collective (a barrier: the
+ * common clock origin, returned), then core/trace.h records. Call
+ * gt_train_write_trace, collective, after the prefetch thread has ended:
+ * RUN_DIR/trace.json from rank 0, then recording stops. */
+double gt_train_trace_start(const trainer *t);
+void gt_train_write_trace(const trainer *t, double origin);
+
 /* forensics.c. Collective: finds the samples of this batch that are
  * non-finite on their own, gathers them at rank 0, which appends them to
  * forensics.jsonl and logs one line. Clobbers the gradients. */

@@ -25,6 +25,7 @@
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "core/trace.h"
 #include "core/watchdog.h"
 #include "dist/allreduce.h"
 #include "dist/comm.h"
@@ -62,6 +63,9 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->checkpoint_minutes = GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES;
     c->keep = GT_TRAIN_DEFAULT_KEEP;
     c->write_outputs = 1;
+    c->trace_events = GT_TRAIN_DEFAULT_TRACE_EVENTS;
+    c->trace_steps = GT_TRAIN_DEFAULT_TRACE_STEPS;
+    c->trace_every = GT_TRAIN_DEFAULT_TRACE_EVERY;
 }
 
 void gt_train_result_free(gt_train_result *res) {
@@ -289,6 +293,7 @@ static void plan_schedule(trainer *t) {
 /* Collective: the masked training loss over the whole validation split (NaN
  * when it is empty), and the replica check. */
 static double validate(trainer *t) {
+    const int traced = t->cfg->trace ? gt_trace_sample(1) : 0; /* always on the timeline */
     gt_event_begin(t->ev[EV_EVAL]);
     gt_engine *e = t->e;
     float *x = gt_engine_input(e);
@@ -315,11 +320,13 @@ static double validate(trainer *t) {
              "a rank computed a different update; see the checksums above). Please report.",
              (long long)t->ts.step);
     gt_event_end(t->ev[EV_EVAL]);
+    if (t->cfg->trace) gt_trace_sample(traced);
     return acc[1] > 0 ? acc[0] / acc[1] : NAN;
 }
 
 static void checkpoint(trainer *t, double elapsed_s) {
     if (!t->cfg->write_outputs) return;
+    const int traced = t->cfg->trace ? gt_trace_sample(1) : 0; /* always on the timeline */
     gt_event_begin(t->ev[EV_CHECKPOINT]);
     t->ts.loss_scale = t->amp.scale;
     t->ts.scale_good_steps = t->amp.good_steps;
@@ -330,6 +337,7 @@ static void checkpoint(trainer *t, double elapsed_s) {
     if (rc) GT_WARN("checkpoint of step %lld failed (code %d); training continues", (long long)t->ts.step, rc);
     else t->last_ckpt_step = t->ts.step;
     gt_event_end(t->ev[EV_CHECKPOINT]);
+    if (t->cfg->trace) gt_trace_sample(traced);
 }
 
 static double elapsed(const train_clock *k) { return k->elapsed0 + gt_now() - k->t_loop0; }
@@ -704,6 +712,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         gt_signals_install();
     }
 
+    const double trace_origin = cfg->trace && cfg->write_outputs ? gt_train_trace_start(t) : 0;
     setup_data(t);
     build_model(t);
     restore_state(t);
@@ -723,9 +732,12 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         }
         train_step s;
         gt_watchdog_beat("a training step (train/trainer.c)");
+        const int64_t step0 = t->ts.step;
+        const double t_step0 = cfg->trace && gt_trace_step(step0) ? gt_now() : -1; /* sampled: its span */
         train_one_step(t, &k, &s);
         record_step(t, &k, &s, res);
         if (!s.applied) {
+            if (t_step0 >= 0) gt_trace_record("step", t_step0, gt_now(), "step", step0);
             if (bad_step(t, &k, &s)) {
                 exit_code = GT_EXIT_NUMERIC;
                 stop_why = "non-finite";
@@ -736,9 +748,16 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         log_progress(t, &k, &s);
         int improved = validate_and_select(t, &k, &s, &stop_early);
         checkpoint_if_due(t, &k, &s, improved);
+        if (t_step0 >= 0) gt_trace_record("step", t_step0, gt_now(), "step", step0);
         if (s.time_up) stop_time = 1;
     }
+    if (cfg->trace) gt_trace_sample(1); /* the end of the run is always on the timeline */
     exit_code = finish(t, &k, exit_code, stop_why, res);
+    if (cfg->trace && cfg->write_outputs) {
+        gt_loader_free(t->ld); /* the prefetch thread records no more */
+        t->ld = NULL;
+        gt_train_write_trace(t, trace_origin);
+    }
     trainer_free(t);
     return exit_code;
 }
