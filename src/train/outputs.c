@@ -77,7 +77,8 @@ void gt_train_resolve_run_dir(trainer *t) {
  * one of these names would be overwritten. Other files are left alone. */
 static const char *const k_run_files[] = {"config.ini",      "manifest.json",   "metrics.jsonl", "screened.csv",
                                           "forensics.jsonl", "timing.json",     "eval.json",     "eval_sample.csv",
-                                          "eval_scores.csv", "report.md",       "report.html"};
+                                          "eval_scores.csv", "report.md",       "report.html",   "trace.json",
+                                          "train.log"};
 static const char *const k_run_dirs[] = {"checkpoints", "plots"};
 #define N_RUN_FILES (sizeof k_run_files / sizeof k_run_files[0])
 
@@ -200,6 +201,15 @@ void gt_train_claim_run_dir(trainer *t) {
 void gt_train_unlock_run_dir(trainer *t) {
     if (t->lock_fd >= 0) close(t->lock_fd); /* releases the flock; the file stays (no unlink race) */
     t->lock_fd = -1;
+}
+
+void gt_train_open_log(const trainer *t) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/train.log", t->run_dir);
+    if (gt_log_set_file(path)) GT_WARN("train: cannot open %s: %s (no run log)", path, strerror(errno));
+    if (t->rank == 0)
+        GT_INFO("train: %s %s on %d rank%s (run log: %s)", t->cfg->resume ? "resuming" : "starting", t->run_dir,
+                t->size, t->size == 1 ? "" : "s", path);
 }
 
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode) {

@@ -487,11 +487,10 @@ static int bad_step(trainer *t, train_clock *k, const train_step *s) {
     if (t->ts.bad_steps < cfg->nan_max_bad) return 0;
     end_live_line(t, k);
     if (t->rank == 0)
-        fprintf(stderr,
-                "gridtrain: error: %d consecutive steps with a non-finite loss or gradient "
+        gt_log_error("%d consecutive steps with a non-finite loss or gradient "
                 "(train.nan_max_bad=%d); training stopped at step %lld. The offending samples "
                 "(%s id, time range) are in %s/forensics.jsonl. Screen the data "
-                "(data.screen=drop or repair, data.spike_k), or lower optim.lr / set optim.clip.\n",
+                "(data.screen=drop or repair, data.spike_k), or lower optim.lr / set optim.clip.",
                 t->ts.bad_steps, cfg->nan_max_bad, (long long)t->ts.step, t->task->item, t->run_dir);
     return 1;
 }
@@ -616,9 +615,8 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
             char last[64] = "there is no committed checkpoint of this run";
             if (t->last_ckpt_step >= 0)
                 snprintf(last, sizeof last, "the last committed checkpoint is step %lld", (long long)t->last_ckpt_step);
-            fprintf(stderr,
-                    "gridtrain: error: the checkpoint of step %lld could not be committed (%s): the model of this "
-                    "run is not saved and %s in %s/checkpoints; free space or fix the permissions, then run again%s\n",
+            gt_log_error("the checkpoint of step %lld could not be committed (%s): the model of this "
+                    "run is not saved and %s in %s/checkpoints; free space or fix the permissions, then run again%s",
                     (long long)t->ts.step, gt_ckpt_last_error()[0] ? gt_ckpt_last_error() : "see the warnings above",
                     last, t->run_dir, t->last_ckpt_step >= 0 ? " (--resume continues from it)" : "");
         }
@@ -709,6 +707,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     if (cfg->write_outputs) {
         gt_train_resolve_run_dir(t);
         gt_train_claim_run_dir(t); /* locked until the end; another run's files refused */
+        gt_train_open_log(t);      /* RUN_DIR/train.log: warnings and errors of every rank */
         gt_signals_install();
     }
 
