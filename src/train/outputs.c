@@ -77,8 +77,7 @@ void gt_train_resolve_run_dir(trainer *t) {
  * one of these names would be overwritten. Other files are left alone. */
 static const char *const k_run_files[] = {"config.ini",      "manifest.json",   "metrics.jsonl", "screened.csv",
                                           "forensics.jsonl", "timing.json",     "eval.json",     "eval_sample.csv",
-                                          "eval_scores.csv", "report.md",       "report.html",   "trace.json",
-                                          "train.log"};
+                                          "eval_scores.csv", "report.md",       "report.html",   "trace.json"};
 static const char *const k_run_dirs[] = {"checkpoints", "plots"};
 #define N_RUN_FILES (sizeof k_run_files / sizeof k_run_files[0])
 
@@ -206,6 +205,14 @@ void gt_train_unlock_run_dir(trainer *t) {
 void gt_train_open_log(const trainer *t) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/train.log", t->run_dir);
+    /* a fresh run starts the log anew (a failed attempt's lines would mislead
+     * doctor; the log alone does not make the directory another run's); a
+     * resume appends */
+    if (t->rank == 0 && !t->cfg->resume) {
+        FILE *f = fopen(path, "w");
+        if (f) fclose(f);
+    }
+    gt_dist_barrier(t->comm);
     if (gt_log_set_file(path)) GT_WARN("train: cannot open %s: %s (no run log)", path, strerror(errno));
     if (t->rank == 0)
         GT_INFO("train: %s %s on %d rank%s (run log: %s)", t->cfg->resume ? "resuming" : "starting", t->run_dir,
