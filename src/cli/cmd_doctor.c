@@ -27,7 +27,7 @@ static int run(const gt_args *a, MPI_Comm comm) {
     gt_doctor_report *r = GT_CALLOC(1, sizeof *r);
     if (gt_doctor_run(dir, gt_args_str(a, "doctor.log"), r)) {
         free(r);
-        GT_FAIL(GT_EXIT_DATA, "doctor: %s holds no run (no manifest.json, train.log or other log to read)", dir);
+        GT_FAIL(GT_EXIT_DATA, "doctor: %s holds no run (no manifest.json, run.log or other log to read)", dir);
     }
     gt_doctor_print(r, dir, gt_args_bool(a, "doctor.json"), stdout);
     int rc = r->f[0].failure && !strcmp(r->f[0].cause, "unknown") ? GT_DOCTOR_EXIT_UNDIAGNOSED : 0;
@@ -39,7 +39,7 @@ const gt_cmd gt_cmd_doctor = {
     .name = "doctor",
     .usage = "doctor RUN_DIR [--log FILE[,FILE]] [--json]",
     .summary = "why a run failed or ran slow: the likely cause, the fix and the evidence",
-    .details = "Reads RUN_DIR's manifest.json, train.log, metrics.jsonl, forensics.jsonl and timing.json,\n"
+    .details = "Reads RUN_DIR's manifest.json, run.log, metrics.jsonl, forensics.jsonl and timing.json,\n"
                "any *.log/*.out in RUN_DIR, a Slurm output slurm-*JOBID*.out beside RUN_DIR, and --log files.\n"
                "Names out of memory (with the plan's advice), NaN (the household), data stall, imbalance,\n"
                "NCCL and driver errors, Xid faults, preemption, time limits, disk full, a crashed rank.\n"

@@ -396,7 +396,7 @@ static int run(const gt_args *a0, MPI_Comm comm) {
     int rc = gt_train_run(&c, comm, &res);
     /* training, then evaluation of what it wrote (the best checkpoint), as `gridtrain eval` does */
     if (rc == 0 && c.write_outputs) gt_eval_cli_after_train(&c, res.run_dir, comm);
-    gt_log_set_file(NULL); /* the run log (train.log) ends with the evaluation */
+    gt_log_set_file(NULL); /* the run log (run.log) ends with the evaluation */
     /* the watchdog keeps watching until the process ends (MPI_Finalize can hang too) */
     gt_train_result_free(&res);
     free(text);

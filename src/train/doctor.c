@@ -91,7 +91,7 @@ static const cause_info k_causes[] = {
     {"resource", "a resource ran out or an output could not be created (exit 4)",
      "the message names the size, file or holder that failed", 40},
     {"library", "an MPI, HDF5 or CUDA call failed (exit 6)", "the message names the call and a hint", 40},
-    {"internal", "internal error (exit 1)", "a bug: report it with the command line and train.log", 40},
+    {"internal", "internal error (exit 1)", "a bug: report it with the command line and run.log", 40},
     {"data_stall", "the ranks wait for data (data stall)",
      "the batches are filled slower than the model trains: give each rank a spare core for the prefetch thread "
      "(train.prefetch=on; fewer ranks per node or --cpus-per-task=2 with OPENBLAS_NUM_THREADS=1), put the data file "
@@ -104,7 +104,7 @@ static const cause_info k_causes[] = {
      "every run",
      15},
     {"unknown", "the run failed, and no known cause was found",
-     "read the last lines of train.log and of the job's output; 'gridtrain doctor RUN_DIR --log FILE' adds a log "
+     "read the last lines of run.log and of the job's output; 'gridtrain doctor RUN_DIR --log FILE' adds a log "
      "kept elsewhere (the Slurm output)",
      1},
     {"ok", "the run finished normally; nothing to report", "nothing to fix; report.md and eval.json hold the model's quality", 0},
@@ -415,7 +415,7 @@ static void read_performance(gt_doctor_report *r, const char *dir) {
     }
 }
 
-/* Logs: train.log, RUN_DIR/ *.log and *.out, a Slurm output for the run's
+/* Logs: run.log, RUN_DIR/ *.log and *.out, a Slurm output for the run's
  * job id (the trailing digits of RUN_DIR's name: runs/<JOBID>,
  * runs/nilm-<JOBID>) beside the run or in the current directory, the given ones. */
 static int is_log_name(const char *n) {

@@ -2,7 +2,7 @@
  * RUN_DIR`, docs/troubleshooting.md, Diagnosing a run).
  *
  * Reads what a run leaves behind: manifest.json (exit code, end time),
- * train.log (every rank's warnings and errors, rank 0's progress; the CLI
+ * run.log (every rank's warnings and errors, rank 0's progress; the CLI
  * writes it), metrics.jsonl, forensics.jsonl, timing.json, data_used.csv, any
  * *.log / *.out in RUN_DIR (jobs/nilm_full.sh's job log), a Slurm output
  * slurm-*<JOBID>*.out beside the run or where it was submitted, and the logs

@@ -204,7 +204,7 @@ void gt_train_unlock_run_dir(trainer *t) {
 
 void gt_train_open_log(const trainer *t) {
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/train.log", t->run_dir);
+    snprintf(path, sizeof path, "%s/run.log", t->run_dir);
     /* a fresh run starts the log anew (a failed attempt's lines would mislead
      * doctor; the log alone does not make the directory another run's); a
      * resume appends */

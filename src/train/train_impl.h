@@ -97,7 +97,7 @@ void gt_train_resolve_run_dir(trainer *t);              /* collective */
 void gt_train_claim_run_dir(trainer *t);
 void gt_train_unlock_run_dir(trainer *t);
 /* Collective. Every rank: its warnings and errors (rank 0: its info lines too) are also
- * appended to RUN_DIR/train.log from now on (core/log.h), what `gridtrain
+ * appended to RUN_DIR/run.log from now on (core/log.h), what `gridtrain
  * doctor` reads; the CLI closes it after the evaluation that follows. */
 void gt_train_open_log(const trainer *t);
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode);

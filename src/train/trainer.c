@@ -707,7 +707,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     if (cfg->write_outputs) {
         gt_train_resolve_run_dir(t);
         gt_train_claim_run_dir(t); /* locked until the end; another run's files refused */
-        gt_train_open_log(t);      /* RUN_DIR/train.log: warnings and errors of every rank */
+        gt_train_open_log(t);      /* RUN_DIR/run.log: warnings and errors of every rank */
         gt_signals_install();
     }
 

@@ -88,7 +88,7 @@ synth_run() { # NAME: a copy of the good run, unfinished
 }
 # core/check.c's line for NCCL_CHECK (core/check_nccl.h), as the run log has it
 synth_run nccl
-echo "2026-12-01T10:00:00Z gridtrain[rank 1]: error: NCCL call failed: ncclAllReduce(dev + off, dev + off, cnt, ncclFloat, ncclSum, (ncclComm_t)comm, (cudaStream_t)stream): unhandled system error (run with NCCL_DEBUG=INFO for details) [src/dist/nccl.c:59]; hint: rerun with NCCL_DEBUG=INFO; on hosts without InfiniBand set NCCL_IB_DISABLE=1, and pick the interface with NCCL_SOCKET_IFNAME (exit 6)" >> "$W/nccl/train.log"
+echo "2026-12-01T10:00:00Z gridtrain[rank 1]: error: NCCL call failed: ncclAllReduce(dev + off, dev + off, cnt, ncclFloat, ncclSum, (ncclComm_t)comm, (cudaStream_t)stream): unhandled system error (run with NCCL_DEBUG=INFO for details) [src/dist/nccl.c:59]; hint: rerun with NCCL_DEBUG=INFO; on hosts without InfiniBand set NCCL_IB_DISABLE=1, and pick the interface with NCCL_SOCKET_IFNAME (exit 6)" >> "$W/nccl/run.log"
 expect nccl "$W/nccl" nccl "d['exit_code'] == 6 and 'NCCL call failed' in ev and 'NCCL_IB_DISABLE=1' in f['fix']"
 
 # an Xid 79 in the driver's log (copied into the job output), the CUDA and NCCL errors it causes, a dead rank
@@ -102,7 +102,7 @@ LOG
 expect xid "$W/xid" xid "'Xid' in ev and f['fix'].startswith('Xid 79 is a hardware') and [x['cause'] for x in d['findings']][:3] == ['xid', 'nccl', 'crashed_rank']"
 
 synth_run watchdog # core/watchdog.c's line
-echo "2026-12-01T10:00:00Z gridtrain[rank 0]: error: watchdog: no progress for 1801 s (limit 1800 s; since: MPI_Allreduce in the gradient all-reduce): a stalled collective (another rank stopped, died or waits elsewhere), a file system that does not answer, or a library call that never returns (out of address space? 'ulimit -v'); the job is ended. Raise or turn off the limit with run.watchdog_s (GT_WATCHDOG_S for other commands)" >> "$W/watchdog/train.log"
+echo "2026-12-01T10:00:00Z gridtrain[rank 0]: error: watchdog: no progress for 1801 s (limit 1800 s; since: MPI_Allreduce in the gradient all-reduce): a stalled collective (another rank stopped, died or waits elsewhere), a file system that does not answer, or a library call that never returns (out of address space? 'ulimit -v'); the job is ended. Raise or turn off the limit with run.watchdog_s (GT_WATCHDOG_S for other commands)" >> "$W/watchdog/run.log"
 expect watchdog "$W/watchdog" watchdog "'no progress for 1801 s' in ev and 'run.watchdog_s' in f['fix']"
 
 synth_run tlimit # Slurm's line in the job output
