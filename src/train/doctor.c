@@ -103,6 +103,11 @@ static const cause_info k_causes[] = {
      "more, smaller items per rank; a slow node or GPU (thermal throttling, another job) shows as the same rank in "
      "every run",
      15},
+    {"regression", "slower than the earlier runs of this configuration on this hardware",
+     "look at the phase named: data_wait -> the storage or the loader (another job reading the same disk), forward "
+     "or backward -> the node (another job on its cores or GPU, thermal throttling, a lower clock), allreduce -> the "
+     "network or one slow rank; a run with train.trace=true shows where each rank spends its steps",
+     10},
     {"unknown", "the run failed, and no known cause was found",
      "read the last lines of run.log and of the job's output; 'gridtrain doctor RUN_DIR --log FILE' adds a log "
      "kept elsewhere (the Slurm output)",
@@ -375,6 +380,18 @@ static void read_performance(gt_doctor_report *r, const char *dir) {
                 evidence(f, "timing.json: %s max %.2f s vs mean %.2f s over %d ranks (max/mean %.2f > %.2f)",
                          nm->valuestring, jnum(e, "max_s"), mean, ranks, ratio, GT_DOCTOR_IMBALANCE_WARN);
             }
+        }
+        const cJSON *g = cJSON_GetObjectItem(t, "regression"); /* train/regress.h, written by the run */
+        if (cJSON_IsTrue(cJSON_GetObjectItem(g, "slower"))) {
+            gt_doctor_finding *f = finding(r, "regression", 0);
+            const cJSON *ph = cJSON_GetObjectItem(g, "slowed_phase");
+            const cJSON *nb = cJSON_GetObjectItem(g, "newest_earlier_run");
+            evidence(f, "timing.json: %.0f samples/s, %.0f%% of the median %.0f of %.0f earlier run(s) (newest: %s)",
+                     jnum(t, "samples_per_s"), 100 * jnum(g, "ratio"), jnum(g, "median_samples_per_s"),
+                     jnum(g, "earlier_runs"), cJSON_IsString(nb) ? nb->valuestring : "?");
+            if (cJSON_IsString(ph))
+                evidence(f, "timing.json: the phase that slowed most: %s %.3g ms per step (median %.3g ms)",
+                         ph->valuestring, 1e3 * jnum(g, "phase_s_per_step"), 1e3 * jnum(g, "median_phase_s_per_step"));
         }
         cJSON_Delete(t);
     }

@@ -19,8 +19,8 @@
 #define GT_DOCTOR_MAX_EVIDENCE 6
 
 typedef struct gt_doctor_finding {
-    const char *cause;  /* "oom", "nan", "data_stall", "imbalance", "nccl", "xid", "device", "preempted",
-                           "time_limit", "disk_full", "crashed_rank", "watchdog", "usage", "data", "library",
+    const char *cause;  /* "oom", "nan", "data_stall", "imbalance", "regression", "nccl", "xid", "device", "preempted",
+                           "time_limit", "disk_full", "crashed_rank", "watchdog", "usage", "data", "resource", "library",
                            "internal", "unknown" (failed, nothing recognised), "ok" (finished, nothing to report) */
     const char *title;  /* one line: what happened */
     char fix[1024];     /* what to do */

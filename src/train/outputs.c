@@ -23,6 +23,7 @@
 #include "core/timer.h"
 #include "dist/reduce.h"
 #include "io/format.h"
+#include "train/regress.h"
 #include "train/train_impl.h"
 
 #ifndef GT_VERSION
@@ -343,6 +344,14 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     cJSON_AddNumberToObject(o, "n_params", (double)gt_engine_n_params(t->e));
     cJSON_AddStringToObject(o, "precision", t->amp.enabled ? "fp32 compute, dynamic loss scaling" : "fp32");
     if (t->resumed_from >= 0) cJSON_AddNumberToObject(o, "resumed_from_step", (double)t->resumed_from);
+    /* the same work on the same machines: what a throughput comparison needs (train/regress.h) */
+    char h[17];
+    gt_regress_config_hash(c->config_text, hex, h);
+    cJSON_AddStringToObject(o, "config_hash", h);
+    gt_regress_hardware_hash(cpu, t->size, ob ? ob : "", gt_engine_kind_name(t->e->kind),
+                             t->dev.engine == GT_ENGINE_HOST ? "" : t->dev.info.name,
+                             t->dev.engine == GT_ENGINE_HOST ? 0 : t->size, h);
+    cJSON_AddStringToObject(o, "hardware_hash", h);
     cJSON_AddStringToObject(o, "start_time", t->start_time);
     if (end_time) {
         cJSON_AddStringToObject(o, "end_time", end_time);
@@ -456,5 +465,29 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
     snprintf(path, sizeof path, "%s/timing.json", t->run_dir);
     if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
     cJSON_free(txt);
+    /* against the earlier runs of the same configuration and hardware beside this one */
+    gt_regress_result rg;
+    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, &rg) == 0 &&
+        rg.n_base > 0) {
+        char line[1024];
+        gt_regress_describe(&rg, line, sizeof line);
+        if (rg.slower) GT_WARN("%s", line);
+        else if (!t->cfg->quiet) GT_INFO("%s", line);
+        cJSON *g = cJSON_AddObjectToObject(o, "regression");
+        cJSON_AddBoolToObject(g, "slower", rg.slower);
+        cJSON_AddNumberToObject(g, "threshold", t->cfg->regression_warn);
+        cJSON_AddNumberToObject(g, "earlier_runs", rg.n_base);
+        cJSON_AddStringToObject(g, "newest_earlier_run", rg.newest_base);
+        json_num(g, "median_samples_per_s", rg.base_samples_per_s);
+        json_num(g, "ratio", rg.ratio);
+        if (rg.phase[0]) {
+            cJSON_AddStringToObject(g, "slowed_phase", rg.phase);
+            json_num(g, "phase_s_per_step", rg.phase_s);
+            json_num(g, "median_phase_s_per_step", rg.base_phase_s);
+        }
+        txt = cJSON_Print(o);
+        if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
+        cJSON_free(txt);
+    }
     cJSON_Delete(o);
 }

@@ -31,6 +31,7 @@
 #include "dist/comm.h"
 #include "dist/reduce.h"
 #include "plan/plan.h" /* memory check before the model is allocated */
+#include "train/regress.h"
 #include "train/train_impl.h"
 
 /* Gradient all-reduce buckets: large enough to amortise latency, small enough
@@ -66,6 +67,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->trace_events = GT_TRAIN_DEFAULT_TRACE_EVENTS;
     c->trace_steps = GT_TRAIN_DEFAULT_TRACE_STEPS;
     c->trace_every = GT_TRAIN_DEFAULT_TRACE_EVERY;
+    c->regression_warn = GT_REGRESS_DEFAULT_THRESHOLD;
 }
 
 void gt_train_result_free(gt_train_result *res) {

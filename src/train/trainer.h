@@ -107,6 +107,8 @@ typedef struct gt_train_config {
     int64_t trace_events;   /* spans kept per rank (the buffer's fixed capacity) */
     int64_t trace_steps;    /* every step of the first trace_steps is traced ... */
     int64_t trace_every;    /* ... then every trace_every-th step */
+    double regression_warn; /* warn when samples/s falls below (1 - this) x the median of earlier runs of the
+                               same configuration and hardware beside this one (train/regress.h); 0 off */
     /* [run] */
     const char *run_dir;    /* NULL or "": runs/<SLURM_JOB_ID or timestamp> */
     int64_t checkpoint_every;  /* steps (0 = off) */
