@@ -94,6 +94,7 @@ static const gt_opt opts[] = {
     {"train.trace", NULL, GT_OPT_BOOL, "false", "write RUN_DIR/trace.json: the timeline of every rank (phases, data wait, all-reduce buckets, prefetch thread) for Perfetto or chrome://tracing; bounded by train.trace_events (not stored)", NULL},
     {"train.trace_events", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVENTS), "trace: spans kept per rank (a fixed buffer: about 100 bytes of JSON each); later spans are counted as dropped", NULL},
     {"train.trace_steps", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_STEPS), "trace: every step of the first N is traced ...", NULL},
+    {"train.gpu_telemetry_s", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_GPU_TELEMETRY_S), "GPU runs: sample each rank's GPU through NVML (loaded at run time; none without a driver) every this many seconds: utilisation, memory, temperature, power, clocks, throttle reasons, ECC, Xid; a \"gpu\" row per rank in metrics.jsonl at each log interval, the summary in manifest.json, warnings for a throttling or idle GPU; 0 off (not stored)", NULL},
     {"train.regression_warn", NULL, GT_OPT_FLOAT, "0.2", "warn at the end of a run whose steady samples/s is below (1 - this) x the median of the earlier runs of the same configuration and hardware in the same parent directory (manifest.json config_hash, hardware_hash), naming the phase that slowed; 0 off (not stored)", NULL},
     {"train.trace_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVERY), "trace: ... then every N-th step (validation and checkpoints always)", NULL},
     {"run.dir", "run-dir", GT_OPT_STR, "", "run directory; default runs/<SLURM_JOB_ID or timestamp>", NULL},
@@ -116,7 +117,7 @@ static const gt_opt opts[] = {
 static int per_invocation(const char *key) {
     return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "run.watchdog_s") ||
            !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "train.trace", 11) ||
-           !strcmp(key, "train.regression_warn") ||
+           !strcmp(key, "train.regression_warn") || !strcmp(key, "train.gpu_telemetry_s") ||
            !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
@@ -295,6 +296,8 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->device = (gt_device_request)dev;
     c->log_every = gt_args_int(a, "train.log_every");
     c->stop_after = gt_args_int(a, "train.stop_after");
+    c->gpu_telemetry_s = gt_args_float(a, "train.gpu_telemetry_s");
+    GT_CHECK(c->gpu_telemetry_s >= 0, GT_EXIT_USAGE, "train.gpu_telemetry_s must be >= 0 (0 turns it off)");
     c->regression_warn = gt_args_float(a, "train.regression_warn");
     GT_CHECK(c->regression_warn >= 0 && c->regression_warn < 1, GT_EXIT_USAGE,
              "train.regression_warn must be in [0, 1) (0 turns the comparison off)");

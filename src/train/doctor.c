@@ -103,6 +103,11 @@ static const cause_info k_causes[] = {
      "more, smaller items per rank; a slow node or GPU (thermal throttling, another job) shows as the same rank in "
      "every run",
      15},
+    {"gpu", "a GPU throttled or sat idle while the others worked",
+     "throttling (thermal, power cap, HW slowdown): check the node's cooling and power limits (nvidia-smi -q -d "
+     "PERFORMANCE,TEMPERATURE,POWER), move the job off that node; an idle GPU beside busy ones: its rank waits for "
+     "data or has a smaller share (see data_stall and imbalance)",
+     25},
     {"regression", "slower than the earlier runs of this configuration on this hardware",
      "look at the phase named: data_wait -> the storage or the loader (another job reading the same disk), forward "
      "or backward -> the node (another job on its cores or GPU, thermal throttling, a lower clock), allreduce -> the "
@@ -159,6 +164,9 @@ static const sign k_signs[] = {
     {"preempted", "preempted: checkpoint written", 0},
     {"preempted", "DUE TO PREEMPTION", 0},
     {"time_limit", "DUE TO TIME LIMIT", 0},
+    /* train/outputs.c (GPU telemetry warnings) */
+    {"gpu", "GPU is throttling (", 0},
+    {"gpu", "GPU is idle (", 0},
     /* Open MPI, srun, the shell */
     {"crashed_rank", "exited on signal", 0},
     {"crashed_rank", "Segmentation fault", 0},
@@ -290,7 +298,7 @@ static int scan_log(gt_doctor_report *r, const char *path, int *log_exit) {
         for (size_t i = 0; i < N_SIGNS; i++) {
             if ((k_signs[i].error_only && !is_error) || !strstr(line, k_signs[i].needle)) continue;
             const char *c = k_signs[i].cause;
-            gt_doctor_finding *f = finding(r, c, 1);
+            gt_doctor_finding *f = finding(r, c, strcmp(c, "gpu") != 0); /* the telemetry's lines are warnings */
             if (f && f->n_evidence == 0) {
                 if (!strcmp(c, "oom")) plan_advice(f, line);
                 if (!strcmp(c, "xid")) xid_number(f, line);
@@ -356,6 +364,28 @@ static void read_forensics(gt_doctor_report *r, const char *dir) {
     }
     free(line);
     fclose(fp);
+}
+
+/* manifest.json gpu_telemetry (nn/telemetry.h): Xid events and new
+ * uncorrected ECC errors, throttling, per rank. */
+static void read_gpu(gt_doctor_report *r, const cJSON *g) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, g) {
+        int rank = (int)jnum(e, "rank");
+        if (jnum(e, "xid_events") > 0 || jnum(e, "ecc_uncorrected_new") > 0) {
+            gt_doctor_finding *f = finding(r, "xid", 1);
+            evidence(f, "manifest.json: rank %d's GPU: %.0f Xid event(s) (last Xid %.0f), %.0f new uncorrected ECC "
+                        "errors (NVML)", rank, jnum(e, "xid_events"), jnum(e, "last_xid"), jnum(e, "ecc_uncorrected_new"));
+        }
+        if (jnum(e, "throttled_frac") > 0.2) {
+            const cJSON *why = cJSON_GetObjectItem(e, "throttle_reasons");
+            gt_doctor_finding *f = finding(r, "gpu", 0);
+            evidence(f, "manifest.json: rank %d's GPU throttled in %.0f%% of the samples (%s), max %.0f C, SM clock "
+                        "%.0f MHz (min %.0f)", rank, 100 * jnum(e, "throttled_frac"),
+                     cJSON_IsString(why) ? why->valuestring : "?", jnum(e, "temp_max_c"), jnum(e, "sm_clock_mhz"),
+                     jnum(e, "sm_clock_min_mhz"));
+        }
+    }
 }
 
 /* timing.json (a finished run) and metrics.jsonl: data stall and imbalance. */
@@ -482,6 +512,7 @@ int gt_doctor_run(const char *run_dir, const char *extra_logs, gt_doctor_report 
         const cJSON *end = cJSON_GetObjectItem(m, "end_time");
         r->finished = cJSON_IsString(end);
         if (r->finished) r->exit_code = (int)jnum(m, "exit_code");
+        read_gpu(r, cJSON_GetObjectItem(m, "gpu_telemetry"));
         cJSON_Delete(m);
     }
     scan_dir_logs(r, run_dir, NULL, &log_exit);

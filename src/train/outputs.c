@@ -312,6 +312,8 @@ static void add_device(cJSON *o, const trainer *t) {
     cJSON_AddStringToObject(d, "nccl", dv->nccl_version);
 }
 
+static void add_gpu_stats(cJSON *j, const gt_gpu_stats *g);
+
 /* manifest.json (rank 0): provenance of the run; rewritten at the end. */
 void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_code) {
     const gt_train_config *c = t->cfg;
@@ -352,6 +354,15 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
                              t->dev.engine == GT_ENGINE_HOST ? "" : t->dev.info.name,
                              t->dev.engine == GT_ENGINE_HOST ? 0 : t->size, h);
     cJSON_AddStringToObject(o, "hardware_hash", h);
+    if (t->gpu_run) { /* every rank's GPU over the run (nn/telemetry.h) */
+        cJSON *g = cJSON_AddArrayToObject(o, "gpu_telemetry");
+        for (int r = 0; r < t->size; r++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "rank", r);
+            add_gpu_stats(e, &t->gpu_run[r]);
+            cJSON_AddItemToArray(g, e);
+        }
+    }
     cJSON_AddStringToObject(o, "start_time", t->start_time);
     if (end_time) {
         cJSON_AddStringToObject(o, "end_time", end_time);
@@ -398,10 +409,43 @@ void gt_train_open_outputs(trainer *t) {
 
 /* The one writer of metrics.jsonl rows (rank 0; no file: nothing). Keys in
  * a fixed order; train rows carry throughput, val rows the best loss. */
+/* The fields of GPU telemetry (a "gpu" row of metrics.jsonl, the manifest's summary). */
+static void add_gpu_stats(cJSON *j, const gt_gpu_stats *g) {
+    cJSON_AddNumberToObject(j, "samples", g->n);
+    json_num(j, "util_pct", g->util_mean);
+    json_num(j, "util_min_pct", g->util_min);
+    json_num(j, "mem_used_bytes", g->mem_used_max_bytes);
+    json_num(j, "mem_total_bytes", g->mem_total_bytes);
+    json_num(j, "temp_max_c", g->temp_max_c);
+    json_num(j, "power_w", g->power_mean_w);
+    json_num(j, "power_max_w", g->power_max_w);
+    json_num(j, "sm_clock_mhz", g->sm_clock_mean_mhz);
+    json_num(j, "sm_clock_min_mhz", g->sm_clock_min_mhz);
+    json_num(j, "mem_clock_mhz", g->mem_clock_mean_mhz);
+    json_num(j, "throttled_frac", g->throttled_frac);
+    char names[200];
+    gt_gpu_throttle_names(g->throttle_seen, names, sizeof names);
+    cJSON_AddStringToObject(j, "throttle_reasons", names);
+    cJSON_AddNumberToObject(j, "ecc_corrected", (double)g->ecc_corrected);
+    cJSON_AddNumberToObject(j, "ecc_uncorrected", (double)g->ecc_uncorrected);
+    cJSON_AddNumberToObject(j, "ecc_uncorrected_new", (double)g->ecc_uncorrected_new);
+    cJSON_AddNumberToObject(j, "xid_events", (double)g->xid_events);
+    if (g->last_xid) cJSON_AddNumberToObject(j, "last_xid", g->last_xid);
+}
+
 void gt_train_metrics_row(const trainer *t, const train_metrics_row *r) {
     if (!t->metrics) return;
     const int train = !strcmp(r->type, "train");
     cJSON *j = cJSON_CreateObject();
+    if (r->gpu) { /* one rank's GPU over the last log interval */
+        cJSON_AddStringToObject(j, "type", r->type);
+        cJSON_AddNumberToObject(j, "step", (double)r->step);
+        cJSON_AddNumberToObject(j, "rank", r->rank);
+        add_gpu_stats(j, r->gpu);
+        cJSON_AddNumberToObject(j, "time_s", r->time_s);
+        gt_train_write_json_line(t->metrics, j);
+        return;
+    }
     cJSON_AddStringToObject(j, "type", r->type);
     cJSON_AddNumberToObject(j, "step", (double)r->step);
     cJSON_AddNumberToObject(j, "epoch", (double)r->epoch);
@@ -421,6 +465,67 @@ void gt_train_metrics_row(const trainer *t, const train_metrics_row *r) {
         cJSON_AddNumberToObject(j, "time_s", r->time_s);
     }
     gt_train_write_json_line(t->metrics, j);
+}
+
+/* ---- GPU telemetry (nn/telemetry.h) ---- */
+
+void gt_train_gpu_start(trainer *t) {
+    const gt_train_config *c = t->cfg;
+    t->gpu_on = c->write_outputs && c->gpu_telemetry_s > 0 && t->dev.engine != GT_ENGINE_HOST;
+    if (!t->gpu_on) return;
+    char why[256] = "";
+    t->gpu = gt_gpu_telemetry_start(t->dev.info.pci_bus_id, t->dev.info.uuid, c->gpu_telemetry_s, why, sizeof why);
+    int have = gt_dist_min_int(t->gpu != NULL, t->comm);
+    if (t->rank == 0 && !c->quiet) {
+        if (have)
+            GT_INFO("gpu telemetry: NVML (driver %s), every %g s into metrics.jsonl (\"type\":\"gpu\")",
+                    gt_gpu_telemetry_driver(t->gpu), c->gpu_telemetry_s);
+        else
+            GT_INFO("gpu telemetry: off on %s (%s)", t->gpu ? "some ranks" : "this node", t->gpu ? "see their lines" : why);
+    }
+    if (!t->gpu && why[0] && t->rank != 0) GT_DEBUG("gpu telemetry: off on rank %d: %s", t->rank, why);
+}
+
+/* Every rank's stats at rank 0 ([size]; NULL elsewhere). */
+static gt_gpu_stats *gather_gpu(trainer *t, const gt_gpu_stats *mine) {
+    int64_t n = 0;
+    gt_gpu_stats *all = gt_dist_gatherv(mine, (int)sizeof *mine, MPI_BYTE, &n, "gpu telemetry: too large", t->comm);
+    if (t->rank == 0 && n != (int64_t)sizeof *mine * t->size) {
+        free(all);
+        return NULL;
+    }
+    return all;
+}
+
+void gt_train_gpu_interval(trainer *t, double time_s) {
+    gt_gpu_stats mine;
+    gt_gpu_stats_reset(&mine);
+    if (t->gpu) gt_gpu_telemetry_take(t->gpu, &mine);
+    gt_gpu_stats *all = gather_gpu(t, &mine);
+    if (!all) return;
+    for (int r = 0; r < t->size; r++)
+        if (all[r].n > 0)
+            gt_train_metrics_row(t, &(train_metrics_row){.type = "gpu", .step = t->ts.step, .rank = r, .gpu = &all[r],
+                                                         .time_s = time_s});
+    char lines[1024];
+    if (gt_gpu_warnings(all, t->size, lines, sizeof lines) > 0 && strcmp(lines, t->gpu_warned)) {
+        for (char *p = lines, *e; *p; p = e + 1) { /* one warning per line */
+            e = strchr(p, '\n');
+            if (!e) break;
+            *e = 0;
+            GT_WARN("%s", p);
+        }
+        gt_gpu_warnings(all, t->size, t->gpu_warned, sizeof t->gpu_warned); /* not repeated while it holds */
+    }
+    free(all);
+}
+
+void gt_train_gpu_finish(trainer *t) {
+    gt_gpu_stats mine;
+    gt_gpu_stats_reset(&mine);
+    if (t->gpu) gt_gpu_telemetry_run_stats(t->gpu, &mine);
+    free(t->gpu_run);
+    t->gpu_run = gather_gpu(t, &mine);
 }
 
 void gt_train_write_timing(const trainer *t, double train_time_s, double samples_per_s, double data_stall,

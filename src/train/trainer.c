@@ -68,6 +68,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->trace_steps = GT_TRAIN_DEFAULT_TRACE_STEPS;
     c->trace_every = GT_TRAIN_DEFAULT_TRACE_EVERY;
     c->regression_warn = GT_REGRESS_DEFAULT_THRESHOLD;
+    c->gpu_telemetry_s = GT_TRAIN_DEFAULT_GPU_TELEMETRY_S;
 }
 
 void gt_train_result_free(gt_train_result *res) {
@@ -543,6 +544,7 @@ static void log_progress(trainer *t, train_clock *k, const train_step *s) {
                                                      .samples_per_s = sps, .data_stall = stall,
                                                      .grad_norm = s->gnorm, .time_s = k->elapsed0 + now - k->t_loop0});
     }
+    if (t->gpu_on) gt_train_gpu_interval(t, k->elapsed0 + now - k->t_loop0); /* collective */
     k->iv_t0 = now;
     k->iv_wait = k->iv_loss = 0;
     k->iv_steps = k->iv_samples = 0;
@@ -639,6 +641,7 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
     meas_stall = gt_dist_max_d(meas_stall, comm);
     meas_rate = gt_dist_bcast_d(meas_rate, comm);
 
+    if (t->gpu_on) gt_train_gpu_finish(t); /* collective: every rank's GPU summary for the manifest */
     int64_t peak_rss = gt_peak_rss_bytes();
     peak_rss = gt_dist_max_i64(peak_rss, comm);
     if (t->rank == 0 && !cfg->quiet) {
@@ -680,6 +683,8 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
 }
 
 static void trainer_free(trainer *t) {
+    gt_gpu_telemetry_stop(t->gpu);
+    free(t->gpu_run);
     if (t->metrics) fclose(t->metrics);
     gt_train_unlock_run_dir(t);
     gt_loader_free(t->ld);
@@ -719,6 +724,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     restore_state(t);
     plan_schedule(t);
     if (cfg->write_outputs) gt_train_open_outputs(t);
+    gt_train_gpu_start(t); /* GPU runs: NVML telemetry (train.gpu_telemetry_s) */
 
     train_clock k = {.tty = isatty(fileno(stderr)), .t_loop0 = gt_now(), .elapsed0 = t->ts.elapsed_s,
                      .meas_t0 = -1, .first_loss = NAN, .last_loss = NAN, .validated_step = -1};

@@ -11,7 +11,7 @@
 #   ok         a run that finished
 # and synthesized ones (a finished run's files edited, or log lines as the code
 # and the tools print them): nccl, xid (+ the NCCL and CUDA errors it causes),
-# watchdog, time_limit, data_stall, imbalance. Also: no run -> exit 3.
+# watchdog, time_limit, data_stall, imbalance, gpu (throttling). Also: no run -> exit 3.
 # $1 = train tool, $2 = gridtrain
 source "$(dirname "$0")/train_script_lib.sh"
 make_data 20
@@ -132,6 +132,20 @@ for e in t["events"]:
 json.dump(t, open(d + "/timing.json", "w"))
 PYEOF
 expect imbalance "$W/imb" imbalance "not f['failure'] and 'forward max 16.00 s vs mean 10.00 s' in ev and 'gridtrain inspect' in f['fix']"
+
+# GPU telemetry of a 2-GPU run (the manifest's summary, nn/telemetry.h): rank 1's GPU throttled
+rm -rf "$W/gpu"; cp -r "$W/good" "$W/gpu"
+"$PY" - "$W/gpu" <<'PYEOF'
+import json, sys
+d = sys.argv[1]
+m = json.load(open(d + "/manifest.json"))
+m["gpu_telemetry"] = [{"rank": r, "samples": 30, "util_pct": 95.0, "util_min_pct": 80.0, "temp_max_c": 70.0 + 19 * r,
+                       "sm_clock_mhz": 1980.0 - 700 * r, "sm_clock_min_mhz": 1980.0 - 900 * r,
+                       "throttled_frac": 0.6 * r, "throttle_reasons": "HW thermal slowdown" if r else "none",
+                       "ecc_uncorrected_new": 0, "xid_events": 0} for r in range(2)]
+json.dump(m, open(d + "/manifest.json", "w"))
+PYEOF
+expect gpu "$W/gpu" gpu "not f['failure'] and 'rank 1' in ev and 'HW thermal slowdown' in ev and 'cooling' in f['fix']"
 
 # not a run: exit 3
 mkdir -p "$W/empty"
