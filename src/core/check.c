@@ -109,11 +109,6 @@ static void emit(int code, char *line, size_t n) {
     gt_log_file_write(line, len);
 }
 
-static size_t prefix(char *buf, size_t n) {
-    int k = g_size > 1 ? snprintf(buf, n, "gridtrain[rank %d]: error: ", g_rank) : snprintf(buf, n, "gridtrain: error: ");
-    return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
-}
-
 /* appends to line (n bytes in all) */
 static void addf(char *line, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void addf(char *line, size_t n, const char *fmt, ...) {
@@ -128,7 +123,7 @@ static void addf(char *line, size_t n, const char *fmt, ...) {
 GT_NORETURN void gt_fatal(int code, const char *file, int line, const char *fmt, ...) {
     fflush(stdout);
     char buf[4096];
-    size_t k = prefix(buf, sizeof buf);
+    size_t k = gt_log_error_prefix(buf, sizeof buf);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf + k, sizeof buf - k, fmt, ap);
@@ -144,7 +139,7 @@ GT_NORETURN void gt_fatal_lib_code(int code, const char *lib, const char *expr, 
                                  const char *hint, const char *file, int line) {
     fflush(stdout);
     char buf[4096];
-    prefix(buf, sizeof buf);
+    gt_log_error_prefix(buf, sizeof buf);
     const char *out = gt_output_current();
     if (code == GT_EXIT_RESOURCE)
         addf(buf, sizeof buf, "disk full%s%s: ", out ? " writing " : "", out ? out : "");

@@ -35,7 +35,7 @@ void gt_log_file_write(const char *text, size_t len) {
     (void)w;
 }
 
-static size_t error_prefix(char *buf, size_t n) {
+size_t gt_log_error_prefix(char *buf, size_t n) {
     int k = gt_nranks() > 1 ? snprintf(buf, n, "gridtrain[rank %d]: error: ", gt_rank())
                             : snprintf(buf, n, "gridtrain: error: ");
     return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
@@ -43,7 +43,7 @@ static size_t error_prefix(char *buf, size_t n) {
 
 void gt_log_error(const char *fmt, ...) {
     char buf[4096];
-    size_t n = error_prefix(buf, sizeof buf);
+    size_t n = gt_log_error_prefix(buf, sizeof buf);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf + n, sizeof buf - n, fmt, ap);

@@ -31,6 +31,9 @@ void gt_log_file_write(const char *text, size_t len);
  * "gridtrain: error: <msg>" on stderr (with "[rank r]" in parallel runs), and
  * in the run log. */
 void gt_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes "gridtrain: error: " ("gridtrain[rank R]: error: " in a parallel run)
+ * into buf (n bytes); returns its length. The one prefix of error lines. */
+size_t gt_log_error_prefix(char *buf, size_t n);
 
 #define GT_DEBUG(...) gt_log(GT_LOG_DEBUG, __VA_ARGS__)
 #define GT_INFO(...) gt_log(GT_LOG_INFO, __VA_ARGS__)

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fsutil.h"
+#include "train/run_json_impl.h"
 
 /* One sign of a cause in a log line. */
 typedef struct sign {
@@ -320,21 +320,6 @@ static int scan_log(gt_doctor_report *r, const char *path, int *log_exit) {
     return 1;
 }
 
-static cJSON *load_json(const char *dir, const char *name) {
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    char *s = gt_read_file(p, NULL);
-    if (!s) return NULL;
-    cJSON *j = cJSON_Parse(s);
-    free(s);
-    return j;
-}
-
-static double jnum(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* forensics.jsonl: which household/turbine, when, why. */
 static void read_forensics(gt_doctor_report *r, const char *dir) {
     char p[PATH_MAX + 64];
@@ -352,12 +337,12 @@ static void read_forensics(gt_doctor_report *r, const char *dir) {
         const cJSON *kind = cJSON_GetObjectItem(j, "kind"), *reason = cJSON_GetObjectItem(j, "reason");
         const cJSON *a = cJSON_GetObjectItem(j, "t_start"), *z = cJSON_GetObjectItem(j, "t_end");
         if (shown < 3 && cJSON_IsString(kind) && cJSON_IsString(a) && cJSON_IsString(z)) {
-            evidence(f, "forensics.jsonl:%d: step %.0f: %s %.0f, %s .. %s (%s, rank %.0f)", ln, jnum(j, "step"),
-                     kind->valuestring, jnum(j, "id"), a->valuestring, z->valuestring,
-                     cJSON_IsString(reason) ? reason->valuestring : "?", jnum(j, "rank"));
+            evidence(f, "forensics.jsonl:%d: step %.0f: %s %.0f, %s .. %s (%s, rank %.0f)", ln, gt_run_json_num(j, "step"),
+                     kind->valuestring, gt_run_json_num(j, "id"), a->valuestring, z->valuestring,
+                     cJSON_IsString(reason) ? reason->valuestring : "?", gt_run_json_num(j, "rank"));
             shown++;
         } else if (shown < 3 && cJSON_IsString(reason)) {
-            evidence(f, "forensics.jsonl:%d: step %.0f: %s", ln, jnum(j, "step"), reason->valuestring);
+            evidence(f, "forensics.jsonl:%d: step %.0f: %s", ln, gt_run_json_num(j, "step"), reason->valuestring);
             shown++;
         }
         cJSON_Delete(j);
@@ -371,31 +356,31 @@ static void read_forensics(gt_doctor_report *r, const char *dir) {
 static void read_gpu(gt_doctor_report *r, const cJSON *g) {
     const cJSON *e;
     cJSON_ArrayForEach(e, g) {
-        int rank = (int)jnum(e, "rank");
-        if (jnum(e, "xid_events") > 0 || jnum(e, "ecc_uncorrected_new") > 0) {
+        int rank = (int)gt_run_json_num(e, "rank");
+        if (gt_run_json_num(e, "xid_events") > 0 || gt_run_json_num(e, "ecc_uncorrected_new") > 0) {
             gt_doctor_finding *f = finding(r, "xid", 1);
             evidence(f, "manifest.json: rank %d's GPU: %.0f Xid event(s) (last Xid %.0f), %.0f new uncorrected ECC "
-                        "errors (NVML)", rank, jnum(e, "xid_events"), jnum(e, "last_xid"), jnum(e, "ecc_uncorrected_new"));
+                        "errors (NVML)", rank, gt_run_json_num(e, "xid_events"), gt_run_json_num(e, "last_xid"), gt_run_json_num(e, "ecc_uncorrected_new"));
         }
-        if (jnum(e, "throttled_frac") > 0.2) {
+        if (gt_run_json_num(e, "throttled_frac") > 0.2) {
             const cJSON *why = cJSON_GetObjectItem(e, "throttle_reasons");
             gt_doctor_finding *f = finding(r, "gpu", 0);
             evidence(f, "manifest.json: rank %d's GPU throttled in %.0f%% of the samples (%s), max %.0f C, SM clock "
-                        "%.0f MHz (min %.0f)", rank, 100 * jnum(e, "throttled_frac"),
-                     cJSON_IsString(why) ? why->valuestring : "?", jnum(e, "temp_max_c"), jnum(e, "sm_clock_mhz"),
-                     jnum(e, "sm_clock_min_mhz"));
+                        "%.0f MHz (min %.0f)", rank, 100 * gt_run_json_num(e, "throttled_frac"),
+                     cJSON_IsString(why) ? why->valuestring : "?", gt_run_json_num(e, "temp_max_c"), gt_run_json_num(e, "sm_clock_mhz"),
+                     gt_run_json_num(e, "sm_clock_min_mhz"));
         }
     }
 }
 
 /* timing.json (a finished run) and metrics.jsonl: data stall and imbalance. */
 static void read_performance(gt_doctor_report *r, const char *dir) {
-    cJSON *t = load_json(dir, "timing.json");
+    cJSON *t = gt_run_json_load(dir, "timing.json");
     double stall = NAN;
     if (t) {
-        stall = jnum(t, "data_stall");
+        stall = gt_run_json_num(t, "data_stall");
         const cJSON *ev = cJSON_GetObjectItem(t, "events");
-        int ranks = (int)jnum(t, "ranks");
+        int ranks = (int)gt_run_json_num(t, "ranks");
         const cJSON *e;
         cJSON_ArrayForEach(e, ev) {
             const cJSON *nm = cJSON_GetObjectItem(e, "name");
@@ -404,11 +389,11 @@ static void read_performance(gt_doctor_report *r, const char *dir) {
             if (strcmp(nm->valuestring, "forward") && strcmp(nm->valuestring, "backward") &&
                 strcmp(nm->valuestring, "data_wait"))
                 continue;
-            double ratio = jnum(e, "max_over_mean"), mean = jnum(e, "mean_s");
+            double ratio = gt_run_json_num(e, "max_over_mean"), mean = gt_run_json_num(e, "mean_s");
             if (ranks > 1 && ratio > GT_DOCTOR_IMBALANCE_WARN && mean > 0.5) {
                 gt_doctor_finding *f = finding(r, "imbalance", 0);
                 evidence(f, "timing.json: %s max %.2f s vs mean %.2f s over %d ranks (max/mean %.2f > %.2f)",
-                         nm->valuestring, jnum(e, "max_s"), mean, ranks, ratio, GT_DOCTOR_IMBALANCE_WARN);
+                         nm->valuestring, gt_run_json_num(e, "max_s"), mean, ranks, ratio, GT_DOCTOR_IMBALANCE_WARN);
             }
         }
         const cJSON *g = cJSON_GetObjectItem(t, "regression"); /* train/regress.h, written by the run */
@@ -417,11 +402,11 @@ static void read_performance(gt_doctor_report *r, const char *dir) {
             const cJSON *ph = cJSON_GetObjectItem(g, "slowed_phase");
             const cJSON *nb = cJSON_GetObjectItem(g, "newest_earlier_run");
             evidence(f, "timing.json: %.0f samples/s, %.0f%% of the median %.0f of %.0f earlier run(s) (newest: %s)",
-                     jnum(t, "samples_per_s"), 100 * jnum(g, "ratio"), jnum(g, "median_samples_per_s"),
-                     jnum(g, "earlier_runs"), cJSON_IsString(nb) ? nb->valuestring : "?");
+                     gt_run_json_num(t, "samples_per_s"), 100 * gt_run_json_num(g, "ratio"), gt_run_json_num(g, "median_samples_per_s"),
+                     gt_run_json_num(g, "earlier_runs"), cJSON_IsString(nb) ? nb->valuestring : "?");
             if (cJSON_IsString(ph))
                 evidence(f, "timing.json: the phase that slowed most: %s %.3g ms per step (median %.3g ms)",
-                         ph->valuestring, 1e3 * jnum(g, "phase_s_per_step"), 1e3 * jnum(g, "median_phase_s_per_step"));
+                         ph->valuestring, 1e3 * gt_run_json_num(g, "phase_s_per_step"), 1e3 * gt_run_json_num(g, "median_phase_s_per_step"));
         }
         cJSON_Delete(t);
     }
@@ -438,7 +423,7 @@ static void read_performance(gt_doctor_report *r, const char *dir) {
             cJSON *j = cJSON_Parse(line);
             const cJSON *ty = j ? cJSON_GetObjectItem(j, "type") : NULL;
             if (cJSON_IsString(ty) && !strcmp(ty->valuestring, "train")) {
-                double s = jnum(j, "data_stall");
+                double s = gt_run_json_num(j, "data_stall");
                 if (isfinite(s)) {
                     n++;
                     sum += s;
@@ -506,12 +491,12 @@ int gt_doctor_run(const char *run_dir, const char *extra_logs, gt_doctor_report 
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
     int log_exit = -1;
-    cJSON *m = load_json(run_dir, "manifest.json");
+    cJSON *m = gt_run_json_load(run_dir, "manifest.json");
     if (m) {
         r->has_manifest = 1;
         const cJSON *end = cJSON_GetObjectItem(m, "end_time");
         r->finished = cJSON_IsString(end);
-        if (r->finished) r->exit_code = (int)jnum(m, "exit_code");
+        if (r->finished) r->exit_code = (int)gt_run_json_num(m, "exit_code");
         read_gpu(r, cJSON_GetObjectItem(m, "gpu_telemetry"));
         cJSON_Delete(m);
     }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "core/fsutil.h"
+#include "train/run_json_impl.h"
 
 /* The phases of a step compared per step (timing.json event names). */
 static const char *const k_phases[] = {"data_wait", "forward", "backward", "allreduce", "optimizer"};
@@ -47,25 +47,6 @@ void gt_regress_hardware_hash(const char *cpu_model, int ranks, const char *open
     snprintf(out, 17, "%016llx", (unsigned long long)XXH64(buf, (size_t)(n < 0 ? 0 : n), 0));
 }
 
-static cJSON *load(const char *dir, const char *name) {
-    char p[PATH_MAX + 400];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    char *s = gt_read_file(p, NULL);
-    if (!s) return NULL;
-    cJSON *j = cJSON_Parse(s);
-    free(s);
-    return j;
-}
-
-static const char *jstr(const cJSON *o, const char *k) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-static double jnum(const cJSON *o, const char *k) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* One run's numbers: steady samples/s and seconds per step of each phase. */
 typedef struct run_rates {
     char name[256], end_time[32];
@@ -73,17 +54,17 @@ typedef struct run_rates {
 } run_rates;
 
 static int read_rates(const char *dir, run_rates *r) {
-    cJSON *t = load(dir, "timing.json");
+    cJSON *t = gt_run_json_load(dir, "timing.json");
     if (!t) return -1;
-    r->sps = jnum(t, "samples_per_s");
-    if (!(jnum(t, "train_time_s") >= GT_REGRESS_MIN_TRAIN_S)) r->sps = NAN; /* too short to compare */
-    double steps = jnum(t, "steps");
+    r->sps = gt_run_json_num(t, "samples_per_s");
+    if (!(gt_run_json_num(t, "train_time_s") >= GT_REGRESS_MIN_TRAIN_S)) r->sps = NAN; /* too short to compare */
+    double steps = gt_run_json_num(t, "steps");
     for (size_t k = 0; k < N_PHASES; k++) r->phase[k] = NAN;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "events")) {
-        const char *nm = jstr(e, "name");
+        const char *nm = gt_run_json_str(e, "name");
         for (size_t k = 0; nm && k < N_PHASES; k++)
-            if (!strcmp(nm, k_phases[k]) && steps > 0) r->phase[k] = jnum(e, "mean_s") / steps;
+            if (!strcmp(nm, k_phases[k]) && steps > 0) r->phase[k] = gt_run_json_num(e, "mean_s") / steps;
     }
     cJSON_Delete(t);
     return isfinite(r->sps) && r->sps > 0 ? 0 : -1;
@@ -108,9 +89,9 @@ static int newer_first(const void *a, const void *b) {
 int gt_regress_compare(const char *run_dir, double threshold, gt_regress_result *r) {
     memset(r, 0, sizeof *r);
     r->ratio = NAN;
-    cJSON *m = load(run_dir, "manifest.json");
-    const char *ch = m ? jstr(m, "config_hash") : NULL, *hh = m ? jstr(m, "hardware_hash") : NULL;
-    const char *my_end = m ? jstr(m, "end_time") : NULL;
+    cJSON *m = gt_run_json_load(run_dir, "manifest.json");
+    const char *ch = m ? gt_run_json_str(m, "config_hash") : NULL, *hh = m ? gt_run_json_str(m, "hardware_hash") : NULL;
+    const char *my_end = m ? gt_run_json_str(m, "end_time") : NULL;
     run_rates me;
     memset(&me, 0, sizeof me);
     if (!ch || !hh || read_rates(run_dir, &me)) {
@@ -147,10 +128,10 @@ int gt_regress_compare(const char *run_dir, double threshold, gt_regress_result 
         if (de->d_name[0] == '.' || !strcmp(de->d_name, self)) continue;
         char dir[PATH_MAX];
         if (snprintf(dir, sizeof dir, "%s/%s", parent, de->d_name) >= (int)sizeof dir) continue;
-        cJSON *om = load(dir, "manifest.json");
+        cJSON *om = gt_run_json_load(dir, "manifest.json");
         if (!om) continue;
-        const char *oc = jstr(om, "config_hash"), *oh = jstr(om, "hardware_hash"), *oe = jstr(om, "end_time");
-        int same = oc && oh && oe && !strcmp(oc, cfg) && !strcmp(oh, hw) && jnum(om, "exit_code") == 0 &&
+        const char *oc = gt_run_json_str(om, "config_hash"), *oh = gt_run_json_str(om, "hardware_hash"), *oe = gt_run_json_str(om, "end_time");
+        int same = oc && oh && oe && !strcmp(oc, cfg) && !strcmp(oh, hw) && gt_run_json_num(om, "exit_code") == 0 &&
                    strcmp(oe, end) <= 0;
         run_rates rr;
         memset(&rr, 0, sizeof rr);

@@ -4,6 +4,7 @@
  * thread collects samples; without NVML that part is skipped (exit 77 after
  * the rest passed). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -111,6 +112,27 @@ int main(void) {
     }
     gt_gpu_sample s;
     TEST_REQUIRE(gt_gpu_telemetry_read(g, &s) == 0);
+    const char *fake = getenv("GT_FAKE_NVML");
+    if (fake && *fake == '1') { /* tests/nn/fake_nvml.c's fixed readings */
+        TEST_CHECK(!strcmp(gt_gpu_telemetry_driver(g), "999.fake"));
+        TEST_CLOSE(s.util_pct, 42, 0, 0);
+        TEST_CLOSE(s.mem_util_pct, 17, 0, 0);
+        TEST_CLOSE(s.mem_used_bytes, 10.0 * 1073741824.0, 0, 0);
+        TEST_CLOSE(s.mem_total_bytes, 80.0 * 1073741824.0, 0, 0);
+        TEST_CLOSE(s.temp_c, 65, 0, 0);
+        TEST_CLOSE(s.power_w, 250, 0, 0);
+        TEST_CLOSE(s.sm_clock_mhz, 1410, 0, 0);
+        TEST_CLOSE(s.mem_clock_mhz, 2619, 0, 0);
+        TEST_CHECK(s.throttle == GT_GPU_THROTTLE_HW_THERMAL);
+        TEST_EQ_INT(s.xid_events, 1);
+        TEST_EQ_INT(s.last_xid, 79);
+        char w[64];
+        gt_gpu_telemetry *h = gt_gpu_telemetry_start("0000:3B:00.0", "", 1, w, sizeof w); /* a second handle by bus id */
+        TEST_CHECK(h != NULL);
+        gt_gpu_telemetry_stop(h);
+        h = gt_gpu_telemetry_start("0000:99:00.0", "", 1, w, sizeof w); /* not there, no uuid: refused */
+        TEST_CHECK(h == NULL && strstr(w, "does not know the GPU 0000:99:00.0"));
+    }
     TEST_CHECK(s.util_pct >= 0 && s.util_pct <= 100);
     TEST_CHECK(s.mem_total_bytes > 1e9 && s.mem_used_bytes >= 0 && s.mem_used_bytes <= s.mem_total_bytes);
     TEST_CHECK(!isfinite(s.temp_c) || (s.temp_c > 0 && s.temp_c < 130));
@@ -126,6 +148,13 @@ int main(void) {
     TEST_CHECK(iv.n >= 2); /* the thread samples every 0.05 s */
     gt_gpu_telemetry_run_stats(g, &run);
     TEST_CHECK(run.n >= iv.n);
+    if (fake && *fake == '1') { /* every sample throttled (HW thermal); the fake's uncorrected ECC grows by one a reading */
+        TEST_CLOSE(iv.throttled_frac, 1, 0, 0);
+        TEST_CLOSE(iv.util_mean, 42, 1e-9, 0);
+        TEST_CHECK(iv.ecc_uncorrected_new >= 1);
+        char buf2[1024];
+        TEST_CHECK(gt_gpu_warnings(&iv, 1, buf2, sizeof buf2) >= 2 && strstr(buf2, "HW thermal slowdown"));
+    }
     gt_gpu_telemetry_stop(g);
     TEST_DONE();
 }
