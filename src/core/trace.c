@@ -55,15 +55,20 @@ int gt_trace_sample(int on) {
     return was;
 }
 
-void gt_trace_record(const char *name, double t0, double t1, const char *arg_name, int64_t arg) {
+void gt_trace_record_tid(int tid, const char *name, double t0, double t1, const char *arg_name, int64_t arg) {
     if (!g_spans) return;
     int64_t i = atomic_fetch_add(&g_next, 1);
     if (i >= g_cap) {
         atomic_fetch_add(&g_dropped, 1);
         return;
     }
+    g_spans[i] = (gt_trace_span){.name = name, .t0 = t0, .t1 = t1 < t0 ? t0 : t1, .arg_name = arg_name, .arg = arg, .tid = tid};
+}
+
+void gt_trace_record(const char *name, double t0, double t1, const char *arg_name, int64_t arg) {
+    if (!g_spans) return;
     if (tl_tid < 0) tl_tid = atomic_fetch_add(&g_next_tid, 1);
-    g_spans[i] = (gt_trace_span){.name = name, .t0 = t0, .t1 = t1 < t0 ? t0 : t1, .arg_name = arg_name, .arg = arg, .tid = tl_tid};
+    gt_trace_record_tid(tl_tid, name, t0, t1, arg_name, arg);
 }
 
 int64_t gt_trace_count(void) {

@@ -53,6 +53,11 @@ int gt_trace_sample(int on);
 /* Records one span on the calling thread when GT_TRACE_ON() (callers test it). */
 void gt_trace_record(const char *name, double t0, double t1, const char *arg_name, int64_t arg);
 
+/* The same on an explicit thread of the trace: spans measured elsewhere (the
+ * GPU stream, from CUDA events: GT_TRACE_TID_GPU). */
+#define GT_TRACE_TID_GPU 10
+void gt_trace_record_tid(int tid, const char *name, double t0, double t1, const char *arg_name, int64_t arg);
+
 /* The recorded spans (in recording order) and how many did not fit. */
 int64_t gt_trace_count(void);
 const gt_trace_span *gt_trace_spans(void);

@@ -109,6 +109,7 @@ static void write_merged(const trainer *t, const char *all, int64_t n_all, int64
     FILE *f = open_memstream(&out, &out_len);
     GT_CHECK(f, GT_EXIT_RESOURCE, "out of memory");
     cJSON *meta = cJSON_CreateArray(), *dropped = cJSON_CreateArray();
+    const int gpu = t->dev.engine != GT_ENGINE_HOST;
     fputs("{\"traceEvents\":[", f);
     int first = 1;
     const char *p = all, *end = all + n_all;
@@ -131,6 +132,7 @@ static void write_merged(const trainer *t, const char *all, int64_t n_all, int64
         add_meta(meta, "process_sort_index", rank, 0, "sort_index", NULL, rank);
         add_meta(meta, "thread_name", rank, 0, "name", "training loop", 0);
         add_meta(meta, "thread_name", rank, 1, "name", "prefetch thread", 0);
+        if (gpu) add_meta(meta, "thread_name", rank, GT_TRACE_TID_GPU, "name", "GPU stream (CUDA events)", 0);
         cJSON_AddItemToArray(dropped, cJSON_CreateNumber(cJSON_GetObjectItem(h, "dropped")->valuedouble));
         cJSON_Delete(h);
         const char *body = ev + strlen("\"events\":["), *body_end = p + part_len - 2; /* before "]}" */
@@ -174,6 +176,7 @@ static void write_merged(const trainer *t, const char *all, int64_t n_all, int64
 
 void gt_train_write_trace(const trainer *t, double origin) {
     if (!gt_trace_enabled()) return;
+    gt_engine_trace_flush(t->e); /* a GPU's spans from its CUDA events (thread GT_TRACE_TID_GPU) */
     gt_trace_sample(0);
     const int64_t events = gt_dist_sum_i64(gt_trace_count(), t->comm);
     size_t len = 0;
