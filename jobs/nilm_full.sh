@@ -111,12 +111,29 @@ if [ "$rc" != 0 ] && [ "$rc" != 75 ] && [ -n "$got_signal" ] && compgen -G "$RUN
   log "launcher exit code $rc after signal $got_signal: treated as preempted (75)"
   rc=75
 fi
+# A rank killed by a signal (the launcher reports 128+N: a node crash, the
+# OOM killer, a bus error) or a node failure: the job is requeued and resumes
+# from the last committed checkpoint, at most GT_MAX_RESTARTS times. gridtrain's
+# own errors (exit codes below 128: bad input, NaN, out of memory) are not
+# retried: they would fail the same way again.
+restarts=${SLURM_RESTART_COUNT:-0}
+lost=0
+[ "$rc" -ge 128 ] && [ "$rc" != 255 ] && lost=1
+requeue() { # MESSAGE
+  log "$1; requeueing job $SLURM_JOB_ID"
+  scontrol requeue "$SLURM_JOB_ID" || log "scontrol requeue failed: resubmit with GT_RUN_DIR=$RUN_DIR"
+  sleep 60 & wait $! || true # Slurm ends this script as it requeues it
+}
 case $rc in
   0) log "finished: $RUN_DIR (manifest.json, metrics.jsonl, checkpoints/)" ;;
-  75) log "preempted: checkpoint written; requeueing job $SLURM_JOB_ID"
-      scontrol requeue "$SLURM_JOB_ID" || log "scontrol requeue failed: resubmit with GT_RUN_DIR=$RUN_DIR"
-      sleep 60 & wait $! || true # Slurm ends this script as it requeues it
-      ;;
-  *) log "failed with exit code $rc (see docs/troubleshooting.md)" ;;
+  75) requeue "preempted: checkpoint written" ;;
+  *) if [ $lost = 1 ] && [ "$restarts" -lt "${GT_MAX_RESTARTS:-3}" ]; then
+       sig=$((rc - 128))
+       requeue "a rank was lost (launcher exit code $rc: signal $sig, a node failure or a killed process; restart $((restarts + 1)) of ${GT_MAX_RESTARTS:-3}): the requeued job resumes from the last committed checkpoint"
+     elif [ $lost = 1 ]; then
+       log "a rank was lost (launcher exit code $rc) and the job was already restarted $restarts times (GT_MAX_RESTARTS): giving up; resubmit with GT_RUN_DIR=$RUN_DIR"
+     else
+       log "failed with exit code $rc (see docs/troubleshooting.md)"
+     fi ;;
 esac
 exit "$rc"

@@ -5,15 +5,18 @@
 #   jobs/tiers.sh GA660M        ->  --nodes=1 --ntasks-per-node=4 --gpus-per-task=1 ...
 #   sbatch $(jobs/tiers.sh AE450) jobs/nilm_full.sh CONFIG
 # One rank per GPU on the GPU tiers; on the cpu tier one rank per core group
-# (GT_CPU_RANKS ranks x GT_CPU_THREADS cores, OPENBLAS_NUM_THREADS = cores per rank).
-# GT_NODES (default 1) multiplies the GA660M layout over several nodes.
+# (GT_CPU_RANKS ranks x GT_CPU_THREADS cores per node, OPENBLAS_NUM_THREADS = cores per rank).
+# GT_NODES (default 1) multiplies the GA660M and cpu layouts over several nodes
+# (ranks per node x nodes; the node-local rank picks the GPU, docs/slurm.md).
 
 gt_tier_args() { # TIER -> sbatch options on stdout; exit 2 for an unknown tier
   case "${1:-cpu}" in
     A350)   echo "--nodes=1 --ntasks=1 --gpus-per-task=1 --cpus-per-task=10 --mem=96G" ;;
     AE450)  echo "--nodes=1 --ntasks=2 --gpus-per-task=1 --cpus-per-task=10 --mem=192G" ;;
-    GA660M) echo "--nodes=${GT_NODES:-1} --ntasks-per-node=4 --gpus-per-task=1 --cpus-per-task=8 --mem=400G" ;;
-    cpu)    echo "--nodes=1 --ntasks=${GT_CPU_RANKS:-2} --cpus-per-task=${GT_CPU_THREADS:-4}" ;;
+    # --ntasks with --ntasks-per-node: the job scripts' own '#SBATCH --ntasks=1'
+    # would otherwise win and shrink the job to one node
+    GA660M) echo "--nodes=${GT_NODES:-1} --ntasks=$(( 4 * ${GT_NODES:-1} )) --ntasks-per-node=4 --gpus-per-task=1 --cpus-per-task=8 --mem=400G" ;;
+    cpu)    echo "--nodes=${GT_NODES:-1} --ntasks=$(( ${GT_CPU_RANKS:-2} * ${GT_NODES:-1} )) --ntasks-per-node=${GT_CPU_RANKS:-2} --cpus-per-task=${GT_CPU_THREADS:-4}" ;;
     *) echo "unknown tier '$1' (A350, AE450, GA660M, cpu)" >&2; return 2 ;;
   esac
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # slurm/stop.sh DIR: stops the private cluster started by slurm/start.sh DIR:
-# cancels its jobs, TERMs slurmd, then slurmctld, waits for them, then TERMs
-# munged (about 4 s). Only the daemons whose pid files are under DIR are
+# cancels its jobs, TERMs each node's slurmd, then slurmctld, waits for them,
+# then TERMs munged (about 4 s); what is left in a node's namespace is killed. Only the daemons whose pid files are under DIR are
 # signalled. Safe to call twice or on a half-started cluster.
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
@@ -22,7 +22,17 @@ stop_pid() { # pidfile...: TERM the first live pid, wait up to 10 s, then KILL
     return 0
   done
 }
-stop_pid "$DIR/slurmd.daemon.pid" "$DIR/slurmd.pid"
+for f in "$DIR"/slurmd-*.daemon.pid; do
+  [ -f "$f" ] || continue
+  node=${f#"$DIR/slurmd-"}; node=${node%.daemon.pid}
+  stop_pid "$f" "$DIR/slurmd-$node.pid"
+done
+# a node's leftovers (job steps of a killed slurmd): everything in its namespace
+for f in "$DIR"/ns-*; do
+  [ -f "$f" ] || continue
+  node=${f#"$DIR/ns-"}
+  "$(dirname "$0")/node.sh" "$DIR" kill "$node" >/dev/null 2>&1 || true
+done
 stop_pid "$DIR/slurmctld.daemon.pid" "$DIR/slurmctld.pid"
 stop_pid "$DIR/munge/munged.pid"
 rm -f "$DIR"/*.daemon.pid

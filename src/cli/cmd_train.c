@@ -23,6 +23,7 @@
 #include "train/trainer.h"
 #include "core/timer.h"
 #include "data/dataset.h"
+#include "dist/allreduce.h"
 #include "dist/comm.h"
 #include "dist/reduce.h"
 #include "io/format.h"
@@ -110,6 +111,10 @@ static const gt_opt opts[] = {
     {"plan.tier", "tier", GT_OPT_STR, "", "plan for one GPU of a workstation tier (docs/tiers.md)", "|a350|ae450|ga660m"},
     {"plan.gpu_tflops", "gpu-tflops", GT_OPT_FLOAT, "0", "nominal dense bf16 TFLOP/s of that GPU for the step time (0: the tier's, else none)", NULL},
     {"plan.cpu_mem", "cpu-mem", GT_OPT_SIZE, "0", "CPU plan: host memory per rank (0: available on this node / its ranks)", NULL},
+    {"plan.ranks_per_node", "ranks-per-node", GT_OPT_INT, "0", "scale model: ranks (GPUs) per node (0: the tier's, or this job's ranks on this node)", NULL},
+    {"plan.net_gbs", "net-gbs", GT_OPT_FLOAT, "0", "scale model: network bandwidth of one node in GB/s (0: the tier's assumption, docs/tiers.md)", NULL},
+    {"plan.data_scale", "data-scale", GT_OPT_FLOAT, "1", "scale model: the full data is this many times the given file (plan on a sample of households or turbines)", NULL},
+    {"plan.fs_gbs", "fs-gbs", GT_OPT_FLOAT, "0", "scale model: file system read bandwidth per node in GB/s (0: 2)", NULL},
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 
@@ -441,7 +446,8 @@ int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
 
 /* The data pipeline of the largest rank from the file's row counts (the
  * readers' shard assignment), without reading the series. */
-static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int *n_cols, const gt_task_i **task_out) {
+static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int *n_cols, const gt_task_i **task_out,
+                              double *total_out) {
     gt_file_index ix;
     char err[GT_IO_ERR_LEN];
     hid_t f = gt_io_open(c->data_file, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
@@ -456,6 +462,7 @@ static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int 
     for (int i = 0; i < ix.n_items; i++) w[i] = ix.row_offset[i + 1] - ix.row_offset[i];
     gt_shard_assign(w, ix.n_items, ranks, owner);
     double worst = 0;
+    *total_out = 0;
     for (int r = 0; r < ranks; r++) {
         int64_t rows = 0, low = 0, items = 0;
         for (int i = 0; i < ix.n_items; i++)
@@ -467,6 +474,7 @@ static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int 
                                                    c->data.time_features);
         b += (double)items * 512.0; /* the per-item index: a few hundred bytes */
         if (b > worst) worst = b;
+        *total_out += b;
     }
     free(w), free(owner);
     gt_file_index_free(&ix);
@@ -487,7 +495,8 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
     if (ranks == 0) ranks = size;
     int n_cols = 0;
     const gt_task_i *task = NULL;
-    double data = plan_data_bytes(&c, ranks, comm, &n_cols, &task);
+    double data_total = 0;
+    double data = plan_data_bytes(&c, ranks, comm, &n_cols, &task, &data_total);
 
     gt_plan_request rq;
     memset(&rq, 0, sizeof rq);
@@ -541,8 +550,37 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
     }
     gt_plan p;
     gt_plan_compute(&rq, &tg, &p);
+    /* the scale model: the tier's links, or CPU nodes of this job's (or plan.ranks_per_node) ranks */
+    int local_rank = 0, local_size = 1;
+    gt_dist_node_rank(comm, &local_rank, &local_size);
+    gt_plan_net net;
+    const int rpn_opt = (int)gt_args_int(a0, "plan.ranks_per_node");
+    GT_CHECK(rpn_opt >= 0, GT_EXIT_USAGE, "plan.ranks_per_node must be >= 0");
+    gt_plan_net_defaults(tier[0] ? tier : NULL, rpn_opt > 0 ? rpn_opt : local_size, &net);
+    if (rpn_opt > 0) net.ranks_per_node = rpn_opt;
+    const double inter = gt_args_float(a0, "plan.net_gbs"), fs = gt_args_float(a0, "plan.fs_gbs");
+    if (inter > 0) net.inter_bw = inter * 1e9;
+    if (fs > 0) net.read_bw = fs * 1e9;
+    if (!tg.gpu && size > 1 && local_size == size) {
+        /* calibration: this node's all-reduce of the model's gradients, as the trainer runs it */
+        size_t n = (size_t)p.n_params;
+        float *g = GT_CALLOC(n ? n : 1, sizeof(float));
+        gt_dist_allreduce_sum(g, n, GT_TRAIN_BUCKET_BYTES, comm); /* warm-up */
+        double t0 = gt_now();
+        for (int i = 0; i < 5; i++) gt_dist_allreduce_sum(g, n, GT_TRAIN_BUCKET_BYTES, comm);
+        double dt = gt_dist_max_d((gt_now() - t0) / 5, comm);
+        free(g);
+        double pure = dt - 2.0 * (size - 1) * net.intra_lat;
+        if (pure > 0) {
+            net.intra_bw = 2.0 * (size - 1) / size * (double)n * sizeof(float) / pure;
+            net.measured_intra = 1;
+        }
+    }
+    const double data_scale = gt_args_float(a0, "plan.data_scale");
+    GT_CHECK(data_scale > 0, GT_EXIT_USAGE, "plan.data_scale must be > 0");
     if (rank == 0) {
         gt_plan_print(stdout, &rq, &tg, &p);
+        gt_plan_scale_print(stdout, &rq, &tg, &p, &net, data_total * data_scale);
         if (!tg.gpu)
             printf("(CPU rate: OpenBLAS sgemm on this node x 0.78, the share the engine reaches; "
                    "OPENBLAS_NUM_THREADS per rank)\n");

@@ -57,6 +57,56 @@ void gt_dist_node_rank(MPI_Comm comm, int *local_rank, int *local_size) {
     MPI_CHECK(MPI_Comm_free(&node));
 }
 
+gt_dist_place *gt_dist_placement(MPI_Comm comm, int gpu, int *n_nodes) {
+    int size = 1;
+    MPI_CHECK(MPI_Comm_size(comm, &size));
+    gt_dist_place mine;
+    memset(&mine, 0, sizeof mine);
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    MPI_CHECK(MPI_Get_processor_name(name, &len));
+    snprintf(mine.host, sizeof mine.host, "%.*s", len, name);
+    gt_dist_node_rank(comm, &mine.local_rank, &mine.local_size);
+    mine.gpu = gpu;
+    gt_dist_place *all = GT_MALLOC((size_t)size * sizeof *all);
+    MPI_CHECK(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, comm));
+    int nodes = 0;
+    for (int r = 0; r < size; r++) {
+        all[r].node = nodes;
+        for (int q = 0; q < r; q++)
+            if (!strcmp(all[q].host, all[r].host)) {
+                all[r].node = all[q].node;
+                break;
+            }
+        if (all[r].node == nodes) nodes++;
+    }
+    *n_nodes = nodes;
+    return all;
+}
+
+void gt_dist_placement_describe(const gt_dist_place *p, int n_ranks, char *buf, size_t len) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int node = 0; k < len; node++) {
+        int first = -1;
+        for (int r = 0; r < n_ranks && first < 0; r++)
+            if (p[r].node == node) first = r;
+        if (first < 0) break;
+        k += (size_t)snprintf(buf + k, len - k, "%s%s ranks ", node ? ", " : "", p[first].host);
+        /* the node's ranks as ranges: 0-1,4 */
+        int sep = 0;
+        for (int r = first; r < n_ranks && k < len; r++) {
+            if (p[r].node != node) continue;
+            int e = r;
+            while (e + 1 < n_ranks && p[e + 1].node == node) e++;
+            k += e > r ? (size_t)snprintf(buf + k, len - k, "%s%d-%d", sep ? "," : "", r, e)
+                       : (size_t)snprintf(buf + k, len - k, "%s%d", sep ? "," : "", r);
+            sep = 1;
+            r = e;
+        }
+    }
+}
+
 int gt_dist_all_ok(MPI_Comm comm, int local_ok) {
     int ok = local_ok ? 1 : 0, all = 0;
     MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));

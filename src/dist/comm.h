@@ -31,6 +31,22 @@ void gt_dist_node_rank(MPI_Comm comm, int *local_rank, int *local_size);
 #define GT_DIST_KEY_LEN 64
 int gt_dist_node_shared_key(MPI_Comm comm, const char *key);
 
+/* Where the ranks run. Collective over comm: every rank's host (the MPI
+ * processor name), its rank among the ranks on that node and their count
+ * (MPI_COMM_TYPE_SHARED, as gt_dist_node_rank), the node's index (nodes
+ * numbered in the order of their first rank) and the GPU it uses (`gpu`,
+ * -1: none). Returns a malloc'ed array of one entry per rank, the same on
+ * every rank, and the number of nodes in *n_nodes. */
+#define GT_DIST_HOST_LEN 64
+typedef struct {
+    char host[GT_DIST_HOST_LEN];
+    int local_rank, local_size, node, gpu;
+} gt_dist_place;
+gt_dist_place *gt_dist_placement(MPI_Comm comm, int gpu, int *n_nodes);
+
+/* "gtn1 ranks 0-1, gtn2 ranks 2-3" (ranks listed as ranges) into buf. */
+void gt_dist_placement_describe(const gt_dist_place *p, int n_ranks, char *buf, size_t len);
+
 /* Collective: 1 on every rank when `local_ok` is 1 on every rank. */
 int gt_dist_all_ok(MPI_Comm comm, int local_ok);
 

@@ -487,10 +487,6 @@ static int validate_pdm(vctx *v, hid_t f, gt_file_index *ix) {
     ix->n_items = (int)T;
     ix->n_cols = (int)C;
     ix->n_rows = N;
-    if (check_offsets(v, f, "/turbines/row_offset", (int)T, N, &ix->row_offset)) return -1;
-    if (check_table(v, f, "segments", "condition", (int)T, ix->row_offset, GT_IO_MAX_LEGEND - 1, &ix->n_segments)) return -1;
-    if (check_table(v, f, "events", "kind", (int)T, ix->row_offset, 255, &ix->n_events)) return -1;
-    if (exists(f, "/care_events")) return check_care_events(v, f, (int)T, ix->row_offset, &ix->n_care_events);
     if (check_offsets(v, f, "/turbines/row_offset", T, N, &ix->row_offset)) return -1;
     if (check_values(v, f, "/turbines/rate_hz", T, 1.0 / GT_IO_MAX_PERIOD_S, 0, 1.0 / GT_IO_MIN_PERIOD_S, " Hz",
                      "turbine") ||
@@ -499,6 +495,7 @@ static int validate_pdm(vctx *v, hid_t f, gt_file_index *ix) {
     if (check_table(v, f, "segments", "condition", T, ix->row_offset, GT_IO_MAX_LEGEND - 1, &ix->n_segments)) return -1;
     if (check_table(v, f, "events", "kind", T, ix->row_offset, 255, &ix->n_events)) return -1; /* /labels are uint8 */
     if (check_codes(v, f, "/turbines/farm", T) || check_codes(v, f, "/turbines/machine_type", T)) return -1;
+    if (exists(f, "/care_events") && check_care_events(v, f, (int)T, ix->row_offset, &ix->n_care_events)) return -1;
     if (check_legend(v, f)) return -1;
     return 0;
 }

@@ -172,3 +172,82 @@ int gt_plan_tier(const char *name, gt_plan_target *tg) {
         }
     return -1;
 }
+
+/* ---------------------------------------------------------- scale model -- */
+
+void gt_plan_net_defaults(const char *tier, int cpu_ranks_per_node, gt_plan_net *net) {
+    memset(net, 0, sizeof *net);
+    /* assumptions (docs/tiers.md "Scale model"): GA660M: 4 GPUs on NVLink
+     * (~150 GB/s ring bandwidth), 4 x 200 Gb/s InfiniBand per node (~80 GB/s
+     * usable); AE450: 2 GPUs on PCIe 4.0 (~20 GB/s), 2 x 200 Gb/s; A350: one
+     * GPU, 100 Gb/s; CPU nodes: shared memory (~5 GB/s per rank pair through
+     * MPI), 100 Gb/s. File system: 2 GB/s per node, 20 GB/s in all. */
+    static const struct {
+        const char *name;
+        int rpn;
+        double intra_gbs, inter_gbs;
+    } t[] = {{"a350", 1, 20, 10}, {"ae450", 2, 20, 40}, {"ga660m", 4, 150, 80}};
+    net->ranks_per_node = cpu_ranks_per_node > 0 ? cpu_ranks_per_node : 1;
+    net->intra_bw = 5e9;
+    net->inter_bw = 10e9;
+    for (size_t i = 0; tier && i < sizeof t / sizeof t[0]; i++)
+        if (!strcasecmp(tier, t[i].name)) {
+            net->ranks_per_node = t[i].rpn;
+            net->intra_bw = t[i].intra_gbs * 1e9;
+            net->inter_bw = t[i].inter_gbs * 1e9;
+        }
+    net->intra_lat = 10e-6;
+    net->inter_lat = 20e-6;
+    net->read_bw = 2e9;
+    net->fs_bw = 20e9;
+}
+
+void gt_plan_scale_at(const gt_plan_request *rq, const gt_plan_target *tg, const gt_plan *p,
+                      const gt_plan_net *net, int ranks, double data_bytes_per_rank, gt_plan_scale *out) {
+    memset(out, 0, sizeof *out);
+    const int rpn = net->ranks_per_node > 0 ? net->ranks_per_node : 1;
+    out->ranks = ranks;
+    out->nodes = (ranks + rpn - 1) / rpn;
+    out->per_rank = (rq->batch + ranks - 1) / ranks;
+    out->grad_bytes = p->n_params * sizeof(float);
+    out->compute_s = tg->flops > 0 ? (double)out->per_rank * p->train_flops_per_sample / tg->flops : 0;
+    if (ranks > 1) {
+        const double bw = out->nodes > 1 ? fmin(net->intra_bw, net->inter_bw) : net->intra_bw;
+        const double lat = out->nodes > 1 ? net->inter_lat : net->intra_lat;
+        out->allreduce_s = 2.0 * (ranks - 1) / ranks * out->grad_bytes / bw + 2.0 * (ranks - 1) * lat;
+    }
+    out->step_s = out->compute_s + out->allreduce_s;
+    out->efficiency = out->step_s > 0 ? out->compute_s / out->step_s : 0;
+    out->samples_per_s = out->step_s > 0 ? (double)rq->batch / out->step_s : 0;
+    out->read_bytes_per_rank = data_bytes_per_rank;
+    double node_bw = net->read_bw;
+    if (net->fs_bw > 0 && net->fs_bw / out->nodes < node_bw) node_bw = net->fs_bw / out->nodes;
+    const int on_node = ranks < rpn ? ranks : rpn;
+    out->read_s = node_bw > 0 ? data_bytes_per_rank * on_node / node_bw : 0;
+    if ((int64_t)ranks > rq->batch) out->bound = "more ranks than samples per step";
+    else if (out->allreduce_s > out->compute_s)
+        out->bound = out->nodes > 1 && net->inter_bw < net->intra_bw ? "all-reduce (network between nodes)"
+                                                                   : "all-reduce (links within the node)";
+    else out->bound = "compute";
+}
+
+void gt_plan_scale_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg, const gt_plan *p,
+                         const gt_plan_net *net, double data_bytes_total) {
+    if (tg->flops <= 0) return;
+    char a[32];
+    fprintf(f, "scale (model; %d rank%s per node, ring all-reduce of %s of fp32 gradients at %.3g GB/s within a node%s"
+               " and %.3g GB/s between nodes, not overlapped with backward):\n",
+            net->ranks_per_node, net->ranks_per_node == 1 ? "" : "s", human(p->n_params * 4.0, a, sizeof a),
+            net->intra_bw / 1e9, net->measured_intra ? " (measured here)" : "", net->inter_bw / 1e9);
+    fprintf(f, "  %6s %5s %9s %11s %12s %10s %10s %12s %11s  %s\n", "ranks", "nodes", "per-rank", "compute ms",
+            "all-reduce ms", "step ms", "efficiency", "samples/s", "read s", "bound by");
+    int list[5] = {1, 4, 16, 64, rq->ranks}, n = 4;
+    if (rq->ranks != 1 && rq->ranks != 4 && rq->ranks != 16 && rq->ranks != 64) n = 5;
+    for (int i = 0; i < n; i++) {
+        gt_plan_scale s;
+        gt_plan_scale_at(rq, tg, p, net, list[i], data_bytes_total / list[i], &s);
+        fprintf(f, "  %6d %5d %9lld %11.3f %12.3f %10.3f %9.0f%% %12.0f %11.2f  %s%s\n", s.ranks, s.nodes,
+                (long long)s.per_rank, s.compute_s * 1e3, s.allreduce_s * 1e3, s.step_s * 1e3, 100.0 * s.efficiency,
+                s.samples_per_s, s.read_s, s.bound, list[i] == rq->ranks && n == 5 ? " (requested)" : "");
+    }
+}

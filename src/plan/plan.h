@@ -80,6 +80,54 @@ void gt_plan_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg,
  * Returns 0, or -1 for an unknown name. */
 int gt_plan_tier(const char *name, gt_plan_target *tg);
 
+/* ---- the scale model: a step on P ranks over several nodes ----
+ *
+ * step = compute (per-rank samples x FLOPs / sustained rate) + the gradient
+ * all-reduce (not overlapped with backward: what the trainer does today).
+ * All-reduce: a ring over the P ranks (NCCL's and Open MPI's large-message
+ * algorithm); every rank sends and receives 2 (P-1)/P of the fp32 gradient
+ * bytes; on one node at the node's rank-to-rank bandwidth, across nodes at
+ * the slower of that and one node's network bandwidth (the ring crosses each
+ * node boundary once, so each node's links carry the same bytes), plus
+ * 2 (P-1) message latencies. Data: each rank reads its shard once (the data
+ * pipeline bytes); a node reads its ranks' shards at its share of the file
+ * system. The efficiency is compute / step at P ranks' share of the global
+ * batch: the global batch stays fixed (the result must not change with P), so
+ * the per-rank compute shrinks as P grows while the all-reduce does not,
+ * which is where scaling stops. */
+typedef struct gt_plan_net {
+    int ranks_per_node;   /* GPUs (or CPU ranks) per node */
+    double intra_bw;      /* bytes/s between two ranks of a node (NVLink, PCIe, shared memory) */
+    double inter_bw;      /* bytes/s of one node's network links together */
+    double intra_lat, inter_lat; /* seconds per ring step within / across nodes */
+    double read_bw;       /* bytes/s one node reads from the shared file system */
+    double fs_bw;         /* bytes/s the whole file system serves (0: no cap) */
+    int measured_intra;   /* intra_bw was measured on this node (gridtrain plan with several ranks) */
+} gt_plan_net;
+
+typedef struct gt_plan_scale {
+    int ranks, nodes;
+    int64_t per_rank;      /* ceil(global batch / ranks) */
+    double grad_bytes;     /* fp32 gradients all-reduced per step */
+    double compute_s, allreduce_s, step_s;
+    double efficiency;     /* compute_s / step_s */
+    double samples_per_s;  /* the whole job */
+    double read_bytes_per_rank, read_s;
+    const char *bound;     /* what dominates the step */
+} gt_plan_scale;
+
+/* Assumed links of a tier or of CPU nodes (docs/tiers.md): ranks_per_node
+ * from the tier (a350 1, ae450 2, ga660m 4; cpu: `cpu_ranks_per_node`). */
+void gt_plan_net_defaults(const char *tier, int cpu_ranks_per_node, gt_plan_net *net);
+/* The step on `ranks` ranks, from the plan p (computed for any rank count:
+ * the FLOPs per sample and parameters do not depend on it). */
+void gt_plan_scale_at(const gt_plan_request *rq, const gt_plan_target *tg, const gt_plan *p,
+                      const gt_plan_net *net, int ranks, double data_bytes_per_rank, gt_plan_scale *out);
+/* The scaling table `gridtrain plan` prints: the requested rank count and
+ * 1, 4, 16, 64 ranks. */
+void gt_plan_scale_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg, const gt_plan *p,
+                         const gt_plan_net *net, double data_bytes_total);
+
 /* Assumed fraction of the nominal GPU rate a training step sustains
  * (documented in docs/tiers.md; the CPU plan measures its own rate). */
 #define GT_PLAN_GPU_EFFICIENCY 0.35

@@ -337,6 +337,17 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     char host[256] = "unknown";
     gethostname(host, sizeof host - 1);
     cJSON_AddStringToObject(o, "host", host);
+    cJSON_AddNumberToObject(o, "nodes", t->n_nodes);
+    cJSON *pl = cJSON_AddArrayToObject(o, "placement"); /* rank r is entry r */
+    for (int r = 0; r < t->size; r++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "host", t->place[r].host);
+        cJSON_AddNumberToObject(e, "node", t->place[r].node);
+        cJSON_AddNumberToObject(e, "local_rank", t->place[r].local_rank);
+        cJSON_AddNumberToObject(e, "local_size", t->place[r].local_size);
+        cJSON_AddNumberToObject(e, "gpu", t->place[r].gpu);
+        cJSON_AddItemToArray(pl, e);
+    }
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     cJSON_AddStringToObject(o, "cpu_model", cpu);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "data/loader.h"
+#include "dist/comm.h"
 #include "nn/engine.h"
 #include "nn/telemetry.h"
 #include "task/task.h"
@@ -31,6 +32,8 @@ typedef struct trainer {
     gt_data_config dcfg;    /* cfg->data resolved for the task */
     gt_dataset *ds;
     gt_train_device dev;    /* where the engine runs (train.device) */
+    gt_dist_place *place;   /* (size) every rank's node, node-local rank and GPU */
+    int n_nodes;
     gt_engine *e;
     gt_loader *ld;
     int64_t micro;          /* the engine's max_batch */

@@ -36,7 +36,6 @@
 
 /* Gradient all-reduce buckets: large enough to amortise latency, small enough
  * that several are in flight at once. */
-#define GT_TRAIN_BUCKET_BYTES ((size_t)4 << 20)
 
 static const char *const g_ev_names[EV_N] = {"read", "data_wait", "forward", "backward",
                                              "allreduce", "optimizer", "eval", "checkpoint"};
@@ -691,6 +690,7 @@ static void trainer_free(trainer *t) {
     gt_engine_free(t->e);
     gt_dataset_free(t->ds);
     gt_task_ctx_free(&t->tc);
+    free(t->place);
     free(t->vidx); /* the micro-batch block (ybuf, mbuf, vy, vm) */
 }
 
@@ -708,6 +708,13 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     if (res) memset(res, 0, sizeof *res);
     check_config(cfg);
     gt_train_device_select(cfg->device, "train.device", cfg->quiet, comm, &t->dev); /* before any output */
+    t->place = gt_dist_placement(comm, t->dev.engine == GT_ENGINE_HOST ? -1 : t->dev.info.ordinal, &t->n_nodes);
+    if (t->rank == 0 && t->size > 1) {
+        char where[1024];
+        gt_dist_placement_describe(t->place, t->size, where, sizeof where);
+        gt_log(cfg->quiet ? GT_LOG_DEBUG : GT_LOG_INFO, "placement: %d ranks on %d node%s: %s", t->size, t->n_nodes,
+               t->n_nodes == 1 ? "" : "s", where);
+    }
     for (int i = 0; i < EV_N; i++) t->ev[i] = gt_event_register(g_ev_names[i]);
     gt_train_now_iso(t->start_time, sizeof t->start_time);
     t->lock_fd = -1;

@@ -62,6 +62,8 @@
 #define GT_TRAIN_DEFAULT_EPS 1e-8
 #define GT_TRAIN_DEFAULT_CLIP 1.0
 #define GT_TRAIN_DEFAULT_BATCH 256
+/* gradient all-reduce bucket (dist/allreduce.h); `gridtrain plan` times the same */
+#define GT_TRAIN_BUCKET_BYTES ((size_t)4 << 20)
 #define GT_TRAIN_DEFAULT_EPOCHS 10
 #define GT_TRAIN_DEFAULT_SEED 1
 #define GT_TRAIN_DEFAULT_NAN_MAX_BAD 5

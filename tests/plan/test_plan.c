@@ -2,7 +2,10 @@
  * memory grows with the micro-batch, the largest micro-batch that fits is
  * exactly the one a budget between two neighbours allows (and the advice
  * names it with its accumulation count), a budget below micro-batch 1 says
- * so, the GPU plan counts the CUDA model's device buffers, tiers parse. */
+ * so, the GPU plan counts the CUDA model's device buffers, tiers parse; the
+ * scale model: ring all-reduce bytes and latencies by hand, the network
+ * between nodes taking over from the node's links, the efficiency and the
+ * bound named, the data read shared by a node's ranks. */
 #include <math.h>
 #include <string.h>
 
@@ -94,5 +97,40 @@ int main(void) {
     TEST_CLOSE(m.params + m.grads + m.moments + m.acts, (double)gt_model_device_bytes(&mc, &sz), 0, 1e-12);
     TEST_CHECK(m.data == 0 && m.base == 0 && m.buffers == 0);
     TEST_CLOSE(m.context, GT_PLAN_GPU_CONTEXT_BYTES + (double)GT_CUBLAS_WS_BYTES, 0, 1e-12);
+
+    /* the scale model on the GA660M tier: 4 GPUs per node */
+    gt_plan_net net;
+    gt_plan_net_defaults("ga660m", 0, &net);
+    TEST_EQ_INT(net.ranks_per_node, 4);
+    TEST_CHECK(net.intra_bw > net.inter_bw && net.inter_bw > 0);
+    gt_plan_compute(&rq, &gpu, &p);
+    const double S = p.n_params * 4.0;
+    gt_plan_scale sc;
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 1, 8e9, &sc);
+    TEST_CHECK(sc.nodes == 1 && sc.per_rank == 200 && sc.allreduce_s == 0 && sc.efficiency == 1.0);
+    TEST_CLOSE(sc.compute_s, 200 * p.train_flops_per_sample / gpu.flops, 0, 1e-12);
+    TEST_CLOSE(sc.read_s, 8e9 / net.read_bw, 0, 1e-12);
+    TEST_CHECK(!strcmp(sc.bound, "compute"));
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 4, 2e9, &sc); /* one node: the NVLink ring */
+    TEST_CHECK(sc.nodes == 1 && sc.per_rank == 50);
+    TEST_CLOSE(sc.allreduce_s, 2.0 * 3 / 4 * S / net.intra_bw + 6 * net.intra_lat, 0, 1e-12);
+    TEST_CLOSE(sc.read_s, 4 * 2e9 / net.read_bw, 0, 1e-12); /* 4 ranks share the node's bandwidth */
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 16, 0.5e9, &sc); /* 4 nodes: the network is the slowest link */
+    TEST_CHECK(sc.nodes == 4 && sc.per_rank == 13);
+    TEST_CLOSE(sc.allreduce_s, 2.0 * 15 / 16 * S / net.inter_bw + 30 * net.inter_lat, 0, 1e-12);
+    TEST_CLOSE(sc.step_s, sc.compute_s + sc.allreduce_s, 0, 1e-12);
+    TEST_CLOSE(sc.efficiency, sc.compute_s / sc.step_s, 0, 1e-12);
+    TEST_CLOSE(sc.samples_per_s, 200 / sc.step_s, 0, 1e-12);
+    /* a slow network makes the all-reduce the bound */
+    net.inter_bw = 1e6;
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 16, 0.5e9, &sc);
+    TEST_CHECK(!strcmp(sc.bound, "all-reduce (network between nodes)") && sc.efficiency < 0.5);
+    /* the file system's total caps many nodes: 64 ranks = 16 nodes x 2 GB/s > 20 GB/s */
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 64, 1e9, &sc);
+    TEST_CLOSE(sc.read_s, 4 * 1e9 / (net.fs_bw / 16), 0, 1e-12);
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 256, 1e9, &sc); /* more ranks than the global batch of 200 */
+    TEST_CHECK(sc.per_rank == 1);
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 400, 1e9, &sc);
+    TEST_CHECK(sc.per_rank == 1);
     TEST_DONE();
 }

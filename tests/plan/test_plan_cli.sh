@@ -110,6 +110,32 @@ done
 "$GT" plan tf.ini --tier ga660m > g.txt 2>&1 || { cat g.txt; fail "plan --tier"; }
 grep -q "device memory" g.txt && grep -q "CUDA context" g.txt && grep -q "ms per step" g.txt || { cat g.txt; fail "gpu plan"; }
 "$GT" plan tf.ini --gpu-mem 24G data.window=4095 > g2.txt 2>&1 || { cat g2.txt; fail "plan --gpu-mem"; }
+# the scale model: rows for 1, 4, 16, 64 ranks and the requested 8 (2 GA660M nodes); the
+# 4-rank row is one node, 16 ranks are 4 nodes; --net-gbs changes only the cross-node rows
+"$GT" plan tf.ini --tier ga660m --ranks 8 > s.txt 2>&1 || { cat s.txt; fail "plan --ranks 8"; }
+"$GT" plan tf.ini --tier ga660m --ranks 8 --net-gbs 1 > s1.txt 2>&1 || { cat s1.txt; fail "plan --net-gbs"; }
+python3 - s.txt s1.txt <<'PY' || fail "scale table"
+import sys
+def rows(path):
+    out, on = {}, False
+    for line in open(path):
+        if line.startswith("scale (model"): on = True; continue
+        f = line.split()
+        if on and f and f[0].isdigit(): out[int(f[0])] = f
+    return out
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+assert sorted(a) == [1, 4, 8, 16, 64], sorted(a)
+assert [a[p][1] for p in (1, 4, 8, 16, 64)] == ["1", "1", "2", "4", "16"], a
+assert float(a[1][4]) == 0 and float(a[4][4]) > 0          # no all-reduce on one rank
+assert a[1][0:5] == b[1][0:5] and a[4][4] == b[4][4]        # one node: the network plays no part
+assert float(b[16][4]) > 3 * float(a[16][4]), (a[16], b[16])   # across nodes it does
+assert "network between nodes" in " ".join(b[16][9:]), b[16]
+print("scale table: 16 ranks all-reduce %s ms at the tier's network, %s ms at 1 GB/s" % (a[16][4], b[16][4]))
+PY
+# calibrated on this node: two ranks time the gradient all-reduce
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 "$GT" plan tf.ini > m.txt 2>&1 ||
+  { cat m.txt; fail "mpirun -n 2 plan"; }
+grep -q "within a node (measured here)" m.txt || { cat m.txt; fail "plan on 2 ranks: no measured all-reduce"; }
 set +e
 "$GT" plan tf.ini --tier h9000 > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "unknown tier: exit $rc"

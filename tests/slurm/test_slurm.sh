@@ -14,84 +14,16 @@
 set -euo pipefail
 T=$(readlink -f "$1")
 SRC=$(readlink -f "$2")
-for b in munged mungekey slurmctld slurmd sbatch srun; do
-  command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] || { echo "skipped: $b not installed (jobs/setup.sh)"; exit 77; }
-done
-export PATH="$PATH:/usr/sbin"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 GT_LOG_LEVEL=info
-W=$(mktemp -d /tmp/gt-slurm-XXXXXX) # short path: the munge socket path must fit sun_path
-C="$W/cluster"
-t_start=$(date +%s)
-cleanup() {
-  rc=$?
-  "$SRC/slurm/stop.sh" "$C" >/dev/null 2>&1 || true
-  if [ $rc = 0 ]; then rm -rf "$W"; else echo "test_slurm: FAILED; kept $W (cluster logs in $C/log)" >&2; fi
-  echo "test_slurm: $(( $(date +%s) - t_start )) s" >&2
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-elapsed() { echo "$(( $(date +%s) - t_start )) s"; }
-
-# ---- the cluster: private ports (retry on a clash)
-up=0
-for _ in 1 2 3; do
-  export GT_SLURM_PORT=$(( 20000 + (RANDOM % 15000) * 2 ))
-  if "$SRC/slurm/start.sh" "$C" > "$W/start.log" 2>&1; then up=1; break; fi
-  "$SRC/slurm/stop.sh" "$C" >/dev/null 2>&1 || true
-done
-[ $up = 1 ] || { cat "$W/start.log"; fail "cluster did not start"; }
-# shellcheck disable=SC1091
-. "$C/env.sh"
-echo "cluster up on port $GT_SLURM_PORT ($(elapsed))"
-
-job_state() { scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
-wait_job() { # JOBID TIMEOUT_S: until it leaves the queue (PENDING/RUNNING/requeued)
-  local i
-  for i in $(seq 1 $(( $2 * 5 ))); do
-    case "$(job_state "$1")" in
-      PENDING|RUNNING|CONFIGURING|COMPLETING|REQUEUED|REQUEUE_HOLD|SUSPENDED|"") sleep 0.2 ;;
-      *) return 0 ;;
-    esac
-  done
-  scontrol show job "$1" >&2
-  fail "job $1 still $(job_state "$1") after $2 s"
-}
-params_of() { grep -o 'params xxh64 [0-9a-f]*' "$1" | tail -1 | awk '{print $3}'; }
-
-# ---- data: a tiny NILM file and a tiny wind farm
-cd "$W"
-"$T" synth nilm -o "$W/nilm.h5" --households 3 --days 1 --period 6 --lowres-period 0 \
-    --spike-rate 0 --gap-rate 0 --stuck-rate 0 --seed 7 >/dev/null 2>&1 || fail "synth nilm"
-"$T" synth pdm -o "$W/farm.h5" --farms 2 --turbines 2 --days 0.2 --rate 1 --seed 3 >/dev/null 2>&1 || fail "synth pdm"
-cat > "$W/nilm.ini" <<INI
-[data]
-file = $W/nilm.h5
-window = 63
-stride = 16
-[model]
-kind = s2p_cnn
-layers = 3
-conv_scale = 0.3
-hidden = 32
-[optim]
-lr = 3e-3
-warmup = 5
-[train]
-batch = 32
-micro_batch = 8
-epochs = 0
-max_steps = 6000
-log_every = 100
-eval_every = 1000
-[run]
-checkpoint_every = 500
-checkpoint_minutes = 0
-INI
+# shellcheck source=tests/slurm/lib.sh
+. "$SRC/tests/slurm/lib.sh"
+gt_slurm_begin slurm 1
+gt_slurm_nilm_data 6000
+gt_slurm_pdm_doe
 export GT_BIN="$T" GT_CPU_RANKS=2 GT_CPU_THREADS=1
 
 # ---- 1. the uninterrupted NILM job (cpu tier: 2 ranks x 1 core)
 out=$("$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit nilm_full: $out"
-jid=$(echo "$out" | awk '/Submitted batch job/ {print $4}')
+jid=$(job_id_of "$out")
 [ -n "$jid" ] || fail "no job id in: $out"
 wait_job "$jid" 120
 [ "$(job_state "$jid")" = COMPLETED ] || { cat "$W"/slurm-gt-nilm-"$jid".out; fail "nilm job $jid: $(job_state "$jid")"; }
@@ -108,47 +40,11 @@ ref=$(params_of "$log")
 echo "1. nilm_full.sh job $jid finished, params $ref ($(elapsed))"
 
 # ---- 2. the DOE matrix as a throttled job array
-cat > "$W/doe.ini" <<INI
-[doe]
-name = slurm8
-dir = $W/sweep
-[factors]
-farm = 0,1
-condition = rated+turbulent, rated+low_wind
-seed = 1,2
-[data]
-file = $W/farm.h5
-window = 48
-stride = 24
-[model]
-kind = lstm
-hidden = 16
-layers = 1
-[optim]
-lr = 1e-2
-warmup = 5
-[train]
-batch = 16
-epochs = 0
-max_steps = 60
-log_every = 20
-eval_every = 30
-[run]
-checkpoint_every = 30
-checkpoint_minutes = 0
-INI
 out=$(GT_CPU_THREADS=1 "$SRC/jobs/pdm_doe.sh" "$W/doe.ini" --throttle 2 2>&1) || fail "submit pdm_doe: $out"
-ajid=$(echo "$out" | awk '/Submitted batch job/ {print $4}')
+ajid=$(job_id_of "$out")
 [ -n "$ajid" ] || fail "no array job id in: $out"
 echo "$out" | grep -q "8 cells, at most 2 at a time" || fail "submit line: $out"
-max_running=0
-for _ in $(seq 1 900); do
-  n_run=$(squeue -h -r -j "$ajid" -t RUNNING 2>/dev/null | wc -l)
-  [ "$n_run" -gt "$max_running" ] && max_running=$n_run
-  [ -z "$(squeue -h -r -j "$ajid" 2>/dev/null)" ] && break
-  sleep 0.2
-done
-[ -z "$(squeue -h -r -j "$ajid" 2>/dev/null)" ] || fail "array $ajid not done after 180 s"
+wait_array "$ajid" 180
 [ "$max_running" -ge 1 ] && [ "$max_running" -le 2 ] || fail "throttle %2: saw $max_running tasks running at once"
 n_eval=$(ls "$W"/sweep/cells/*/eval.json 2>/dev/null | wc -l)
 [ "$n_eval" = 8 ] || { tail -n 20 "$W"/slurm-gt-doe-"$ajid"_*.out; fail "8 cells expected with eval.json, got $n_eval"; }
@@ -169,11 +65,11 @@ echo "2. DOE array $ajid: 8 cells done, at most $max_running running, report wri
 
 # ---- 3. warning signal -> checkpoint -> requeue -> resume == uninterrupted
 out=$("$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit nilm_full (2): $out"
-jid2=$(echo "$out" | awk '/Submitted batch job/ {print $4}')
+jid2=$(job_id_of "$out")
 run2="$W/runs/nilm-$jid2"
 sent=0
 for _ in $(seq 1 300); do # wait until it trains (a progress line past step 500)
-  if [ -f "$run2/metrics.jsonl" ] && grep -q '"step":	\?[5-9][0-9][0-9],\|"step":[5-9][0-9][0-9],' "$run2/metrics.jsonl" 2>/dev/null; then
+  if reached_step "$run2/metrics.jsonl" 500; then
     scancel --signal=USR1 --batch "$jid2"
     sent=1
     break
