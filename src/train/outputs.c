@@ -361,7 +361,7 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     char h[17];
     gt_regress_config_hash(c->config_text, hex, h);
     cJSON_AddStringToObject(o, "config_hash", h);
-    gt_regress_hardware_hash(cpu, t->size, ob ? ob : "", gt_engine_kind_name(t->e->kind),
+    gt_regress_hardware_hash(cpu, t->size, t->n_nodes, ob ? ob : "", gt_engine_kind_name(t->e->kind),
                              t->dev.engine == GT_ENGINE_HOST ? "" : t->dev.info.name,
                              t->dev.engine == GT_ENGINE_HOST ? 0 : t->size, h);
     cJSON_AddStringToObject(o, "hardware_hash", h);

@@ -38,10 +38,10 @@ void gt_regress_config_hash(const char *config_text, const char *data_xxh64, cha
     XXH64_freeState(st);
 }
 
-void gt_regress_hardware_hash(const char *cpu_model, int ranks, const char *openblas_threads, const char *engine,
-                              const char *device_name, int gpus, char out[17]) {
+void gt_regress_hardware_hash(const char *cpu_model, int ranks, int nodes, const char *openblas_threads,
+                              const char *engine, const char *device_name, int gpus, char out[17]) {
     char buf[1024];
-    int n = snprintf(buf, sizeof buf, "%s|%d|%s|%s|%s|%d", cpu_model ? cpu_model : "", ranks,
+    int n = snprintf(buf, sizeof buf, "%s|%d|%d|%s|%s|%s|%d", cpu_model ? cpu_model : "", ranks, nodes,
                      openblas_threads ? openblas_threads : "", engine ? engine : "", device_name ? device_name : "",
                      gpus);
     snprintf(out, 17, "%016llx", (unsigned long long)XXH64(buf, (size_t)(n < 0 ? 0 : n), 0));

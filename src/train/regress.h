@@ -3,7 +3,7 @@
  *
  * A run's manifest.json carries two hashes: config_hash (the resolved
  * configuration without run.dir and data.file, plus the data file's xxh64:
- * the same work) and hardware_hash (CPU model, ranks, OpenBLAS threads,
+ * the same work) and hardware_hash (CPU model, ranks, nodes, OpenBLAS threads,
  * engine, GPU model and count: the same machines). At the end of a run that
  * finished, its steady samples/s (timing.json) is compared with the earlier
  * finished runs of the same two hashes in the same parent directory (runs/, a
@@ -25,8 +25,8 @@
 
 /* 16 hex digits each. cpu_model, device_name may be "". */
 void gt_regress_config_hash(const char *config_text, const char *data_xxh64, char out[17]);
-void gt_regress_hardware_hash(const char *cpu_model, int ranks, const char *openblas_threads, const char *engine,
-                              const char *device_name, int gpus, char out[17]);
+void gt_regress_hardware_hash(const char *cpu_model, int ranks, int nodes, const char *openblas_threads,
+                              const char *engine, const char *device_name, int gpus, char out[17]);
 
 typedef struct gt_regress_result {
     int n_base;                  /* earlier runs of the same configuration and hardware found */
