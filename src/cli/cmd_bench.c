@@ -81,9 +81,11 @@ const gt_cmd gt_cmd_bench = {
                "of the sgemm rate OpenBLAS reaches in the same run (threads: OPENBLAS_NUM_THREADS).\n"
                "tests/nn/torch/bench_vs_torch.py runs it beside PyTorch and prints the ratios.\n"
                "bench train CONFIG: under mpirun -n P, 1 rank alone then all P ranks on the same data;\n"
-               "prints samples/s, the weak-scaling efficiency and the data-stall share.",
+               "prints samples/s, the weak-scaling efficiency and the data-stall share; every key of\n"
+               "'gridtrain train' may follow CONFIG as section.key=value (data.file=..., train.batch=...).",
     .opts = opts,
     .min_pos = 1,
     .max_pos = 2,
     .run = run,
+    .passes_keys_of = "train",
 };

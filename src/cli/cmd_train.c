@@ -92,6 +92,12 @@ static const gt_opt opts[] = {
     {"train.device", "device", GT_OPT_STR, "auto", "where the replicas train: auto = one GPU per rank when this binary has CUDA and a GPU is usable, else the CPU; cuda = a GPU per rank or exit 7 (never a silent CPU fallback); cpu = the host engine. Not stored: a resumed run chooses again (checkpoints are the same on either)", "auto|cpu|cuda"},
     {"train.log_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LOG_EVERY), "steps between progress lines and metrics.jsonl entries", NULL},
     {"train.stop_after", NULL, GT_OPT_INT, "0", "testing: checkpoint and exit 75 after N steps of this invocation (not stored)", NULL},
+    {"train.trace", NULL, GT_OPT_BOOL, "false", "write RUN_DIR/trace.json: the timeline of every rank (phases, data wait, all-reduce buckets, prefetch thread) for Perfetto or chrome://tracing; bounded by train.trace_events (not stored)", NULL},
+    {"train.trace_events", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVENTS), "trace: spans kept per rank (a fixed buffer: about 100 bytes of JSON each); later spans are counted as dropped", NULL},
+    {"train.trace_steps", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_STEPS), "trace: every step of the first N is traced ...", NULL},
+    {"train.gpu_telemetry_s", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_GPU_TELEMETRY_S), "GPU runs: sample each rank's GPU through NVML (loaded at run time; none without a driver) every this many seconds: utilisation, memory, temperature, power, clocks, throttle reasons, ECC, Xid; a \"gpu\" row per rank in metrics.jsonl at each log interval, the summary in manifest.json, warnings for a throttling or idle GPU; 0 off (not stored)", NULL},
+    {"train.regression_warn", NULL, GT_OPT_FLOAT, "0.2", "warn at the end of a run whose steady samples/s is below (1 - this) x the median of the earlier runs of the same configuration and hardware in the same parent directory (manifest.json config_hash, hardware_hash), naming the phase that slowed; 0 off (not stored)", NULL},
+    {"train.trace_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVERY), "trace: ... then every N-th step (validation and checkpoints always)", NULL},
     {"run.dir", "run-dir", GT_OPT_STR, "", "run directory; default runs/<SLURM_JOB_ID or timestamp>", NULL},
     {"run.checkpoint_every", NULL, GT_OPT_INT, "0", "steps between checkpoints; 0 off (one is written at the end)", NULL},
     {"run.checkpoint_minutes", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES), "wall minutes between checkpoints; 0 off", NULL},
@@ -115,7 +121,8 @@ static const gt_opt opts[] = {
 /* Keys that describe one invocation, not the run: never stored. */
 static int per_invocation(const char *key) {
     return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "run.watchdog_s") ||
-           !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") ||
+           !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "train.trace", 11) ||
+           !strcmp(key, "train.regression_warn") || !strcmp(key, "train.gpu_telemetry_s") ||
            !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
@@ -294,6 +301,17 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->device = (gt_device_request)dev;
     c->log_every = gt_args_int(a, "train.log_every");
     c->stop_after = gt_args_int(a, "train.stop_after");
+    c->gpu_telemetry_s = gt_args_float(a, "train.gpu_telemetry_s");
+    GT_CHECK(c->gpu_telemetry_s >= 0, GT_EXIT_USAGE, "train.gpu_telemetry_s must be >= 0 (0 turns it off)");
+    c->regression_warn = gt_args_float(a, "train.regression_warn");
+    GT_CHECK(c->regression_warn >= 0 && c->regression_warn < 1, GT_EXIT_USAGE,
+             "train.regression_warn must be in [0, 1) (0 turns the comparison off)");
+    c->trace = gt_args_bool(a, "train.trace");
+    c->trace_events = gt_args_int(a, "train.trace_events");
+    c->trace_steps = gt_args_int(a, "train.trace_steps");
+    c->trace_every = gt_args_int(a, "train.trace_every");
+    GT_CHECK(c->trace_events >= 1 && c->trace_steps >= 0 && c->trace_every >= 1, GT_EXIT_USAGE,
+             "train.trace_events must be >= 1, train.trace_steps >= 0 and train.trace_every >= 1");
     GT_CHECK(c->eval_every >= 0 && c->patience >= 0 && c->stop_after >= 0, GT_EXIT_USAGE,
              "train.eval_every, train.patience and train.stop_after must be >= 0");
 
@@ -391,6 +409,7 @@ static int run(const gt_args *a0, MPI_Comm comm) {
     int rc = gt_train_run(&c, comm, &res);
     /* training, then evaluation of what it wrote (the best checkpoint), as `gridtrain eval` does */
     if (rc == 0 && c.write_outputs) gt_eval_cli_after_train(&c, res.run_dir, comm);
+    gt_log_set_file(NULL); /* the run log (run.log) ends with the evaluation */
     /* the watchdog keeps watching until the process ends (MPI_Finalize can hang too) */
     gt_train_result_free(&res);
     free(text);
@@ -400,9 +419,11 @@ static int run(const gt_args *a0, MPI_Comm comm) {
 
 int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
     GT_CHECK(a0->n_pos >= 2, GT_EXIT_USAGE, "usage: gridtrain bench train CONFIG");
-    const char *argv[2] = {"--config", a0->pos[1]};
+    /* CONFIG, then the train keys given after it (gt_cmd_bench passes them through) */
+    const char *argv[2 + GT_MAX_POS] = {"--config", a0->pos[1]};
+    for (int i = 0; i < a0->n_extra; i++) argv[2 + i] = a0->extra[i];
     gt_args a;
-    gt_args_parse(&a, &gt_cmd_train, 2, (char **)argv);
+    gt_args_parse(&a, &gt_cmd_train, 2 + a0->n_extra, (char **)argv);
     gt_train_config c;
     gt_train_config_from_args(&a, &c);
     int reps = 1;

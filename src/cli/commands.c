@@ -7,7 +7,8 @@ static int n_cmds = -1;
 static void init(void) {
     if (n_cmds >= 0) return;
     const gt_cmd *all[] = {&gt_cmd_synth,  &gt_cmd_import, &gt_cmd_inspect, &gt_cmd_train,
-                           &gt_cmd_plan,   &gt_cmd_eval,   &gt_cmd_predict, &gt_cmd_doe,  &gt_cmd_bench};
+                           &gt_cmd_plan,   &gt_cmd_eval,   &gt_cmd_predict, &gt_cmd_doe,  &gt_cmd_bench,
+                           &gt_cmd_doctor};
     n_cmds = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]) g_cmds[n_cmds++] = all[i];

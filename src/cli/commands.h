@@ -7,7 +7,7 @@
 
 /* Each subcommand defines one of these in its cli/cmd_*.c file. */
 extern const gt_cmd gt_cmd_synth, gt_cmd_import, gt_cmd_inspect, gt_cmd_train, gt_cmd_eval, gt_cmd_predict,
-    gt_cmd_doe, gt_cmd_bench, gt_cmd_plan;
+    gt_cmd_doe, gt_cmd_bench, gt_cmd_plan, gt_cmd_doctor;
 
 int gt_commands_count(void);
 const gt_cmd *gt_commands_get(int i);

@@ -240,6 +240,14 @@ static int looks_like_override(const char *s) {
     return 1;
 }
 
+/* A key of the command that cmd passes its overrides to (cmd->passes_keys_of). */
+static int passed_through(const gt_cmd *cmd, const char *key) {
+    const gt_cmd *to = cmd->passes_keys_of ? gt_commands_find(cmd->passes_keys_of) : NULL;
+    for (const gt_opt *o = to ? to->opts : NULL; o && o->key; o++)
+        if (!strcmp(o->key, key)) return 1;
+    return 0;
+}
+
 void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv) {
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
@@ -310,6 +318,11 @@ void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv) {
             memcpy(key, s, len);
             key[len] = 0;
             int idx = find_key(a, key);
+            if (idx < 0 && passed_through(cmd, key)) {
+                if (a->n_extra >= GT_MAX_POS) GT_FAIL(GT_EXIT_USAGE, "too many key=value overrides");
+                a->extra[a->n_extra++] = s;
+                continue;
+            }
             if (idx < 0)
                 GT_FAIL(GT_EXIT_USAGE, "unknown key '%s' (see 'gridtrain %s --help')", key, cmd->name);
             set_value(a, idx, eq + 1, "command line");

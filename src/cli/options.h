@@ -47,6 +47,10 @@ typedef struct gt_cmd {
     const char *shares_keys_of;
     const char *own_prefix;
     const char *hide_prefix; /* keys of the table that belong to another command (not listed) */
+    /* Set when the command hands section.key=value overrides of another command
+     * (named here) through: keys of that command's table that this one lacks
+     * are kept in gt_args.extra, in command-line order (bench train CONFIG key=value). */
+    const char *passes_keys_of;
 } gt_cmd;
 
 #define GT_MAX_POS 16
@@ -58,6 +62,8 @@ typedef struct gt_args {
     const gt_opt **spec; /* [n_values], parallel to value/origin */
     char **value;
     char **origin;       /* "default", "file.ini:12", "argv" */
+    int n_extra;         /* overrides for cmd->passes_keys_of, "section.key=value" (point into argv) */
+    const char *extra[GT_MAX_POS];
 } gt_args;
 
 /* Typed getters; the key must be in the command's table (internal error otherwise). */

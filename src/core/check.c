@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "core/check.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,45 +92,66 @@ static GT_NORETURN void abort_common(int code, int lock_streams) {
 GT_NORETURN void gt_abort(int code) { abort_common(code, 1); }
 GT_NORETURN void gt_abort_nolock(int code) { abort_common(code, 0); }
 
-static void prefix(void) {
-    if (g_size > 1)
-        fprintf(stderr, "gridtrain[rank %d]: error: ", g_rank);
-    else
-        fputs("gridtrain: error: ", stderr);
+/* The error line: "gridtrain: error: " (with the rank in a parallel run),
+ * the message, a newline; on stderr and, with " (exit N)", in the run log
+ * (core/log.h). */
+static void emit(int code, char *line, size_t n) {
+    size_t len = strlen(line);
+    if (len + 1 < n) { line[len++] = '\n'; line[len] = 0; }
+    fputs(line, stderr);
+    if (len > 0 && line[len - 1] == '\n') len--;
+    char tail[32];
+    int k = snprintf(tail, sizeof tail, " (exit %d)\n", code);
+    if (len + (size_t)k < n) {
+        memcpy(line + len, tail, (size_t)k + 1);
+        len += (size_t)k;
+    }
+    gt_log_file_write(line, len);
+}
+
+/* appends to line (n bytes in all) */
+static void addf(char *line, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void addf(char *line, size_t n, const char *fmt, ...) {
+    size_t len = strlen(line);
+    if (len + 1 >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + len, n - len, fmt, ap);
+    va_end(ap);
 }
 
 GT_NORETURN void gt_fatal(int code, const char *file, int line, const char *fmt, ...) {
     fflush(stdout);
-    prefix();
+    char buf[4096];
+    size_t k = gt_log_error_prefix(buf, sizeof buf);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(buf + k, sizeof buf - k, fmt, ap);
     va_end(ap);
     /* Internal errors carry the source location; user errors stay one clean line
      * but still say where they were raised when GT_DEBUG is set. */
-    if (code == GT_EXIT_INTERNAL || getenv("GT_DEBUG"))
-        fprintf(stderr, " [%s:%d]", file, line);
-    fputc('\n', stderr);
+    if (code == GT_EXIT_INTERNAL || getenv("GT_DEBUG")) addf(buf, sizeof buf, " [%s:%d]", file, line);
+    emit(code, buf, sizeof buf);
     gt_abort(code);
 }
 
 GT_NORETURN void gt_fatal_lib_code(int code, const char *lib, const char *expr, const char *what,
                                  const char *hint, const char *file, int line) {
     fflush(stdout);
-    prefix();
+    char buf[4096];
+    gt_log_error_prefix(buf, sizeof buf);
     const char *out = gt_output_current();
     if (code == GT_EXIT_RESOURCE)
-        fprintf(stderr, "disk full%s%s: ", out ? " writing " : "", out ? out : "");
+        addf(buf, sizeof buf, "disk full%s%s: ", out ? " writing " : "", out ? out : "");
     else if (out)
-        fprintf(stderr, "writing %s: ", out);
-    fprintf(stderr, "%s call failed: %s: %s [%s:%d]", lib, expr, what ? what : "(no message)",
-            file, line);
+        addf(buf, sizeof buf, "writing %s: ", out);
+    addf(buf, sizeof buf, "%s call failed: %s: %s [%s:%d]", lib, expr, what ? what : "(no message)", file, line);
     if (code == GT_EXIT_RESOURCE)
-        fputs("; hint: free space on that file system (or raise the quota / file size limit, 'ulimit -f') "
-              "and run again; an existing output was left as it was", stderr);
+        addf(buf, sizeof buf, "; hint: free space on that file system (or raise the quota / file size limit, 'ulimit -f') "
+                              "and run again; an existing output was left as it was");
     else if (hint && *hint)
-        fprintf(stderr, "; hint: %s", hint);
-    fputc('\n', stderr);
+        addf(buf, sizeof buf, "; hint: %s", hint);
+    emit(code, buf, sizeof buf);
     gt_abort(code);
 }
 

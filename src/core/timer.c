@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/trace.h"
 
 typedef struct {
     char name[48];
@@ -46,8 +47,10 @@ void gt_event_end(int id) {
     gt_event *e = &g_ev[id];
     GT_ASSERT(e->depth > 0);
     if (--e->depth == 0) {
-        e->total += gt_now() - e->started;
+        double now = gt_now();
+        e->total += now - e->started;
         e->calls++;
+        if (GT_TRACE_ON()) gt_trace_record(e->name, e->started, now, NULL, 0); /* train.trace: core/trace.h */
     }
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/log.h"
 
 static _Atomic int64_t g_last_ns;         /* CLOCK_MONOTONIC of the last beat */
 static _Atomic(const char *) g_what;      /* what the last beat started */
@@ -47,6 +48,7 @@ static _Noreturn void fire(double idle_s, double limit_s) {
     /* write(2), not stdio: the stuck thread may hold a stream's lock */
     ssize_t w = write(2, line, strlen(line));
     (void)w;
+    gt_log_file_write(line, strlen(line)); /* the run log, if any (write(2) as well) */
     /* if the abort hook itself never returns, SIGALRM (default action) ends the process */
     alarm(30);
     gt_abort_nolock(GT_EXIT_LIBRARY);

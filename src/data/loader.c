@@ -25,6 +25,7 @@
 
 #include "core/check.h"
 #include "core/timer.h"
+#include "core/trace.h"
 
 enum { SLOT_EMPTY = 0, SLOT_READY = 1, SLOT_IN_USE = 2, SLOT_FILLING = 3 };
 #define CHUNK 4 /* samples per grab */
@@ -111,6 +112,7 @@ static void claim_and_fill(gt_loader *l) {
     int64_t k = l->fill_k;
     advance(l);
     pthread_mutex_unlock(&l->mu);
+    const double t0 = GT_TRACE_ON() ? gt_now() : 0; /* train.trace: the fill on this thread */
     gt_batch *b = &l->slot[si];
     int64_t n = gt_dataset_batch_local(l->ds, l->split, epoch, k, l->g_batch, l->idx[si]);
     GT_ASSERT(n <= l->max_local);
@@ -125,6 +127,7 @@ static void claim_and_fill(gt_loader *l) {
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     if (n > 0) help_fill(l, si);
+    if (t0 > 0 && GT_TRACE_ON()) gt_trace_record("fill batch", t0, gt_now(), "batch", k);
     pthread_mutex_lock(&l->mu);
 }
 
@@ -185,6 +188,13 @@ gt_loader *gt_loader_create(const gt_dataset *ds, gt_split s, int64_t g_batch, u
     return l;
 }
 
+/* Seconds since t0; the span is the trainer's data wait on the timeline (train.trace). */
+static double waited(double t0) {
+    double t1 = gt_now();
+    if (GT_TRACE_ON()) gt_trace_record("data_wait", t0, t1, NULL, 0);
+    return t1 - t0;
+}
+
 double gt_loader_next(gt_loader *l, const gt_batch **out) {
     double t0 = gt_now();
     if (!l->prefetch) {
@@ -199,7 +209,7 @@ double gt_loader_next(gt_loader *l, const gt_batch **out) {
         l->n_taken++;
         l->n_claimed++;
         *out = b;
-        return gt_now() - t0;
+        return waited(t0);
     }
     pthread_mutex_lock(&l->mu);
     if (l->held >= 0) {
@@ -225,7 +235,7 @@ double gt_loader_next(gt_loader *l, const gt_batch **out) {
     pthread_cond_broadcast(&l->cv); /* the thread may start the next batch */
     pthread_mutex_unlock(&l->mu);
     *out = &l->slot[si];
-    return gt_now() - t0;
+    return waited(t0);
 }
 
 void gt_loader_free(gt_loader *l) {

@@ -7,6 +7,8 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
+#include "core/timer.h"
+#include "core/trace.h"
 #include "dist/dist_impl.h"
 #ifdef GT_HAVE_NCCL
 #include "dist/nccl.h"
@@ -27,7 +29,18 @@ void gt_dist_allreduce_sum(float *grads, size_t n, size_t bucket_bytes, MPI_Comm
         size_t off = b * per, cnt = n - off < per ? n - off : per;
         MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, grads + off, (int)cnt, MPI_FLOAT, MPI_SUM, comm, &req[b]));
     }
-    MPI_CHECK(MPI_Waitall((int)n_buckets, req, MPI_STATUSES_IGNORE));
+    if (GT_TRACE_ON()) { /* train.trace: one span per bucket, up to its completion (same sums) */
+        double t = gt_now();
+        for (size_t b = 0; b < n_buckets; b++) {
+            MPI_CHECK(MPI_Wait(&req[b], MPI_STATUS_IGNORE));
+            double t1 = gt_now();
+            size_t cnt = n - b * per < per ? n - b * per : per;
+            gt_trace_record("allreduce bucket", t, t1, "bytes", (int64_t)(cnt * sizeof(float)));
+            t = t1;
+        }
+    } else {
+        MPI_CHECK(MPI_Waitall((int)n_buckets, req, MPI_STATUSES_IGNORE));
+    }
     if (req != stack_req) free(req);
 }
 

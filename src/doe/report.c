@@ -459,6 +459,79 @@ static void para(doc *d, const char *fmt, ...) {
     else fprintf(d->f, "%s\n\n", b);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int gt_doe_slow_cells(const gt_doe_sweep *s, gt_doe_slow *out, int max) {
+    const int sps = gt_doe_metric_find("train.samples_per_s");
+    int n = 0;
+    double *v = GT_MALLOC(sizeof(double) * (size_t)(s->n_cells > 0 ? s->n_cells : 1));
+    for (int64_t i = 0; i < s->n_cells; i++) {
+        const gt_doe_result *c = &s->cells[i];
+        if (c->status != GT_DOE_DONE || !isfinite(c->value[sps])) continue;
+        int m = 0;
+        for (int64_t j = 0; j < s->n_cells; j++) {
+            const gt_doe_result *o = &s->cells[j];
+            if (j == i || o->status != GT_DOE_DONE || !isfinite(o->value[sps])) continue;
+            int same = 1;
+            for (int f = 0; f < s->n_factors && same; f++) same = f == s->seed_factor || o->level[f] == c->level[f];
+            if (same) v[m++] = o->value[sps];
+        }
+        if (m == 0) continue;
+        qsort(v, (size_t)m, sizeof *v, cmp_double);
+        double med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+        if (!(c->value[sps] < (1.0 - GT_DOE_SLOW_THRESHOLD) * med)) continue;
+        if (n < max) out[n] = (gt_doe_slow){.cell = i, .samples_per_s = c->value[sps], .siblings_median = med,
+                                            .n_siblings = m};
+        n++;
+    }
+    free(v);
+    return n;
+}
+
+/* The cells slower than their siblings (gt_doe_slow_cells). */
+static void write_slow(doc *d, const gt_doe_sweep *s) {
+    enum { MAX_SHOWN = 50 };
+    gt_doe_slow slow[MAX_SHOWN];
+    int n = gt_doe_slow_cells(s, slow, MAX_SHOWN);
+    heading(d, 2, "Cells slower than their siblings");
+    if (n == 0) {
+        para(d, "No finished cell trained more than %.0f%% slower (samples/s) than the median of its siblings "
+                "(the cells of its configuration: the other seeds).", 100 * GT_DOE_SLOW_THRESHOLD);
+        return;
+    }
+    para(d, "%d cell(s) trained more than %.0f%% slower (samples/s) than the median of their siblings (the cells of "
+            "the same configuration: the other seeds): a slow or busy node, a GPU that throttles; the host is in "
+            "cells/<id>/cell.json, and 'gridtrain doctor SWEEP_DIR/cells/<id>' reads the cell's run.",
+         n, 100 * GT_DOE_SLOW_THRESHOLD);
+    table_begin(d);
+    row_begin(d);
+    cell(d, "cell", 1), cell(d, "samples/s", 1), cell(d, "siblings' median", 1), cell(d, "siblings", 1),
+        cell(d, "ratio", 1);
+    row_end(d, 5, 1);
+    char v[64];
+    for (int i = 0; i < n && i < MAX_SHOWN; i++) {
+        row_begin(d);
+        cell(d, s->cells[slow[i].cell].id, 0);
+        fmt_num(v, sizeof v, slow[i].samples_per_s);
+        cell(d, v, 0);
+        fmt_num(v, sizeof v, slow[i].siblings_median);
+        cell(d, v, 0);
+        snprintf(v, sizeof v, "%d", slow[i].n_siblings);
+        cell(d, v, 0);
+        snprintf(v, sizeof v, "%.2f", slow[i].samples_per_s / slow[i].siblings_median);
+        cell(d, v, 0);
+        row_end(d, 5, 0);
+        if (!d->html)
+            GT_WARN("doe report: cell %s ran at %.3g samples/s, %.0f%% of its %d siblings' median %.3g",
+                    s->cells[slow[i].cell].id, slow[i].samples_per_s,
+                    100 * slow[i].samples_per_s / slow[i].siblings_median, slow[i].n_siblings, slow[i].siblings_median);
+    }
+    table_end(d);
+}
+
 static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots) {
     int idx[N_METRICS], qidx[N_METRICS];
     int nm = shown_metrics(o, idx, 0), nq = shown_metrics(o, qidx, 1);
@@ -508,6 +581,8 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
         row_end(d, nc, 0);
     }
     table_end(d);
+
+    write_slow(d, s);
 
     heading(d, 2, "Main effects");
     para(d, "Per factor level: mean ± sd over the finished cells with that level (all other factors and seeds "

@@ -97,6 +97,19 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
                      gt_doe_summary *out, char *err, size_t err_bytes);
 void gt_doe_summary_free(gt_doe_summary *sum, const gt_doe_sweep *s);
 
+/* Cells slower than their siblings (the finished cells of the same
+ * configuration: equal in every factor but the seed): a cell whose
+ * train.samples_per_s is below (1 - GT_DOE_SLOW_THRESHOLD) x the median of
+ * its siblings'. Fills at most max entries of out (cell indices into
+ * s->cells, the cell's and the siblings' rates); returns how many there are. */
+#define GT_DOE_SLOW_THRESHOLD 0.2
+typedef struct gt_doe_slow {
+    int64_t cell;
+    double samples_per_s, siblings_median;
+    int n_siblings;
+} gt_doe_slow;
+int gt_doe_slow_cells(const gt_doe_sweep *s, gt_doe_slow *out, int max);
+
 /* Writes the report files into out_dir (created). plots: run gnuplot (when
  * found on PATH; otherwise a warning and no plots). Returns 0 or -1. */
 int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *sum, const char *out_dir, int plots);

@@ -711,6 +711,69 @@ static void sec_pdm(rep *r, const cJSON *ev) {
 
 /* ---------------------------------------------------------------- main -- */
 
+/* GPU runs with NVML telemetry (nn/telemetry.h): the manifest's per-rank
+ * summary and the utilisation of each rank's GPU over time (metrics.jsonl
+ * "gpu" rows). */
+static void sec_gpu(rep *r, const cJSON *man) {
+    const cJSON *g = man ? jget(man, "gpu_telemetry") : NULL;
+    if (!cJSON_IsArray(g)) return;
+    heading(r, 2, "GPU telemetry");
+    para(r, "Per rank's GPU over the run (NVML, sampled every train.gpu_telemetry_s): utilisation, peak memory, "
+            "temperature, power, SM clock, the share of samples with a clock throttle reason that slows the GPU "
+            "(power cap, thermal or hardware slowdown), new uncorrected ECC errors and Xid events.");
+    char h[10][64] = {"rank", "samples", "busy % (min)", "memory GiB", "max C", "W (max)", "SM MHz (min)",
+                      "throttled", "ECC new", "Xid"};
+    trow(r, 1, 10, h);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, g) {
+        char c[10][64];
+        fmtnum(c[0], 64, jnum(e, "rank"), "%.0f");
+        fmtnum(c[1], 64, jnum(e, "samples"), "%.0f");
+        snprintf(c[2], 64, "%.0f (%.0f)", jnum(e, "util_pct"), jnum(e, "util_min_pct"));
+        snprintf(c[3], 64, "%.1f of %.1f", jnum(e, "mem_used_bytes") / 1073741824.0,
+                 jnum(e, "mem_total_bytes") / 1073741824.0);
+        fmtnum(c[4], 64, jnum(e, "temp_max_c"), "%.0f");
+        snprintf(c[5], 64, "%.0f (%.0f)", jnum(e, "power_w"), jnum(e, "power_max_w"));
+        snprintf(c[6], 64, "%.0f (%.0f)", jnum(e, "sm_clock_mhz"), jnum(e, "sm_clock_min_mhz"));
+        snprintf(c[7], 64, "%.0f%%", 100 * jnum(e, "throttled_frac"));
+        fmtnum(c[8], 64, jnum(e, "ecc_uncorrected_new"), "%.0f");
+        fmtnum(c[9], 64, jnum(e, "xid_events"), "%.0f");
+        trow(r, 0, 10, c);
+    }
+    tend(r);
+    /* utilisation over time, one series per rank */
+    char p[PATH_MAX + 64], dat[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
+    snprintf(dat, sizeof dat, "%s/plots/gpu.dat", r->dir);
+    FILE *f = fopen(p, "r"), *o = f ? fopen(dat, "w") : NULL;
+    int ranks = cJSON_GetArraySize(g), n = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    for (int rk = 0; o && rk < ranks; rk++) { /* one gnuplot index per rank */
+        rewind(f);
+        fprintf(o, "# rank %d: time_s util_pct\n", rk);
+        while (getline(&line, &cap, f) > 0) {
+            cJSON *j = cJSON_Parse(line);
+            if (j && !strcmp(jstr(j, "type", ""), "gpu") && jnum(j, "rank") == rk && isfinite(jnum(j, "util_pct"))) {
+                fprintf(o, "%.3f %.3f\n", jnum(j, "time_s"), jnum(j, "util_pct"));
+                n++;
+            }
+            cJSON_Delete(j);
+        }
+        fputs("\n\n", o);
+    }
+    free(line);
+    if (o) fclose(o);
+    if (f) fclose(f);
+    if (n == 0) return;
+    char body[2 * PATH_MAX + 256];
+    snprintf(body, sizeof body,
+             "set title 'GPU utilisation per rank'\nset xlabel 'training time (s)'\nset ylabel 'busy %%'\n"
+             "set yrange [0:105]\nplot for [i=0:%d] '%s' index i using 1:2 with lines lw 2 title sprintf('rank %%d', i)",
+             ranks - 1, dat);
+    plot(r, "gpu", "GPU utilisation per rank", body);
+}
+
 int gt_report_write(const char *run_dir, const char *gnuplot) {
     rep r;
     memset(&r, 0, sizeof r);
@@ -763,6 +826,7 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     sec_data(&r, ev, man);
     sec_training(&r, ev);
     sec_timing(&r);
+    sec_gpu(&r, man);
     if (ev && !strcmp(jstr(ev, "task", ""), "nilm")) sec_nilm(&r, ev);
     if (ev && !strcmp(jstr(ev, "task", ""), "pdm")) sec_pdm(&r, ev);
     fputs("</body></html>\n", r.html);

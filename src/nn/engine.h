@@ -91,6 +91,10 @@ typedef struct gt_engine_i {
     void (*push_state)(gt_engine *e);
     void (*memory)(const gt_engine *e, gt_engine_mem *out);
     void *(*stream)(gt_engine *e); /* the device stream work is queued on (a cudaStream_t); NULL on the host */
+    /* train.trace (core/trace.h): adds the device's spans (CUDA events around
+     * forward, backward, the optimizer step, recorded while tracing) to the
+     * timeline as thread GT_TRACE_TID_GPU. NULL: nothing to add (host). */
+    void (*trace_flush)(gt_engine *e);
 } gt_engine_i;
 
 struct gt_engine {
@@ -152,6 +156,11 @@ static inline void gt_engine_memory(const gt_engine *e, gt_engine_mem *out) { e-
 /* The stream of a device engine (cudaStream_t as void *, for dist/'s NCCL
  * all-reduce), NULL for the host engine. */
 static inline void *gt_engine_stream(gt_engine *e) { return e->i->stream(e); }
+
+/* The device's timeline spans into core/trace.h (a no-op on the host engine). */
+static inline void gt_engine_trace_flush(gt_engine *e) {
+    if (e->i->trace_flush) e->i->trace_flush(e);
+}
 
 #ifdef __cplusplus
 }

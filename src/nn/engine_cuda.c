@@ -11,13 +11,77 @@
  * cuBLAS without TF32), so the engine test compares it with the host engine
  * at fp32 tolerances. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/check.h"
+#include "core/check_cuda.h"
+#include "core/timer.h"
+#include "core/trace.h"
 #include "nn/cuda_model.h"
 #include "nn/engine.h"
 #include "nn/engine_impl.h"
 
 static gt_cuda_model *dm(const gt_engine *e) { return (gt_cuda_model *)e->ctx; }
+
+/* ---- the timeline (train.trace): the model's stream as a thread of the
+ * trace. While tracing, forward, backward and the optimizer step are bracketed
+ * by CUDA events on the stream (created then: nothing when the trace is off);
+ * at the end trace_flush turns them into spans: the time of each event after
+ * a reference event, whose host time was taken when it completed. At most
+ * GT_CUDA_TRACE_MAX spans (later ones are not recorded). */
+#define GT_CUDA_TRACE_MAX 8192
+typedef struct gpu_span {
+    const char *name;
+    cudaEvent_t a, b;
+} gpu_span;
+static struct {
+    gpu_span *s;
+    int n;
+    cudaEvent_t ref;
+    double ref_host;
+} g_tr;
+
+static int gpu_begin(gt_engine *e) {
+    if (!GT_TRACE_ON()) return -1;
+    cudaStream_t st = gt_cuda_model_stream(dm(e));
+    if (!g_tr.s) {
+        g_tr.s = calloc(GT_CUDA_TRACE_MAX, sizeof *g_tr.s);
+        if (!g_tr.s) return -1;
+        CUDA_CHECK(cudaEventCreate(&g_tr.ref));
+        CUDA_CHECK(cudaEventRecord(g_tr.ref, st));
+        CUDA_CHECK(cudaEventSynchronize(g_tr.ref));
+        g_tr.ref_host = gt_now();
+    }
+    if (g_tr.n == GT_CUDA_TRACE_MAX) return -1;
+    gpu_span *p = &g_tr.s[g_tr.n];
+    CUDA_CHECK(cudaEventCreate(&p->a));
+    CUDA_CHECK(cudaEventCreate(&p->b));
+    CUDA_CHECK(cudaEventRecord(p->a, st));
+    return g_tr.n++;
+}
+
+static void gpu_end(gt_engine *e, int i, const char *name) {
+    if (i < 0) return;
+    g_tr.s[i].name = name;
+    CUDA_CHECK(cudaEventRecord(g_tr.s[i].b, gt_cuda_model_stream(dm(e))));
+}
+
+static void cuda_trace_flush(gt_engine *e) {
+    (void)e;
+    for (int i = 0; i < g_tr.n; i++) {
+        gpu_span *p = &g_tr.s[i];
+        float a = 0, b = 0;
+        CUDA_CHECK(cudaEventSynchronize(p->b));
+        CUDA_CHECK(cudaEventElapsedTime(&a, g_tr.ref, p->a));
+        CUDA_CHECK(cudaEventElapsedTime(&b, g_tr.ref, p->b));
+        gt_trace_record_tid(GT_TRACE_TID_GPU, p->name, g_tr.ref_host + a / 1e3, g_tr.ref_host + b / 1e3, NULL, 0);
+        cudaEventDestroy(p->a);
+        cudaEventDestroy(p->b);
+    }
+    if (g_tr.s) cudaEventDestroy(g_tr.ref);
+    free(g_tr.s);
+    memset(&g_tr, 0, sizeof g_tr);
+}
 
 static void cuda_free(gt_engine *e) {
     gt_cuda_model_free(dm(e));
@@ -26,7 +90,9 @@ static void cuda_free(gt_engine *e) {
 
 static const float *cuda_forward(gt_engine *e, const float *x, int B) {
     gt_model *h = e->host;
+    int tr = gpu_begin(e);
     gt_cuda_model_forward(dm(e), x, B, 0);   /* x (B, n_x) up, the forward queued */
+    gpu_end(e, tr, "gpu forward");
     gt_cuda_model_get_pred(dm(e), h->pred);  /* pred (B, n_y) down: synchronises */
     h->batch = B;
     return h->pred;
@@ -37,8 +103,10 @@ static float *cuda_dpred(gt_engine *e) { return e->host->dpred; }
 
 static void cuda_backward(gt_engine *e, float dloss) {
     GT_CHECK(e->host->batch > 0, GT_EXIT_INTERNAL, "gt_engine_backward called before gt_engine_forward");
+    int tr = gpu_begin(e);
     gt_cuda_model_set_dpred(dm(e), e->host->dpred, 0); /* (B, n_y) up */
     gt_cuda_model_backward(dm(e), dloss);
+    gpu_end(e, tr, "gpu backward");
 }
 
 static void cuda_zero_grad(gt_engine *e) { gt_cuda_model_zero_grad(dm(e)); }
@@ -63,7 +131,9 @@ static void cuda_scale_grads(gt_engine *e, float c) {
 }
 
 static void cuda_adamw_step(gt_engine *e, const gt_adamw_config *opt, float lr, long t, int decay_all) {
+    int tr = gpu_begin(e);
     gt_cuda_model_adamw_step(dm(e), opt, lr, t, decay_all);
+    gpu_end(e, tr, "gpu optimizer");
 }
 
 static void cuda_pull_state(gt_engine *e) {
@@ -103,6 +173,7 @@ static const gt_engine_i g_cuda = {
     .push_state = cuda_push_state,
     .memory = cuda_memory,
     .stream = cuda_stream,
+    .trace_flush = cuda_trace_flush,
 };
 
 void gt_engine_cuda_open(gt_engine *e, const gt_model_config *cfg) {

@@ -23,6 +23,7 @@
 #include "core/timer.h"
 #include "dist/reduce.h"
 #include "io/format.h"
+#include "train/regress.h"
 #include "train/train_impl.h"
 
 #ifndef GT_VERSION
@@ -77,7 +78,7 @@ void gt_train_resolve_run_dir(trainer *t) {
  * one of these names would be overwritten. Other files are left alone. */
 static const char *const k_run_files[] = {"config.ini",      "manifest.json",   "metrics.jsonl", "screened.csv",
                                           "forensics.jsonl", "timing.json",     "eval.json",     "eval_sample.csv",
-                                          "eval_scores.csv", "report.md",       "report.html"};
+                                          "eval_scores.csv", "report.md",       "report.html",   "trace.json"};
 static const char *const k_run_dirs[] = {"checkpoints", "plots"};
 #define N_RUN_FILES (sizeof k_run_files / sizeof k_run_files[0])
 
@@ -202,6 +203,23 @@ void gt_train_unlock_run_dir(trainer *t) {
     t->lock_fd = -1;
 }
 
+void gt_train_open_log(const trainer *t) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/run.log", t->run_dir);
+    /* a fresh run starts the log anew (a failed attempt's lines would mislead
+     * doctor; the log alone does not make the directory another run's); a
+     * resume appends */
+    if (t->rank == 0 && !t->cfg->resume) {
+        FILE *f = fopen(path, "w");
+        if (f) fclose(f);
+    }
+    gt_dist_barrier(t->comm);
+    if (gt_log_set_file(path)) GT_WARN("train: cannot open %s: %s (no run log)", path, strerror(errno));
+    if (t->rank == 0)
+        GT_INFO("train: %s %s on %d rank%s (run log: %s)", t->cfg->resume ? "resuming" : "starting", t->run_dir,
+                t->size, t->size == 1 ? "" : "s", path);
+}
+
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", t->run_dir, name);
@@ -294,6 +312,8 @@ static void add_device(cJSON *o, const trainer *t) {
     cJSON_AddStringToObject(d, "nccl", dv->nccl_version);
 }
 
+static void add_gpu_stats(cJSON *j, const gt_gpu_stats *g);
+
 /* manifest.json (rank 0): provenance of the run; rewritten at the end. */
 void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_code) {
     const gt_train_config *c = t->cfg;
@@ -337,6 +357,23 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     cJSON_AddNumberToObject(o, "n_params", (double)gt_engine_n_params(t->e));
     cJSON_AddStringToObject(o, "precision", t->amp.enabled ? "fp32 compute, dynamic loss scaling" : "fp32");
     if (t->resumed_from >= 0) cJSON_AddNumberToObject(o, "resumed_from_step", (double)t->resumed_from);
+    /* the same work on the same machines: what a throughput comparison needs (train/regress.h) */
+    char h[17];
+    gt_regress_config_hash(c->config_text, hex, h);
+    cJSON_AddStringToObject(o, "config_hash", h);
+    gt_regress_hardware_hash(cpu, t->size, t->n_nodes, ob ? ob : "", gt_engine_kind_name(t->e->kind),
+                             t->dev.engine == GT_ENGINE_HOST ? "" : t->dev.info.name,
+                             t->dev.engine == GT_ENGINE_HOST ? 0 : t->size, h);
+    cJSON_AddStringToObject(o, "hardware_hash", h);
+    if (t->gpu_run) { /* every rank's GPU over the run (nn/telemetry.h) */
+        cJSON *g = cJSON_AddArrayToObject(o, "gpu_telemetry");
+        for (int r = 0; r < t->size; r++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "rank", r);
+            add_gpu_stats(e, &t->gpu_run[r]);
+            cJSON_AddItemToArray(g, e);
+        }
+    }
     cJSON_AddStringToObject(o, "start_time", t->start_time);
     if (end_time) {
         cJSON_AddStringToObject(o, "end_time", end_time);
@@ -383,10 +420,43 @@ void gt_train_open_outputs(trainer *t) {
 
 /* The one writer of metrics.jsonl rows (rank 0; no file: nothing). Keys in
  * a fixed order; train rows carry throughput, val rows the best loss. */
+/* The fields of GPU telemetry (a "gpu" row of metrics.jsonl, the manifest's summary). */
+static void add_gpu_stats(cJSON *j, const gt_gpu_stats *g) {
+    cJSON_AddNumberToObject(j, "samples", g->n);
+    json_num(j, "util_pct", g->util_mean);
+    json_num(j, "util_min_pct", g->util_min);
+    json_num(j, "mem_used_bytes", g->mem_used_max_bytes);
+    json_num(j, "mem_total_bytes", g->mem_total_bytes);
+    json_num(j, "temp_max_c", g->temp_max_c);
+    json_num(j, "power_w", g->power_mean_w);
+    json_num(j, "power_max_w", g->power_max_w);
+    json_num(j, "sm_clock_mhz", g->sm_clock_mean_mhz);
+    json_num(j, "sm_clock_min_mhz", g->sm_clock_min_mhz);
+    json_num(j, "mem_clock_mhz", g->mem_clock_mean_mhz);
+    json_num(j, "throttled_frac", g->throttled_frac);
+    char names[200];
+    gt_gpu_throttle_names(g->throttle_seen, names, sizeof names);
+    cJSON_AddStringToObject(j, "throttle_reasons", names);
+    cJSON_AddNumberToObject(j, "ecc_corrected", (double)g->ecc_corrected);
+    cJSON_AddNumberToObject(j, "ecc_uncorrected", (double)g->ecc_uncorrected);
+    cJSON_AddNumberToObject(j, "ecc_uncorrected_new", (double)g->ecc_uncorrected_new);
+    cJSON_AddNumberToObject(j, "xid_events", (double)g->xid_events);
+    if (g->last_xid) cJSON_AddNumberToObject(j, "last_xid", g->last_xid);
+}
+
 void gt_train_metrics_row(const trainer *t, const train_metrics_row *r) {
     if (!t->metrics) return;
     const int train = !strcmp(r->type, "train");
     cJSON *j = cJSON_CreateObject();
+    if (r->gpu) { /* one rank's GPU over the last log interval */
+        cJSON_AddStringToObject(j, "type", r->type);
+        cJSON_AddNumberToObject(j, "step", (double)r->step);
+        cJSON_AddNumberToObject(j, "rank", r->rank);
+        add_gpu_stats(j, r->gpu);
+        cJSON_AddNumberToObject(j, "time_s", r->time_s);
+        gt_train_write_json_line(t->metrics, j);
+        return;
+    }
     cJSON_AddStringToObject(j, "type", r->type);
     cJSON_AddNumberToObject(j, "step", (double)r->step);
     cJSON_AddNumberToObject(j, "epoch", (double)r->epoch);
@@ -406,6 +476,67 @@ void gt_train_metrics_row(const trainer *t, const train_metrics_row *r) {
         cJSON_AddNumberToObject(j, "time_s", r->time_s);
     }
     gt_train_write_json_line(t->metrics, j);
+}
+
+/* ---- GPU telemetry (nn/telemetry.h) ---- */
+
+void gt_train_gpu_start(trainer *t) {
+    const gt_train_config *c = t->cfg;
+    t->gpu_on = c->write_outputs && c->gpu_telemetry_s > 0 && t->dev.engine != GT_ENGINE_HOST;
+    if (!t->gpu_on) return;
+    char why[256] = "";
+    t->gpu = gt_gpu_telemetry_start(t->dev.info.pci_bus_id, t->dev.info.uuid, c->gpu_telemetry_s, why, sizeof why);
+    int have = gt_dist_min_int(t->gpu != NULL, t->comm);
+    if (t->rank == 0 && !c->quiet) {
+        if (have)
+            GT_INFO("gpu telemetry: NVML (driver %s), every %g s into metrics.jsonl (\"type\":\"gpu\")",
+                    gt_gpu_telemetry_driver(t->gpu), c->gpu_telemetry_s);
+        else
+            GT_INFO("gpu telemetry: off on %s (%s)", t->gpu ? "some ranks" : "this node", t->gpu ? "see their lines" : why);
+    }
+    if (!t->gpu && why[0] && t->rank != 0) GT_DEBUG("gpu telemetry: off on rank %d: %s", t->rank, why);
+}
+
+/* Every rank's stats at rank 0 ([size]; NULL elsewhere). */
+static gt_gpu_stats *gather_gpu(trainer *t, const gt_gpu_stats *mine) {
+    int64_t n = 0;
+    gt_gpu_stats *all = gt_dist_gatherv(mine, (int)sizeof *mine, MPI_BYTE, &n, "gpu telemetry: too large", t->comm);
+    if (t->rank == 0 && n != (int64_t)sizeof *mine * t->size) {
+        free(all);
+        return NULL;
+    }
+    return all;
+}
+
+void gt_train_gpu_interval(trainer *t, double time_s) {
+    gt_gpu_stats mine;
+    gt_gpu_stats_reset(&mine);
+    if (t->gpu) gt_gpu_telemetry_take(t->gpu, &mine);
+    gt_gpu_stats *all = gather_gpu(t, &mine);
+    if (!all) return;
+    for (int r = 0; r < t->size; r++)
+        if (all[r].n > 0)
+            gt_train_metrics_row(t, &(train_metrics_row){.type = "gpu", .step = t->ts.step, .rank = r, .gpu = &all[r],
+                                                         .time_s = time_s});
+    char lines[1024];
+    if (gt_gpu_warnings(all, t->size, lines, sizeof lines) > 0 && strcmp(lines, t->gpu_warned)) {
+        for (char *p = lines, *e; *p; p = e + 1) { /* one warning per line */
+            e = strchr(p, '\n');
+            if (!e) break;
+            *e = 0;
+            GT_WARN("%s", p);
+        }
+        gt_gpu_warnings(all, t->size, t->gpu_warned, sizeof t->gpu_warned); /* not repeated while it holds */
+    }
+    free(all);
+}
+
+void gt_train_gpu_finish(trainer *t) {
+    gt_gpu_stats mine;
+    gt_gpu_stats_reset(&mine);
+    if (t->gpu) gt_gpu_telemetry_run_stats(t->gpu, &mine);
+    free(t->gpu_run);
+    t->gpu_run = gather_gpu(t, &mine);
 }
 
 void gt_train_write_timing(const trainer *t, double train_time_s, double samples_per_s, double data_stall,
@@ -450,5 +581,29 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
     snprintf(path, sizeof path, "%s/timing.json", t->run_dir);
     if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
     cJSON_free(txt);
+    /* against the earlier runs of the same configuration and hardware beside this one */
+    gt_regress_result rg;
+    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, &rg) == 0 &&
+        rg.n_base > 0) {
+        char line[1024];
+        gt_regress_describe(&rg, line, sizeof line);
+        if (rg.slower) GT_WARN("%s", line);
+        else if (!t->cfg->quiet) GT_INFO("%s", line);
+        cJSON *g = cJSON_AddObjectToObject(o, "regression");
+        cJSON_AddBoolToObject(g, "slower", rg.slower);
+        cJSON_AddNumberToObject(g, "threshold", t->cfg->regression_warn);
+        cJSON_AddNumberToObject(g, "earlier_runs", rg.n_base);
+        cJSON_AddStringToObject(g, "newest_earlier_run", rg.newest_base);
+        json_num(g, "median_samples_per_s", rg.base_samples_per_s);
+        json_num(g, "ratio", rg.ratio);
+        if (rg.phase[0]) {
+            cJSON_AddStringToObject(g, "slowed_phase", rg.phase);
+            json_num(g, "phase_s_per_step", rg.phase_s);
+            json_num(g, "median_phase_s_per_step", rg.base_phase_s);
+        }
+        txt = cJSON_Print(o);
+        if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
+        cJSON_free(txt);
+    }
     cJSON_Delete(o);
 }

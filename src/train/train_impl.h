@@ -13,6 +13,7 @@
 #include "data/loader.h"
 #include "dist/comm.h"
 #include "nn/engine.h"
+#include "nn/telemetry.h"
 #include "task/task.h"
 #include "train/amp.h"
 #include "train/checkpoint.h"
@@ -53,6 +54,10 @@ typedef struct trainer {
     uint64_t data_hash;
     int64_t data_bytes;
     int64_t pipeline_bytes; /* dataset + batch buffers, max over ranks */
+    int gpu_on;             /* GPU telemetry gathered at each log interval (every rank: a GPU run, train.gpu_telemetry_s > 0) */
+    gt_gpu_telemetry *gpu;  /* this rank's NVML sampler; NULL when NVML or the GPU is not there */
+    gt_gpu_stats *gpu_run;  /* rank 0, at the end: [size] each rank's whole-run summary (manifest.json) */
+    char gpu_warned[1024];  /* the last warnings printed (not repeated every interval) */
 } trainer;
 
 /* The loop's clocks and running sums (one segment of a run). */
@@ -80,12 +85,15 @@ typedef struct train_step {
     int time_up;       /* rank 0's clock: train.time_budget reached */
 } train_step;
 
-/* One row of metrics.jsonl: "train" (progress) or "val" (validation). */
+/* One row of metrics.jsonl: "train" (progress), "val" (validation) or "gpu"
+ * (one rank's GPU telemetry over the last log interval). */
 typedef struct train_metrics_row {
     const char *type;
     int64_t step;
     uint64_t epoch;
     double loss, val_loss, best_val, lr, samples_per_s, data_stall, grad_norm, time_s;
+    int rank;                 /* "gpu" rows: whose GPU */
+    const gt_gpu_stats *gpu;  /* "gpu" rows: the interval's telemetry */
 } train_metrics_row;
 
 /* outputs.c */
@@ -99,6 +107,10 @@ void gt_train_resolve_run_dir(trainer *t);              /* collective */
  * cfg->overwrite, which deletes them. */
 void gt_train_claim_run_dir(trainer *t);
 void gt_train_unlock_run_dir(trainer *t);
+/* Collective. Every rank: its warnings and errors (rank 0: its info lines too) are also
+ * appended to RUN_DIR/run.log from now on (core/log.h), what `gridtrain
+ * doctor` reads; the CLI closes it after the evaluation that follows. */
+void gt_train_open_log(const trainer *t);
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode);
 void gt_train_write_json_line(FILE *f, void *cjson);     /* takes ownership of the cJSON object */
 void gt_train_open_outputs(trainer *t);                  /* collective: config.ini, manifest, metrics, screened.csv */
@@ -108,6 +120,22 @@ void gt_train_metrics_row(const trainer *t, const train_metrics_row *r);        
  * final and best losses: what `eval` reports of the training). */
 void gt_train_write_timing(const trainer *t, double train_time_s, double samples_per_s, double data_stall,
                            double final_loss);
+
+/* trace.c (train.trace). gt_train_trace_start: collective (a barrier: the
+ * common clock origin, returned), then core/trace.h records. Call
+ * gt_train_write_trace, collective, after the prefetch thread has ended:
+ * RUN_DIR/trace.json from rank 0, then recording stops. */
+double gt_train_trace_start(const trainer *t);
+void gt_train_write_trace(const trainer *t, double origin);
+
+/* telemetry (outputs.c). gt_train_gpu_start: every rank, a GPU run: this
+ * rank's NVML sampler, one info line when it is not there. gt_train_gpu_interval:
+ * collective at a log interval: rank 0 writes a "gpu" row per rank and warns
+ * (throttling, an idle GPU, ECC, Xid). gt_train_gpu_finish: collective: rank 0
+ * keeps every rank's run summary in t->gpu_run for the manifest; samplers stop. */
+void gt_train_gpu_start(trainer *t);
+void gt_train_gpu_interval(trainer *t, double time_s);
+void gt_train_gpu_finish(trainer *t);
 
 /* forensics.c. Collective: finds the samples of this batch that are
  * non-finite on their own, gathers them at rank 0, which appends them to

@@ -25,11 +25,13 @@
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "core/trace.h"
 #include "core/watchdog.h"
 #include "dist/allreduce.h"
 #include "dist/comm.h"
 #include "dist/reduce.h"
 #include "plan/plan.h" /* memory check before the model is allocated */
+#include "train/regress.h"
 #include "train/train_impl.h"
 
 /* Gradient all-reduce buckets: large enough to amortise latency, small enough
@@ -61,6 +63,11 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->checkpoint_minutes = GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES;
     c->keep = GT_TRAIN_DEFAULT_KEEP;
     c->write_outputs = 1;
+    c->trace_events = GT_TRAIN_DEFAULT_TRACE_EVENTS;
+    c->trace_steps = GT_TRAIN_DEFAULT_TRACE_STEPS;
+    c->trace_every = GT_TRAIN_DEFAULT_TRACE_EVERY;
+    c->regression_warn = GT_REGRESS_DEFAULT_THRESHOLD;
+    c->gpu_telemetry_s = GT_TRAIN_DEFAULT_GPU_TELEMETRY_S;
 }
 
 void gt_train_result_free(gt_train_result *res) {
@@ -288,6 +295,7 @@ static void plan_schedule(trainer *t) {
 /* Collective: the masked training loss over the whole validation split (NaN
  * when it is empty), and the replica check. */
 static double validate(trainer *t) {
+    const int traced = t->cfg->trace ? gt_trace_sample(1) : 0; /* always on the timeline */
     gt_event_begin(t->ev[EV_EVAL]);
     gt_engine *e = t->e;
     float *x = gt_engine_input(e);
@@ -314,11 +322,13 @@ static double validate(trainer *t) {
              "a rank computed a different update; see the checksums above). Please report.",
              (long long)t->ts.step);
     gt_event_end(t->ev[EV_EVAL]);
+    if (t->cfg->trace) gt_trace_sample(traced);
     return acc[1] > 0 ? acc[0] / acc[1] : NAN;
 }
 
 static void checkpoint(trainer *t, double elapsed_s) {
     if (!t->cfg->write_outputs) return;
+    const int traced = t->cfg->trace ? gt_trace_sample(1) : 0; /* always on the timeline */
     gt_event_begin(t->ev[EV_CHECKPOINT]);
     t->ts.loss_scale = t->amp.scale;
     t->ts.scale_good_steps = t->amp.good_steps;
@@ -329,6 +339,7 @@ static void checkpoint(trainer *t, double elapsed_s) {
     if (rc) GT_WARN("checkpoint of step %lld failed (code %d); training continues", (long long)t->ts.step, rc);
     else t->last_ckpt_step = t->ts.step;
     gt_event_end(t->ev[EV_CHECKPOINT]);
+    if (t->cfg->trace) gt_trace_sample(traced);
 }
 
 static double elapsed(const train_clock *k) { return k->elapsed0 + gt_now() - k->t_loop0; }
@@ -478,11 +489,10 @@ static int bad_step(trainer *t, train_clock *k, const train_step *s) {
     if (t->ts.bad_steps < cfg->nan_max_bad) return 0;
     end_live_line(t, k);
     if (t->rank == 0)
-        fprintf(stderr,
-                "gridtrain: error: %d consecutive steps with a non-finite loss or gradient "
+        gt_log_error("%d consecutive steps with a non-finite loss or gradient "
                 "(train.nan_max_bad=%d); training stopped at step %lld. The offending samples "
                 "(%s id, time range) are in %s/forensics.jsonl. Screen the data "
-                "(data.screen=drop or repair, data.spike_k), or lower optim.lr / set optim.clip.\n",
+                "(data.screen=drop or repair, data.spike_k), or lower optim.lr / set optim.clip.",
                 t->ts.bad_steps, cfg->nan_max_bad, (long long)t->ts.step, t->task->item, t->run_dir);
     return 1;
 }
@@ -533,6 +543,7 @@ static void log_progress(trainer *t, train_clock *k, const train_step *s) {
                                                      .samples_per_s = sps, .data_stall = stall,
                                                      .grad_norm = s->gnorm, .time_s = k->elapsed0 + now - k->t_loop0});
     }
+    if (t->gpu_on) gt_train_gpu_interval(t, k->elapsed0 + now - k->t_loop0); /* collective */
     k->iv_t0 = now;
     k->iv_wait = k->iv_loss = 0;
     k->iv_steps = k->iv_samples = 0;
@@ -607,9 +618,8 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
             char last[64] = "there is no committed checkpoint of this run";
             if (t->last_ckpt_step >= 0)
                 snprintf(last, sizeof last, "the last committed checkpoint is step %lld", (long long)t->last_ckpt_step);
-            fprintf(stderr,
-                    "gridtrain: error: the checkpoint of step %lld could not be committed (%s): the model of this "
-                    "run is not saved and %s in %s/checkpoints; free space or fix the permissions, then run again%s\n",
+            gt_log_error("the checkpoint of step %lld could not be committed (%s): the model of this "
+                    "run is not saved and %s in %s/checkpoints; free space or fix the permissions, then run again%s",
                     (long long)t->ts.step, gt_ckpt_last_error()[0] ? gt_ckpt_last_error() : "see the warnings above",
                     last, t->run_dir, t->last_ckpt_step >= 0 ? " (--resume continues from it)" : "");
         }
@@ -630,6 +640,7 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
     meas_stall = gt_dist_max_d(meas_stall, comm);
     meas_rate = gt_dist_bcast_d(meas_rate, comm);
 
+    if (t->gpu_on) gt_train_gpu_finish(t); /* collective: every rank's GPU summary for the manifest */
     int64_t peak_rss = gt_peak_rss_bytes();
     peak_rss = gt_dist_max_i64(peak_rss, comm);
     if (t->rank == 0 && !cfg->quiet) {
@@ -671,6 +682,8 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
 }
 
 static void trainer_free(trainer *t) {
+    gt_gpu_telemetry_stop(t->gpu);
+    free(t->gpu_run);
     if (t->metrics) fclose(t->metrics);
     gt_train_unlock_run_dir(t);
     gt_loader_free(t->ld);
@@ -708,14 +721,17 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     if (cfg->write_outputs) {
         gt_train_resolve_run_dir(t);
         gt_train_claim_run_dir(t); /* locked until the end; another run's files refused */
+        gt_train_open_log(t);      /* RUN_DIR/run.log: warnings and errors of every rank */
         gt_signals_install();
     }
 
+    const double trace_origin = cfg->trace && cfg->write_outputs ? gt_train_trace_start(t) : 0;
     setup_data(t);
     build_model(t);
     restore_state(t);
     plan_schedule(t);
     if (cfg->write_outputs) gt_train_open_outputs(t);
+    gt_train_gpu_start(t); /* GPU runs: NVML telemetry (train.gpu_telemetry_s) */
 
     train_clock k = {.tty = isatty(fileno(stderr)), .t_loop0 = gt_now(), .elapsed0 = t->ts.elapsed_s,
                      .meas_t0 = -1, .first_loss = NAN, .last_loss = NAN, .validated_step = -1};
@@ -730,9 +746,12 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         }
         train_step s;
         gt_watchdog_beat("a training step (train/trainer.c)");
+        const int64_t step0 = t->ts.step;
+        const double t_step0 = cfg->trace && gt_trace_step(step0) ? gt_now() : -1; /* sampled: its span */
         train_one_step(t, &k, &s);
         record_step(t, &k, &s, res);
         if (!s.applied) {
+            if (t_step0 >= 0) gt_trace_record("step", t_step0, gt_now(), "step", step0);
             if (bad_step(t, &k, &s)) {
                 exit_code = GT_EXIT_NUMERIC;
                 stop_why = "non-finite";
@@ -743,9 +762,16 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
         log_progress(t, &k, &s);
         int improved = validate_and_select(t, &k, &s, &stop_early);
         checkpoint_if_due(t, &k, &s, improved);
+        if (t_step0 >= 0) gt_trace_record("step", t_step0, gt_now(), "step", step0);
         if (s.time_up) stop_time = 1;
     }
+    if (cfg->trace) gt_trace_sample(1); /* the end of the run is always on the timeline */
     exit_code = finish(t, &k, exit_code, stop_why, res);
+    if (cfg->trace && cfg->write_outputs) {
+        gt_loader_free(t->ld); /* the prefetch thread records no more */
+        t->ld = NULL;
+        gt_train_write_trace(t, trace_origin);
+    }
     trainer_free(t);
     return exit_code;
 }

@@ -68,6 +68,10 @@
 #define GT_TRAIN_DEFAULT_SEED 1
 #define GT_TRAIN_DEFAULT_NAN_MAX_BAD 5
 #define GT_TRAIN_DEFAULT_LOG_EVERY 50
+#define GT_TRAIN_DEFAULT_TRACE_EVENTS 200000 /* about 20 MB of JSON per rank at most */
+#define GT_TRAIN_DEFAULT_TRACE_STEPS 50
+#define GT_TRAIN_DEFAULT_GPU_TELEMETRY_S 10
+#define GT_TRAIN_DEFAULT_TRACE_EVERY 100
 #define GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES 30
 #define GT_TRAIN_DEFAULT_KEEP 3
 #define GT_TRAIN_STR_(x) #x
@@ -102,6 +106,13 @@ typedef struct gt_train_config {
     gt_device_request device; /* auto (default: a GPU when one is usable), cpu or cuda (train/device.h) */
     int64_t log_every;      /* steps between progress lines / metrics */
     int64_t stop_after;     /* testing: checkpoint and exit 75 after this many steps of this segment (0 off) */
+    int trace;              /* train.trace: RUN_DIR/trace.json, the timeline of every rank (train/trace.c) */
+    int64_t trace_events;   /* spans kept per rank (the buffer's fixed capacity) */
+    int64_t trace_steps;    /* every step of the first trace_steps is traced ... */
+    int64_t trace_every;    /* ... then every trace_every-th step */
+    double gpu_telemetry_s; /* GPU runs: NVML sampling period (seconds); 0 off (nn/telemetry.h) */
+    double regression_warn; /* warn when samples/s falls below (1 - this) x the median of earlier runs of the
+                               same configuration and hardware beside this one (train/regress.h); 0 off */
     /* [run] */
     const char *run_dir;    /* NULL or "": runs/<SLURM_JOB_ID or timestamp> */
     int64_t checkpoint_every;  /* steps (0 = off) */

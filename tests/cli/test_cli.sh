@@ -58,6 +58,10 @@ check bad-time-features 2 "data.time_features = 'hour' is not one of" -- "$GT" t
 check pdm-time-features 2 "data.time_features is for nilm data" -- \
   "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5" model.kind=lstm data.time_features=day
 check pdm-s2p 2 "p.h5 is a wind-farm \(pdm\) file: model.kind s2p_cnn" -- "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5"
+# bench train CONFIG key=value takes every key of train (the help says so): data.file from the command line
+printf '[data]\nfile = %s/none.h5\nwindow = 63\n[model]\nconv_scale = 0.25\nhidden = 32\nlayers = 3\n[train]\nbatch = 16\n' "$tmp" > "$tmp/b.ini"
+check bench-train-keys 0 "samples/s +data stall" -- "$GT" bench train "$tmp/b.ini" data.file="$tmp/n.h5" train.max_steps=6 bench.reps=1
+check bench-train-unknown-key 2 "unknown key 'train.nosuch'" -- "$GT" bench train "$tmp/b.ini" train.nosuch=1
 check pdm-gated 2 "model.head = gated is for NILM files" -- \
   "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5" model.kind=lstm model.head=gated
 check nilm-lstm 2 "n.h5 is a NILM file: model.kind lstm" -- "$GT" train "$tmp/t.ini" data.file="$tmp/n.h5" model.kind=lstm

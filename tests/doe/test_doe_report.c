@@ -188,6 +188,24 @@ int main(void) {
     } else {
         fprintf(stderr, "note: gnuplot not installed: plots not checked\n");
     }
+    /* cells slower than their siblings (same configuration, other seeds): none, then c00 at half its sibling's rate */
+    TEST_CHECK(strstr(md, "No finished cell trained more than 20% slower") != NULL);
+    gt_doe_slow slow[4];
+    TEST_EQ_INT(gt_doe_slow_cells(&sw, slow, 4), 0);
+    sw.cells[0].value[SPS] = 50; /* c00: machine_type 0, low_wind, seed 1; its sibling c01 ran at 100 */
+    TEST_EQ_INT(gt_doe_slow_cells(&sw, slow, 4), 1);
+    TEST_EQ_INT(slow[0].cell, 0);
+    TEST_EQ_INT(slow[0].n_siblings, 1);
+    TEST_CLOSE(slow[0].siblings_median, 100, 0, 1e-12);
+    sw.cells[0].value[SPS] = 81; /* within 20 %: not flagged */
+    TEST_EQ_INT(gt_doe_slow_cells(&sw, slow, 4), 0);
+    sw.cells[0].value[SPS] = 50;
+    snprintf(out, sizeof out, "%s/report2", g_dir);
+    TEST_REQUIRE(gt_doe_report_write(&sw, &sum, out, 0) == 0);
+    md = slurp("report2/report.md");
+    TEST_REQUIRE(md);
+    TEST_CHECK(strstr(md, "## Cells slower than their siblings") != NULL);
+    TEST_CHECK(strstr(md, "| c00 | 50 | 100 | 1 | 0.50 |") != NULL);
     gt_doe_summary_free(&sum, &sw);
     gt_doe_sweep_free(&sw);
     if (!gt_test_failures) {
