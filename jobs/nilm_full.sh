@@ -139,7 +139,8 @@ case $rc in
      elif [ $lost = 1 ]; then
        log "a rank was lost (launcher exit code $rc) and the job was already restarted $restarts times (GT_MAX_RESTARTS): giving up; resubmit with GT_RUN_DIR=$RUN_DIR"
      else
-       log "failed with exit code $rc (see docs/troubleshooting.md)"
+       log "failed with exit code $rc (see docs/troubleshooting.md); gridtrain doctor $RUN_DIR says:"
+       "$GT" doctor "$RUN_DIR" 2>&1 | tee -a "$LOG" >&2 || true
      fi ;;
 esac
 exit "$rc"
