@@ -32,6 +32,7 @@ gt_slurm_begin multinode 2
 [ "$(sinfo -h -N -o %N | sort | tr '\n' ' ')" = "gtn1 gtn2 " ] || fail "nodes: $(sinfo -h -N -o %N)"
 gt_slurm_nilm_data 3000
 export GT_BIN="$T" GT_CPU_THREADS=1 GT_SRUN_ARGS=--overcommit
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; } # seconds since T0
 manifest_field() { /usr/bin/python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"m": m}))' "$@"; }
 train_s() { # RUN_DIR -> "train T s, all-reduce A s" from timing.json
   manifest_field "$1/timing.json" '"train %.1f s, all-reduce %.2f s" % (m["train_time_s"], sum(e["mean_s"] for e in m["events"] if e["name"] == "allreduce"))' 2>/dev/null || echo "?"
@@ -47,19 +48,31 @@ run_job() {
   [ "$(job_state "$jid")" = COMPLETED ] || { cat "$log"; fail "job $jid: $(job_state "$jid")"; }
 }
 data_hash() { manifest_field "$1/manifest.json" 'm["data"]["xxh64"]'; }
+# SUBMIT_OUTPUT WHAT -> $jid $run: a 2-node job submitted from the output, past step 700
+# (the checkpoint of step 500 committed); fails if it ends first
+submitted_past_700() {
+  jid=$(job_id_of "$1")
+  run="$W/runs/nilm-$jid"
+  for _ in $(seq 1 600); do
+    reached_step "$run/metrics.jsonl" 700 && return 0
+    [ "$(job_state "$jid")" = COMPLETED ] && fail "job $jid finished before $2"
+    sleep 0.05
+  done
+  fail "job $jid never reached step 700"
+}
 
 # ---- 1. 2 ranks on one node, then one rank on each of the two nodes
 t0=$(date +%s.%N)
 out=$(GT_NODES=1 GT_CPU_RANKS=2 "$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit: $out"
 run_job "$out"
-wall1=$(echo "$(date +%s.%N) - $t0" | bc)
+wall1=$(since $t0)
 ref=$(params_of "$log"); ref_run=$run
 [ -n "$ref" ] || fail "no params in $log"
 [ "$(manifest_field "$run/manifest.json" 'm["nodes"]')" = 1 ] || fail "1-node job: nodes != 1"
 t0=$(date +%s.%N)
 out=$(GT_NODES=2 GT_CPU_RANKS=1 "$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit: $out"
 run_job "$out"
-wall2=$(echo "$(date +%s.%N) - $t0" | bc)
+wall2=$(since $t0)
 got=$(params_of "$log")
 [ "$got" = "$ref" ] || fail "2-node params $got != 1-node $ref"
 [ "$(data_hash "$run")" = "$(data_hash "$ref_run")" ] || fail "collective read: data checksum differs across nodes"
@@ -67,7 +80,7 @@ got=$(params_of "$log")
 [ "$(manifest_field "$run/manifest.json" '",".join(p["host"] for p in m["placement"])')" = "gtn1,gtn2" ] ||
   fail "2-node job: placement $(manifest_field "$run/manifest.json" 'm["placement"]')"
 grep -q "placement: 2 ranks on 2 nodes: gtn1 ranks 0, gtn2 ranks 1" "$log" || fail "placement line missing in $log"
-echo "1. params $ref on 1 node and on 2 nodes; job wall time 1 node ${wall1%??????} s ($(train_s "$ref_run")), 2 nodes ${wall2%??????} s ($(train_s "$run")) ($(elapsed))"
+echo "1. params $ref on 1 node and on 2 nodes; job wall time 1 node $wall1 s ($(train_s "$ref_run")), 2 nodes $wall2 s ($(train_s "$run")) ($(elapsed))"
 
 # ---- 2. 4 ranks over 2 nodes: node-local ranks; mpirun with a host list
 sed 's/^max_steps = .*/max_steps = 300/' "$W/nilm.ini" > "$W/nilm4.ini"
@@ -125,20 +138,13 @@ echo "4. USR1 -> checkpoint -> requeue -> resume on 2 nodes: params $ref ($(elap
 
 # ---- 5. a node crash while the 2-node job trains
 out=$(GT_NODES=2 GT_CPU_RANKS=1 "$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit: $out"
-jid=$(job_id_of "$out")
-run="$W/runs/nilm-$jid"
-for _ in $(seq 1 600); do # past the checkpoint of step 500
-  reached_step "$run/metrics.jsonl" 700 && break
-  [ "$(job_state "$jid")" = COMPLETED ] && fail "job $jid finished before the crash"
-  sleep 0.05
-done
-reached_step "$run/metrics.jsonl" 700 || fail "job $jid never reached step 700"
+submitted_past_700 "$out" "the crash"
 t_kill=$(date +%s.%N)
 "$SRC/slurm/node.sh" "$C" kill gtn2
 ended=""
 for _ in $(seq 1 300); do # the job's first segment is over when the script logs the lost rank
   if grep -q "a rank was lost" "$run/job-$jid.log" 2>/dev/null || [ "$(job_state "$jid")" != RUNNING ]; then
-    ended=$(echo "$(date +%s.%N) - $t_kill" | bc); break
+    ended=$(since $t_kill); break
   fi
   sleep 0.1
 done
@@ -152,27 +158,20 @@ grep -q "resuming runs/nilm-$jid from its newest checkpoint" "$run/job-$jid.log"
 resumed=$(manifest_field "$run/manifest.json" 'm["resumed_from_step"]')
 [ "$resumed" -ge 500 ] || fail "resumed from step $resumed, expected the last committed checkpoint (>= 500)"
 [ "$(params_of "$log")" = "$ref" ] || fail "after the crash: params $(params_of "$log") != $ref"
-echo "5. node crash: job ended ${ended%??????} s after it, requeued ($restarts), resumed from step $resumed, params $ref ($(elapsed))"
+echo "5. node crash: job ended $ended s after it, requeued ($restarts), resumed from step $resumed, params $ref ($(elapsed))"
 
 # ---- 5b. only the ranks of one node die (the OOM killer, a bus error): the job script requeues
 out=$(GT_NODES=2 GT_CPU_RANKS=1 "$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit: $out"
-jid=$(job_id_of "$out")
-run="$W/runs/nilm-$jid"
-for _ in $(seq 1 600); do
-  reached_step "$run/metrics.jsonl" 700 && break
-  [ "$(job_state "$jid")" = COMPLETED ] && fail "job $jid finished before the kill"
-  sleep 0.05
-done
-reached_step "$run/metrics.jsonl" 700 || fail "job $jid never reached step 700"
+submitted_past_700 "$out" "the kill"
 t_kill=$(date +%s.%N)
 "$SRC/slurm/node.sh" "$C" kill-ranks gtn2
 for _ in $(seq 1 300); do grep -q "a rank was lost" "$run/job-$jid.log" 2>/dev/null && break; sleep 0.1; done
 grep -q "a rank was lost (launcher exit code 137: signal 9" "$run/job-$jid.log" || fail "job $jid: no requeue after the lost rank"
-lost_s=$(echo "$(date +%s.%N) - $t_kill" | bc)
+lost_s=$(since $t_kill)
 run_job "$out" 240
 grep -q "restart 1\] resuming runs/nilm-$jid from its newest checkpoint" "$run/job-$jid.log" || fail "no resume after the lost rank"
 [ "$(params_of "$log")" = "$ref" ] || fail "after the lost rank: params $(params_of "$log") != $ref"
-echo "5b. ranks of gtn2 killed: the job script saw exit 137 after ${lost_s%??????} s, requeued, resumed, params $ref ($(elapsed))"
+echo "5b. ranks of gtn2 killed: the job script saw exit 137 after $lost_s s, requeued, resumed, params $ref ($(elapsed))"
 
 # ---- 6. a DOE array over both nodes, 2 cores per cell, at most 2 at once
 gt_slurm_pdm_doe
