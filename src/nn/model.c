@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/timer.h"
+#include "core/trace.h"
 #include "core/rng.h"
 #include "nn/model_lstm.h"
 #include "nn/model_s2p_cnn.h"
@@ -258,6 +260,12 @@ void gt_model_backward(gt_model *m, float dloss) {
     GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_backward on the host side of a device model");
     if (dloss != 1.0f) gt_scale(m->dpred, (size_t)m->batch * m->n_y, dloss);
     m->vt->backward(m, m->batch);
+}
+
+double gt_model_span_begin(void) { return GT_TRACE_ON() ? gt_now() : -1.0; }
+
+void gt_model_span_end(const char *name, double t0, int64_t layer) {
+    if (t0 >= 0) gt_trace_record(name, t0, gt_now(), layer >= 0 ? "layer" : NULL, layer);
 }
 
 void gt_model_zero_grad(gt_model *m) { memset(m->grads, 0, m->n_params * sizeof(float)); }

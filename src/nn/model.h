@@ -131,6 +131,12 @@ typedef struct gt_act_tensor {
 
 typedef struct gt_model gt_model;
 
+/* Per-layer spans of backward on the run's timeline (train.trace, core/trace.h):
+ *   double t = gt_model_span_begin(); ...layer...; gt_model_span_end("bwd conv", t, l);
+ * begin returns -1 when nothing is recorded (one relaxed load); layer < 0: no argument. */
+double gt_model_span_begin(void);
+void gt_model_span_end(const char *name, double t0, int64_t layer);
+
 /* Per-kind implementation (see "Adding a model kind" above). */
 typedef struct gt_model_vtable {
     const char *name; /* "s2p_cnn", "s2p_tf", "lstm" */

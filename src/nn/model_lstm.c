@@ -140,14 +140,18 @@ static void lstm_backward(gt_model *m, int B) {
     lstm_model *s = (lstm_model *)m->impl;
     const int top = s->NL - 1;
     float *dcur = s->dh[0]; /* (B,T,H) d loss / d h^top */
+    double t = gt_model_span_begin();
     gt_linear_backward(dcur, s->g.head_w, s->g.head_b, m->dpred, s->h[top], s->p.head_w, NULL, NULL, B * s->T,
                        s->H, s->C, GT_ACT_NONE);
+    gt_model_span_end("bwd head", t, -1);
     for (int k = top; k >= 0; k--) {
+        t = gt_model_span_begin();
         float *dnext = k > 0 ? s->dh[(top - k + 1) & 1] : NULL; /* (B,T,H) d loss / d h^{k-1} */
         const float *inp = k > 0 ? s->h[k - 1] : m->x;
         gt_lstm_backward(dnext, s->g.w_ih[k], s->g.w_hh[k], s->g.b_ih[k], s->g.b_hh[k], s->dgates, s->scratch,
                          dcur, inp, s->p.w_ih[k], s->p.w_hh[k], s->h[k], s->c[k], s->gates[k], B, s->T,
                          k == 0 ? s->C : s->H, s->H, s->K);
+        gt_model_span_end("bwd lstm", t, k);
         dcur = dnext;
     }
 }

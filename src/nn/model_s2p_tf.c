@@ -393,12 +393,20 @@ static void last_block_backward(s2p_tf *s, int B) {
 static void s2p_tf_backward(gt_model *m, int B) {
     s2p_tf *s = (s2p_tf *)m->impl;
     const int L = s->L, d = s->d;
+    double t = gt_model_span_begin();
     gt_linear_backward(s->dlnf, s->g.head_w, s->g.head_b, m->dpred, s->lnf, s->p.head_w, NULL, NULL, B, d,
                        s->A, GT_ACT_NONE);
     gt_layernorm_backward(s->dmid, s->g.lnf_w, s->g.lnf_b, s->dlnf, s->hmid, s->p.lnf_w, s->lnf_mean,
                           s->lnf_rstd, B, d);
+    gt_model_span_end("bwd head", t, -1);
+    t = gt_model_span_begin();
     last_block_backward(s, B);
-    for (int l = s->N - 2; l >= 0; l--) block_backward(s, l, B);
+    gt_model_span_end("bwd block", t, s->N - 1);
+    for (int l = s->N - 2; l >= 0; l--) {
+        t = gt_model_span_begin();
+        block_backward(s, l, B);
+        gt_model_span_end("bwd block", t, l);
+    }
     /* embedding: h0 = x embed_w^T + embed_b + pos */
     for (int b = 0; b < B; b++) add_to(s->g.pos, s->g.pos, s->dres + (size_t)b * L * d, (size_t)L * d);
     gt_linear_backward(NULL, s->g.embed_w, s->g.embed_b, s->dres, m->x, s->p.embed_w, NULL, NULL, B * L,
