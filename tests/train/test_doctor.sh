@@ -3,7 +3,8 @@
 # fix and the evidence of a failed (or slow) run, one fixture per cause
 # (issue #23). Real failed runs where they are cheap to make:
 #   nan        optim.lr=1e30: exit 5, forensics.jsonl names the household
-#   oom        train.mem_limit=40M: exit 4, the plan's advice (train.micro_batch=N)
+#   oom        train.mem_limit between micro-batch 1 and the per-rank share: exit 4, the
+#              plan's advice (train.micro_batch=N)
 #   disk_full  'ulimit -f 1000': the final checkpoint cannot be committed, exit 4
 #   preempted  train.stop_after=3: exit 75
 #   crashed    SIGKILL of one rank: Open MPI's "exited on signal 9"
@@ -45,8 +46,22 @@ run2 run.dir="$W/nan" optim.lr=1e30 train.nan_max_bad=2 > "$W/nan.err" 2>&1
 [ $? = 5 ] || { cat "$W/nan.err" >&2; fail "the NaN run did not exit 5"; }
 expect nan "$W/nan" nan "d['exit_code'] == 5 and 'household' in ev and 'forensics.jsonl' in ev and 'data.screen' in f['fix']"
 
-run2 run.dir="$W/oom" train.mem_limit=40M train.micro_batch=0 train.batch=512 model.conv_scale=1 model.layers=5 \
-  > "$W/oom.err" 2>&1
+# a limit between what micro-batch 1 and the whole per-rank share need (the process's own
+# size differs by build: ~30 MiB CPU-only, ~180 MiB with the CUDA libraries), found from a
+# first refusal at 1 MiB, so the plan's advice is a micro-batch
+oom_args=(train.micro_batch=0 train.batch=2048 model.conv_scale=1 model.layers=5)
+run2 run.dir="$W/oom0" train.mem_limit=1M "${oom_args[@]}" > "$W/oom0.err" 2>&1
+lim=$(python3 - "$W/oom0.err" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+need = [float(x) for x in re.findall(r"needs ([0-9.]+) MiB \(resident", t)]
+one = [float(x) for x in re.findall(r"even micro-batch 1 needs ([0-9.]+) MiB", t)]
+assert need and one, t
+print(int((min(need) + max(one)) / 2))
+PY
+) || fail "no memory figures in the refusal at 1 MiB"
+rm -rf "$W/oom0"
+run2 run.dir="$W/oom" train.mem_limit="${lim}M" "${oom_args[@]}" > "$W/oom.err" 2>&1
 [ $? = 4 ] || { cat "$W/oom.err" >&2; fail "the memory check did not stop the run (exit 4)"; }
 expect oom "$W/oom" oom "d['exit_code'] == 4 and 'memory: rank' in ev and 'set train.micro_batch=' in f['fix']"
 
