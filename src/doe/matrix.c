@@ -260,8 +260,10 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
         qsort(ids, (size_t)n, GT_DOE_ID_LEN, (int (*)(const void *, const void *))strcmp);
         for (int64_t i = 1; i < n; i++)
             if (!strcmp(ids[i], ids[i - 1])) {
+                char id[GT_DOE_ID_LEN];
+                memcpy(id, ids[i], GT_DOE_ID_LEN);
                 free(ids);
-                return fail(err, en, path, 0, "two cells share the id %s (duplicate cells)", ids[i]);
+                return fail(err, en, path, 0, "two cells share the id %s (duplicate cells)", id);
             }
         free(ids);
     }

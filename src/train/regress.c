@@ -106,7 +106,7 @@ int gt_regress_compare(const char *run_dir, double threshold, gt_regress_result 
     r->samples_per_s = me.sps;
 
     /* the parent directory's other runs: same hashes, finished with exit 0, ended before this one */
-    char parent[PATH_MAX], self[256];
+    char parent[PATH_MAX], self[PATH_MAX];
     snprintf(parent, sizeof parent, "%s", run_dir);
     size_t pl = strlen(parent);
     while (pl > 1 && parent[pl - 1] == '/') parent[--pl] = 0;
