@@ -58,7 +58,7 @@ grep -q "activations" plan.txt || fail "plan: no activations row"
 
 # a budget that holds only part of the micro-batch: the plan's total less half its activations
 sanitized=0
-if ldd "$GT" 2>/dev/null | grep -q 'libasan\|libtsan'; then sanitized=1; fi
+if ldd "$GT" 2>/dev/null | grep 'libasan\|libtsan' >/dev/null; then sanitized=1; fi # no -q: an early exit of grep fails the pipe (pipefail)
 mib() { sed -n "s/^  $1 *\([0-9.]*\) \(MiB\|GiB\).*/\1 \2/p" "$2" | awk '{print ($2 == "GiB") ? $1 * 1024 : $1}'; }
 total=$(mib total plan.txt); acts=$(mib activations plan.txt)
 budget=$(awk -v t="$total" -v a="$acts" 'BEGIN { printf "%dM", t - a / 2 }')
