@@ -121,14 +121,8 @@ echo "3. synth on 2 nodes: same bytes; predict on 2 nodes: same values ($(elapse
 
 # ---- 4. warning signal -> checkpoint -> requeue -> resume, across nodes
 out=$(GT_NODES=2 GT_CPU_RANKS=1 "$SRC/jobs/nilm_full.sh" --tier cpu "$W/nilm.ini" 2>&1) || fail "submit: $out"
-jid=$(job_id_of "$out")
-sent=0
-for _ in $(seq 1 600); do
-  if reached_step "$W/runs/nilm-$jid/metrics.jsonl" 700; then scancel --signal=USR1 --batch "$jid"; sent=1; break; fi
-  [ "$(job_state "$jid")" = COMPLETED ] && fail "job $jid finished before the signal"
-  sleep 0.05
-done
-[ $sent = 1 ] || fail "job $jid never reached step 700"
+submitted_past_700 "$out" "the signal"
+scancel --signal=USR1 --batch "$jid"
 run_job "$out"
 [ "$(scontrol show job "$jid" | grep -o 'Restarts=[0-9]*')" = Restarts=1 ] || fail "job $jid not requeued once"
 grep -q "preempted: checkpoint written; requeueing job $jid" "$run/job-$jid.log" || fail "no requeue in $run/job-$jid.log"
