@@ -68,6 +68,7 @@ static const gt_opt opts[] = {
     {"model.tbptt", NULL, GT_OPT_INT, "", "lstm: truncated-BPTT chunk length (0 = full window)", NULL},
     {"model.conv_scale", NULL, GT_OPT_FLOAT, "1", "s2p_cnn: multiplies the conv channel counts (30/30/40/50/50); e.g. 0.25 for small runs", NULL},
     {"model.head", NULL, GT_OPT_STR, "auto", "nilm: gated (power while on + an on/off classifier; predicted power where the classifier says on, else 0 W) or power (one regression output per appliance); auto = gated for s2p_cnn/s2p_tf", "auto|gated|power"},
+    {"model.dropout", NULL, GT_OPT_STR, "auto", "s2p_cnn: dropout probability on the dense layer's activations while training (inverted: evaluation and predict are unchanged); auto = " GT_TRAIN_STR(GT_TRAIN_DEFAULT_DROPOUT) " for s2p_cnn, 0 for the other kinds (which have no dropout); a run stored without this key had none", NULL},
     {"model.loss", NULL, GT_OPT_STR, "mse", "training loss on the normalised targets: mse fits the mean, l1 the median, mse+l1 their sum", "mse|l1|mse+l1"},
     {"optim.lr", "lr", GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LR), "peak learning rate (after warmup)", NULL},
     {"optim.lr_min", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LR_MIN), "final learning rate of the cosine decay", NULL},
@@ -83,7 +84,9 @@ static const gt_opt opts[] = {
     {"train.max_steps", "steps", GT_OPT_INT, "0", "optimizer steps; 0 = no limit (also the cosine schedule's length when smaller)", NULL},
     {"train.time_budget", NULL, GT_OPT_FLOAT, "0", "wall minutes of training (over resumes); 0 = none", NULL},
     {"train.eval_every", NULL, GT_OPT_INT, "0", "steps between validations; 0 = once per epoch", NULL},
-    {"train.patience", NULL, GT_OPT_INT, "0", "validations without improvement before early stopping; 0 off", NULL},
+    {"train.patience", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_PATIENCE), "validations without improvement before early stopping (the best checkpoint is what eval uses); 0 off", NULL},
+    {"train.lr_plateau", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LR_PLATEAU), "multiply the learning rate (warmup + cosine) by this after train.plateau_patience validations without improvement, again after each further plateau_patience, never below optim.lr_min; 0 off (a run stored without this key had none)", NULL},
+    {"train.plateau_patience", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_PLATEAU_PATIENCE), "validations without improvement before train.lr_plateau reduces the learning rate", NULL},
     {"train.seed", "seed", GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_SEED), "seed of the initialisation and the data order", NULL},
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
     {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
@@ -174,6 +177,8 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "data.fill_max_s")) c->data.fill_max_s = 0; /* runs from before hole filling */
     if (!gt_args_is_set(a, "data.spike_channels")) /* runs from before the channel kinds: every channel */
         snprintf(c->data.spike_channels, sizeof c->data.spike_channels, "all");
+    if (!gt_args_is_set(a, "model.dropout")) c->model.dropout = 0; /* runs from before dropout */
+    if (!gt_args_is_set(a, "train.lr_plateau")) c->lr_plateau = 0; /* ... and before the plateau rule */
 }
 
 void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
@@ -248,6 +253,18 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     /* auto: the gated head where the model has one output per window (seq2point); an explicit
      * gated head on a task without appliances is refused by the task (task/) */
     m->gated = !strcmp(head, "gated") || (!strcmp(head, "auto") && kind != GT_MODEL_LSTM);
+    const char *dr = gt_args_str(a, "model.dropout");
+    if (!strcmp(dr, "auto")) m->dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
+    else {
+        char *end = NULL;
+        double p = strtod(dr, &end);
+        GT_CHECK(end != dr && *end == '\0' && p >= 0 && p < 1, GT_EXIT_USAGE,
+                 "model.dropout = '%s': give auto or a probability in [0, 1)", dr);
+        GT_CHECK(p == 0 || kind == GT_MODEL_S2P_CNN, GT_EXIT_USAGE,
+                 "model.dropout = %s: only s2p_cnn has dropout (on its dense layer), not %s", dr,
+                 gt_model_kind_name((gt_model_kind)kind));
+        m->dropout = (float)p;
+    }
     double cs = gt_args_float(a, "model.conv_scale");
     GT_CHECK(cs > 0, GT_EXIT_USAGE, "model.conv_scale must be > 0");
     if (kind == GT_MODEL_S2P_CNN) {
@@ -282,6 +299,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->time_budget_min = gt_args_float(a, "train.time_budget");
     c->eval_every = gt_args_int(a, "train.eval_every");
     c->patience = gt_args_int(a, "train.patience");
+    c->lr_plateau = gt_args_float(a, "train.lr_plateau");
+    c->plateau_patience = gt_args_int(a, "train.plateau_patience");
+    GT_CHECK(c->lr_plateau >= 0 && c->lr_plateau < 1 && c->plateau_patience >= 1, GT_EXIT_USAGE,
+             "train.lr_plateau must be in [0, 1) (0 off) and train.plateau_patience >= 1");
     c->seed = (uint64_t)gt_args_int(a, "train.seed");
     const char *pf = gt_args_str(a, "train.prefetch");
     c->prefetch = !strcmp(pf, "on") ? 1 : !strcmp(pf, "off") ? 0 : -1;

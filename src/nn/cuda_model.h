@@ -103,6 +103,11 @@ void gt_cuda_model_get_pred(const gt_cuda_model *m, float *pred_host);
  * a host buffer may be reused on return). Then gt_cuda_model_backward. */
 void gt_cuda_model_set_dpred(gt_cuda_model *m, const float *dpred, int on_device);
 
+/* Dropout of the next forward and the backward after it (s2p_cnn with
+ * cfg.dropout > 0): base (B) the host's per-sample keys (gt_model_set_dropout,
+ * copied up on the model's stream; the buffer may be reused on return), NULL
+ * for none (evaluation). */
+void gt_cuda_model_set_dropout(gt_cuda_model *m, const uint64_t *base, int B);
 /* Masked MSE of the last forward: y, mask (B, n_y) (mask NULL = all ones),
  * host or device pointers; writes dpred; returns the loss (synchronises). */
 float gt_cuda_model_loss(gt_cuda_model *m, const float *y, const float *mask, int on_device);

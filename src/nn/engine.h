@@ -11,7 +11,8 @@
  *   per step:
  *     gt_engine_zero_grad(e);
  *     per micro-batch:
- *       const float *pred = gt_engine_forward(e, x, B);  // x host (B, n_x) -> pred host (B, n_y)
+ *       const float *pred = gt_engine_forward_train(e, x, B, &key);  // x host (B, n_x) -> pred host (B, n_y)
+ *                                                        // (gt_engine_forward: evaluation, no dropout)
  *       task objective writes gt_engine_dpred(e) (B, n_y)
  *       gt_engine_backward(e, 1.0f);                     // grads += d objective / d params
  *     all-reduce gt_engine_grads(e) (dist/: MPI for host grads, NCCL on
@@ -76,8 +77,10 @@ typedef struct gt_engine_mem {
 typedef struct gt_engine_i {
     const char *name; /* "host", "cuda" */
     void (*free)(gt_engine *e);
-    /* x host (B, n_x) -> prediction; returns a host view (B, n_y) */
-    const float *(*forward)(gt_engine *e, const float *x, int B);
+    /* x host (B, n_x) -> prediction; returns a host view (B, n_y). key: the
+     * dropout masks of a training forward (gt_model_set_dropout), NULL for
+     * evaluation; the backward after it applies the same masks. */
+    const float *(*forward)(gt_engine *e, const float *x, int B, const gt_dropout_key *key);
     float *(*input)(gt_engine *e); /* host (max_batch, n_x) buffer a loader may fill in place */
     float *(*dpred)(gt_engine *e); /* host (max_batch, n_y): d objective / d pred of the last forward */
     void (*backward)(gt_engine *e, float dloss);
@@ -128,7 +131,15 @@ void gt_engine_init(gt_engine *e, uint64_t seed);
 
 /* x host (B, n_x), 1 <= B <= max_batch (x may be gt_engine_input(e));
  * returns the prediction, a host view (B, n_y) valid until the next forward. */
-static inline const float *gt_engine_forward(gt_engine *e, const float *x, int B) { return e->i->forward(e, x, B); }
+static inline const float *gt_engine_forward(gt_engine *e, const float *x, int B) {
+    return e->i->forward(e, x, B, NULL);
+}
+/* The training forward: as gt_engine_forward, with the dropout masks of key
+ * (model.dropout; nn/ops/dropout.h) on models that have dropout. The same key
+ * gives the same masks on every engine. */
+static inline const float *gt_engine_forward_train(gt_engine *e, const float *x, int B, const gt_dropout_key *key) {
+    return e->i->forward(e, x, B, key);
+}
 static inline float *gt_engine_input(gt_engine *e) { return e->i->input(e); }
 /* Host (max_batch, n_y): the objective writes d objective / d pred here
  * before gt_engine_backward. */

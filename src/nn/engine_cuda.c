@@ -88,8 +88,10 @@ static void cuda_free(gt_engine *e) {
     gt_model_free(e->host);
 }
 
-static const float *cuda_forward(gt_engine *e, const float *x, int B) {
+static const float *cuda_forward(gt_engine *e, const float *x, int B, const gt_dropout_key *key) {
     gt_model *h = e->host;
+    gt_model_set_dropout(h, key, B); /* the per-sample keys on the host, uploaded below */
+    gt_cuda_model_set_dropout(dm(e), h->drop_on ? h->drop_base : NULL, B);
     int tr = gpu_begin(e);
     gt_cuda_model_forward(dm(e), x, B, 0);   /* x (B, n_x) up, the forward queued */
     gpu_end(e, tr, "gpu forward");

@@ -11,9 +11,9 @@
 #include "core/watchdog.h"
 
 static void host_free(gt_engine *e) { gt_model_free(e->host); }
-static const float *host_forward(gt_engine *e, const float *x, int B) {
+static const float *host_forward(gt_engine *e, const float *x, int B, const gt_dropout_key *key) {
     gt_watchdog_beat("engine forward (nn/engine_host.c)");
-    return gt_model_forward(e->host, x, B);
+    return gt_model_forward_train(e->host, x, B, key);
 }
 static float *host_input(gt_engine *e) { return e->host->x; }
 static float *host_dpred(gt_engine *e) { return e->host->dpred; }

@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "core/trace.h"
 #include "core/rng.h"
+#include "nn/ops/dropout.h"
 #include "nn/model_lstm.h"
 #include "nn/model_s2p_cnn.h"
 #include "nn/model_s2p_tf.h"
@@ -113,6 +114,11 @@ static gt_model *plan_model(const gt_model_config *cfg) {
     GT_CHECK(cfg->window > 0 && cfg->n_in > 0 && cfg->n_out > 0, GT_EXIT_USAGE,
              "model: window, n_in and n_out must be > 0 (got %d, %d, %d)", cfg->window, cfg->n_in,
              cfg->n_out);
+    GT_CHECK(cfg->dropout >= 0.0f && cfg->dropout < 1.0f, GT_EXIT_USAGE, "model.dropout must be in [0, 1) (got %g)",
+             (double)cfg->dropout);
+    GT_CHECK(cfg->dropout == 0.0f || cfg->kind == GT_MODEL_S2P_CNN, GT_EXIT_USAGE,
+             "model.dropout: only s2p_cnn has dropout (on its dense layer); set model.dropout=0 for %s",
+             gt_model_kind_name(cfg->kind));
     gt_model *m = (gt_model *)GT_CALLOC(1, sizeof *m);
     m->cfg = *cfg;
     m->vt = vt;
@@ -174,6 +180,7 @@ gt_model *gt_model_create(const gt_model_config *cfg) {
     m->adam_m = alloc_floats(m->n_params);
     m->adam_v = alloc_floats(m->n_params);
     m->acts = alloc_floats(m->n_act_elems);
+    m->drop_base = (uint64_t *)GT_CALLOC((size_t)cfg->max_batch, sizeof(uint64_t));
     m->x = gt_model_act_ptr(m, ix);
     m->pred = gt_model_act_ptr(m, ip);
     m->dpred = gt_model_act_ptr(m, id);
@@ -191,6 +198,7 @@ gt_model *gt_model_create_host_side(const gt_model_config *cfg) {
     m->adam_v = alloc_floats(m->n_params);
     /* x, pred, dpred in one small block (the device keeps the activation plan) */
     m->acts = alloc_floats(B * (m->n_x + 2 * m->n_y));
+    m->drop_base = (uint64_t *)GT_CALLOC(B, sizeof(uint64_t));
     m->x = m->acts;
     m->pred = m->x + B * m->n_x;
     m->dpred = m->pred + B * m->n_y;
@@ -205,6 +213,7 @@ void gt_model_free(gt_model *m) {
     free(m->adam_m);
     free(m->adam_v);
     free(m->acts);
+    free(m->drop_base);
     free(m);
 }
 
@@ -237,7 +246,16 @@ void gt_model_init(gt_model *m, uint64_t seed) {
 }
 
 /* ------------------------------------------------------------ training -- */
-const float *gt_model_forward(gt_model *m, const float *x, int B) {
+void gt_model_set_dropout(gt_model *m, const gt_dropout_key *key, int B) {
+    m->drop_on = 0;
+    if (!key || !(m->cfg.dropout > 0.0f)) return;
+    GT_CHECK(B > 0 && B <= m->cfg.max_batch && key->ids, GT_EXIT_INTERNAL, "dropout key: batch %d, ids %p", B,
+             (const void *)key->ids);
+    for (int b = 0; b < B; b++) m->drop_base[b] = gt_dropout_base(key->seed, (uint64_t)key->step, key->ids[b]);
+    m->drop_on = 1;
+}
+
+static const float *model_forward(gt_model *m, const float *x, int B) {
     GT_CHECK(B > 0 && B <= m->cfg.max_batch, GT_EXIT_USAGE,
              "model forward: batch %d outside [1, max_batch=%d]", B, m->cfg.max_batch);
     GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_forward on the host side of a device model");
@@ -245,6 +263,17 @@ const float *gt_model_forward(gt_model *m, const float *x, int B) {
     m->batch = B;
     m->vt->forward(m, B);
     return m->pred;
+}
+
+/* Evaluation, predict and every caller without a key: never dropout. */
+const float *gt_model_forward(gt_model *m, const float *x, int B) {
+    m->drop_on = 0;
+    return model_forward(m, x, B);
+}
+
+const float *gt_model_forward_train(gt_model *m, const float *x, int B, const gt_dropout_key *key) {
+    gt_model_set_dropout(m, key, B);
+    return model_forward(m, x, B);
 }
 
 float gt_model_loss(gt_model *m, const float *y, const float *mask) {

@@ -100,6 +100,10 @@ typedef struct gt_model_config {
      * [power_0 .. power_{A-1} | on-logit_0 .. on-logit_{A-1}] per sample, loss
      * gt_gated_loss_sum (the model itself only sees n_out) */
     int gated;
+    /* s2p_cnn: inverted dropout on fc1's activations in training forwards
+     * (gt_model_forward_train), probability in [0, 1); 0 = none. Other kinds
+     * must leave it 0. */
+    float dropout;
 } gt_model_config;
 
 /* Parameter initialisation, PyTorch-like defaults. */
@@ -176,6 +180,12 @@ struct gt_model {
     int batch;    /* B of the last forward (0 before any) */
     float loss;   /* last value returned by gt_model_loss */
     int host_side; /* 1: made by gt_model_create_host_side (no activations: cannot run) */
+    /* dropout of the last forward (nn/ops/dropout.h): drop_on = 1 for a
+     * training forward of a model with cfg.dropout > 0; drop_base (max_batch)
+     * the per-sample keys gt_dropout_base(seed, step, sample id). The backward
+     * reads the same keys, so it applies the forward's mask. */
+    int drop_on;
+    uint64_t *drop_base;
 };
 
 /* ------------------------------------------------------------ lifecycle -- */
@@ -236,6 +246,19 @@ void gt_model_init(gt_model *m, uint64_t seed);
  * m->x in place); writes m->pred (B, n_y) and returns it (borrowed, valid
  * until the next forward). 1 <= B <= max_batch, else GT_EXIT_USAGE. */
 const float *gt_model_forward(gt_model *m, const float *x, int B);
+/* The key of a training forward's dropout masks (nn/ops/dropout.h). */
+typedef struct gt_dropout_key {
+    uint64_t seed;       /* train.seed */
+    int64_t step;        /* the optimizer step the gradient belongs to */
+    const uint64_t *ids; /* (B) stable sample ids (gt_dropout_sample_id) */
+} gt_dropout_key;
+/* Sets the dropout of the next forward (and of the backward after it): key
+ * NULL or cfg.dropout == 0 turns it off (evaluation), else the masks of key.
+ * Engines call it; gt_model_forward turns it off by itself. */
+void gt_model_set_dropout(gt_model *m, const gt_dropout_key *key, int B);
+/* A training forward: gt_model_forward with the dropout masks of key (NULL:
+ * none). The backward that follows uses the same masks. */
+const float *gt_model_forward_train(gt_model *m, const float *x, int B, const gt_dropout_key *key);
 /* Masked MSE of the last forward: y (B, n_y), mask (B, n_y) or NULL (all ones);
  * writes m->dpred = d loss / d pred and returns the loss. */
 float gt_model_loss(gt_model *m, const float *y, const float *mask);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "nn/ops/dropout.h"
 
 /* Struct of pointers into one of the same-layout buffers (params or grads). */
 typedef struct s2p_cnn_tensors {
@@ -24,10 +25,13 @@ typedef struct s2p_cnn {
     int K[GT_MODEL_MAX_CONV];      /* kernel sizes */
     int t_conv_w[GT_MODEL_MAX_CONV], t_conv_b[GT_MODEL_MAX_CONV], t_fc1_w, t_fc1_b, t_fc2_w, t_fc2_b;
     int a_conv[GT_MODEL_MAX_CONV], a_fc1, a_fc1_d, a_fc1_scratch, a_d0, a_d1, a_scratch;
+    int a_fc1_drop; /* -1 without dropout */
     s2p_cnn_tensors p, g;
     /* activations (planned for max_batch) */
     float *conv_out[GT_MODEL_MAX_CONV]; /* (B, C_l, W) post-ReLU */
     float *fc1_out;                     /* (B, H) post-ReLU */
+    float *fc1_drop;                    /* (B, H) fc1_out after dropout (training forwards; NULL when
+                                           cfg.dropout == 0) */
     float *dfc1;                        /* (B, H) d loss / d fc1_out */
     float *fc1_scratch;                 /* (B, H) masked gradient */
     float *dbuf[2];                     /* (B, max C, W) ping-pong conv gradients */
@@ -107,6 +111,13 @@ static void s2p_cnn_plan(gt_model *m) {
     s->a_fc1 = gt_model_add_act(m, "fc1.out", B * H);
     s->a_fc1_d = gt_model_add_act(m, "fc1.dout", B * H);
     s->a_fc1_scratch = gt_model_add_act(m, "fc1.scratch", B * H);
+    s->a_fc1_drop = -1;
+    if (c->dropout > 0.0f) {
+        s->a_fc1_drop = gt_model_add_act(m, "fc1.drop", B * H);
+        /* the device copy of m->drop_base (B uint64 = 2B floats; nn/ops/cuda/cuda_model.cu),
+         * planned here so the device's buffer sizes follow the host plan */
+        gt_model_add_act(m, "fc1.drop_keys", 2 * B);
+    }
     s->a_d0 = gt_model_add_act(m, "conv.dbuf0", B * (size_t)cmax * W);
     s->a_d1 = gt_model_add_act(m, "conv.dbuf1", B * (size_t)cmax * W);
     s->a_scratch = gt_model_add_act(m, "conv.scratch", scratch);
@@ -133,6 +144,7 @@ static void s2p_cnn_bind(gt_model *m) {
     s->fc1_out = gt_model_act_ptr(m, s->a_fc1);
     s->dfc1 = gt_model_act_ptr(m, s->a_fc1_d);
     s->fc1_scratch = gt_model_act_ptr(m, s->a_fc1_scratch);
+    s->fc1_drop = s->a_fc1_drop >= 0 ? gt_model_act_ptr(m, s->a_fc1_drop) : NULL;
     s->dbuf[0] = gt_model_act_ptr(m, s->a_d0);
     s->dbuf[1] = gt_model_act_ptr(m, s->a_d1);
     s->conv_scratch = gt_model_act_ptr(m, s->a_scratch);
@@ -141,6 +153,7 @@ static void s2p_cnn_bind(gt_model *m) {
 static void s2p_cnn_forward(gt_model *m, int B) {
     s2p_cnn *s = (s2p_cnn *)m->impl;
     const int W = s->W, L = s->L;
+    GT_CHECK(!m->drop_on || s->fc1_drop, GT_EXIT_INTERNAL, "s2p_cnn: dropout without its buffer");
     const float *inp = m->x; /* (B, C_0, W) */
     for (int l = 0; l < L; l++) {
         gt_conv1d_forward(s->conv_out[l], s->conv_scratch, inp, s->p.conv_w[l], s->p.conv_b[l], B, s->C[l],
@@ -149,15 +162,25 @@ static void s2p_cnn_forward(gt_model *m, int B) {
     }
     /* flatten is free: (B, C_L, W) row-major is (B, C_L * W) channel-major */
     gt_linear_forward(s->fc1_out, inp, s->p.fc1_w, s->p.fc1_b, B, s->C[L] * W, s->H, GT_ACT_RELU);
-    gt_linear_forward(m->pred, s->fc1_out, s->p.fc2_w, s->p.fc2_b, B, s->H, s->A, GT_ACT_NONE);
+    const float *h = s->fc1_out; /* (B, H) fc2's input */
+    if (m->drop_on) {            /* training: inverted dropout, masks keyed by m->drop_base */
+        gt_dropout_apply(s->fc1_drop, s->fc1_out, m->drop_base, B, s->H, gt_dropout_threshold(m->cfg.dropout),
+                         gt_dropout_scale(m->cfg.dropout));
+        h = s->fc1_drop;
+    }
+    gt_linear_forward(m->pred, h, s->p.fc2_w, s->p.fc2_b, B, s->H, s->A, GT_ACT_NONE);
 }
 
 static void s2p_cnn_backward(gt_model *m, int B) {
     s2p_cnn *s = (s2p_cnn *)m->impl;
     const int W = s->W, L = s->L;
     double t = gt_model_span_begin();
-    gt_linear_backward(s->dfc1, s->g.fc2_w, s->g.fc2_b, m->dpred, s->fc1_out, s->p.fc2_w, NULL, NULL, B,
-                       s->H, s->A, GT_ACT_NONE);
+    gt_linear_backward(s->dfc1, s->g.fc2_w, s->g.fc2_b, m->dpred, m->drop_on ? s->fc1_drop : s->fc1_out,
+                       s->p.fc2_w, NULL, NULL, B, s->H, s->A, GT_ACT_NONE);
+    /* d fc1_out = d h * the forward's mask * scale: the same keys give the same mask */
+    if (m->drop_on)
+        gt_dropout_apply(s->dfc1, s->dfc1, m->drop_base, B, s->H, gt_dropout_threshold(m->cfg.dropout),
+                         gt_dropout_scale(m->cfg.dropout));
     gt_model_span_end("bwd fc2", t, -1);
     float *dcur = s->dbuf[0]; /* (B, C_L, W) d loss / d conv_out[L-1] */
     t = gt_model_span_begin();

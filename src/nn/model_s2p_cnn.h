@@ -6,6 +6,8 @@
  *           (defaults C = 30,30,40,50,50, K = 10,8,6,5,5)
  *   flatten (B, C_last * W), channel-major (PyTorch x.flatten(1) of (B,C,W))
  *   fc1: Linear(C_last * W -> hidden) + ReLU      (hidden default 1024)
+ *   dropout(cfg.dropout) on fc1's output, training forwards only (inverted:
+ *     kept elements x 1/(1-p); nn/ops/dropout.h keys the masks)
  *   fc2: Linear(hidden -> n_out)                  (n_out default 15)
  *   pred (B, n_out)
  *

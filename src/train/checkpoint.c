@@ -306,20 +306,23 @@ static const struct {
     const char *name;
     size_t offset;
     int type;
+    int optional; /* 1: added later; a checkpoint without it keeps the value set before reading */
 } k_state_fields[] = {
-    {"step", offsetof(gt_train_state, step), T_I64},
-    {"epoch", offsetof(gt_train_state, epoch), T_U64},
-    {"batch_k", offsetof(gt_train_state, batch_k), T_I64},
-    {"samples", offsetof(gt_train_state, samples), T_I64},
-    {"best_val", offsetof(gt_train_state, best_val), T_F64},
-    {"best_step", offsetof(gt_train_state, best_step), T_I64},
-    {"bad_evals", offsetof(gt_train_state, bad_evals), T_I32},
-    {"bad_steps", offsetof(gt_train_state, bad_steps), T_I32},
-    {"loss_scale", offsetof(gt_train_state, loss_scale), T_F32},
-    {"scale_good_steps", offsetof(gt_train_state, scale_good_steps), T_I64},
-    {"skipped_steps", offsetof(gt_train_state, skipped_steps), T_I64},
-    {"elapsed_s", offsetof(gt_train_state, elapsed_s), T_F64},
-    {"seed", offsetof(gt_train_state, seed), T_U64},
+    {"step", offsetof(gt_train_state, step), T_I64, 0},
+    {"epoch", offsetof(gt_train_state, epoch), T_U64, 0},
+    {"batch_k", offsetof(gt_train_state, batch_k), T_I64, 0},
+    {"samples", offsetof(gt_train_state, samples), T_I64, 0},
+    {"best_val", offsetof(gt_train_state, best_val), T_F64, 0},
+    {"best_step", offsetof(gt_train_state, best_step), T_I64, 0},
+    {"bad_evals", offsetof(gt_train_state, bad_evals), T_I32, 0},
+    {"bad_steps", offsetof(gt_train_state, bad_steps), T_I32, 0},
+    {"loss_scale", offsetof(gt_train_state, loss_scale), T_F32, 0},
+    {"scale_good_steps", offsetof(gt_train_state, scale_good_steps), T_I64, 0},
+    {"skipped_steps", offsetof(gt_train_state, skipped_steps), T_I64, 0},
+    {"elapsed_s", offsetof(gt_train_state, elapsed_s), T_F64, 0},
+    {"seed", offsetof(gt_train_state, seed), T_U64, 0},
+    {"lr_factor", offsetof(gt_train_state, lr_factor), T_F64, 1},
+    {"plateau_evals", offsetof(gt_train_state, plateau_evals), T_I32, 1},
 };
 #define N_STATE_FIELDS ((int)(sizeof k_state_fields / sizeof k_state_fields[0]))
 
@@ -892,9 +895,13 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
     memset(&st, 0, sizeof st);
     hid_t g = H5Gopen2(f, "train_state", H5P_DEFAULT);
     LOAD_CHECK(g >= 0, "checkpoint %s has no group '/train_state'", path);
-    for (int i = 0; i < N_STATE_FIELDS; i++)
+    st.lr_factor = 1.0; /* the values of a run from before the optional fields */
+    st.plateau_evals = 0;
+    for (int i = 0; i < N_STATE_FIELDS; i++) {
+        if (k_state_fields[i].optional && H5Aexists(g, k_state_fields[i].name) <= 0) continue;
         r_attr(g, path, "/train_state", k_state_fields[i].name, mem_type(k_state_fields[i].type),
                (char *)&st + k_state_fields[i].offset);
+    }
     H5Gclose(g);
     LOAD_CHECK(st.step == step, "checkpoint %s holds step %lld, its name says %lld", path,
              (long long)st.step, step);

@@ -40,6 +40,10 @@ typedef struct gt_train_state {
     int64_t skipped_steps;
     double elapsed_s;    /* training wall time before this run segment */
     uint64_t seed;
+    /* learning-rate reduction on plateau (train.lr_plateau); optional in the
+     * file: a checkpoint written before it loads as factor 1, counter 0 */
+    double lr_factor;       /* multiplies the warmup + cosine schedule (1 = none) */
+    int32_t plateau_evals;  /* validations without improvement since the last improvement or reduction */
 } gt_train_state;
 
 /* Collective. Writes the checkpoint of `ts.step`, commits it and prunes to

@@ -39,6 +39,8 @@ typedef struct trainer {
     int64_t micro;          /* the engine's max_batch */
     float *vy, *vm;         /* (micro, n_y_ds) validation targets from the dataset */
     int64_t *vidx;          /* (micro) validation window numbers; owns the micro-batch block */
+    uint64_t *drop_ids;     /* (micro) stable ids of a micro-batch's windows: the dropout keys */
+    int64_t lr_reductions;  /* plateau reductions of the learning rate in this segment */
     gt_train_state ts;
     gt_amp_scaler amp;
     gt_norm_stats ns;

@@ -30,6 +30,7 @@
 #include "dist/allreduce.h"
 #include "dist/comm.h"
 #include "dist/reduce.h"
+#include "nn/ops/dropout.h"
 #include "plan/plan.h" /* memory check before the model is allocated */
 #include "train/regress.h"
 #include "train/train_impl.h"
@@ -48,6 +49,10 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->data.window = GT_DATA_WINDOW_TASK_DEFAULT;
     c->data.stride = GT_DATA_STRIDE_TASK_DEFAULT;
     gt_model_config_default(&c->model, kind);
+    c->model.dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
+    c->patience = GT_TRAIN_DEFAULT_PATIENCE;
+    c->lr_plateau = GT_TRAIN_DEFAULT_LR_PLATEAU;
+    c->plateau_patience = GT_TRAIN_DEFAULT_PLATEAU_PATIENCE;
     c->lr = GT_TRAIN_DEFAULT_LR;
     c->lr_min = GT_TRAIN_DEFAULT_LR_MIN;
     c->warmup = GT_TRAIN_DEFAULT_WARMUP;
@@ -89,6 +94,9 @@ static void check_config(const gt_train_config *cfg) {
              "train: no stopping rule (set train.epochs, train.max_steps or train.time_budget)");
     GT_CHECK(cfg->lr > 0 && cfg->lr_min >= 0, GT_EXIT_USAGE, "optim.lr must be > 0 and optim.lr_min >= 0");
     GT_CHECK(cfg->warmup >= 0, GT_EXIT_USAGE, "optim.warmup must be >= 0");
+    GT_CHECK(cfg->lr_plateau >= 0 && cfg->lr_plateau < 1, GT_EXIT_USAGE,
+             "train.lr_plateau must be in [0, 1) (0 turns the reduction off; got %g)", cfg->lr_plateau);
+    GT_CHECK(cfg->plateau_patience >= 1, GT_EXIT_USAGE, "train.plateau_patience must be >= 1");
     GT_CHECK(cfg->nan_max_bad >= 1, GT_EXIT_USAGE, "train.nan_max_bad must be >= 1");
     GT_CHECK(cfg->log_every >= 1, GT_EXIT_USAGE, "train.log_every must be >= 1");
     GT_CHECK(cfg->keep >= 1, GT_EXIT_USAGE, "run.keep must be >= 1");
@@ -202,6 +210,7 @@ static void build_model(trainer *t) {
     float *ybuf = (float *)(t->vidx + mb);
     float *mbuf = ybuf + mb * n_y;
     t->vy = mbuf + mb * n_y;
+    t->drop_ids = GT_CALLOC(mb, sizeof *t->drop_ids);
     t->vm = t->vy + mb * nyd;
     gt_task_ctx_init(&t->tc, t->task, t->ds, &mc, n_y, ybuf, mbuf);
 }
@@ -214,6 +223,7 @@ static void restore_state(trainer *t) {
     t->ts.best_step = -1;
     t->ts.loss_scale = t->amp.scale;
     t->ts.seed = cfg->seed;
+    t->ts.lr_factor = 1.0;
     t->ns = *gt_dataset_norm(t->ds);
     t->resumed_from = -1;
     if (!cfg->resume) return;
@@ -381,7 +391,12 @@ static double compute_gradients(trainer *t, const gt_batch *b, float coef) {
         int B = (int)(b->n - off < t->micro ? b->n - off : t->micro);
         const float *x = b->x + (size_t)off * tc->n_x;
         gt_event_begin(t->ev[EV_FORWARD]);
-        const float *pred = gt_engine_forward(e, x, B);
+        /* dropout masks keyed by (seed, step, window): the same on any number of
+         * ranks, micro-batch size, engine, and after a resume */
+        for (int i = 0; i < B; i++)
+            t->drop_ids[i] = gt_dropout_sample_id(b->refs[off + i].file_index, b->refs[off + i].start);
+        const gt_dropout_key key = {.seed = t->cfg->seed, .step = t->ts.step, .ids = t->drop_ids};
+        const float *pred = gt_engine_forward_train(e, x, B, &key);
         const float *y, *mask;
         gt_task_targets(tc, x, own_targets ? b->y + (size_t)off * tc->n_y_ds : NULL,
                         own_targets ? b->mask + (size_t)off * tc->n_y_ds : NULL, B, &y, &mask);
@@ -392,6 +407,17 @@ static double compute_gradients(trainer *t, const gt_batch *b, float coef) {
         gt_event_end(t->ev[EV_BACKWARD]);
     }
     return S;
+}
+
+/* The plateau factor on the scheduled lr: it multiplies warmup + cosine (so
+ * the decay keeps its shape, only lower), and never takes the lr below
+ * optim.lr_min unless the schedule itself is below it (warmup). Factor 1 is
+ * the schedule, bit for bit. */
+static float plateau_lr(float sched, double factor, float lr_min) {
+    if (factor >= 1.0) return sched;
+    float lr = (float)(sched * factor);
+    float floor = sched < lr_min ? sched : lr_min;
+    return lr > floor ? lr : floor;
 }
 
 /* NaN/Inf guard, AMP, clipping, AdamW: identical inputs on every rank, so
@@ -410,7 +436,8 @@ static void apply_update(trainer *t, train_step *s) {
             double c = cfg->clip / (s->gnorm + 1e-6);
             if (c < 1.0) gt_engine_scale_grads(e, (float)c);
         }
-        s->lr = gt_lr_schedule(t->ts.step, cfg->warmup, t->total_steps, (float)cfg->lr, (float)cfg->lr_min);
+        s->lr = plateau_lr(gt_lr_schedule(t->ts.step, cfg->warmup, t->total_steps, (float)cfg->lr, (float)cfg->lr_min),
+                           t->ts.lr_factor, (float)cfg->lr_min);
         gt_engine_adamw_step(e, &cfg->adamw, s->lr, t->ts.step + 1, 0);
         t->ts.step++;
         t->ts.bad_steps = 0;
@@ -549,6 +576,28 @@ static void log_progress(trainer *t, train_clock *k, const train_step *s) {
     k->iv_steps = k->iv_samples = 0;
 }
 
+/* train.lr_plateau: after plateau_patience validations without improvement
+ * the lr factor is multiplied by lr_plateau, down to the factor that puts the
+ * peak lr at optim.lr_min (below that a reduction changes nothing). The
+ * counter restarts after each reduction, so a long plateau halves the lr every
+ * plateau_patience validations until early stopping (train.patience) ends it. */
+static void reduce_on_plateau(trainer *t, train_clock *k) {
+    const gt_train_config *cfg = t->cfg;
+    if (!(cfg->lr_plateau > 0) || t->ts.plateau_evals < cfg->plateau_patience) return;
+    t->ts.plateau_evals = 0;
+    const double floor = cfg->lr_min > 0 ? cfg->lr_min / cfg->lr : 0.0;
+    if (t->ts.lr_factor <= floor) return;
+    double f = t->ts.lr_factor * cfg->lr_plateau;
+    t->ts.lr_factor = f > floor ? f : floor;
+    t->lr_reductions++;
+    if (t->rank == 0 && !cfg->quiet) {
+        end_live_line(t, k);
+        GT_INFO("step %lld: no improvement in %lld validations: learning rate x%g (factor %.4g of the schedule; "
+                "train.lr_plateau)", (long long)t->ts.step, (long long)cfg->plateau_patience, cfg->lr_plateau,
+                t->ts.lr_factor);
+    }
+}
+
 /* Every eval_every steps: validation, the replica check, model selection and
  * early stopping. Returns 1 when the validation loss improved. */
 static int validate_and_select(trainer *t, train_clock *k, const train_step *s, int *stop_early) {
@@ -563,10 +612,13 @@ static int validate_and_select(trainer *t, train_clock *k, const train_step *s, 
             t->ts.best_val = v;
             t->ts.best_step = t->ts.step;
             t->ts.bad_evals = 0;
+            t->ts.plateau_evals = 0;
             improved = 1; /* checkpointed: evaluation loads the best one */
         } else {
             t->ts.bad_evals++;
+            t->ts.plateau_evals++;
             if (cfg->patience > 0 && t->ts.bad_evals >= cfg->patience) *stop_early = 1;
+            else reduce_on_plateau(t, k);
         }
     }
     if (t->rank == 0) {
@@ -676,6 +728,8 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
         res->data_stall = meas_stall;
         res->pipeline_bytes = t->pipeline_bytes;
         res->best_step = t->ts.best_step;
+        res->lr_factor = t->ts.lr_factor;
+        res->lr_reductions = t->lr_reductions;
         snprintf(res->run_dir, sizeof res->run_dir, "%s", cfg->write_outputs ? t->run_dir : "");
     }
     return exit_code;
@@ -692,6 +746,7 @@ static void trainer_free(trainer *t) {
     gt_task_ctx_free(&t->tc);
     free(t->place);
     free(t->vidx); /* the micro-batch block (ybuf, mbuf, vy, vm) */
+    free(t->drop_ids);
 }
 
 /* ---------------------------------------------------------------- run -- */

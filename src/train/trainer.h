@@ -65,6 +65,14 @@
 /* gradient all-reduce bucket (dist/allreduce.h); `gridtrain plan` times the same */
 #define GT_TRAIN_BUCKET_BYTES ((size_t)4 << 20)
 #define GT_TRAIN_DEFAULT_EPOCHS 10
+/* Small-data defaults (docs/training.md "Small datasets" has the evidence):
+ * dropout on s2p_cnn's dense layer (model.dropout; other kinds have none),
+ * early stopping, and halving the learning rate after plateau_patience
+ * validations without improvement, before early stopping ends the run. */
+#define GT_TRAIN_DEFAULT_DROPOUT 0.2
+#define GT_TRAIN_DEFAULT_PATIENCE 5
+#define GT_TRAIN_DEFAULT_LR_PLATEAU 0.5
+#define GT_TRAIN_DEFAULT_PLATEAU_PATIENCE 2
 #define GT_TRAIN_DEFAULT_SEED 1
 #define GT_TRAIN_DEFAULT_NAN_MAX_BAD 5
 #define GT_TRAIN_DEFAULT_LOG_EVERY 50
@@ -98,6 +106,9 @@ typedef struct gt_train_config {
     double time_budget_min; /* 0 = none; stops (with a checkpoint) when exceeded */
     int64_t eval_every;     /* steps between validations (0 = once per epoch) */
     int64_t patience;       /* validations without improvement before stopping (0 = off) */
+    double lr_plateau;      /* lr factor x= this after plateau_patience validations without improvement
+                               (0 = off); the product never takes the lr below lr_min */
+    int64_t plateau_patience;
     uint64_t seed;
     int prefetch;           /* 1: background prefetch thread, 0: fill in the loop, -1: auto
                                (on when the node has a spare core per rank) */
@@ -149,6 +160,8 @@ typedef struct gt_train_result {
     double *losses;           /* [n_losses], malloc'd; release with gt_train_result_free */
     int64_t pipeline_bytes;   /* dataset + batch buffers, max over ranks */
     int64_t best_step;        /* step of the best validation loss (-1: none) */
+    double lr_factor;         /* the plateau factor at the end (1: never reduced) */
+    int64_t lr_reductions;    /* plateau reductions in this segment */
     char run_dir[PATH_MAX];   /* the run directory used ("" without outputs) */
 } gt_train_result;
 

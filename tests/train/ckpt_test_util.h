@@ -140,6 +140,8 @@ static inline void ct_state(gt_train_state *ts, long long step) {
     ts->skipped_steps = 5;
     ts->elapsed_s = 3600.25 + step * 1.0 / 3.0;
     ts->seed = 0xfeedbeefcafe1234ull;
+    ts->lr_factor = 0.25;
+    ts->plateau_evals = 1;
 }
 static inline void ct_norm(gt_norm_stats *ns, long long step) {
     memset(ns, 0, sizeof *ns);

@@ -98,6 +98,7 @@ with tempfile.TemporaryDirectory(prefix="gt-ckpt-h5py-") as tmp:
             "bad_steps": 1, "loss_scale": np.float32(32768.0) / np.float32(1 + STEP % 4),
             "scale_good_steps": 77 + STEP, "skipped_steps": 5,
             "elapsed_s": 3600.25 + STEP * 1.0 / 3.0, "seed": 0xfeedbeefcafe1234,
+            "lr_factor": 0.25, "plateau_evals": 1,
         }
         check(sorted(ts.keys()) == sorted(want.keys()), "train_state fields %s" % sorted(ts.keys()))
         for key, v in want.items():

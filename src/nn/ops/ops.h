@@ -20,6 +20,7 @@
 #define GT_NN_OPS_OPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nn/ops/elementwise.h"
 
@@ -77,6 +78,13 @@ void gt_relu_backward(float *dinp, const float *dout, const float *out, size_t n
 void gt_gelu_forward(float *out, const float *inp, size_t n);
 /* dinp (n) = dout * gelu'(inp); in place allowed (dinp == dout). */
 void gt_gelu_backward(float *dinp, const float *dout, const float *inp, size_t n);
+
+/* ------------------------------------------------------------- dropout --
+ * out (N,C) = inp * gt_dropout_factor(base[n], c, threshold, scale)
+ * (nn/ops/dropout.h): the forward of inverted dropout, and, applied to the
+ * output gradient with the same keys, its backward. In place allowed. */
+void gt_dropout_apply(float *out, const float *inp, const uint64_t *base, int N, int C, uint32_t threshold,
+                      float scale);
 
 /* --------------------------------------------------------------- layernorm --
  * Over the last dim C (nn.LayerNorm(C, eps)):

@@ -12,6 +12,7 @@
 #include "nn/model_lstm.h"
 #include "nn/model_s2p_tf.h"
 #include "nn/ops/cuda/common.cuh"
+#include "nn/ops/dropout.h"
 
 struct gt_cuda_model {
     gt_model plan; // copy of the host template's table and plan (host buffer pointers cleared)
@@ -29,6 +30,7 @@ struct gt_cuda_model {
     size_t device_bytes;
     int batch;
     float loss;
+    int drop_on; // the next forward (and its backward) applies dropout: keys in act "fc1.drop_keys"
 };
 
 // ---------------------------------------------------------------- lookup --
@@ -105,7 +107,15 @@ static void cnn_forward(gt_cuda_model *m, int B) {
     }
     float *fc1 = act(m, "fc1.out");
     gt_linear_forward_cuda(fc1, inp, P(m, "fc1.weight"), P(m, "fc1.bias"), B, d.C[d.L] * d.W, d.H, GT_ACT_RELU, st);
-    gt_linear_forward_cuda(m->pred, fc1, P(m, "fc2.weight"), P(m, "fc2.bias"), B, d.H, d.A, GT_ACT_NONE, st);
+    const float *h = fc1;
+    if (m->drop_on) { // the CPU's inverted dropout (nn/model_s2p_cnn.c), same keys, same masks
+        const float p = m->plan.cfg.dropout;
+        float *hd = act(m, "fc1.drop");
+        gt_dropout_apply_cuda(hd, fc1, (const uint64_t *)act(m, "fc1.drop_keys"), B, d.H, gt_dropout_threshold(p),
+                              gt_dropout_scale(p), st);
+        h = hd;
+    }
+    gt_linear_forward_cuda(m->pred, h, P(m, "fc2.weight"), P(m, "fc2.bias"), B, d.H, d.A, GT_ACT_NONE, st);
 }
 
 static void cnn_backward(gt_cuda_model *m, int B) {
@@ -114,8 +124,11 @@ static void cnn_backward(gt_cuda_model *m, int B) {
     const int L = d.L;
     float *fc1 = act(m, "fc1.out"), *dfc1 = act(m, "fc1.dout"), *fsc = act(m, "fc1.scratch");
     float *dbuf[2] = {act(m, "conv.dbuf0"), act(m, "conv.dbuf1")};
-    gt_linear_backward_cuda(dfc1, G(m, "fc2.weight"), G(m, "fc2.bias"), m->dpred, fc1, P(m, "fc2.weight"), nullptr,
-                            nullptr, B, d.H, d.A, GT_ACT_NONE, st);
+    const float p = m->plan.cfg.dropout;
+    const uint64_t *keys = m->drop_on ? (const uint64_t *)act(m, "fc1.drop_keys") : nullptr;
+    gt_linear_backward_cuda(dfc1, G(m, "fc2.weight"), G(m, "fc2.bias"), m->dpred, keys ? act(m, "fc1.drop") : fc1,
+                            P(m, "fc2.weight"), nullptr, nullptr, B, d.H, d.A, GT_ACT_NONE, st);
+    if (keys) gt_dropout_apply_cuda(dfc1, dfc1, keys, B, d.H, gt_dropout_threshold(p), gt_dropout_scale(p), st);
     float *dcur = dbuf[0];
     gt_linear_backward_cuda(dcur, G(m, "fc1.weight"), G(m, "fc1.bias"), dfc1, act(m, "conv.%d.out", L - 1),
                             P(m, "fc1.weight"), fc1, fsc, B, d.C[L] * d.W, d.H, GT_ACT_RELU, st);
@@ -323,6 +336,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     gt_cuda_model *m = (gt_cuda_model *)GT_CALLOC(1, sizeof *m);
     m->plan = *host;
     m->plan.params = m->plan.grads = m->plan.adam_m = m->plan.adam_v = m->plan.acts = nullptr;
+    m->plan.drop_base = nullptr;
     m->plan.x = m->plan.pred = m->plan.dpred = nullptr;
     m->plan.impl = nullptr;
     m->prec = (gt_cuda_prec)amp;
@@ -455,6 +469,15 @@ extern "C" void gt_cuda_model_set_dpred(gt_cuda_model *m, const float *dpred, in
     // the caller may overwrite dpred right away.
     copy_on(m, m->dpred, dpred, (size_t)m->batch * m->plan.n_y,
             on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice);
+}
+
+extern "C" void gt_cuda_model_set_dropout(gt_cuda_model *m, const uint64_t *base, int B) {
+    m->drop_on = 0;
+    if (!base || !(m->plan.cfg.dropout > 0.0f)) return;
+    GT_CHECK(B > 0 && B <= m->plan.cfg.max_batch, GT_EXIT_INTERNAL, "dropout keys for batch %d", B);
+    // B uint64 keys = 2B floats of the planned act "fc1.drop_keys"; staged from pageable memory
+    copy_on(m, act(m, "fc1.drop_keys"), base, 2 * (size_t)B, cudaMemcpyHostToDevice);
+    m->drop_on = 1;
 }
 
 extern "C" void gt_cuda_model_loss_async(gt_cuda_model *m, const float *y_dev, const float *mask_dev) {

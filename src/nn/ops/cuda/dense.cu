@@ -1,6 +1,7 @@
 // nn/ops/cuda/dense.cu: linear, conv1d, activations, LayerNorm and small
 // elementwise helpers on the GPU (twins of nn/ops/cpu/*.c).
 #include "nn/ops/cuda/common.cuh"
+#include "nn/ops/dropout.h"
 #include "nn/ops/elementwise.h"
 
 // ------------------------------------------------------------- elementwise --
@@ -19,6 +20,13 @@ __global__ void k_relu_fwd(float *out, const float *inp, size_t n) {
 __global__ void k_relu_bwd(float *dinp, const float *dout, const float *out, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         dinp[i] = gt_relu_grad_from_out(out[i], dout[i]);
+}
+// inverted dropout (nn/ops/dropout.h): the per-element math the CPU runs
+__global__ void k_dropout(float *out, const float *inp, const uint64_t *base, size_t N, int C, uint32_t thr,
+                          float scale) {
+    size_t n = N * (size_t)C;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = inp[i] * gt_dropout_factor(base[i / C], (uint64_t)(i % C), thr, scale);
 }
 __global__ void k_gelu_fwd(float *out, const float *inp, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -103,6 +111,13 @@ extern "C" void gt_gelu_backward_cuda(float *dinp, const float *dout, const floa
                                       cudaStream_t st) {
     if (!n) return;
     k_gelu_bwd<<<gt_grid_1d(n, 256), 256, 0, st>>>(dinp, dout, inp, n);
+    GT_CUDA_LAUNCH_CHECK();
+}
+extern "C" void gt_dropout_apply_cuda(float *out, const float *inp, const uint64_t *base, int N, int C,
+                                      uint32_t thr, float scale, cudaStream_t st) {
+    size_t n = (size_t)N * (size_t)C;
+    if (!n) return;
+    k_dropout<<<gt_grid_1d(n, 256), 256, 0, st>>>(out, inp, base, (size_t)N, C, thr, scale);
     GT_CUDA_LAUNCH_CHECK();
 }
 extern "C" void gt_add_cuda(float *out, const float *a, const float *b, size_t n, cudaStream_t st) {

@@ -93,6 +93,9 @@ void gt_relu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t s
 void gt_relu_backward_cuda(float *dinp, const float *dout, const float *out, size_t n, cudaStream_t stream);
 void gt_gelu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t stream);
 void gt_gelu_backward_cuda(float *dinp, const float *dout, const float *inp, size_t n, cudaStream_t stream);
+/* gt_dropout_apply (nn/ops/ops.h) on the device; base (N) a device array. */
+void gt_dropout_apply_cuda(float *out, const float *inp, const uint64_t *base, int N, int C, uint32_t threshold,
+                           float scale, cudaStream_t stream);
 /* out (n) = a + b; out may alias a or b. */
 void gt_add_cuda(float *out, const float *a, const float *b, size_t n, cudaStream_t stream);
 /* out (R,n) = a (R,n) + b (n) broadcast over rows; out may alias a. */
