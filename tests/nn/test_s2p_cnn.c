@@ -6,12 +6,17 @@
  *    any single parameter, so the central difference is exact up to rounding;
  *    a probe whose +h/-h evaluations change any ReLU on/off pattern is skipped
  *    (and the skips must stay rare).
- *  - gradient accumulation: two half batches with dloss 1/2 == one batch. */
+ *  - gradient accumulation: two half batches with dloss 1/2 == one batch.
+ *  - dense-layer dropout (model.dropout): the mask's statistics (fraction
+ *    dropped ~ p, kept values scaled by exactly 1/(1-p)) and determinism (a
+ *    pure function of seed, step, sample id, element); the backward vs finite
+ *    differences with the masks fixed; evaluation forwards apply no mask. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nn/model.h"
+#include "nn/ops/dropout.h"
 #include "nn_test_util.h"
 #include "test.h"
 
@@ -19,11 +24,12 @@ typedef struct {
     gt_model *m;
     const float *x, *y, *mask;
     int B;
+    const gt_dropout_key *key; /* training forward with these masks; NULL: evaluation forward */
 } fd_ctx;
 
 static double loss_obj(void *p) { // masked MSE recomputed in double from pred
     fd_ctx *c = (fd_ctx *)p;
-    const float *pred = gt_model_forward(c->m, c->x, c->B);
+    const float *pred = gt_model_forward_train(c->m, c->x, c->B, c->key);
     double s = 0, cnt = 0;
     for (size_t i = 0; i < (size_t)c->B * c->m->n_y; i++) {
         double d = (double)pred[i] - c->y[i];
@@ -128,9 +134,10 @@ static void test_init(void) {
     gt_model_free(b);
 }
 
-static void test_backward_fd(void) {
+static void test_backward_fd(float dropout) {
     gt_model_config cfg;
     small_config(&cfg);
+    cfg.dropout = dropout;
     gt_model *m = gt_model_create(&cfg);
     gt_model_init(m, 7);
     const int B = 3; // < max_batch on purpose
@@ -140,13 +147,21 @@ static void test_backward_fd(void) {
     nt_fill(x, (size_t)B * m->n_x, 2.0f, 101);
     nt_fill(y, (size_t)B * m->n_y, 1.0f, 102);
     for (size_t i = 0; i < (size_t)B * m->n_y; i++) mask[i] = (i % 4 != 1); // some outputs masked
-    fd_ctx c = {m, x, y, mask, B};
+    const uint64_t ids[3] = {11, 12, 13};
+    const gt_dropout_key key = {.seed = 5, .step = 17, .ids = ids};
+    fd_ctx c = {m, x, y, mask, B, dropout > 0 ? &key : NULL};
 
     gt_model_zero_grad(m);
-    gt_model_forward(m, x, B);
+    gt_model_forward_train(m, x, B, c.key);
     float loss = gt_model_loss(m, y, mask);
     TEST_CLOSE(loss, loss_obj(&c), 1e-6, 1e-5);
-    gt_model_forward(m, x, B);
+    if (dropout > 0) { /* the masks are on: the training forward differs from the evaluation one */
+        float train_pred[3 * 3], eval_pred[3 * 3];
+        memcpy(train_pred, gt_model_forward_train(m, x, B, c.key), sizeof train_pred);
+        memcpy(eval_pred, gt_model_forward(m, x, B), sizeof eval_pred);
+        TEST_CHECK(memcmp(train_pred, eval_pred, sizeof eval_pred) != 0);
+    }
+    gt_model_forward_train(m, x, B, c.key);
     gt_model_loss(m, y, mask);
     gt_model_backward(m, 1.0f);
     float *g = (float *)malloc(m->n_params * sizeof(float));
@@ -160,10 +175,10 @@ static void test_backward_fd(void) {
     for (size_t i = 0; i < m->n_params; i++) {
         float v0 = m->params[i];
         m->params[i] = v0 + h;
-        gt_model_forward(m, x, B);
+        gt_model_forward_train(m, x, B, c.key);
         size_t np = relu_pattern(m, B, p0);
         m->params[i] = v0 - h;
-        gt_model_forward(m, x, B);
+        gt_model_forward_train(m, x, B, c.key);
         relu_pattern(m, B, p1);
         m->params[i] = v0;
         if (memcmp(p0, p1, np) != 0) { skipped++; continue; }
@@ -172,7 +187,8 @@ static void test_backward_fd(void) {
         checked++;
     }
     // also the input gradient path is exercised through conv.0 (dinp skipped there)
-    fprintf(stderr, "s2p_cnn fd: %d parameters checked, %d skipped at ReLU kinks\n", checked, skipped);
+    fprintf(stderr, "s2p_cnn fd (dropout %g): %d parameters checked, %d skipped at ReLU kinks\n", (double)dropout,
+            checked, skipped);
     TEST_CHECK(checked >= (int)(0.9 * (double)m->n_params));
     free(x); free(y); free(mask); free(g); free(p0); free(p1);
     gt_model_free(m);
@@ -204,10 +220,100 @@ static void test_accumulation(void) {
     gt_model_free(m);
 }
 
+/* The mask: fraction dropped ~ p, kept elements x exactly 1/(1-p), a pure
+ * function of its key, a different mask for another step or sample. */
+static void test_dropout_mask(void) {
+    const float ps[3] = {0.1f, 0.2f, 0.5f};
+    enum { N = 512, C = 1024 };
+    uint64_t base[N], base_step[N], base_b[N];
+    float *ones = (float *)malloc((size_t)N * C * sizeof(float));
+    float *a = (float *)malloc((size_t)N * C * sizeof(float));
+    float *a2 = (float *)malloc((size_t)N * C * sizeof(float));
+    float *b = (float *)malloc((size_t)N * C * sizeof(float));
+    for (size_t i = 0; i < (size_t)N * C; i++) ones[i] = 1.0f;
+    for (int n = 0; n < N; n++) {
+        uint64_t id = gt_dropout_sample_id(n % 3, 1000 + 37 * n);
+        base[n] = gt_dropout_base(1, 40, id);
+        base_step[n] = gt_dropout_base(1, 41, id);                         /* next step */
+        base_b[n] = gt_dropout_base(1, 40, gt_dropout_sample_id(n % 3, 1001 + 37 * n)); /* next window */
+    }
+    for (int k = 0; k < 3; k++) {
+        const float p = ps[k], scale = gt_dropout_scale(p);
+        const uint32_t thr = gt_dropout_threshold(p);
+        gt_dropout_apply(a, ones, base, N, C, thr, scale);
+        gt_dropout_apply(a2, ones, base, N, C, thr, scale);
+        TEST_CHECK(memcmp(a, a2, (size_t)N * C * sizeof(float)) == 0); /* deterministic */
+        size_t dropped = 0, bad = 0, adjacent_both = 0;
+        double sum = 0;
+        for (size_t i = 0; i < (size_t)N * C; i++) {
+            if (a[i] == 0.0f) dropped++;
+            else if (a[i] != scale) bad++;
+            sum += a[i];
+            if (i % C && a[i] == 0.0f && a[i - 1] == 0.0f) adjacent_both++;
+        }
+        const double n = (double)N * C, frac = (double)dropped / n, sd = sqrt((double)p * (1 - p) / n);
+        fprintf(stderr, "dropout p=%g: dropped %.5f (sd %.5f), mean %.5f, adjacent pairs both dropped %.5f\n",
+                (double)p, frac, sd, sum / n, (double)adjacent_both / (N * (C - 1.0)));
+        TEST_CHECK(bad == 0);                                     /* kept: exactly 1/(1-p) */
+        TEST_CLOSE(frac, p, 5 * sd, 0);                           /* fraction dropped ~ p */
+        TEST_CLOSE(sum / n, 1.0, 5 * sd * scale, 0);              /* inverted: the mean is kept */
+        TEST_CLOSE((double)adjacent_both / (N * (C - 1.0)), (double)p * p, 6 * sqrt((double)p * p / n), 0);
+        /* another step / another window: an independent mask (agreement p^2 + (1-p)^2) */
+        const uint64_t *other[2] = {base_step, base_b};
+        for (int o = 0; o < 2; o++) {
+            gt_dropout_apply(b, ones, other[o], N, C, thr, scale);
+            size_t same = 0;
+            for (size_t i = 0; i < (size_t)N * C; i++) same += (a[i] == 0.0f) == (b[i] == 0.0f);
+            double want = (double)p * p + (1.0 - p) * (1.0 - p);
+            TEST_CLOSE((double)same / n, want, 6 * sqrt(want * (1 - want) / n), 0);
+        }
+        /* the op is the per-element function (the CUDA kernel's arithmetic) and works in place */
+        nt_fill(b, (size_t)N * C, 3.0f, 77 + (uint32_t)k);
+        memcpy(a2, b, (size_t)N * C * sizeof(float));
+        gt_dropout_apply(a2, a2, base, N, C, thr, scale);
+        for (size_t i = 0; i < (size_t)N * C; i += 997)
+            TEST_CHECK(a2[i] == b[i] * gt_dropout_factor(base[i / C], i % C, thr, scale));
+    }
+    TEST_EQ_INT(gt_dropout_threshold(0.0f), 0);
+    free(ones); free(a); free(a2); free(b);
+}
+
+/* Evaluation never drops: a dropout model's gt_model_forward equals the same
+ * parameters without dropout, bit for bit, also right after a training forward
+ * (whose masks must not leak into the next evaluation). */
+static void test_dropout_eval(void) {
+    gt_model_config cfg;
+    small_config(&cfg);
+    gt_model *plain = gt_model_create(&cfg);
+    cfg.dropout = 0.5f;
+    gt_model *drop = gt_model_create(&cfg);
+    gt_model_init(plain, 3);
+    gt_model_init(drop, 3);
+    const int B = 4;
+    float x[4 * 13], want[4 * 3], got[4 * 3];
+    nt_fill(x, sizeof x / sizeof *x, 2.0f, 121);
+    const uint64_t ids[4] = {1, 2, 3, 4};
+    const gt_dropout_key key = {.seed = 1, .step = 0, .ids = ids};
+    memcpy(want, gt_model_forward(plain, x, B), sizeof want);
+    memcpy(got, gt_model_forward_train(drop, x, B, &key), sizeof got);
+    TEST_CHECK(memcmp(want, got, sizeof want) != 0); /* training: masked */
+    memcpy(got, gt_model_forward(drop, x, B), sizeof got);
+    TEST_CHECK(memcmp(want, got, sizeof want) == 0); /* evaluation: none */
+    /* a key on a model without dropout changes nothing */
+    memcpy(got, gt_model_forward_train(plain, x, B, &key), sizeof got);
+    TEST_CHECK(memcmp(want, got, sizeof want) == 0);
+    /* dropout is s2p_cnn's dense layer only: valid range checked at create */
+    gt_model_free(plain);
+    gt_model_free(drop);
+}
+
 int main(void) {
     test_table();
     test_init();
-    test_backward_fd();
+    test_backward_fd(0.0f);
+    test_backward_fd(0.5f);
     test_accumulation();
+    test_dropout_mask();
+    test_dropout_eval();
     TEST_DONE();
 }
