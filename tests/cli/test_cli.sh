@@ -65,6 +65,20 @@ check bench-train-unknown-key 2 "unknown key 'train.nosuch'" -- "$GT" bench trai
 check pdm-gated 2 "model.head = gated is for NILM files" -- \
   "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5" model.kind=lstm model.head=gated
 check nilm-lstm 2 "n.h5 is a NILM file: model.kind lstm" -- "$GT" train "$tmp/t.ini" data.file="$tmp/n.h5" model.kind=lstm
+# small-data options: dropout is s2p_cnn's, a probability; the plateau factor is in [0, 1)
+check dropout-lstm 2 "model.dropout = 0.3: only s2p_cnn has dropout" -- \
+  "$GT" train "$tmp/t.ini" data.file="$tmp/p.h5" model.kind=lstm model.dropout=0.3
+check dropout-range 2 "model.dropout = '1': give auto or a probability in \[0, 1\)" -- \
+  "$GT" train "$tmp/t.ini" data.file="$tmp/n.h5" model.dropout=1
+check lr-plateau-range 2 "train.lr_plateau must be in \[0, 1\)" -- \
+  "$GT" train "$tmp/t.ini" data.file="$tmp/n.h5" train.lr_plateau=1.5
+# a new run stores the small-data keys (a stored configuration without them, from before they existed,
+# resumes, evaluates and predicts without dropout and without the plateau rule: cli/cmd_train.c)
+printf '[data]\nfile = %s/n.h5\nwindow = 63\n[model]\nconv_scale = 0.25\nhidden = 16\nlayers = 2\n[train]\nbatch = 16\nepochs = 0\nmax_steps = 4\neval_every = 2\n[run]\ncheckpoint_every = 2\n' "$tmp" > "$tmp/s.ini"
+check small-defaults 0 "" -- "$GT" train "$tmp/s.ini" run.dir="$tmp/run_s"
+grep -q "^dropout = auto" "$tmp/run_s/config.ini" && grep -q "^lr_plateau = 0.5" "$tmp/run_s/config.ini" \
+  && grep -q "^patience = 5" "$tmp/run_s/config.ini" && echo "ok   small-defaults-stored" \
+  || { echo "FAIL small-defaults-stored: config.ini lacks the new keys"; cat "$tmp/run_s/config.ini"; fail=1; }
 
 # docs/configuration.md is generated from the tables: keep it in sync
 if [ -n "${GT_SOURCE_DIR:-}" ]; then
