@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/engine.h"
 #include "nn/model.h"
 #include "nn/ops/dropout.h"
 #include "nn_test_util.h"
@@ -302,9 +303,23 @@ static void test_dropout_eval(void) {
     /* a key on a model without dropout changes nothing */
     memcpy(got, gt_model_forward_train(plain, x, B, &key), sizeof got);
     TEST_CHECK(memcmp(want, got, sizeof want) == 0);
-    /* dropout is s2p_cnn's dense layer only: valid range checked at create */
     gt_model_free(plain);
     gt_model_free(drop);
+
+    /* the same through the host engine (what validation, eval and predict call) */
+    cfg.dropout = 0.0f;
+    gt_engine *ep = gt_engine_create(GT_ENGINE_HOST, &cfg);
+    cfg.dropout = 0.5f;
+    gt_engine *ed = gt_engine_create(GT_ENGINE_HOST, &cfg);
+    gt_engine_init(ep, 3);
+    gt_engine_init(ed, 3);
+    memcpy(want, gt_engine_forward(ep, x, B), sizeof want);
+    memcpy(got, gt_engine_forward_train(ed, x, B, &key), sizeof got);
+    TEST_CHECK(memcmp(want, got, sizeof want) != 0);
+    memcpy(got, gt_engine_forward(ed, x, B), sizeof got);
+    TEST_CHECK(memcmp(want, got, sizeof want) == 0);
+    gt_engine_free(ep);
+    gt_engine_free(ed);
 }
 
 int main(void) {
