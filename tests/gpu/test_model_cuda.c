@@ -10,11 +10,16 @@
  *     is detected;
  *   - a 25-step training run: GPU fp32 loss curve within 1e-3 relative of the
  *     CPU's at every step, bf16 within 5e-2, and both decrease.
+ *   - s2p_cnn dense-layer dropout: the kernel draws the CPU's masks (same keys:
+ *     every dropped element is 0 on both), so the training forward's pred and
+ *     every gradient match the CPU's at the fp32 tolerances, and an
+ *     evaluation forward after it applies no mask.
  * Skips (77) without a GPU. */
 #include "gpu_test_util.h"
 #include "nn/cuda_model.h"
 #include "nn/model.h"
 #include "nn/model_lstm.h"
+#include "nn/ops/dropout.h"
 
 static void small_config(gt_model_kind kind, gt_model_config *c) {
     gt_model_config_default(c, kind);
@@ -190,9 +195,52 @@ static void test_kind(gt_model_kind kind) {
     gt_model_free(m);
 }
 
+static void test_dropout(void) {
+    gt_model_config cfg;
+    small_config(GT_MODEL_S2P_CNN, &cfg);
+    cfg.dropout = 0.5f;
+    gt_model *m = gt_model_create(&cfg);
+    gt_model_init(m, 99);
+    data d = make_data(m, cfg.max_batch);
+    uint64_t ids[6];
+    for (int b = 0; b < 6; b++) ids[b] = gt_dropout_sample_id(b % 2, 100 + b);
+    const gt_dropout_key key = {.seed = 3, .step = 7, .ids = ids};
+    printf("== s2p_cnn dropout 0.5: masks, pred and every gradient vs CPU ==\n");
+    gt_model_zero_grad(m);
+    gt_model_forward_train(m, d.x, d.B, &key);
+    float lc = gt_model_loss(m, d.y, d.mask);
+    gt_model_backward(m, 1.0f);
+    gt_cuda_model *g = gt_cuda_model_create(m, GT_PREC_FP32);
+    gt_cuda_model_zero_grad(g);
+    gt_cuda_model_set_dropout(g, m->drop_base, d.B); /* the host's keys, as the CUDA engine passes them */
+    gt_cuda_model_forward(g, d.x, d.B, 0);
+    float lg = gt_cuda_model_loss(g, d.y, d.mask, 0);
+    gt_cuda_model_backward(g, 1.0f);
+    printf("  loss gpu %.8g cpu %.8g\n", lg, lc);
+    TEST_CLOSE(lg, lc, 0.0, 1e-5);
+    float *pred = malloc((size_t)d.B * m->n_y * 4);
+    gt_cuda_model_get_pred(g, pred);
+    gtu_close("pred (dropout)", pred, m->pred, (size_t)d.B * m->n_y, 1e-5, 1e-4);
+    float *got = malloc(m->n_params * 4);
+    gt_cuda_model_get_grads(g, got, m->n_params);
+    compare_grads(m, got, 0, 1.0f);
+    /* evaluation: no mask on either */
+    gt_cuda_model_set_dropout(g, NULL, d.B);
+    gt_cuda_model_forward(g, d.x, d.B, 0);
+    gt_cuda_model_get_pred(g, pred);
+    gt_model_forward(m, d.x, d.B);
+    gtu_close("pred (evaluation)", pred, m->pred, (size_t)d.B * m->n_y, 1e-5, 1e-4);
+    free(pred);
+    free(got);
+    gt_cuda_model_free(g);
+    free_data(&d);
+    gt_model_free(m);
+}
+
 int main(void) {
     GTU_REQUIRE_GPU();
     test_kind(GT_MODEL_S2P_CNN);
+    test_dropout();
     test_kind(GT_MODEL_S2P_TF);
     test_kind(GT_MODEL_LSTM);
     TEST_DONE();
