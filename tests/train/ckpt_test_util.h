@@ -174,6 +174,7 @@ static inline int ct_check(const gt_model *m, const gt_train_state *ts, const gt
     CT_FIELD(step) CT_FIELD(epoch) CT_FIELD(batch_k) CT_FIELD(samples) CT_FIELD(best_val)
     CT_FIELD(best_step) CT_FIELD(bad_evals) CT_FIELD(bad_steps) CT_FIELD(loss_scale)
     CT_FIELD(scale_good_steps) CT_FIELD(skipped_steps) CT_FIELD(elapsed_s) CT_FIELD(seed)
+    CT_FIELD(lr_factor) CT_FIELD(plateau_evals)
 #undef CT_FIELD
     if (ns->n != rns.n || memcmp(ns->mean, rns.mean, sizeof(double) * (size_t)rns.n) ||
         memcmp(ns->std, rns.std, sizeof(double) * (size_t)rns.n)) {

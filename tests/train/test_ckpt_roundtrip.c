@@ -34,6 +34,35 @@ static void check_marker(const char *run_dir, long long step) {
     free(ok);
 }
 
+/* Rank 0: turns the checkpoint of `step` into one written before the
+ * optional train-state fields existed (lr_factor, plateau_evals deleted) and
+ * commits it again (a new marker over the changed bytes). */
+static void drop_optional_fields(const char *run_dir, long long step) {
+    char *h5 = ct_path(run_dir, step, ".h5"), *ok = ct_path(run_dir, step, ".ok");
+    hid_t f = H5Fopen(h5, H5F_ACC_RDWR, H5P_DEFAULT);
+    TEST_REQUIRE(f >= 0);
+    hid_t g = H5Gopen2(f, "train_state", H5P_DEFAULT);
+    TEST_CHECK(H5Adelete(g, "lr_factor") >= 0);
+    TEST_CHECK(H5Adelete(g, "plateau_evals") >= 0);
+    H5Gclose(g);
+    H5Fclose(f);
+    FILE *in = fopen(h5, "rb");
+    TEST_REQUIRE(in);
+    fseek(in, 0, SEEK_END);
+    long n = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    char *buf = malloc((size_t)n);
+    TEST_REQUIRE(fread(buf, 1, (size_t)n, in) == (size_t)n);
+    fclose(in);
+    FILE *out = fopen(ok, "w");
+    TEST_REQUIRE(out);
+    fprintf(out, "xxh64 %016llx size %ld\n", (unsigned long long)XXH64(buf, (size_t)n, 0), n);
+    fclose(out);
+    free(buf);
+    free(h5);
+    free(ok);
+}
+
 /* Rank 0: the file's n_ranks attribute and /ranks/state [P, 4] rows. */
 static void check_ranks(const char *run_dir, long long step, int size) {
     char *h5 = ct_path(run_dir, step, ".h5");
@@ -140,6 +169,24 @@ int main(int argc, char **argv) {
         }
         TEST_EQ_INT(ct_load(run, m, &ts, &ns, comm), 30);
         ct_check(m, &ts, &ns, 30);
+    }
+
+    /* a checkpoint from before the plateau rule: loads with factor 1, counter 0 */
+    {
+        char *run_old = ct_tmpdir("ckpt-rt-old", comm);
+        TEST_EQ_INT(ct_save(run_old, m, 40, 1, comm), 0);
+        MPI_Barrier(comm);
+        if (rank == 0) drop_optional_fields(run_old, 40);
+        MPI_Barrier(comm);
+        TEST_EQ_INT(ct_load(run_old, m, &ts, &ns, comm), 40);
+        TEST_CHECK(ts.lr_factor == 1.0);
+        TEST_EQ_INT(ts.plateau_evals, 0);
+        ts.lr_factor = 0.25; /* the rest as written */
+        ts.plateau_evals = 1;
+        ct_check(m, &ts, &ns, 40);
+        MPI_Barrier(comm);
+        if (rank == 0) ct_rm_rf(run_old);
+        free(run_old);
     }
 
     gt_model_free(m);
