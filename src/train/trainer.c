@@ -50,6 +50,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->data.stride = GT_DATA_STRIDE_TASK_DEFAULT;
     gt_model_config_default(&c->model, kind);
     c->model.dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
+    c->dropout_auto = kind == GT_MODEL_S2P_CNN;
     c->patience = GT_TRAIN_DEFAULT_PATIENCE;
     c->lr_plateau = GT_TRAIN_DEFAULT_LR_PLATEAU;
     c->plateau_patience = GT_TRAIN_DEFAULT_PLATEAU_PATIENCE;
@@ -183,6 +184,34 @@ static void check_memory(trainer *t, const gt_model_config *mc) {
             p.mem.buffers / 1048576.0, tg.mem_bytes / 1048576.0, tg.name, adv);
 }
 
+/* Optimizer steps the run plans: epochs x batches per epoch, or max_steps
+ * when smaller; 0 = no step limit (time budget only). */
+static int64_t planned_steps(const gt_train_config *cfg, int64_t bpe) {
+    int64_t total = cfg->epochs > 0 ? cfg->epochs * bpe : 0;
+    if (cfg->max_steps > 0 && (total == 0 || cfg->max_steps < total)) total = cfg->max_steps;
+    return total;
+}
+
+/* model.dropout = auto: dropout regularises runs that see their windows many
+ * times (small data, several epochs: where overfitting starts); a run that
+ * passes over them once or twice (the quickstart, a large file) only learns
+ * slower with it, so there it is off. Same data and configuration, same
+ * decision: a resumed run decides as the first segment did. */
+static float resolve_dropout(const trainer *t, float dropout) {
+    const gt_train_config *cfg = t->cfg;
+    if (!cfg->dropout_auto || !(dropout > 0)) return dropout;
+    int64_t bpe = gt_dataset_batches_per_epoch(t->ds, GT_SPLIT_TRAIN, cfg->batch);
+    if (bpe < 1) return dropout; /* plan_schedule reports the empty split */
+    int64_t total = planned_steps(cfg, bpe);
+    double passes = total > 0 ? (double)total / (double)bpe : INFINITY;
+    float d = passes > GT_TRAIN_DROPOUT_AUTO_EPOCHS ? dropout : 0.0f;
+    if (t->rank == 0 && !cfg->quiet)
+        GT_INFO("model.dropout auto: %g (the run passes over its training windows %s%.1f times; on above %d)", d,
+                total > 0 ? "" : "an unlimited number of times, not ", total > 0 ? passes : 0.0,
+                GT_TRAIN_DROPOUT_AUTO_EPOCHS);
+    return d;
+}
+
 /* The replica on every rank (init from the seed, then rank 0's broadcast)
  * and the micro-batch buffers, one block of the size the planner counts. */
 static void build_model(trainer *t) {
@@ -192,6 +221,7 @@ static void build_model(trainer *t) {
     t->micro = cfg->micro_batch > 0 && cfg->micro_batch < cfg->batch ? cfg->micro_batch : cfg->batch;
     GT_CHECK(t->micro <= INT_MAX, GT_EXIT_USAGE, "train.micro_batch too large");
     mc.max_batch = (int)t->micro;
+    mc.dropout = resolve_dropout(t, mc.dropout);
     check_memory(t, &mc);
     t->e = gt_engine_create(t->dev.engine, &mc);
     const size_t n_x = (size_t)gt_dataset_n_x(t->ds), n_y = gt_engine_n_y(t->e);
@@ -274,9 +304,7 @@ static void plan_schedule(trainer *t) {
     GT_CHECK(t->bpe >= 1, GT_EXIT_DATA,
              "the train split has %lld windows, fewer than one batch (train.batch=%lld): use a smaller batch, "
              "a smaller window or stride, or more data", (long long)n_train, (long long)cfg->batch);
-    t->total_steps = cfg->epochs > 0 ? cfg->epochs * t->bpe : 0;
-    if (cfg->max_steps > 0 && (t->total_steps == 0 || cfg->max_steps < t->total_steps))
-        t->total_steps = cfg->max_steps;
+    t->total_steps = planned_steps(cfg, t->bpe);
     t->eval_every = cfg->eval_every > 0 ? cfg->eval_every : t->bpe;
     int prefetch = cfg->prefetch < 0 ? prefetch_auto(t) : cfg->prefetch;
     t->ld = gt_loader_create(t->ds, GT_SPLIT_TRAIN, cfg->batch, t->ts.epoch, t->ts.batch_k, prefetch);

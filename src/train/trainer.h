@@ -66,10 +66,13 @@
 #define GT_TRAIN_BUCKET_BYTES ((size_t)4 << 20)
 #define GT_TRAIN_DEFAULT_EPOCHS 10
 /* Small-data defaults (docs/training.md "Small datasets" has the evidence):
- * dropout on s2p_cnn's dense layer (model.dropout; other kinds have none),
- * early stopping, and halving the learning rate after plateau_patience
- * validations without improvement, before early stopping ends the run. */
+ * dropout on s2p_cnn's dense layer (model.dropout = auto: on when the run
+ * passes over its training windows more than GT_TRAIN_DROPOUT_AUTO_EPOCHS
+ * times; other kinds have none), early stopping, and halving the learning
+ * rate after plateau_patience validations without improvement, before early
+ * stopping ends the run. */
 #define GT_TRAIN_DEFAULT_DROPOUT 0.2
+#define GT_TRAIN_DROPOUT_AUTO_EPOCHS 3
 #define GT_TRAIN_DEFAULT_PATIENCE 5
 #define GT_TRAIN_DEFAULT_LR_PLATEAU 0.5
 #define GT_TRAIN_DEFAULT_PLATEAU_PATIENCE 2
@@ -93,6 +96,9 @@ typedef struct gt_train_config {
     /* [model]: kind and hyper-parameters; window, n_in, n_out and max_batch are
      * filled in by the trainer from the dataset and micro_batch */
     gt_model_config model;
+    int dropout_auto;       /* model.dropout = auto: model.dropout applies only when the run's planned steps cover
+                               the train split more than GT_TRAIN_DROPOUT_AUTO_EPOCHS times (or have no limit);
+                               otherwise the trainer uses 0 */
     /* [optim] */
     double lr, lr_min;      /* peak and final learning rate */
     int64_t warmup;         /* linear warmup steps */

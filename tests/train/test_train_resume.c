@@ -6,7 +6,8 @@
  * Two cases: the plain configuration (no dropout, no plateau rule), and
  * s2p_cnn dropout 0.5 with the learning-rate plateau rule reducing the lr
  * before and after the interruption (the masks are keyed by step and window,
- * the plateau factor and counter come back from the checkpoint). */
+ * the plateau factor and counter come back from the checkpoint). And
+ * model.dropout = auto: off for a one-epoch run, on for a four-epoch one. */
 #include "train_test_util.h"
 
 /* One straight run and one stopped + resumed run of c in dir/run-<tag>-{a,b};
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
     /* dropout + plateau: a validation every 2 steps at a high lr, one validation
      * without improvement halves the lr; reductions before and after step M */
     c.model.dropout = 0.5f;
+    c.dropout_auto = 0; /* always on (auto would turn it off for a run this short) */
     c.lr = 2e-2;
     c.eval_every = 2;
     c.lr_plateau = 0.5;
@@ -104,6 +106,29 @@ int main(int argc, char **argv) {
     TEST_CHECK(red_stop >= 1);             /* the factor had to come back from the checkpoint */
     TEST_CHECK(red_total > red_stop);      /* and the rule kept working after the resume */
     TEST_CHECK(drop != plain);
+
+    /* model.dropout = auto: off for a run of 1 pass over the train split (the
+     * same bits as dropout 0), on for one of 4 passes */
+    for (int epochs = 1; epochs <= 4; epochs += 3) {
+        gt_train_config a;
+        tt_cnn_config(&a, file);
+        a.max_steps = 0;
+        a.epochs = epochs;
+        a.model.dropout = 0.5f;
+        a.dropout_auto = 1;
+        gt_train_result r_auto, r_off;
+        TEST_EQ_INT(gt_train_run(&a, comm, &r_auto), 0);
+        a.model.dropout = 0;
+        TEST_EQ_INT(gt_train_run(&a, comm, &r_off), 0);
+        if (rank == 0)
+            fprintf(stderr, "dropout auto, %d epoch(s), %lld steps: %016llx, without dropout %016llx\n", epochs,
+                    (long long)r_auto.steps, (unsigned long long)r_auto.params_checksum,
+                    (unsigned long long)r_off.params_checksum);
+        TEST_CHECK(epochs == 1 ? r_auto.params_checksum == r_off.params_checksum
+                               : r_auto.params_checksum != r_off.params_checksum);
+        gt_train_result_free(&r_auto);
+        gt_train_result_free(&r_off);
+    }
 
     int fails = gt_test_failures, any = 0;
     MPI_Allreduce(&fails, &any, 1, MPI_INT, MPI_MAX, comm);
