@@ -79,7 +79,7 @@ expect "a user file of a run's name: refused, not overwritten" 2 "already holds 
 
 # --------------------------------------------------------------- the lock --
 # a long training holds the lock; a second one and a resume fail at once naming it
-"${T[@]}" run.dir="$W/r4" train.epochs=0 train.max_steps=1000000 run.checkpoint_every=0 > "$W/bg.log" 2>&1 &
+"${T[@]}" run.dir="$W/r4" train.epochs=0 train.max_steps=1000000 train.patience=0 run.checkpoint_every=0 > "$W/bg.log" 2>&1 &
 bgpid=$!
 for _ in $(seq 1 300); do grep -q "pid $bgpid" "$W/r4/run.lock" 2>/dev/null && break; sleep 0.1; done
 t0=$(date +%s)
