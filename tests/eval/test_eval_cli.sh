@@ -37,6 +37,7 @@ epochs = 0
 max_steps = 40
 log_every = 10
 eval_every = 5
+patience = 0
 [run]
 dir = $dir/run
 keep = 1
