@@ -68,7 +68,7 @@ static const gt_opt opts[] = {
     {"model.tbptt", NULL, GT_OPT_INT, "", "lstm: truncated-BPTT chunk length (0 = full window)", NULL},
     {"model.conv_scale", NULL, GT_OPT_FLOAT, "1", "s2p_cnn: multiplies the conv channel counts (30/30/40/50/50); e.g. 0.25 for small runs", NULL},
     {"model.head", NULL, GT_OPT_STR, "auto", "nilm: gated (power while on + an on/off classifier; predicted power where the classifier says on, else 0 W) or power (one regression output per appliance); auto = gated for s2p_cnn/s2p_tf", "auto|gated|power"},
-    {"model.dropout", NULL, GT_OPT_STR, "auto", "s2p_cnn: dropout probability on the dense layer's activations while training (inverted: evaluation and predict are unchanged); auto = " GT_TRAIN_STR(GT_TRAIN_DEFAULT_DROPOUT) " for s2p_cnn when the run passes over its training windows more than " GT_TRAIN_STR(GT_TRAIN_DROPOUT_AUTO_EPOCHS) " times (or has no step limit), else 0; 0 for the other kinds (which have no dropout); a run stored without this key had none", NULL},
+    {"model.dropout", NULL, GT_OPT_STR, GT_TRAIN_STR(GT_TRAIN_DEFAULT_DROPOUT), "s2p_cnn: dropout probability on the dense layer's activations while training (inverted: evaluation and predict are unchanged); auto = " GT_TRAIN_STR(GT_TRAIN_AUTO_DROPOUT) " when the run passes over its training windows more than " GT_TRAIN_STR(GT_TRAIN_DROPOUT_AUTO_EPOCHS) " times (or has no step limit), else 0; other kinds have no dropout (0 or auto only); a run stored without this key had none", NULL},
     {"model.loss", NULL, GT_OPT_STR, "mse", "training loss on the normalised targets: mse fits the mean, l1 the median, mse+l1 their sum", "mse|l1|mse+l1"},
     {"optim.lr", "lr", GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LR), "peak learning rate (after warmup)", NULL},
     {"optim.lr_min", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LR_MIN), "final learning rate of the cosine decay", NULL},
@@ -258,7 +258,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     m->gated = !strcmp(head, "gated") || (!strcmp(head, "auto") && kind != GT_MODEL_LSTM);
     const char *dr = gt_args_str(a, "model.dropout");
     c->dropout_auto = !strcmp(dr, "auto") && kind == GT_MODEL_S2P_CNN;
-    if (!strcmp(dr, "auto")) m->dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
+    if (!strcmp(dr, "auto")) m->dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_AUTO_DROPOUT : 0.0f;
     else {
         char *end = NULL;
         double p = strtod(dr, &end);

@@ -50,7 +50,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->data.stride = GT_DATA_STRIDE_TASK_DEFAULT;
     gt_model_config_default(&c->model, kind);
     c->model.dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
-    c->dropout_auto = kind == GT_MODEL_S2P_CNN;
+    c->dropout_auto = 0; /* model.dropout = auto (cli/cmd_train.c) sets it with GT_TRAIN_AUTO_DROPOUT */
     c->patience = GT_TRAIN_DEFAULT_PATIENCE;
     c->lr_plateau = GT_TRAIN_DEFAULT_LR_PLATEAU;
     c->plateau_patience = GT_TRAIN_DEFAULT_PLATEAU_PATIENCE;

@@ -76,7 +76,7 @@ check lr-plateau-range 2 "train.lr_plateau must be in \[0, 1\)" -- \
 # resumes, evaluates and predicts without dropout and without the plateau rule: cli/cmd_train.c)
 printf '[data]\nfile = %s/n.h5\nwindow = 63\n[model]\nconv_scale = 0.25\nhidden = 16\nlayers = 2\n[train]\nbatch = 16\nepochs = 0\nmax_steps = 4\neval_every = 2\n[run]\ncheckpoint_every = 2\n' "$tmp" > "$tmp/s.ini"
 check small-defaults 0 "" -- "$GT" train "$tmp/s.ini" run.dir="$tmp/run_s"
-grep -q "^dropout = auto" "$tmp/run_s/config.ini" && grep -q "^lr_plateau = 0.5" "$tmp/run_s/config.ini" \
+grep -q "^dropout = 0$" "$tmp/run_s/config.ini" && grep -q "^lr_plateau = 0.5" "$tmp/run_s/config.ini" \
   && grep -q "^patience = 5" "$tmp/run_s/config.ini" && echo "ok   small-defaults-stored" \
   || { echo "FAIL small-defaults-stored: config.ini lacks the new keys"; cat "$tmp/run_s/config.ini"; fail=1; }
 
