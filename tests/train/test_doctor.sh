@@ -75,7 +75,7 @@ run2 run.dir="$W/pre" train.stop_after=3 > "$W/pre.err" 2>&1
 expect preempted "$W/pre" preempted "d['exit_code'] == 75 and 'checkpoint written' in ev and '--resume' in f['fix']"
 
 mkdir -p "$W/crash"
-mpirun -n 2 "${TRAIN[@]}" "$W/train.ini" run.dir="$W/crash" train.max_steps=1000000 > "$W/crash/job.out" 2>&1 &
+mpirun -n 2 "${TRAIN[@]}" "$W/train.ini" run.dir="$W/crash" train.max_steps=1000000 train.patience=0 > "$W/crash/job.out" 2>&1 &
 M=$!
 for i in $(seq 1 400); do
   [ -f "$W/crash/metrics.jsonl" ] && [ "$(wc -l < "$W/crash/metrics.jsonl")" -ge 2 ] && break

@@ -33,6 +33,7 @@ batch = 8
 epochs = 0
 max_steps = 1000000
 log_every = 1
+patience = 0
 [run]
 checkpoint_every = 0
 INI

@@ -34,6 +34,7 @@ epochs = 0
 max_steps = $1
 log_every = 1
 eval_every = 50
+patience = 0
 [run]
 checkpoint_every = 25
 checkpoint_minutes = 0
