@@ -85,6 +85,8 @@ static const gt_opt opts[] = {
     {"train.eval_every", NULL, GT_OPT_INT, "0", "steps between validations; 0 = once per epoch", NULL},
     {"train.patience", NULL, GT_OPT_INT, "0", "validations without improvement before early stopping; 0 off", NULL},
     {"train.seed", "seed", GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_SEED), "seed of the initialisation and the data order", NULL},
+    {"train.overlap", NULL, GT_OPT_BOOL, "true", "start each gradient bucket's all-reduce as soon as backward has produced it (overlap with the rest of backward); the sums, so the results, are the same either way", NULL},
+    {"train.bucket", NULL, GT_OPT_SIZE, "4M", "gradient all-reduce bucket: runs of whole tensors from the last layer down, each closed once it holds this many bytes (smaller: earlier overlap, more calls)", NULL},
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
     {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
     {"train.nan_max_bad", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_NAN_MAX_BAD), "consecutive non-finite steps before stopping with exit code 5", NULL},
@@ -296,6 +298,8 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         c->mem_limit = (double)b;
     }
     c->amp = gt_args_bool(a, "train.amp");
+    c->overlap = gt_args_bool(a, "train.overlap");
+    c->bucket_bytes = gt_args_size(a, "train.bucket");
     int dev = gt_device_request_parse(gt_args_str(a, "train.device"));
     GT_CHECK(dev >= 0, GT_EXIT_USAGE, "train.device: expected auto, cpu or cuda");
     c->device = (gt_device_request)dev;

@@ -105,6 +105,7 @@ static void cuda_backward(gt_engine *e, float dloss) {
     GT_CHECK(e->host->batch > 0, GT_EXIT_INTERNAL, "gt_engine_backward called before gt_engine_forward");
     int tr = gpu_begin(e);
     gt_cuda_model_set_dpred(dm(e), e->host->dpred, 0); /* (B, n_y) up */
+    gt_cuda_model_set_grad_ready(dm(e), e->host->grad_ready, e->host->grad_ready_ctx); /* the host model's hook */
     gt_cuda_model_backward(dm(e), dloss);
     gpu_end(e, tr, "gpu backward");
 }

@@ -131,6 +131,10 @@ typedef struct gt_act_tensor {
 
 typedef struct gt_model gt_model;
 
+/* Called during backward when the gradients from element `lo` to the end of
+ * the buffer are final (see gt_model.grad_ready). */
+typedef void (*gt_grad_ready_fn)(void *ctx, size_t lo);
+
 /* Per-layer spans of backward on the run's timeline (train.trace, core/trace.h):
  *   double t = gt_model_span_begin(); ...layer...; gt_model_span_end("bwd conv", t, l);
  * begin returns -1 when nothing is recorded (one relaxed load); layer < 0: no argument. */
@@ -176,6 +180,16 @@ struct gt_model {
     int batch;    /* B of the last forward (0 before any) */
     float loss;   /* last value returned by gt_model_loss */
     int host_side; /* 1: made by gt_model_create_host_side (no activations: cannot run) */
+
+    /* Gradient readiness (gt_model_set_grad_ready; NULL: none): during a
+     * backward, grad_ready(ctx, lo) is called each time grads[lo, n_params)
+     * hold their final values for that backward (after each layer). Every
+     * kind's parameters are laid out in forward order, so backward finishes
+     * a suffix of the buffer that grows down to 0. An engine of another
+     * device calls it when the layer's work is queued (dist/ orders its
+     * communication after that work). */
+    gt_grad_ready_fn grad_ready;
+    void *grad_ready_ctx;
 };
 
 /* ------------------------------------------------------------ lifecycle -- */
@@ -243,6 +257,16 @@ float gt_model_loss(gt_model *m, const float *y, const float *mask);
  * 1/n_micro for accumulation, or a loss scale); grads += gradient. */
 void gt_model_backward(gt_model *m, float dloss);
 void gt_model_zero_grad(gt_model *m);
+/* The hook of the next backwards (fn NULL: none); see gt_model.grad_ready. */
+static inline void gt_model_set_grad_ready(gt_model *m, gt_grad_ready_fn fn, void *ctx) {
+    m->grad_ready = fn;
+    m->grad_ready_ctx = ctx;
+}
+/* Kinds: the gradients from g (a pointer into the grads buffer, the first
+ * tensor of the layer just finished) to the end are final. */
+static inline void gt_model_grad_ready(const gt_model *m, const float *g) {
+    if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, (size_t)(g - m->grads));
+}
 /* AdamW on the whole parameter buffer at learning rate lr, step t >= 1
  * (1-based). Weight decay applies to tensors with decay = 1, or to every
  * tensor when decay_all != 0 (plain torch.optim.AdamW(model.parameters())). */

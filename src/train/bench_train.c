@@ -60,8 +60,16 @@ int gt_train_bench_run(const gt_train_config *cfg, int reps, MPI_Comm comm, FILE
         MPI_Comm_free(&solo);
     }
     gt_dist_barrier(comm);
-    /* P ranks x 1 thread, same per-rank batch */
+    /* P ranks x 1 thread, same per-rank batch; and, side by side, without
+     * the overlap of the gradient exchange with backward (train.overlap) */
     measure(&c, c.batch * size, reps, comm, &rateP, &stallP, &bytesP);
+    double rateN = 0, stallN = 0;
+    int64_t bytesN = 0;
+    if (size > 1 && c.overlap) {
+        gt_train_config n = c;
+        n.overlap = 0;
+        measure(&n, c.batch * size, reps, comm, &rateN, &stallN, &bytesN);
+    }
 
     if (rank == 0) {
         double eff = rate1 > 0 ? rateP / (size * rate1) : 0;
@@ -73,6 +81,11 @@ int gt_train_bench_run(const gt_train_config *cfg, int reps, MPI_Comm comm, FILE
                 gt_model_kind_name(c.model.kind), (long long)c.max_steps, BENCH_WARM, (long long)c.batch, reps,
                 rate1, 100 * stall1, bytes1 / 1048576.0, size, rateP, 100 * stallP, bytesP / 1048576.0, eff,
                 100 * stallP);
+        if (rateN > 0)
+            fprintf(out,
+                    "  %d ranks, gradient all-reduce after backward (train.overlap=false): %10.1f samples/s, "
+                    "efficiency %.3f; overlap gains x%.3f\n",
+                    size, rateN, rate1 > 0 ? rateN / (size * rate1) : 0, rateN > 0 ? rateP / rateN : 0);
         fflush(out);
     }
     return 0;

@@ -12,6 +12,7 @@
 
 #include "data/loader.h"
 #include "dist/comm.h"
+#include "dist/grads.h"
 #include "nn/engine.h"
 #include "nn/telemetry.h"
 #include "task/task.h"
@@ -35,6 +36,7 @@ typedef struct trainer {
     gt_dist_place *place;   /* (size) every rank's node, node-local rank and GPU */
     int n_nodes;
     gt_engine *e;
+    gt_dist_grads *gx;      /* the gradient exchange (buckets planned from the parameter table) */
     gt_loader *ld;
     int64_t micro;          /* the engine's max_batch */
     float *vy, *vm;         /* (micro, n_y_ds) validation targets from the dataset */

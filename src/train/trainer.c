@@ -58,6 +58,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->epochs = GT_TRAIN_DEFAULT_EPOCHS;
     c->seed = GT_TRAIN_DEFAULT_SEED;
     c->prefetch = 1; /* the CLI's default is auto (-1) */
+    c->overlap = 1;
     c->nan_max_bad = GT_TRAIN_DEFAULT_NAN_MAX_BAD;
     c->log_every = GT_TRAIN_DEFAULT_LOG_EVERY;
     c->checkpoint_minutes = GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES;
@@ -196,6 +197,23 @@ static void build_model(trainer *t) {
     gt_model *m = gt_engine_model(t->e);
     gt_dist_broadcast(m->params, m->n_params, t->comm); /* identical from the start, whatever happened */
     gt_engine_push_state(t->e);
+    /* the gradient exchange: buckets of whole tensors, from the parameter table */
+    size_t *starts = GT_MALLOC((size_t)m->n_tensors * sizeof *starts);
+    for (int i = 0; i < m->n_tensors; i++) starts[i] = m->tensors[i].offset;
+    t->gx = gt_dist_grads_create(starts, m->n_tensors, m->n_params,
+                                 cfg->bucket_bytes > 0 ? (size_t)cfg->bucket_bytes : GT_TRAIN_BUCKET_BYTES,
+                                 t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
+    gt_dist_grads_set_overlap(t->gx, cfg->overlap);
+    free(starts);
+    if (t->rank == 0 && t->size > 1) {
+        size_t lo, hi, top = 0;
+        gt_dist_grads_bucket(t->gx, 0, &lo, &hi);
+        top = hi - lo;
+        gt_log(cfg->quiet ? GT_LOG_DEBUG : GT_LOG_INFO,
+               "dist: gradient all-reduce in %d bucket%s (the first %.1f MiB), %s", gt_dist_grads_n_buckets(t->gx),
+               gt_dist_grads_n_buckets(t->gx) == 1 ? "" : "s", top * sizeof(float) / 1048576.0,
+               cfg->overlap ? "each started as backward produces it (train.overlap)" : "after backward (train.overlap=false)");
+    }
 
     const size_t mb = (size_t)t->micro, nyd = n_y_ds ? n_y_ds : 1;
     t->vidx = GT_CALLOC((size_t)gt_plan_micro_buffer_bytes(t->micro, (int64_t)n_y, (int64_t)n_y_ds), 1);
@@ -376,9 +394,11 @@ static double compute_gradients(trainer *t, const gt_batch *b, float coef) {
     gt_task_ctx *tc = &t->tc;
     const int own_targets = tc->n_y_ds > 0;
     gt_engine_zero_grad(e);
+    gt_dist_grads_begin(t->gx, gt_engine_grads(e));
     double S = 0;
     for (int64_t off = 0; off < b->n; off += t->micro) {
         int B = (int)(b->n - off < t->micro ? b->n - off : t->micro);
+        const int last = off + B >= b->n; /* its backward finishes the gradients: buckets start as layers do */
         const float *x = b->x + (size_t)off * tc->n_x;
         gt_event_begin(t->ev[EV_FORWARD]);
         const float *pred = gt_engine_forward(e, x, B);
@@ -388,7 +408,9 @@ static double compute_gradients(trainer *t, const gt_batch *b, float coef) {
         S += gt_task_objective(tc, gt_engine_dpred(e), pred, y, mask, B, coef);
         gt_event_end(t->ev[EV_FORWARD]);
         gt_event_begin(t->ev[EV_BACKWARD]);
+        if (last) gt_engine_set_grad_ready(e, gt_dist_grads_ready, t->gx);
         gt_engine_backward(e, 1.0f);
+        if (last) gt_engine_set_grad_ready(e, NULL, NULL);
         gt_event_end(t->ev[EV_BACKWARD]);
     }
     return S;
@@ -443,8 +465,7 @@ static void train_one_step(trainer *t, train_clock *k, train_step *s) {
 
     /* all-reduce: gradient sum, then the loss sum and rank 0's clock decisions */
     gt_event_begin(t->ev[EV_ALLREDUCE]);
-    gt_dist_allreduce_grads(gt_engine_grads(t->e), gt_engine_n_params(t->e), GT_TRAIN_BUCKET_BYTES,
-                            t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
+    gt_dist_grads_finish(t->gx); /* the buckets not started during backward, then all complete */
     double red[3] = {S, 0, 0};
     if (t->rank == 0) {
         double now = gt_now();
@@ -687,6 +708,7 @@ static void trainer_free(trainer *t) {
     if (t->metrics) fclose(t->metrics);
     gt_train_unlock_run_dir(t);
     gt_loader_free(t->ld);
+    gt_dist_grads_free(t->gx);
     gt_engine_free(t->e);
     gt_dataset_free(t->ds);
     gt_task_ctx_free(&t->tc);
