@@ -85,6 +85,7 @@ static const gt_opt opts[] = {
     {"train.eval_every", NULL, GT_OPT_INT, "0", "steps between validations; 0 = once per epoch", NULL},
     {"train.patience", NULL, GT_OPT_INT, "0", "validations without improvement before early stopping; 0 off", NULL},
     {"train.seed", "seed", GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_SEED), "seed of the initialisation and the data order", NULL},
+    {"train.balance", NULL, GT_OPT_BOOL, "true", "give every rank an equal share of each global batch (a few windows move between ranks) instead of the windows of its own households/turbines only, so no step waits for the rank that drew the most; runs stored before this key keep false", NULL},
     {"train.overlap", NULL, GT_OPT_BOOL, "true", "start each gradient bucket's all-reduce as soon as backward has produced it (overlap with the rest of backward); the sums, so the results, are the same either way", NULL},
     {"train.bucket", NULL, GT_OPT_SIZE, "4M", "gradient all-reduce bucket: runs of whole tensors from the last layer down, each closed once it holds this many bytes (smaller: earlier overlap, more calls)", NULL},
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
@@ -174,6 +175,7 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
     if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
     if (!gt_args_is_set(a, "data.fill_max_s")) c->data.fill_max_s = 0; /* runs from before hole filling */
+    if (!gt_args_is_set(a, "train.balance")) c->balance = 0; /* runs from before balanced batches */
     if (!gt_args_is_set(a, "data.spike_channels")) /* runs from before the channel kinds: every channel */
         snprintf(c->data.spike_channels, sizeof c->data.spike_channels, "all");
 }
@@ -299,6 +301,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     }
     c->amp = gt_args_bool(a, "train.amp");
     c->overlap = gt_args_bool(a, "train.overlap");
+    c->balance = gt_args_bool(a, "train.balance");
     c->bucket_bytes = gt_args_size(a, "train.bucket");
     int dev = gt_device_request_parse(gt_args_str(a, "train.device"));
     GT_CHECK(dev >= 0, GT_EXIT_USAGE, "train.device: expected auto, cpu or cuda");

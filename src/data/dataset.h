@@ -181,7 +181,7 @@ typedef struct gt_norm_stats {
 
 /* Where a window comes from, for NaN forensics and predictions. */
 typedef struct gt_window_ref {
-    int32_t item;       /* local item index */
+    int32_t item;       /* local item index; -1: a window another rank sent (gt_loader_balance) */
     int32_t file_index; /* position in the file's /households or /turbines */
     int64_t id;         /* household/turbine id */
     int64_t start;      /* first row within the item */

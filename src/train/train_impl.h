@@ -21,7 +21,7 @@
 #include "train/device.h"
 #include "train/trainer.h"
 
-enum { EV_READ, EV_DATA_WAIT, EV_FORWARD, EV_BACKWARD, EV_ALLREDUCE, EV_OPTIMIZER, EV_EVAL, EV_CHECKPOINT, EV_N };
+enum { EV_READ, EV_DATA_WAIT, EV_BALANCE, EV_FORWARD, EV_BACKWARD, EV_ALLREDUCE, EV_OPTIMIZER, EV_EVAL, EV_CHECKPOINT, EV_N };
 
 /* What the phases share: set up once, then read by every step. */
 typedef struct trainer {

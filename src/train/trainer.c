@@ -37,7 +37,7 @@
 /* Gradient all-reduce buckets: large enough to amortise latency, small enough
  * that several are in flight at once. */
 
-static const char *const g_ev_names[EV_N] = {"read", "data_wait", "forward", "backward",
+static const char *const g_ev_names[EV_N] = {"read", "data_wait", "balance", "forward", "backward",
                                              "allreduce", "optimizer", "eval", "checkpoint"};
 
 void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
@@ -59,6 +59,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->seed = GT_TRAIN_DEFAULT_SEED;
     c->prefetch = 1; /* the CLI's default is auto (-1) */
     c->overlap = 1;
+    c->balance = 1;
     c->nan_max_bad = GT_TRAIN_DEFAULT_NAN_MAX_BAD;
     c->log_every = GT_TRAIN_DEFAULT_LOG_EVERY;
     c->checkpoint_minutes = GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES;
@@ -448,6 +449,11 @@ static void train_one_step(trainer *t, train_clock *k, train_step *s) {
     s->wait = gt_loader_next(t->ld, &s->b);
     const gt_batch *b = s->b;
     gt_event_add(t->ev[EV_DATA_WAIT], s->wait, 1);
+    if (cfg->balance && t->size > 1) { /* every rank g_batch/P (+1) samples: no step waits for the largest share */
+        gt_event_begin(t->ev[EV_BALANCE]);
+        gt_loader_balance(t->ld, b, t->comm);
+        gt_event_end(t->ev[EV_BALANCE]);
+    }
     GT_ASSERT(b->epoch == t->ts.epoch && b->k == t->ts.batch_k);
     t->ts.batch_k = b->k + 1;
     if (t->ts.batch_k >= t->bpe) {

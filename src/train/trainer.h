@@ -101,6 +101,7 @@ typedef struct gt_train_config {
     uint64_t seed;
     int prefetch;           /* 1: background prefetch thread, 0: fill in the loop, -1: auto
                                (on when the node has a spare core per rank) */
+    int balance;            /* 1: the global batch is split evenly over the ranks each step (dist/balance.h) */
     int overlap;            /* 1: each gradient bucket's all-reduce starts during backward (dist/grads.h) */
     int64_t bucket_bytes;   /* gradient all-reduce bucket (whole tensors, from the top); 0 = GT_TRAIN_BUCKET_BYTES */
     int nan_max_bad;        /* K consecutive non-finite steps -> GT_EXIT_NUMERIC */
