@@ -375,8 +375,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
         CUDA_CHECK(cudaMemcpyAsync(m->params, host->params, np * sizeof(float), cudaMemcpyHostToDevice, m->stream));
     // the process's reduction scratch now, not lazily inside a step (a step
     // may be captured into a CUDA graph, where cudaMalloc is not allowed)
-    (void)gt_cuda_dscratch();
-    (void)gt_cuda_dpartials();
+    gt_cuda_stream_prepare(m->stream);
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, m->plan.n_act_elems, m->plan.n_x, m->plan.n_y, 0};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
@@ -399,6 +398,7 @@ extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
     gt_cuda_free(m->loss_dev);
     gt_cuda_free(m->sumsq_dev);
     gt_cuda_free(m->decay_flags);
+    gt_cuda_stream_release(m->stream);
     CUDA_CHECK(cudaStreamDestroy(m->stream));
     free(m);
 }
