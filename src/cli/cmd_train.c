@@ -91,7 +91,8 @@ static const gt_opt opts[] = {
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
     {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
     {"train.nan_max_bad", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_NAN_MAX_BAD), "consecutive non-finite steps before stopping with exit code 5", NULL},
-    {"train.amp", NULL, GT_OPT_BOOL, "false", "mixed precision: dynamic loss scaling (compute stays fp32 on the CPU and the GPU)", NULL},
+    {"train.precision", NULL, GT_OPT_STR, "fp32", "GPU matrix products: fp32, tf32, bf16 (tensor cores, fp32 range) or fp16 (tensor cores; turns on train.amp's dynamic loss scaling); storage, master weights, gradients and AdamW stay fp32; the CPU engine computes fp32 whatever this says", "fp32|tf32|bf16|fp16"},
+    {"train.amp", NULL, GT_OPT_BOOL, "false", "dynamic loss scaling (on by itself with train.precision=fp16); the arithmetic is set by train.precision", NULL},
     {"train.device", "device", GT_OPT_STR, "auto", "where the replicas train: auto = one GPU per rank when this binary has CUDA and a GPU is usable, else the CPU; cuda = a GPU per rank or exit 7 (never a silent CPU fallback); cpu = the host engine. Not stored: a resumed run chooses again (checkpoints are the same on either)", "auto|cpu|cuda"},
     {"train.log_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LOG_EVERY), "steps between progress lines and metrics.jsonl entries", NULL},
     {"train.stop_after", NULL, GT_OPT_INT, "0", "testing: checkpoint and exit 75 after N steps of this invocation (not stored)", NULL},
@@ -300,6 +301,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         c->mem_limit = (double)b;
     }
     c->amp = gt_args_bool(a, "train.amp");
+    int prec = gt_precision_parse(gt_args_str(a, "train.precision"));
+    GT_CHECK(prec >= 0, GT_EXIT_USAGE, "train.precision: unknown precision '%s' (fp32|tf32|bf16|fp16)",
+             gt_args_str(a, "train.precision"));
+    c->model.precision = (gt_precision)prec;
     c->overlap = gt_args_bool(a, "train.overlap");
     c->balance = gt_args_bool(a, "train.balance");
     c->bucket_bytes = gt_args_size(a, "train.bucket");
@@ -629,7 +634,7 @@ const gt_cmd gt_cmd_train = {
                "forensics.jsonl (non-finite steps), checkpoints/. SIGTERM/SIGUSR1: checkpoint, exit 75;\n"
                "continue with --resume RUN_DIR. Exit 5: train.nan_max_bad consecutive non-finite steps.\n"
                "train.device: auto (a GPU per rank when usable, else the CPU), cpu, or cuda (a GPU or exit 7).\n"
-               "Compute is fp32 (train.amp adds dynamic loss scaling only). See docs/training.md.",
+               "GPU products follow train.precision (fp32 storage); the CPU computes fp32. See docs/training.md.",
     .opts = opts,
     .min_pos = 0,
     .max_pos = 1,

@@ -31,7 +31,8 @@
  * Engines:
  *   GT_ENGINE_HOST  OpenBLAS + the engine's thread pool (nn/ops/cpu/).
  *   GT_ENGINE_CUDA  (CUDA builds only: GT_HAVE_CUDA) one gt_cuda_model
- *                   (nn/cuda_model.h) on the current CUDA device, fp32; its
+ *                   (nn/cuda_model.h) on the current CUDA device, products
+ *                   in cfg->precision (fp32 unless asked), fp32 state; its
  *                   host model is gt_model_create_host_side (no host
  *                   activations). forward copies x up and pred down (the call
  *                   synchronises the model's stream), backward copies dpred

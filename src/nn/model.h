@@ -78,6 +78,18 @@ typedef enum gt_model_kind {
 #define GT_MODEL_MAX_ACTS 512
 #define GT_MODEL_NAME_LEN 48
 
+/* Precision of the matrix products of a GPU engine (values as
+ * nn/ops/cuda/ops_cuda.h's gt_cuda_prec). */
+typedef enum gt_precision {
+    GT_PRECISION_FP32 = 0, /* strict fp32 */
+    GT_PRECISION_BF16 = 1, /* bf16 inputs (fp32 range: no loss scaling needed) */
+    GT_PRECISION_FP16 = 2, /* fp16 inputs: needs dynamic loss scaling (train.amp) */
+    GT_PRECISION_TF32 = 3, /* TF32 tensor cores on fp32 inputs */
+} gt_precision;
+/* "fp32", "bf16", "fp16", "tf32"; parse: -1 if unknown. */
+const char *gt_precision_name(gt_precision p);
+int gt_precision_parse(const char *name);
+
 /* Plain hyper-parameters. Fields a kind does not use are ignored. */
 typedef struct gt_model_config {
     gt_model_kind kind;
@@ -100,6 +112,10 @@ typedef struct gt_model_config {
      * [power_0 .. power_{A-1} | on-logit_0 .. on-logit_{A-1}] per sample, loss
      * gt_gated_loss_sum (the model itself only sees n_out) */
     int gated;
+    /* Matrix products on a GPU engine (the host engine computes fp32 always):
+     * products with these inputs on the tensor cores, fp32 accumulation, fp32
+     * storage, master weights, gradients and optimizer state. */
+    gt_precision precision;
 } gt_model_config;
 
 /* Parameter initialisation, PyTorch-like defaults. */

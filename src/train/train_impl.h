@@ -36,6 +36,8 @@ typedef struct trainer {
     gt_dist_place *place;   /* (size) every rank's node, node-local rank and GPU */
     int n_nodes;
     gt_engine *e;
+    int fp16;               /* fp16 products on the GPU: the loss scaler is on whatever train.amp says */
+    char precision_text[64];/* for the log: "bf16 products, fp32 state" ... */
     gt_dist_grads *gx;      /* the gradient exchange (buckets planned from the parameter table) */
     gt_loader *ld;
     int64_t micro;          /* the engine's max_batch */

@@ -186,6 +186,16 @@ static void build_model(trainer *t) {
     t->micro = cfg->micro_batch > 0 && cfg->micro_batch < cfg->batch ? cfg->micro_batch : cfg->batch;
     GT_CHECK(t->micro <= INT_MAX, GT_EXIT_USAGE, "train.micro_batch too large");
     mc.max_batch = (int)t->micro;
+    if (t->dev.engine == GT_ENGINE_HOST && mc.precision != GT_PRECISION_FP32) {
+        if (t->rank == 0)
+            GT_WARN("train.precision=%s applies to GPU engines; the CPU engine computes in fp32",
+                    gt_precision_name(mc.precision));
+        mc.precision = GT_PRECISION_FP32;
+    }
+    t->fp16 = mc.precision == GT_PRECISION_FP16;
+    snprintf(t->precision_text, sizeof t->precision_text, "%s%s%s", gt_precision_name(mc.precision),
+             mc.precision == GT_PRECISION_FP32 ? "" : " products (fp32 state)",
+             cfg->amp || t->fp16 ? " + dynamic loss scaling" : "");
     check_memory(t, &mc);
     t->e = gt_engine_create(t->dev.engine, &mc);
     const size_t n_x = (size_t)gt_dataset_n_x(t->ds), n_y = gt_engine_n_y(t->e);
@@ -228,7 +238,7 @@ static void build_model(trainer *t) {
 /* Fresh state, or the newest valid checkpoint of the run directory. */
 static void restore_state(trainer *t) {
     const gt_train_config *cfg = t->cfg;
-    gt_amp_init(&t->amp, cfg->amp, 0, 0);
+    gt_amp_init(&t->amp, cfg->amp || t->fp16, 0, 0); /* fp16 products need dynamic loss scaling */
     t->ts.best_val = INFINITY;
     t->ts.best_step = -1;
     t->ts.loss_scale = t->amp.scale;
@@ -305,8 +315,7 @@ static void plan_schedule(trainer *t) {
             "%lld batches/epoch, %lld steps%s, precision %s, engine %s",
             gt_model_kind_name(cfg->model.kind), gt_engine_n_params(t->e), (long long)n_train, (long long)cfg->batch,
             (long long)t->micro, (long long)t->bpe, (long long)t->total_steps,
-            t->total_steps ? "" : " (until the time budget)", t->amp.enabled ? "fp32 + dynamic loss scaling" : "fp32",
-            t->e->i->name);
+            t->total_steps ? "" : " (until the time budget)", t->precision_text, t->e->i->name);
 }
 
 /* ------------------------------------------------------------ phases -- */
