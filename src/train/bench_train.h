@@ -6,8 +6,9 @@
  * global batch is P x train.batch). Prints both, the weak-scaling efficiency
  * rate_P / (P rate_1) (target >= 0.9) and the data stall (time waiting for
  * the loader / wall time, max over ranks; target < 2%); with train.overlap
- * on (the default), also P ranks with the gradient all-reduce after backward
- * (train.overlap=false), side by side. Steps: train.max_steps
+ * and train.balance on (the defaults), also P ranks with the gradient
+ * all-reduce after backward and P ranks with neither, the variants
+ * interleaved in each repetition. Steps: train.max_steps
  * (default 30 when unset), of which the first 3 are warm-up and not measured;
  * no run directory, checkpoints or validation-driven stopping. */
 #ifndef GT_TRAIN_BENCH_TRAIN_H
