@@ -179,6 +179,42 @@ static void check_memory(trainer *t, const gt_model_config *mc) {
 
 /* The replica on every rank (init from the seed, then rank 0's broadcast)
  * and the micro-batch buffers, one block of the size the planner counts. */
+/* train.precision: a GPU engine's products; the CPU engine computes fp32. */
+static void resolve_precision(trainer *t, gt_model_config *mc) {
+    if (t->dev.engine == GT_ENGINE_HOST && mc->precision != GT_PRECISION_FP32) {
+        if (t->rank == 0)
+            GT_WARN("train.precision=%s applies to GPU engines; the CPU engine computes in fp32",
+                    gt_precision_name(mc->precision));
+        mc->precision = GT_PRECISION_FP32;
+    }
+    t->fp16 = mc->precision == GT_PRECISION_FP16;
+    snprintf(t->precision_text, sizeof t->precision_text, "%s%s%s", gt_precision_name(mc->precision),
+             mc->precision == GT_PRECISION_FP32 ? "" : " products (fp32 state)",
+             t->cfg->amp || t->fp16 ? " + dynamic loss scaling" : "");
+}
+
+/* The gradient exchange (dist/grads.h): buckets of whole tensors planned
+ * from the parameter table, started from backward's readiness hook. */
+static void setup_exchange(trainer *t) {
+    const gt_train_config *cfg = t->cfg;
+    const gt_model *m = gt_engine_model(t->e);
+    size_t *starts = GT_MALLOC((size_t)m->n_tensors * sizeof *starts);
+    for (int i = 0; i < m->n_tensors; i++) starts[i] = m->tensors[i].offset;
+    t->gx = gt_dist_grads_create(starts, m->n_tensors, m->n_params,
+                                 cfg->bucket_bytes > 0 ? (size_t)cfg->bucket_bytes : GT_TRAIN_BUCKET_BYTES,
+                                 t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
+    gt_dist_grads_set_overlap(t->gx, cfg->overlap);
+    free(starts);
+    if (t->rank != 0 || t->size == 1) return;
+    size_t lo, hi;
+    const int nb = gt_dist_grads_n_buckets(t->gx);
+    gt_dist_grads_bucket(t->gx, 0, &lo, &hi);
+    gt_log(cfg->quiet ? GT_LOG_DEBUG : GT_LOG_INFO, "dist: gradient all-reduce in %d bucket%s (the first %.1f MiB), %s",
+           nb, nb == 1 ? "" : "s", (hi - lo) * sizeof(float) / 1048576.0,
+           cfg->overlap ? "each started as backward produces it (train.overlap)"
+                        : "after backward (train.overlap=false)");
+}
+
 static void build_model(trainer *t) {
     const gt_train_config *cfg = t->cfg;
     gt_model_config mc = cfg->model;
@@ -186,16 +222,7 @@ static void build_model(trainer *t) {
     t->micro = cfg->micro_batch > 0 && cfg->micro_batch < cfg->batch ? cfg->micro_batch : cfg->batch;
     GT_CHECK(t->micro <= INT_MAX, GT_EXIT_USAGE, "train.micro_batch too large");
     mc.max_batch = (int)t->micro;
-    if (t->dev.engine == GT_ENGINE_HOST && mc.precision != GT_PRECISION_FP32) {
-        if (t->rank == 0)
-            GT_WARN("train.precision=%s applies to GPU engines; the CPU engine computes in fp32",
-                    gt_precision_name(mc.precision));
-        mc.precision = GT_PRECISION_FP32;
-    }
-    t->fp16 = mc.precision == GT_PRECISION_FP16;
-    snprintf(t->precision_text, sizeof t->precision_text, "%s%s%s", gt_precision_name(mc.precision),
-             mc.precision == GT_PRECISION_FP32 ? "" : " products (fp32 state)",
-             cfg->amp || t->fp16 ? " + dynamic loss scaling" : "");
+    resolve_precision(t, &mc);
     check_memory(t, &mc);
     t->e = gt_engine_create(t->dev.engine, &mc);
     const size_t n_x = (size_t)gt_dataset_n_x(t->ds), n_y = gt_engine_n_y(t->e);
@@ -208,23 +235,7 @@ static void build_model(trainer *t) {
     gt_model *m = gt_engine_model(t->e);
     gt_dist_broadcast(m->params, m->n_params, t->comm); /* identical from the start, whatever happened */
     gt_engine_push_state(t->e);
-    /* the gradient exchange: buckets of whole tensors, from the parameter table */
-    size_t *starts = GT_MALLOC((size_t)m->n_tensors * sizeof *starts);
-    for (int i = 0; i < m->n_tensors; i++) starts[i] = m->tensors[i].offset;
-    t->gx = gt_dist_grads_create(starts, m->n_tensors, m->n_params,
-                                 cfg->bucket_bytes > 0 ? (size_t)cfg->bucket_bytes : GT_TRAIN_BUCKET_BYTES,
-                                 t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
-    gt_dist_grads_set_overlap(t->gx, cfg->overlap);
-    free(starts);
-    if (t->rank == 0 && t->size > 1) {
-        size_t lo, hi, top = 0;
-        gt_dist_grads_bucket(t->gx, 0, &lo, &hi);
-        top = hi - lo;
-        gt_log(cfg->quiet ? GT_LOG_DEBUG : GT_LOG_INFO,
-               "dist: gradient all-reduce in %d bucket%s (the first %.1f MiB), %s", gt_dist_grads_n_buckets(t->gx),
-               gt_dist_grads_n_buckets(t->gx) == 1 ? "" : "s", top * sizeof(float) / 1048576.0,
-               cfg->overlap ? "each started as backward produces it (train.overlap)" : "after backward (train.overlap=false)");
-    }
+    setup_exchange(t);
 
     const size_t mb = (size_t)t->micro, nyd = n_y_ds ? n_y_ds : 1;
     t->vidx = GT_CALLOC((size_t)gt_plan_micro_buffer_bytes(t->micro, (int64_t)n_y, (int64_t)n_y_ds), 1);
