@@ -117,6 +117,8 @@ struct gt_dataset {
     uint8_t *spike_ch;    /* pdm [n_cols]: 1 where the spike test runs (cfg.spike_channels) */
     int64_t *spikes_ch;   /* pdm [n_cols]: spikes found per channel, this rank */
     int64_t *nan_ch;      /* pdm [n_cols]: non-finite samples per channel, this rank */
+    uint8_t *nbm_role;    /* pdm nbm [n_cols]: gt_nbm_role of each channel; NULL with pdm_target next */
+    int nbm_n_in, nbm_n_tg;
     /* augmentation: activations [act_off[li * A + a], act_off[li * A + a + 1]) of ds->acts */
     int64_t *acts;        /* (row, len) pairs, local rows */
     int64_t *act_off;     /* [n_items * A + 1] */
@@ -207,6 +209,9 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->seed = 1;
     cfg->fill_max_s = -1; /* auto */
     snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
+    cfg->pdm_target = GT_PDM_TARGET_NEXT;
+    snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
+    snprintf(cfg->nbm_targets, sizeof cfg->nbm_targets, "auto");
 }
 
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
@@ -263,18 +268,71 @@ const char *gt_data_channel_kind_name(gt_channel_kind k) {
     return (unsigned)k < 4 ? names[k] : "?";
 }
 
-int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit) {
-    const char *sel = cfg->spike_channels;
-    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind(name, unit) == GT_CHANNEL_CONDITION;
-    if (!strcmp(sel, "all")) return 1;
-    if (!strcmp(sel, "none")) return 0;
-    char buf[sizeof cfg->spike_channels], *save = NULL;
+/* 1 when one of the comma-separated fnmatch patterns of sel matches name. */
+static int name_matches(const char *sel, const char *name) {
+    char buf[256], *save = NULL;
     snprintf(buf, sizeof buf, "%s", sel);
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ') tok++;
         if (*tok && fnmatch(tok, name, 0) == 0) return 1;
     }
     return 0;
+}
+
+int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit) {
+    const char *sel = cfg->spike_channels;
+    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind(name, unit) == GT_CHANNEL_CONDITION;
+    if (!strcmp(sel, "all")) return 1;
+    if (!strcmp(sel, "none")) return 0;
+    return name_matches(sel, name);
+}
+
+int gt_data_pdm_target_parse(const char *text) {
+    if (!text || !*text || !strcmp(text, "next")) return GT_PDM_TARGET_NEXT;
+    if (!strcmp(text, "nbm")) return GT_PDM_TARGET_NBM;
+    return -1;
+}
+
+const char *gt_data_pdm_target_name(int t) { return t == GT_PDM_TARGET_NBM ? "nbm" : "next"; }
+
+/* The automatic role of one channel (gt_data_nbm_roles). */
+static gt_nbm_role nbm_auto_role(const char *name, const char *unit) {
+    char n[128];
+    size_t i;
+    for (i = 0; name[i] && i + 1 < sizeof n; i++) n[i] = (char)tolower((unsigned char)name[i]);
+    n[i] = 0;
+    gt_channel_kind k = gt_data_channel_kind(n, unit);
+    if (k == GT_CHANNEL_AGGREGATE) { /* an interval's min/max/std: the role of the signal it summarises */
+        n[strlen(n) - 4] = 0;
+        k = gt_data_channel_kind(n, unit);
+    }
+    /* a counter only grows: as an input it tells the model the date, which the test rows lie beyond */
+    if (has_word(n, "energy") || has_word(n, "counter") || has_word(n, "hours")) return GT_NBM_UNUSED;
+    /* the weather is an operating condition, not the machine's */
+    if (has_word(n, "ambient") || has_word(n, "outside") || has_word(n, "outdoor") || has_word(n, "amb_temp"))
+        return GT_NBM_INPUT;
+    return k == GT_CHANNEL_CONDITION ? GT_NBM_TARGET : GT_NBM_INPUT;
+}
+
+void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
+                       int *n_targets) {
+    const int in_auto = !cfg->nbm_inputs[0] || !strcmp(cfg->nbm_inputs, "auto");
+    const int tg_auto = !cfg->nbm_targets[0] || !strcmp(cfg->nbm_targets, "auto");
+    *n_inputs = *n_targets = 0;
+    for (int c = 0; c < C; c++) {
+        gt_nbm_role a = nbm_auto_role(ch[c].name, ch[c].unit);
+        int tg = tg_auto ? a == GT_NBM_TARGET : name_matches(cfg->nbm_targets, ch[c].name);
+        int in = !tg && (in_auto ? a == GT_NBM_INPUT : name_matches(cfg->nbm_inputs, ch[c].name));
+        role[c] = (uint8_t)(tg ? GT_NBM_TARGET : in ? GT_NBM_INPUT : GT_NBM_UNUSED);
+        *n_targets += tg;
+        *n_inputs += in;
+    }
+}
+
+void gt_data_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role) {
+    for (int64_t t = 0; t < n_steps; t++)
+        for (int c = 0; c < C; c++)
+            if (role[c] != GT_NBM_INPUT) x[t * C + c] = 0.0f;
 }
 
 int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows) {
@@ -1140,6 +1198,10 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     ds->nan_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
     for (int c = 0; c < C; c++)
         ds->spike_ch[c] = (uint8_t)gt_data_spike_channel(cfg, shard->channels[c].name, shard->channels[c].unit);
+    if (cfg->pdm_target == GT_PDM_TARGET_NBM) {
+        ds->nbm_role = GT_CALLOC((size_t)C, 1);
+        gt_data_nbm_roles(cfg, shard->channels, C, ds->nbm_role, &ds->nbm_n_in, &ds->nbm_n_tg);
+    }
     for (int li = 0; li < ds->n_items; li++)
         plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], cfg->stride);
     build(ds, comm);
@@ -1160,7 +1222,7 @@ void gt_dataset_free(gt_dataset *ds) {
     for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
     free(ds->owner_local);
     free(ds->acts), free(ds->act_off);
-    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch);
+    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch), free(ds->nbm_role);
     free(ds);
 }
 
@@ -1170,6 +1232,12 @@ int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->W * gt_data_config_n_i
 int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->n_cols : 0; }
 int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }
+
+const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets) {
+    *n_inputs = ds->nbm_n_in;
+    *n_targets = ds->nbm_n_tg;
+    return ds->nbm_role;
+}
 
 float gt_dataset_on_threshold(const gt_dataset *ds, int a) {
     GT_ASSERT(ds->task == GT_TASK_NILM && a >= 0 && a < ds->n_cols);

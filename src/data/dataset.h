@@ -104,6 +104,13 @@ typedef struct gt_data_config {
                                      such as wind speed, power, rotor speed and status, not angles, not
                                      min/max/std aggregates: gt_data_channel_kind), "all", "none", or
                                      comma-separated name patterns (fnmatch, e.g. "*temp*,vib_*") */
+    int pdm_target;               /* pdm: what the model predicts (gt_pdm_target): next (default) the next
+                                     step of every channel from the window; nbm (normal-behaviour model)
+                                     the condition channels at every step from the operating channels */
+    char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_data_nbm_roles) or
+                                     comma-separated name patterns (fnmatch) */
+    char nbm_targets[256];        /* pdm nbm: the predicted (target) channels: "auto" or name patterns; a
+                                     target channel never enters the input */
     double augment;               /* nilm train split: probability that a window gets one more activation
                                      of one of its household's appliances superimposed (gt_dataset_augment);
                                      0 (default) none */
@@ -125,6 +132,37 @@ gt_channel_kind gt_data_channel_kind(const char *name, const char *unit);
 const char *gt_data_channel_kind_name(gt_channel_kind k);
 /* 1 when cfg->spike_channels selects the channel (name, unit) for the spike test. */
 int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit);
+/* data.pdm_target: the PdM objective. */
+typedef enum gt_pdm_target {
+    GT_PDM_TARGET_NEXT = 0, /* predict step t+1 of every channel from steps 0..t (LSTM prediction detector) */
+    GT_PDM_TARGET_NBM = 1   /* normal-behaviour model: the condition channels at step t from the operating
+                               channels at steps 0..t */
+} gt_pdm_target;
+/* "next" | "nbm" -> gt_pdm_target, -1 if unknown. */
+int gt_data_pdm_target_parse(const char *text);
+const char *gt_data_pdm_target_name(int t);
+/* A channel's role in a normal-behaviour model. */
+typedef enum gt_nbm_role {
+    GT_NBM_UNUSED = 0, /* neither input nor target (zero in the input) */
+    GT_NBM_INPUT = 1,  /* an operating condition the model sees */
+    GT_NBM_TARGET = 2  /* a condition signal the model predicts; zero in the input */
+} gt_nbm_role;
+/* The role of each of the C channels (ch[C]) into role[C] under
+ * cfg->nbm_inputs / nbm_targets. "auto" (both defaults): the condition
+ * signals of gt_data_channel_kind (temperatures, pressures, vibration, and
+ * the min/max/std aggregates of such a signal) are targets, except ambient /
+ * outside temperatures (an operating condition: an input); cumulative
+ * counters (energy, operating hours) are unused (they only grow: a model
+ * would read the calendar from them); every other channel (wind speed,
+ * power, rotor speed, status, currents, angles, their aggregates) is an
+ * input. Patterns: target = matches nbm_targets; input = not a target and
+ * matches nbm_inputs. Counts into *n_inputs, *n_targets. Not collective. */
+void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
+                       int *n_targets);
+/* The model input of an nbm window from the normalised window x (n_steps, C):
+ * every channel that is not an input set to 0 (its normalised mean), in
+ * place. The one rule used by training, validation, eval and predict. */
+void gt_data_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role);
 /* Rows of the longest hole filled for a household sampled every period_s
  * seconds under cfg->fill_max_s (0: none). */
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s);
@@ -210,6 +248,9 @@ int64_t gt_dataset_n_x(const gt_dataset *ds);
 int64_t gt_dataset_n_y(const gt_dataset *ds);
 int gt_dataset_n_targets(const gt_dataset *ds); /* A (nilm) or C (pdm) */
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds);
+/* pdm with data.pdm_target = nbm: the channels' roles ([C], gt_nbm_role) and
+ * their counts; NULL (and 0, 0) otherwise. */
+const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets);
 /* nilm: appliance a's on-power threshold in the normalised target units,
  * (on_power_w - mean) / std (the gated head's on/off target is y > this). */
 float gt_dataset_on_threshold(const gt_dataset *ds, int a);

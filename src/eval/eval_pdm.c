@@ -1,12 +1,15 @@
 /* eval/eval_pdm.c: anomaly scores, threshold calibration, alarms and event
- * metrics for the LSTM next-step predictor (see eval.h, docs/evaluation.md).
+ * metrics for the LSTM next-step predictor and the normal-behaviour model
+ * (see eval.h, docs/evaluation.md).
  *
  * Per-step score of one model on one turbine:
  *   windows of T rows start every `hop` rows (default T/2; a last window ends
  *   at the turbine's last row); row r's error comes from the EARLIEST window
  *   predicting it, so every row after the first window is predicted with at
  *   least T - hop rows of context;
- *   e_c(r) = (pred_c(r) - x_c(r))^2 on the normalised channels, divided by
+ *   e_c(r) = (pred_c(r) - x_c(r))^2 on the normalised channels (a normal-
+ *   behaviour model, data.pdm_target = nbm: its target channels only, the
+ *   prediction of row r made at row r from the operating channels), divided by
  *   v_c, the mean of e_c over the validation rows of normal operation (each
  *   channel counts by how surprising it is, not by how noisy it is);
  *   raw(r) = mean over the finite channels; score = EWMA(raw), span pdm_ewma_s.
@@ -80,10 +83,16 @@ typedef struct tinfo {  /* one local turbine */
 
 typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);
 
-/* Squared next-step errors e2[C] of rows [lo, hi) of one turbine (sig (n, C)),
- * row r from the earliest window predicting it; calls fn(ctx, r, e2). */
-static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *sig, int64_t n, int C, int64_t hop,
-                          int64_t lo, int64_t hi, err_visit fn, void *ctx) {
+/* Squared errors e2[C] of rows [lo, hi) of one turbine (sig (n, C)), row r
+ * from the earliest window predicting it; calls fn(ctx, r, e2). role NULL
+ * (data.pdm_target = next): the next-step errors of every channel, row s + t
+ * predicted at step t - 1 of the window starting at s. role (nbm): the
+ * model sees the window with every channel but the inputs set to 0 (as in
+ * training, gt_data_nbm_input) and row s + t is predicted at step t; e2 is
+ * the residual of the target channels, NaN for the others (which therefore
+ * neither calibrate nor score). */
+static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *role, const float *sig, int64_t n,
+                          int C, int64_t hop, int64_t lo, int64_t hi, err_visit fn, void *ctx) {
     gt_model *m = gt_engine_model(e); /* x and pred: the host side of the engine's forward */
     const int T = m->cfg.window, B = m->cfg.max_batch;
     if (n < T || hi <= lo) return;
@@ -97,7 +106,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *si
         int flush = k == n_win;
         if (!flush) {
             int64_t s = k < K ? k * hop : n - T;
-            int64_t a = k == 0 ? 1 : (k < K ? (k - 1) * hop : (K - 1) * hop) + T; /* first row assigned */
+            int64_t a = k == 0 ? (role ? 0 : 1) : (k < K ? (k - 1) * hop : (K - 1) * hop) + T; /* first row assigned */
             int64_t z = s + T;                                                     /* end (exclusive) */
             if (a < lo) a = lo;
             if (z > hi) z = hi;
@@ -106,6 +115,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *si
                 for (int64_t t = 0; t < T; t++)
                     for (int c = 0; c < C; c++)
                         xb[t * C + c] = (float)(((double)sig[(s + t) * C + c] - ns->mean[c]) / ns->std[c]);
+                if (role) gt_data_nbm_input(xb, T, C, role);
                 wb_start[nb] = s;
                 wb_a[nb] = a;
                 nb++;
@@ -118,10 +128,17 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *si
             int64_t s = wb_start[b], z = s + T > hi ? hi : s + T;
             const float *xb = m->x + (size_t)b * T * C, *pb = m->pred + (size_t)b * T * C;
             for (int64_t r = wb_a[b]; r < z; r++) {
-                int64_t t = r - s; /* target step; predicted at step t - 1 */
-                for (int c = 0; c < C; c++) {
-                    float d = pb[(t - 1) * C + c] - xb[t * C + c];
-                    e2[c] = d * d;
+                int64_t t = r - s; /* target step; predicted at step t - 1 (next) or t (nbm) */
+                if (role) {
+                    for (int c = 0; c < C; c++) {
+                        float d = pb[t * C + c] - (float)(((double)sig[r * C + c] - ns->mean[c]) / ns->std[c]);
+                        e2[c] = role[c] == GT_NBM_TARGET ? d * d : NAN;
+                    }
+                } else {
+                    for (int c = 0; c < C; c++) {
+                        float d = pb[(t - 1) * C + c] - xb[t * C + c];
+                        e2[c] = d * d;
+                    }
                 }
                 fn(ctx, r, e2);
             }
@@ -255,9 +272,9 @@ static double raise_for_val_alarms(const gt_pdm_shard *sh, const tinfo *ti, cons
 /* Collective: the combined smoothed score of every local row (malloc'd) and
  * the threshold. all_rows = 0 (evaluation): rows before the calibration rows
  * of training turbines, and filtered-out turbines, are left NaN (not needed). */
-static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_model *ems, int n_models,
-                         const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr, double *qv_out,
-                         int64_t *n_val) {
+static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_model *ems,
+                         int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr,
+                         double *qv_out, int64_t *n_val) {
     const int C = sh->n_channels, nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
     float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
@@ -280,6 +297,16 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
                  em->name ? em->name : "model", m->cfg.n_in, C);
         GT_CHECK(em->ns.n == C, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file has %d channels",
                  em->name ? em->name : "model", em->ns.n, C);
+        /* data.pdm_target = nbm: the residual of the condition channels (the run's stored roles) */
+        uint8_t role_buf[GT_DATA_MAX_CHANNELS], *role = NULL;
+        if (em->data.pdm_target == GT_PDM_TARGET_NBM) {
+            int n_in, n_tg;
+            gt_data_nbm_roles(&em->data, sh->channels, C, role_buf, &n_in, &n_tg);
+            GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
+                     "%s: model %s is a normal-behaviour model (data.pdm_target = nbm) but the file has %d input "
+                     "and %d target channels", data_file, em->name ? em->name : "?", n_in, n_tg);
+            role = role_buf;
+        }
         const int T = m->cfg.window;
         int64_t hop = ec->pdm_hop > 0 ? ec->pdm_hop : T / 2;
         if (hop < 1) hop = 1;
@@ -289,7 +316,8 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
         for (int k = 0; k < nt; k++) {
             if (ti[k].holdout) continue;
             val_ctx vc = {excl + ti[k].r0, vs + (size_t)k * 2 * C, vs + (size_t)k * 2 * C + C, C};
-            window_errors(em->e, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, ti[k].c1, ti[k].b2, val_visit, &vc);
+            window_errors(em->e, &em->ns, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, ti[k].c1, ti[k].b2,
+                          val_visit, &vc);
         }
         double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 2 * C + 8);
         gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
@@ -316,7 +344,8 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
             if (lo2 < 0) lo2 = 0;
             if (ti[k].skip && !all_rows) continue;
             raw_ctx rc = {raw, inv, C};
-            window_errors(em->e, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n, raw_visit, &rc);
+            window_errors(em->e, &em->ns, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n, raw_visit,
+                          &rc);
             gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2);
         }
         if (n_models > 1) {
@@ -480,8 +509,8 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     int64_t n_ce = 0;
     int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);
     /* the CARE protocol scores every event dataset's prediction part, wherever it lies: every row gets a score */
-    float *score = pdm_scores(sh, ti, ems, n_models, ec, ce != NULL, comm, &out->threshold, &out->quantile_value,
-                              &out->n_val_scores);
+    float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, ce != NULL, comm, &out->threshold,
+                              &out->quantile_value, &out->n_val_scores);
 
     /* conditions: codes seen in the segments */
     int ncond = 0;
@@ -600,7 +629,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
     double thr, qv;
     int64_t nv;
-    float *score = pdm_scores(sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv);
+    float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv);
     uint8_t *alarm = GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1), 1);
     int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(nt > 0 ? nt : 1));
     for (int k = 0; k < nt; k++) {
