@@ -297,17 +297,21 @@ const char *gt_data_pdm_target_name(int t) { return t == GT_PDM_TARGET_NBM ? "nb
 
 /* The automatic role of one channel (gt_data_nbm_roles). */
 static gt_nbm_role nbm_auto_role(const char *name, const char *unit) {
-    char n[128];
+    char n[128], u[32];
     size_t i;
     for (i = 0; name[i] && i + 1 < sizeof n; i++) n[i] = (char)tolower((unsigned char)name[i]);
     n[i] = 0;
+    for (i = 0; unit[i] && i + 1 < sizeof u; i++) u[i] = (char)tolower((unsigned char)unit[i]);
+    u[i] = 0;
     gt_channel_kind k = gt_data_channel_kind(n, unit);
     if (k == GT_CHANNEL_AGGREGATE) { /* an interval's min/max/std: the role of the signal it summarises */
         n[strlen(n) - 4] = 0;
         k = gt_data_channel_kind(n, unit);
     }
     /* a counter only grows: as an input it tells the model the date, which the test rows lie beyond */
-    if (has_word(n, "energy") || has_word(n, "counter") || has_word(n, "hours")) return GT_NBM_UNUSED;
+    if (has_word(n, "energy") || has_word(n, "counter") || has_word(n, "hours") || !strcmp(u, "kwh") ||
+        !strcmp(u, "mwh") || !strcmp(u, "wh") || !strcmp(u, "h"))
+        return GT_NBM_UNUSED;
     /* the weather is an operating condition, not the machine's */
     if (has_word(n, "ambient") || has_word(n, "outside") || has_word(n, "outdoor") || has_word(n, "amb_temp"))
         return GT_NBM_INPUT;

@@ -323,6 +323,10 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
         double inv[GT_DATA_MAX_CHANNELS];
         for (int c = 0; c < C; c++) {
+            if (role && role[c] != GT_NBM_TARGET) { /* no residual: never in the score */
+                inv[c] = 0;
+                continue;
+            }
             double s = 0, n = 0;
             for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 2 * C + c], n += all[(size_t)f * 2 * C + C + c];
             GT_CHECK(n > 0, GT_EXIT_DATA,
