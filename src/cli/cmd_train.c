@@ -54,6 +54,7 @@ static const gt_opt opts[] = {
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
     {"data.spike_channels", NULL, GT_OPT_STR, "auto", "pdm: channels the spike test screens: auto = condition signals (temperatures, pressures, vibration; not wind speed, power, rotor speed, status, angles or min/max/std aggregates, which move by nature in 10-minute SCADA data), all, none, or comma-separated name patterns such as *temp*,vib_*", NULL},
     {"data.pdm_target", NULL, GT_OPT_STR, "next", "pdm: what the model predicts, whose error is the anomaly score: next = the next step of every channel from the window (prediction detector); nbm = a normal-behaviour model: the condition channels (temperatures, pressures, vibration) at each step from the operating channels (wind speed, power, rotor speed, ambient temperature, status, angles) of the window up to it, the condition channels never in its input (data.nbm_inputs, data.nbm_targets)", "next|nbm"},
+    {"data.norm", NULL, GT_OPT_STR, "global", "pdm: normalisation statistics of each channel: global = over the train rows of all turbines; turbine = every turbine with its own mean and std over its train-split rows of normal operation (label 0 with data.train_normal_only), so sensor offsets and site differences between turbines do not read as anomalies; a held-out turbine uses the global ones", "global|turbine"},
     {"data.nbm_inputs", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the input channels: auto = every channel that is not a condition signal or a cumulative counter (energy, hours), plus ambient/outside temperatures; or comma-separated name patterns such as wind_*,power_*", NULL},
     {"data.nbm_targets", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the predicted channels: auto = the condition signals (as data.spike_channels = auto, with their min/max/std aggregates) except ambient/outside temperatures; or comma-separated name patterns such as *bearing*,*oil*; a target is never an input", NULL},
     {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
@@ -207,6 +208,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(strlen(sc) < sizeof d->spike_channels, GT_EXIT_USAGE, "data.spike_channels: too long (max %zu characters)",
              sizeof d->spike_channels - 1);
     snprintf(d->spike_channels, sizeof d->spike_channels, "%s", sc);
+    const char *norm = gt_args_str(a, "data.norm");
+    GT_CHECK(!strcmp(norm, "global") || !strcmp(norm, "turbine"), GT_EXIT_USAGE, "data.norm: '%s' (global|turbine)",
+             norm);
+    d->pdm_norm_turbine = !strcmp(norm, "turbine");
     d->pdm_target = gt_data_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
     GT_CHECK(d->pdm_target >= 0, GT_EXIT_USAGE, "data.pdm_target: '%s' (next|nbm)", gt_args_str(a, "data.pdm_target"));
     static const char *const nbm_keys[2] = {"data.nbm_inputs", "data.nbm_targets"};

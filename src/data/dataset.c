@@ -118,6 +118,7 @@ struct gt_dataset {
     int64_t *spikes_ch;   /* pdm [n_cols]: spikes found per channel, this rank */
     int64_t *nan_ch;      /* pdm [n_cols]: non-finite samples per channel, this rank */
     uint8_t *nbm_role;    /* pdm nbm [n_cols]: gt_nbm_role of each channel; NULL with pdm_target next */
+    gt_norm_stats *item_norm; /* pdm, data.norm = turbine [n_items]: each item's statistics; else NULL */
     int nbm_n_in, nbm_n_tg;
     /* augmentation: activations [act_off[li * A + a], act_off[li * A + a + 1]) of ds->acts */
     int64_t *acts;        /* (row, len) pairs, local rows */
@@ -847,6 +848,52 @@ static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
     if (n_empty) GT_WARN("data: %d feature(s) have no finite train samples (mean 0, std floored)", n_empty);
 }
 
+void gt_data_item_norm(const float *sig, const uint8_t *labels, int64_t b1, int C, int normal_only,
+                       const gt_norm_stats *glob, gt_norm_stats *out) {
+    out->n = C;
+    for (int c = 0; c < C; c++) {
+        int64_t cnt = 0;
+        double sum = 0, m2 = 0;
+        for (int64_t i = 0; i < b1; i++) { /* pass 0: the mean */
+            float v = sig[i * C + c];
+            if ((normal_only && labels[i]) || !isfinite(v)) continue;
+            cnt++;
+            sum += v;
+        }
+        if (cnt < GT_DATA_ITEM_NORM_MIN) { /* no rows of its own: the statistics of all turbines */
+            out->mean[c] = glob->mean[c];
+            out->std[c] = glob->std[c];
+            continue;
+        }
+        const double mean = sum / (double)cnt;
+        for (int64_t i = 0; i < b1; i++) { /* pass 1: squared deviations (no cancellation) */
+            float v = sig[i * C + c];
+            if ((normal_only && labels[i]) || !isfinite(v)) continue;
+            m2 += ((double)v - mean) * ((double)v - mean);
+        }
+        const double sd = sqrt(m2 / (double)cnt), floor_ = 1e-3 * fabs(mean) + 1e-6;
+        out->mean[c] = mean;
+        out->std[c] = sd > floor_ ? sd : floor_;
+    }
+}
+
+/* data.norm = turbine: every local item's statistics (again after the global
+ * ones change: they are the fallback). */
+static void item_norms(gt_dataset *ds) {
+    if (ds->task != GT_TASK_PDM || !ds->cfg.pdm_norm_turbine) return;
+    if (!ds->item_norm) ds->item_norm = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(gt_norm_stats));
+    const int C = ds->n_cols;
+    for (int li = 0; li < ds->n_items; li++) {
+        const ds_item *it = &ds->items[li];
+        int64_t b1, b2;
+        int holdout;
+        gt_data_item_split(it->n_rows, ds->index[li], ds->cfg.split_train, ds->cfg.split_val, ds->cfg.holdout_every,
+                           &b1, &b2, &holdout);
+        gt_data_item_norm(ds->x + it->row0 * C, ds->labels + it->row0, holdout ? 0 : b1, C,
+                          ds->cfg.pdm_train_normal_only, &ds->norm, &ds->item_norm[li]);
+    }
+}
+
 /* ------------------------------------------------------------ creation -- */
 
 int64_t gt_dataset_series_bytes(gt_task task, int64_t rows, int64_t lowres_rows, int cols, int has_faults,
@@ -875,6 +922,7 @@ int64_t gt_dataset_bytes(const gt_dataset *ds) {
     if (ds->strides) b += (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols;
     b += (int64_t)sizeof(ds_run) * ds->cap_runs + (int64_t)sizeof(ds_record) * ds->cap_recs;
     b += (int64_t)sizeof(int64_t) * (ds->cap_spike_rows + ds->cap_cond_ok);
+    if (ds->item_norm) b += (int64_t)sizeof(gt_norm_stats) * ds->n_items;
     b += (int64_t)(GT_SPLIT_COUNT * sizeof(int64_t) + sizeof(int32_t)) * (ds->n_items_total + 1);
     return b;
 }
@@ -1209,6 +1257,7 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     for (int li = 0; li < ds->n_items; li++)
         plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], cfg->stride);
     build(ds, comm);
+    item_norms(ds);
     return ds;
 }
 
@@ -1226,7 +1275,7 @@ void gt_dataset_free(gt_dataset *ds) {
     for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
     free(ds->owner_local);
     free(ds->acts), free(ds->act_off);
-    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch), free(ds->nbm_role);
+    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch), free(ds->nbm_role), free(ds->item_norm);
     free(ds);
 }
 
@@ -1236,6 +1285,10 @@ int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->W * gt_data_config_n_i
 int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->n_cols : 0; }
 int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }
+
+const gt_norm_stats *gt_dataset_item_norm(const gt_dataset *ds, int li) {
+    return ds->item_norm ? &ds->item_norm[li] : &ds->norm;
+}
 
 const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets) {
     *n_inputs = ds->nbm_n_in;
@@ -1251,6 +1304,7 @@ void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns) {
     GT_CHECK(ns->n == ds->norm.n, GT_EXIT_USAGE, "data: normalisation has %d features, the data %d", ns->n,
              ds->norm.n);
     ds->norm = *ns;
+    item_norms(ds);
 }
 int64_t gt_dataset_n_windows_local(const gt_dataset *ds, gt_split s) { return ds->n_local[s]; }
 int64_t gt_dataset_n_windows_global(const gt_dataset *ds, gt_split s) { return ds->n_global[s]; }
@@ -1323,6 +1377,7 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
             }
         } else {
             const int C = ds->n_cols;
+            ns = gt_dataset_item_norm(ds, li); /* data.norm = turbine: the item's own statistics */
             float *xi = x + i * W * C; // (T, C)
             for (int64_t t = 0; t < W; t++)
                 for (int c = 0; c < C; c++)

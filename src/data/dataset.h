@@ -107,6 +107,8 @@ typedef struct gt_data_config {
     int pdm_target;               /* pdm: what the model predicts (gt_pdm_target): next (default) the next
                                      step of every channel from the window; nbm (normal-behaviour model)
                                      the condition channels at every step from the operating channels */
+    int pdm_norm_turbine;         /* pdm: 1 = every turbine's channels normalised with its own statistics
+                                     (gt_data_item_norm), 0 (default) = with those of all turbines */
     char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_data_nbm_roles) or
                                      comma-separated name patterns (fnmatch) */
     char nbm_targets[256];        /* pdm nbm: the predicted (target) channels: "auto" or name patterns; a
@@ -217,6 +219,19 @@ typedef struct gt_norm_stats {
     double std[1 + GT_DATA_MAX_CHANNELS];
 } gt_norm_stats;
 
+/* data.norm = turbine (pdm): the statistics of one turbine from its signals
+ * sig (n_rows, C) and labels (n_rows): mean and std (population, floored as
+ * the global ones) of each channel over the train-split rows [0, b1) of the
+ * turbine (gt_data_item_split; b1 = 0 for a held-out turbine), only rows
+ * with label 0 when normal_only (data.train_normal_only), non-finite values
+ * skipped. A channel with fewer than GT_DATA_ITEM_NORM_MIN such values keeps
+ * the statistics of glob (a held-out turbine: all of them). The one
+ * definition used by the dataset (training, validation) and by eval and
+ * predict. Not collective. */
+#define GT_DATA_ITEM_NORM_MIN 2
+void gt_data_item_norm(const float *sig, const uint8_t *labels, int64_t b1, int C, int normal_only,
+                       const gt_norm_stats *glob, gt_norm_stats *out);
+
 /* Where a window comes from, for NaN forensics and predictions. */
 typedef struct gt_window_ref {
     int32_t item;       /* local item index */
@@ -254,8 +269,13 @@ const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_
 /* nilm: appliance a's on-power threshold in the normalised target units,
  * (on_power_w - mean) / std (the gated head's on/off target is y > this). */
 float gt_dataset_on_threshold(const gt_dataset *ds, int a);
-/* Replace the statistics (inference with the model's frozen ones). */
+/* Replace the statistics (inference with the model's frozen ones); with
+ * data.norm = turbine they stay the fallback of channels without statistics
+ * of their own. */
 void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns);
+/* The statistics local item li's windows are normalised with: its own
+ * (data.norm = turbine) or the global ones. */
+const gt_norm_stats *gt_dataset_item_norm(const gt_dataset *ds, int li);
 
 /* Windows of a split: on this rank, and over all ranks. */
 int64_t gt_dataset_n_windows_local(const gt_dataset *ds, gt_split s);

@@ -148,6 +148,18 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
     free(wb_start), free(wb_a), free(e2);
 }
 
+/* The statistics turbine k is normalised with under model em: the model's
+ * (global) ones, or with data.norm = turbine the turbine's own, computed into
+ * *buf from the file exactly as the dataset computed them in training. */
+static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_shard *sh, const tinfo *ti, int k,
+                                         gt_norm_stats *buf) {
+    if (!em->data.pdm_norm_turbine) return &em->ns;
+    const int C = sh->n_channels;
+    gt_data_item_norm(sh->signals + ti[k].r0 * C, sh->labels + ti[k].r0, ti[k].holdout_split ? 0 : ti[k].b1, C,
+                      em->data.pdm_train_normal_only, &em->ns, buf);
+    return buf;
+}
+
 /* pass 1: per-channel sums of e2 over validation rows of normal operation */
 typedef struct val_ctx {
     const uint8_t *labels; /* turbine's exclusion mask */
@@ -289,6 +301,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
     guard += (int64_t)ceil(3 * ec->pdm_ewma_s * rate_max);
     uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions);
+    gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
         gt_model *m = gt_engine_model(em->e);
@@ -316,8 +329,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         for (int k = 0; k < nt; k++) {
             if (ti[k].holdout) continue;
             val_ctx vc = {excl + ti[k].r0, vs + (size_t)k * 2 * C, vs + (size_t)k * 2 * C + C, C};
-            window_errors(em->e, &em->ns, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, ti[k].c1, ti[k].b2,
-                          val_visit, &vc);
+            window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
+                          ti[k].c1, ti[k].b2, val_visit, &vc);
         }
         double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 2 * C + 8);
         gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
@@ -348,8 +361,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
             if (lo2 < 0) lo2 = 0;
             if (ti[k].skip && !all_rows) continue;
             raw_ctx rc = {raw, inv, C};
-            window_errors(em->e, &em->ns, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n, raw_visit,
-                          &rc);
+            window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
+                          lo2, ti[k].n, raw_visit, &rc);
             gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2);
         }
         if (n_models > 1) {
@@ -364,6 +377,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         }
     }
     if (sc != comb) free(sc);
+    free(tns);
     double q = val_quantile(sh, ti, excl, comb, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv_out = q;
