@@ -47,7 +47,7 @@
 #include "data/permute.h"
 #include "dist/reduce.h"
 
-enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8, F_OFFCOND = 16 };
+enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8, F_OFFCOND = 16, F_OFFTRAIN = 32 };
 enum { R_GAP = 0, R_SPIKE = 1, R_EVENT = 2, R_SPIKE_FOUND = 3, R_SPIKE_REPAIRED = 4, R_COUNT = 5 };
 static const char *const k_reason[R_COUNT] = {"gap", "spike", "event", "spike_found", "spike_repaired"};
 
@@ -601,21 +601,20 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
     memset(flags, 0, (size_t)n);
     if (pdm)
         for (int64_t i = 0; i < n; i++) flags[i] = ds->labels[it->row0 + i] ? F_EVENT : 0;
-    if (pdm && cfg->conditions.n > 0) {
-        /* rows outside the selected conditions: never part of a window */
-        for (int64_t i = 0; i < n; i++) flags[i] |= F_OFFCOND;
-        const gt_pdm_shard *sh = ds->pdm;
-        for (int k = 0; k < sh->n_segments; k++) {
-            if (sh->segment_turbine[k] != li || !gt_data_filter_has(&cfg->conditions, sh->segments[k].code)) continue;
-            int64_t a = sh->segments[k].start_row < 0 ? 0 : sh->segments[k].start_row;
-            int64_t b = sh->segments[k].end_row > n ? n : sh->segments[k].end_row;
-            for (int64_t i = a; i < b; i++) flags[i] &= (uint8_t)~F_OFFCOND;
-        }
-        /* passing row ranges (for the moments), in increasing row order */
+    if (pdm && (cfg->conditions.n > 0 || cfg->train_conditions.n > 0)) {
+        /* rows outside the selected conditions: never part of a window; outside the
+         * training conditions: never part of a train or validation window */
+        uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+        gt_data_pdm_rows_in(ds->pdm, li, &cfg->conditions, in);
+        for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
+        gt_data_pdm_rows_in(ds->pdm, li, &cfg->train_conditions, in);
+        for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
+        free(in);
+        /* row ranges passing both (the moments: train rows only), in increasing row order */
         for (int64_t i = 0; i < n; i++) {
-            if (flags[i] & F_OFFCOND) continue;
+            if (flags[i] & (F_OFFCOND | F_OFFTRAIN)) continue;
             int64_t e = i;
-            while (e < n && !(flags[e] & F_OFFCOND)) e++;
+            while (e < n && !(flags[e] & (F_OFFCOND | F_OFFTRAIN))) e++;
             push_cond_ok(ds, it->row0 + i, it->row0 + e);
             i = e;
         }
@@ -656,6 +655,7 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
         it->n_total += sp->n_grid;
         uint8_t active = F_GAP | F_SPIKE | F_OFFCOND;
         if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
+        if (pdm && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_OFFTRAIN; /* set with train_conditions */
         int64_t cnt[4] = {0, 0, 0, 0}; /* gap, spike, event, off-condition rows in the window [wa, wb) */
         int64_t wa = 0, wb = 0, n_screened = 0;
         int64_t rec_j = -2;
@@ -669,12 +669,12 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
             for (; wa < s0; wa++) {
                 uint8_t f = flags[wa] & active;
                 cnt[0] -= (f & F_GAP) != 0, cnt[1] -= (f & F_SPIKE) != 0, cnt[2] -= (f & F_EVENT) != 0;
-                cnt[3] -= (f & F_OFFCOND) != 0;
+                cnt[3] -= (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
             }
             for (; wb < e0; wb++) {
                 uint8_t f = flags[wb] & active;
                 cnt[0] += (f & F_GAP) != 0, cnt[1] += (f & F_SPIKE) != 0, cnt[2] += (f & F_EVENT) != 0;
-                cnt[3] += (f & F_OFFCOND) != 0;
+                cnt[3] += (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
             }
             int reason = cnt[3] ? R_COUNT : cnt[0] ? R_GAP : cnt[1] ? R_SPIKE : cnt[2] ? R_EVENT : -1;
             if (reason < 0) {
@@ -791,7 +791,7 @@ static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int
     const int nf = pdm ? ds->n_cols : 1 + ds->n_cols;
     const int skip_spikes = ds->cfg.screen == GT_SCREEN_DROP;
     const int skip_events = pdm && ds->cfg.pdm_train_normal_only;
-    const int cond = pdm && ds->cfg.conditions.n > 0;
+    const int cond = pdm && (ds->cfg.conditions.n > 0 || ds->cfg.train_conditions.n > 0);
     for (int f = 0; f < nf; f++) cnt[f] = 0, acc[f] = 0;
     int64_t sptr = 0, cptr = 0;
     for (int li = 0; li < ds->n_items; li++) {
@@ -848,15 +848,40 @@ static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
     if (n_empty) GT_WARN("data: %d feature(s) have no finite train samples (mean 0, std floored)", n_empty);
 }
 
-void gt_data_item_norm(const float *sig, const uint8_t *labels, int64_t b1, int C, int normal_only,
-                       const gt_norm_stats *glob, gt_norm_stats *out) {
+void gt_data_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in) {
+    const int64_t n = sh->row_offset[k + 1] - sh->row_offset[k];
+    memset(in, f->n == 0, (size_t)n);
+    if (f->n == 0) return;
+    for (int i = 0; i < sh->n_segments; i++) {
+        if (sh->segment_turbine[i] != k || !gt_data_filter_has(f, sh->segments[i].code)) continue;
+        int64_t a = sh->segments[i].start_row < 0 ? 0 : sh->segments[i].start_row;
+        int64_t b = sh->segments[i].end_row > n ? n : sh->segments[i].end_row;
+        if (b > a) memset(in + a, 1, (size_t)(b - a));
+    }
+}
+
+void gt_data_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip) {
+    const int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
+    uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+    for (int64_t r = 0; r < n; r++) skip[r] = cfg->pdm_train_normal_only && sh->labels[r0 + r];
+    const gt_data_filter *f[2] = {&cfg->conditions, &cfg->train_conditions};
+    for (int j = 0; j < 2; j++) {
+        if (f[j]->n == 0) continue;
+        gt_data_pdm_rows_in(sh, k, f[j], in);
+        for (int64_t r = 0; r < n; r++) skip[r] |= !in[r];
+    }
+    free(in);
+}
+
+void gt_data_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, const gt_norm_stats *glob,
+                       gt_norm_stats *out) {
     out->n = C;
     for (int c = 0; c < C; c++) {
         int64_t cnt = 0;
         double sum = 0, m2 = 0;
         for (int64_t i = 0; i < b1; i++) { /* pass 0: the mean */
             float v = sig[i * C + c];
-            if ((normal_only && labels[i]) || !isfinite(v)) continue;
+            if (skip[i] || !isfinite(v)) continue;
             cnt++;
             sum += v;
         }
@@ -868,7 +893,7 @@ void gt_data_item_norm(const float *sig, const uint8_t *labels, int64_t b1, int 
         const double mean = sum / (double)cnt;
         for (int64_t i = 0; i < b1; i++) { /* pass 1: squared deviations (no cancellation) */
             float v = sig[i * C + c];
-            if ((normal_only && labels[i]) || !isfinite(v)) continue;
+            if (skip[i] || !isfinite(v)) continue;
             m2 += ((double)v - mean) * ((double)v - mean);
         }
         const double sd = sqrt(m2 / (double)cnt), floor_ = 1e-3 * fabs(mean) + 1e-6;
@@ -889,8 +914,10 @@ static void item_norms(gt_dataset *ds) {
         int holdout;
         gt_data_item_split(it->n_rows, ds->index[li], ds->cfg.split_train, ds->cfg.split_val, ds->cfg.holdout_every,
                            &b1, &b2, &holdout);
-        gt_data_item_norm(ds->x + it->row0 * C, ds->labels + it->row0, holdout ? 0 : b1, C,
-                          ds->cfg.pdm_train_normal_only, &ds->norm, &ds->item_norm[li]);
+        uint8_t *skip = GT_MALLOC((size_t)(it->n_rows > 0 ? it->n_rows : 1));
+        gt_data_pdm_fit_skip(ds->pdm, li, &ds->cfg, skip);
+        gt_data_item_norm(ds->x + it->row0 * C, skip, holdout ? 0 : b1, C, &ds->norm, &ds->item_norm[li]);
+        free(skip);
     }
 }
 
@@ -996,8 +1023,8 @@ static void build(gt_dataset *ds, MPI_Comm comm) {
                 (long long)g.windows_total, (long long)g.windows_screened_gap, (long long)g.windows_screened_spike,
                 (long long)g.windows_screened_event, (long long)g.spikes_found, (long long)g.samples_repaired);
         if (g.windows_filtered)
-            GT_INFO("data: condition filter (data.conditions): %lld windows outside the selected conditions left out",
-                    (long long)g.windows_filtered);
+            GT_INFO("data: condition filter (data.conditions, data.train_conditions): %lld windows outside the "
+                    "selected conditions left out", (long long)g.windows_filtered);
         GT_INFO("data: pipeline memory %.1f MiB over %d rank(s) (max %.1f MiB per rank, series + window index; "
                 "windows are views)",
                 (double)bytes_sum / 1048576.0, size, (double)bytes_max / 1048576.0);

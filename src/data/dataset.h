@@ -84,6 +84,10 @@ typedef struct gt_data_config {
     gt_data_filter conditions;    /* pdm: only windows whose rows all lie in condition segments with
                                      these codes (/segments/condition); rows outside every segment
                                      never pass; the train statistics use the passing rows only */
+    gt_data_filter train_conditions; /* pdm: only the TRAIN and VAL windows, the normalisation statistics and
+                                     eval's calibration rows are restricted to rows in condition segments
+                                     with these codes (CARE: the train_test flag, train = 0,
+                                     train_and_prediction = 2); eval still scores every row */
     char appliances[256];         /* nilm: "" = every appliance; else names separated by ',' or '+':
                                      only these targets count (mask 0 for the others; the model
                                      keeps one output per appliance of the file) */
@@ -222,15 +226,24 @@ typedef struct gt_norm_stats {
 /* data.norm = turbine (pdm): the statistics of one turbine from its signals
  * sig (n_rows, C) and labels (n_rows): mean and std (population, floored as
  * the global ones) of each channel over the train-split rows [0, b1) of the
- * turbine (gt_data_item_split; b1 = 0 for a held-out turbine), only rows
- * with label 0 when normal_only (data.train_normal_only), non-finite values
- * skipped. A channel with fewer than GT_DATA_ITEM_NORM_MIN such values keeps
+ * turbine (gt_data_item_split; b1 = 0 for a held-out turbine) without
+ * skip[r] (gt_data_pdm_fit_skip: rows of normal operation in the selected
+ * conditions), non-finite values skipped. A channel with fewer than GT_DATA_ITEM_NORM_MIN such values keeps
  * the statistics of glob (a held-out turbine: all of them). The one
  * definition used by the dataset (training, validation) and by eval and
  * predict. Not collective. */
 #define GT_DATA_ITEM_NORM_MIN 2
-void gt_data_item_norm(const float *sig, const uint8_t *labels, int64_t b1, int C, int normal_only,
-                       const gt_norm_stats *glob, gt_norm_stats *out);
+void gt_data_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, const gt_norm_stats *glob,
+                       gt_norm_stats *out);
+/* in[r] (r < the rows of local turbine k of sh) = 1 where row r lies in a
+ * condition segment whose code passes f; every row passes an empty filter.
+ * Not collective. */
+void gt_data_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in);
+/* The rows of local turbine k that the model is not fitted on (skip[r] = 1):
+ * labelled rows with cfg->pdm_train_normal_only, rows outside
+ * cfg->conditions or cfg->train_conditions. What the per-turbine statistics
+ * skip (gt_data_item_norm), in the dataset and in eval. Not collective. */
+void gt_data_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip);
 
 /* Where a window comes from, for NaN forensics and predictions. */
 typedef struct gt_window_ref {

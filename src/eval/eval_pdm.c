@@ -48,7 +48,8 @@ void gt_pdm_eval_free(gt_pdm_eval *e) {
  * previous `guard` rows (the model still has the event in its context and the
  * EWMA still carries it: those rows belong to the event, not to normal
  * operation). excl[r] = 1 marks the others. */
-static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_data_filter *conds) {
+static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_data_filter *conds,
+                               const gt_data_filter *train_conds) {
     uint8_t *ex = GT_MALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1));
     for (int k = 0; k < sh->n_turbines; k++) {
         int64_t last = -1 - guard;
@@ -68,6 +69,14 @@ static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_d
         for (int64_t r = 0; r < sh->n_rows; r++) ex[r] |= !in[r];
         free(in);
     }
+    if (train_conds && train_conds->n > 0) /* data.train_conditions: calibrate on training-flagged rows only */
+        for (int k = 0; k < sh->n_turbines; k++) {
+            const int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
+            uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+            gt_data_pdm_rows_in(sh, k, train_conds, in);
+            for (int64_t r = 0; r < n; r++) ex[r0 + r] |= !in[r];
+            free(in);
+        }
     return ex;
 }
 
@@ -155,8 +164,10 @@ static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_s
                                          gt_norm_stats *buf) {
     if (!em->data.pdm_norm_turbine) return &em->ns;
     const int C = sh->n_channels;
-    gt_data_item_norm(sh->signals + ti[k].r0 * C, sh->labels + ti[k].r0, ti[k].holdout_split ? 0 : ti[k].b1, C,
-                      em->data.pdm_train_normal_only, &em->ns, buf);
+    uint8_t *skip = GT_MALLOC((size_t)(ti[k].n > 0 ? ti[k].n : 1));
+    gt_data_pdm_fit_skip(sh, k, &em->data, skip);
+    gt_data_item_norm(sh->signals + ti[k].r0 * C, skip, ti[k].holdout_split ? 0 : ti[k].b1, C, &em->ns, buf);
+    free(skip);
     return buf;
 }
 
@@ -300,7 +311,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
     for (int j = 0; j < n_models; j++)
         if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
     guard += (int64_t)ceil(3 * ec->pdm_ewma_s * rate_max);
-    uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions);
+    uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];

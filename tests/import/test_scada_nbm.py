@@ -15,6 +15,9 @@ and 2 are healthy). `import care -> train (nbm) -> eval -> predict`:
   anomaly (days 34-36) is above the threshold for most rows, and the healthy
   turbines raise at most 0.1 false alarms per turbine-day;
 * predict writes the same threshold as eval and finite scores;
+* with per-turbine normalisation (data.norm = turbine) and training rows of
+  the CARE train flag only (data.train_conditions = 0,2) the event is still
+  detected, and predict computes the same statistics as eval;
 * a file without target channels under the configured patterns is refused
   with exit 2 naming the file;
 * a run stored before data.pdm_target existed (its config.ini without the
@@ -105,6 +108,25 @@ try:
         ck(f"nbm: predict scores finite ({np.isfinite(s).mean():.3f} of the rows)", np.isfinite(s).mean() > 0.99)
 except ImportError:
     print("h5py missing: predict output not read back")
+# per-turbine normalisation, training rows of the CARE train flag only (codes 0 train, 2 train_and_prediction):
+# trains and detects the event; predict computes the same per-turbine statistics as eval (same threshold)
+tn = os.path.join(d, "run_nbm_turbine")
+p = gt("train", cfg, f"run.dir={tn}", "data.norm=turbine", "data.train_conditions=0,2")
+ck("nbm, data.norm = turbine, train_conditions 0,2: train + eval exit 0", p.returncode == 0, p.stderr[-2000:])
+with open(os.path.join(tn, "eval.json")) as f:
+    pt = json.load(f)["pdm"]
+ev = {e["event_id"]: e for e in pt["care_protocol"]["events"]}
+ck("nbm, data.norm = turbine: turbine 0's anomaly event dataset detected", ev.get(10, {}).get("detected") is True,
+   ev.get(10))
+ck("nbm, data.norm = turbine: another threshold than with the global statistics", pt["threshold"] != thr)
+p = gt("predict", tn, h5, "-o", os.path.join(d, "pred_t.h5"))
+try:
+    import h5py
+    with h5py.File(os.path.join(d, "pred_t.h5"), "r") as f:
+        ck("nbm, data.norm = turbine: predict's threshold is eval's", p.returncode == 0
+           and abs(f.attrs["threshold"] - pt["threshold"]) <= 1e-9 * abs(pt["threshold"]), p.stderr[-800:])
+except (ImportError, OSError) as e:
+    ck("nbm, data.norm = turbine: predict output readable", isinstance(e, ImportError), e)
 # no target channel under the patterns: a clear one-line error naming the file
 p = gt("train", cfg, f"run.dir={os.path.join(d, 'run_bad')}", "data.nbm_targets=no_such_channel*")
 ck("nbm without target channels: exit 2 naming the file and the setting",
