@@ -144,7 +144,7 @@ typedef enum gt_pdm_target {
     GT_PDM_TARGET_NBM = 1   /* normal-behaviour model: the condition channels at step t from the operating
                                channels at steps 0..t */
 } gt_pdm_target;
-/* "next" | "nbm" -> gt_pdm_target, -1 if unknown. */
+/* "next" | "nbm" -> gt_pdm_target, -1 if unknown; and back. */
 int gt_data_pdm_target_parse(const char *text);
 const char *gt_data_pdm_target_name(int t);
 /* A channel's role in a normal-behaviour model. */

@@ -149,6 +149,7 @@ typedef struct gt_pdm_eval {
     double quantile_value;   /* the validation quantile before the margin */
     int64_t n_val_scores;
     int n_models;
+    int pdm_target;          /* the models' data.pdm_target (gt_pdm_target), -1 when they differ */
     gt_pdm_metrics overall;
     gt_pdm_acc acc;
     int n_turbines;

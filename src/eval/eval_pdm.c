@@ -530,6 +530,9 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
     out->n_models = n_models;
+    out->pdm_target = ems[0].data.pdm_target;
+    for (int j = 1; j < n_models; j++)
+        if (ems[j].data.pdm_target != out->pdm_target) out->pdm_target = -1;
     gt_pdm_shard *sh = gt_pdm_shard_read(data_file, comm);
     const int nt = sh->n_turbines, NT = sh->n_turbines_total;
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);

@@ -174,6 +174,8 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON *o = cJSON_CreateObject();
     const gt_pdm_metrics *m = &e->overall;
     num(o, "threshold", e->threshold);
+    /* which detector scored (docs/evaluation.md, Two detectors) */
+    cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_data_pdm_target_name(e->pdm_target));
     cJSON *cal = cJSON_AddObjectToObject(o, "calibration");
     cJSON_AddStringToObject(cal, "method", "max(margin x empirical quantile of the validation scores, the smallest threshold "
                                            "with at most val_false_alarms alarms per turbine-day on the validation rows); "

@@ -77,6 +77,7 @@ ck("nbm: the log names the channel roles",
 with open(os.path.join(run, "eval.json")) as f:
     pdm = json.load(f)["pdm"]
 thr = pdm["threshold"]
+ck("nbm: eval.json names the detector", pdm.get("detector") == "nbm", pdm.get("detector"))
 ev = {e["event_id"]: e for e in pdm["care_protocol"]["events"]}
 ck(f"nbm: turbine 0's anomaly event dataset detected (max criticality {ev.get(10, {}).get('max_criticality')})",
    ev.get(10, {}).get("detected") is True, ev.get(10))
@@ -137,6 +138,7 @@ p = gt("train", cfg, f"run.dir={nxt}", "data.pdm_target=next", "train.max_steps=
 ck("next: train + eval exit 0", p.returncode == 0, p.stderr[-1500:])
 with open(os.path.join(nxt, "eval.json")) as f:
     before = json.load(f)["pdm"]
+ck("next: eval.json names the detector", before.get("detector") == "next", before.get("detector"))
 ci = os.path.join(nxt, "config.ini")
 with open(ci) as f:
     lines = f.readlines()
