@@ -54,6 +54,8 @@ typedef struct gt_eval_config {
                                     turbine-day (default 0.5; 0 = quantile x margin only) */
     int pdm_calibrate_train;  /* 1: calibrate on the train + validation rows (normal operation of the
                                  whole training period), 0: validation rows only (default 0) */
+    int pdm_turbine_offset;   /* 1: each turbine's mean residual of each channel over its calibration rows
+                                 (its sensor offset) is subtracted before scoring; 0 (default): not */
     double pdm_ewma_s;        /* EWMA span in seconds: alpha = 2 / (span rows + 1) (default 10) */
     double pdm_min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
     double pdm_merge_gap_s;   /* alarm runs closer than this are merged (default 60) */

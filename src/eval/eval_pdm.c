@@ -92,12 +92,13 @@ typedef struct tinfo {  /* one local turbine */
 
 typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);
 
-/* Squared errors e2[C] of rows [lo, hi) of one turbine (sig (n, C)), row r
- * from the earliest window predicting it; calls fn(ctx, r, e2). role NULL
+/* Residuals d[C] = prediction - value of rows [lo, hi) of one turbine (sig
+ * (n, C)), row r from the earliest window predicting it; calls fn(ctx, r, d).
+ * role NULL
  * (data.pdm_target = next): the next-step errors of every channel, row s + t
  * predicted at step t - 1 of the window starting at s. role (nbm): the
  * model sees the window with every channel but the inputs set to 0 (as in
- * training, gt_data_nbm_input) and row s + t is predicted at step t; e2 is
+ * training, gt_data_nbm_input) and row s + t is predicted at step t; d is
  * the residual of the target channels, NaN for the others (which therefore
  * neither calibrate nor score). */
 static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *role, const float *sig, int64_t n,
@@ -141,12 +142,11 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
                 if (role) {
                     for (int c = 0; c < C; c++) {
                         float d = pb[t * C + c] - (float)(((double)sig[r * C + c] - ns->mean[c]) / ns->std[c]);
-                        e2[c] = role[c] == GT_NBM_TARGET ? d * d : NAN;
+                        e2[c] = role[c] == GT_NBM_TARGET ? d : NAN;
                     }
                 } else {
                     for (int c = 0; c < C; c++) {
-                        float d = pb[(t - 1) * C + c] - xb[t * C + c];
-                        e2[c] = d * d;
+                        e2[c] = pb[(t - 1) * C + c] - xb[t * C + c];
                     }
                 }
                 fn(ctx, r, e2);
@@ -171,31 +171,36 @@ static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_s
     return buf;
 }
 
-/* pass 1: per-channel sums of e2 over validation rows of normal operation */
+/* pass 1: per-channel sums of d^2, counts and sums of d over validation rows
+ * of normal operation */
 typedef struct val_ctx {
     const uint8_t *labels; /* turbine's exclusion mask */
-    double *sum, *cnt;     /* [C] */
+    double *sum, *cnt, *sum_d; /* [C] */
     int C;
 } val_ctx;
-static void val_visit(void *vc, int64_t r, const float *e2) {
+static void val_visit(void *vc, int64_t r, const float *d) {
     val_ctx *c = vc;
     if (c->labels[r]) return;
     for (int k = 0; k < c->C; k++)
-        if (isfinite(e2[k])) c->sum[k] += e2[k], c->cnt[k] += 1;
+        if (isfinite(d[k])) c->sum[k] += d[k] * d[k], c->cnt[k] += 1, c->sum_d[k] += d[k]; /* the square in float */
 }
 
 /* pass 2: raw score per row */
 typedef struct raw_ctx {
-    float *raw;        /* turbine's rows */
-    const double *inv; /* [C] 1 / v_c */
+    float *raw;         /* turbine's rows */
+    const double *inv;  /* [C] 1 / v_c */
+    const double *bias; /* [C] the turbine's residual offset (eval.turbine_offset; else 0) */
     int C;
 } raw_ctx;
-static void raw_visit(void *vc, int64_t r, const float *e2) {
+static void raw_visit(void *vc, int64_t r, const float *d) {
     raw_ctx *c = vc;
     double s = 0;
     int k = 0;
     for (int j = 0; j < c->C; j++)
-        if (isfinite(e2[j])) s += e2[j] * c->inv[j], k++;
+        if (isfinite(d[j])) {
+            float e = d[j] - (float)c->bias[j];
+            s += (double)(e * e) * c->inv[j], k++;
+        }
     c->raw[r] = k ? (float)(s / k) : NAN;
 }
 
@@ -336,15 +341,29 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         if (hop < 1) hop = 1;
         if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
         /* pass 1: channel error scales from validation rows */
-        double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 2 * C, sizeof(double));
+        /* per turbine: sum d^2 [C], count [C], sum d [C] */
+        double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 3 * C, sizeof(double));
         for (int k = 0; k < nt; k++) {
             if (ti[k].holdout) continue;
-            val_ctx vc = {excl + ti[k].r0, vs + (size_t)k * 2 * C, vs + (size_t)k * 2 * C + C, C};
+            double *v = vs + (size_t)k * 3 * C;
+            val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C};
             window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
                           ti[k].c1, ti[k].b2, val_visit, &vc);
         }
-        double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 2 * C + 8);
-        gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
+        /* eval.turbine_offset: a turbine's mean residual on its calibration rows is its sensors' offset
+         * against the farm-wide model; it is removed from its residuals (and from the squares v_c
+         * averages: sum (d - b)^2 = sum d^2 - n b^2) */
+        double *bias = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * C, sizeof(double));
+        for (int k = 0; k < nt && ec->pdm_turbine_offset; k++) {
+            double *v = vs + (size_t)k * 3 * C;
+            for (int c = 0; c < C; c++)
+                if (v[C + c] > 0) {
+                    bias[(size_t)k * C + c] = v[2 * C + c] / v[C + c];
+                    v[c] -= v[C + c] * bias[(size_t)k * C + c] * bias[(size_t)k * C + c];
+                }
+        }
+        double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 3 * C + 8);
+        gt_eval_gather_items(nt, fidx, vs, 3 * C, sh->n_turbines_total, all, comm);
         double inv[GT_DATA_MAX_CHANNELS];
         for (int c = 0; c < C; c++) {
             if (role && role[c] != GT_NBM_TARGET) { /* no residual: never in the score */
@@ -352,7 +371,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
                 continue;
             }
             double s = 0, n = 0;
-            for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 2 * C + c], n += all[(size_t)f * 2 * C + C + c];
+            for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 3 * C + c], n += all[(size_t)f * 3 * C + C + c];
             GT_CHECK(n > 0, GT_EXIT_DATA,
                      "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine "
                      "held out, or data.split_val = 0)");
@@ -371,11 +390,12 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
             int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
             if (lo2 < 0) lo2 = 0;
             if (ti[k].skip && !all_rows) continue;
-            raw_ctx rc = {raw, inv, C};
+            raw_ctx rc = {raw, inv, bias + (size_t)k * C, C};
             window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
                           lo2, ti[k].n, raw_visit, &rc);
             gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2);
         }
+        free(bias);
         if (n_models > 1) {
             int64_t nv;
             double q = val_quantile(sh, ti, excl, sc, ec->pdm_quantile, ec->pdm_max_val, &nv, comm);

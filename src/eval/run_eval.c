@@ -181,6 +181,7 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
                                            "with at most val_false_alarms alarms per turbine-day on the validation rows); "
                                            "validation = normal rows of the training turbines");
     cJSON_AddStringToObject(cal, "rows", ec->pdm_calibrate_train ? "train_val" : "val");
+    cJSON_AddBoolToObject(cal, "turbine_offset", ec->pdm_turbine_offset);
     cJSON_AddNumberToObject(cal, "quantile", ec->pdm_quantile);
     num(cal, "quantile_value", e->quantile_value);
     cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);

@@ -18,6 +18,9 @@ and 2 are healthy). `import care -> train (nbm) -> eval -> predict`:
 * with per-turbine normalisation (data.norm = turbine) and training rows of
   the CARE train flag only (data.train_conditions = 0,2) the event is still
   detected, and predict computes the same statistics as eval;
+* eval.turbine_offset: a constant offset of one turbine's bearing sensor
+  leaves threshold and alarms as they were (it is that turbine's mean
+  residual), and changes them without the option;
 * a file without target channels under the configured patterns is refused
   with exit 2 naming the file;
 * a run stored before data.pdm_target existed (its config.ini without the
@@ -128,6 +131,36 @@ try:
            and abs(f.attrs["threshold"] - pt["threshold"]) <= 1e-9 * abs(pt["threshold"]), p.stderr[-800:])
 except (ImportError, OSError) as e:
     ck("nbm, data.norm = turbine: predict output readable", isinstance(e, ImportError), e)
+# eval.turbine_offset: a sensor offset of one turbine (its bearing +5 degC in every row) is its mean residual on
+# the calibration rows; removed, the scores are those of the file without it (the nbm input never sees the
+# bearing); without the option the offset moves the scores (the control)
+try:
+    import h5py
+    off = os.path.join(d, "offset.h5")
+    shutil.copy(h5, off)
+    with h5py.File(off, "a") as f:
+        names = [x.decode() for x in f["channels/name"][:]]
+        c = names.index("sensor_gearbox_bearing_avg")
+        r0, r1 = f["turbines/row_offset"][1], f["turbines/row_offset"][2]
+        sig = f["signals"]
+        col = sig[r0:r1, c]
+        sig[r0:r1, c] = col + 5.0
+    res = {}
+    for data, opt in ((h5, "true"), (off, "true"), (off, "false")):
+        p = gt("eval", run, data, f"eval.turbine_offset={opt}")
+        ck(f"eval {os.path.basename(data)} turbine_offset={opt}: exit 0", p.returncode == 0, p.stderr[-800:])
+        with open(os.path.join(run, "eval.json")) as f:
+            res[(data, opt)] = json.load(f)["pdm"]
+    a, b, x = res[(h5, "true")], res[(off, "true")], res[(off, "false")]
+    ck("turbine_offset: eval.json says so", a["calibration"]["turbine_offset"] is True
+       and x["calibration"]["turbine_offset"] is False)
+    ck(f"turbine_offset: a turbine's sensor offset leaves the threshold ({a['threshold']:.6g} vs {b['threshold']:.6g}) "
+       "and the alarms as they were", abs(a["threshold"] - b["threshold"]) <= 1e-4 * a["threshold"]
+       and a["event"] == b["event"] and a["care_protocol"] == b["care_protocol"])
+    ck(f"without turbine_offset the offset changes the scores (threshold {x['threshold']:.6g})",
+       abs(x["threshold"] - a["threshold"]) > 1e-3 * a["threshold"] or x["event"] != a["event"])
+except ImportError:
+    print("h5py missing: the turbine offset case is skipped")
 # no target channel under the patterns: a clear one-line error naming the file
 p = gt("train", cfg, f"run.dir={os.path.join(d, 'run_bad')}", "data.nbm_targets=no_such_channel*")
 ck("nbm without target channels: exit 2 naming the file and the setting",
