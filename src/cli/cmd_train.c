@@ -51,8 +51,13 @@ static const gt_opt opts[] = {
     {"data.farms", NULL, GT_OPT_STR, "", "pdm: only turbines of these farm indices, e.g. 0,1 (default: all)", NULL},
     {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
     {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
+    {"data.train_conditions", NULL, GT_OPT_STR, "", "pdm: train and validation windows, the normalisation statistics and the threshold calibration use only rows in these operating condition codes; evaluation still scores every row (CARE files: 0,2 = rows the train_test flag marks for training; default: all)", NULL},
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
     {"data.spike_channels", NULL, GT_OPT_STR, "auto", "pdm: channels the spike test screens: auto = condition signals (temperatures, pressures, vibration; not wind speed, power, rotor speed, status, angles or min/max/std aggregates, which move by nature in 10-minute SCADA data), all, none, or comma-separated name patterns such as *temp*,vib_*", NULL},
+    {"data.pdm_target", NULL, GT_OPT_STR, "next", "pdm: what the model predicts, whose error is the anomaly score: next = the next step of every channel from the window (prediction detector); nbm = a normal-behaviour model: the condition channels (temperatures, pressures, vibration) at each step from the operating channels (wind speed, power, rotor speed, ambient temperature, status, angles) of the window up to it, the condition channels never in its input (data.nbm_inputs, data.nbm_targets)", "next|nbm"},
+    {"data.norm", NULL, GT_OPT_STR, "global", "pdm: normalisation statistics of each channel: global = over the train rows of all turbines; turbine = every turbine with its own mean and std over its train-split rows of normal operation (label 0 with data.train_normal_only), so sensor offsets and site differences between turbines do not read as anomalies; a held-out turbine uses the global ones", "global|turbine"},
+    {"data.nbm_inputs", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the input channels: auto = every channel that is not a condition signal or a cumulative counter (energy, hours), plus ambient/outside temperatures; or comma-separated name patterns such as wind_*,power_*", NULL},
+    {"data.nbm_targets", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the predicted channels: auto = the condition signals (as data.spike_channels = auto, with their min/max/std aggregates) except ambient/outside temperatures; or comma-separated name patterns such as *bearing*,*oil*; a target is never an input", NULL},
     {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
     {"data.power_limit_w", NULL, GT_OPT_FLOAT, "1e8", "nilm: a power (aggregate or appliance) beyond +-this many W is not a measurement (a meter spike of tens of kW is; 3e38 W is not): treated as missing (a gap) with a warning; 0 off", NULL},
     {"data.signal_limit", NULL, GT_OPT_FLOAT, "1e9", "pdm: a signal value beyond +-this (in the channel's unit) is treated as missing with a warning; 0 off", NULL},
@@ -198,9 +203,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
     if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
     if (has(a, "data.train_normal_only")) d->pdm_train_normal_only = gt_args_bool(a, "data.train_normal_only");
-    static const char *const filter_keys[4] = {"data.items", "data.farms", "data.machine_types", "data.conditions"};
-    gt_data_filter *filters[4] = {&d->items, &d->farms, &d->machine_types, &d->conditions};
-    for (int i = 0; i < 4; i++) {
+    static const char *const filter_keys[5] = {"data.items", "data.farms", "data.machine_types", "data.conditions",
+                                               "data.train_conditions"};
+    gt_data_filter *filters[5] = {&d->items, &d->farms, &d->machine_types, &d->conditions, &d->train_conditions};
+    for (int i = 0; i < 5; i++) {
         char err[256];
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
                  "%s: %s", filter_keys[i], err);
@@ -209,6 +215,20 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(strlen(sc) < sizeof d->spike_channels, GT_EXIT_USAGE, "data.spike_channels: too long (max %zu characters)",
              sizeof d->spike_channels - 1);
     snprintf(d->spike_channels, sizeof d->spike_channels, "%s", sc);
+    const char *norm = gt_args_str(a, "data.norm");
+    GT_CHECK(!strcmp(norm, "global") || !strcmp(norm, "turbine"), GT_EXIT_USAGE, "data.norm: '%s' (global|turbine)",
+             norm);
+    d->pdm_norm_turbine = !strcmp(norm, "turbine");
+    d->pdm_target = gt_data_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
+    GT_CHECK(d->pdm_target >= 0, GT_EXIT_USAGE, "data.pdm_target: '%s' (next|nbm)", gt_args_str(a, "data.pdm_target"));
+    static const char *const nbm_keys[2] = {"data.nbm_inputs", "data.nbm_targets"};
+    char *nbm_sel[2] = {d->nbm_inputs, d->nbm_targets};
+    for (int i = 0; i < 2; i++) {
+        const char *v = gt_args_str(a, nbm_keys[i]);
+        GT_CHECK(strlen(v) < sizeof d->nbm_inputs, GT_EXIT_USAGE, "%s: too long (max %zu characters)", nbm_keys[i],
+                 sizeof d->nbm_inputs - 1);
+        snprintf(nbm_sel[i], sizeof d->nbm_inputs, "%s", v);
+    }
     const char *fm = gt_args_str(a, "data.fill_max_s");
     if (!strcmp(fm, "auto")) d->fill_max_s = -1;
     else {

@@ -345,9 +345,9 @@ static double validate(trainer *t) {
         int64_t n = gt_dataset_local_range(t->ds, GT_SPLIT_VAL, first, want, t->vidx);
         if (n <= 0) break;
         gt_dataset_fill(t->ds, GT_SPLIT_VAL, t->vidx, n, x, t->vy, t->vm, NULL);
-        const float *pred = gt_engine_forward(e, x, (int)n);
-        const float *y, *mask;
+        const float *y, *mask; /* targets first: x is the engine's input buffer, which the forward may refill */
         gt_task_targets(&t->tc, x, t->vy, t->vm, (int)n, &y, &mask);
+        const float *pred = gt_engine_forward(e, gt_task_input(&t->tc, x, (int)n), (int)n);
         acc[0] += gt_task_objective(&t->tc, NULL, pred, y, mask, (int)n, 0.0f);
         size_t ne = (size_t)n * t->tc.n_t;
         for (size_t i = 0; i < ne; i++) acc[1] += mask ? mask[i] : 1.0f;
@@ -422,10 +422,10 @@ static double compute_gradients(trainer *t, const gt_batch *b, float coef) {
         const int last = off + B >= b->n; /* its backward finishes the gradients: buckets start as layers do */
         const float *x = b->x + (size_t)off * tc->n_x;
         gt_event_begin(t->ev[EV_FORWARD]);
-        const float *pred = gt_engine_forward(e, x, B);
         const float *y, *mask;
         gt_task_targets(tc, x, own_targets ? b->y + (size_t)off * tc->n_y_ds : NULL,
                         own_targets ? b->mask + (size_t)off * tc->n_y_ds : NULL, B, &y, &mask);
+        const float *pred = gt_engine_forward(e, gt_task_input(tc, x, B), B);
         S += gt_task_objective(tc, gt_engine_dpred(e), pred, y, mask, B, coef);
         gt_event_end(t->ev[EV_FORWARD]);
         gt_event_begin(t->ev[EV_BACKWARD]);
