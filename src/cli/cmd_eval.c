@@ -166,6 +166,7 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
         else if (!strcmp(k, "eval.merge_gap_s")) ec->pdm_merge_gap_s = gt_args_float(a, k);
         else if (!strcmp(k, "eval.hop")) ec->pdm_hop = gt_args_int(a, k);
         else if (!strcmp(k, "eval.calibrate")) ec->pdm_calibrate_train = !strcmp(gt_args_str(a, k), "train_val");
+        else if (!strcmp(k, "eval.turbine_offset")) ec->pdm_turbine_offset = gt_args_bool(a, k);
     }
     GT_CHECK(ec->nilm_stride >= 0 && ec->nilm_max_windows > 0, GT_EXIT_USAGE,
              "eval.stride must be >= 0 and eval.max_windows > 0");

@@ -28,6 +28,7 @@
     {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL}, \
     {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
     {"eval.calibrate", NULL, GT_OPT_STR, "val", "pdm: rows of normal operation that calibrate the score and threshold: the validation split, or train+validation", "val|train_val"}, \
+    {"eval.turbine_offset", NULL, GT_OPT_BOOL, "false", "pdm: subtract each turbine's mean residual of each channel over its calibration rows (a sensor's offset against the farm-wide model) before scoring; held-out turbines have none", NULL}, \
     {"eval.ewma_s", NULL, GT_OPT_FLOAT, "10", "pdm: EWMA span of the anomaly score, seconds", NULL}, \
     {"eval.min_duration_s", NULL, GT_OPT_FLOAT, "0", "pdm: alarms shorter than this are dropped (0: one row)", NULL}, \
     {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL}, \

@@ -51,8 +51,13 @@ static const gt_opt opts[] = {
     {"data.farms", NULL, GT_OPT_STR, "", "pdm: only turbines of these farm indices, e.g. 0,1 (default: all)", NULL},
     {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
     {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
+    {"data.train_conditions", NULL, GT_OPT_STR, "", "pdm: train and validation windows, the normalisation statistics and the threshold calibration use only rows in these operating condition codes; evaluation still scores every row (CARE files: 0,2 = rows the train_test flag marks for training; default: all)", NULL},
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
     {"data.spike_channels", NULL, GT_OPT_STR, "auto", "pdm: channels the spike test screens: auto = condition signals (temperatures, pressures, vibration; not wind speed, power, rotor speed, status, angles or min/max/std aggregates, which move by nature in 10-minute SCADA data), all, none, or comma-separated name patterns such as *temp*,vib_*", NULL},
+    {"data.pdm_target", NULL, GT_OPT_STR, "next", "pdm: what the model predicts, whose error is the anomaly score: next = the next step of every channel from the window (prediction detector); nbm = a normal-behaviour model: the condition channels (temperatures, pressures, vibration) at each step from the operating channels (wind speed, power, rotor speed, ambient temperature, status, angles) of the window up to it, the condition channels never in its input (data.nbm_inputs, data.nbm_targets)", "next|nbm"},
+    {"data.norm", NULL, GT_OPT_STR, "global", "pdm: normalisation statistics of each channel: global = over the train rows of all turbines; turbine = every turbine with its own mean and std over its train-split rows of normal operation (label 0 with data.train_normal_only), so sensor offsets and site differences between turbines do not read as anomalies; a held-out turbine uses the global ones", "global|turbine"},
+    {"data.nbm_inputs", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the input channels: auto = every channel that is not a condition signal or a cumulative counter (energy, hours), plus ambient/outside temperatures; or comma-separated name patterns such as wind_*,power_*", NULL},
+    {"data.nbm_targets", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the predicted channels: auto = the condition signals (as data.spike_channels = auto, with their min/max/std aggregates) except ambient/outside temperatures; or comma-separated name patterns such as *bearing*,*oil*; a target is never an input", NULL},
     {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
     {"data.power_limit_w", NULL, GT_OPT_FLOAT, "1e8", "nilm: a power (aggregate or appliance) beyond +-this many W is not a measurement (a meter spike of tens of kW is; 3e38 W is not): treated as missing (a gap) with a warning; 0 off", NULL},
     {"data.signal_limit", NULL, GT_OPT_FLOAT, "1e9", "pdm: a signal value beyond +-this (in the channel's unit) is treated as missing with a warning; 0 off", NULL},
@@ -88,10 +93,14 @@ static const gt_opt opts[] = {
     {"train.lr_plateau", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LR_PLATEAU), "multiply the learning rate (warmup + cosine) by this after train.plateau_patience validations without improvement, again after each further plateau_patience, never below optim.lr_min; 0 off (a run stored without this key had none)", NULL},
     {"train.plateau_patience", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_PLATEAU_PATIENCE), "validations without improvement before train.lr_plateau reduces the learning rate", NULL},
     {"train.seed", "seed", GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_SEED), "seed of the initialisation and the data order", NULL},
+    {"train.balance", NULL, GT_OPT_BOOL, "true", "give every rank an equal share of each global batch (a few windows move between ranks) instead of the windows of its own households/turbines only, so no step waits for the rank that drew the most; runs stored before this key keep false", NULL},
+    {"train.overlap", NULL, GT_OPT_BOOL, "true", "start each gradient bucket's all-reduce as soon as backward has produced it (overlap with the rest of backward); the sums, so the results, are the same either way", NULL},
+    {"train.bucket", NULL, GT_OPT_SIZE, "4M", "gradient all-reduce bucket: runs of whole tensors from the last layer down, each closed once it holds this many bytes (smaller: earlier overlap, more calls)", NULL},
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
     {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
     {"train.nan_max_bad", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_NAN_MAX_BAD), "consecutive non-finite steps before stopping with exit code 5", NULL},
-    {"train.amp", NULL, GT_OPT_BOOL, "false", "mixed precision: dynamic loss scaling (compute stays fp32 on the CPU and the GPU)", NULL},
+    {"train.precision", NULL, GT_OPT_STR, "fp32", "GPU matrix products: fp32, tf32, bf16 (tensor cores, fp32 range) or fp16 (tensor cores; turns on train.amp's dynamic loss scaling); storage, master weights, gradients and AdamW stay fp32; the CPU engine computes fp32 whatever this says", "fp32|tf32|bf16|fp16"},
+    {"train.amp", NULL, GT_OPT_BOOL, "false", "dynamic loss scaling (on by itself with train.precision=fp16); the arithmetic is set by train.precision", NULL},
     {"train.device", "device", GT_OPT_STR, "auto", "where the replicas train: auto = one GPU per rank when this binary has CUDA and a GPU is usable, else the CPU; cuda = a GPU per rank or exit 7 (never a silent CPU fallback); cpu = the host engine. Not stored: a resumed run chooses again (checkpoints are the same on either)", "auto|cpu|cuda"},
     {"train.log_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LOG_EVERY), "steps between progress lines and metrics.jsonl entries", NULL},
     {"train.stop_after", NULL, GT_OPT_INT, "0", "testing: checkpoint and exit 75 after N steps of this invocation (not stored)", NULL},
@@ -175,6 +184,7 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
     if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
     if (!gt_args_is_set(a, "data.fill_max_s")) c->data.fill_max_s = 0; /* runs from before hole filling */
+    if (!gt_args_is_set(a, "train.balance")) c->balance = 0; /* runs from before balanced batches */
     if (!gt_args_is_set(a, "data.spike_channels")) /* runs from before the channel kinds: every channel */
         snprintf(c->data.spike_channels, sizeof c->data.spike_channels, "all");
     if (!gt_args_is_set(a, "model.dropout")) { /* runs from before dropout */
@@ -201,9 +211,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
     if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
     if (has(a, "data.train_normal_only")) d->pdm_train_normal_only = gt_args_bool(a, "data.train_normal_only");
-    static const char *const filter_keys[4] = {"data.items", "data.farms", "data.machine_types", "data.conditions"};
-    gt_data_filter *filters[4] = {&d->items, &d->farms, &d->machine_types, &d->conditions};
-    for (int i = 0; i < 4; i++) {
+    static const char *const filter_keys[5] = {"data.items", "data.farms", "data.machine_types", "data.conditions",
+                                               "data.train_conditions"};
+    gt_data_filter *filters[5] = {&d->items, &d->farms, &d->machine_types, &d->conditions, &d->train_conditions};
+    for (int i = 0; i < 5; i++) {
         char err[256];
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
                  "%s: %s", filter_keys[i], err);
@@ -212,6 +223,20 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(strlen(sc) < sizeof d->spike_channels, GT_EXIT_USAGE, "data.spike_channels: too long (max %zu characters)",
              sizeof d->spike_channels - 1);
     snprintf(d->spike_channels, sizeof d->spike_channels, "%s", sc);
+    const char *norm = gt_args_str(a, "data.norm");
+    GT_CHECK(!strcmp(norm, "global") || !strcmp(norm, "turbine"), GT_EXIT_USAGE, "data.norm: '%s' (global|turbine)",
+             norm);
+    d->pdm_norm_turbine = !strcmp(norm, "turbine");
+    d->pdm_target = gt_data_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
+    GT_CHECK(d->pdm_target >= 0, GT_EXIT_USAGE, "data.pdm_target: '%s' (next|nbm)", gt_args_str(a, "data.pdm_target"));
+    static const char *const nbm_keys[2] = {"data.nbm_inputs", "data.nbm_targets"};
+    char *nbm_sel[2] = {d->nbm_inputs, d->nbm_targets};
+    for (int i = 0; i < 2; i++) {
+        const char *v = gt_args_str(a, nbm_keys[i]);
+        GT_CHECK(strlen(v) < sizeof d->nbm_inputs, GT_EXIT_USAGE, "%s: too long (max %zu characters)", nbm_keys[i],
+                 sizeof d->nbm_inputs - 1);
+        snprintf(nbm_sel[i], sizeof d->nbm_inputs, "%s", v);
+    }
     const char *fm = gt_args_str(a, "data.fill_max_s");
     if (!strcmp(fm, "auto")) d->fill_max_s = -1;
     else {
@@ -321,6 +346,13 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         c->mem_limit = (double)b;
     }
     c->amp = gt_args_bool(a, "train.amp");
+    int prec = gt_precision_parse(gt_args_str(a, "train.precision"));
+    GT_CHECK(prec >= 0, GT_EXIT_USAGE, "train.precision: unknown precision '%s' (fp32|tf32|bf16|fp16)",
+             gt_args_str(a, "train.precision"));
+    c->model.precision = (gt_precision)prec;
+    c->overlap = gt_args_bool(a, "train.overlap");
+    c->balance = gt_args_bool(a, "train.balance");
+    c->bucket_bytes = gt_args_size(a, "train.bucket");
     int dev = gt_device_request_parse(gt_args_str(a, "train.device"));
     GT_CHECK(dev >= 0, GT_EXIT_USAGE, "train.device: expected auto, cpu or cuda");
     c->device = (gt_device_request)dev;
@@ -647,7 +679,7 @@ const gt_cmd gt_cmd_train = {
                "forensics.jsonl (non-finite steps), checkpoints/. SIGTERM/SIGUSR1: checkpoint, exit 75;\n"
                "continue with --resume RUN_DIR. Exit 5: train.nan_max_bad consecutive non-finite steps.\n"
                "train.device: auto (a GPU per rank when usable, else the CPU), cpu, or cuda (a GPU or exit 7).\n"
-               "Compute is fp32 (train.amp adds dynamic loss scaling only). See docs/training.md.",
+               "GPU products follow train.precision (fp32 storage); the CPU computes fp32. See docs/training.md.",
     .opts = opts,
     .min_pos = 0,
     .max_pos = 1,

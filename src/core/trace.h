@@ -56,6 +56,9 @@ void gt_trace_record(const char *name, double t0, double t1, const char *arg_nam
 /* The same on an explicit thread of the trace: spans measured elsewhere (the
  * GPU stream, from CUDA events: GT_TRACE_TID_GPU). */
 #define GT_TRACE_TID_GPU 10
+/* The gradient exchange (dist/grads.h): its buckets run beside backward, so
+ * they get a row of their own (spans of one row must nest). */
+#define GT_TRACE_TID_COMM 2
 void gt_trace_record_tid(int tid, const char *name, double t0, double t1, const char *arg_name, int64_t arg);
 
 /* The recorded spans (in recording order) and how many did not fit. */

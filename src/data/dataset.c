@@ -47,7 +47,7 @@
 #include "data/permute.h"
 #include "dist/reduce.h"
 
-enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8, F_OFFCOND = 16 };
+enum { F_GAP = 1, F_SPIKE = 2, F_EVENT = 4, F_SPIKE_SEEN = 8, F_OFFCOND = 16, F_OFFTRAIN = 32 };
 enum { R_GAP = 0, R_SPIKE = 1, R_EVENT = 2, R_SPIKE_FOUND = 3, R_SPIKE_REPAIRED = 4, R_COUNT = 5 };
 static const char *const k_reason[R_COUNT] = {"gap", "spike", "event", "spike_found", "spike_repaired"};
 
@@ -117,6 +117,9 @@ struct gt_dataset {
     uint8_t *spike_ch;    /* pdm [n_cols]: 1 where the spike test runs (cfg.spike_channels) */
     int64_t *spikes_ch;   /* pdm [n_cols]: spikes found per channel, this rank */
     int64_t *nan_ch;      /* pdm [n_cols]: non-finite samples per channel, this rank */
+    uint8_t *nbm_role;    /* pdm nbm [n_cols]: gt_nbm_role of each channel; NULL with pdm_target next */
+    gt_norm_stats *item_norm; /* pdm, data.norm = turbine [n_items]: each item's statistics; else NULL */
+    int nbm_n_in, nbm_n_tg;
     /* augmentation: activations [act_off[li * A + a], act_off[li * A + a + 1]) of ds->acts */
     int64_t *acts;        /* (row, len) pairs, local rows */
     int64_t *act_off;     /* [n_items * A + 1] */
@@ -207,6 +210,9 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->seed = 1;
     cfg->fill_max_s = -1; /* auto */
     snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
+    cfg->pdm_target = GT_PDM_TARGET_NEXT;
+    snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
+    snprintf(cfg->nbm_targets, sizeof cfg->nbm_targets, "auto");
 }
 
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
@@ -263,18 +269,75 @@ const char *gt_data_channel_kind_name(gt_channel_kind k) {
     return (unsigned)k < 4 ? names[k] : "?";
 }
 
-int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit) {
-    const char *sel = cfg->spike_channels;
-    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind(name, unit) == GT_CHANNEL_CONDITION;
-    if (!strcmp(sel, "all")) return 1;
-    if (!strcmp(sel, "none")) return 0;
-    char buf[sizeof cfg->spike_channels], *save = NULL;
+/* 1 when one of the comma-separated fnmatch patterns of sel matches name. */
+static int name_matches(const char *sel, const char *name) {
+    char buf[256], *save = NULL;
     snprintf(buf, sizeof buf, "%s", sel);
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ') tok++;
         if (*tok && fnmatch(tok, name, 0) == 0) return 1;
     }
     return 0;
+}
+
+int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit) {
+    const char *sel = cfg->spike_channels;
+    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind(name, unit) == GT_CHANNEL_CONDITION;
+    if (!strcmp(sel, "all")) return 1;
+    if (!strcmp(sel, "none")) return 0;
+    return name_matches(sel, name);
+}
+
+int gt_data_pdm_target_parse(const char *text) {
+    if (!text || !*text || !strcmp(text, "next")) return GT_PDM_TARGET_NEXT;
+    if (!strcmp(text, "nbm")) return GT_PDM_TARGET_NBM;
+    return -1;
+}
+
+const char *gt_data_pdm_target_name(int t) { return t == GT_PDM_TARGET_NBM ? "nbm" : "next"; }
+
+/* The automatic role of one channel (gt_data_nbm_roles). */
+static gt_nbm_role nbm_auto_role(const char *name, const char *unit) {
+    char n[128], u[32];
+    size_t i;
+    for (i = 0; name[i] && i + 1 < sizeof n; i++) n[i] = (char)tolower((unsigned char)name[i]);
+    n[i] = 0;
+    for (i = 0; unit[i] && i + 1 < sizeof u; i++) u[i] = (char)tolower((unsigned char)unit[i]);
+    u[i] = 0;
+    gt_channel_kind k = gt_data_channel_kind(n, unit);
+    if (k == GT_CHANNEL_AGGREGATE) { /* an interval's min/max/std: the role of the signal it summarises */
+        n[strlen(n) - 4] = 0;
+        k = gt_data_channel_kind(n, unit);
+    }
+    /* a counter only grows: as an input it tells the model the date, which the test rows lie beyond */
+    if (has_word(n, "energy") || has_word(n, "counter") || has_word(n, "hours") || !strcmp(u, "kwh") ||
+        !strcmp(u, "mwh") || !strcmp(u, "wh") || !strcmp(u, "h"))
+        return GT_NBM_UNUSED;
+    /* the weather is an operating condition, not the machine's */
+    if (has_word(n, "ambient") || has_word(n, "outside") || has_word(n, "outdoor") || has_word(n, "amb_temp"))
+        return GT_NBM_INPUT;
+    return k == GT_CHANNEL_CONDITION ? GT_NBM_TARGET : GT_NBM_INPUT;
+}
+
+void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
+                       int *n_targets) {
+    const int in_auto = !cfg->nbm_inputs[0] || !strcmp(cfg->nbm_inputs, "auto");
+    const int tg_auto = !cfg->nbm_targets[0] || !strcmp(cfg->nbm_targets, "auto");
+    *n_inputs = *n_targets = 0;
+    for (int c = 0; c < C; c++) {
+        gt_nbm_role a = nbm_auto_role(ch[c].name, ch[c].unit);
+        int tg = tg_auto ? a == GT_NBM_TARGET : name_matches(cfg->nbm_targets, ch[c].name);
+        int in = !tg && (in_auto ? a == GT_NBM_INPUT : name_matches(cfg->nbm_inputs, ch[c].name));
+        role[c] = (uint8_t)(tg ? GT_NBM_TARGET : in ? GT_NBM_INPUT : GT_NBM_UNUSED);
+        *n_targets += tg;
+        *n_inputs += in;
+    }
+}
+
+void gt_data_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role) {
+    for (int64_t t = 0; t < n_steps; t++)
+        for (int c = 0; c < C; c++)
+            if (role[c] != GT_NBM_INPUT) x[t * C + c] = 0.0f;
 }
 
 int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows) {
@@ -538,21 +601,20 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
     memset(flags, 0, (size_t)n);
     if (pdm)
         for (int64_t i = 0; i < n; i++) flags[i] = ds->labels[it->row0 + i] ? F_EVENT : 0;
-    if (pdm && cfg->conditions.n > 0) {
-        /* rows outside the selected conditions: never part of a window */
-        for (int64_t i = 0; i < n; i++) flags[i] |= F_OFFCOND;
-        const gt_pdm_shard *sh = ds->pdm;
-        for (int k = 0; k < sh->n_segments; k++) {
-            if (sh->segment_turbine[k] != li || !gt_data_filter_has(&cfg->conditions, sh->segments[k].code)) continue;
-            int64_t a = sh->segments[k].start_row < 0 ? 0 : sh->segments[k].start_row;
-            int64_t b = sh->segments[k].end_row > n ? n : sh->segments[k].end_row;
-            for (int64_t i = a; i < b; i++) flags[i] &= (uint8_t)~F_OFFCOND;
-        }
-        /* passing row ranges (for the moments), in increasing row order */
+    if (pdm && (cfg->conditions.n > 0 || cfg->train_conditions.n > 0)) {
+        /* rows outside the selected conditions: never part of a window; outside the
+         * training conditions: never part of a train or validation window */
+        uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+        gt_data_pdm_rows_in(ds->pdm, li, &cfg->conditions, in);
+        for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
+        gt_data_pdm_rows_in(ds->pdm, li, &cfg->train_conditions, in);
+        for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
+        free(in);
+        /* row ranges passing both (the moments: train rows only), in increasing row order */
         for (int64_t i = 0; i < n; i++) {
-            if (flags[i] & F_OFFCOND) continue;
+            if (flags[i] & (F_OFFCOND | F_OFFTRAIN)) continue;
             int64_t e = i;
-            while (e < n && !(flags[e] & F_OFFCOND)) e++;
+            while (e < n && !(flags[e] & (F_OFFCOND | F_OFFTRAIN))) e++;
             push_cond_ok(ds, it->row0 + i, it->row0 + e);
             i = e;
         }
@@ -593,6 +655,7 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
         it->n_total += sp->n_grid;
         uint8_t active = F_GAP | F_SPIKE | F_OFFCOND;
         if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
+        if (pdm && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_OFFTRAIN; /* set with train_conditions */
         int64_t cnt[4] = {0, 0, 0, 0}; /* gap, spike, event, off-condition rows in the window [wa, wb) */
         int64_t wa = 0, wb = 0, n_screened = 0;
         int64_t rec_j = -2;
@@ -606,12 +669,12 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
             for (; wa < s0; wa++) {
                 uint8_t f = flags[wa] & active;
                 cnt[0] -= (f & F_GAP) != 0, cnt[1] -= (f & F_SPIKE) != 0, cnt[2] -= (f & F_EVENT) != 0;
-                cnt[3] -= (f & F_OFFCOND) != 0;
+                cnt[3] -= (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
             }
             for (; wb < e0; wb++) {
                 uint8_t f = flags[wb] & active;
                 cnt[0] += (f & F_GAP) != 0, cnt[1] += (f & F_SPIKE) != 0, cnt[2] += (f & F_EVENT) != 0;
-                cnt[3] += (f & F_OFFCOND) != 0;
+                cnt[3] += (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
             }
             int reason = cnt[3] ? R_COUNT : cnt[0] ? R_GAP : cnt[1] ? R_SPIKE : cnt[2] ? R_EVENT : -1;
             if (reason < 0) {
@@ -728,7 +791,7 @@ static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int
     const int nf = pdm ? ds->n_cols : 1 + ds->n_cols;
     const int skip_spikes = ds->cfg.screen == GT_SCREEN_DROP;
     const int skip_events = pdm && ds->cfg.pdm_train_normal_only;
-    const int cond = pdm && ds->cfg.conditions.n > 0;
+    const int cond = pdm && (ds->cfg.conditions.n > 0 || ds->cfg.train_conditions.n > 0);
     for (int f = 0; f < nf; f++) cnt[f] = 0, acc[f] = 0;
     int64_t sptr = 0, cptr = 0;
     for (int li = 0; li < ds->n_items; li++) {
@@ -785,6 +848,79 @@ static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
     if (n_empty) GT_WARN("data: %d feature(s) have no finite train samples (mean 0, std floored)", n_empty);
 }
 
+void gt_data_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in) {
+    const int64_t n = sh->row_offset[k + 1] - sh->row_offset[k];
+    memset(in, f->n == 0, (size_t)n);
+    if (f->n == 0) return;
+    for (int i = 0; i < sh->n_segments; i++) {
+        if (sh->segment_turbine[i] != k || !gt_data_filter_has(f, sh->segments[i].code)) continue;
+        int64_t a = sh->segments[i].start_row < 0 ? 0 : sh->segments[i].start_row;
+        int64_t b = sh->segments[i].end_row > n ? n : sh->segments[i].end_row;
+        if (b > a) memset(in + a, 1, (size_t)(b - a));
+    }
+}
+
+void gt_data_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip) {
+    const int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
+    uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+    for (int64_t r = 0; r < n; r++) skip[r] = cfg->pdm_train_normal_only && sh->labels[r0 + r];
+    const gt_data_filter *f[2] = {&cfg->conditions, &cfg->train_conditions};
+    for (int j = 0; j < 2; j++) {
+        if (f[j]->n == 0) continue;
+        gt_data_pdm_rows_in(sh, k, f[j], in);
+        for (int64_t r = 0; r < n; r++) skip[r] |= !in[r];
+    }
+    free(in);
+}
+
+void gt_data_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, const gt_norm_stats *glob,
+                       gt_norm_stats *out) {
+    out->n = C;
+    for (int c = 0; c < C; c++) {
+        int64_t cnt = 0;
+        double sum = 0, m2 = 0;
+        for (int64_t i = 0; i < b1; i++) { /* pass 0: the mean */
+            float v = sig[i * C + c];
+            if (skip[i] || !isfinite(v)) continue;
+            cnt++;
+            sum += v;
+        }
+        if (cnt < GT_DATA_ITEM_NORM_MIN) { /* no rows of its own: the statistics of all turbines */
+            out->mean[c] = glob->mean[c];
+            out->std[c] = glob->std[c];
+            continue;
+        }
+        const double mean = sum / (double)cnt;
+        for (int64_t i = 0; i < b1; i++) { /* pass 1: squared deviations (no cancellation) */
+            float v = sig[i * C + c];
+            if (skip[i] || !isfinite(v)) continue;
+            m2 += ((double)v - mean) * ((double)v - mean);
+        }
+        const double sd = sqrt(m2 / (double)cnt), floor_ = 1e-3 * fabs(mean) + 1e-6;
+        out->mean[c] = mean;
+        out->std[c] = sd > floor_ ? sd : floor_;
+    }
+}
+
+/* data.norm = turbine: every local item's statistics (again after the global
+ * ones change: they are the fallback). */
+static void item_norms(gt_dataset *ds) {
+    if (ds->task != GT_TASK_PDM || !ds->cfg.pdm_norm_turbine) return;
+    if (!ds->item_norm) ds->item_norm = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(gt_norm_stats));
+    const int C = ds->n_cols;
+    for (int li = 0; li < ds->n_items; li++) {
+        const ds_item *it = &ds->items[li];
+        int64_t b1, b2;
+        int holdout;
+        gt_data_item_split(it->n_rows, ds->index[li], ds->cfg.split_train, ds->cfg.split_val, ds->cfg.holdout_every,
+                           &b1, &b2, &holdout);
+        uint8_t *skip = GT_MALLOC((size_t)(it->n_rows > 0 ? it->n_rows : 1));
+        gt_data_pdm_fit_skip(ds->pdm, li, &ds->cfg, skip);
+        gt_data_item_norm(ds->x + it->row0 * C, skip, holdout ? 0 : b1, C, &ds->norm, &ds->item_norm[li]);
+        free(skip);
+    }
+}
+
 /* ------------------------------------------------------------ creation -- */
 
 int64_t gt_dataset_series_bytes(gt_task task, int64_t rows, int64_t lowres_rows, int cols, int has_faults,
@@ -813,6 +949,7 @@ int64_t gt_dataset_bytes(const gt_dataset *ds) {
     if (ds->strides) b += (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols;
     b += (int64_t)sizeof(ds_run) * ds->cap_runs + (int64_t)sizeof(ds_record) * ds->cap_recs;
     b += (int64_t)sizeof(int64_t) * (ds->cap_spike_rows + ds->cap_cond_ok);
+    if (ds->item_norm) b += (int64_t)sizeof(gt_norm_stats) * ds->n_items;
     b += (int64_t)(GT_SPLIT_COUNT * sizeof(int64_t) + sizeof(int32_t)) * (ds->n_items_total + 1);
     return b;
 }
@@ -886,8 +1023,8 @@ static void build(gt_dataset *ds, MPI_Comm comm) {
                 (long long)g.windows_total, (long long)g.windows_screened_gap, (long long)g.windows_screened_spike,
                 (long long)g.windows_screened_event, (long long)g.spikes_found, (long long)g.samples_repaired);
         if (g.windows_filtered)
-            GT_INFO("data: condition filter (data.conditions): %lld windows outside the selected conditions left out",
-                    (long long)g.windows_filtered);
+            GT_INFO("data: condition filter (data.conditions, data.train_conditions): %lld windows outside the "
+                    "selected conditions left out", (long long)g.windows_filtered);
         GT_INFO("data: pipeline memory %.1f MiB over %d rank(s) (max %.1f MiB per rank, series + window index; "
                 "windows are views)",
                 (double)bytes_sum / 1048576.0, size, (double)bytes_max / 1048576.0);
@@ -1140,9 +1277,14 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     ds->nan_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
     for (int c = 0; c < C; c++)
         ds->spike_ch[c] = (uint8_t)gt_data_spike_channel(cfg, shard->channels[c].name, shard->channels[c].unit);
+    if (cfg->pdm_target == GT_PDM_TARGET_NBM) {
+        ds->nbm_role = GT_CALLOC((size_t)C, 1);
+        gt_data_nbm_roles(cfg, shard->channels, C, ds->nbm_role, &ds->nbm_n_in, &ds->nbm_n_tg);
+    }
     for (int li = 0; li < ds->n_items; li++)
         plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], cfg->stride);
     build(ds, comm);
+    item_norms(ds);
     return ds;
 }
 
@@ -1160,7 +1302,7 @@ void gt_dataset_free(gt_dataset *ds) {
     for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
     free(ds->owner_local);
     free(ds->acts), free(ds->act_off);
-    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch);
+    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch), free(ds->nbm_role), free(ds->item_norm);
     free(ds);
 }
 
@@ -1171,6 +1313,16 @@ int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ?
 int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }
 
+const gt_norm_stats *gt_dataset_item_norm(const gt_dataset *ds, int li) {
+    return ds->item_norm ? &ds->item_norm[li] : &ds->norm;
+}
+
+const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets) {
+    *n_inputs = ds->nbm_n_in;
+    *n_targets = ds->nbm_n_tg;
+    return ds->nbm_role;
+}
+
 float gt_dataset_on_threshold(const gt_dataset *ds, int a) {
     GT_ASSERT(ds->task == GT_TASK_NILM && a >= 0 && a < ds->n_cols);
     return (float)(((double)ds->nilm->meta[a].on_power_w - ds->norm.mean[1 + a]) / ds->norm.std[1 + a]);
@@ -1179,6 +1331,7 @@ void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns) {
     GT_CHECK(ns->n == ds->norm.n, GT_EXIT_USAGE, "data: normalisation has %d features, the data %d", ns->n,
              ds->norm.n);
     ds->norm = *ns;
+    item_norms(ds);
 }
 int64_t gt_dataset_n_windows_local(const gt_dataset *ds, gt_split s) { return ds->n_local[s]; }
 int64_t gt_dataset_n_windows_global(const gt_dataset *ds, gt_split s) { return ds->n_global[s]; }
@@ -1251,6 +1404,7 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
             }
         } else {
             const int C = ds->n_cols;
+            ns = gt_dataset_item_norm(ds, li); /* data.norm = turbine: the item's own statistics */
             float *xi = x + i * W * C; // (T, C)
             for (int64_t t = 0; t < W; t++)
                 for (int c = 0; c < C; c++)

@@ -84,6 +84,10 @@ typedef struct gt_data_config {
     gt_data_filter conditions;    /* pdm: only windows whose rows all lie in condition segments with
                                      these codes (/segments/condition); rows outside every segment
                                      never pass; the train statistics use the passing rows only */
+    gt_data_filter train_conditions; /* pdm: only the TRAIN and VAL windows, the normalisation statistics and
+                                     eval's calibration rows are restricted to rows in condition segments
+                                     with these codes (CARE: the train_test flag, train = 0,
+                                     train_and_prediction = 2); eval still scores every row */
     char appliances[256];         /* nilm: "" = every appliance; else names separated by ',' or '+':
                                      only these targets count (mask 0 for the others; the model
                                      keeps one output per appliance of the file) */
@@ -104,6 +108,15 @@ typedef struct gt_data_config {
                                      such as wind speed, power, rotor speed and status, not angles, not
                                      min/max/std aggregates: gt_data_channel_kind), "all", "none", or
                                      comma-separated name patterns (fnmatch, e.g. "*temp*,vib_*") */
+    int pdm_target;               /* pdm: what the model predicts (gt_pdm_target): next (default) the next
+                                     step of every channel from the window; nbm (normal-behaviour model)
+                                     the condition channels at every step from the operating channels */
+    int pdm_norm_turbine;         /* pdm: 1 = every turbine's channels normalised with its own statistics
+                                     (gt_data_item_norm), 0 (default) = with those of all turbines */
+    char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_data_nbm_roles) or
+                                     comma-separated name patterns (fnmatch) */
+    char nbm_targets[256];        /* pdm nbm: the predicted (target) channels: "auto" or name patterns; a
+                                     target channel never enters the input */
     double augment;               /* nilm train split: probability that a window gets one more activation
                                      of one of its household's appliances superimposed (gt_dataset_augment);
                                      0 (default) none */
@@ -125,6 +138,37 @@ gt_channel_kind gt_data_channel_kind(const char *name, const char *unit);
 const char *gt_data_channel_kind_name(gt_channel_kind k);
 /* 1 when cfg->spike_channels selects the channel (name, unit) for the spike test. */
 int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit);
+/* data.pdm_target: the PdM objective. */
+typedef enum gt_pdm_target {
+    GT_PDM_TARGET_NEXT = 0, /* predict step t+1 of every channel from steps 0..t (LSTM prediction detector) */
+    GT_PDM_TARGET_NBM = 1   /* normal-behaviour model: the condition channels at step t from the operating
+                               channels at steps 0..t */
+} gt_pdm_target;
+/* "next" | "nbm" -> gt_pdm_target, -1 if unknown; and back. */
+int gt_data_pdm_target_parse(const char *text);
+const char *gt_data_pdm_target_name(int t);
+/* A channel's role in a normal-behaviour model. */
+typedef enum gt_nbm_role {
+    GT_NBM_UNUSED = 0, /* neither input nor target (zero in the input) */
+    GT_NBM_INPUT = 1,  /* an operating condition the model sees */
+    GT_NBM_TARGET = 2  /* a condition signal the model predicts; zero in the input */
+} gt_nbm_role;
+/* The role of each of the C channels (ch[C]) into role[C] under
+ * cfg->nbm_inputs / nbm_targets. "auto" (both defaults): the condition
+ * signals of gt_data_channel_kind (temperatures, pressures, vibration, and
+ * the min/max/std aggregates of such a signal) are targets, except ambient /
+ * outside temperatures (an operating condition: an input); cumulative
+ * counters (energy, operating hours) are unused (they only grow: a model
+ * would read the calendar from them); every other channel (wind speed,
+ * power, rotor speed, status, currents, angles, their aggregates) is an
+ * input. Patterns: target = matches nbm_targets; input = not a target and
+ * matches nbm_inputs. Counts into *n_inputs, *n_targets. Not collective. */
+void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
+                       int *n_targets);
+/* The model input of an nbm window from the normalised window x (n_steps, C):
+ * every channel that is not an input set to 0 (its normalised mean), in
+ * place. The one rule used by training, validation, eval and predict. */
+void gt_data_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role);
 /* Rows of the longest hole filled for a household sampled every period_s
  * seconds under cfg->fill_max_s (0: none). */
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s);
@@ -179,9 +223,31 @@ typedef struct gt_norm_stats {
     double std[1 + GT_DATA_MAX_CHANNELS];
 } gt_norm_stats;
 
+/* data.norm = turbine (pdm): the statistics of one turbine from its signals
+ * sig (n_rows, C) and labels (n_rows): mean and std (population, floored as
+ * the global ones) of each channel over the train-split rows [0, b1) of the
+ * turbine (gt_data_item_split; b1 = 0 for a held-out turbine) without
+ * skip[r] (gt_data_pdm_fit_skip: rows of normal operation in the selected
+ * conditions), non-finite values skipped. A channel with fewer than GT_DATA_ITEM_NORM_MIN such values keeps
+ * the statistics of glob (a held-out turbine: all of them). The one
+ * definition used by the dataset (training, validation) and by eval and
+ * predict. Not collective. */
+#define GT_DATA_ITEM_NORM_MIN 2
+void gt_data_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, const gt_norm_stats *glob,
+                       gt_norm_stats *out);
+/* in[r] (r < the rows of local turbine k of sh) = 1 where row r lies in a
+ * condition segment whose code passes f; every row passes an empty filter.
+ * Not collective. */
+void gt_data_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in);
+/* The rows of local turbine k that the model is not fitted on (skip[r] = 1):
+ * labelled rows with cfg->pdm_train_normal_only, rows outside
+ * cfg->conditions or cfg->train_conditions. What the per-turbine statistics
+ * skip (gt_data_item_norm), in the dataset and in eval. Not collective. */
+void gt_data_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip);
+
 /* Where a window comes from, for NaN forensics and predictions. */
 typedef struct gt_window_ref {
-    int32_t item;       /* local item index */
+    int32_t item;       /* local item index; -1: a window another rank sent (gt_loader_balance) */
     int32_t file_index; /* position in the file's /households or /turbines */
     int64_t id;         /* household/turbine id */
     int64_t start;      /* first row within the item */
@@ -210,11 +276,19 @@ int64_t gt_dataset_n_x(const gt_dataset *ds);
 int64_t gt_dataset_n_y(const gt_dataset *ds);
 int gt_dataset_n_targets(const gt_dataset *ds); /* A (nilm) or C (pdm) */
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds);
+/* pdm with data.pdm_target = nbm: the channels' roles ([C], gt_nbm_role) and
+ * their counts; NULL (and 0, 0) otherwise. */
+const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets);
 /* nilm: appliance a's on-power threshold in the normalised target units,
  * (on_power_w - mean) / std (the gated head's on/off target is y > this). */
 float gt_dataset_on_threshold(const gt_dataset *ds, int a);
-/* Replace the statistics (inference with the model's frozen ones). */
+/* Replace the statistics (inference with the model's frozen ones); with
+ * data.norm = turbine they stay the fallback of channels without statistics
+ * of their own. */
 void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns);
+/* The statistics local item li's windows are normalised with: its own
+ * (data.norm = turbine) or the global ones. */
+const gt_norm_stats *gt_dataset_item_norm(const gt_dataset *ds, int li);
 
 /* Windows of a split: on this rank, and over all ranks. */
 int64_t gt_dataset_n_windows_local(const gt_dataset *ds, gt_split s);

@@ -26,6 +26,7 @@
 #include "core/check.h"
 #include "core/timer.h"
 #include "core/trace.h"
+#include "dist/balance.h"
 
 enum { SLOT_EMPTY = 0, SLOT_READY = 1, SLOT_IN_USE = 2, SLOT_FILLING = 3 };
 #define CHUNK 4 /* samples per grab */
@@ -236,6 +237,19 @@ double gt_loader_next(gt_loader *l, const gt_batch **out) {
     pthread_mutex_unlock(&l->mu);
     *out = &l->slot[si];
     return waited(t0);
+}
+
+int64_t gt_loader_balance(gt_loader *l, const gt_batch *b, MPI_Comm comm) {
+    int si = b == &l->slot[0] ? 0 : 1;
+    GT_CHECK(b == &l->slot[si], GT_EXIT_INTERNAL, "gt_loader_balance: not this loader's batch");
+    gt_batch *s = &l->slot[si];
+    void *bufs[4] = {s->x, s->refs, s->y, s->mask};
+    const size_t rows[4] = {sizeof(float) * (size_t)l->n_x, sizeof(gt_window_ref), sizeof(float) * (size_t)l->n_y,
+                            sizeof(float) * (size_t)l->n_y};
+    const int64_t n0 = s->n;
+    int64_t moved = gt_dist_balance_rows(&s->n, l->max_local, bufs, rows, l->n_y > 0 ? 4 : 2, comm);
+    for (int64_t i = n0; i < s->n; i++) s->refs[i].item = -1; /* from another rank's items */
+    return moved;
 }
 
 void gt_loader_free(gt_loader *l) {

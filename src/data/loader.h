@@ -31,6 +31,13 @@ gt_loader *gt_loader_create(const gt_dataset *ds, gt_split s, int64_t g_batch, u
                             int64_t k0, int prefetch);
 /* The next batch (valid until the next call). Returns seconds spent waiting. */
 double gt_loader_next(gt_loader *l, const gt_batch **out);
+/* Collective over the ranks sharing the global batch: the batch just
+ * returned by gt_loader_next is rebalanced in place (dist/balance.h) so that
+ * every rank holds g_batch/P (+1) of its samples, whichever households they
+ * came from; moved samples keep their refs (id, rows, times) with item = -1
+ * (not a local item of the receiver). Returns the samples received (> 0) or
+ * sent (< 0). */
+int64_t gt_loader_balance(gt_loader *l, const gt_batch *b, MPI_Comm comm);
 void gt_loader_free(gt_loader *l);
 /* Bytes of the batch buffers. */
 int64_t gt_loader_bytes(const gt_loader *l);

@@ -54,7 +54,7 @@ static struct {
 } g_nccl[GT_NCCL_MAX_COMMS];
 static int g_n_nccl = 0;
 
-static void *nccl_comm_for(MPI_Comm comm) {
+void *gt_dist_nccl_comm_for(MPI_Comm comm) {
     for (int i = 0; i < g_n_nccl; i++) {
         int cmp = MPI_UNEQUAL;
         MPI_CHECK(MPI_Comm_compare(g_nccl[i].mpi, comm, &cmp));
@@ -100,7 +100,7 @@ void gt_dist_allreduce_grads(float *grads, size_t n, size_t bucket_bytes, int on
     MPI_CHECK(MPI_Comm_size(comm, &size));
     if (size == 1 || n == 0) return;
 #ifdef GT_HAVE_NCCL
-    gt_dist_nccl_allreduce_sum(nccl_comm_for(comm), grads, n, bucket_bytes, stream);
+    gt_dist_nccl_allreduce_sum(gt_dist_nccl_comm_for(comm), grads, n, bucket_bytes, stream);
 #else
     (void)stream;
     GT_FAIL(GT_EXIT_DEVICE,

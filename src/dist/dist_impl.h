@@ -6,4 +6,11 @@
  * MPI_Finalize); nothing without NCCL. */
 void gt_dist_nccl_release_all(void);
 
+#ifdef GT_HAVE_NCCL
+#include <mpi.h>
+/* allreduce.c: the job's NCCL communicator for comm (made on first use:
+ * collective then), kept until gt_dist_finalize. */
+void *gt_dist_nccl_comm_for(MPI_Comm comm);
+#endif
+
 #endif

@@ -62,6 +62,31 @@ void gt_dist_nccl_allreduce_sum(void *comm, float *dev, size_t n, size_t bucket_
     NCCL_CHECK(ncclGroupEnd());
 }
 
+void *gt_dist_nccl_stream_create(void) {
+    cudaStream_t st = NULL;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    return st;
+}
+
+void gt_dist_nccl_stream_destroy(void *stream) {
+    if (stream) CUDA_CHECK(cudaStreamDestroy((cudaStream_t)stream));
+}
+
+void *gt_dist_nccl_event_create(void) {
+    cudaEvent_t ev = NULL;
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    return ev;
+}
+
+void gt_dist_nccl_event_destroy(void *ev) {
+    if (ev) CUDA_CHECK(cudaEventDestroy((cudaEvent_t)ev));
+}
+
+void gt_dist_nccl_stream_after(void *waiter, void *signaller, void *ev) {
+    CUDA_CHECK(cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)signaller));
+    CUDA_CHECK(cudaStreamWaitEvent((cudaStream_t)waiter, (cudaEvent_t)ev, 0));
+}
+
 const char *gt_dist_nccl_version(void) {
     static char buf[32];
     int v = 0;

@@ -43,6 +43,16 @@ void gt_dist_nccl_group_end(void);
  * bits (NCCL reduces each element once and distributes it). */
 void gt_dist_nccl_allreduce_sum(void *comm, float *dev, size_t n, size_t bucket_bytes, void *stream);
 
+/* The overlapped exchange (dist/grads.h): a non-blocking stream and an
+ * event (timing off) on the current device, as plain handles, and
+ * `waiter` made to wait (on the device) for the work queued so far on
+ * `signaller` (ev recorded there). */
+void *gt_dist_nccl_stream_create(void);
+void gt_dist_nccl_stream_destroy(void *stream); /* NULL allowed */
+void *gt_dist_nccl_event_create(void);
+void gt_dist_nccl_event_destroy(void *ev); /* NULL allowed */
+void gt_dist_nccl_stream_after(void *waiter, void *signaller, void *ev);
+
 /* NCCL's version as "2.27.3", or "" without NCCL. */
 const char *gt_dist_nccl_version(void);
 

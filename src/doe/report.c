@@ -29,6 +29,7 @@ static const gt_doe_metric_def k_metrics[] = {
     {"pdm.event.detection_delay_s_mean", "detection delay (s)", 0, 1},
     {"pdm.point.f05", "point F0.5", 1, 1},
     {"pdm.care_score", "CARE score", 1, 1},
+    {"pdm.care_protocol.score", "CARE score (authors' protocol)", 1, 1},
     {"nilm.test.overall.mae_w", "MAE (W)", 0, 1},
     {"nilm.test.overall.sae", "SAE", 0, 1},
     {"nilm.test.overall.nde", "NDE", 0, 1},

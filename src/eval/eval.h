@@ -54,6 +54,8 @@ typedef struct gt_eval_config {
                                     turbine-day (default 0.5; 0 = quantile x margin only) */
     int pdm_calibrate_train;  /* 1: calibrate on the train + validation rows (normal operation of the
                                  whole training period), 0: validation rows only (default 0) */
+    int pdm_turbine_offset;   /* 1: each turbine's mean residual of each channel over its calibration rows
+                                 (its sensor offset) is subtracted before scoring; 0 (default): not */
     double pdm_ewma_s;        /* EWMA span in seconds: alpha = 2 / (span rows + 1) (default 10) */
     double pdm_min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
     double pdm_merge_gap_s;   /* alarm runs closer than this are merged (default 60) */
@@ -149,6 +151,7 @@ typedef struct gt_pdm_eval {
     double quantile_value;   /* the validation quantile before the margin */
     int64_t n_val_scores;
     int n_models;
+    int pdm_target;          /* the models' data.pdm_target (gt_pdm_target), -1 when they differ */
     gt_pdm_metrics overall;
     gt_pdm_acc acc;
     int n_turbines;

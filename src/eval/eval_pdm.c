@@ -1,12 +1,15 @@
 /* eval/eval_pdm.c: anomaly scores, threshold calibration, alarms and event
- * metrics for the LSTM next-step predictor (see eval.h, docs/evaluation.md).
+ * metrics for the LSTM next-step predictor and the normal-behaviour model
+ * (see eval.h, docs/evaluation.md).
  *
  * Per-step score of one model on one turbine:
  *   windows of T rows start every `hop` rows (default T/2; a last window ends
  *   at the turbine's last row); row r's error comes from the EARLIEST window
  *   predicting it, so every row after the first window is predicted with at
  *   least T - hop rows of context;
- *   e_c(r) = (pred_c(r) - x_c(r))^2 on the normalised channels, divided by
+ *   e_c(r) = (pred_c(r) - x_c(r))^2 on the normalised channels (a normal-
+ *   behaviour model, data.pdm_target = nbm: its target channels only, the
+ *   prediction of row r made at row r from the operating channels), divided by
  *   v_c, the mean of e_c over the validation rows of normal operation (each
  *   channel counts by how surprising it is, not by how noisy it is);
  *   raw(r) = mean over the finite channels; score = EWMA(raw), span pdm_ewma_s.
@@ -45,7 +48,8 @@ void gt_pdm_eval_free(gt_pdm_eval *e) {
  * previous `guard` rows (the model still has the event in its context and the
  * EWMA still carries it: those rows belong to the event, not to normal
  * operation). excl[r] = 1 marks the others. */
-static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_data_filter *conds) {
+static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_data_filter *conds,
+                               const gt_data_filter *train_conds) {
     uint8_t *ex = GT_MALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1));
     for (int k = 0; k < sh->n_turbines; k++) {
         int64_t last = -1 - guard;
@@ -65,6 +69,14 @@ static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_d
         for (int64_t r = 0; r < sh->n_rows; r++) ex[r] |= !in[r];
         free(in);
     }
+    if (train_conds && train_conds->n > 0) /* data.train_conditions: calibrate on training-flagged rows only */
+        for (int k = 0; k < sh->n_turbines; k++) {
+            const int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
+            uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+            gt_data_pdm_rows_in(sh, k, train_conds, in);
+            for (int64_t r = 0; r < n; r++) ex[r0 + r] |= !in[r];
+            free(in);
+        }
     return ex;
 }
 
@@ -80,10 +92,17 @@ typedef struct tinfo {  /* one local turbine */
 
 typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);
 
-/* Squared next-step errors e2[C] of rows [lo, hi) of one turbine (sig (n, C)),
- * row r from the earliest window predicting it; calls fn(ctx, r, e2). */
-static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *sig, int64_t n, int C, int64_t hop,
-                          int64_t lo, int64_t hi, err_visit fn, void *ctx) {
+/* Residuals d[C] = prediction - value of rows [lo, hi) of one turbine (sig
+ * (n, C)), row r from the earliest window predicting it; calls fn(ctx, r, d).
+ * role NULL
+ * (data.pdm_target = next): the next-step errors of every channel, row s + t
+ * predicted at step t - 1 of the window starting at s. role (nbm): the
+ * model sees the window with every channel but the inputs set to 0 (as in
+ * training, gt_data_nbm_input) and row s + t is predicted at step t; d is
+ * the residual of the target channels, NaN for the others (which therefore
+ * neither calibrate nor score). */
+static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *role, const float *sig, int64_t n,
+                          int C, int64_t hop, int64_t lo, int64_t hi, err_visit fn, void *ctx) {
     gt_model *m = gt_engine_model(e); /* x and pred: the host side of the engine's forward */
     const int T = m->cfg.window, B = m->cfg.max_batch;
     if (n < T || hi <= lo) return;
@@ -97,7 +116,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *si
         int flush = k == n_win;
         if (!flush) {
             int64_t s = k < K ? k * hop : n - T;
-            int64_t a = k == 0 ? 1 : (k < K ? (k - 1) * hop : (K - 1) * hop) + T; /* first row assigned */
+            int64_t a = k == 0 ? (role ? 0 : 1) : (k < K ? (k - 1) * hop : (K - 1) * hop) + T; /* first row assigned */
             int64_t z = s + T;                                                     /* end (exclusive) */
             if (a < lo) a = lo;
             if (z > hi) z = hi;
@@ -106,6 +125,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *si
                 for (int64_t t = 0; t < T; t++)
                     for (int c = 0; c < C; c++)
                         xb[t * C + c] = (float)(((double)sig[(s + t) * C + c] - ns->mean[c]) / ns->std[c]);
+                if (role) gt_data_nbm_input(xb, T, C, role);
                 wb_start[nb] = s;
                 wb_a[nb] = a;
                 nb++;
@@ -118,10 +138,16 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *si
             int64_t s = wb_start[b], z = s + T > hi ? hi : s + T;
             const float *xb = m->x + (size_t)b * T * C, *pb = m->pred + (size_t)b * T * C;
             for (int64_t r = wb_a[b]; r < z; r++) {
-                int64_t t = r - s; /* target step; predicted at step t - 1 */
-                for (int c = 0; c < C; c++) {
-                    float d = pb[(t - 1) * C + c] - xb[t * C + c];
-                    e2[c] = d * d;
+                int64_t t = r - s; /* target step; predicted at step t - 1 (next) or t (nbm) */
+                if (role) {
+                    for (int c = 0; c < C; c++) {
+                        float d = pb[t * C + c] - (float)(((double)sig[r * C + c] - ns->mean[c]) / ns->std[c]);
+                        e2[c] = role[c] == GT_NBM_TARGET ? d : NAN;
+                    }
+                } else {
+                    for (int c = 0; c < C; c++) {
+                        e2[c] = pb[(t - 1) * C + c] - xb[t * C + c];
+                    }
                 }
                 fn(ctx, r, e2);
             }
@@ -131,31 +157,50 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const float *si
     free(wb_start), free(wb_a), free(e2);
 }
 
-/* pass 1: per-channel sums of e2 over validation rows of normal operation */
+/* The statistics turbine k is normalised with under model em: the model's
+ * (global) ones, or with data.norm = turbine the turbine's own, computed into
+ * *buf from the file exactly as the dataset computed them in training. */
+static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_shard *sh, const tinfo *ti, int k,
+                                         gt_norm_stats *buf) {
+    if (!em->data.pdm_norm_turbine) return &em->ns;
+    const int C = sh->n_channels;
+    uint8_t *skip = GT_MALLOC((size_t)(ti[k].n > 0 ? ti[k].n : 1));
+    gt_data_pdm_fit_skip(sh, k, &em->data, skip);
+    gt_data_item_norm(sh->signals + ti[k].r0 * C, skip, ti[k].holdout_split ? 0 : ti[k].b1, C, &em->ns, buf);
+    free(skip);
+    return buf;
+}
+
+/* pass 1: per-channel sums of d^2, counts and sums of d over validation rows
+ * of normal operation */
 typedef struct val_ctx {
     const uint8_t *labels; /* turbine's exclusion mask */
-    double *sum, *cnt;     /* [C] */
+    double *sum, *cnt, *sum_d; /* [C] */
     int C;
 } val_ctx;
-static void val_visit(void *vc, int64_t r, const float *e2) {
+static void val_visit(void *vc, int64_t r, const float *d) {
     val_ctx *c = vc;
     if (c->labels[r]) return;
     for (int k = 0; k < c->C; k++)
-        if (isfinite(e2[k])) c->sum[k] += e2[k], c->cnt[k] += 1;
+        if (isfinite(d[k])) c->sum[k] += d[k] * d[k], c->cnt[k] += 1, c->sum_d[k] += d[k]; /* the square in float */
 }
 
 /* pass 2: raw score per row */
 typedef struct raw_ctx {
-    float *raw;        /* turbine's rows */
-    const double *inv; /* [C] 1 / v_c */
+    float *raw;         /* turbine's rows */
+    const double *inv;  /* [C] 1 / v_c */
+    const double *bias; /* [C] the turbine's residual offset (eval.turbine_offset; else 0) */
     int C;
 } raw_ctx;
-static void raw_visit(void *vc, int64_t r, const float *e2) {
+static void raw_visit(void *vc, int64_t r, const float *d) {
     raw_ctx *c = vc;
     double s = 0;
     int k = 0;
     for (int j = 0; j < c->C; j++)
-        if (isfinite(e2[j])) s += e2[j] * c->inv[j], k++;
+        if (isfinite(d[j])) {
+            float e = d[j] - (float)c->bias[j];
+            s += (double)(e * e) * c->inv[j], k++;
+        }
     c->raw[r] = k ? (float)(s / k) : NAN;
 }
 
@@ -255,9 +300,9 @@ static double raise_for_val_alarms(const gt_pdm_shard *sh, const tinfo *ti, cons
 /* Collective: the combined smoothed score of every local row (malloc'd) and
  * the threshold. all_rows = 0 (evaluation): rows before the calibration rows
  * of training turbines, and filtered-out turbines, are left NaN (not needed). */
-static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_model *ems, int n_models,
-                         const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr, double *qv_out,
-                         int64_t *n_val) {
+static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_model *ems,
+                         int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr,
+                         double *qv_out, int64_t *n_val) {
     const int C = sh->n_channels, nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
     float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
@@ -271,7 +316,8 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
     for (int j = 0; j < n_models; j++)
         if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
     guard += (int64_t)ceil(3 * ec->pdm_ewma_s * rate_max);
-    uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions);
+    uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
+    gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
         gt_model *m = gt_engine_model(em->e);
@@ -280,23 +326,52 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
                  em->name ? em->name : "model", m->cfg.n_in, C);
         GT_CHECK(em->ns.n == C, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file has %d channels",
                  em->name ? em->name : "model", em->ns.n, C);
+        /* data.pdm_target = nbm: the residual of the condition channels (the run's stored roles) */
+        uint8_t role_buf[GT_DATA_MAX_CHANNELS], *role = NULL;
+        if (em->data.pdm_target == GT_PDM_TARGET_NBM) {
+            int n_in, n_tg;
+            gt_data_nbm_roles(&em->data, sh->channels, C, role_buf, &n_in, &n_tg);
+            GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
+                     "%s: model %s is a normal-behaviour model (data.pdm_target = nbm) but the file has %d input "
+                     "and %d target channels", data_file, em->name ? em->name : "?", n_in, n_tg);
+            role = role_buf;
+        }
         const int T = m->cfg.window;
         int64_t hop = ec->pdm_hop > 0 ? ec->pdm_hop : T / 2;
         if (hop < 1) hop = 1;
         if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
         /* pass 1: channel error scales from validation rows */
-        double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 2 * C, sizeof(double));
+        /* per turbine: sum d^2 [C], count [C], sum d [C] */
+        double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 3 * C, sizeof(double));
         for (int k = 0; k < nt; k++) {
             if (ti[k].holdout) continue;
-            val_ctx vc = {excl + ti[k].r0, vs + (size_t)k * 2 * C, vs + (size_t)k * 2 * C + C, C};
-            window_errors(em->e, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, ti[k].c1, ti[k].b2, val_visit, &vc);
+            double *v = vs + (size_t)k * 3 * C;
+            val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C};
+            window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
+                          ti[k].c1, ti[k].b2, val_visit, &vc);
         }
-        double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 2 * C + 8);
-        gt_eval_gather_items(nt, fidx, vs, 2 * C, sh->n_turbines_total, all, comm);
+        /* eval.turbine_offset: a turbine's mean residual on its calibration rows is its sensors' offset
+         * against the farm-wide model; it is removed from its residuals (and from the squares v_c
+         * averages: sum (d - b)^2 = sum d^2 - n b^2) */
+        double *bias = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * C, sizeof(double));
+        for (int k = 0; k < nt && ec->pdm_turbine_offset; k++) {
+            double *v = vs + (size_t)k * 3 * C;
+            for (int c = 0; c < C; c++)
+                if (v[C + c] > 0) {
+                    bias[(size_t)k * C + c] = v[2 * C + c] / v[C + c];
+                    v[c] -= v[C + c] * bias[(size_t)k * C + c] * bias[(size_t)k * C + c];
+                }
+        }
+        double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 3 * C + 8);
+        gt_eval_gather_items(nt, fidx, vs, 3 * C, sh->n_turbines_total, all, comm);
         double inv[GT_DATA_MAX_CHANNELS];
         for (int c = 0; c < C; c++) {
+            if (role && role[c] != GT_NBM_TARGET) { /* no residual: never in the score */
+                inv[c] = 0;
+                continue;
+            }
             double s = 0, n = 0;
-            for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 2 * C + c], n += all[(size_t)f * 2 * C + C + c];
+            for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 3 * C + c], n += all[(size_t)f * 3 * C + C + c];
             GT_CHECK(n > 0, GT_EXIT_DATA,
                      "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine "
                      "held out, or data.split_val = 0)");
@@ -315,10 +390,12 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
             int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
             if (lo2 < 0) lo2 = 0;
             if (ti[k].skip && !all_rows) continue;
-            raw_ctx rc = {raw, inv, C};
-            window_errors(em->e, &em->ns, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n, raw_visit, &rc);
+            raw_ctx rc = {raw, inv, bias + (size_t)k * C, C};
+            window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
+                          lo2, ti[k].n, raw_visit, &rc);
             gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2);
         }
+        free(bias);
         if (n_models > 1) {
             int64_t nv;
             double q = val_quantile(sh, ti, excl, sc, ec->pdm_quantile, ec->pdm_max_val, &nv, comm);
@@ -331,6 +408,7 @@ static float *pdm_scores(const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_
         }
     }
     if (sc != comb) free(sc);
+    free(tns);
     double q = val_quantile(sh, ti, excl, comb, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv_out = q;
@@ -472,6 +550,9 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
     out->n_models = n_models;
+    out->pdm_target = ems[0].data.pdm_target;
+    for (int j = 1; j < n_models; j++)
+        if (ems[j].data.pdm_target != out->pdm_target) out->pdm_target = -1;
     gt_pdm_shard *sh = gt_pdm_shard_read(data_file, comm);
     const int nt = sh->n_turbines, NT = sh->n_turbines_total;
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
@@ -480,8 +561,8 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     int64_t n_ce = 0;
     int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);
     /* the CARE protocol scores every event dataset's prediction part, wherever it lies: every row gets a score */
-    float *score = pdm_scores(sh, ti, ems, n_models, ec, ce != NULL, comm, &out->threshold, &out->quantile_value,
-                              &out->n_val_scores);
+    float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, ce != NULL, comm, &out->threshold,
+                              &out->quantile_value, &out->n_val_scores);
 
     /* conditions: codes seen in the segments */
     int ncond = 0;
@@ -600,7 +681,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
     double thr, qv;
     int64_t nv;
-    float *score = pdm_scores(sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv);
+    float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv);
     uint8_t *alarm = GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1), 1);
     int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(nt > 0 ? nt : 1));
     for (int k = 0; k < nt; k++) {

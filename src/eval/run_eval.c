@@ -174,11 +174,14 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON *o = cJSON_CreateObject();
     const gt_pdm_metrics *m = &e->overall;
     num(o, "threshold", e->threshold);
+    /* which detector scored (docs/evaluation.md, Two detectors) */
+    cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_data_pdm_target_name(e->pdm_target));
     cJSON *cal = cJSON_AddObjectToObject(o, "calibration");
     cJSON_AddStringToObject(cal, "method", "max(margin x empirical quantile of the validation scores, the smallest threshold "
                                            "with at most val_false_alarms alarms per turbine-day on the validation rows); "
                                            "validation = normal rows of the training turbines");
     cJSON_AddStringToObject(cal, "rows", ec->pdm_calibrate_train ? "train_val" : "val");
+    cJSON_AddBoolToObject(cal, "turbine_offset", ec->pdm_turbine_offset);
     cJSON_AddNumberToObject(cal, "quantile", ec->pdm_quantile);
     num(cal, "quantile_value", e->quantile_value);
     cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);

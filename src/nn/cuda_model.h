@@ -122,6 +122,12 @@ void gt_cuda_model_lstm_loss_async(gt_cuda_model *m);
 
 /* grads += d(dloss * loss) (dloss: 1/n_micro, or the fp16 loss scale). */
 void gt_cuda_model_backward(gt_cuda_model *m, float dloss);
+/* The gradient-readiness hook of the next backwards (nn/model.h; fn NULL:
+ * none): called on the host as each layer's backward is queued, with the
+ * offset from which the grads are final once the work queued so far on the
+ * model's stream completes (dist/ records an event there before it starts a
+ * bucket's all-reduce on its own stream). */
+void gt_cuda_model_set_grad_ready(gt_cuda_model *m, gt_grad_ready_fn fn, void *ctx);
 void gt_cuda_model_zero_grad(gt_cuda_model *m);
 /* torch.nn.utils.clip_grad_norm_ over the whole grads buffer; returns the
  * norm before clipping (synchronises). max_norm <= 0: norm only. */

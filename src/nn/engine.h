@@ -16,7 +16,8 @@
  *       task objective writes gt_engine_dpred(e) (B, n_y)
  *       gt_engine_backward(e, 1.0f);                     // grads += d objective / d params
  *     all-reduce gt_engine_grads(e) (dist/: MPI for host grads, NCCL on
- *       gt_engine_stream(e) when e->grads_on_device)
+ *       gt_engine_stream(e) when e->grads_on_device), each bucket started
+ *       during the last micro-batch's backward (gt_engine_set_grad_ready)
  *     gt_engine_unscale(e, 1 / loss scale); gt_engine_grad_norm(e); gt_engine_scale_grads(e, c);
  *     gt_engine_adamw_step(e, &opt, lr, step + 1, 0);
  *   checkpoints: gt_engine_pull_state(e), then gt_engine_model(e) (table + host state);
@@ -31,7 +32,8 @@
  * Engines:
  *   GT_ENGINE_HOST  OpenBLAS + the engine's thread pool (nn/ops/cpu/).
  *   GT_ENGINE_CUDA  (CUDA builds only: GT_HAVE_CUDA) one gt_cuda_model
- *                   (nn/cuda_model.h) on the current CUDA device, fp32; its
+ *                   (nn/cuda_model.h) on the current CUDA device, products
+ *                   in cfg->precision (fp32 unless asked), fp32 state; its
  *                   host model is gt_model_create_host_side (no host
  *                   activations). forward copies x up and pred down (the call
  *                   synchronises the model's stream), backward copies dpred
@@ -148,6 +150,14 @@ static inline float *gt_engine_dpred(gt_engine *e) { return e->i->dpred(e); }
  * parameter gradients accumulate over micro-batches. */
 static inline void gt_engine_backward(gt_engine *e, float dloss) { e->i->backward(e, dloss); }
 static inline void gt_engine_zero_grad(gt_engine *e) { e->i->zero_grad(e); }
+/* The gradient-readiness hook of the next backwards (nn/model.h
+ * gt_grad_ready_fn; fn NULL: none): called during backward each time the
+ * gradients from an offset to the end are final (the host engine: computed;
+ * a device engine: queued on gt_engine_stream, final when that work is
+ * done). dist/'s gradient exchange starts each bucket from it (overlap). */
+static inline void gt_engine_set_grad_ready(gt_engine *e, gt_grad_ready_fn fn, void *ctx) {
+    gt_model_set_grad_ready(e->host, fn, ctx);
+}
 /* The gradient buffer (n_params; host or device, see grads_on_device). */
 static inline float *gt_engine_grads(gt_engine *e) { return e->i->grads(e); }
 /* grads *= inv_scale (exact for a power of two; 1 skips the product);

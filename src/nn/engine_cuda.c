@@ -7,9 +7,11 @@
  * host x / pred / dpred of the trainer's objective and eval. The device model
  * holds everything a step touches; a step crosses the bus three times: x up
  * and pred down in forward (which returns after the copy, so the objective
- * can read pred), dpred up in backward. Precision fp32 (GT_PREC_FP32:
- * cuBLAS without TF32), so the engine test compares it with the host engine
- * at fp32 tolerances. */
+ * can read pred), dpred up in backward. Precision: the configuration's
+ * (gt_model_config.precision, train.precision): fp32 by default (cuBLAS
+ * without TF32, so the engine test compares it with the host engine at fp32
+ * tolerances), or bf16 / fp16 / tf32 tensor-core products with fp32 storage,
+ * master weights and optimizer state. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +109,7 @@ static void cuda_backward(gt_engine *e, float dloss) {
     GT_CHECK(e->host->batch > 0, GT_EXIT_INTERNAL, "gt_engine_backward called before gt_engine_forward");
     int tr = gpu_begin(e);
     gt_cuda_model_set_dpred(dm(e), e->host->dpred, 0); /* (B, n_y) up */
+    gt_cuda_model_set_grad_ready(dm(e), e->host->grad_ready, e->host->grad_ready_ctx); /* the host model's hook */
     gt_cuda_model_backward(dm(e), dloss);
     gpu_end(e, tr, "gpu backward");
 }
@@ -181,6 +184,9 @@ static const gt_engine_i g_cuda = {
 void gt_engine_cuda_open(gt_engine *e, const gt_model_config *cfg) {
     e->i = &g_cuda;
     e->host = gt_model_create_host_side(cfg);
-    e->ctx = gt_cuda_model_create(e->host, GT_PREC_FP32);
+    _Static_assert((int)GT_PRECISION_BF16 == (int)GT_PREC_BF16 && (int)GT_PRECISION_FP16 == (int)GT_PREC_FP16 &&
+                       (int)GT_PRECISION_TF32 == (int)GT_PREC_TF32,
+                   "gt_precision and gt_cuda_prec agree");
+    e->ctx = gt_cuda_model_create(e->host, (int)cfg->precision);
     e->grads_on_device = 1;
 }

@@ -49,6 +49,18 @@ static const gt_model_vtable *kind_vtable_checked(gt_model_kind kind) {
     return vt;
 }
 
+static const char *const k_precision_names[] = {"fp32", "bf16", "fp16", "tf32"};
+
+const char *gt_precision_name(gt_precision p) {
+    return (unsigned)p < sizeof k_precision_names / sizeof *k_precision_names ? k_precision_names[p] : "?";
+}
+
+int gt_precision_parse(const char *name) {
+    for (int i = 0; name && i < (int)(sizeof k_precision_names / sizeof *k_precision_names); i++)
+        if (!strcmp(name, k_precision_names[i])) return i;
+    return -1;
+}
+
 void gt_model_config_default(gt_model_config *cfg, gt_model_kind kind) {
     const gt_model_vtable *vt = kind_vtable_checked(kind);
     memset(cfg, 0, sizeof *cfg);

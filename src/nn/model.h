@@ -78,6 +78,18 @@ typedef enum gt_model_kind {
 #define GT_MODEL_MAX_ACTS 512
 #define GT_MODEL_NAME_LEN 48
 
+/* Precision of the matrix products of a GPU engine (values as
+ * nn/ops/cuda/ops_cuda.h's gt_cuda_prec). */
+typedef enum gt_precision {
+    GT_PRECISION_FP32 = 0, /* strict fp32 */
+    GT_PRECISION_BF16 = 1, /* bf16 inputs (fp32 range: no loss scaling needed) */
+    GT_PRECISION_FP16 = 2, /* fp16 inputs: needs dynamic loss scaling (train.amp) */
+    GT_PRECISION_TF32 = 3, /* TF32 tensor cores on fp32 inputs */
+} gt_precision;
+/* "fp32", "bf16", "fp16", "tf32"; parse: -1 if unknown. */
+const char *gt_precision_name(gt_precision p);
+int gt_precision_parse(const char *name);
+
 /* Plain hyper-parameters. Fields a kind does not use are ignored. */
 typedef struct gt_model_config {
     gt_model_kind kind;
@@ -104,6 +116,10 @@ typedef struct gt_model_config {
      * (gt_model_forward_train), probability in [0, 1); 0 = none. Other kinds
      * must leave it 0. */
     float dropout;
+    /* Matrix products on a GPU engine (the host engine computes fp32 always):
+     * products with these inputs on the tensor cores, fp32 accumulation, fp32
+     * storage, master weights, gradients and optimizer state. */
+    gt_precision precision;
 } gt_model_config;
 
 /* Parameter initialisation, PyTorch-like defaults. */
@@ -134,6 +150,10 @@ typedef struct gt_act_tensor {
 } gt_act_tensor;
 
 typedef struct gt_model gt_model;
+
+/* Called during backward when the gradients from element `lo` to the end of
+ * the buffer are final (see gt_model.grad_ready). */
+typedef void (*gt_grad_ready_fn)(void *ctx, size_t lo);
 
 /* Per-layer spans of backward on the run's timeline (train.trace, core/trace.h):
  *   double t = gt_model_span_begin(); ...layer...; gt_model_span_end("bwd conv", t, l);
@@ -186,6 +206,16 @@ struct gt_model {
      * reads the same keys, so it applies the forward's mask. */
     int drop_on;
     uint64_t *drop_base;
+
+    /* Gradient readiness (gt_model_set_grad_ready; NULL: none): during a
+     * backward, grad_ready(ctx, lo) is called each time grads[lo, n_params)
+     * hold their final values for that backward (after each layer). Every
+     * kind's parameters are laid out in forward order, so backward finishes
+     * a suffix of the buffer that grows down to 0. An engine of another
+     * device calls it when the layer's work is queued (dist/ orders its
+     * communication after that work). */
+    gt_grad_ready_fn grad_ready;
+    void *grad_ready_ctx;
 };
 
 /* ------------------------------------------------------------ lifecycle -- */
@@ -266,6 +296,16 @@ float gt_model_loss(gt_model *m, const float *y, const float *mask);
  * 1/n_micro for accumulation, or a loss scale); grads += gradient. */
 void gt_model_backward(gt_model *m, float dloss);
 void gt_model_zero_grad(gt_model *m);
+/* The hook of the next backwards (fn NULL: none); see gt_model.grad_ready. */
+static inline void gt_model_set_grad_ready(gt_model *m, gt_grad_ready_fn fn, void *ctx) {
+    m->grad_ready = fn;
+    m->grad_ready_ctx = ctx;
+}
+/* Kinds: the gradients from g (a pointer into the grads buffer, the first
+ * tensor of the layer just finished) to the end are final. */
+static inline void gt_model_grad_ready(const gt_model *m, const float *g) {
+    if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, (size_t)(g - m->grads));
+}
 /* AdamW on the whole parameter buffer at learning rate lr, step t >= 1
  * (1-based). Weight decay applies to tensors with decay = 1, or to every
  * tensor when decay_all != 0 (plain torch.optim.AdamW(model.parameters())). */

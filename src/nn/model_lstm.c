@@ -144,6 +144,7 @@ static void lstm_backward(gt_model *m, int B) {
     gt_linear_backward(dcur, s->g.head_w, s->g.head_b, m->dpred, s->h[top], s->p.head_w, NULL, NULL, B * s->T,
                        s->H, s->C, GT_ACT_NONE);
     gt_model_span_end("bwd head", t, -1);
+    gt_model_grad_ready(m, s->g.head_w);
     for (int k = top; k >= 0; k--) {
         t = gt_model_span_begin();
         float *dnext = k > 0 ? s->dh[(top - k + 1) & 1] : NULL; /* (B,T,H) d loss / d h^{k-1} */
@@ -152,6 +153,7 @@ static void lstm_backward(gt_model *m, int B) {
                          dcur, inp, s->p.w_ih[k], s->p.w_hh[k], s->h[k], s->c[k], s->gates[k], B, s->T,
                          k == 0 ? s->C : s->H, s->H, s->K);
         gt_model_span_end("bwd lstm", t, k);
+        gt_model_grad_ready(m, s->g.w_ih[k]);
         dcur = dnext;
     }
 }

@@ -182,11 +182,13 @@ static void s2p_cnn_backward(gt_model *m, int B) {
         gt_dropout_apply(s->dfc1, s->dfc1, m->drop_base, B, s->H, gt_dropout_threshold(m->cfg.dropout),
                          gt_dropout_scale(m->cfg.dropout));
     gt_model_span_end("bwd fc2", t, -1);
+    gt_model_grad_ready(m, s->g.fc2_w);
     float *dcur = s->dbuf[0]; /* (B, C_L, W) d loss / d conv_out[L-1] */
     t = gt_model_span_begin();
     gt_linear_backward(dcur, s->g.fc1_w, s->g.fc1_b, s->dfc1, s->conv_out[L - 1], s->p.fc1_w, s->fc1_out,
                        s->fc1_scratch, B, s->C[L] * W, s->H, GT_ACT_RELU);
     gt_model_span_end("bwd fc1", t, -1);
+    gt_model_grad_ready(m, s->g.fc1_w);
     for (int l = L - 1; l >= 0; l--) {
         t = gt_model_span_begin();
         float *dnext = (l > 0) ? s->dbuf[(L - l) & 1] : NULL; /* (B, C_l, W); input grad not needed */
@@ -194,6 +196,7 @@ static void s2p_cnn_backward(gt_model *m, int B) {
         gt_conv1d_backward(dnext, s->g.conv_w[l], s->g.conv_b[l], dcur, inp, s->p.conv_w[l], s->conv_out[l],
                            s->conv_scratch, B, s->C[l], s->C[l + 1], W, s->K[l], GT_ACT_RELU);
         gt_model_span_end("bwd conv", t, l);
+        gt_model_grad_ready(m, s->g.conv_w[l]);
         dcur = dnext;
     }
 }

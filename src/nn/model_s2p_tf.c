@@ -399,18 +399,22 @@ static void s2p_tf_backward(gt_model *m, int B) {
     gt_layernorm_backward(s->dmid, s->g.lnf_w, s->g.lnf_b, s->dlnf, s->hmid, s->p.lnf_w, s->lnf_mean,
                           s->lnf_rstd, B, d);
     gt_model_span_end("bwd head", t, -1);
+    gt_model_grad_ready(m, s->g.lnf_w);
     t = gt_model_span_begin();
     last_block_backward(s, B);
     gt_model_span_end("bwd block", t, s->N - 1);
+    gt_model_grad_ready(m, s->g.blk[s->N - 1].ln1_w);
     for (int l = s->N - 2; l >= 0; l--) {
         t = gt_model_span_begin();
         block_backward(s, l, B);
         gt_model_span_end("bwd block", t, l);
+        gt_model_grad_ready(m, s->g.blk[l].ln1_w);
     }
     /* embedding: h0 = x embed_w^T + embed_b + pos */
     for (int b = 0; b < B; b++) add_to(s->g.pos, s->g.pos, s->dres + (size_t)b * L * d, (size_t)L * d);
     gt_linear_backward(NULL, s->g.embed_w, s->g.embed_b, s->dres, m->x, s->p.embed_w, NULL, NULL, B * L,
                        s->n_in, d, GT_ACT_NONE);
+    gt_model_grad_ready(m, s->g.embed_w);
 }
 
 static void s2p_tf_free(gt_model *m) {

@@ -35,7 +35,7 @@ const gt_task_i *gt_task_for_file(const char *file, MPI_Comm comm) {
 
 void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *ds, const gt_model_config *mc,
                       size_t n_y, float *ybuf, float *mbuf) {
-    free(tc->thr);
+    gt_task_ctx_free(tc);
     memset(tc, 0, sizeof *tc);
     tc->i = task;
     tc->loss = mc->loss;
@@ -48,6 +48,14 @@ void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *
     tc->C = gt_dataset_n_targets(ds);
     tc->ybuf = ybuf;
     tc->mbuf = mbuf;
+    int n_in, n_tg;
+    const uint8_t *role = gt_dataset_nbm_roles(ds, &n_in, &n_tg);
+    if (role) { /* pdm nbm: the model sees a copy of the window with the targets zeroed */
+        tc->role = GT_MALLOC((size_t)(tc->C > 0 ? tc->C : 1));
+        memcpy(tc->role, role, (size_t)tc->C);
+        tc->n_role_tg = n_tg;
+        tc->xbuf = GT_MALLOC(sizeof(float) * (size_t)(mc->max_batch > 0 ? mc->max_batch : 1) * tc->n_x);
+    }
     if (tc->gated) { /* on-thresholds in the (possibly restored) normalised units */
         tc->thr = GT_MALLOC(sizeof(float) * (tc->n_y_ds ? tc->n_y_ds : 1));
         for (size_t a = 0; a < tc->n_y_ds; a++) tc->thr[a] = gt_dataset_on_threshold(ds, (int)a);
@@ -55,8 +63,10 @@ void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *
 }
 
 void gt_task_ctx_free(gt_task_ctx *tc) {
-    free(tc->thr);
+    free(tc->thr), free(tc->role), free(tc->xbuf);
     tc->thr = NULL;
+    tc->role = NULL;
+    tc->xbuf = NULL;
 }
 
 double gt_task_objective(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y, const float *mask,

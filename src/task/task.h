@@ -16,6 +16,7 @@
  *   task->shape_model(&mc, &dcfg, gt_dataset_n_targets(ds));
  *   gt_task_ctx tc; gt_task_ctx_init(&tc, task, ds, &mc, n_y, micro buffers);
  *   per micro-batch: gt_task_targets(&tc, x, y, mask, B, &yt, &mt);
+ *                    pred = gt_engine_forward(e, gt_task_input(&tc, x, B), B);
  *                    S += gt_task_objective(&tc, dpred, pred, yt, mt, B, coef);
  *
  * Adding a task: a file kind in io/format.h, a gt_task value in
@@ -52,6 +53,12 @@ typedef struct gt_task_i {
     gt_dataset *(*open)(const char *file, const gt_data_config *dc, MPI_Comm comm);
     /* Model input/output widths from the file: window, n_in, n_out. */
     void (*shape_model)(gt_model_config *mc, const gt_data_config *dc, int n_targets);
+    /* The model's input for B samples starting at x (as filled by the
+     * dataset): x itself, or a copy in the ctx's buffer with the channels the
+     * model must not see set to 0 (pdm nbm: the condition channels it
+     * predicts). Call gt_task_targets first: the forward may overwrite x
+     * when x is the engine's own input buffer. */
+    const float *(*input)(gt_task_ctx *tc, const float *x, int B);
     /* The targets of B samples starting at x: the dataset's y/mask (dy, dm,
      * B x n_y_ds) or targets derived from x (into the ctx's buffers). */
     void (*targets)(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B, const float **y,
@@ -73,6 +80,9 @@ struct gt_task_ctx {
     int T, C;       /* pdm: window and channels */
     float *thr;     /* gated: (n_y_ds) on-thresholds in normalised units; owned */
     float *ybuf, *mbuf; /* (micro, n_y) derived targets; borrowed from the caller */
+    uint8_t *role;      /* pdm nbm: (C) gt_nbm_role of each channel; owned; NULL: next-step targets */
+    int n_role_tg;      /* pdm nbm: target channels */
+    float *xbuf;        /* pdm nbm: (max_batch, n_x) the model input; owned */
 };
 
 extern const gt_task_i gt_task_nilm;
@@ -88,11 +98,16 @@ const gt_task_i *gt_task_for_kind(gt_file_kind k);
 
 /* Bind a task to a model (mc, its prediction width n_y) and dataset; ybuf and
  * mbuf (micro x n_y each) hold derived targets. Refreshes the gated head's
- * thresholds from the dataset's (possibly restored) statistics. */
+ * thresholds from the dataset's (possibly restored) statistics, and takes the
+ * dataset's channel roles (pdm nbm) with an input buffer of mc->max_batch
+ * samples. */
 void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *ds, const gt_model_config *mc,
                       size_t n_y, float *ybuf, float *mbuf);
 void gt_task_ctx_free(gt_task_ctx *tc);
 
+static inline const float *gt_task_input(gt_task_ctx *tc, const float *x, int B) {
+    return tc->i->input(tc, x, B);
+}
 static inline void gt_task_targets(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B,
                                    const float **y, const float **mask) {
     tc->i->targets(tc, x, dy, dm, B, y, mask);

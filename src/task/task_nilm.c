@@ -35,6 +35,11 @@ static void nilm_shape_model(gt_model_config *mc, const gt_data_config *dc, int 
     mc->n_out = mc->gated ? 2 * n_targets : n_targets;
 }
 
+static const float *nilm_input(gt_task_ctx *tc, const float *x, int B) {
+    (void)tc, (void)B;
+    return x;
+}
+
 static void nilm_targets(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B, const float **y,
                          const float **mask) {
     (void)tc, (void)x, (void)B;
@@ -58,6 +63,7 @@ const gt_task_i gt_task_nilm = {
     .check_model = nilm_check_model,
     .open = nilm_open,
     .shape_model = nilm_shape_model,
+    .input = nilm_input,
     .targets = nilm_targets,
     .target_count = nilm_target_count,
 };

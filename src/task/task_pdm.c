@@ -1,8 +1,22 @@
 /* task/task_pdm.c: wind-turbine anomaly detection. A window of T steps of
- * the C sensor channels; the target of step t is the input at t + 1
- * (next-step prediction), so a sequence model (lstm) learns normal
- * behaviour and its prediction error is the anomaly score (eval/). */
+ * the C sensor channels and one of two objectives (data.pdm_target):
+ *   next  the target of step t is the input at t + 1 (next-step prediction),
+ *         so a sequence model (lstm) learns normal behaviour and its
+ *         prediction error is the anomaly score (eval/);
+ *   nbm   a normal-behaviour model: the targets are the condition channels
+ *         (temperatures, pressures, ...) at every step t, the input is the
+ *         window with those channels set to 0 (gt_data_nbm_input), so the
+ *         model predicts what the operating channels (wind, power, rotor
+ *         speed, ambient temperature, ...) of steps 0..t say the condition
+ *         should be; the residual is the anomaly score.
+ * Both keep the model's shape (n_in = n_out = C): nbm masks the other
+ * channels out of the loss, so a run, a checkpoint and eval need nothing
+ * else to tell them apart than the stored data.pdm_target. */
+#include <string.h>
+
 #include "core/check.h"
+#include "core/check_mpi.h"
+#include "core/log.h"
 #include "nn/model_lstm.h"
 #include "task/task.h"
 
@@ -16,7 +30,20 @@ static void pdm_check_model(const gt_model_config *mc, const char *file) {
 
 static gt_dataset *pdm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
     gt_pdm_shard *sh = gt_pdm_shard_read(file, comm);
-    return gt_dataset_pdm(sh, dc, comm);
+    gt_dataset *ds = gt_dataset_pdm(sh, dc, comm);
+    int n_in, n_tg;
+    if (gt_dataset_nbm_roles(ds, &n_in, &n_tg)) { /* the same roles on every rank: they come from the file's channels */
+        GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
+                 "%s: data.pdm_target = nbm needs operating channels to predict from and condition channels to "
+                 "predict; the file has %d input and %d target channels (data.nbm_inputs = %s, data.nbm_targets = %s)",
+                 file, n_in, n_tg, dc->nbm_inputs, dc->nbm_targets);
+        int rank;
+        MPI_CHECK(MPI_Comm_rank(comm, &rank));
+        if (rank == 0)
+            GT_INFO("data: normal-behaviour model: %d condition channels predicted from %d operating channels (%d "
+                    "unused)", n_tg, n_in, sh->n_channels - n_in - n_tg);
+    }
+    return ds;
 }
 
 static void pdm_shape_model(gt_model_config *mc, const gt_data_config *dc, int n_targets) {
@@ -24,15 +51,32 @@ static void pdm_shape_model(gt_model_config *mc, const gt_data_config *dc, int n
     mc->n_in = mc->n_out = n_targets;
 }
 
+static const float *pdm_input(gt_task_ctx *tc, const float *x, int B) {
+    if (!tc->role) return x;
+    memcpy(tc->xbuf, x, sizeof(float) * (size_t)B * tc->n_x);
+    gt_data_nbm_input(tc->xbuf, (int64_t)B * tc->T, tc->C, tc->role);
+    return tc->xbuf;
+}
+
+/* nbm: y (B,T,C) = x (the same step), mask 1 on the target channels at every
+ * step: the model has seen the operating channels of steps 0..t */
+static void nbm_targets(float *y, float *mask, const float *x, int B, int T, int C, const uint8_t *role) {
+    const size_t n = (size_t)B * T * C;
+    memcpy(y, x, sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) mask[i] = role[i % (size_t)C] == GT_NBM_TARGET ? 1.0f : 0.0f;
+}
+
 static void pdm_targets(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B, const float **y,
                         const float **mask) {
     (void)dy, (void)dm;
-    gt_model_lstm_targets(tc->ybuf, tc->mbuf, x, B, tc->T, tc->C);
+    if (tc->role) nbm_targets(tc->ybuf, tc->mbuf, x, B, tc->T, tc->C, tc->role);
+    else gt_model_lstm_targets(tc->ybuf, tc->mbuf, x, B, tc->T, tc->C);
     *y = tc->ybuf;
     *mask = tc->mbuf;
 }
 
 static double pdm_target_count(const gt_task_ctx *tc, const gt_batch *b) {
+    if (tc->role) return (double)b->n * (double)tc->T * (double)tc->n_role_tg;
     return (double)b->n * (double)(tc->T - 1) * (double)tc->C;
 }
 
@@ -45,6 +89,7 @@ const gt_task_i gt_task_pdm = {
     .check_model = pdm_check_model,
     .open = pdm_open,
     .shape_model = pdm_shape_model,
+    .input = pdm_input,
     .targets = pdm_targets,
     .target_count = pdm_target_count,
 };

@@ -11,24 +11,20 @@
 
 #define BENCH_WARM 3
 
-/* Best of reps runs on comm with global batch g_batch; returns samples/s and the stall. */
-static void measure(const gt_train_config *base, int64_t g_batch, int reps, MPI_Comm comm, double *rate,
-                    double *stall, int64_t *pipeline_bytes) {
+/* One run on comm with global batch g_batch; keeps the best samples/s (and its stall). */
+static void measure(const gt_train_config *base, int64_t g_batch, MPI_Comm comm, double *rate, double *stall,
+                    int64_t *pipeline_bytes) {
     gt_train_config c = *base;
     c.batch = g_batch;
     c.micro_batch = base->micro_batch > 0 ? base->micro_batch : base->batch; /* same work per forward */
-    *rate = 0;
-    *stall = 1;
-    for (int r = 0; r < reps; r++) {
-        gt_train_result res;
-        gt_train_run(&c, comm, &res);
-        if (res.samples_per_s > *rate) {
-            *rate = res.samples_per_s;
-            *stall = res.data_stall;
-        }
-        *pipeline_bytes = res.pipeline_bytes;
-        gt_train_result_free(&res);
+    gt_train_result res;
+    gt_train_run(&c, comm, &res);
+    if (res.samples_per_s > *rate) {
+        *rate = res.samples_per_s;
+        *stall = res.data_stall;
     }
+    *pipeline_bytes = res.pipeline_bytes;
+    gt_train_result_free(&res);
 }
 
 int gt_train_bench_run(const gt_train_config *cfg, int reps, MPI_Comm comm, FILE *out) {
@@ -50,20 +46,31 @@ int gt_train_bench_run(const gt_train_config *cfg, int reps, MPI_Comm comm, FILE
     c.time_budget_min = 0;
     openblas_set_num_threads(1);
 
-    /* 1 rank x 1 thread: rank 0 alone, the others wait */
-    double rate1 = 0, stall1 = 0, rateP = 0, stallP = 0;
-    int64_t bytes1 = 0, bytesP = 0;
+    /* 1 rank x 1 thread (rank 0 alone, the others wait), then P ranks x 1
+     * thread with the same per-rank batch as configured and, side by side,
+     * with the gradient all-reduce after backward (train.overlap=false) and
+     * with neither balanced batches nor overlap (train.balance=false): the
+     * variants interleaved in each repetition, best of reps each. */
+    enum { V_SOLO, V_CONF, V_NO_OVERLAP, V_NEITHER, V_N };
+    gt_train_config v[V_N];
+    for (int i = 0; i < V_N; i++) v[i] = c;
+    v[V_NO_OVERLAP].overlap = 0;
+    v[V_NEITHER].overlap = 0, v[V_NEITHER].balance = 0;
+    const int compare = size > 1 && c.overlap && c.balance;
+    double rate[V_N] = {0}, stall[V_N] = {0};
+    int64_t bytes[V_N] = {0};
     MPI_Comm solo;
     MPI_CHECK(MPI_Comm_split(comm, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo));
-    if (rank == 0) {
-        measure(&c, c.batch, reps, solo, &rate1, &stall1, &bytes1);
-        MPI_Comm_free(&solo);
+    for (int r = 0; r < reps; r++) {
+        if (rank == 0) measure(&v[V_SOLO], c.batch, solo, &rate[V_SOLO], &stall[V_SOLO], &bytes[V_SOLO]);
+        gt_dist_barrier(comm);
+        for (int i = V_CONF; i < (compare ? V_N : V_CONF + 1); i++)
+            measure(&v[i], c.batch * size, comm, &rate[i], &stall[i], &bytes[i]);
     }
-    gt_dist_barrier(comm);
-    /* P ranks x 1 thread, same per-rank batch */
-    measure(&c, c.batch * size, reps, comm, &rateP, &stallP, &bytesP);
+    if (rank == 0) MPI_Comm_free(&solo);
 
     if (rank == 0) {
+        const double rate1 = rate[V_SOLO], rateP = rate[V_CONF];
         double eff = rate1 > 0 ? rateP / (size * rate1) : 0;
         fprintf(out,
                 "bench train: %s, %lld steps (%d warm-up), per-rank batch %lld, best of %d\n"
@@ -71,8 +78,13 @@ int gt_train_bench_run(const gt_train_config *cfg, int reps, MPI_Comm comm, FILE
                 "  %d ranks x 1 thread: %10.1f samples/s  data stall %5.2f%%  pipeline %.1f MiB/rank\n"
                 "  weak-scaling efficiency %.3f (target >= 0.9); data stall %.2f%% (target < 2%%)\n",
                 gt_model_kind_name(c.model.kind), (long long)c.max_steps, BENCH_WARM, (long long)c.batch, reps,
-                rate1, 100 * stall1, bytes1 / 1048576.0, size, rateP, 100 * stallP, bytesP / 1048576.0, eff,
-                100 * stallP);
+                rate1, 100 * stall[V_SOLO], bytes[V_SOLO] / 1048576.0, size, rateP, 100 * stall[V_CONF],
+                bytes[V_CONF] / 1048576.0, eff, 100 * stall[V_CONF]);
+        static const char *const what[V_N] = {"", "", "all-reduce after backward (train.overlap=false)",
+                                              "neither balanced batches nor overlap (train.balance=false)"};
+        for (int i = V_NO_OVERLAP; compare && i < V_N; i++)
+            fprintf(out, "  %d ranks, %s: %10.1f samples/s, efficiency %.3f; as configured x%.3f of it\n", size,
+                    what[i], rate[i], rate1 > 0 ? rate[i] / (size * rate1) : 0, rate[i] > 0 ? rateP / rate[i] : 0);
         fflush(out);
     }
     return 0;

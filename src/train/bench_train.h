@@ -5,7 +5,10 @@
  * of P ranks x 1 thread with the same PER-RANK batch (weak scaling: the P-rank
  * global batch is P x train.batch). Prints both, the weak-scaling efficiency
  * rate_P / (P rate_1) (target >= 0.9) and the data stall (time waiting for
- * the loader / wall time, max over ranks; target < 2%). Steps: train.max_steps
+ * the loader / wall time, max over ranks; target < 2%); with train.overlap
+ * and train.balance on (the defaults), also P ranks with the gradient
+ * all-reduce after backward and P ranks with neither, the variants
+ * interleaved in each repetition. Steps: train.max_steps
  * (default 30 when unset), of which the first 3 are warm-up and not measured;
  * no run directory, checkpoints or validation-driven stopping. */
 #ifndef GT_TRAIN_BENCH_TRAIN_H

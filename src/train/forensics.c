@@ -28,9 +28,9 @@ static int sample_reason(trainer *t, const float *x, const float *yd, const floa
     if (yd)
         for (size_t j = 0; j < tc->n_y_ds; j++)
             if (md[j] != 0.0f && !isfinite(yd[j])) return 1;
-    const float *pred = gt_engine_forward(t->e, x, 1);
     const float *y, *mask;
     gt_task_targets(tc, x, yd, md, 1, &y, &mask);
+    const float *pred = gt_engine_forward(t->e, gt_task_input(tc, x, 1), 1);
     /* as float on purpose: an fp32 overflow is what we look for */
     float l = (float)gt_task_objective(tc, NULL, pred, y, mask, 1, 0.0f), cnt = 0.0f;
     for (size_t j = 0; j < tc->n_t; j++) cnt += mask ? mask[j] : 1.0f;

@@ -132,6 +132,7 @@ static void write_merged(const trainer *t, const char *all, int64_t n_all, int64
         add_meta(meta, "process_sort_index", rank, 0, "sort_index", NULL, rank);
         add_meta(meta, "thread_name", rank, 0, "name", "training loop", 0);
         add_meta(meta, "thread_name", rank, 1, "name", "prefetch thread", 0);
+        if (t->size > 1) add_meta(meta, "thread_name", rank, GT_TRACE_TID_COMM, "name", "gradient exchange", 0);
         if (gpu) add_meta(meta, "thread_name", rank, GT_TRACE_TID_GPU, "name", "GPU stream (CUDA events)", 0);
         cJSON_AddItemToArray(dropped, cJSON_CreateNumber(cJSON_GetObjectItem(h, "dropped")->valuedouble));
         cJSON_Delete(h);

@@ -12,6 +12,7 @@
 
 #include "data/loader.h"
 #include "dist/comm.h"
+#include "dist/grads.h"
 #include "nn/engine.h"
 #include "nn/telemetry.h"
 #include "task/task.h"
@@ -20,7 +21,7 @@
 #include "train/device.h"
 #include "train/trainer.h"
 
-enum { EV_READ, EV_DATA_WAIT, EV_FORWARD, EV_BACKWARD, EV_ALLREDUCE, EV_OPTIMIZER, EV_EVAL, EV_CHECKPOINT, EV_N };
+enum { EV_READ, EV_DATA_WAIT, EV_BALANCE, EV_FORWARD, EV_BACKWARD, EV_ALLREDUCE, EV_OPTIMIZER, EV_EVAL, EV_CHECKPOINT, EV_N };
 
 /* What the phases share: set up once, then read by every step. */
 typedef struct trainer {
@@ -35,6 +36,9 @@ typedef struct trainer {
     gt_dist_place *place;   /* (size) every rank's node, node-local rank and GPU */
     int n_nodes;
     gt_engine *e;
+    int fp16;               /* fp16 products on the GPU: the loss scaler is on whatever train.amp says */
+    char precision_text[64];/* for the log: "bf16 products, fp32 state" ... */
+    gt_dist_grads *gx;      /* the gradient exchange (buckets planned from the parameter table) */
     gt_loader *ld;
     int64_t micro;          /* the engine's max_batch */
     float *vy, *vm;         /* (micro, n_y_ds) validation targets from the dataset */

@@ -38,7 +38,7 @@
 /* Gradient all-reduce buckets: large enough to amortise latency, small enough
  * that several are in flight at once. */
 
-static const char *const g_ev_names[EV_N] = {"read", "data_wait", "forward", "backward",
+static const char *const g_ev_names[EV_N] = {"read", "data_wait", "balance", "forward", "backward",
                                              "allreduce", "optimizer", "eval", "checkpoint"};
 
 void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
@@ -64,6 +64,8 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->epochs = GT_TRAIN_DEFAULT_EPOCHS;
     c->seed = GT_TRAIN_DEFAULT_SEED;
     c->prefetch = 1; /* the CLI's default is auto (-1) */
+    c->overlap = 1;
+    c->balance = 1;
     c->nan_max_bad = GT_TRAIN_DEFAULT_NAN_MAX_BAD;
     c->log_every = GT_TRAIN_DEFAULT_LOG_EVERY;
     c->checkpoint_minutes = GT_TRAIN_DEFAULT_CHECKPOINT_MINUTES;
@@ -214,6 +216,42 @@ static float resolve_dropout(const trainer *t, float dropout) {
 
 /* The replica on every rank (init from the seed, then rank 0's broadcast)
  * and the micro-batch buffers, one block of the size the planner counts. */
+/* train.precision: a GPU engine's products; the CPU engine computes fp32. */
+static void resolve_precision(trainer *t, gt_model_config *mc) {
+    if (t->dev.engine == GT_ENGINE_HOST && mc->precision != GT_PRECISION_FP32) {
+        if (t->rank == 0)
+            GT_WARN("train.precision=%s applies to GPU engines; the CPU engine computes in fp32",
+                    gt_precision_name(mc->precision));
+        mc->precision = GT_PRECISION_FP32;
+    }
+    t->fp16 = mc->precision == GT_PRECISION_FP16;
+    snprintf(t->precision_text, sizeof t->precision_text, "%s%s%s", gt_precision_name(mc->precision),
+             mc->precision == GT_PRECISION_FP32 ? "" : " products (fp32 state)",
+             t->cfg->amp || t->fp16 ? " + dynamic loss scaling" : "");
+}
+
+/* The gradient exchange (dist/grads.h): buckets of whole tensors planned
+ * from the parameter table, started from backward's readiness hook. */
+static void setup_exchange(trainer *t) {
+    const gt_train_config *cfg = t->cfg;
+    const gt_model *m = gt_engine_model(t->e);
+    size_t *starts = GT_MALLOC((size_t)m->n_tensors * sizeof *starts);
+    for (int i = 0; i < m->n_tensors; i++) starts[i] = m->tensors[i].offset;
+    t->gx = gt_dist_grads_create(starts, m->n_tensors, m->n_params,
+                                 cfg->bucket_bytes > 0 ? (size_t)cfg->bucket_bytes : GT_TRAIN_BUCKET_BYTES,
+                                 t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
+    gt_dist_grads_set_overlap(t->gx, cfg->overlap);
+    free(starts);
+    if (t->rank != 0 || t->size == 1) return;
+    size_t lo, hi;
+    const int nb = gt_dist_grads_n_buckets(t->gx);
+    gt_dist_grads_bucket(t->gx, 0, &lo, &hi);
+    gt_log(cfg->quiet ? GT_LOG_DEBUG : GT_LOG_INFO, "dist: gradient all-reduce in %d bucket%s (the first %.1f MiB), %s",
+           nb, nb == 1 ? "" : "s", (hi - lo) * sizeof(float) / 1048576.0,
+           cfg->overlap ? "each started as backward produces it (train.overlap)"
+                        : "after backward (train.overlap=false)");
+}
+
 static void build_model(trainer *t) {
     const gt_train_config *cfg = t->cfg;
     gt_model_config mc = cfg->model;
@@ -221,6 +259,7 @@ static void build_model(trainer *t) {
     t->micro = cfg->micro_batch > 0 && cfg->micro_batch < cfg->batch ? cfg->micro_batch : cfg->batch;
     GT_CHECK(t->micro <= INT_MAX, GT_EXIT_USAGE, "train.micro_batch too large");
     mc.max_batch = (int)t->micro;
+    resolve_precision(t, &mc);
     mc.dropout = resolve_dropout(t, mc.dropout);
     check_memory(t, &mc);
     t->e = gt_engine_create(t->dev.engine, &mc);
@@ -234,6 +273,7 @@ static void build_model(trainer *t) {
     gt_model *m = gt_engine_model(t->e);
     gt_dist_broadcast(m->params, m->n_params, t->comm); /* identical from the start, whatever happened */
     gt_engine_push_state(t->e);
+    setup_exchange(t);
 
     const size_t mb = (size_t)t->micro, nyd = n_y_ds ? n_y_ds : 1;
     t->vidx = GT_CALLOC((size_t)gt_plan_micro_buffer_bytes(t->micro, (int64_t)n_y, (int64_t)n_y_ds), 1);
@@ -248,7 +288,7 @@ static void build_model(trainer *t) {
 /* Fresh state, or the newest valid checkpoint of the run directory. */
 static void restore_state(trainer *t) {
     const gt_train_config *cfg = t->cfg;
-    gt_amp_init(&t->amp, cfg->amp, 0, 0);
+    gt_amp_init(&t->amp, cfg->amp || t->fp16, 0, 0); /* fp16 products need dynamic loss scaling */
     t->ts.best_val = INFINITY;
     t->ts.best_step = -1;
     t->ts.loss_scale = t->amp.scale;
@@ -324,8 +364,7 @@ static void plan_schedule(trainer *t) {
             "%lld batches/epoch, %lld steps%s, precision %s, engine %s",
             gt_model_kind_name(cfg->model.kind), gt_engine_n_params(t->e), (long long)n_train, (long long)cfg->batch,
             (long long)t->micro, (long long)t->bpe, (long long)t->total_steps,
-            t->total_steps ? "" : " (until the time budget)", t->amp.enabled ? "fp32 + dynamic loss scaling" : "fp32",
-            t->e->i->name);
+            t->total_steps ? "" : " (until the time budget)", t->precision_text, t->e->i->name);
 }
 
 /* ------------------------------------------------------------ phases -- */
@@ -344,9 +383,9 @@ static double validate(trainer *t) {
         int64_t n = gt_dataset_local_range(t->ds, GT_SPLIT_VAL, first, want, t->vidx);
         if (n <= 0) break;
         gt_dataset_fill(t->ds, GT_SPLIT_VAL, t->vidx, n, x, t->vy, t->vm, NULL);
-        const float *pred = gt_engine_forward(e, x, (int)n);
-        const float *y, *mask;
+        const float *y, *mask; /* targets first: x is the engine's input buffer, which the forward may refill */
         gt_task_targets(&t->tc, x, t->vy, t->vm, (int)n, &y, &mask);
+        const float *pred = gt_engine_forward(e, gt_task_input(&t->tc, x, (int)n), (int)n);
         acc[0] += gt_task_objective(&t->tc, NULL, pred, y, mask, (int)n, 0.0f);
         size_t ne = (size_t)n * t->tc.n_t;
         for (size_t i = 0; i < ne; i++) acc[1] += mask ? mask[i] : 1.0f;
@@ -414,9 +453,11 @@ static double compute_gradients(trainer *t, const gt_batch *b, float coef) {
     gt_task_ctx *tc = &t->tc;
     const int own_targets = tc->n_y_ds > 0;
     gt_engine_zero_grad(e);
+    gt_dist_grads_begin(t->gx, gt_engine_grads(e));
     double S = 0;
     for (int64_t off = 0; off < b->n; off += t->micro) {
         int B = (int)(b->n - off < t->micro ? b->n - off : t->micro);
+        const int last = off + B >= b->n; /* its backward finishes the gradients: buckets start as layers do */
         const float *x = b->x + (size_t)off * tc->n_x;
         gt_event_begin(t->ev[EV_FORWARD]);
         /* dropout masks keyed by (seed, step, window): the same on any number of
@@ -424,14 +465,16 @@ static double compute_gradients(trainer *t, const gt_batch *b, float coef) {
         for (int i = 0; i < B; i++)
             t->drop_ids[i] = gt_dropout_sample_id(b->refs[off + i].file_index, b->refs[off + i].start);
         const gt_dropout_key key = {.seed = t->cfg->seed, .step = t->ts.step, .ids = t->drop_ids};
-        const float *pred = gt_engine_forward_train(e, x, B, &key);
         const float *y, *mask;
         gt_task_targets(tc, x, own_targets ? b->y + (size_t)off * tc->n_y_ds : NULL,
                         own_targets ? b->mask + (size_t)off * tc->n_y_ds : NULL, B, &y, &mask);
+        const float *pred = gt_engine_forward_train(e, gt_task_input(tc, x, B), B, &key);
         S += gt_task_objective(tc, gt_engine_dpred(e), pred, y, mask, B, coef);
         gt_event_end(t->ev[EV_FORWARD]);
         gt_event_begin(t->ev[EV_BACKWARD]);
+        if (last) gt_engine_set_grad_ready(e, gt_dist_grads_ready, t->gx);
         gt_engine_backward(e, 1.0f);
+        if (last) gt_engine_set_grad_ready(e, NULL, NULL);
         gt_event_end(t->ev[EV_BACKWARD]);
     }
     return S;
@@ -481,6 +524,11 @@ static void train_one_step(trainer *t, train_clock *k, train_step *s) {
     s->wait = gt_loader_next(t->ld, &s->b);
     const gt_batch *b = s->b;
     gt_event_add(t->ev[EV_DATA_WAIT], s->wait, 1);
+    if (cfg->balance && t->size > 1) { /* every rank g_batch/P (+1) samples: no step waits for the largest share */
+        gt_event_begin(t->ev[EV_BALANCE]);
+        gt_loader_balance(t->ld, b, t->comm);
+        gt_event_end(t->ev[EV_BALANCE]);
+    }
     GT_ASSERT(b->epoch == t->ts.epoch && b->k == t->ts.batch_k);
     t->ts.batch_k = b->k + 1;
     if (t->ts.batch_k >= t->bpe) {
@@ -498,8 +546,7 @@ static void train_one_step(trainer *t, train_clock *k, train_step *s) {
 
     /* all-reduce: gradient sum, then the loss sum and rank 0's clock decisions */
     gt_event_begin(t->ev[EV_ALLREDUCE]);
-    gt_dist_allreduce_grads(gt_engine_grads(t->e), gt_engine_n_params(t->e), GT_TRAIN_BUCKET_BYTES,
-                            t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
+    gt_dist_grads_finish(t->gx); /* the buckets not started during backward, then all complete */
     double red[3] = {S, 0, 0};
     if (t->rank == 0) {
         double now = gt_now();
@@ -769,6 +816,7 @@ static void trainer_free(trainer *t) {
     if (t->metrics) fclose(t->metrics);
     gt_train_unlock_run_dir(t);
     gt_loader_free(t->ld);
+    gt_dist_grads_free(t->gx);
     gt_engine_free(t->e);
     gt_dataset_free(t->ds);
     gt_task_ctx_free(&t->tc);

@@ -62,7 +62,7 @@
 #define GT_TRAIN_DEFAULT_EPS 1e-8
 #define GT_TRAIN_DEFAULT_CLIP 1.0
 #define GT_TRAIN_DEFAULT_BATCH 256
-/* gradient all-reduce bucket (dist/allreduce.h); `gridtrain plan` times the same */
+/* default gradient all-reduce bucket (train.bucket, dist/grads.h); `gridtrain plan` times the same size */
 #define GT_TRAIN_BUCKET_BYTES ((size_t)4 << 20)
 #define GT_TRAIN_DEFAULT_EPOCHS 10
 /* Small-data defaults (docs/training.md "Small datasets" has the evidence):
@@ -121,6 +121,9 @@ typedef struct gt_train_config {
     uint64_t seed;
     int prefetch;           /* 1: background prefetch thread, 0: fill in the loop, -1: auto
                                (on when the node has a spare core per rank) */
+    int balance;            /* 1: the global batch is split evenly over the ranks each step (dist/balance.h) */
+    int overlap;            /* 1: each gradient bucket's all-reduce starts during backward (dist/grads.h) */
+    int64_t bucket_bytes;   /* gradient all-reduce bucket (whole tensors, from the top); 0 = GT_TRAIN_BUCKET_BYTES */
     int nan_max_bad;        /* K consecutive non-finite steps -> GT_EXIT_NUMERIC */
     int amp;                /* dynamic loss scaler on (compute stays fp32 on both engines) */
     gt_device_request device; /* auto (default: a GPU when one is usable), cpu or cuda (train/device.h) */

@@ -1,8 +1,10 @@
 /* tests/data/test_data_channels.c: the channel kinds the PdM spike test goes
  * by (gt_data_channel_kind) for the names and units of the synthetic gearbox
  * files and of CARE to Compare's SCADA exports (anonymised names, units from
- * feature_description.csv in UTF-8 or Latin-1), and data.spike_channels
- * (auto, all, none, name patterns). */
+ * feature_description.csv in UTF-8 or Latin-1), data.spike_channels
+ * (auto, all, none, name patterns), and the channel roles of a
+ * normal-behaviour model (data.pdm_target = nbm: gt_data_nbm_roles with auto
+ * and name patterns, gt_data_nbm_input). */
 #include <string.h>
 
 #include "data/dataset.h"
@@ -54,5 +56,50 @@ int main(void) {
     TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", "degC"));
     TEST_CHECK(gt_data_spike_channel(&c, "vib_generator_rms", "mm/s"));
     TEST_CHECK(!gt_data_spike_channel(&c, "gearbox_oil_pressure", "bar"));
+
+    /* nbm roles: the channels of tests/import/realistic.py care() and of a CARE export */
+    static const gt_io_channel ch[] = {
+        {"wind_speed_3_avg", "m/s"}, {"wind_speed_3_std", "m/s"}, {"power_29_max", "kW"},
+        {"sensor_rotor_rpm_avg", "rpm"}, {"sensor_pitch_avg", "\xc2\xb0"}, {"sensor_ambient_avg", "\xc2\xb0" "C"},
+        {"sensor_gearbox_bearing_avg", "\xc2\xb0" "C"}, {"sensor_gearbox_bearing_max", "\xc2\xb0" "C"},
+        {"sensor_hydraulic_avg", "bar"}, {"sensor_energy", "kWh"}, {"sensor_5", "kWh"}, {"sensor_11_avg", "\xb0" "C"},
+        {"vib_gearbox_hss_rms", "mm/s"}, {"operating_hours", "h"}};
+    enum { NCH = sizeof ch / sizeof ch[0] };
+    static const uint8_t want[NCH] = {GT_NBM_INPUT,  GT_NBM_INPUT,  GT_NBM_INPUT,  GT_NBM_INPUT,  GT_NBM_INPUT,
+                                      GT_NBM_INPUT,  GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_UNUSED,
+                                      GT_NBM_UNUSED, GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_UNUSED};
+    uint8_t role[NCH];
+    int n_in, n_tg;
+    gt_data_config_defaults(&c, GT_TASK_PDM);
+    TEST_CHECK(c.pdm_target == GT_PDM_TARGET_NEXT && !strcmp(c.nbm_inputs, "auto") && !strcmp(c.nbm_targets, "auto"));
+    gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
+    for (int k = 0; k < NCH; k++) {
+        if (role[k] != want[k]) fprintf(stderr, "nbm role of %s: %d, want %d\n", ch[k].name, role[k], want[k]);
+        TEST_CHECK(role[k] == want[k]);
+    }
+    TEST_EQ_INT(n_in, 6);
+    TEST_EQ_INT(n_tg, 5);
+    /* patterns: targets first; a target never an input, even when the input patterns match it */
+    snprintf(c.nbm_targets, sizeof c.nbm_targets, "*bearing*");
+    snprintf(c.nbm_inputs, sizeof c.nbm_inputs, "wind_*, *bearing_max, sensor_ambient_avg");
+    gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
+    TEST_EQ_INT(n_tg, 2);
+    TEST_EQ_INT(n_in, 3);
+    TEST_CHECK(role[6] == GT_NBM_TARGET && role[7] == GT_NBM_TARGET && role[0] == GT_NBM_INPUT &&
+               role[1] == GT_NBM_INPUT && role[5] == GT_NBM_INPUT && role[2] == GT_NBM_UNUSED &&
+               role[8] == GT_NBM_UNUSED);
+    /* targets given, inputs auto: an auto target left out of the targets is not an input */
+    snprintf(c.nbm_inputs, sizeof c.nbm_inputs, "auto");
+    gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
+    TEST_CHECK(n_in == 6 && n_tg == 2 && role[8] == GT_NBM_UNUSED && role[12] == GT_NBM_UNUSED);
+    /* the model input: non-inputs zeroed at every step */
+    float x[2 * NCH];
+    for (int k = 0; k < 2 * NCH; k++) x[k] = (float)(k + 1);
+    gt_data_nbm_input(x, 2, NCH, role);
+    int bad = 0;
+    for (int k = 0; k < 2 * NCH; k++) bad += x[k] != (role[k % NCH] == GT_NBM_INPUT ? (float)(k + 1) : 0.0f);
+    TEST_EQ_INT(bad, 0);
+    TEST_CHECK(gt_data_pdm_target_parse("nbm") == GT_PDM_TARGET_NBM &&
+               gt_data_pdm_target_parse("next") == GT_PDM_TARGET_NEXT && gt_data_pdm_target_parse("lstm") == -1);
     TEST_DONE();
 }

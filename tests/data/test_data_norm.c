@@ -6,7 +6,10 @@
  *     appliance, screening off so nothing else protects the statistics)
  *     leaves the statistics bit-identical; the same outlier in the train part
  *     moves them (the control);
- *   - gt_dataset_set_norm replaces the statistics used by fill. */
+ *   - gt_dataset_set_norm replaces the statistics used by fill;
+ *   - PdM data.norm = turbine: every turbine's own statistics (closed form over
+ *     its normal train-split rows), the held-out turbine's the global ones,
+ *     and fill normalises each window with its turbine's. */
 #include "data_test.h"
 
 static gt_dataset *make(const char *path, MPI_Comm comm, int screen) {
@@ -150,6 +153,43 @@ int main(int argc, char **argv) {
         mu = s / n;
         TEST_CLOSE(gt_dataset_norm(p)->mean[c], mu, 0, 1e-9);
         TEST_CLOSE(gt_dataset_norm(p)->std[c], sqrt(q / n), 0, 1e-9);
+    }
+    gt_dataset_free(p);
+
+    /* PdM, data.norm = turbine: each turbine's own statistics over its train-split rows of normal
+     * operation [0, b1) (not only the kept windows' rows), the held-out turbine (holdout_every 3:
+     * turbine 2) the global ones; fill normalises every window with its turbine's statistics */
+    cfg.pdm_norm_turbine = 1;
+    cfg.holdout_every = 3;
+    p = gt_dataset_pdm(gt_pdm_shard_read(pdm, comm), &cfg, comm);
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        int64_t nw = gt_dataset_n_windows_local(p, (gt_split)s);
+        for (int64_t i = 0; i < nw; i += nw / 3 + 1) {
+            gt_window_ref r;
+            float x[100 * TG_PDM_C];
+            gt_dataset_fill(p, (gt_split)s, &i, 1, x, NULL, NULL, &r);
+            const int t = r.file_index;
+            const gt_norm_stats *ns = gt_dataset_item_norm(p, r.item);
+            TEST_CHECK((t == 2) == (s == GT_SPLIT_HOLDOUT));
+            int64_t b1, b2;
+            dt_bounds(tg_pdm_rows(t), 0.7, 0.15, &b1, &b2);
+            for (int c = 0; c < TG_PDM_C; c++) {
+                double mu = gt_dataset_norm(p)->mean[c], sd = gt_dataset_norm(p)->std[c];
+                if (t != 2) { /* closed form over the turbine's normal train rows */
+                    double sm = 0, n = 0, q = 0;
+                    for (int64_t k = 0; k < b1; k++)
+                        if (!tg_label(t, k)) sm += tg_sig(t, k, c), n += 1;
+                    mu = sm / n;
+                    for (int64_t k = 0; k < b1; k++)
+                        if (!tg_label(t, k)) q += (tg_sig(t, k, c) - mu) * (tg_sig(t, k, c) - mu);
+                    sd = sqrt(q / n);
+                    TEST_CHECK(fabs(ns->mean[c] - gt_dataset_norm(p)->mean[c]) > 1e-6 * fabs(mu));
+                }
+                TEST_CLOSE(ns->mean[c], mu, 0, 1e-9);
+                TEST_CLOSE(ns->std[c], sd, 0, 1e-9);
+                TEST_CLOSE(x[7 * TG_PDM_C + c], (tg_sig(t, r.start + 7, c) - mu) / sd, 1e-5, 1e-5);
+            }
+        }
     }
     gt_dataset_free(p);
 

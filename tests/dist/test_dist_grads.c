@@ -4,7 +4,8 @@
  * of small integers at any bucket size, every rank the same. With
  * GT_TEST_DEVICE_GRADS=1 (tests/gpu: ctest gpu_dist_grads) and a CUDA build,
  * a device buffer of every rank's own GPU (node-local rank) goes through NCCL
- * on a stream and must give the same values as the host path; fewer GPUs than
+ * on a stream and must give the same values as the host path, also through
+ * the overlapped exchange of dist/grads.h; fewer GPUs than
  * ranks on the node: that part is skipped (77). */
 #include <mpi.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 
 #include "dist/allreduce.h"
 #include "dist/comm.h"
+#include "dist/grads.h"
 #include "nn/device.h"
 #include "test.h"
 #ifdef GT_HAVE_CUDA
@@ -64,6 +66,22 @@ int main(int argc, char **argv) {
                 TEST_REQUIRE(cudaMemcpy(a, d, n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
                 TEST_CHECK(!memcmp(a, want, n * sizeof(float)));
             }
+            /* the overlapped exchange (dist/grads.h): buckets queued on its own
+             * stream as readiness is reported, the engine's stream waiting at finish */
+            const size_t starts[] = {0, 1000, 50000, 200000, 300000};
+            gt_dist_grads *gx = gt_dist_grads_create(starts, 5, n, 64 << 10, 1, (void *)st, comm);
+            for (int step = 0; step < 2; step++) {
+                fill(a, n, rank);
+                TEST_REQUIRE(cudaMemcpyAsync(d, a, n * sizeof(float), cudaMemcpyHostToDevice, st) == cudaSuccess);
+                gt_dist_grads_begin(gx, d);
+                for (int i = 4; i >= 0; i--) gt_dist_grads_ready(gx, starts[i]);
+                gt_dist_grads_finish(gx);
+                TEST_REQUIRE(cudaMemcpyAsync(a, d, n * sizeof(float), cudaMemcpyDeviceToHost, st) == cudaSuccess);
+                TEST_REQUIRE(cudaStreamSynchronize(st) == cudaSuccess);
+                TEST_CHECK(!memcmp(a, want, n * sizeof(float)));
+            }
+            gt_dist_grads_free(gx);
+            if (rank == 0) printf("device gradients, overlapped buckets on their own stream: exact\n");
             TEST_CHECK(gt_dist_replicas_identical(a, n, comm));
             if (rank == 0) printf("device gradients: NCCL %s over %d rank(s): exact\n", gt_dist_nccl_version_string(), size);
             cudaFree(d);

@@ -6,6 +6,8 @@
  *  - no filter == "all" filters (same windows per turbine);
  *  - farms / machine types / ids keep exactly the windows of the selected
  *    turbines (counts per turbine equal to the unfiltered ones);
+ *  - train_conditions restrict the train and validation windows as conditions
+ *    would, and keep every test window;
  *  - conditions keep only windows lying wholly in segments of the selected
  *    conditions, some but not all of the turbine's windows; rated on farm 1
  *    leaves none;
@@ -59,7 +61,10 @@ static void count(const char *file, const gt_data_config *cfg, int64_t out[3][T_
             gt_dataset_fill(ds, k_splits[s], idx + i, 1, x, NULL, NULL, &r);
             TEST_REQUIRE(r.file_index >= 0 && r.file_index < T_MAX);
             loc[s][r.file_index]++;
-            if (!check_cond) continue;
+            /* train and validation windows: also in data.train_conditions */
+            const gt_data_filter *fc = k_splits[s] != GT_SPLIT_TEST && cfg->train_conditions.n > 0
+                                           ? &cfg->train_conditions : &cfg->conditions;
+            if (!check_cond || fc->n == 0) continue;
             /* every row of [start, start + W) in a passing segment of this turbine */
             int li = -1;
             for (int t = 0; t < ref->n_turbines; t++)
@@ -67,7 +72,7 @@ static void count(const char *file, const gt_data_config *cfg, int64_t out[3][T_
             TEST_REQUIRE(li >= 0);
             int64_t covered = 0;
             for (int k = 0; k < ref->n_segments; k++) {
-                if (ref->segment_turbine[k] != li || !gt_data_filter_has(&cfg->conditions, ref->segments[k].code)) continue;
+                if (ref->segment_turbine[k] != li || !gt_data_filter_has(fc, ref->segments[k].code)) continue;
                 int64_t a = ref->segments[k].start_row > r.start ? ref->segments[k].start_row : r.start;
                 int64_t b = ref->segments[k].end_row < r.start + W ? ref->segments[k].end_row : r.start + W;
                 if (b > a) covered += b - a;
@@ -183,6 +188,23 @@ int main(int argc, char **argv) {
     count(file, &d, c, 1, comm);
     TEST_EQ_INT(c[0][0], all[0][0]);
     TEST_EQ_INT(c[0][1], all[0][1]);
+
+    /* ---- train_conditions: train and validation windows in those conditions (checked), the test
+     * windows all kept; the same windows as data.conditions in train and validation */
+    base_cfg(&d);
+    set(&d.train_conditions, "0");
+    count(file, &d, c, 1, comm);
+    int64_t ref_c[3][T_MAX];
+    gt_data_config dref;
+    base_cfg(&dref);
+    set(&dref.conditions, "0");
+    count(file, &dref, ref_c, 0, comm);
+    for (int t = 0; t < 4; t++) {
+        TEST_EQ_INT(c[0][t], ref_c[0][t]);
+        TEST_EQ_INT(c[1][t], ref_c[1][t]);
+        TEST_EQ_INT(c[2][t], all[2][t]);
+    }
+    TEST_CHECK(total(c, 0) > 0 && total(c, 0) < total(all, 0));
 
     /* ---- nilm: only the selected appliance's targets count */
     snprintf(nfile, sizeof nfile, "%s/nilm.h5", dir);

@@ -13,13 +13,15 @@
 #   4. the same on the CPU (train.device=cpu): the first step's loss within
 #      1e-4 relative of the GPU's (same init, same data, fp32), both runs lower
 #      the loss, final losses within 10 %
-#   5. a GPU run stopped after 10 steps (exit 75) and resumed (--resume): its
-#      final loss within 1e-3 relative of the straight GPU run (the GPU's
-#      bias/LayerNorm gradients use float atomics: not bit-exact)
+#   5. a GPU run stopped after 10 steps (exit 75) and resumed (--resume): the
+#      same final parameters, bit for bit, as the straight GPU run (no float
+#      atomics in the GPU's gradient reductions), so the same final loss
 #   6. the GPU run's best checkpoint evaluated on the CPU and on the GPU
 #      (eval.device=cpu|cuda): the same file format, eval.json overall MAE
 #      within 1e-3 relative
 #   7. mpirun -n 1 from the prefix (OPAL_PREFIX) trains on the GPU too
+#   8. train.precision=bf16 on the GPU: the log says bf16 products, the loss
+#      goes down and ends within 5 % of the fp32 GPU run's
 # Dry run without a GPU (the script's own check, on the development machine):
 # GT_E2E_DEVICE=cpu GT_E2E_CUDA=OFF tests/gpu/e2e_train.sh /tmp/b /tmp/w
 set -uo pipefail
@@ -114,8 +116,10 @@ rc=$?; [ $rc -eq 75 ] || { tail "$W/train-stop.log"; fail "train.stop_after=10: 
 GT_EVAL_AT_END=0 "$G" train --resume "$W/gpu-r" train.device=$DEV > "$W/train-resume.log" 2>&1 \
   || { tail -20 "$W/train-resume.log"; fail "--resume on the GPU"; }
 r40=$(loss_at "$W/gpu-r" 40)
-echo "resumed GPU run step 40: $r40 (straight $g40, rel $(rel "$r40" "$g40"))"
-lt "$(rel "$r40" "$g40")" 1e-3 || fail "resumed GPU run's final loss $r40 vs straight $g40"
+params_of() { sed -n 's/.*params xxh64 \([0-9a-f]*\).*/\1/p' "$1" | tail -1; }
+echo "resumed GPU run step 40: $r40 (straight $g40, rel $(rel "$r40" "$g40")); params $(params_of "$W/train-resume.log") vs $(params_of "$W/train-gpu.log")"
+[ -n "$(params_of "$W/train-gpu.log")" ] && [ "$(params_of "$W/train-resume.log")" = "$(params_of "$W/train-gpu.log")" ] \
+  || fail "resumed GPU run is not bit-identical to the straight one (loss $r40 vs $g40)"
 # 6. the GPU's checkpoint evaluated on the CPU and on the GPU
 "$G" eval "$W/gpu" eval.device=cpu > "$W/eval-cpu.log" 2>&1 || { tail "$W/eval-cpu.log"; fail "eval.device=cpu of the GPU run"; }
 cp "$W/gpu/eval.json" "$W/eval-cpu.json"
@@ -132,4 +136,13 @@ if command -v mpirun.openmpi >/dev/null; then
   GT_EVAL_AT_END=0 timeout 120 mpirun.openmpi -n 1 "$G" train "$W/train.ini" train.device=$DEV train.max_steps=5 \
     run.dir="$W/gpu-mpirun" > "$W/train-mpirun.log" 2>&1 || { tail -20 "$W/train-mpirun.log"; fail "mpirun -n 1 train.device=$DEV"; }
 fi
+# 8. bf16 products
+GT_EVAL_AT_END=0 "$G" train "$W/train.ini" train.device=$DEV train.precision=bf16 run.dir="$W/gpu-bf16" \
+  > "$W/train-bf16.log" 2>&1 || { tail -20 "$W/train-bf16.log"; fail "train.precision=bf16"; }
+if [ "$DEV" = cuda ]; then
+  grep -q "precision bf16 products (fp32 state)" "$W/train-bf16.log" || fail "the bf16 run's log does not say bf16"
+fi
+b1=$(loss_at "$W/gpu-bf16" 1); b40=$(loss_at "$W/gpu-bf16" 40)
+echo "bf16: loss step 1 $b1, step 40 $b40 (fp32 GPU $g40, rel $(rel "$b40" "$g40"))"
+lt "$b40" "$b1" && lt "$(rel "$b40" "$g40")" 0.05 || fail "bf16 final loss $b40 vs fp32 $g40"
 echo "e2e-train: ok"

@@ -154,7 +154,7 @@ def refit(out, houses=(2,), days=2.0, clean=False, seed=7):
         write(f"{out}/CLEAN_House{h}.csv", "\n".join(rows) + "\n")
 
 
-def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False):
+def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False, offsets=False):
     """One wind farm in the CARE to Compare layout (datasets/<event>.csv with
     time_stamp;asset_id;id;train_test;status_type_id;<sensors>, event_info.csv,
     feature_description.csv) at 10 minutes with the properties of real SCADA:
@@ -164,7 +164,10 @@ def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False):
     min/max/std aggregates, angles, an energy counter, a slow gearbox bearing
     temperature drift over two weeks before the labelled anomaly of turbine 0,
     and two event files of turbine 0 that overlap in time. `clean` is unused
-    (SCADA has no resampling clock); kept for the common interface."""
+    (SCADA has no resampling clock); kept for the common interface. `offsets`
+    gives every turbine its own sensor calibration (temperature offsets of
+    several degC, a hydraulic pressure offset): what per-turbine
+    normalisation (data.norm = turbine) is for."""
     r = np.random.default_rng(seed)
     n = int(days * 144)
     S = 1600000200  # a multiple of 600 s
@@ -213,6 +216,9 @@ def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False):
         oil = amb + 20 + 25 * lag + r.normal(0, 0.4, n)
         wind_t = amb + 30 + 50 * lag + r.normal(0, 0.8, n)
         hyd = 180 + r.normal(0, 2, n)
+        if offsets:  # sensor calibration of this turbine (drawn from its own generator: the rest stays as without)
+            o = np.random.default_rng(1000 + k).normal(0, 1, 4)
+            bearing, oil, wind_t, hyd = bearing + 6 * o[0], oil + 5 * o[1], wind_t + 8 * o[2], hyd + 10 * o[3]
         pitch = np.where(w > 12, (w - 12) * 2.5, 0.5) + r.normal(0, 0.3, n)
         nac = (np.cumsum(r.normal(0, 3, n)) % 360)
         energy = np.cumsum(p / 6)

@@ -13,7 +13,7 @@
  * only. Stated tolerances (fp32 on both: cuBLAS without TF32):
  *   pred after forward        atol 1e-5 x max|pred| + rtol 1e-4 per element
  *   grads after backward      atol 1e-4 x max|g| + rtol 1e-3 per tensor
- *                             (GEMM order, float atomics in bias/LayerNorm grads)
+ *                             (GEMM and reduction order differ from the CPU's)
  *   unscale (1/4) and norm    norm within 1e-5 relative of the host norm of the
  *                             device's own gradients (downloaded)
  *   AdamW                     params within 1 ulp of the host update applied to
@@ -21,7 +21,12 @@
  *   pull/push                 a round trip is bit-exact
  *   3-step training (lr 1e-3) pred within atol 1e-4 x max + rtol 1e-3
  * plus: grads live on the device, input/dpred/pred are the host model's
- * buffers, memory() is the planner's gt_model_device_bytes. */
+ * buffers, memory() is the planner's gt_model_device_bytes.
+ *
+ * Both engines: the gradient-readiness hook (gt_engine_set_grad_ready, what
+ * dist/grads.h starts its buckets from) reports one suffix of the gradient
+ * buffer per layer, growing down to 0, each already final when reported;
+ * and two backwards of the same batch give bit-identical gradients. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +55,77 @@ static void small_config(gt_model_kind kind, gt_model_config *cfg) {
     cfg->d_model = 16, cfg->n_heads = 2, cfg->d_ff = 32;
     for (int l = 0; l < cfg->n_layers && kind == GT_MODEL_S2P_CNN; l++)
         cfg->conv_channels[l] = 4, cfg->conv_kernels[l] = 3;
+}
+
+/* The gradient-readiness hook (gt_engine_set_grad_ready): what it saw. */
+#define READY_MAX 64
+typedef struct ready_log {
+    gt_engine *e;
+    int n;
+    size_t lo[READY_MAX];
+    float *snap[READY_MAX]; /* grads[lo, n_params) when the hook was called */
+} ready_log;
+
+static void copy_grads(gt_engine *e, float *dst, size_t lo, size_t n) {
+    if (!e->grads_on_device) {
+        memcpy(dst, gt_engine_grads(e) + lo, n * sizeof(float));
+        return;
+    }
+#ifdef GT_HAVE_CUDA /* the hook runs when the layer's work is queued: final once the stream gets there */
+    TEST_REQUIRE(cudaStreamSynchronize((cudaStream_t)gt_engine_stream(e)) == cudaSuccess);
+    TEST_REQUIRE(cudaMemcpy(dst, gt_engine_grads(e) + lo, n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
+#endif
+}
+
+static void on_ready(void *ctx, size_t lo) {
+    ready_log *r = ctx;
+    TEST_REQUIRE(r->n < READY_MAX);
+    size_t np = gt_engine_n_params(r->e);
+    TEST_REQUIRE(lo < np);
+    r->lo[r->n] = lo;
+    r->snap[r->n] = malloc((np - lo) * sizeof(float));
+    copy_grads(r->e, r->snap[r->n], lo, np - lo);
+    r->n++;
+}
+
+/* During a backward the hook reports suffixes of the gradient buffer that
+ * grow down to 0, one per layer, each already final (bit-equal to the grads
+ * at the end); the hook changes nothing (the same grads as without it). */
+static void check_grad_ready(gt_engine *e, const float *x, const float *dy, int B) {
+    const size_t np = gt_engine_n_params(e), ny = (size_t)B * gt_engine_n_y(e);
+    float *plain = malloc(np * sizeof(float)), *fin = malloc(np * sizeof(float));
+    gt_engine_zero_grad(e);
+    gt_engine_forward(e, x, B);
+    memcpy(gt_engine_dpred(e), dy, ny * sizeof(float));
+    gt_engine_backward(e, 1.0f);
+    copy_grads(e, plain, 0, np);
+
+    ready_log r = {.e = e};
+    gt_engine_zero_grad(e);
+    gt_engine_forward(e, x, B);
+    memcpy(gt_engine_dpred(e), dy, ny * sizeof(float));
+    gt_engine_set_grad_ready(e, on_ready, &r);
+    gt_engine_backward(e, 1.0f);
+    gt_engine_set_grad_ready(e, NULL, NULL);
+    copy_grads(e, fin, 0, np);
+    /* and deterministic: two backwards give the same bits, on a GPU too (no
+     * float atomics in any gradient reduction: fixed-order column sums) */
+    TEST_CHECK(!memcmp(plain, fin, np * sizeof(float)));
+    const gt_model_config *c = gt_engine_config(e);
+    int layers = c->kind == GT_MODEL_S2P_CNN ? c->n_layers + 2 : c->n_layers + 1; /* + fc1/fc2, + head (+ embed) */
+    if (c->kind == GT_MODEL_S2P_TF) layers++;
+    TEST_EQ_INT(r.n, layers);
+    TEST_CHECK(r.n >= 1 && r.lo[r.n - 1] == 0);
+    for (int i = 0; i < r.n; i++) {
+        if (i > 0) TEST_CHECK(r.lo[i] < r.lo[i - 1]);
+        TEST_CHECK(!memcmp(r.snap[i], fin + r.lo[i], (np - r.lo[i]) * sizeof(float)));
+        free(r.snap[i]);
+    }
+    /* not trivially final: the first report's suffix is not what the last one adds */
+    int nonzero_below = 0;
+    for (size_t k = 0; r.n > 1 && k < r.lo[0]; k++) nonzero_below |= fin[k] != 0;
+    TEST_CHECK(r.n < 2 || nonzero_below);
+    free(plain), free(fin);
 }
 
 static void check_kind(gt_model_kind kind) {
@@ -97,6 +173,7 @@ static void check_kind(gt_model_kind kind) {
         TEST_CHECK(!memcmp(m->params, ref->params, sizeof(float) * ref->n_params));
         TEST_CHECK(!memcmp(m->adam_v, ref->adam_v, sizeof(float) * ref->n_params));
     }
+    check_grad_ready(e, x, dy, B);
     gt_engine_grads(e)[0] = NAN;
     TEST_EQ_INT(gt_engine_unscale(e, 1.0f), 0);
     gt_engine_mem mem;
@@ -236,6 +313,7 @@ static void check_cuda_kind(gt_model_kind kind) {
     float nan = NAN;
     TEST_REQUIRE(cudaMemcpy(gt_engine_grads(d), &nan, sizeof nan, cudaMemcpyHostToDevice) == cudaSuccess);
     TEST_EQ_INT(gt_engine_unscale(d, 1.0f), 0);
+    check_grad_ready(d, x, dy, B); /* the hook at the device engine's queue points */
     free(x), free(dy), free(gd), free(p0), free(m0), free(v0);
     gt_engine_free(d);
     gt_engine_free(h);

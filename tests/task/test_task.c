@@ -6,7 +6,13 @@
  *   - shape_model: NILM n_in = 1 + time features, n_out = A (2A gated); PdM n_in = n_out = C;
  *   - PdM targets: y[b,t] = x[b,t+1] with mask 0 at t = T-1; target count n (T-1) C;
  *   - NILM targets are the dataset's; target count = sum of the mask;
- *   - objective: the gated head's loss for a gated model, the model loss otherwise. */
+ *   - objective: the gated head's loss for a gated model, the model loss otherwise;
+ *   - PdM nbm (data.pdm_target = nbm): the roles of the dataset are those of
+ *     gt_data_nbm_roles for the file's channels, the targets are the target
+ *     channels at the same step (mask 1 exactly there), the target count
+ *     n T targets, and the model input has every non-input channel at 0:
+ *     an LSTM's prediction does not change when the condition channels of
+ *     the window change, and does when an operating channel changes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +59,7 @@ static void check_pdm(const char *file, MPI_Comm comm) {
     memset(&tc, 0, sizeof tc);
     gt_task_ctx_init(&tc, task, ds, &mc, (size_t)T * C, yb, mb);
     const float *y, *mask;
+    TEST_CHECK(gt_task_input(&tc, x, B) == x); /* next: the model sees the window as filled */
     gt_task_targets(&tc, x, NULL, NULL, B, &y, &mask);
     int bad = 0;
     for (int b = 0; b < B; b++)
@@ -75,6 +82,97 @@ static void check_pdm(const char *file, MPI_Comm comm) {
     /* a seq2point model is refused on wind-farm data: covered by tests/cli (exit code, message) */
     gt_task_ctx_free(&tc);
     free(x), free(yb), free(mb), free(pred), free(dp), free(dp2);
+    gt_dataset_free(ds);
+}
+
+static void check_pdm_nbm(const char *file, MPI_Comm comm) {
+    const gt_task_i *task = gt_task_for_file(file, comm);
+    gt_data_config dc;
+    gt_data_config_defaults(&dc, GT_TASK_PDM);
+    dc.window = 16;
+    dc.stride = 8;
+    dc.screen = GT_SCREEN_OFF;
+    dc.pdm_target = GT_PDM_TARGET_NBM;
+    gt_dataset *ds = task->open(file, &dc, comm);
+    const int C = gt_dataset_n_targets(ds);
+    int n_in, n_tg;
+    const uint8_t *role = gt_dataset_nbm_roles(ds, &n_in, &n_tg);
+    TEST_CHECK(role != NULL && n_in > 0 && n_tg > 0 && n_in + n_tg <= C);
+    if (!role || n_in == 0 || n_tg == 0) {
+        gt_dataset_free(ds);
+        return;
+    }
+    /* the same roles as the file's channels give (what eval computes from the stored configuration) */
+    gt_pdm_shard *sh = gt_pdm_shard_read(file, comm);
+    uint8_t want[GT_DATA_MAX_CHANNELS];
+    int wi, wt;
+    gt_data_nbm_roles(&dc, sh->channels, C, want, &wi, &wt);
+    TEST_CHECK(!memcmp(role, want, (size_t)C) && wi == n_in && wt == n_tg);
+    int c_op = -1, c_cond = -1; /* an input and a target channel */
+    for (int c = 0; c < C; c++) {
+        if (role[c] == GT_NBM_INPUT && c_op < 0) c_op = c;
+        if (role[c] == GT_NBM_TARGET && c_cond < 0) c_cond = c;
+        /* a machine temperature is predicted; the wind speed and the ambient temperature are inputs */
+        const char *nm = sh->channels[c].name;
+        if (strstr(nm, "temp") && !strstr(nm, "ambient")) TEST_CHECK(role[c] == GT_NBM_TARGET);
+        if (!strcmp(nm, "wind_speed") || !strcmp(nm, "ambient_temp")) TEST_CHECK(role[c] == GT_NBM_INPUT);
+    }
+    gt_pdm_shard_free(sh);
+
+    gt_model_config mc;
+    gt_model_config_default(&mc, GT_MODEL_LSTM);
+    mc.hidden = 8;
+    mc.n_layers = 1;
+    const int B = 2, T = 16;
+    mc.max_batch = B;
+    task->shape_model(&mc, &dc, C);
+    TEST_EQ_INT(mc.n_in, C);
+    TEST_EQ_INT(mc.n_out, C);
+    const size_t n = (size_t)B * T * C;
+    float *x = malloc(sizeof(float) * n), *x2 = malloc(sizeof(float) * n), *yb = malloc(sizeof(float) * n),
+          *mb = malloc(sizeof(float) * n), *p1 = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; i++) x[i] = (float)sin(0.37 * (double)i + 0.5);
+    gt_task_ctx tc;
+    memset(&tc, 0, sizeof tc);
+    gt_task_ctx_init(&tc, task, ds, &mc, (size_t)T * C, yb, mb);
+    const float *y, *mask;
+    gt_task_targets(&tc, x, NULL, NULL, B, &y, &mask);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int tg = role[i % (size_t)C] == GT_NBM_TARGET;
+        bad += mask[i] != (tg ? 1.0f : 0.0f) || (tg && y[i] != x[i]);
+    }
+    TEST_EQ_INT(bad, 0);
+    gt_batch bt = {.n = B};
+    TEST_CLOSE(gt_task_target_count(&tc, &bt), (double)B * T * n_tg, 0, 0);
+    /* the model input: the inputs as they are, everything else 0; x itself untouched */
+    const float *xin = gt_task_input(&tc, x, B);
+    TEST_CHECK(xin != x);
+    bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int in = role[i % (size_t)C] == GT_NBM_INPUT;
+        bad += in ? xin[i] != x[i] : xin[i] != 0.0f;
+        bad += x[i] != (float)sin(0.37 * (double)i + 0.5);
+    }
+    TEST_EQ_INT(bad, 0);
+    /* what the model sees: the condition channels' values do not reach the prediction */
+    gt_model *m = gt_model_create(&mc);
+    gt_model_init(m, 7);
+    gt_model_forward(m, gt_task_input(&tc, x, B), B);
+    memcpy(p1, m->pred, sizeof(float) * n);
+    memcpy(x2, x, sizeof(float) * n);
+    for (size_t i = 0; i < n; i++)
+        if (role[i % (size_t)C] != GT_NBM_INPUT) x2[i] = 5.0f + (float)i; /* targets and unused channels */
+    gt_model_forward(m, gt_task_input(&tc, x2, B), B);
+    TEST_CHECK(!memcmp(p1, m->pred, sizeof(float) * n));
+    memcpy(x2, x, sizeof(float) * n);
+    x2[(size_t)3 * C + c_op] += 1.0f; /* an operating channel at step 3 of sample 0 */
+    gt_model_forward(m, gt_task_input(&tc, x2, B), B);
+    TEST_CHECK(m->pred[(size_t)3 * C + c_cond] != p1[(size_t)3 * C + c_cond]);
+    TEST_CHECK(m->pred[(size_t)2 * C + c_cond] == p1[(size_t)2 * C + c_cond]); /* causal: step 2 before it */
+    gt_model_free(m);
+    gt_task_ctx_free(&tc);
+    free(x), free(x2), free(yb), free(mb), free(p1);
     gt_dataset_free(ds);
 }
 
@@ -119,6 +217,7 @@ static void check_nilm(const char *file, MPI_Comm comm) {
         const float *y, *mask;
         gt_task_targets(&tc, NULL, dy, dm, B, &y, &mask);
         TEST_CHECK(y == dy && mask == dm); /* the dataset's own targets */
+        TEST_CHECK(gt_task_input(&tc, dy, B) == dy);
         double cnt = 0;
         for (int i = 0; i < B * A; i++) cnt += dm[i];
         gt_batch bt = {.n = B, .mask = dm};
@@ -146,6 +245,7 @@ int main(int argc, char **argv) {
     tt_write_nilm(nilm, -1, 0, world);
     tt_write_pdm(pdm, world);
     check_pdm(pdm, world);
+    check_pdm_nbm(pdm, world);
     check_nilm(nilm, world);
     TEST_CHECK(gt_task_for_kind(GT_KIND_UNKNOWN) == NULL);
     TEST_CHECK(gt_task_get(GT_TASK_PDM) == &gt_task_pdm && gt_task_get(GT_TASK_NILM) == &gt_task_nilm);

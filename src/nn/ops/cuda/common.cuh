@@ -49,10 +49,22 @@ void gt_cuda_gemm(cudaStream_t stream, bool ta, bool tb, int M, int N, int K, fl
 void gt_cuda_gemm_batched(cudaStream_t stream, bool ta, bool tb, int M, int N, int K, float alpha,
                           const float *A, int lda, long long sA, const float *B, int ldb, long long sB,
                           float beta, float *C, int ldc, long long sC, int batch);
-// The process's small device scratch (16 doubles), for reductions whose
-// result goes back to the host.
-double *gt_cuda_dscratch(void);
-// Per-block partial sums of the fixed-order reductions (GT_CUDA_MAX_PARTS
-// doubles, the process's; allocated on first use).
+// Per-stream resources (context.cu): each stream that runs these ops has its
+// own cuBLAS handle and workspace and its own scratch, so work on two streams
+// never shares a buffer. gt_cuda_stream_prepare makes them (outside a step: a
+// step may be captured into a CUDA graph, where cudaMalloc is not allowed;
+// the accessors below also make them on first use), gt_cuda_stream_release
+// frees them before the stream is destroyed.
+void gt_cuda_stream_prepare(cudaStream_t st);
+void gt_cuda_stream_release(cudaStream_t st);
+// Small device scratch (16 doubles), for reductions whose result goes back to
+// the host.
+double *gt_cuda_dscratch(cudaStream_t st);
+// Per-block partial sums of the fixed-order reductions (GT_CUDA_MAX_PARTS doubles).
 #define GT_CUDA_MAX_PARTS 2048
-double *gt_cuda_dpartials(void);
+double *gt_cuda_dpartials(cudaStream_t st);
+// Per-block column partial sums of the fixed-order column reductions (bias
+// and LayerNorm parameter gradients, dense.cu): GT_CUDA_COL_PARTS floats, the
+// most any (rows, columns) shape needs with dense.cu's grid rule.
+#define GT_CUDA_COL_PARTS (1056 * 32)
+float *gt_cuda_col_partials(cudaStream_t st);

@@ -2,15 +2,74 @@
 // wrappers, device allocation helpers.
 #include <cublas_v2.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "nn/ops/cuda/common.cuh"
 
 static gt_cuda_prec g_prec = GT_PREC_FP32;
-static cublasHandle_t g_cublas = nullptr;
-static void *g_cublas_ws = nullptr;
-static double *g_dscratch = nullptr;
-static double *g_dparts = nullptr;
 static size_t g_alloc_bytes = 0;
+
+// One entry per (device, stream) that ran an op: its cuBLAS handle and
+// workspace and its scratch (common.cuh). Few streams live in a process (a
+// model's, a test's): a small table searched linearly.
+#define GT_CUDA_MAX_STREAMS 32
+typedef struct stream_ctx {
+    cudaStream_t st;
+    int dev, used;
+    cublasHandle_t cublas;
+    void *ws;
+    double *dscratch, *dparts;
+    float *colparts;
+} stream_ctx;
+static stream_ctx g_ctx[GT_CUDA_MAX_STREAMS];
+
+static stream_ctx *ctx_for(cudaStream_t st) {
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    stream_ctx *free_slot = nullptr;
+    for (int i = 0; i < GT_CUDA_MAX_STREAMS; i++) {
+        if (g_ctx[i].used && g_ctx[i].st == st && g_ctx[i].dev == dev) return &g_ctx[i];
+        if (!g_ctx[i].used && !free_slot) free_slot = &g_ctx[i];
+    }
+    GT_CHECK(free_slot, GT_EXIT_INTERNAL, "more than %d CUDA streams run model ops", GT_CUDA_MAX_STREAMS);
+    stream_ctx *c = free_slot;
+    c->st = st;
+    c->dev = dev;
+    CUBLAS_CHECK(cublasCreate(&c->cublas));
+    // A fixed workspace: no allocation inside a step, so a step can be
+    // captured into a CUDA graph.
+    CUDA_CHECK(cudaMalloc(&c->ws, GT_CUBLAS_WS_BYTES));
+    CUBLAS_CHECK(cublasSetWorkspace(c->cublas, c->ws, GT_CUBLAS_WS_BYTES));
+    CUBLAS_CHECK(cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH));
+    CUBLAS_CHECK(cublasSetStream(c->cublas, st));
+    CUDA_CHECK(cudaMalloc(&c->dscratch, 16 * sizeof(double)));
+    CUDA_CHECK(cudaMalloc(&c->dparts, GT_CUDA_MAX_PARTS * sizeof(double)));
+    CUDA_CHECK(cudaMalloc(&c->colparts, GT_CUDA_COL_PARTS * sizeof(float)));
+    c->used = 1;
+    return c;
+}
+
+void gt_cuda_stream_prepare(cudaStream_t st) { (void)ctx_for(st); }
+
+void gt_cuda_stream_release(cudaStream_t st) {
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    for (int i = 0; i < GT_CUDA_MAX_STREAMS; i++) {
+        stream_ctx *c = &g_ctx[i];
+        if (!c->used || c->st != st || c->dev != dev) continue;
+        CUDA_CHECK(cudaStreamSynchronize(st));
+        CUBLAS_CHECK(cublasDestroy(c->cublas));
+        CUDA_CHECK(cudaFree(c->ws));
+        CUDA_CHECK(cudaFree(c->dscratch));
+        CUDA_CHECK(cudaFree(c->dparts));
+        CUDA_CHECK(cudaFree(c->colparts));
+        memset(c, 0, sizeof *c);
+    }
+}
+
+double *gt_cuda_dscratch(cudaStream_t st) { return ctx_for(st)->dscratch; }
+double *gt_cuda_dpartials(cudaStream_t st) { return ctx_for(st)->dparts; }
+float *gt_cuda_col_partials(cudaStream_t st) { return ctx_for(st)->colparts; }
 
 
 extern "C" void gt_cuda_set_precision(gt_cuda_prec prec) { g_prec = prec; }
@@ -25,17 +84,7 @@ extern "C" const char *gt_cuda_prec_name(gt_cuda_prec prec) {
     return "?";
 }
 
-static cublasHandle_t handle(void) {
-    if (!g_cublas) {
-        CUBLAS_CHECK(cublasCreate(&g_cublas));
-        // A fixed workspace: no allocation inside a step, so a step can be
-        // captured into a CUDA graph.
-        CUDA_CHECK(cudaMalloc(&g_cublas_ws, GT_CUBLAS_WS_BYTES));
-        CUBLAS_CHECK(cublasSetWorkspace(g_cublas, g_cublas_ws, GT_CUBLAS_WS_BYTES));
-        CUBLAS_CHECK(cublasSetMathMode(g_cublas, CUBLAS_DEFAULT_MATH));
-    }
-    return g_cublas;
-}
+static cublasHandle_t handle(cudaStream_t st) { return ctx_for(st)->cublas; } // bound to st
 
 static cublasComputeType_t compute_type(void) {
     switch (g_prec) {
@@ -51,8 +100,7 @@ static cublasComputeType_t compute_type(void) {
 void gt_cuda_gemm(cudaStream_t stream, bool ta, bool tb, int M, int N, int K, float alpha, const float *A,
                   int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     if (M <= 0 || N <= 0) return;
-    cublasHandle_t h = handle();
-    CUBLAS_CHECK(cublasSetStream(h, stream));
+    cublasHandle_t h = handle(stream);
     CUBLAS_CHECK(cublasGemmEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha,
                               B, CUDA_R_32F, ldb, A, CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, compute_type(),
                               CUBLAS_GEMM_DEFAULT));
@@ -62,17 +110,12 @@ void gt_cuda_gemm_batched(cudaStream_t stream, bool ta, bool tb, int M, int N, i
                           const float *A, int lda, long long sA, const float *B, int ldb, long long sB,
                           float beta, float *C, int ldc, long long sC, int batch) {
     if (M <= 0 || N <= 0 || batch <= 0) return;
-    cublasHandle_t h = handle();
-    CUBLAS_CHECK(cublasSetStream(h, stream));
+    cublasHandle_t h = handle(stream);
     CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N,
                                             M, K, &alpha, B, CUDA_R_32F, ldb, sB, A, CUDA_R_32F, lda, sA, &beta,
                                             C, CUDA_R_32F, ldc, sC, batch, compute_type(), CUBLAS_GEMM_DEFAULT));
 }
 
-double *gt_cuda_dscratch(void) {
-    if (!g_dscratch) CUDA_CHECK(cudaMalloc(&g_dscratch, 16 * sizeof(double)));
-    return g_dscratch;
-}
 
 // cudaMalloc of n floats (rounded up to 256 bytes), out of memory a user error.
 static float *alloc_raw(size_t n, size_t *n_bytes_out) {
@@ -94,10 +137,6 @@ static float *alloc_raw(size_t n, size_t *n_bytes_out) {
     return (float *)p;
 }
 
-double *gt_cuda_dpartials(void) {
-    if (!g_dparts) CUDA_CHECK(cudaMalloc(&g_dparts, GT_CUDA_MAX_PARTS * sizeof(double)));
-    return g_dparts;
-}
 
 extern "C" float *gt_cuda_alloc_floats(size_t n) {
     size_t n_bytes = 0;

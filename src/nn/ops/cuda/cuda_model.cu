@@ -31,7 +31,15 @@ struct gt_cuda_model {
     int batch;
     float loss;
     int drop_on; // the next forward (and its backward) applies dropout: keys in act "fc1.drop_keys"
+    gt_grad_ready_fn grad_ready; // nn/model.h: called as each layer's backward is queued
+    void *grad_ready_ctx;
 };
+
+// The gradients from g (in m->grads) to the end are final once the work
+// queued so far on m->stream completes.
+static void ready(const gt_cuda_model *m, const float *g) {
+    if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, (size_t)(g - m->grads));
+}
 
 // ---------------------------------------------------------------- lookup --
 static float *act(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -129,15 +137,18 @@ static void cnn_backward(gt_cuda_model *m, int B) {
     gt_linear_backward_cuda(dfc1, G(m, "fc2.weight"), G(m, "fc2.bias"), m->dpred, keys ? act(m, "fc1.drop") : fc1,
                             P(m, "fc2.weight"), nullptr, nullptr, B, d.H, d.A, GT_ACT_NONE, st);
     if (keys) gt_dropout_apply_cuda(dfc1, dfc1, keys, B, d.H, gt_dropout_threshold(p), gt_dropout_scale(p), st);
+    ready(m, G(m, "fc2.weight"));
     float *dcur = dbuf[0];
     gt_linear_backward_cuda(dcur, G(m, "fc1.weight"), G(m, "fc1.bias"), dfc1, act(m, "conv.%d.out", L - 1),
                             P(m, "fc1.weight"), fc1, fsc, B, d.C[L] * d.W, d.H, GT_ACT_RELU, st);
+    ready(m, G(m, "fc1.weight"));
     for (int l = L - 1; l >= 0; l--) {
         float *dnext = l > 0 ? dbuf[(L - l) & 1] : nullptr;
         const float *inp = l > 0 ? act(m, "conv.%d.out", l - 1) : m->x;
         gt_conv1d_backward_cuda(dnext, G(m, "conv.%d.weight", l), G(m, "conv.%d.bias", l), dcur, inp,
                                 P(m, "conv.%d.weight", l), act(m, "conv.%d.out", l), m->work, B, d.C[l], d.C[l + 1],
                                 d.W, d.K[l], GT_ACT_RELU, st);
+        ready(m, G(m, "conv.%d.weight", l));
         dcur = dnext;
     }
 }
@@ -211,6 +222,7 @@ static void tf_backward(gt_cuda_model *m, int B) {
                             P(m, "head.weight"), nullptr, nullptr, B, d, c->n_out, GT_ACT_NONE, st);
     gt_layernorm_backward_cuda(dmid, G(m, "ln_f.weight"), G(m, "ln_f.bias"), dlnf, act(m, "hmid"),
                                P(m, "ln_f.weight"), act(m, "ln_f.mean"), act(m, "ln_f.rstd"), B, d, st);
+    ready(m, G(m, "ln_f.weight"));
     for (int l = N - 1; l >= 0; l--) {
         const bool last = l == N - 1;
         const int R = last ? B : BL;
@@ -266,10 +278,12 @@ static void tf_backward(gt_cuda_model *m, int B) {
             gt_add_cuda(da, da, dmid, (size_t)B * d, st);
             gt_gather_rows_cuda(dres + (size_t)mid * d, (size_t)L * d, da, d, B, d, st);
         }
+        ready(m, G(m, "blocks.%d.ln1.weight", l));
     }
     gt_sum_rows_acc_cuda(G(m, "pos"), dres, (size_t)B, (size_t)L * d, st);
     gt_linear_backward_cuda(nullptr, G(m, "embed.weight"), G(m, "embed.bias"), dres, m->x, P(m, "embed.weight"),
                             nullptr, nullptr, BL, c->n_in, d, GT_ACT_NONE, st);
+    ready(m, G(m, "embed.weight"));
 }
 
 // ================================================================= lstm ==
@@ -297,6 +311,7 @@ static void lstm_backward(gt_cuda_model *m, int B) {
     float *dcur = dh[0];
     gt_linear_backward_cuda(dcur, G(m, "head.weight"), G(m, "head.bias"), m->dpred, act(m, "lstm.%d.h", top),
                             P(m, "head.weight"), nullptr, nullptr, B * T, H, C, GT_ACT_NONE, st);
+    ready(m, G(m, "head.weight"));
     for (int k = top; k >= 0; k--) {
         float *dnext = k > 0 ? dh[(top - k + 1) & 1] : nullptr;
         const float *inp = k > 0 ? act(m, "lstm.%d.h", k - 1) : m->x;
@@ -305,6 +320,7 @@ static void lstm_backward(gt_cuda_model *m, int B) {
                               P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k), act(m, "lstm.%d.h", k),
                               act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), B, T, k == 0 ? C : H, H, c->tbptt,
                               st);
+        ready(m, G(m, "lstm.weight_ih_l%d", k));
         dcur = dnext;
     }
 }
@@ -373,8 +389,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
         CUDA_CHECK(cudaMemcpyAsync(m->params, host->params, np * sizeof(float), cudaMemcpyHostToDevice, m->stream));
     // the process's reduction scratch now, not lazily inside a step (a step
     // may be captured into a CUDA graph, where cudaMalloc is not allowed)
-    (void)gt_cuda_dscratch();
-    (void)gt_cuda_dpartials();
+    gt_cuda_stream_prepare(m->stream);
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, m->plan.n_act_elems, m->plan.n_x, m->plan.n_y, 0};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
@@ -397,6 +412,7 @@ extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
     gt_cuda_free(m->loss_dev);
     gt_cuda_free(m->sumsq_dev);
     gt_cuda_free(m->decay_flags);
+    gt_cuda_stream_release(m->stream);
     CUDA_CHECK(cudaStreamDestroy(m->stream));
     free(m);
 }
@@ -528,6 +544,11 @@ extern "C" void gt_cuda_model_lstm_loss_async(gt_cuda_model *m) {
 extern "C" float gt_cuda_model_lstm_loss(gt_cuda_model *m) {
     gt_cuda_model_lstm_loss_async(m);
     return gt_cuda_model_last_loss(m);
+}
+
+extern "C" void gt_cuda_model_set_grad_ready(gt_cuda_model *m, gt_grad_ready_fn fn, void *ctx) {
+    m->grad_ready = fn;
+    m->grad_ready_ctx = ctx;
 }
 
 extern "C" void gt_cuda_model_backward(gt_cuda_model *m, float dloss) {

@@ -54,41 +54,80 @@ __global__ void k_gather_rows(float *dst, size_t dst_stride, const float *src, s
     }
 }
 
-// db (n) += column sums of a (R,n); optionally masks a by relu(out) and writes
-// the masked values to `masked` (same layout) on the way.
-// Block (32, 8): x over columns, y over rows; grid.y splits the rows.
-__global__ void k_colsum(float *db, const float *a, const float *out, float *masked, size_t R, int n) {
-    __shared__ float part[8][33];
+// Column sums in a fixed order (no atomics: a step is bit-identical run to
+// run, so a resumed GPU run matches an uninterrupted one). Block (32, 8):
+// x over columns, y over rows; grid.y splits the rows into gy stripes. Each
+// block sums its rows per column (thread y: rows y, y + 8 gy, ..., then the
+// 8 partials in order) and either adds the result to db (gy = 1: one block
+// per column) or writes it to part[blockIdx.y][col]; k_colsum_fin then adds
+// the gy partials in order.
+//   MODE_PLAIN: v = a, masked by relu(out) when out != NULL (written to
+//               `masked` when != NULL: the linear layer's masked dout);
+//   MODE_XHAT:  v = a * (x - mean[r]) * rstd[r] (LayerNorm's weight gradient).
+enum { MODE_PLAIN = 0, MODE_XHAT = 1 };
+template <int MODE>
+__global__ void k_colsum(float *db, float *part, const float *a, const float *out, float *masked, const float *x,
+                         const float *mean, const float *rstd, size_t R, int n) {
+    __shared__ float sh[8][33];
     const int col = blockIdx.x * 32 + threadIdx.x;
     float acc = 0.0f;
     if (col < n) {
         for (size_t r = blockIdx.y * 8 + threadIdx.y; r < R; r += (size_t)gridDim.y * 8) {
             size_t i = r * (size_t)n + col;
             float v = a[i];
-            if (out) v = gt_relu_grad_from_out(out[i], v);
-            if (masked) masked[i] = v;
+            if (MODE == MODE_PLAIN) {
+                if (out) v = gt_relu_grad_from_out(out[i], v);
+                if (masked) masked[i] = v;
+            } else {
+                v *= (x[i] - mean[r]) * rstd[r];
+            }
             acc += v;
         }
     }
-    part[threadIdx.y][threadIdx.x] = acc;
+    sh[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.y == 0 && col < n && db) {
         float s = 0.0f;
-        for (int k = 0; k < 8; k++) s += part[k][threadIdx.x];
-        atomicAdd(db + col, s);
+        for (int k = 0; k < 8; k++) s += sh[k][threadIdx.x];
+        if (gridDim.y == 1) db[col] += s;
+        else part[(size_t)blockIdx.y * n + col] = s;
     }
 }
 
-static void colsum(float *db, const float *a, const float *out, float *masked, size_t R, int n,
-                   cudaStream_t st) {
+__global__ void k_colsum_fin(float *db, const float *part, int gy, int n) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= n) return;
+    float s = 0.0f;
+    for (int k = 0; k < gy; k++) s += part[(size_t)k * n + col];
+    db[col] += s;
+}
+
+// The grid: gx = ceil(n / 32) column blocks, gy ~ R / 64 row stripes, at most
+// 1056 blocks in all when gy > 1 (so gy x n <= GT_CUDA_COL_PARTS): a function
+// of (R, n) only, never of the device, so the sums are the same on any GPU.
+template <int MODE>
+static void colsum_run(float *db, const float *a, const float *out, float *masked, const float *x,
+                       const float *mean, const float *rstd, size_t R, int n, cudaStream_t st) {
     dim3 blk(32, 8);
     unsigned gx = gt_cdiv((size_t)n, 32);
     size_t gy = (R + 63) / 64; // ~64 rows per block
     unsigned max_gy = gx >= 264 ? 1u : (unsigned)(264 * 4 / gx);
     if (gy > max_gy) gy = max_gy;
-    if (gy < 1) gy = 1;
-    k_colsum<<<dim3(gx, (unsigned)gy), blk, 0, st>>>(db, a, out, masked, R, n);
+    if (gy < 1 || !db) gy = 1;
+    float *part = gy > 1 ? gt_cuda_col_partials(st) : nullptr;
+    k_colsum<MODE><<<dim3(gx, (unsigned)gy), blk, 0, st>>>(db, part, a, out, masked, x, mean, rstd, R, n);
     GT_CUDA_LAUNCH_CHECK();
+    if (gy > 1) {
+        k_colsum_fin<<<gt_cdiv((size_t)n, 256), 256, 0, st>>>(db, part, (int)gy, n);
+        GT_CUDA_LAUNCH_CHECK();
+    }
+}
+
+// db (n) += column sums of a (R,n); optionally masks a by relu(out) and writes
+// the masked values to `masked` on the way.
+static void colsum(float *db, const float *a, const float *out, float *masked, size_t R, int n,
+                   cudaStream_t st) {
+    colsum_run<MODE_PLAIN>(db, a, out, masked, nullptr, nullptr, nullptr, R, n, st);
 }
 
 extern "C" void gt_relu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t st) {
@@ -301,14 +340,9 @@ __global__ void k_ln_fwd(float *out, float *mean, float *rstd, const float *inp,
     }
 }
 
-// One warp per row for dinp; dw/db summed per block in shared memory, then
-// one atomicAdd per column per block.
-__global__ void k_ln_bwd(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w,
-                         const float *mean, const float *rstd, int N, int C) {
-    extern __shared__ float sh[]; // dw (C), db (C)
-    float *sdw = sh, *sdb = sh + C;
-    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) sh[i] = 0.0f;
-    __syncthreads();
+// One warp per row: dinp only (dw and db are fixed-order column sums).
+__global__ void k_ln_bwd(float *dinp, const float *dout, const float *inp, const float *w, const float *mean,
+                         const float *rstd, int N, int C) {
     const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
     for (int row = blockIdx.x * wpb + (threadIdx.x >> 5); row < N; row += gridDim.x * wpb) {
         const float *x = inp + (size_t)row * C, *g = dout + (size_t)row * C;
@@ -319,21 +353,13 @@ __global__ void k_ln_bwd(float *dinp, float *dw, float *db, const float *dout, c
             float dn = g[i] * w[i];
             a1 += dn;
             a2 += dn * xhat;
-            atomicAdd(&sdb[i], g[i]);
-            atomicAdd(&sdw[i], g[i] * xhat);
         }
-        if (!dinp) continue;
         const float dnm = gt_warp_sum(a1) / (float)C, dnx = gt_warp_sum(a2) / (float)C;
         float *dx = dinp + (size_t)row * C;
         for (int i = lane; i < C; i += 32) {
             float xhat = (x[i] - m) * s;
             dx[i] = s * (g[i] * w[i] - dnm - xhat * dnx);
         }
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < C; i += blockDim.x) {
-        atomicAdd(dw + i, sdw[i]);
-        atomicAdd(db + i, sdb[i]);
     }
 }
 
@@ -348,10 +374,11 @@ extern "C" void gt_layernorm_backward_cuda(float *dinp, float *dw, float *db, co
                                            const float *w, const float *mean, const float *rstd, int N, int C,
                                            cudaStream_t st) {
     if (N <= 0) return;
+    if (db) colsum_run<MODE_PLAIN>(db, dout, nullptr, nullptr, nullptr, nullptr, nullptr, (size_t)N, C, st);
+    if (dw) colsum_run<MODE_XHAT>(dw, dout, nullptr, nullptr, inp, mean, rstd, (size_t)N, C, st);
+    if (!dinp) return;
     unsigned grid = gt_cdiv((size_t)N, 8 * 16); // ~16 rows per warp
     if (grid > 1024) grid = 1024;
-    size_t sh = 2 * (size_t)C * sizeof(float);
-    GT_CHECK(sh <= 48 * 1024, GT_EXIT_USAGE, "layernorm: C = %d too large for the CUDA kernel", C);
-    k_ln_bwd<<<grid, 256, sh, st>>>(dinp, dw, db, dout, inp, w, mean, rstd, N, C);
+    k_ln_bwd<<<grid, 256, 0, st>>>(dinp, dout, inp, w, mean, rstd, N, C);
     GT_CUDA_LAUNCH_CHECK();
 }

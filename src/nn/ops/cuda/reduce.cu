@@ -47,7 +47,7 @@ static void loss_sums(double *s, gt_loss_kind kind, const float *pred, const flo
 
 extern "C" float gt_loss_masked_forward_cuda(gt_loss_kind kind, const float *pred, const float *y,
                                              const float *mask, size_t n, cudaStream_t st) {
-    double *s = gt_cuda_dscratch();
+    double *s = gt_cuda_dscratch(st);
     loss_sums(s, kind, pred, y, mask, n, st);
     double h[2];
     CUDA_CHECK(cudaMemcpyAsync(h, s, sizeof h, cudaMemcpyDeviceToHost, st));
@@ -57,7 +57,7 @@ extern "C" float gt_loss_masked_forward_cuda(gt_loss_kind kind, const float *pre
 
 extern "C" void gt_loss_masked_cuda(gt_loss_kind kind, float *loss_dev, float *dpred, const float *pred,
                                     const float *y, const float *mask, size_t n, float dloss, cudaStream_t st) {
-    double *s = gt_cuda_dscratch();
+    double *s = gt_cuda_dscratch(st);
     loss_sums(s, kind, pred, y, mask, n, st);
     k_loss_grad<<<gt_grid_1d(n ? n : 1, 256), 256, 0, st>>>(loss_dev, dpred, (int)kind, s, pred, y, mask, n, dloss);
     GT_CUDA_LAUNCH_CHECK();
@@ -143,7 +143,7 @@ static void sumsq(double *s, const float *g, size_t n, cudaStream_t st) {
         return;
     }
     const unsigned grid = red_grid(n);
-    double *part = gt_cuda_dpartials();
+    double *part = gt_cuda_dpartials(st);
     k_sumsq_part<<<grid, 256, 0, st>>>(part, g, n);
     GT_CUDA_LAUNCH_CHECK();
     k_sum_parts<<<1, 256, 0, st>>>(s, part, (int)grid);
@@ -151,7 +151,7 @@ static void sumsq(double *s, const float *g, size_t n, cudaStream_t st) {
 }
 
 extern "C" double gt_grad_norm_cuda(const float *grads, size_t n, cudaStream_t st) {
-    double *s = gt_cuda_dscratch() + 2;
+    double *s = gt_cuda_dscratch(st) + 2;
     sumsq(s, grads, n, st);
     double h = 0.0;
     CUDA_CHECK(cudaMemcpyAsync(&h, s, sizeof h, cudaMemcpyDeviceToHost, st));
@@ -169,7 +169,7 @@ extern "C" void gt_clip_grad_norm_async_cuda(float *grads, size_t n, float max_n
 }
 
 extern "C" double gt_clip_grad_norm_cuda(float *grads, size_t n, float max_norm, cudaStream_t st) {
-    double *s = gt_cuda_dscratch() + 2;
+    double *s = gt_cuda_dscratch(st) + 2;
     gt_clip_grad_norm_async_cuda(grads, n, max_norm, s, st);
     double h = 0.0;
     CUDA_CHECK(cudaMemcpyAsync(&h, s, sizeof h, cudaMemcpyDeviceToHost, st));
@@ -195,7 +195,7 @@ __global__ void k_unscale_check(float *g, size_t n, float inv_scale, int do_scal
 }
 
 static int unscale_check(float *g, size_t n, float inv_scale, int do_scale, cudaStream_t st) {
-    int *found = (int *)(gt_cuda_dscratch() + 4);
+    int *found = (int *)(gt_cuda_dscratch(st) + 4);
     CUDA_CHECK(cudaMemsetAsync(found, 0, sizeof(int), st));
     if (n) {
         k_unscale_check<<<gt_grid_1d(n, 256), 256, 0, st>>>(g, n, inv_scale, do_scale, found);
