@@ -11,11 +11,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#if defined(__CUDACC__)
-#define GT_HD __host__ __device__
-#else
-#define GT_HD
-#endif
+#include "core/hd.h" /* GT_HD */
 
 /* out = Philox4x32-10(ctr, key) */
 static inline GT_HD void gt_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {

@@ -28,13 +28,7 @@
 
 #include <stdint.h>
 
-#ifndef GT_HD
-#if defined(__CUDACC__)
-#define GT_HD __host__ __device__
-#else
-#define GT_HD
-#endif
-#endif
+#include "core/hd.h" /* GT_HD */
 
 #define GT_DROPOUT_GOLDEN 0x9E3779B97F4A7C15ull
 

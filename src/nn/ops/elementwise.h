@@ -12,13 +12,7 @@
 
 #include "nn/ops/fast_exp.h" /* gt_tanhf: vectorisable tanh */
 
-#ifndef GT_HD
-#if defined(__CUDACC__)
-#define GT_HD __host__ __device__
-#else
-#define GT_HD
-#endif
-#endif
+#include "core/hd.h" /* GT_HD */
 
 /* ---------------------------------------------------------------- ReLU -- */
 static inline GT_HD float gt_relu(float x) { return x > 0.0f ? x : 0.0f; }

@@ -16,13 +16,7 @@
 
 #include <stdint.h>
 
-#ifndef GT_HD
-#if defined(__CUDACC__)
-#define GT_HD __host__ __device__
-#else
-#define GT_HD
-#endif
-#endif
+#include "core/hd.h" /* GT_HD */
 
 static inline GT_HD float gt_expf_poly(float x) {
     x = x < -87.0f ? -87.0f : x;
