@@ -36,17 +36,9 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import realistic  # noqa: E402
+from checks import FAIL, ck  # noqa: E402
 
 GT, MAP = sys.argv[1], sys.argv[2]
-FAIL = []
-
-
-def ck(name, cond, extra=""):
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  " + str(extra)))
-    if not cond:
-        FAIL.append(name)
-
-
 def gt(*args, np_=1):
     cmd = (["mpiexec", "-n", str(np_)] if np_ > 1 else []) + [GT, *args]
     return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=600)

@@ -26,7 +26,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -37,19 +36,10 @@ except ImportError as e:
     print("skipped:", e)
     sys.exit(77)
 import realistic  # noqa: E402
+from checks import FAIL, ck, runner  # noqa: E402
 
 GT = sys.argv[1]
-FAIL = []
-
-
-def ck(name, cond, extra=""):
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else "  " + str(extra)))
-    if not cond:
-        FAIL.append(name)
-
-
-def gt(*args):
-    return subprocess.run([GT, *args], capture_output=True, text=True, errors="replace", timeout=600)
+gt = runner(GT)
 
 
 d = tempfile.mkdtemp(prefix="gt_scada_")
