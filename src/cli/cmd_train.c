@@ -100,6 +100,7 @@ static const gt_opt opts[] = {
     {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
     {"train.nan_max_bad", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_NAN_MAX_BAD), "consecutive non-finite steps before stopping with exit code 5", NULL},
     {"train.precision", NULL, GT_OPT_STR, "fp32", "GPU matrix products: fp32, tf32, bf16 (tensor cores, fp32 range) or fp16 (tensor cores; turns on train.amp's dynamic loss scaling); storage, master weights, gradients and AdamW stay fp32; the CPU engine computes fp32 whatever this says", "fp32|tf32|bf16|fp16"},
+    {"train.graphs", NULL, GT_OPT_BOOL, "true", "GPU engine: capture each forward and backward shape into a CUDA graph after one eager warm-up call and replay it (one launch per layer instead of one per kernel); the results are the same either way; the CPU engine ignores it", NULL},
     {"train.amp", NULL, GT_OPT_BOOL, "false", "dynamic loss scaling (on by itself with train.precision=fp16); the arithmetic is set by train.precision", NULL},
     {"train.device", "device", GT_OPT_STR, "auto", "where the replicas train: auto = one GPU per rank when this binary has CUDA and a GPU is usable, else the CPU; cuda = a GPU per rank or exit 7 (never a silent CPU fallback); cpu = the host engine. Not stored: a resumed run chooses again (checkpoints are the same on either)", "auto|cpu|cuda"},
     {"train.log_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_LOG_EVERY), "steps between progress lines and metrics.jsonl entries", NULL},
@@ -350,6 +351,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(prec >= 0, GT_EXIT_USAGE, "train.precision: unknown precision '%s' (fp32|tf32|bf16|fp16)",
              gt_args_str(a, "train.precision"));
     c->model.precision = (gt_precision)prec;
+    c->model.graphs = gt_args_bool(a, "train.graphs");
     c->overlap = gt_args_bool(a, "train.overlap");
     c->balance = gt_args_bool(a, "train.balance");
     c->bucket_bytes = gt_args_size(a, "train.bucket");

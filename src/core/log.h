@@ -9,6 +9,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum gt_log_level { GT_LOG_DEBUG = 0, GT_LOG_INFO = 1, GT_LOG_WARN = 2, GT_LOG_QUIET = 3 };
 
 void gt_log_init_from_env(void);
@@ -39,4 +43,7 @@ size_t gt_log_error_prefix(char *buf, size_t n);
 #define GT_INFO(...) gt_log(GT_LOG_INFO, __VA_ARGS__)
 #define GT_WARN(...) gt_log(GT_LOG_WARN, __VA_ARGS__)
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -95,7 +95,24 @@ static inline void gt_cuda_model_get_grads(const gt_cuda_model *m, float *g, siz
  * device pointer (the model's own input buffer gt_cuda_model_x allowed).
  * Returns the device prediction (B, n_y), borrowed. Asynchronous. */
 const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, int B, int on_device);
-float *gt_cuda_model_x(gt_cuda_model *m); /* device (max_batch, n_x) input buffer */
+float *gt_cuda_model_x(gt_cuda_model *m); /* device (max_batch, n_x) input buffer (= input 0) */
+/* The model's two device input buffers (j = 0, 1; max_batch x n_x each): a
+ * forward given one of them (on_device = 1) reads it in place, and so do its
+ * loss and backward; the caller must not change it until that backward has
+ * run. An engine fills one on a copy stream while the model computes on the
+ * other (double buffering). Any other x is copied into input 0 first. */
+float *gt_cuda_model_input(gt_cuda_model *m, int j);
+
+/* CUDA graphs (off at create): on = 1 captures each forward and backward
+ * the second time its shape (batch, input buffer, dropout on/off, dloss) is
+ * seen and replays it from then on; a backward is captured in segments, one
+ * per layer's readiness report, and the hook is called between segment
+ * launches as in the eager backward. Results are those of the eager calls
+ * (the graph holds the same kernels; tested on a GPU). A failed capture
+ * turns graphs off with a warning. At most 24 shapes are kept; others run
+ * eagerly. stats: captures made and replays run so far. */
+void gt_cuda_model_set_graphs(gt_cuda_model *m, int on);
+void gt_cuda_model_graph_stats(const gt_cuda_model *m, long *captures, long *replays);
 /* Copy the last forward's prediction (B, n_y) to the host (synchronises). */
 void gt_cuda_model_get_pred(const gt_cuda_model *m, float *pred_host);
 /* The objective's d/d pred of the last forward, (B, n_y), host (on_device 0)

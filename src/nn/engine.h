@@ -35,9 +35,14 @@
  *                   (nn/cuda_model.h) on the current CUDA device, products
  *                   in cfg->precision (fp32 unless asked), fp32 state; its
  *                   host model is gt_model_create_host_side (no host
- *                   activations). forward copies x up and pred down (the call
- *                   synchronises the model's stream), backward copies dpred
- *                   up and queues the backward; grads live on the device
+ *                   activations). forward copies x up (pinned, double-
+ *                   buffered: on a copy stream, overlapping the previous
+ *                   backward; gt_engine_input is the pinned buffer of the
+ *                   next forward) and pred down (the call synchronises the
+ *                   model's stream), backward copies dpred up (pinned) and
+ *                   queues the backward; with cfg->graphs each forward and
+ *                   backward shape is replayed as a CUDA graph after one
+ *                   eager warm-up; grads live on the device
  *                   (grads_on_device = 1), gt_engine_stream is the model's
  *                   stream; unscale and grad_norm return host values (they
  *                   synchronise); pull/push copy params, adam_m and adam_v
@@ -100,6 +105,10 @@ typedef struct gt_engine_i {
      * forward, backward, the optimizer step, recorded while tracing) to the
      * timeline as thread GT_TRACE_TID_GPU. NULL: nothing to add (host). */
     void (*trace_flush)(gt_engine *e);
+    /* Seconds the device has waited before forwards so far, for its input
+     * or for the host (measured with events on the device; synchronises).
+     * NULL: not measured (host engine: the trainer's own data-wait timer). */
+    double (*input_stall)(gt_engine *e);
 } gt_engine_i;
 
 struct gt_engine {
@@ -177,6 +186,18 @@ static inline void gt_engine_memory(const gt_engine *e, gt_engine_mem *out) { e-
 /* The stream of a device engine (cudaStream_t as void *, for dist/'s NCCL
  * all-reduce), NULL for the host engine. */
 static inline void *gt_engine_stream(gt_engine *e) { return e->i->stream(e); }
+
+#ifdef GT_HAVE_CUDA
+/* The CUDA engine's graph counters (captures made, replays run); 0, 0 for
+ * another engine. */
+void gt_engine_cuda_graph_stats(gt_engine *e, long *captures, long *replays);
+#endif
+
+/* Seconds a device engine's device waited before forwards so far (see
+ * gt_engine_i.input_stall); -1 when the engine does not measure it. */
+static inline double gt_engine_input_stall(gt_engine *e) {
+    return e->i->input_stall ? e->i->input_stall(e) : -1.0;
+}
 
 /* The device's timeline spans into core/trace.h (a no-op on the host engine). */
 static inline void gt_engine_trace_flush(gt_engine *e) {

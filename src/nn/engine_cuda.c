@@ -4,10 +4,13 @@
  *
  * The host model is gt_model_create_host_side: the tables, the host copy of
  * params / adam_m / adam_v (filled by pull_state, read by push_state) and the
- * host x / pred / dpred of the trainer's objective and eval. The device model
- * holds everything a step touches; a step crosses the bus three times: x up
- * and pred down in forward (which returns after the copy, so the objective
- * can read pred), dpred up in backward. Precision: the configuration's
+ * configuration. x, pred and dpred of the trainer's objective and eval are
+ * the engine's pinned buffers (below). The device model holds everything a
+ * step touches; a step crosses the bus three times: x up (on a copy stream,
+ * overlapping the previous backward) and pred down in forward (which returns
+ * after the copy, so the objective can read pred), dpred up in backward.
+ * train.graphs (cfg->graphs): forward and backward replayed as CUDA graphs
+ * (nn/cuda_model.h gt_cuda_model_set_graphs). Precision: the configuration's
  * (gt_model_config.precision, train.precision): fp32 by default (cuBLAS
  * without TF32, so the engine test compares it with the host engine at fp32
  * tolerances), or bf16 / fp16 / tf32 tensor-core products with fp32 storage,
@@ -23,7 +26,68 @@
 #include "nn/engine.h"
 #include "nn/engine_impl.h"
 
-static gt_cuda_model *dm(const gt_engine *e) { return (gt_cuda_model *)e->ctx; }
+/* ---- input: pinned, double-buffered copies. Input j (j = 0, 1) is a pinned
+ * host buffer xpin[j] and the model's device input j; a forward copies its
+ * x into xpin[j] (nothing to copy when the loader filled gt_engine_input in
+ * place), then up on the copy stream while the model's stream may still run
+ * the previous micro-batch's backward on input j^1; the model's stream waits
+ * for that copy only. consumed[j] marks the end of the work queued on input
+ * j (recorded when the next forward switches away from it), and the copy
+ * into input j waits for it. pred comes down into a pinned buffer and dpred
+ * goes up from one (the objective writes it between the two: the forward's
+ * synchronisation orders it after the previous dpred's copy).
+ *
+ * The device's input wait ("stall" below) is measured with events on the
+ * model's stream: from the end of the last work queued before a forward
+ * (the previous backward or optimizer step) to the forward's start, after its
+ * input has arrived: the time the GPU had nothing to do before that forward.
+ * Event pairs are read once complete (no synchronisation in a step). */
+#define GT_CUDA_STALL_RING 64
+typedef struct cuda_eng {
+    gt_cuda_model *m;
+    cudaStream_t copy;
+    float *xpin[2];
+    float *pred_pin, *dpred_pin;
+    cudaEvent_t copied[2], consumed[2];
+    int last; /* input of the last forward, -1 before the first */
+    /* stall: pair i = (end of the work before forward i, forward i's start) */
+    cudaEvent_t st_a[GT_CUDA_STALL_RING], st_b[GT_CUDA_STALL_RING];
+    int st_head, st_tail; /* pairs [tail, head) recorded, not read yet */
+    int st_end_marked;    /* st_a[head] holds the end of the work queued so far */
+    double stall_s;       /* summed over read pairs */
+} cuda_eng;
+
+static cuda_eng *ce(const gt_engine *e) { return (cuda_eng *)e->ctx; }
+static gt_cuda_model *dm(const gt_engine *e) { return ce(e)->m; }
+
+static void *pinned(size_t bytes) {
+    void *p = NULL;
+    CUDA_CHECK(cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault));
+    return p;
+}
+
+/* Mark the end of the work queued so far on the model's stream (the start of
+ * a possible idle gap before the next forward). */
+static void mark_end(cuda_eng *c) {
+    CUDA_CHECK(cudaEventRecord(c->st_a[c->st_head], gt_cuda_model_stream(c->m)));
+    c->st_end_marked = 1;
+}
+
+/* Read the completed pairs (all of them when wait: synchronises). */
+static void stall_harvest(cuda_eng *c, int wait) {
+    while (c->st_tail != c->st_head) {
+        const int i = c->st_tail;
+        if (wait) CUDA_CHECK(cudaEventSynchronize(c->st_b[i]));
+        else if (cudaEventQuery(c->st_b[i]) != cudaSuccess) {
+            (void)cudaGetLastError(); /* cudaErrorNotReady is not an error here */
+            break;
+        }
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, c->st_a[i], c->st_b[i]));
+        if (ms > 0) c->stall_s += ms / 1e3;
+        c->st_tail = (i + 1) % GT_CUDA_STALL_RING;
+    }
+}
 
 /* ---- the timeline (train.trace): the model's stream as a thread of the
  * trace. While tracing, forward, backward and the optimizer step are bracketed
@@ -86,32 +150,78 @@ static void cuda_trace_flush(gt_engine *e) {
 }
 
 static void cuda_free(gt_engine *e) {
-    gt_cuda_model_free(dm(e));
+    cuda_eng *c = ce(e);
+    gt_cuda_model_free(c->m); /* synchronises the model's stream */
+    CUDA_CHECK(cudaStreamSynchronize(c->copy));
+    for (int j = 0; j < 2; j++) {
+        cudaFreeHost(c->xpin[j]);
+        cudaEventDestroy(c->copied[j]);
+        cudaEventDestroy(c->consumed[j]);
+    }
+    for (int i = 0; i < GT_CUDA_STALL_RING; i++) {
+        cudaEventDestroy(c->st_a[i]);
+        cudaEventDestroy(c->st_b[i]);
+    }
+    cudaFreeHost(c->pred_pin);
+    cudaFreeHost(c->dpred_pin);
+    cudaStreamDestroy(c->copy);
+    free(c);
     gt_model_free(e->host);
 }
 
 static const float *cuda_forward(gt_engine *e, const float *x, int B, const gt_dropout_key *key) {
+    cuda_eng *c = ce(e);
     gt_model *h = e->host;
+    GT_CHECK(B > 0 && B <= h->cfg.max_batch, GT_EXIT_USAGE, "model forward: batch %d outside [1, max_batch=%d]", B,
+             h->cfg.max_batch);
+    cudaStream_t st = gt_cuda_model_stream(c->m);
     gt_model_set_dropout(h, key, B); /* the per-sample keys on the host, uploaded below */
-    gt_cuda_model_set_dropout(dm(e), h->drop_on ? h->drop_base : NULL, B);
+    gt_cuda_model_set_dropout(c->m, h->drop_on ? h->drop_base : NULL, B);
+    /* input j: the pinned buffer x already is, else the one not used last */
+    const int j = x == c->xpin[0] ? 0 : x == c->xpin[1] ? 1 : (c->last == 0 ? 1 : 0);
+    const size_t nb = (size_t)B * h->n_x * sizeof(float);
+    if (x != c->xpin[j]) memcpy(c->xpin[j], x, nb); /* its previous copy ended before the last forward's pred */
+    if (c->last >= 0) CUDA_CHECK(cudaEventRecord(c->consumed[c->last], st)); /* the work on input `last` ends here */
+    float *xd = gt_cuda_model_input(c->m, j);
+    CUDA_CHECK(cudaStreamWaitEvent(c->copy, c->consumed[j], 0));
+    CUDA_CHECK(cudaMemcpyAsync(xd, c->xpin[j], nb, cudaMemcpyHostToDevice, c->copy));
+    CUDA_CHECK(cudaEventRecord(c->copied[j], c->copy));
+    CUDA_CHECK(cudaStreamWaitEvent(st, c->copied[j], 0));
+    c->last = j;
+    /* the idle gap before this forward (see the top): needs an end mark */
+    if (c->st_end_marked) {
+        const int nxt = (c->st_head + 1) % GT_CUDA_STALL_RING;
+        if (nxt == c->st_tail) stall_harvest(c, 1); /* ring full: rare, read them all */
+        CUDA_CHECK(cudaEventRecord(c->st_b[c->st_head], st));
+        c->st_head = nxt;
+        c->st_end_marked = 0;
+    }
     int tr = gpu_begin(e);
-    gt_cuda_model_forward(dm(e), x, B, 0);   /* x (B, n_x) up, the forward queued */
+    gt_cuda_model_forward(c->m, xd, B, 1); /* reads input j in place */
     gpu_end(e, tr, "gpu forward");
-    gt_cuda_model_get_pred(dm(e), h->pred);  /* pred (B, n_y) down: synchronises */
+    gt_cuda_model_get_pred(c->m, c->pred_pin); /* pred (B, n_y) down: synchronises */
+    stall_harvest(c, 0);
     h->batch = B;
-    return h->pred;
+    return c->pred_pin;
 }
 
-static float *cuda_input(gt_engine *e) { return e->host->x; }
-static float *cuda_dpred(gt_engine *e) { return e->host->dpred; }
+static float *cuda_input(gt_engine *e) { return ce(e)->xpin[ce(e)->last == 0 ? 1 : 0]; }
+static float *cuda_dpred(gt_engine *e) { return ce(e)->dpred_pin; }
 
 static void cuda_backward(gt_engine *e, float dloss) {
     GT_CHECK(e->host->batch > 0, GT_EXIT_INTERNAL, "gt_engine_backward called before gt_engine_forward");
+    cuda_eng *c = ce(e);
     int tr = gpu_begin(e);
-    gt_cuda_model_set_dpred(dm(e), e->host->dpred, 0); /* (B, n_y) up */
-    gt_cuda_model_set_grad_ready(dm(e), e->host->grad_ready, e->host->grad_ready_ctx); /* the host model's hook */
-    gt_cuda_model_backward(dm(e), dloss);
+    gt_cuda_model_set_dpred(c->m, c->dpred_pin, 0); /* (B, n_y) up from pinned memory, asynchronous */
+    gt_cuda_model_set_grad_ready(c->m, e->host->grad_ready, e->host->grad_ready_ctx); /* the host model's hook */
+    gt_cuda_model_backward(c->m, dloss);
     gpu_end(e, tr, "gpu backward");
+    mark_end(c);
+}
+
+static double cuda_input_stall(gt_engine *e) {
+    stall_harvest(ce(e), 1);
+    return ce(e)->stall_s;
 }
 
 static void cuda_zero_grad(gt_engine *e) { gt_cuda_model_zero_grad(dm(e)); }
@@ -139,6 +249,7 @@ static void cuda_adamw_step(gt_engine *e, const gt_adamw_config *opt, float lr, 
     int tr = gpu_begin(e);
     gt_cuda_model_adamw_step(dm(e), opt, lr, t, decay_all);
     gpu_end(e, tr, "gpu optimizer");
+    mark_end(ce(e));
 }
 
 static void cuda_pull_state(gt_engine *e) {
@@ -153,7 +264,7 @@ static void cuda_push_state(gt_engine *e) {
 
 static void cuda_memory(const gt_engine *e, gt_engine_mem *out) {
     const size_t np = e->host->n_params;
-    out->device_bytes = gt_cuda_model_device_bytes(dm(e));
+    out->device_bytes = gt_cuda_model_device_bytes(dm(e)); /* both device inputs included */
     out->state_bytes = 4 * np * sizeof(float);
     /* the rest: activations, targets, the work area and the weight-decay flags */
     out->act_bytes = out->device_bytes > out->state_bytes ? out->device_bytes - out->state_bytes : 0;
@@ -179,6 +290,7 @@ static const gt_engine_i g_cuda = {
     .memory = cuda_memory,
     .stream = cuda_stream,
     .trace_flush = cuda_trace_flush,
+    .input_stall = cuda_input_stall,
 };
 
 void gt_engine_cuda_open(gt_engine *e, const gt_model_config *cfg) {
@@ -187,6 +299,29 @@ void gt_engine_cuda_open(gt_engine *e, const gt_model_config *cfg) {
     _Static_assert((int)GT_PRECISION_BF16 == (int)GT_PREC_BF16 && (int)GT_PRECISION_FP16 == (int)GT_PREC_FP16 &&
                        (int)GT_PRECISION_TF32 == (int)GT_PREC_TF32,
                    "gt_precision and gt_cuda_prec agree");
-    e->ctx = gt_cuda_model_create(e->host, (int)cfg->precision);
+    cuda_eng *c = GT_CALLOC(1, sizeof *c);
+    c->m = gt_cuda_model_create(e->host, (int)cfg->precision);
+    gt_cuda_model_set_graphs(c->m, cfg->graphs);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking));
+    const size_t B = (size_t)cfg->max_batch;
+    for (int j = 0; j < 2; j++) {
+        c->xpin[j] = pinned(B * e->host->n_x * sizeof(float));
+        CUDA_CHECK(cudaEventCreateWithFlags(&c->copied[j], cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventCreateWithFlags(&c->consumed[j], cudaEventDisableTiming));
+        CUDA_CHECK(cudaEventRecord(c->consumed[j], gt_cuda_model_stream(c->m)));
+    }
+    for (int i = 0; i < GT_CUDA_STALL_RING; i++) {
+        CUDA_CHECK(cudaEventCreate(&c->st_a[i]));
+        CUDA_CHECK(cudaEventCreate(&c->st_b[i]));
+    }
+    c->pred_pin = pinned(B * e->host->n_y * sizeof(float));
+    c->dpred_pin = pinned(B * e->host->n_y * sizeof(float));
+    c->last = -1;
+    e->ctx = c;
     e->grads_on_device = 1;
+}
+
+void gt_engine_cuda_graph_stats(gt_engine *e, long *captures, long *replays) {
+    *captures = *replays = 0;
+    if (e->kind == GT_ENGINE_CUDA) gt_cuda_model_graph_stats(dm(e), captures, replays);
 }

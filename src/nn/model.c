@@ -176,6 +176,7 @@ size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s
     /* every buffer of gt_cuda_model_create (nn/ops/cuda/cuda_model.cu), as it counts them */
 #define DALLOC(n) (((size_t)(n) > 0 ? (size_t)(n) : 1) * sizeof(float))
     size_t b = 4 * DALLOC(s->n_params) + DALLOC(s->n_act_elems) + 2 * DALLOC((size_t)cfg->max_batch * s->n_y);
+    b += DALLOC((size_t)cfg->max_batch * s->n_x); /* the second input buffer (double-buffered copies) */
     b += DALLOC(gt_model_device_work_elems(cfg)) + DALLOC(2) + DALLOC(4);
     b += s->n_params; /* weight-decay flags, one byte per parameter */
 #undef DALLOC

@@ -120,6 +120,10 @@ typedef struct gt_model_config {
      * products with these inputs on the tensor cores, fp32 accumulation, fp32
      * storage, master weights, gradients and optimizer state. */
     gt_precision precision;
+    /* GPU engine: capture forward and backward into CUDA graphs after a
+     * warm-up call and replay them (train.graphs); 0 runs every kernel
+     * eagerly. Results are the same either way. The host engine ignores it. */
+    int graphs;
 } gt_model_config;
 
 /* Parameter initialisation, PyTorch-like defaults. */

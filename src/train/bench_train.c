@@ -21,7 +21,7 @@ static void measure(const gt_train_config *base, int64_t g_batch, MPI_Comm comm,
     gt_train_run(&c, comm, &res);
     if (res.samples_per_s > *rate) {
         *rate = res.samples_per_s;
-        *stall = res.data_stall;
+        *stall = res.device_stall >= 0 ? res.device_stall : res.data_stall; /* a GPU: its own wait, from events */
     }
     *pipeline_bytes = res.pipeline_bytes;
     gt_train_result_free(&res);

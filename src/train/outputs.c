@@ -560,6 +560,7 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
     json_num(o, "train_time_s", train_time_s);
     json_num(o, "samples_per_s", samples_per_s);
     json_num(o, "data_stall", data_stall);
+    json_num(o, "device_input_stall", t->device_stall >= 0 ? t->device_stall : NAN); /* null on the CPU */
     cJSON_AddNumberToObject(o, "gpus", t->dev.engine == GT_ENGINE_HOST ? 0 : t->size); /* one per rank */
     cJSON_AddNumberToObject(o, "steps", (double)t->ts.step);
     json_num(o, "final_loss", final_loss);

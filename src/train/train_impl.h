@@ -37,6 +37,7 @@ typedef struct trainer {
     int n_nodes;
     gt_engine *e;
     int fp16;               /* fp16 products on the GPU: the loss scaler is on whatever train.amp says */
+    double device_stall;    /* a device engine: share of the measured wall time its device waited before forwards (max over ranks), -1: not measured */
     char precision_text[64];/* for the log: "bf16 products, fp32 state" ... */
     gt_dist_grads *gx;      /* the gradient exchange (buckets planned from the parameter table) */
     gt_loader *ld;
@@ -74,6 +75,7 @@ typedef struct train_clock {
     double iv_t0, iv_wait, iv_loss; /* the logging interval */
     int64_t iv_steps, iv_samples;
     double meas_t0, meas_wait;      /* the steady-state measurement (from measure_from) */
+    double meas_dev0;               /* the device engine's input stall at meas_t0 (-1: not measured) */
     int64_t meas_samples;
     double first_loss, last_loss;
     int64_t validated_step, cap_losses;

@@ -758,13 +758,16 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
     int identical = gt_dist_replicas_identical(m->params, m->n_params, comm);
     GT_CHECK(identical, GT_EXIT_INTERNAL, "model replicas differ between ranks at the end of training");
     uint64_t checksum = gt_dist_checksum(m->params, m->n_params);
-    double meas_rate = 0, meas_stall = 0;
+    double meas_rate = 0, meas_stall = 0, dev_stall = -1;
     if (k->meas_t0 >= 0) {
+        double dev = k->meas_dev0 >= 0 ? gt_engine_input_stall(t->e) - k->meas_dev0 : -1; /* synchronises */
         double wall = gt_now() - k->meas_t0;
         meas_rate = wall > 0 ? k->meas_samples / wall : 0;
         meas_stall = wall > 0 ? k->meas_wait / wall : 0;
+        if (dev >= 0 && wall > 0) dev_stall = dev / wall;
     }
     meas_stall = gt_dist_max_d(meas_stall, comm);
+    t->device_stall = gt_dist_max_d(dev_stall, comm); /* the same engine kind on every rank */
     meas_rate = gt_dist_bcast_d(meas_rate, comm);
 
     if (t->gpu_on) gt_train_gpu_finish(t); /* collective: every rank's GPU summary for the manifest */
@@ -773,6 +776,15 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
     if (t->rank == 0 && !cfg->quiet) {
         GT_INFO("memory: peak resident %.1f MiB per rank (max over ranks; 'gridtrain plan' predicts it)",
                 peak_rss / 1048576.0);
+#ifdef GT_HAVE_CUDA
+        long caps = 0, reps = 0;
+        gt_engine_cuda_graph_stats(t->e, &caps, &reps);
+        if (caps + reps > 0) GT_INFO("train: CUDA graphs: %ld captured, %ld replays (train.graphs)", caps, reps);
+#endif
+        if (t->device_stall >= 0)
+            GT_INFO("train: the GPU waited %.2f%% of the measured time before forwards (input copies, the loader "
+                    "or the host; target < 2%%), the ranks' data wait %.2f%%",
+                    100 * t->device_stall, 100 * meas_stall);
         GT_INFO("train: %s after %lld steps (%lld skipped) in %.1f s: loss %.6g, val_loss %.6g (best %.6g at step "
                 "%lld), params xxh64 %016llx%s%s",
                 stop_why, (long long)t->ts.step, (long long)t->ts.skipped_steps, loop_s, k->last_loss, t->last_val,
@@ -801,6 +813,7 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
         res->train_s = loop_s;
         res->samples_per_s = meas_rate;
         res->data_stall = meas_stall;
+        res->device_stall = t->device_stall;
         res->pipeline_bytes = t->pipeline_bytes;
         res->best_step = t->ts.best_step;
         res->lr_factor = t->ts.lr_factor;
@@ -836,7 +849,11 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     MPI_Comm_size(comm, &t->size);
     t->last_ckpt_step = -1;
     t->last_val = NAN;
-    if (res) memset(res, 0, sizeof *res);
+    t->device_stall = -1;
+    if (res) {
+        memset(res, 0, sizeof *res);
+        res->device_stall = -1;
+    }
     check_config(cfg);
     gt_train_device_select(cfg->device, "train.device", cfg->quiet, comm, &t->dev); /* before any output */
     t->place = gt_dist_placement(comm, t->dev.engine == GT_ENGINE_HOST ? -1 : t->dev.info.ordinal, &t->n_nodes);
@@ -872,6 +889,7 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     while (!(stop_why = stop_reason(t, &k, stop_early, stop_time, &exit_code))) {
         if (k.seg_batches == cfg->measure_from) {
             k.meas_t0 = gt_now();
+            k.meas_dev0 = gt_engine_input_stall(t->e);
             k.meas_wait = 0;
             k.meas_samples = 0;
         }

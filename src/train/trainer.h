@@ -168,6 +168,7 @@ typedef struct gt_train_result {
     double train_s;           /* wall seconds of this segment's loop */
     double samples_per_s;     /* global samples/s from step measure_from of the segment */
     double data_stall;        /* max over ranks of waiting / wall, same window */
+    double device_stall;      /* a device engine: max over ranks of the device's wait before forwards / wall, same window; -1 on the CPU */
     int64_t n_losses;         /* per-step global losses of this segment */
     double *losses;           /* [n_losses], malloc'd; release with gt_train_result_free */
     int64_t pipeline_bytes;   /* dataset + batch buffers, max over ranks */

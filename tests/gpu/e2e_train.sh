@@ -22,6 +22,10 @@
 #   7. mpirun -n 1 from the prefix (OPAL_PREFIX) trains on the GPU too
 #   8. train.precision=bf16 on the GPU: the log says bf16 products, the loss
 #      goes down and ends within 5 % of the fp32 GPU run's
+#   9. train.graphs=false (every kernel launched eagerly) gives the same
+#      parameters, bit for bit, as the default run (CUDA graphs replayed; its
+#      log reports captures and replays); both runs' GPU input wait (events on
+#      the device, timing.json device_input_stall) is printed
 # Dry run without a GPU (the script's own check, on the development machine):
 # GT_E2E_DEVICE=cpu GT_E2E_CUDA=OFF tests/gpu/e2e_train.sh /tmp/b /tmp/w
 set -uo pipefail
@@ -145,4 +149,18 @@ fi
 b1=$(loss_at "$W/gpu-bf16" 1); b40=$(loss_at "$W/gpu-bf16" 40)
 echo "bf16: loss step 1 $b1, step 40 $b40 (fp32 GPU $g40, rel $(rel "$b40" "$g40"))"
 lt "$b40" "$b1" && lt "$(rel "$b40" "$g40")" 0.05 || fail "bf16 final loss $b40 vs fp32 $g40"
+# 9. CUDA graphs vs eager
+GT_EVAL_AT_END=0 "$G" train "$W/train.ini" train.device=$DEV train.graphs=false run.dir="$W/gpu-eager" \
+  > "$W/train-eager.log" 2>&1 || { tail -20 "$W/train-eager.log"; fail "train.graphs=false"; }
+echo "graphs: $(grep -m1 'CUDA graphs:' "$W/train-gpu.log"); params eager $(params_of "$W/train-eager.log") graphs $(params_of "$W/train-gpu.log")"
+[ "$(params_of "$W/train-eager.log")" = "$(params_of "$W/train-gpu.log")" ] \
+  || fail "train.graphs=false gives other parameters than the graph run"
+if [ "$DEV" = cuda ]; then
+  grep -q "CUDA graphs: [1-9][0-9]* captured" "$W/train-gpu.log" || fail "the default GPU run captured no CUDA graph"
+fi
+python3 -c "
+import json
+for r in ('gpu', 'gpu-eager'):
+    t = json.load(open('$W/' + r + '/timing.json'))
+    print(r, 'device input stall', t.get('device_input_stall'), 'data stall', t.get('data_stall'))"
 echo "e2e-train: ok"

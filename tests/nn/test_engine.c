@@ -23,6 +23,10 @@
  * plus: grads live on the device, input/dpred/pred are the host model's
  * buffers, memory() is the planner's gt_model_device_bytes.
  *
+ * CUDA engine, graphs: replayed CUDA graphs (cfg.graphs) give the eager
+ * engine's bits: predictions, hook reports, gradients, parameters over 5
+ * steps of two micro-batches through both input paths (check_cuda_graphs).
+ *
  * Both engines: the gradient-readiness hook (gt_engine_set_grad_ready, what
  * dist/grads.h starts its buckets from) reports one suffix of the gradient
  * buffer per layer, growing down to 0, each already final when reported;
@@ -227,7 +231,8 @@ static void check_cuda_kind(gt_model_kind kind) {
     const size_t np = mh->n_params;
     TEST_REQUIRE(gt_engine_n_params(d) == np && gt_engine_n_x(d) == mh->n_x && gt_engine_n_y(d) == mh->n_y);
     TEST_CHECK(!strcmp(d->i->name, "cuda") && d->grads_on_device && gt_engine_stream(d) != NULL);
-    TEST_CHECK(gt_engine_input(d) == md->x && gt_engine_dpred(d) == md->dpred);
+    /* x, pred and dpred: the engine's pinned buffers, not the host model's */
+    TEST_CHECK(gt_engine_input(d) != NULL && gt_engine_dpred(d) != NULL && gt_engine_input(d) != md->x);
     TEST_CHECK(!memcmp(md->params, mh->params, np * sizeof(float)));
     gt_engine_mem mem;
     gt_engine_memory(d, &mem);
@@ -254,7 +259,7 @@ static void check_cuda_kind(gt_model_kind kind) {
         memcpy(gt_engine_input(d), x, sizeof(float) * nx);
         const float *ph = gt_engine_forward(h, x, B);
         const float *pd = gt_engine_forward(d, gt_engine_input(d), B);
-        TEST_CHECK(pd == md->pred);
+        TEST_CHECK(pd != NULL && pd != md->pred);
         close_all("pred", pd, ph, ny, step == 1 ? 1e-5 : 1e-4, step == 1 ? 1e-4 : 1e-3);
         memcpy(gt_engine_dpred(h), dy, sizeof(float) * ny);
         memcpy(gt_engine_dpred(d), dy, sizeof(float) * ny);
@@ -314,9 +319,115 @@ static void check_cuda_kind(gt_model_kind kind) {
     TEST_REQUIRE(cudaMemcpy(gt_engine_grads(d), &nan, sizeof nan, cudaMemcpyHostToDevice) == cudaSuccess);
     TEST_EQ_INT(gt_engine_unscale(d, 1.0f), 0);
     check_grad_ready(d, x, dy, B); /* the hook at the device engine's queue points */
+    TEST_CHECK(gt_engine_input_stall(d) >= 0.0); /* measured with events on the device */
+    TEST_CHECK(gt_engine_input_stall(h) < 0.0);  /* the host engine does not measure it */
     free(x), free(dy), free(gd), free(p0), free(m0), free(v0);
     gt_engine_free(d);
     gt_engine_free(h);
+}
+
+/* CUDA graphs (cfg.graphs) vs eager, and the double-buffered inputs: two
+ * CUDA engines from the same seed, one replaying graphs, train 5 steps of
+ * two micro-batches each (B 3 through gt_engine_input, in place; B 2 from
+ * another buffer, copied; dropout on s2p_cnn; the readiness hook on the last
+ * micro-batch as the trainer sets it). Every prediction, every hook report
+ * (offset and the gradients final at that point), the gradients and the
+ * final parameters are bit-identical, and the graph engine did capture and
+ * replay. */
+typedef struct hook_rec {
+    gt_engine *e;
+    int n;
+    size_t lo[READY_MAX];
+    uint64_t sum[READY_MAX]; /* a hash of grads[lo, n) when reported */
+} hook_rec;
+
+static uint64_t hash_floats(const float *p, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n * sizeof(float); i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static void on_ready_hash(void *ctx, size_t lo) {
+    hook_rec *r = ctx;
+    TEST_REQUIRE(r->n < READY_MAX);
+    size_t np = gt_engine_n_params(r->e);
+    float *g = malloc((np - lo) * sizeof(float));
+    copy_grads(r->e, g, lo, np - lo);
+    r->lo[r->n] = lo;
+    r->sum[r->n++] = hash_floats(g, np - lo);
+    free(g);
+}
+
+static void check_cuda_graphs(gt_model_kind kind) {
+    gt_model_config cfg;
+    small_config(kind, &cfg);
+    if (kind == GT_MODEL_S2P_CNN) cfg.dropout = 0.25f;
+    printf("== cuda engine: graphs vs eager, double-buffered inputs: %s ==\n", gt_model_kind_name(kind));
+    gt_engine *d[2];
+    for (int g = 0; g < 2; g++) {
+        cfg.graphs = g;
+        d[g] = gt_engine_create(GT_ENGINE_CUDA, &cfg);
+        gt_engine_init(d[g], 7);
+    }
+    const size_t np = gt_engine_n_params(d[0]), nx1 = gt_engine_n_x(d[0]), ny1 = gt_engine_n_y(d[0]);
+    float *x = malloc(4 * nx1 * sizeof(float)), *other = malloc(4 * nx1 * sizeof(float));
+    float *pr[2] = {malloc(4 * ny1 * sizeof(float)), malloc(4 * ny1 * sizeof(float))};
+    float *gr[2] = {malloc(np * sizeof(float)), malloc(np * sizeof(float))};
+    uint64_t ids[4] = {11, 12, 13, 14};
+    gt_adamw_config opt = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01};
+    int mismatches = 0;
+    for (int step = 0; step < 5; step++) {
+        hook_rec rec[2] = {{.e = d[0]}, {.e = d[1]}};
+        for (int g = 0; g < 2; g++) {
+            gt_engine *e = d[g];
+            gt_engine_zero_grad(e);
+            for (int mb = 0; mb < 2; mb++) {
+                const int B = mb == 0 ? 3 : 2;
+                fill(x, (size_t)B * nx1, 0.3 + 0.1 * step + 0.05 * mb);
+                const float *in = x;
+                if (mb == 0) { /* the loader's way: fill the engine's input in place */
+                    memcpy(gt_engine_input(e), x, (size_t)B * nx1 * sizeof(float));
+                    in = gt_engine_input(e);
+                } else {
+                    memcpy(other, x, (size_t)B * nx1 * sizeof(float));
+                    in = other;
+                }
+                const gt_dropout_key key = {.seed = 5, .step = step, .ids = ids};
+                const float *p = gt_engine_forward_train(e, in, B, &key);
+                memcpy(pr[g] + (mb ? 3 * ny1 : 0), p, (size_t)B * ny1 * sizeof(float));
+                float *dp = gt_engine_dpred(e);
+                for (size_t i = 0; i < (size_t)B * ny1; i++) dp[i] = 0.1f * (p[i] - 0.5f);
+                if (mb == 1) gt_engine_set_grad_ready(e, on_ready_hash, &rec[g]);
+                gt_engine_backward(e, 1.0f);
+                gt_engine_set_grad_ready(e, NULL, NULL);
+            }
+            copy_grads(e, gr[g], 0, np);
+            TEST_EQ_INT(gt_engine_unscale(e, 1.0f), 1);
+            double n = gt_engine_grad_norm(e);
+            if (n > 1.0) gt_engine_scale_grads(e, (float)(1.0 / n));
+            gt_engine_adamw_step(e, &opt, 1e-3f, step + 1, 0);
+        }
+        mismatches += memcmp(pr[0], pr[1], 5 * ny1 * sizeof(float)) != 0;
+        mismatches += memcmp(gr[0], gr[1], np * sizeof(float)) != 0;
+        TEST_EQ_INT(rec[1].n, rec[0].n);
+        for (int i = 0; i < rec[0].n && i < rec[1].n; i++)
+            mismatches += rec[0].lo[i] != rec[1].lo[i] || rec[0].sum[i] != rec[1].sum[i];
+    }
+    TEST_EQ_INT(mismatches, 0);
+    gt_engine_pull_state(d[0]);
+    gt_engine_pull_state(d[1]);
+    TEST_CHECK(!memcmp(gt_engine_model(d[0])->params, gt_engine_model(d[1])->params, np * sizeof(float)));
+    TEST_CHECK(!memcmp(gt_engine_model(d[0])->adam_v, gt_engine_model(d[1])->adam_v, np * sizeof(float)));
+    long cap[2], rep[2];
+    for (int g = 0; g < 2; g++) gt_engine_cuda_graph_stats(d[g], &cap[g], &rep[g]);
+    printf("  graphs: eager engine %ld captures, graph engine %ld captures, %ld replays\n", cap[0], cap[1], rep[1]);
+    TEST_EQ_INT(cap[0] + rep[0], 0);
+    /* 2 micro-batch shapes x (forward + backward) x 2 input buffers at most; replays from step 2 on */
+    TEST_CHECK(cap[1] >= 4 && rep[1] >= 8);
+    free(x), free(other), free(pr[0]), free(pr[1]), free(gr[0]), free(gr[1]);
+    gt_engine_free(d[0]);
+    gt_engine_free(d[1]);
 }
 #endif
 
@@ -330,7 +441,10 @@ int main(void) {
     TEST_EQ_INT(gt_engine_kind_parse("cuda"), GT_ENGINE_CUDA);
     if (gt_device_gpu_count() > 0) {
         for (int k = 0; k < GT_MODEL_KIND_COUNT; k++)
-            if (gt_model_kind_available((gt_model_kind)k)) check_cuda_kind((gt_model_kind)k);
+            if (gt_model_kind_available((gt_model_kind)k)) {
+                check_cuda_kind((gt_model_kind)k);
+                check_cuda_graphs((gt_model_kind)k);
+            }
     } else {
         const char *req = getenv("GT_TEST_REQUIRE_GPU");
         if (req && req[0] == '1') {

@@ -58,6 +58,7 @@ int main(void) {
     size_t want = 4 * 81 * 4          /* params, grads, adam m, adam v */
                   + s.n_act_elems * 4 /* the host activation plan */
                   + 2 * (2 * 1) * 4   /* targets and mask */
+                  + 2 * 8 * 4         /* the second input buffer (B x n_x) */
                   + work * 4 + 2 * 4 + 4 * 4 /* work area, loss, norm scratch */
                   + 81;               /* weight-decay flags */
     TEST_EQ_INT(gt_model_device_bytes(&c, &s), want);

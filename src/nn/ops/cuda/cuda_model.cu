@@ -8,11 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "nn/cuda_model.h"
 #include "nn/model_lstm.h"
 #include "nn/model_s2p_tf.h"
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/dropout.h"
+
+// A captured forward or backward of one shape. A backward is captured in
+// segments, one per readiness report (ready()), so a replay can report each
+// layer's gradients between segment launches exactly as the eager backward
+// does (dist/'s overlapped exchange works with graphs too).
+#define GT_CUDA_GRAPH_SLOTS 24
+#define GT_CUDA_GRAPH_SEGS (GT_MODEL_MAX_TENSORS + 1)
+struct graph_seg {
+    cudaGraphExec_t exec;
+    size_t ready_off; // report this offset after the segment (backward), if has_ready
+    int has_ready;
+};
+struct graph_slot {
+    int used;       // the key is set
+    int seen;       // eager runs of this key so far (capture at the second: the first warms up)
+    int backward;   // 0 forward, 1 backward
+    int B, drop_on;
+    const float *x; // the device input it reads
+    float dloss;    // backward: the scale of dpred baked into the graph
+    graph_seg *seg;
+    int n_seg;
+};
 
 struct gt_cuda_model {
     gt_model plan; // copy of the host template's table and plan (host buffer pointers cleared)
@@ -20,7 +43,9 @@ struct gt_cuda_model {
     cudaStream_t stream;
     float *params, *grads, *adam_m, *adam_v; // (n_params) each
     float *acts;                             // (n_act_elems)
-    float *x, *pred, *dpred;                 // in acts
+    float *x;                                // the input of the current forward/backward: xbuf[0] or xbuf[1]
+    float *xbuf[2];                          // device inputs: act "x" and a second buffer (double buffering)
+    float *pred, *dpred;                     // in acts
     float *y, *mask;                         // (max_batch, n_y) targets staged from the host
     float *work;                             // GPU-only work area
     size_t n_work;
@@ -33,12 +58,29 @@ struct gt_cuda_model {
     int drop_on; // the next forward (and its backward) applies dropout: keys in act "fc1.drop_keys"
     gt_grad_ready_fn grad_ready; // nn/model.h: called as each layer's backward is queued
     void *grad_ready_ctx;
+    // CUDA graphs (gt_cuda_model_set_graphs): captured forwards and backwards
+    // by shape, replayed instead of launching every kernel
+    int graphs;           // 1: capture and replay; 0: eager (also after a failed capture)
+    graph_slot *slots;    // GT_CUDA_GRAPH_SLOTS
+    graph_slot *cap;      // the slot being captured (ready() closes a segment), or NULL
+    long graph_replays, graph_captures;
+    cudaError_t cap_err; // the first failure of the capture in progress
 };
 
+static void capture_segment_end(gt_cuda_model *m, size_t off, int has_ready);
+static void capture_segment_begin(gt_cuda_model *m);
+
 // The gradients from g (in m->grads) to the end are final once the work
-// queued so far on m->stream completes.
-static void ready(const gt_cuda_model *m, const float *g) {
-    if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, (size_t)(g - m->grads));
+// queued so far on m->stream completes. While a backward is being captured
+// this closes the current segment instead (its replay reports).
+static void ready(gt_cuda_model *m, const float *g) {
+    const size_t off = (size_t)(g - m->grads);
+    if (m->cap) {
+        capture_segment_end(m, off, 1);
+        capture_segment_begin(m);
+        return;
+    }
+    if (m->grad_ready) m->grad_ready(m->grad_ready_ctx, off);
 }
 
 // ---------------------------------------------------------------- lookup --
@@ -364,7 +406,9 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     m->adam_m = dalloc(m, np);
     m->adam_v = dalloc(m, np);
     m->acts = dalloc(m, m->plan.n_act_elems);
-    m->x = act(m, "x");
+    m->xbuf[0] = m->x = act(m, "x");
+    m->xbuf[1] = dalloc(m, B * m->plan.n_x); // the second input buffer (gt_cuda_model_input)
+    m->slots = (graph_slot *)GT_CALLOC(GT_CUDA_GRAPH_SLOTS, sizeof *m->slots);
     m->pred = act(m, "pred");
     m->dpred = act(m, "dpred");
     m->y = dalloc(m, B * m->plan.n_y);
@@ -406,6 +450,12 @@ extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
     gt_cuda_free(m->adam_m);
     gt_cuda_free(m->adam_v);
     gt_cuda_free(m->acts);
+    gt_cuda_free(m->xbuf[1]);
+    for (int i = 0; i < GT_CUDA_GRAPH_SLOTS; i++) {
+        for (int k = 0; k < m->slots[i].n_seg; k++) cudaGraphExecDestroy(m->slots[i].seg[k].exec);
+        free(m->slots[i].seg);
+    }
+    free(m->slots);
     gt_cuda_free(m->y);
     gt_cuda_free(m->mask);
     gt_cuda_free(m->work);
@@ -428,7 +478,8 @@ extern "C" float *gt_cuda_model_params(gt_cuda_model *m) { return m->params; }
 extern "C" float *gt_cuda_model_grads(gt_cuda_model *m) { return m->grads; }
 extern "C" float *gt_cuda_model_adam_m(gt_cuda_model *m) { return m->adam_m; }
 extern "C" float *gt_cuda_model_adam_v(gt_cuda_model *m) { return m->adam_v; }
-extern "C" float *gt_cuda_model_x(gt_cuda_model *m) { return m->x; }
+extern "C" float *gt_cuda_model_x(gt_cuda_model *m) { return m->xbuf[0]; }
+extern "C" float *gt_cuda_model_input(gt_cuda_model *m, int j) { return m->xbuf[j & 1]; }
 
 // Whole-buffer copies on the model's stream, complete on return.
 static void copy_on(const gt_cuda_model *m, void *dst, const void *src, size_t n, cudaMemcpyKind kind) {
@@ -457,20 +508,157 @@ extern "C" void gt_cuda_model_get_state(const gt_cuda_model *m, float *params, f
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
 }
 
-extern "C" const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, int B, int on_device) {
-    GT_CHECK(B > 0 && B <= m->plan.cfg.max_batch, GT_EXIT_USAGE, "model forward: batch %d outside [1, max_batch=%d]",
-             B, m->plan.cfg.max_batch);
-    const size_t n = (size_t)B * m->plan.n_x * sizeof(float);
-    if (x != m->x)
-        CUDA_CHECK(cudaMemcpyAsync(m->x, x, n, on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice,
-                                   m->stream));
-    m->batch = B;
-    gt_cuda_set_precision(m->prec);
+static void forward_kernels(gt_cuda_model *m, int B) {
     switch (m->plan.cfg.kind) {
     case GT_MODEL_S2P_CNN: cnn_forward(m, B); break;
     case GT_MODEL_S2P_TF: tf_forward(m, B); break;
     default: lstm_forward(m, B); break;
     }
+}
+
+static void backward_kernels(gt_cuda_model *m, int B, float dloss) {
+    if (dloss != 1.0f) gt_scale_cuda(m->dpred, (size_t)B * m->plan.n_y, dloss, m->stream);
+    switch (m->plan.cfg.kind) {
+    case GT_MODEL_S2P_CNN: cnn_backward(m, B); break;
+    case GT_MODEL_S2P_TF: tf_backward(m, B); break;
+    default: lstm_backward(m, B); break;
+    }
+}
+
+// ------------------------------------------------------------ CUDA graphs --
+// A forward or backward runs eagerly the first time its key (direction,
+// batch, input buffer, dropout, dloss) is seen (warm-up: cuBLAS picks its
+// algorithms, lazily loaded kernels load), is captured the second time and
+// replayed from then on. A capture that fails turns graphs off for the model
+// (warning once) and the work runs eagerly: results never depend on it, the
+// graph holds exactly the kernels of the eager call.
+static graph_slot *graph_find(gt_cuda_model *m, int backward, int B, float dloss) {
+    graph_slot *free_slot = nullptr;
+    for (int i = 0; i < GT_CUDA_GRAPH_SLOTS; i++) {
+        graph_slot *g = &m->slots[i];
+        if (!g->used) {
+            if (!free_slot) free_slot = g;
+            continue;
+        }
+        if (g->backward == backward && g->B == B && g->x == m->x && g->drop_on == m->drop_on &&
+            (!backward || g->dloss == dloss))
+            return g;
+    }
+    if (!free_slot) return nullptr; // full: eager from now on for new keys
+    free_slot->used = 1;
+    free_slot->backward = backward;
+    free_slot->B = B;
+    free_slot->x = m->x;
+    free_slot->drop_on = m->drop_on;
+    free_slot->dloss = dloss;
+    return free_slot;
+}
+
+static void graph_give_up(gt_cuda_model *m, const char *what, cudaError_t e) {
+    (void)cudaGetLastError(); // a failed capture leaves no sticky error; clear the last one
+    if (m->graphs)
+        GT_WARN("CUDA graphs off for this run: capturing the %s failed (%s); every step runs eagerly", what,
+                cudaGetErrorString(e));
+    m->graphs = 0;
+}
+
+static void capture_segment_begin(gt_cuda_model *m) {
+    cudaError_t e = cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal);
+    GT_CHECK(e == cudaSuccess, GT_EXIT_INTERNAL, "cudaStreamBeginCapture: %s", cudaGetErrorString(e));
+}
+
+// Close the segment being captured: instantiate it into the slot (an
+// instantiation failure is recorded as a NULL exec and ends the capture).
+static void capture_segment_end(gt_cuda_model *m, size_t off, int has_ready) {
+    graph_slot *g = m->cap;
+    cudaGraph_t graph = nullptr;
+    cudaError_t e = cudaStreamEndCapture(m->stream, &graph);
+    GT_CHECK(g->n_seg < GT_CUDA_GRAPH_SEGS, GT_EXIT_INTERNAL, "cuda model: more than %d graph segments",
+             GT_CUDA_GRAPH_SEGS);
+    graph_seg *s = &g->seg[g->n_seg++];
+    s->exec = nullptr;
+    s->ready_off = off;
+    s->has_ready = has_ready;
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&s->exec, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+        s->exec = nullptr;
+        if (m->cap_err == cudaSuccess) m->cap_err = e;
+    }
+}
+
+static void graph_drop(graph_slot *g) {
+    for (int k = 0; k < g->n_seg; k++)
+        if (g->seg[k].exec) cudaGraphExecDestroy(g->seg[k].exec);
+    free(g->seg);
+    g->seg = nullptr;
+    g->n_seg = 0;
+}
+
+// Capture the forward (backward = 0) or the backward into g; 1 on success.
+static int graph_capture(gt_cuda_model *m, graph_slot *g, int B, float dloss) {
+    g->seg = (graph_seg *)GT_CALLOC(GT_CUDA_GRAPH_SEGS, sizeof *g->seg);
+    g->n_seg = 0;
+    m->cap = g;
+    m->cap_err = cudaSuccess;
+    capture_segment_begin(m);
+    if (g->backward) backward_kernels(m, B, dloss);
+    else forward_kernels(m, B);
+    capture_segment_end(m, 0, 0);
+    m->cap = nullptr;
+    for (int k = 0; k < g->n_seg; k++)
+        if (!g->seg[k].exec) {
+            graph_drop(g);
+            graph_give_up(m, g->backward ? "backward" : "forward", m->cap_err);
+            return 0;
+        }
+    m->graph_captures++;
+    return 1;
+}
+
+static void graph_replay(gt_cuda_model *m, const graph_slot *g) {
+    for (int k = 0; k < g->n_seg; k++) {
+        CUDA_CHECK(cudaGraphLaunch(g->seg[k].exec, m->stream));
+        if (g->seg[k].has_ready && m->grad_ready) m->grad_ready(m->grad_ready_ctx, g->seg[k].ready_off);
+    }
+    m->graph_replays++;
+}
+
+// Forward (backward = 0) or backward of B samples: replayed, captured or eager.
+static void run_pass(gt_cuda_model *m, int backward, int B, float dloss) {
+    gt_cuda_set_precision(m->prec);
+    graph_slot *g = m->graphs ? graph_find(m, backward, B, dloss) : nullptr;
+    if (g && g->n_seg > 0) {
+        graph_replay(m, g);
+        return;
+    }
+    if (g && g->seen++ >= 1 && graph_capture(m, g, B, dloss)) {
+        graph_replay(m, g);
+        return;
+    }
+    if (backward) backward_kernels(m, B, dloss);
+    else forward_kernels(m, B);
+}
+
+extern "C" void gt_cuda_model_set_graphs(gt_cuda_model *m, int on) { m->graphs = on ? 1 : 0; }
+extern "C" void gt_cuda_model_graph_stats(const gt_cuda_model *m, long *captures, long *replays) {
+    if (captures) *captures = m->graph_captures;
+    if (replays) *replays = m->graph_replays;
+}
+
+extern "C" const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, int B, int on_device) {
+    GT_CHECK(B > 0 && B <= m->plan.cfg.max_batch, GT_EXIT_USAGE, "model forward: batch %d outside [1, max_batch=%d]",
+             B, m->plan.cfg.max_batch);
+    const size_t n = (size_t)B * m->plan.n_x * sizeof(float);
+    if (on_device && (x == m->xbuf[0] || x == m->xbuf[1])) {
+        m->x = (float *)x; // read in place: the caller keeps it until the backward has run
+    } else {
+        m->x = m->xbuf[0];
+        CUDA_CHECK(cudaMemcpyAsync(m->x, x, n, on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice,
+                                   m->stream));
+    }
+    m->batch = B;
+    run_pass(m, 0, B, 1.0f);
     return m->pred;
 }
 
@@ -553,13 +741,7 @@ extern "C" void gt_cuda_model_set_grad_ready(gt_cuda_model *m, gt_grad_ready_fn 
 
 extern "C" void gt_cuda_model_backward(gt_cuda_model *m, float dloss) {
     GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_backward called before gt_cuda_model_forward");
-    if (dloss != 1.0f) gt_scale_cuda(m->dpred, (size_t)m->batch * m->plan.n_y, dloss, m->stream);
-    gt_cuda_set_precision(m->prec);
-    switch (m->plan.cfg.kind) {
-    case GT_MODEL_S2P_CNN: cnn_backward(m, m->batch); break;
-    case GT_MODEL_S2P_TF: tf_backward(m, m->batch); break;
-    default: lstm_backward(m, m->batch); break;
-    }
+    run_pass(m, 1, m->batch, dloss);
 }
 
 extern "C" void gt_cuda_model_zero_grad(gt_cuda_model *m) {
