@@ -123,6 +123,8 @@ static const gt_opt opts[] = {
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
     {"plan.tier", "tier", GT_OPT_STR, "", "plan for one GPU of a workstation tier (docs/tiers.md)", "|a350|ae450|ga660m"},
     {"plan.gpu_tflops", "gpu-tflops", GT_OPT_FLOAT, "0", "nominal dense bf16 TFLOP/s of that GPU for the step time (0: the tier's, else none)", NULL},
+    {"plan.calibration", "calibration", GT_OPT_STR, "", "GPU rate from a measurement: the plan-calibration.json a GPU verdict run (tests/gpu/run.sh) writes, the measured share of the nominal rate per model kind (default: the kernel review's estimates, docs/tiers.md)", NULL},
+    {"plan.gpu_efficiency", "gpu-efficiency", GT_OPT_FLOAT, "0", "GPU rate: this share of the nominal dense bf16 rate (0: plan.calibration's, else the estimate for the model kind)", NULL},
     {"plan.cpu_mem", "cpu-mem", GT_OPT_SIZE, "0", "CPU plan: host memory per rank (0: available on this node / its ranks)", NULL},
     {"plan.ranks_per_node", "ranks-per-node", GT_OPT_INT, "0", "scale model: ranks (GPUs) per node (0: the tier's, or this job's ranks on this node)", NULL},
     {"plan.net_gbs", "net-gbs", GT_OPT_FLOAT, "0", "scale model: network bandwidth of one node in GB/s (0: the tier's assumption, docs/tiers.md)", NULL},
@@ -565,24 +567,41 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
     rq.ranks = ranks;
     rq.micro = c.micro_batch;
     rq.n_y_data = task->data_targets ? n_cols : 0;
+    rq.overlap = c.overlap;
+    rq.bucket_bytes = (double)(c.bucket_bytes > 0 ? c.bucket_bytes : (int64_t)GT_TRAIN_BUCKET_BYTES);
+    _Static_assert(GT_TRAIN_BUCKET_BYTES == (size_t)GT_PLAN_BUCKET_BYTES, "train.bucket default agrees with plan's");
 
     gt_plan_target tg;
     memset(&tg, 0, sizeof tg);
     const char *tier = gt_args_str(a0, "plan.tier");
     double gmem = (double)gt_args_size(a0, "plan.gpu_mem"), tflops = gt_args_float(a0, "plan.gpu_tflops");
-    if (tier[0]) {
-        GT_CHECK(gt_plan_tier(tier, &tg) == 0, GT_EXIT_USAGE, "plan.tier: unknown tier '%s'", tier);
-        if (tflops > 0) tg.flops = tflops * 1e12 * GT_PLAN_GPU_EFFICIENCY;
-    }
+    if (tier[0]) GT_CHECK(gt_plan_tier(tier, rq.model.kind, &tg) == 0, GT_EXIT_USAGE, "plan.tier: unknown tier '%s'", tier);
     if (gmem > 0) {
         double b = gmem;
         if (!tier[0]) {
             tg.gpu = 1;
             tg.context_bytes = GT_PLAN_GPU_CONTEXT_BYTES;
-            tg.flops = tflops > 0 ? tflops * 1e12 * GT_PLAN_GPU_EFFICIENCY : 0;
             snprintf(tg.name, sizeof tg.name, "one GPU per rank");
         }
         tg.mem_bytes = b;
+    }
+    char calib_gpu[128] = "";
+    if (tg.gpu) { /* the step time: nominal rate x the share gridtrain's kernels sustain */
+        const char *calib = gt_args_str(a0, "plan.calibration");
+        const double eff = gt_args_float(a0, "plan.gpu_efficiency");
+        GT_CHECK(eff >= 0 && eff <= 1, GT_EXIT_USAGE, "plan.gpu_efficiency must be in [0, 1] (got %g)", eff);
+        if (tflops > 0) tg.nominal_flops = tflops * 1e12;
+        tg.efficiency = gt_plan_gpu_efficiency_estimate(rq.model.kind);
+        tg.efficiency_from = "the kernel review's estimate, not measured";
+        if (calib[0]) {
+            tg.efficiency = gt_plan_calibration_read(calib, rq.model.kind, calib_gpu, sizeof calib_gpu);
+            tg.efficiency_from = "measured";
+        }
+        if (eff > 0) {
+            tg.efficiency = eff;
+            tg.efficiency_from = "plan.gpu_efficiency";
+        }
+        tg.flops = tg.nominal_flops * tg.efficiency;
     }
     if (!tg.gpu) {
         /* CPU: this process as the baseline, the node's memory shared by the ranks, the rate
@@ -644,8 +663,9 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
             printf("(CPU rate: OpenBLAS sgemm on this node x 0.78, the share the engine reaches; "
                    "OPENBLAS_NUM_THREADS per rank)\n");
         else
-            printf("(GPU rate: nominal x %.2f assumed; device memory exact for gridtrain's buffers, the CUDA "
-                   "context is an estimate)\n", GT_PLAN_GPU_EFFICIENCY);
+            printf("(GPU rate: nominal x %.3g for %s, %s%s%s%s; device memory exact for gridtrain's buffers, the "
+                   "CUDA context is an estimate)\n", tg.efficiency, gt_model_kind_name(rq.model.kind),
+                   tg.efficiency_from, calib_gpu[0] ? " on " : "", calib_gpu, calib_gpu[0] ? " (plan.calibration)" : "");
         fflush(stdout);
     }
     gt_args_free(&a);

@@ -151,7 +151,16 @@ void gt_plan_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg,
     fputc('\n', f);
 }
 
-int gt_plan_tier(const char *name, gt_plan_target *tg) {
+double gt_plan_gpu_efficiency_estimate(gt_model_kind kind) {
+    switch (kind) {
+    case GT_MODEL_S2P_CNN: return 0.03; /* im2col + cuBLAS per 32-sample chunk, unfused glue */
+    case GT_MODEL_S2P_TF: return 0.02;  /* fp32 SIMT attention, one query row per lane group */
+    case GT_MODEL_LSTM: return 0.005;   /* one GEMM + one cell kernel per step and layer: launch-bound */
+    default: return 0.02;
+    }
+}
+
+int gt_plan_tier(const char *name, gt_model_kind kind, gt_plan_target *tg) {
     /* one GPU of each tier (docs/tiers.md); nominal dense bf16 rates are
      * assumptions for the estimate, override with --gpu-tflops */
     static const struct {
@@ -166,7 +175,10 @@ int gt_plan_tier(const char *name, gt_plan_target *tg) {
             snprintf(tg->name, sizeof tg->name, "%s, one GPU per rank", tiers[i].what);
             tg->gpu = 1;
             tg->mem_bytes = tiers[i].gib * 1024.0 * 1048576.0;
-            tg->flops = tiers[i].tflops * 1e12 * GT_PLAN_GPU_EFFICIENCY;
+            tg->nominal_flops = tiers[i].tflops * 1e12;
+            tg->efficiency = gt_plan_gpu_efficiency_estimate(kind);
+            tg->efficiency_from = "estimate";
+            tg->flops = tg->nominal_flops * tg->efficiency;
             tg->context_bytes = GT_PLAN_GPU_CONTEXT_BYTES;
             return 0;
         }
@@ -216,7 +228,19 @@ void gt_plan_scale_at(const gt_plan_request *rq, const gt_plan_target *tg, const
         const double lat = out->nodes > 1 ? net->inter_lat : net->intra_lat;
         out->allreduce_s = 2.0 * (ranks - 1) / ranks * out->grad_bytes / bw + 2.0 * (ranks - 1) * lat;
     }
-    out->step_s = out->compute_s + out->allreduce_s;
+    out->exposed_s = out->allreduce_s;
+    if (rq->overlap && ranks > 1) {
+        /* buckets start as backward produces them: what backward's remaining
+         * compute can hide is hidden, but the last bucket (the first layers)
+         * only starts when backward ends */
+        const double bucket = fmin(rq->bucket_bytes > 0 ? rq->bucket_bytes : GT_PLAN_BUCKET_BYTES, out->grad_bytes);
+        const double bw = out->nodes > 1 ? fmin(net->intra_bw, net->inter_bw) : net->intra_bw;
+        const double lat = out->nodes > 1 ? net->inter_lat : net->intra_lat;
+        const double last = 2.0 * (ranks - 1) / ranks * bucket / bw + 2.0 * (ranks - 1) * lat;
+        out->exposed_s = fmax(last, out->allreduce_s - GT_PLAN_BACKWARD_SHARE * out->compute_s);
+        if (out->exposed_s > out->allreduce_s) out->exposed_s = out->allreduce_s;
+    }
+    out->step_s = out->compute_s + out->exposed_s;
     out->efficiency = out->step_s > 0 ? out->compute_s / out->step_s : 0;
     out->samples_per_s = out->step_s > 0 ? (double)rq->batch / out->step_s : 0;
     out->read_bytes_per_rank = data_bytes_per_rank;
@@ -225,7 +249,7 @@ void gt_plan_scale_at(const gt_plan_request *rq, const gt_plan_target *tg, const
     const int on_node = ranks < rpn ? ranks : rpn;
     out->read_s = node_bw > 0 ? data_bytes_per_rank * on_node / node_bw : 0;
     if ((int64_t)ranks > rq->batch) out->bound = "more ranks than samples per step";
-    else if (out->allreduce_s > out->compute_s)
+    else if (out->exposed_s > out->compute_s)
         out->bound = out->nodes > 1 && net->inter_bw < net->intra_bw ? "all-reduce (network between nodes)"
                                                                    : "all-reduce (links within the node)";
     else out->bound = "compute";
@@ -236,18 +260,22 @@ void gt_plan_scale_print(FILE *f, const gt_plan_request *rq, const gt_plan_targe
     if (tg->flops <= 0) return;
     char a[32];
     fprintf(f, "scale (model; %d rank%s per node, ring all-reduce of %s of fp32 gradients at %.3g GB/s within a node%s"
-               " and %.3g GB/s between nodes, not overlapped with backward):\n",
+               " and %.3g GB/s between nodes, %s):\n",
             net->ranks_per_node, net->ranks_per_node == 1 ? "" : "s", human(p->n_params * 4.0, a, sizeof a),
-            net->intra_bw / 1e9, net->measured_intra ? " (measured here)" : "", net->inter_bw / 1e9);
-    fprintf(f, "  %6s %5s %9s %11s %12s %10s %10s %12s %11s  %s\n", "ranks", "nodes", "per-rank", "compute ms",
-            "all-reduce ms", "step ms", "efficiency", "samples/s", "read s", "bound by");
+            net->intra_bw / 1e9, net->measured_intra ? " (measured here)" : "", net->inter_bw / 1e9,
+            rq->overlap ? "in buckets overlapped with backward (train.overlap): exposed = max(last bucket, all-reduce"
+                          " - 2/3 of compute)"
+                        : "after backward (train.overlap=false): all exposed");
+    fprintf(f, "  %6s %5s %9s %11s %12s %11s %10s %10s %12s %11s  %s\n", "ranks", "nodes", "per-rank", "compute ms",
+            "all-reduce ms", "exposed ms", "step ms", "efficiency", "samples/s", "read s", "bound by");
     int list[5] = {1, 4, 16, 64, rq->ranks}, n = 4;
     if (rq->ranks != 1 && rq->ranks != 4 && rq->ranks != 16 && rq->ranks != 64) n = 5;
     for (int i = 0; i < n; i++) {
         gt_plan_scale s;
         gt_plan_scale_at(rq, tg, p, net, list[i], data_bytes_total / list[i], &s);
-        fprintf(f, "  %6d %5d %9lld %11.3f %12.3f %10.3f %9.0f%% %12.0f %11.2f  %s%s\n", s.ranks, s.nodes,
-                (long long)s.per_rank, s.compute_s * 1e3, s.allreduce_s * 1e3, s.step_s * 1e3, 100.0 * s.efficiency,
+        fprintf(f, "  %6d %5d %9lld %11.3f %12.3f %11.3f %10.3f %9.0f%% %12.0f %11.2f  %s%s\n", s.ranks, s.nodes,
+                (long long)s.per_rank, s.compute_s * 1e3, s.allreduce_s * 1e3, s.exposed_s * 1e3, s.step_s * 1e3,
+                100.0 * s.efficiency,
                 s.samples_per_s, s.read_s, s.bound, list[i] == rq->ranks && n == 5 ? " (requested)" : "");
     }
 }

@@ -26,6 +26,9 @@ typedef struct gt_plan_target {
     int gpu;              /* 0: host memory of a CPU rank; 1: device memory of one GPU per rank */
     double mem_bytes;     /* budget per rank; <= 0: unknown (no fit test) */
     double flops;         /* sustained FLOP/s per rank for the step time; <= 0: no estimate */
+    double nominal_flops; /* gpu: the GPU's nominal dense bf16 FLOP/s (flops = nominal x efficiency) */
+    double efficiency;    /* gpu: the share of nominal_flops a step sustains */
+    const char *efficiency_from; /* gpu: where it comes from ("estimate", "measured: FILE", "plan.gpu_efficiency") */
     double context_bytes; /* gpu: CUDA context + library code per process (an estimate) */
 } gt_plan_target;
 
@@ -35,6 +38,8 @@ typedef struct gt_plan_request {
     int ranks;
     int64_t micro;         /* train.micro_batch; 0 = the whole per-rank share */
     int64_t n_y_data;      /* targets per sample in the data (nilm A; pdm 0) */
+    int overlap;           /* train.overlap: the all-reduce runs in buckets during backward */
+    double bucket_bytes;   /* train.bucket (0: GT_PLAN_BUCKET_BYTES) */
     double data_bytes;     /* host: dataset per rank (series + index), the largest rank */
     double base_bytes;     /* host: the process before training (libraries, MPI, HDF5) */
 } gt_plan_request;
@@ -78,7 +83,14 @@ void gt_plan_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg,
 /* The users' workstation tiers (docs/tiers.md): a350, ae450, ga660m -> one
  * GPU of the tier (memory, nominal bf16 rate x the assumed efficiency).
  * Returns 0, or -1 for an unknown name. */
-int gt_plan_tier(const char *name, gt_plan_target *tg);
+int gt_plan_tier(const char *name, gt_model_kind kind, gt_plan_target *tg);
+/* plan.calibration: the measured share of the nominal dense bf16 rate for
+ * `kind` from a JSON file {"gpu": "...", "efficiency": {"s2p_cnn": x,
+ * "s2p_tf": y, "lstm": z}, ...} (tests/gpu/run.sh writes one as
+ * plan-calibration.json); the GPU's description into gpu. A missing file,
+ * kind or a value outside (0, 1] ends the job with a one-line error naming
+ * the file (exit 2). */
+double gt_plan_calibration_read(const char *path, gt_model_kind kind, char *gpu, size_t gpu_len);
 
 /* ---- the scale model: a step on P ranks over several nodes ----
  *
@@ -110,6 +122,7 @@ typedef struct gt_plan_scale {
     int64_t per_rank;      /* ceil(global batch / ranks) */
     double grad_bytes;     /* fp32 gradients all-reduced per step */
     double compute_s, allreduce_s, step_s;
+    double exposed_s;      /* the all-reduce time not hidden behind backward (= allreduce_s without overlap) */
     double efficiency;     /* compute_s / step_s */
     double samples_per_s;  /* the whole job */
     double read_bytes_per_rank, read_s;
@@ -128,9 +141,19 @@ void gt_plan_scale_at(const gt_plan_request *rq, const gt_plan_target *tg, const
 void gt_plan_scale_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg, const gt_plan *p,
                          const gt_plan_net *net, double data_bytes_total);
 
-/* Assumed fraction of the nominal GPU rate a training step sustains
- * (documented in docs/tiers.md; the CPU plan measures its own rate). */
-#define GT_PLAN_GPU_EFFICIENCY 0.35
+/* The share of a GPU's nominal dense bf16 rate a training step of
+ * gridtrain's CUDA kernels sustains (model FLOPs per second / nominal), per
+ * model kind, until a measurement calibrates it (`gridtrain plan
+ * plan.calibration=FILE`, the file tests/gpu/run.sh writes; or
+ * plan.gpu_efficiency): the kernel review's estimates, NOT measured
+ * (docs/tiers.md "GPU rate"): s2p_cnn 0.03, s2p_tf 0.02, lstm 0.005. The
+ * CPU plan measures its own rate. */
+double gt_plan_gpu_efficiency_estimate(gt_model_kind kind);
+/* The share of backward in a step (forward 1, backward 2 units of work):
+ * the part of the compute a bucketed all-reduce can hide behind. */
+#define GT_PLAN_BACKWARD_SHARE (2.0 / 3.0)
+/* train.bucket's default (GT_TRAIN_BUCKET_BYTES, without depending on train/). */
+#define GT_PLAN_BUCKET_BYTES (4.0 * 1048576.0)
 /* CUDA context, kernels and library code per process (an estimate). */
 #define GT_PLAN_GPU_CONTEXT_BYTES (512.0 * 1048576.0)
 

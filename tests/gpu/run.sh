@@ -31,7 +31,9 @@
 # Exit status: 0 when no step failed (skips are fine), 1 otherwise.
 # Usage: tests/gpu/run.sh [BUILD_DIR]   (default build-gpu)
 # Writes three files to $OUT: verdict.json, verdict.md, logs.tar.gz (the
-# step logs, kept in BUILD_DIR/gpu-check-logs).
+# step logs, kept in BUILD_DIR/gpu-check-logs), and plan-calibration.json
+# when the benchmarks ran (the measured MFU per kind, for `gridtrain plan
+# plan.calibration=FILE`).
 # Env: OUT (default BUILD_DIR/gpu-check), GT_CUDA_ARCHITECTURES (default 90),
 #      GT_PYTHON (default python3), GT_BENCH_STEPS (default 10),
 #      GT_VERDICT_BUDGET (seconds, default 510), GT_JOBS (build and test jobs, default nproc),
@@ -247,6 +249,20 @@ if [ -s "$LOG/bench.txt" ]; then
       }
     }' "$LOG/bench.txt" > "$LOG/bench-table.txt"
   cat "$LOG/bench-table.txt"
+fi
+
+# ---- plan's GPU rate, measured: the best gridtrain MFU per kind (share of the
+# nominal dense bf16 rate) as `gridtrain plan plan.calibration=FILE` reads it
+if [ -s "$LOG/bench.txt" ]; then
+  awk -v gpu="${GPU_LINE//\"/}" -v commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" '
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      if (v["impl"] == "gridtrain" && v["mfu"] != "" && v["mfu"] + 0 > best[v["kind"]] + 0) best[v["kind"]] = v["mfu"]
+      delete v }
+    END {
+      printf "{\"source\": \"tests/gpu/run.sh bench\", \"commit\": \"%s\", \"gpu\": \"%s\", \"efficiency\": {", commit, gpu
+      n = 0; for (k in best) { printf "%s\"%s\": %s", (n++ ? ", " : ""), k, best[k] }
+      printf "}}\n" }' "$LOG/bench.txt" > "$OUT/plan-calibration.json"
+  echo "plan calibration: $(cat "$OUT/plan-calibration.json")"
 fi
 
 # ------------------------------------------------------------- verdict files --

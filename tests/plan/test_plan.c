@@ -83,12 +83,14 @@ int main(void) {
 
     /* GPU: the device buffers of the CUDA model, no host data, the context on top */
     gt_plan_target gpu;
-    TEST_EQ_INT(gt_plan_tier("GA660M", &gpu), 0);
+    TEST_EQ_INT(gt_plan_tier("GA660M", rq.model.kind, &gpu), 0);
     TEST_CHECK(gpu.gpu && gpu.mem_bytes == 80.0 * 1073741824.0 && gpu.flops > 0);
-    TEST_EQ_INT(gt_plan_tier("a350", &gpu), 0);
+    TEST_CLOSE(gpu.flops, 312e12 * gt_plan_gpu_efficiency_estimate(rq.model.kind), 0, 1e-12);
+    TEST_CHECK(gt_plan_gpu_efficiency_estimate(GT_MODEL_LSTM) < gt_plan_gpu_efficiency_estimate(GT_MODEL_S2P_CNN));
+    TEST_EQ_INT(gt_plan_tier("a350", rq.model.kind, &gpu), 0);
     TEST_CHECK(gpu.mem_bytes == 24.0 * 1073741824.0);
-    TEST_EQ_INT(gt_plan_tier("h9000", &gpu), -1);
-    gt_plan_tier("ga660m", &gpu);
+    TEST_EQ_INT(gt_plan_tier("h9000", rq.model.kind, &gpu), -1);
+    gt_plan_tier("ga660m", rq.model.kind, &gpu);
     gt_plan_memory(&rq, &gpu, 16, &m);
     gt_model_config mc = rq.model;
     mc.max_batch = 16;
@@ -121,6 +123,19 @@ int main(void) {
     TEST_CLOSE(sc.step_s, sc.compute_s + sc.allreduce_s, 0, 1e-12);
     TEST_CLOSE(sc.efficiency, sc.compute_s / sc.step_s, 0, 1e-12);
     TEST_CLOSE(sc.samples_per_s, 200 / sc.step_s, 0, 1e-12);
+    /* train.overlap: buckets during backward hide up to 2/3 of the compute;
+     * the last bucket (1 MiB here) is always exposed */
+    rq.overlap = 1;
+    rq.bucket_bytes = 1048576.0;
+    gt_plan_scale_at(&rq, &gpu, &p, &net, 16, 0.5e9, &sc);
+    {
+        const double last = 2.0 * 15 / 16 * fmin(1048576.0, S) / net.inter_bw + 30 * net.inter_lat;
+        const double want = fmin(sc.allreduce_s, fmax(last, sc.allreduce_s - 2.0 / 3.0 * sc.compute_s));
+        TEST_CLOSE(sc.exposed_s, want, 0, 1e-12);
+        TEST_CLOSE(sc.step_s, sc.compute_s + sc.exposed_s, 0, 1e-12);
+        TEST_CHECK(sc.exposed_s <= sc.allreduce_s && sc.exposed_s >= last * (1 - 1e-12));
+    }
+    rq.overlap = 0;
     /* a slow network makes the all-reduce the bound */
     net.inter_bw = 1e6;
     gt_plan_scale_at(&rq, &gpu, &p, &net, 16, 0.5e9, &sc);

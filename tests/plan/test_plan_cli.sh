@@ -132,6 +132,37 @@ assert float(b[16][4]) > 3 * float(a[16][4]), (a[16], b[16])   # across nodes it
 assert "network between nodes" in " ".join(b[16][9:]), b[16]
 print("scale table: 16 ranks all-reduce %s ms at the tier's network, %s ms at 1 GB/s" % (a[16][4], b[16][4]))
 PY
+# the GPU rate: the estimate for the kind, a measured calibration file (tests/gpu/run.sh's
+# plan-calibration.json), or plan.gpu_efficiency; the step's compute scales with 1 / efficiency
+grep -q "the kernel review's estimate, not measured" g.txt || { cat g.txt; fail "the GPU rate's source is not stated"; }
+printf '{"gpu": "NVIDIA H200", "efficiency": {"s2p_tf": 0.25, "lstm": 0.01}}\n' > cal.json
+"$GT" plan tf.ini --tier ga660m --ranks 8 plan.calibration=cal.json > c.txt 2>&1 || { cat c.txt; fail "plan.calibration"; }
+grep -q "nominal x 0.25 for s2p_tf, measured on NVIDIA H200" c.txt || { cat c.txt; fail "calibration not used"; }
+"$GT" plan tf.ini --tier ga660m --ranks 8 --gpu-efficiency 0.05 train.overlap=false > o.txt 2>&1 || { cat o.txt; fail "plan --gpu-efficiency"; }
+python3 - s.txt c.txt o.txt <<'PY' || fail "calibrated / overlapped scale rows"
+import sys
+def rows(path):
+    out, on = {}, False
+    for line in open(path):
+        if line.startswith("scale (model"): on = True; continue
+        f = line.split()
+        if on and f and f[0].isdigit(): out[int(f[0])] = [float(x) if x.replace('.', '', 1).isdigit() else x for x in f]
+    return out
+est, cal, off = (rows(p) for p in sys.argv[1:4])
+# ranks nodes per-rank compute all-reduce exposed step ...: compute x est/0.25 with the file
+r = est[1][3] / cal[1][3]
+assert abs(r - 0.25 / 0.02) / r < 0.02, (est[1], cal[1])
+assert abs(est[1][3] / off[1][3] - 0.05 / 0.02) < 0.05, (est[1], off[1])
+for p in (4, 8, 16):
+    assert est[p][5] <= est[p][4] and abs(est[p][6] - est[p][3] - est[p][5]) < 0.01, est[p]  # overlapped: exposed <= all-reduce
+    assert off[p][5] == off[p][4], off[p]                                                    # train.overlap=false: all exposed
+print("plan: compute x%.1f with the calibration; 8 ranks all-reduce %s ms, exposed %s ms" % (r, est[8][4], est[8][5]))
+PY
+printf '{"gpu": "x", "efficiency": {"lstm": 0.01}}\n' > cal2.json
+set +e
+"$GT" plan tf.ini --tier ga660m plan.calibration=cal2.json > e.txt 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "cal2.json has no measured efficiency for s2p_tf" e.txt || { cat e.txt; fail "calibration without the kind: exit $rc"; }
 # calibrated on this node: two ranks time the gradient all-reduce
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -n 2 "$GT" plan tf.ini > m.txt 2>&1 ||
   { cat m.txt; fail "mpirun -n 2 plan"; }
