@@ -143,10 +143,28 @@ static gt_model *plan_model(const gt_model_config *cfg) {
     return m;
 }
 
+int gt_model_act_device_bf16(const gt_model_config *cfg, const char *name) {
+    if (cfg->precision != GT_PRECISION_BF16 || cfg->kind != GT_MODEL_S2P_TF) return 0;
+    int l = -1, n = 0;
+    return sscanf(name, "blocks.%d.fc1%n", &l, &n) == 1 && name[n] == '\0' && l >= 0;
+}
+
+size_t gt_model_device_act_layout(const gt_model *m, size_t *offsets) {
+    size_t off = 0;
+    for (int j = 0; j < m->n_acts; j++) {
+        const gt_act_tensor *a = &m->act_table[j];
+        size_t floats = gt_model_act_device_bf16(&m->cfg, a->name) ? (a->n_elem + 1) / 2 : a->n_elem;
+        if (offsets) offsets[j] = off;
+        off += (floats + ACT_ALIGN_ELEMS - 1) / ACT_ALIGN_ELEMS * ACT_ALIGN_ELEMS;
+    }
+    return off;
+}
+
 void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out) {
     gt_model *m = plan_model(cfg);
     out->n_params = m->n_params;
     out->n_act_elems = m->n_act_elems;
+    out->n_act_elems_device = gt_model_device_act_layout(m, NULL);
     out->n_x = m->n_x;
     out->n_y = m->n_y;
     out->host_bytes = gt_model_state_bytes(m) + gt_model_act_bytes(m);
@@ -175,7 +193,7 @@ size_t gt_model_device_work_elems(const gt_model_config *c) {
 size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s) {
     /* every buffer of gt_cuda_model_create (nn/ops/cuda/cuda_model.cu), as it counts them */
 #define DALLOC(n) (((size_t)(n) > 0 ? (size_t)(n) : 1) * sizeof(float))
-    size_t b = 4 * DALLOC(s->n_params) + DALLOC(s->n_act_elems) + 2 * DALLOC((size_t)cfg->max_batch * s->n_y);
+    size_t b = 4 * DALLOC(s->n_params) + DALLOC(s->n_act_elems_device) + 2 * DALLOC((size_t)cfg->max_batch * s->n_y);
     b += DALLOC((size_t)cfg->max_batch * s->n_x); /* the second input buffer (double-buffered copies) */
     b += DALLOC(gt_model_device_work_elems(cfg)) + DALLOC(2) + DALLOC(4);
     b += s->n_params; /* weight-decay flags, one byte per parameter */

@@ -257,6 +257,7 @@ gt_model *gt_model_create_host_side(const gt_model_config *cfg);
 typedef struct gt_model_sizes {
     size_t n_params, n_act_elems, n_x, n_y;
     size_t host_bytes;
+    size_t n_act_elems_device; /* the device's activation layout (gt_model_device_act_layout), in floats */
 } gt_model_sizes;
 void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out);
 /* Device bytes gt_cuda_model_create (nn/cuda_model.h) allocates for this
@@ -268,6 +269,20 @@ size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s
 /* The kind's GPU work area in floats (conv im2col chunk, attention D rows,
  * LSTM shifted hidden states). */
 size_t gt_model_device_work_elems(const gt_model_config *cfg);
+/* bf16 activation storage: 1 when a GPU engine keeps activation `name` of a
+ * model of cfg in bf16 (2 bytes per element) rather than fp32. Where it is
+ * safe, with train.precision = bf16 only (fp32 range; fp16 would need
+ * range checks): s2p_tf's pre-GELU MLP activations "blocks.<l>.fc1",
+ * the largest of a block (d_ff per row), read back only by backward's GELU
+ * recompute and GELU gradient, the same values the bf16 products round to.
+ * The forward itself computes them in fp32 (its result does not change). */
+int gt_model_act_device_bf16(const gt_model_config *cfg, const char *name);
+/* The device's activation layout: the host plan's entries in the same order,
+ * each at a 16-float boundary, bf16-stored ones (gt_model_act_device_bf16)
+ * taking half the floats. offsets (m->n_acts entries, may be NULL) receives
+ * each entry's device offset in floats; returns the total in floats. Equal
+ * to m->n_act_elems when nothing is stored in bf16. */
+size_t gt_model_device_act_layout(const gt_model *m, size_t *offsets);
 
 /* Deterministic init: tensor i draws from Philox stream
  * gt_stream(GT_STREAM_INIT, i) of `seed`, element by element, according to

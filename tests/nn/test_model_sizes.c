@@ -56,12 +56,41 @@ int main(void) {
     size_t work = (1 * 3 + 2) * GT_CONV1D_CUDA_NB * 8; /* im2col chunk of the one layer */
     TEST_EQ_INT(gt_model_device_work_elems(&c), work);
     size_t want = 4 * 81 * 4          /* params, grads, adam m, adam v */
-                  + s.n_act_elems * 4 /* the host activation plan */
+                  + s.n_act_elems_device * 4 /* the device activation layout */
                   + 2 * (2 * 1) * 4   /* targets and mask */
                   + 2 * 8 * 4         /* the second input buffer (B x n_x) */
                   + work * 4 + 2 * 4 + 4 * 4 /* work area, loss, norm scratch */
                   + 81;               /* weight-decay flags */
     TEST_EQ_INT(gt_model_device_bytes(&c, &s), want);
+    TEST_EQ_INT(s.n_act_elems_device, s.n_act_elems); /* fp32: the host plan's layout */
+    /* bf16 activation storage: s2p_tf's pre-GELU activations take half on the
+     * device under train.precision=bf16 (each entry 16-float aligned), nothing else */
+    {
+        gt_model_config b;
+        cfg_of(GT_MODEL_S2P_TF, 0, &b);
+        b.max_batch = 3;
+        gt_model_sizes s32, s16;
+        gt_model_plan_sizes(&b, &s32);
+        b.precision = GT_PRECISION_BF16;
+        gt_model_plan_sizes(&b, &s16);
+        gt_model *m = gt_model_create(&b);
+        size_t saved = 0, n_kept = 0;
+        for (int j = 0; j < m->n_acts; j++) {
+            const gt_act_tensor *a = &m->act_table[j];
+            if (!gt_model_act_device_bf16(&b, a->name)) continue;
+            n_kept++;
+            saved += (a->n_elem + 15) / 16 * 16 - ((a->n_elem + 1) / 2 + 15) / 16 * 16;
+        }
+        TEST_EQ_INT(n_kept, (size_t)b.n_layers);
+        TEST_CHECK(saved > 0);
+        TEST_EQ_INT(s16.n_act_elems, s32.n_act_elems); /* the host plan does not change */
+        TEST_EQ_INT(s16.n_act_elems_device, s32.n_act_elems_device - saved);
+        TEST_EQ_INT(gt_model_device_bytes(&b, &s16) + saved * 4, gt_model_device_bytes(&b, &s32));
+        TEST_CHECK(!gt_model_act_device_bf16(&b, "blocks.0.fc1.x") && !gt_model_act_device_bf16(&b, "blocks.0.qkv"));
+        b.precision = GT_PRECISION_FP16; /* fp16 range: not kept */
+        TEST_CHECK(!gt_model_act_device_bf16(&b, "blocks.0.fc1"));
+        gt_model_free(m);
+    }
     /* attention's work is linear in L: doubling L doubles it */
     gt_model_config t;
     cfg_of(GT_MODEL_S2P_TF, 0, &t);

@@ -55,6 +55,7 @@ struct gt_cuda_model {
     size_t device_bytes;
     int batch;
     float loss;
+    int fc1_bf16; // s2p_tf: the pre-GELU activations are kept in bf16 (gt_model_act_device_bf16)
     int drop_on; // the next forward (and its backward) applies dropout: keys in act "fc1.drop_keys"
     gt_grad_ready_fn grad_ready; // nn/model.h: called as each layer's backward is queued
     void *grad_ready_ctx;
@@ -235,9 +236,15 @@ static void tf_forward(gt_cuda_model *m, int B) {
         }
         gt_layernorm_forward_cuda(lnbuf, act(m, "blocks.%d.ln2.mean", l), act(m, "blocks.%d.ln2.rstd", l), res_mid,
                                   P(m, "blocks.%d.ln2.weight", l), P(m, "blocks.%d.ln2.bias", l), R, d, eps, st);
-        gt_linear_forward_cuda(fc1, lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l), P(m, "blocks.%d.mlp.fc1.bias", l), R,
-                               d, ff, GT_ACT_NONE, st);
-        gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st);
+        if (m->fc1_bf16) { // fp32 pre-activation in the GELU buffer, kept in bf16 for backward
+            gt_linear_forward_cuda(gelu, lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l),
+                                   P(m, "blocks.%d.mlp.fc1.bias", l), R, d, ff, GT_ACT_NONE, st);
+            gt_gelu_forward_keep_bf16_cuda(gelu, (uint16_t *)fc1, gelu, (size_t)R * ff, st);
+        } else {
+            gt_linear_forward_cuda(fc1, lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l),
+                                   P(m, "blocks.%d.mlp.fc1.bias", l), R, d, ff, GT_ACT_NONE, st);
+            gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st);
+        }
         gt_linear_forward_cuda(lnbuf, gelu, P(m, "blocks.%d.mlp.fc2.weight", l), P(m, "blocks.%d.mlp.fc2.bias", l),
                                R, ff, d, GT_ACT_NONE, st);
         float *res_out = last ? act(m, "hmid") : act(m, "blocks.%d.res_in", l + 1);
@@ -273,11 +280,13 @@ static void tf_backward(gt_cuda_model *m, int B) {
         float *att = act(m, "blocks.%d.att", l), *lse = act(m, "blocks.%d.lse", l);
         float *res_mid = act(m, "blocks.%d.res_mid", l), *fc1 = act(m, "blocks.%d.fc1", l);
         // MLP half
-        gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st); // recompute
+        if (m->fc1_bf16) gt_gelu_forward_from_bf16_cuda(gelu, (const uint16_t *)fc1, (size_t)R * ff, st); // recompute
+        else gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st);
         gt_linear_backward_cuda(dff, G(m, "blocks.%d.mlp.fc2.weight", l), G(m, "blocks.%d.mlp.fc2.bias", l), dcur,
                                 gelu, P(m, "blocks.%d.mlp.fc2.weight", l), nullptr, nullptr, R, ff, d, GT_ACT_NONE,
                                 st);
-        gt_gelu_backward_cuda(dff, dff, fc1, (size_t)R * ff, st);
+        if (m->fc1_bf16) gt_gelu_backward_from_bf16_cuda(dff, dff, (const uint16_t *)fc1, (size_t)R * ff, st);
+        else gt_gelu_backward_cuda(dff, dff, fc1, (size_t)R * ff, st);
         gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_mid, P(m, "blocks.%d.ln2.weight", l),
                                   P(m, "blocks.%d.ln2.bias", l), R, d, eps, st);
         gt_linear_backward_cuda(da, G(m, "blocks.%d.mlp.fc1.weight", l), G(m, "blocks.%d.mlp.fc1.bias", l), dff,
@@ -398,6 +407,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     m->plan.x = m->plan.pred = m->plan.dpred = nullptr;
     m->plan.impl = nullptr;
     m->prec = (gt_cuda_prec)amp;
+    m->fc1_bf16 = gt_model_act_device_bf16(&m->plan.cfg, "blocks.0.fc1");
     const gt_model_config *c = &m->plan.cfg;
     const size_t np = m->plan.n_params, B = (size_t)c->max_batch;
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
@@ -405,6 +415,12 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     m->grads = dalloc(m, np);
     m->adam_m = dalloc(m, np);
     m->adam_v = dalloc(m, np);
+    { // the device's activation layout (bf16-kept entries take half: nn/model.h)
+        size_t *off = (size_t *)GT_CALLOC((size_t)m->plan.n_acts + 1, sizeof *off);
+        m->plan.n_act_elems = gt_model_device_act_layout(&m->plan, off);
+        for (int j = 0; j < m->plan.n_acts; j++) m->plan.act_table[j].offset = off[j];
+        free(off);
+    }
     m->acts = dalloc(m, m->plan.n_act_elems);
     m->xbuf[0] = m->x = act(m, "x");
     m->xbuf[1] = dalloc(m, B * m->plan.n_x); // the second input buffer (gt_cuda_model_input)
@@ -435,7 +451,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     // may be captured into a CUDA graph, where cudaMalloc is not allowed)
     gt_cuda_stream_prepare(m->stream);
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
-    gt_model_sizes sz = {np, m->plan.n_act_elems, m->plan.n_x, m->plan.n_y, 0};
+    gt_model_sizes sz = {np, host->n_act_elems, m->plan.n_x, m->plan.n_y, 0, m->plan.n_act_elems};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
              "cuda model: %zu device bytes allocated, the planner's formula says %zu (nn/model.c out of date)",
              m->device_bytes, gt_model_device_bytes(c, &sz));

@@ -1,5 +1,7 @@
 // nn/ops/cuda/dense.cu: linear, conv1d, activations, LayerNorm and small
 // elementwise helpers on the GPU (twins of nn/ops/cpu/*.c).
+#include <cuda_bf16.h>
+
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/dropout.h"
 #include "nn/ops/elementwise.h"
@@ -35,6 +37,22 @@ __global__ void k_gelu_fwd(float *out, const float *inp, size_t n) {
 __global__ void k_gelu_bwd(float *dinp, const float *dout, const float *inp, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         dinp[i] = dout[i] * gt_gelu_grad(inp[i]);
+}
+// bf16-kept GELU inputs (the bits of __nv_bfloat16, as uint16_t in the C API)
+__global__ void k_gelu_fwd_keep(float *out, __nv_bfloat16 *keep, const float *inp, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const float v = inp[i];
+        keep[i] = __float2bfloat16_rn(v);
+        out[i] = gt_gelu(v);
+    }
+}
+__global__ void k_gelu_fwd_bf16(float *out, const __nv_bfloat16 *inp, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = gt_gelu(__bfloat162float(inp[i]));
+}
+__global__ void k_gelu_bwd_bf16(float *dinp, const float *dout, const __nv_bfloat16 *inp, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dinp[i] = dout[i] * gt_gelu_grad(__bfloat162float(inp[i]));
 }
 __global__ void k_add(float *out, const float *a, const float *b, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -144,6 +162,23 @@ extern "C" void gt_relu_backward_cuda(float *dinp, const float *dout, const floa
 extern "C" void gt_gelu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t st) {
     if (!n) return;
     k_gelu_fwd<<<gt_grid_1d(n, 256), 256, 0, st>>>(out, inp, n);
+    GT_CUDA_LAUNCH_CHECK();
+}
+extern "C" void gt_gelu_forward_keep_bf16_cuda(float *out, uint16_t *keep, const float *inp, size_t n,
+                                               cudaStream_t st) {
+    if (!n) return;
+    k_gelu_fwd_keep<<<gt_grid_1d(n, 256), 256, 0, st>>>(out, (__nv_bfloat16 *)keep, inp, n);
+    GT_CUDA_LAUNCH_CHECK();
+}
+extern "C" void gt_gelu_forward_from_bf16_cuda(float *out, const uint16_t *inp, size_t n, cudaStream_t st) {
+    if (!n) return;
+    k_gelu_fwd_bf16<<<gt_grid_1d(n, 256), 256, 0, st>>>(out, (const __nv_bfloat16 *)inp, n);
+    GT_CUDA_LAUNCH_CHECK();
+}
+extern "C" void gt_gelu_backward_from_bf16_cuda(float *dinp, const float *dout, const uint16_t *inp, size_t n,
+                                                cudaStream_t st) {
+    if (!n) return;
+    k_gelu_bwd_bf16<<<gt_grid_1d(n, 256), 256, 0, st>>>(dinp, dout, (const __nv_bfloat16 *)inp, n);
     GT_CUDA_LAUNCH_CHECK();
 }
 extern "C" void gt_gelu_backward_cuda(float *dinp, const float *dout, const float *inp, size_t n,

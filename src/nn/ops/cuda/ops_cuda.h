@@ -93,6 +93,14 @@ void gt_relu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t s
 void gt_relu_backward_cuda(float *dinp, const float *dout, const float *out, size_t n, cudaStream_t stream);
 void gt_gelu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t stream);
 void gt_gelu_backward_cuda(float *dinp, const float *dout, const float *inp, size_t n, cudaStream_t stream);
+/* bf16 activation storage (nn/model.h gt_model_act_device_bf16): the
+ * forward keeps bf16(inp) (keep: n bf16 values, round to nearest even) and
+ * computes out = GELU(inp) from the fp32 values (out may be inp); backward's
+ * recompute and gradient read the kept bf16 values. */
+void gt_gelu_forward_keep_bf16_cuda(float *out, uint16_t *keep, const float *inp, size_t n, cudaStream_t stream);
+void gt_gelu_forward_from_bf16_cuda(float *out, const uint16_t *inp, size_t n, cudaStream_t stream);
+void gt_gelu_backward_from_bf16_cuda(float *dinp, const float *dout, const uint16_t *inp, size_t n,
+                                     cudaStream_t stream);
 /* gt_dropout_apply (nn/ops/ops.h) on the device; base (N) a device array. */
 void gt_dropout_apply_cuda(float *out, const float *inp, const uint64_t *base, int N, int C, uint32_t threshold,
                            float scale, cudaStream_t stream);
