@@ -39,7 +39,7 @@
 //
 // Needs sm_80 or newer (bf16 wmma); gt_attention_tc_usable says whether the
 // current device has it. Shared memory per block is above the 48 KiB default
-// (up to 123 KiB at HSP 128): the opt-in is set once per device and kernel.
+// (up to 121 KiB at HSP 128): the opt-in is set once per device and kernel.
 #include <cuda_bf16.h>
 #include <mma.h>
 
@@ -58,6 +58,11 @@ typedef __nv_bfloat16 bf16;
 #define TC_LOG2E 1.4426950408889634f
 #define TC_LN2 0.6931471805599453f
 #define TC_FULL 0xffffffffu
+// Resident blocks per SM asked of ptxas (a register cap of 65536 / (128 n)):
+// 4 / 3 / 2 / 1 at HSP 16 / 32 / 64 / 128, what shared memory allows anyway;
+// without a bound ptxas on sm_80 trades a 72-register allocation for a spill
+// in the HSP 16 dQ kernel.
+#define TC_MIN_BLOCKS(HSP) ((HSP) <= 16 ? 4 : (HSP) <= 32 ? 3 : (HSP) <= 64 ? 2 : 1)
 
 typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> frag_a;
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> frag_b_row;
@@ -209,7 +214,7 @@ __device__ __forceinline__ void tc_write_rows(float *dst, size_t ld, const float
 
 // grid (ceil(nq/64), NH, B)
 template <int HSP>
-__global__ void __launch_bounds__(TC_THREADS) k_attn_tc_fwd(float *out, float *lse, const float *qkv, int L, int C,
+__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_fwd(float *out, float *lse, const float *qkv, int L, int C,
                                                             int NH, int hs, int q0, int nq, float scale, int vec) {
     TC_ARCH_GUARD();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -285,7 +290,7 @@ __global__ void __launch_bounds__(TC_THREADS) k_attn_tc_fwd(float *out, float *l
 
 // grid (ceil(nq/64), NH, B): one block per 64 query rows, all key tiles
 template <int HSP>
-__global__ void __launch_bounds__(TC_THREADS) k_attn_tc_dq(float *dqkv, const float *dout, const float *qkv,
+__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_dq(float *dqkv, const float *dout, const float *qkv,
                                                            const float *lse, const float *D, int L, int C, int NH,
                                                            int hs, int q0, int nq, float scale, int vec) {
     TC_ARCH_GUARD();
@@ -337,7 +342,7 @@ __global__ void __launch_bounds__(TC_THREADS) k_attn_tc_dq(float *dqkv, const fl
 
 // grid (ceil(L/64), NH, B): one block per 64 key rows, query tiles of [q0, q0+nq)
 template <int HSP>
-__global__ void __launch_bounds__(TC_THREADS) k_attn_tc_dkv(float *dqkv, const float *dout, const float *qkv,
+__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_dkv(float *dqkv, const float *dout, const float *qkv,
                                                             const float *lse, const float *D, int L, int C, int NH,
                                                             int hs, int q0, int nq, float scale, int vec) {
     TC_ARCH_GUARD();
@@ -424,26 +429,31 @@ static int tc_vec(int hs, const float *a, const float *b) {
     return hs % 4 == 0 && (((uintptr_t)a | (uintptr_t)b) & 15) == 0;
 }
 
-// Raise the kernel's dynamic shared memory limit on the current device, once
-// (outside a graph capture in practice: the first call is an eager step).
-template <typename K>
-static void tc_smem_optin(K kernel, size_t bytes, unsigned *done_mask) {
+// Raise the dynamic shared memory limit of the three kernels of one head-size
+// class on the current device, once per device. cudaFuncSetAttribute is
+// not a stream operation, but a graph capture in thread-local mode may refuse
+// it: gt_attention_tc_prepare (from gt_cuda_stream_prepare, before any step)
+// does it for every class first, so the calls below find it done.
+template <int HSP>
+static void tc_optin(void) {
+    static unsigned done = 0; // one bit per device
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     const unsigned bit = dev < 32 ? 1u << dev : 0u;
-    if (bit && (*done_mask & bit)) return;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    *done_mask |= bit;
+    if (bit && (done & bit)) return;
+    using T = tc_shape<HSP>;
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_fwd<HSP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::FWD_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dq<HSP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::DQ_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dkv<HSP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::DKV_BYTES));
+    done |= bit;
 }
 
 template <int HSP>
 static void tc_forward(float *out, float *lse, const float *qkv, int B, int L, int C, int NH, int q0, int nq,
                        cudaStream_t st) {
-    static unsigned done = 0;
-    const size_t bytes = tc_shape<HSP>::FWD_BYTES;
     const int hs = C / NH;
-    tc_smem_optin(k_attn_tc_fwd<HSP>, bytes, &done);
-    k_attn_tc_fwd<HSP><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, bytes, st>>>(
+    tc_optin<HSP>();
+    k_attn_tc_fwd<HSP><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::FWD_BYTES, st>>>(
         out, lse, qkv, L, C, NH, hs, q0, nq, 1.0f / sqrtf((float)hs), tc_vec(hs, qkv, qkv));
     GT_CUDA_LAUNCH_CHECK();
 }
@@ -451,12 +461,10 @@ static void tc_forward(float *out, float *lse, const float *qkv, int B, int L, i
 template <int HSP>
 static void tc_backward(float *dqkv, const float *D, const float *dout, const float *qkv, const float *lse, int B,
                         int L, int C, int NH, int q0, int nq, cudaStream_t st) {
-    static unsigned done_dq = 0, done_dkv = 0;
     const int hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const int vec = tc_vec(hs, qkv, dout);
-    tc_smem_optin(k_attn_tc_dq<HSP>, tc_shape<HSP>::DQ_BYTES, &done_dq);
-    tc_smem_optin(k_attn_tc_dkv<HSP>, tc_shape<HSP>::DKV_BYTES, &done_dkv);
+    tc_optin<HSP>();
     k_attn_tc_dq<HSP><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::DQ_BYTES, st>>>(
         dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale, vec);
     GT_CUDA_LAUNCH_CHECK();
@@ -472,6 +480,14 @@ extern "C" int gt_attention_tc_usable(void) {
     if (dev >= 32) return 0;
     if (!major[dev]) CUDA_CHECK(cudaDeviceGetAttribute(&major[dev], cudaDevAttrComputeCapabilityMajor, dev));
     return major[dev] >= 8;
+}
+
+void gt_attention_tc_prepare(void) {
+    if (!gt_attention_tc_usable()) return;
+    tc_optin<16>();
+    tc_optin<32>();
+    tc_optin<64>();
+    tc_optin<128>();
 }
 
 extern "C" void gt_attention_tc_forward_rows_cuda(float *out, float *lse, const float *qkv, int B, int L, int C,

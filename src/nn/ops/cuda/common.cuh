@@ -74,3 +74,7 @@ float *gt_cuda_col_partials(cudaStream_t st);
 // outside them.
 void gt_attention_backward_prep_cuda(float *D, float *dqkv, const float *dout, const float *out, int B, int L, int C,
                                      int NH, int q0, int nq, cudaStream_t st);
+// The tensor-core attention's shared-memory opt-in for every kernel on the
+// current device (attention_tc.cu), outside any graph capture: called by
+// gt_cuda_stream_prepare. Does nothing below compute capability 8.0.
+void gt_attention_tc_prepare(void);
