@@ -123,7 +123,8 @@ static void test_dispatch(void) {
     const int B = 2, L = 130, C = 64, NH = 2, mid = L / 2;
     const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
     float *qkv = gtu_rand(nqkv, 1.5f), *g = gtu_rand(no, 1.0f);
-    float *dqkv = gtu_dev(qkv, nqkv), *dg = gtu_dev(g, no), *scr = gt_cuda_alloc_floats(gt_attention_cuda_scratch_elems(B, L, NH));
+    float *dqkv = gtu_dev(qkv, nqkv), *dg = gtu_dev(g, no);
+    float *scr = gt_cuda_alloc_floats(gt_attention_cuda_scratch_elems(B, L, NH));
     float *o1 = gt_cuda_alloc_floats(no), *o2 = gt_cuda_alloc_floats(no), *l1 = gt_cuda_alloc_floats(nl),
           *l2 = gt_cuda_alloc_floats(nl), *g1 = gt_cuda_alloc_floats(nqkv), *g2 = gt_cuda_alloc_floats(nqkv);
     printf("dispatch in bf16 precision\n");

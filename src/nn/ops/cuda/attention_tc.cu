@@ -214,8 +214,9 @@ __device__ __forceinline__ void tc_write_rows(float *dst, size_t ld, const float
 
 // grid (ceil(nq/64), NH, B)
 template <int HSP>
-__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_fwd(float *out, float *lse, const float *qkv, int L, int C,
-                                                            int NH, int hs, int q0, int nq, float scale, int vec) {
+__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
+    k_attn_tc_fwd(float *out, float *lse, const float *qkv, int L, int C, int NH, int hs, int q0, int nq, float scale,
+                  int vec) {
     TC_ARCH_GUARD();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using T = tc_shape<HSP>;
@@ -290,9 +291,9 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_fwd(
 
 // grid (ceil(nq/64), NH, B): one block per 64 query rows, all key tiles
 template <int HSP>
-__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_dq(float *dqkv, const float *dout, const float *qkv,
-                                                           const float *lse, const float *D, int L, int C, int NH,
-                                                           int hs, int q0, int nq, float scale, int vec) {
+__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
+    k_attn_tc_dq(float *dqkv, const float *dout, const float *qkv, const float *lse, const float *D, int L, int C,
+                 int NH, int hs, int q0, int nq, float scale, int vec) {
     TC_ARCH_GUARD();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using T = tc_shape<HSP>;
@@ -342,9 +343,9 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_dq(f
 
 // grid (ceil(L/64), NH, B): one block per 64 key rows, query tiles of [q0, q0+nq)
 template <int HSP>
-__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP)) k_attn_tc_dkv(float *dqkv, const float *dout, const float *qkv,
-                                                            const float *lse, const float *D, int L, int C, int NH,
-                                                            int hs, int q0, int nq, float scale, int vec) {
+__global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
+    k_attn_tc_dkv(float *dqkv, const float *dout, const float *qkv, const float *lse, const float *D, int L, int C,
+                  int NH, int hs, int q0, int nq, float scale, int vec) {
     TC_ARCH_GUARD();
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using T = tc_shape<HSP>;
@@ -442,9 +443,10 @@ static void tc_optin(void) {
     const unsigned bit = dev < 32 ? 1u << dev : 0u;
     if (bit && (done & bit)) return;
     using T = tc_shape<HSP>;
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_fwd<HSP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::FWD_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dq<HSP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::DQ_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dkv<HSP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)T::DKV_BYTES));
+    const cudaFuncAttribute attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_fwd<HSP>, attr, (int)T::FWD_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dq<HSP>, attr, (int)T::DQ_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dkv<HSP>, attr, (int)T::DKV_BYTES));
     done |= bit;
 }
 
