@@ -24,8 +24,9 @@
 //               dv += p dO, dk += ds q
 // Two kernels, no atomics: deterministic. fp32 FMA on the SIMT cores in every
 // precision mode but BF16, where the entry points below hand calls of 64 rows
-// or more to the tensor-core kernels of attention_tc.cu. Rows past the end are computed on zeros (the whole warp
-// takes part in every shuffle) and not written.
+// or more to the tensor-core kernels of attention_tc.cu. Rows past the end
+// are computed on zeros (the whole warp takes part in every shuffle) and not
+// written.
 #include "nn/ops/attention.h"
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/fast_exp.h"
