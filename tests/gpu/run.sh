@@ -11,7 +11,8 @@
 #   configure, build                 -DGT_PIPELINE=OFF -DGT_CUDA=ON, sm_90
 #   spills        ctest gpu_register_spills: no kernel spills or uses a stack frame
 #   ops-vs-cpu    every op forward/backward and the device model vs the CPU,
-#                 fp32 / bf16 / fp16 / tf32 (gpu_test_ops_cuda, gpu_test_model_cuda)
+#                 fp32 / bf16 / fp16 / tf32 (gpu_test_ops_cuda, gpu_test_model_cuda,
+#                 gpu_test_attention_tc: the bf16 tensor-core attention)
 #   engine        tests/nn/test_engine.c: the host and the CUDA engine on the
 #                 same models, within the tolerances stated there
 #   graph         a captured CUDA graph step vs the eager step (gpu_test_graph_cuda)
@@ -25,6 +26,11 @@
 #                 tests/gpu/fetch-debs.sh --pipeline); else SKIP with the reason
 #   bench, bench-graph, peer-torch   throughput vs PyTorch (not pass/fail
 #                 beyond running; ratios in the summary)
+#   attn-lab      the attention kernel lab (tests/gpu/dev/attention.c): each
+#                 variant (fp32 SIMT, bf16 tensor cores) on s2p_tf's shape vs
+#                 the CPU and timed; FAIL only when it cannot run or a
+#                 variant misses its tolerance; times and share of the bf16
+#                 peak in the summary
 # A failing step is recorded and the script goes on. The whole run keeps to
 # GT_VERDICT_BUDGET seconds (default 510): a step that would not fit in what
 # is left is recorded as SKIP(time).
@@ -181,7 +187,7 @@ fi
 # ----------------------------------------------------------------------- checks --
 if [ -f "$B/CTestTestfile.cmake" ]; then
   ctest_step spills 120 -L gpu-build
-  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops|model)_cuda$'
+  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|model_cuda|attention_tc)$'
   ctest_step engine 120 -R '^test_nn_engine$'
   ctest_step graph 120 -R '^gpu_test_graph_cuda$'
   if [ "$HAVE_NCCL" = 1 ]; then
@@ -222,6 +228,12 @@ if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$BENCH" ]; then
 else
   run_step bench 120 "$BENCH" --steps "$STEPS"
   run_step bench-graph 120 "$BENCH" --steps "$STEPS" --graph
+fi
+LAB="$B/tests/gpu/gt_gpu_attn_lab"
+if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$LAB" ]; then
+  record attn-lab SKIP 0 "GT_SKIP_BENCH or not built"
+else
+  run_step attn-lab 60 "$LAB" --reps 20 --warmup 3
 fi
 if [ "${GT_SKIP_PEER:-0}" = 1 ] || ! "$PY" -c "import torch" >/dev/null 2>&1; then
   record peer-torch SKIP 0 "GT_SKIP_PEER or no torch"
@@ -265,6 +277,17 @@ if [ -s "$LOG/bench.txt" ]; then
   echo "plan calibration: $(cat "$OUT/plan-calibration.json")"
 fi
 
+# ---- attention kernel lab: one line per variant
+grep '^GT_ATTN_BENCH' "$LOG/attn-lab.log" > "$LOG/attn.txt" 2>/dev/null || true
+: > "$LOG/attn-table.txt"
+if [ -s "$LOG/attn.txt" ]; then
+  awk '
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v["variant"], v["fwd_ms"], v["fwd_tflops"], v["fwd_peak"], v["bwd_ms"], v["bwd_tflops"], v["bwd_peak"], v["total_peak"], v["check"]
+      delete v }' "$LOG/attn.txt" > "$LOG/attn-table.txt"
+  cat "$LOG/attn-table.txt"
+fi
+
 # ------------------------------------------------------------- verdict files --
 TOTAL=$(( $(date +%s) - T0 ))
 rc=0; n_fail=0; n_pass=0; n_skip=0
@@ -289,6 +312,11 @@ else VERDICT=$([ $rc = 0 ] && echo "pass" || echo "fail"); fi
   while IFS= read -r line; do
     k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
   done < <(cat "$LOG/bench.txt" 2>/dev/null)
+  printf '  ],\n  "attention": [\n'
+  n=$(wc -l < "$LOG/attn.txt" 2>/dev/null || echo 0); k=0
+  while IFS= read -r line; do
+    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
+  done < <(cat "$LOG/attn.txt" 2>/dev/null)
   printf '  ]\n}\n'
 } > "$OUT/verdict.json"
 {
@@ -311,6 +339,15 @@ else VERDICT=$([ $rc = 0 ] && echo "pass" || echo "fail"); fi
     grep '^|' "$LOG/bench-table.txt"
     echo
     grep '^ratio' "$LOG/bench-table.txt" | sed 's/^/* /'
+  fi
+  if [ -s "$LOG/attn-table.txt" ]; then
+    echo
+    echo "Attention kernels (tests/gpu/dev/attention.c; $(head -1 "$LOG/attn.txt" | grep -o 'B=[0-9]* L=[0-9]* C=[0-9]* NH=[0-9]* hs=[0-9]*');"
+    echo "median ms per call; TFLOP/s and share of 989 TFLOP/s bf16 with FLOPs 4 B NH L^2 hs forward, 2.5x that backward):"
+    echo
+    echo "| variant | fwd ms | fwd TFLOP/s | fwd peak | bwd ms | bwd TFLOP/s | bwd peak | fwd+bwd peak | check |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    cat "$LOG/attn-table.txt"
   fi
   echo
   echo "Logs: \`STEP.log\` in \`logs.tar.gz\` beside this file."

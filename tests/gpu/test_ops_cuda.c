@@ -4,8 +4,9 @@
  *   fp32 GEMM-based ops       atol 1e-5, rtol 1e-4  (summation order only)
  *   bf16 GEMM-based ops       relative L2 error <= 1.5e-2 (8-bit mantissa inputs)
  *   elementwise, LayerNorm    atol 1e-6, rtol 1e-5
- *   attention (fp32 always)   atol 1e-5, rtol 1e-4; head sizes 5, 8, 16, 24, 32, 48,
- *                             64, 100, 128 (any head size up to 128 runs)
+ *   attention (fp32 SIMT)     atol 1e-5, rtol 1e-4; head sizes 5, 8, 16, 24, 32, 48,
+ *                             64, 100, 128 (any head size up to 128 runs); the
+ *                             bf16 tensor-core path: test_attention_tc.c
  *   AdamW                     bit-close: at most 1 float ulp (double FMA contraction)
  * Skips (77) without a GPU. */
 #include "gpu_test_util.h"

@@ -23,8 +23,10 @@
 //   dKV kernel  one group per key row, loops over query tiles:
 //               dv += p dO, dk += ds q
 // Two kernels, no atomics: deterministic. fp32 FMA on the SIMT cores in every
-// precision mode. Rows past the end are computed on zeros (the whole warp
-// takes part in every shuffle) and not written.
+// precision mode but BF16, where the entry points below hand calls of 64 rows
+// or more to the tensor-core kernels of attention_tc.cu. Rows past the end
+// are computed on zeros (the whole warp takes part in every shuffle) and not
+// written.
 #include "nn/ops/attention.h"
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/fast_exp.h"
@@ -271,6 +273,21 @@ __global__ void __launch_bounds__(ATT_THREADS) k_attn_dkv(float *dqkv, const flo
     store_row<HSP>(row + 2 * C, dv, 1.0f, hs, lane);
 }
 
+// D = rowsum(dO * O) for the rows, and the q part of dqkv zeroed outside them:
+// the first launches of both backward paths (SIMT here, tensor cores in
+// attention_tc.cu).
+void gt_attention_backward_prep_cuda(float *D, float *dqkv, const float *dout, const float *out, int B, int L, int C,
+                                     int NH, int q0, int nq, cudaStream_t st) {
+    const int hs = C / NH;
+    size_t nd = (size_t)B * NH * nq;
+    k_attn_d<<<gt_grid_1d(nd, 256), 256, 0, st>>>(D, dout, out, B, L, C, NH, hs, q0, nq);
+    GT_CUDA_LAUNCH_CHECK();
+    if (nq < L) {
+        k_zero_dq<<<gt_grid_1d((size_t)B * L * C, 256), 256, 0, st>>>(dqkv, B, L, C, q0, nq);
+        GT_CUDA_LAUNCH_CHECK();
+    }
+}
+
 extern "C" size_t gt_attention_cuda_scratch_elems(int B, int L, int NH) {
     return gt_attention_cuda_scratch_size(B, L, NH);
 }
@@ -299,9 +316,23 @@ static int check_shapes(int B, int L, int C, int NH, int q0, int nq) {
     default: ATT_LAUNCH(128, KERNEL, n_rows, __VA_ARGS__); break;       \
     }
 
+// BF16 precision runs attention on the tensor cores (attention_tc.cu) where
+// the device has bf16 MMA (sm_80+), for calls of at least one 64-row query
+// tile: a row range of a few rows (s2p_tf's midpoint row) would fill one tile
+// row in 64, and the SIMT kernels cost little there. Every other precision
+// keeps the fp32 SIMT kernels below (FP16 too: there is no fp16 variant yet).
+#define ATT_TC_MIN_ROWS 64
+static bool use_tensor_cores(int nq) {
+    return gt_cuda_get_precision() == GT_PREC_BF16 && nq >= ATT_TC_MIN_ROWS && gt_attention_tc_usable();
+}
+
 extern "C" void gt_attention_forward_rows_cuda(float *out, float *lse, float *scratch, const float *qkv, int B,
                                                int L, int C, int NH, int q0, int nq, cudaStream_t st) {
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
+    if (use_tensor_cores(nq)) {
+        gt_attention_tc_forward_rows_cuda(out, lse, qkv, B, L, C, NH, q0, nq, st);
+        return;
+    }
     const int hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     ATT_DISPATCH(hsp, k_attn_fwd, nq, out, lse, qkv, L, C, NH, hs, q0, nq, scale);
@@ -317,16 +348,14 @@ extern "C" void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, con
                                                 const float *out, const float *lse, int B, int L, int C, int NH,
                                                 int q0, int nq, cudaStream_t st) {
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
+    if (use_tensor_cores(nq)) {
+        gt_attention_tc_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
+        return;
+    }
     const int hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     float *D = scratch; // (B,NH,L)
-    size_t nd = (size_t)B * NH * nq;
-    k_attn_d<<<gt_grid_1d(nd, 256), 256, 0, st>>>(D, dout, out, B, L, C, NH, hs, q0, nq);
-    GT_CUDA_LAUNCH_CHECK();
-    if (nq < L) {
-        k_zero_dq<<<gt_grid_1d((size_t)B * L * C, 256), 256, 0, st>>>(dqkv, B, L, C, q0, nq);
-        GT_CUDA_LAUNCH_CHECK();
-    }
+    gt_attention_backward_prep_cuda(D, dqkv, dout, out, B, L, C, NH, q0, nq, st);
     ATT_DISPATCH(hsp, k_attn_dq, nq, dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale);
     GT_CUDA_LAUNCH_CHECK();
     ATT_DISPATCH(hsp, k_attn_dkv, L, dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale);

@@ -68,3 +68,13 @@ double *gt_cuda_dpartials(cudaStream_t st);
 // most any (rows, columns) shape needs with dense.cu's grid rule.
 #define GT_CUDA_COL_PARTS (1056 * 32)
 float *gt_cuda_col_partials(cudaStream_t st);
+
+// Attention backward, first step of both paths (attention.cu): D (B,NH,L) =
+// rowsum(dO * O) at the rows [q0, q0+nq), and the q part of dqkv zeroed
+// outside them.
+void gt_attention_backward_prep_cuda(float *D, float *dqkv, const float *dout, const float *out, int B, int L, int C,
+                                     int NH, int q0, int nq, cudaStream_t st);
+// The tensor-core attention's shared-memory opt-in for every kernel on the
+// current device (attention_tc.cu), outside any graph capture: called by
+// gt_cuda_stream_prepare. Does nothing below compute capability 8.0.
+void gt_attention_tc_prepare(void);

@@ -17,8 +17,9 @@
  *                 (CUBLAS_COMPUTE_32F_FAST_16BF)
  *   GT_PREC_FP16  the same with fp16 inputs (CUBLAS_COMPUTE_32F_FAST_16F):
  *                 needs loss scaling (gt_cuda_unscale_check)
- * Elementwise ops, reductions, LayerNorm, attention and the LSTM cell run in
- * fp32 (sums of losses and norms in double) in every mode.
+ * Elementwise ops, reductions, LayerNorm and the LSTM cell run in fp32 (sums
+ * of losses and norms in double) in every mode; attention too, except in
+ * GT_PREC_BF16, where its products run on the bf16 tensor cores (below).
  *
  * One cuBLAS handle per process (created on first use, bound to the current
  * device; cublasSetStream before each call, so calls from one thread on any
@@ -167,10 +168,15 @@ int gt_cuda_grads_nonfinite(const float *g, size_t n, cudaStream_t stream);
 int gt_cuda_unscale_check(float *g, size_t n, float inv_scale, cudaStream_t stream);
 
 /* ---------------------------------------------------------- attention --
- * Flash-style, non-causal, fp32 (see nn/ops/attention.h for layouts).
+ * Flash-style, non-causal (see nn/ops/attention.h for layouts).
  * scratch: gt_attention_cuda_scratch_elems(B,L,NH) floats (D = rowsum(dO*O)
- * for the backward; linear in L). Head size hs = C/NH must be one of
- * 8, 16, 32, 64, 128. */
+ * for the backward; linear in L). Any head size hs = C/NH up to 128 (padded
+ * to a tile width with zeros).
+ * Precision: fp32 SIMT kernels (attention.cu) in every mode but GT_PREC_BF16,
+ * where calls of 64 or more query rows run the bf16 tensor-core kernels
+ * (attention_tc.cu: bf16 products, fp32 softmax and accumulation) on devices
+ * of compute capability 8.0 or newer. Both paths share the layouts and the
+ * lse convention: either's forward feeds either's backward. */
 size_t gt_attention_cuda_scratch_elems(int B, int L, int NH);
 void gt_attention_forward_cuda(float *out, float *lse, float *scratch, const float *qkv, int B, int L, int C,
                                int NH, cudaStream_t stream);
@@ -182,6 +188,17 @@ void gt_attention_forward_rows_cuda(float *out, float *lse, float *scratch, cons
 void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
                                      const float *out, const float *lse, int B, int L, int C, int NH, int q0,
                                      int nq, cudaStream_t stream);
+/* The tensor-core kernels directly, in any precision mode (tests, the
+ * kernel lab tests/gpu/dev/attention.cu): same arguments and results as the
+ * _rows_cuda calls above (the forward needs no scratch). They end the job
+ * with a message on a device below compute capability 8.0;
+ * gt_attention_tc_usable() says whether the current device has bf16 MMA. */
+int gt_attention_tc_usable(void);
+void gt_attention_tc_forward_rows_cuda(float *out, float *lse, const float *qkv, int B, int L, int C, int NH,
+                                       int q0, int nq, cudaStream_t stream);
+void gt_attention_tc_backward_rows_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                        const float *out, const float *lse, int B, int L, int C, int NH, int q0,
+                                        int nq, cudaStream_t stream);
 
 /* --------------------------------------------------------------- LSTM --
  * Per step: one cuBLAS GEMM (B,H)x(H,4H) and one fused cell kernel; the

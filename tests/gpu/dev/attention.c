@@ -1,0 +1,213 @@
+/* gt_gpu_attn_lab: the attention kernel lab (llm.c's dev/cuda model). Runs
+ * each variant of the CUDA attention on one shape, checks it against the CPU
+ * reference and times its forward and backward.
+ *
+ *   gt_gpu_attn_lab [--B 8] [--L 4096] [--C 256] [--NH 8] [--reps 20] [--warmup 3]
+ *                   [--check-batches 1] [--only simt|tc]
+ *
+ * Default shape: s2p_tf's attention at the benchmark's batch (tests/gpu/
+ * bench_gpu.c: B = 8, L = 4096, d_model 256, 8 heads, hs 32); one call is one
+ * layer of the 8-layer model.
+ * Variants (one table; add a row to try another):
+ *   simt_fp32  attention.cu: fp32 SIMT kernels (every precision but BF16)
+ *   tc_bf16    attention_tc.cu: bf16 tensor cores (BF16 precision)
+ * Check: the first --check-batches batch elements (batches are independent)
+ * against gt_attention_forward / gt_attention_backward on the CPU: relative
+ * L2 error of out and of dqkv within the variant's tolerance (those of
+ * tests/gpu/test_ops_cuda.c and test_attention_tc.c). A variant that fails
+ * its check makes the exit status 1.
+ * Timing: CUDA events around --reps calls after --warmup calls, the median
+ * of per-call times. FLOPs (the FlashAttention convention, defined once here
+ * and in docs/benchmarks.md): forward 4 B NH L^2 hs (Q K^T and P V), backward
+ * 2.5x forward (S recomputed, dP, dV, dQ, dK). Both backward paths do more:
+ * the dQ and dK/dV passes each recompute S and dP, 3.5x forward in all; the
+ * figure counts the algorithm's work, not the implementation's. Share of peak:
+ * over the H100/H200 SXM dense bf16 peak, 989 TFLOP/s, for every variant.
+ * Prints one "GT_ATTN_BENCH ..." line per variant (parsed by tests/gpu/run.sh).
+ * Exit 77 without a GPU. */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_test_util.h"
+#include "nn/ops/attention.h"
+
+#define BF16_PEAK_FLOPS 989e12
+
+typedef struct lab_shape {
+    int B, L, C, NH;
+} lab_shape;
+
+typedef struct variant {
+    const char *name;
+    gt_cuda_prec prec; /* the precision mode that selects it in the model */
+    void (*fwd)(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s);
+    void (*bwd)(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out, const float *lse,
+                const lab_shape *s);
+    double tol_out, tol_grad; /* relative L2 vs the CPU */
+} variant;
+
+static void simt_fwd(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s) {
+    gt_cuda_set_precision(GT_PREC_FP32); /* the entry point takes the SIMT kernels outside BF16 */
+    gt_attention_forward_cuda(out, lse, scratch, qkv, s->B, s->L, s->C, s->NH, 0);
+}
+static void simt_bwd(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out,
+                     const float *lse, const lab_shape *s) {
+    gt_cuda_set_precision(GT_PREC_FP32);
+    gt_attention_backward_cuda(dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C, s->NH, 0);
+}
+static void tc_fwd(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s) {
+    (void)scratch;
+    gt_attention_tc_forward_rows_cuda(out, lse, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+}
+static void tc_bwd(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out,
+                   const float *lse, const lab_shape *s) {
+    gt_attention_tc_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+}
+
+static const variant VARIANTS[] = {
+    {"simt_fp32", GT_PREC_FP32, simt_fwd, simt_bwd, 1e-4, 1e-4},
+    {"tc_bf16", GT_PREC_BF16, tc_fwd, tc_bwd, 1.5e-2, 3e-2},
+};
+
+static double rel_l2(const float *got, const float *ref, size_t n) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)got[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* median ms of reps calls of fwd (which = 0) or bwd (which = 1) */
+typedef struct lab_bufs {
+    float *qkv, *out, *lse, *dout, *dqkv, *scratch;
+} lab_bufs;
+static float time_calls(const variant *v, const lab_bufs *d, const lab_shape *s, int which, int reps, int warmup) {
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    float *ms = malloc(sizeof(float) * reps);
+    for (int i = -warmup; i < reps; i++) {
+        cudaEventRecord(e0, 0);
+        if (which == 0) v->fwd(d->out, d->lse, d->scratch, d->qkv, s);
+        else v->bwd(d->dqkv, d->scratch, d->dout, d->qkv, d->out, d->lse, s);
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        if (i >= 0) cudaEventElapsedTime(&ms[i], e0, e1);
+    }
+    qsort(ms, reps, sizeof(float), cmp_float);
+    float med = ms[reps / 2];
+    free(ms);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return med;
+}
+
+int main(int argc, char **argv) {
+    lab_shape s = {8, 4096, 256, 8};
+    int reps = 20, warmup = 3, nb_check = 1;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const int has = i + 1 < argc;
+        if (!strcmp(a, "--B") && has) s.B = atoi(argv[++i]);
+        else if (!strcmp(a, "--L") && has) s.L = atoi(argv[++i]);
+        else if (!strcmp(a, "--C") && has) s.C = atoi(argv[++i]);
+        else if (!strcmp(a, "--NH") && has) s.NH = atoi(argv[++i]);
+        else if (!strcmp(a, "--reps") && has) reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--warmup") && has) warmup = atoi(argv[++i]);
+        else if (!strcmp(a, "--check-batches") && has) nb_check = atoi(argv[++i]);
+        else if (!strcmp(a, "--only") && has) only = argv[++i];
+        else {
+            fprintf(stderr,
+                    "usage: %s [--B N] [--L N] [--C N] [--NH N] [--reps N] [--warmup N] [--check-batches N] "
+                    "[--only simt|tc]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (s.B < 1 || s.L < 1 || s.NH < 1 || s.C % s.NH != 0 || s.C / s.NH > 128 || s.C / s.NH < 1) {
+        fprintf(stderr, "gt_gpu_attn_lab: bad shape B=%d L=%d C=%d NH=%d (C a multiple of NH, head size <= 128)\n",
+                s.B, s.L, s.C, s.NH);
+        return 2;
+    }
+    if (reps < 1) reps = 1;
+    if (warmup < 0) warmup = 0;
+    if (nb_check < 0) nb_check = 0;
+    if (nb_check > s.B) nb_check = s.B;
+    if (gt_device_gpu_count() == 0) {
+        fprintf(stderr, "gt_gpu_attn_lab: no CUDA device present (skipped)\n");
+        return 77;
+    }
+    char desc[256];
+    const int hs = s.C / s.NH;
+    printf("gt_gpu_attn_lab: %s; B=%d L=%d C=%d NH=%d hs=%d, %d reps after %d warm-up, CPU check on %d batch(es)\n",
+           gt_device_describe(0, desc, sizeof desc), s.B, s.L, s.C, s.NH, hs, reps, warmup, nb_check);
+    const size_t nqkv = (size_t)s.B * s.L * 3 * s.C, no = (size_t)s.B * s.L * s.C, nl = (size_t)s.B * s.NH * s.L;
+    float *qkv = gtu_rand(nqkv, 1.5f), *g = gtu_rand(no, 1.0f);
+
+    /* CPU reference on the first nb_check batch elements (a prefix of every tensor) */
+    const size_t cqkv = (size_t)nb_check * s.L * 3 * s.C, co = (size_t)nb_check * s.L * s.C,
+                 cl = (size_t)nb_check * s.NH * s.L;
+    float *ref_o = calloc(co ? co : 1, 4), *ref_l = calloc(cl ? cl : 1, 4), *ref_g = calloc(cqkv ? cqkv : 1, 4);
+    if (nb_check > 0) {
+        float *scr = malloc(gt_attention_scratch_elems(s.L) * 4);
+        gt_attention_forward(ref_o, ref_l, scr, qkv, nb_check, s.L, s.C, s.NH);
+        gt_attention_backward(ref_g, scr, g, qkv, ref_o, ref_l, nb_check, s.L, s.C, s.NH);
+        free(scr);
+    }
+
+    lab_bufs d = {gtu_dev(qkv, nqkv), gt_cuda_alloc_floats(no), gt_cuda_alloc_floats(nl), gtu_dev(g, no),
+                  gt_cuda_alloc_floats(nqkv), gt_cuda_alloc_floats(gt_attention_cuda_scratch_elems(s.B, s.L, s.NH))};
+    const double fwd_flops = 4.0 * s.B * s.NH * (double)s.L * s.L * hs, bwd_flops = 2.5 * fwd_flops;
+    int rc = 0;
+    for (size_t k = 0; k < sizeof VARIANTS / sizeof VARIANTS[0]; k++) {
+        const variant *v = &VARIANTS[k];
+        if (only && strncmp(v->name, only, strlen(only)) != 0) continue;
+        if (v->prec == GT_PREC_BF16 && !gt_attention_tc_usable()) {
+            printf("GT_ATTN_BENCH variant=%s check=skip (device below compute capability 8.0)\n", v->name);
+            continue;
+        }
+        /* check: forward, then the backward from this variant's own out and lse (as in training) */
+        v->fwd(d.out, d.lse, d.scratch, d.qkv, &s);
+        v->bwd(d.dqkv, d.scratch, d.dout, d.qkv, d.out, d.lse, &s);
+        double e_out = 0.0, e_grad = 0.0;
+        int ok = 1;
+        if (nb_check > 0) {
+            float *ho = gtu_host(d.out, co), *hg = gtu_host(d.dqkv, cqkv);
+            e_out = rel_l2(ho, ref_o, co);
+            e_grad = rel_l2(hg, ref_g, cqkv);
+            ok = e_out <= v->tol_out && e_grad <= v->tol_grad;
+            free(ho);
+            free(hg);
+        }
+        const float fms = time_calls(v, &d, &s, 0, reps, warmup), bms = time_calls(v, &d, &s, 1, reps, warmup);
+        const double ftf = fwd_flops / (fms * 1e-3) * 1e-12, btf = bwd_flops / (bms * 1e-3) * 1e-12;
+        const double ttf = (fwd_flops + bwd_flops) / ((fms + bms) * 1e-3) * 1e-12;
+        printf("GT_ATTN_BENCH variant=%s B=%d L=%d C=%d NH=%d hs=%d fwd_ms=%.3f fwd_tflops=%.1f fwd_peak=%.3f "
+               "bwd_ms=%.3f bwd_tflops=%.1f bwd_peak=%.3f total_tflops=%.1f total_peak=%.3f err_out=%.2e "
+               "err_dqkv=%.2e check=%s\n",
+               v->name, s.B, s.L, s.C, s.NH, hs, fms, ftf, ftf * 1e12 / BF16_PEAK_FLOPS, bms, btf,
+               btf * 1e12 / BF16_PEAK_FLOPS, ttf, ttf * 1e12 / BF16_PEAK_FLOPS, e_out, e_grad,
+               nb_check == 0 ? "none" : ok ? "ok" : "FAIL");
+        fflush(stdout);
+        if (!ok) {
+            fprintf(stderr, "gt_gpu_attn_lab: %s outside its tolerance (out %.2e > %.1e or dqkv %.2e > %.1e)\n",
+                    v->name, e_out, v->tol_out, e_grad, v->tol_grad);
+            rc = 1;
+        }
+    }
+    gt_cuda_set_precision(GT_PREC_FP32);
+    free(qkv); free(g); free(ref_o); free(ref_l); free(ref_g);
+    gt_cuda_free(d.qkv); gt_cuda_free(d.out); gt_cuda_free(d.lse); gt_cuda_free(d.dout); gt_cuda_free(d.dqkv);
+    gt_cuda_free(d.scratch);
+    return rc;
+}
