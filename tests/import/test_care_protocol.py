@@ -2,9 +2,12 @@
 """tests/import/test_care_protocol.py: the CARE to Compare authors' protocol,
 one model per event dataset, as a DOE sweep (data.care_event, the factor
 care_event = all, the report's CARE section) on the realistic fixture
-(tests/import/realistic.py care(): turbine 0 has an anomaly event dataset 10
-and a normal one, 11, overlapping it by 20 days; turbines 1 and 2 have the
-normal event datasets 20 and 30):
+(tests/import/realistic.py care(..., pred_days=26): turbine 0 has an anomaly
+event dataset 10 and a normal one, 11, overlapping it by 20 days; turbines 1
+and 2 have the normal event datasets 20 and 30; the first event dataset of
+every turbine predicts its last 26 days, so that event 10's prediction part
+holds the bearing drift before its labelled anomaly), with the
+normal-behaviour model (data.pdm_target = nbm):
 
 * import writes each event dataset's training part (/care_events
   train_start_row, train_end_row): the rows its CSV flags train;
@@ -20,8 +23,10 @@ normal event datasets 20 and 30):
 * the report's per-event values equal an independent computation of the
   authors' per-event scores (coverage, accuracy, earliness, criticality
   >= 72) from `predict`'s alarms of that cell (same threshold as eval), and
-  its overall and per-farm CARE scores the authors' final formula over them;
-  its event recall and false alarms per turbine-day the sums over the cells;
+  its overall and per-farm CARE scores the authors' final formula over them
+  (the anomaly event dataset detected: the weighted formula, not a special
+  rule); its event recall and false alarms per turbine-day the sums over the
+  cells;
 * data.care_event naming an id the file does not have: exit 2, one line
   naming the file and the id;
 * a file written before the training part was stored (the two columns
@@ -56,7 +61,7 @@ W, STRIDE, SPLIT_TRAIN, SPLIT_VAL = 36, 6, 0.75, 0.25
 
 d = tempfile.mkdtemp(prefix="gt_care_protocol_")
 farm = os.path.join(d, "Wind Farm A")
-realistic.care(farm, days=40)
+realistic.care(farm, days=40, pred_days=26)
 h5 = os.path.join(d, "care.h5")
 p = gt("import", "care", farm, "-o", h5)
 ck("care import exits 0", p.returncode == 0, p.stderr[-1500:])
@@ -91,8 +96,8 @@ sweep = os.path.join(d, "sweep")
 with open(matrix, "w") as f:
     f.write(f"[doe]\nname = care-protocol\ndir = {sweep}\n[factors]\ncare_event = all\n"
             f"[data]\nfile = {h5}\nwindow = {W}\nstride = {STRIDE}\nsplit_train = {SPLIT_TRAIN}\n"
-            f"split_val = {SPLIT_VAL}\n[model]\nkind = lstm\nhidden = 16\nlayers = 1\n[optim]\nlr = 3e-3\n"
-            "warmup = 20\n[train]\nbatch = 32\nmax_steps = 200\nepochs = 0\nlog_every = 100\nseed = 1\n"
+            f"split_val = {SPLIT_VAL}\npdm_target = nbm\n[model]\nkind = lstm\nhidden = 16\nlayers = 1\n[optim]\n"
+            "lr = 3e-3\nwarmup = 20\n[train]\nbatch = 32\nmax_steps = 400\nepochs = 0\nlog_every = 100\nseed = 1\n"
             "[run]\ncheckpoint_minutes = 0\n")
 p = gt("doe", "expand", matrix)
 lv = re.findall(r"^\d+\s+[0-9a-f]{12}\s+(\d+)$", p.stdout, re.M)
@@ -243,6 +248,8 @@ ov = [r for r in rep if r["scope"] == "overall"]
 fa = [r for r in rep if r["scope"] == "farm"]
 if len(mine) == 4 and ov:
     want = final(mine)
+    ck(f"report: the anomaly event dataset 10 detected (max criticality {rep_ev.get(10, {}).get('max_criticality')}), "
+       "no normal one", [int(rep_ev.get(e, {}).get("detected", -1)) for e in ids] == [1, 0, 0, 0])
     ck(f"report: overall CARE score {ov[0]['care_score']} = the authors' final formula ({want})",
        close(num(ov[0]["care_score"]), want))
     ck(f"report: farm 0 ({[r['id'] for r in fa]}) = overall (one farm)",
