@@ -424,7 +424,8 @@ void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
         char ids[256] = "";
         size_t l = 0;
         for (int64_t i = 0; i < n && l + 24 < sizeof ids; i++)
-            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%lld", i ? ", " : "", (long long)ce[GT_CARE_EVENT_K * i + 1]);
+            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%lld", i ? ", " : "",
+                                  (long long)ce[GT_CARE_EVENT_K * i + 1]);
         if (l + 24 >= sizeof ids) snprintf(ids + l, sizeof ids - l, ", ...");
         free(ce);
         GT_FAIL(GT_EXIT_USAGE, "%s: data.care_event = %lld: no such event dataset in /care_events (it has %s)", path,
@@ -789,7 +790,10 @@ static void plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int6
         it->excluded |= !gt_data_filter_has(&cfg->farms, ds->pdm->farm[li]) ||
                         !gt_data_filter_has(&cfg->machine_types, ds->pdm->machine_type[li]);
     int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
-    for (int s = 0; s < GT_SPLIT_COUNT; s++) lo[s] = it->excluded ? 0 : rows.lo[s], hi[s] = it->excluded ? 0 : rows.hi[s];
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        lo[s] = it->excluded ? 0 : rows.lo[s];
+        hi[s] = it->excluded ? 0 : rows.hi[s];
+    }
     for (int s = 0; s < GT_SPLIT_COUNT; s++) {
         ds_split *sp = &it->sp[s];
         memset(sp, 0, sizeof *sp);

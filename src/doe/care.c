@@ -72,7 +72,8 @@ static int read_cell(const gt_doe_sweep *s, int64_t ci, int64_t id, gt_doe_care_
         if (jnum(x, "id") == (double)e->turbine_id) e->farm = (int)jnum(x, "farm");
     }
     const cJSON *ev = cJSON_GetObjectItem(pdm, "event");
-    e->n_events = jnum(ev, "n_events"), e->n_detected = jnum(ev, "n_detected"), e->turbine_days = jnum(ev, "turbine_days");
+    e->n_events = jnum(ev, "n_events"), e->n_detected = jnum(ev, "n_detected");
+    e->turbine_days = jnum(ev, "turbine_days");
     e->n_false_alarms = jnum(ev, "n_false_alarms");
     if (!isfinite(e->n_false_alarms)) /* eval.json written before the count was stored */
         e->n_false_alarms = round(jnum(ev, "false_alarms_per_turbine_day") * e->turbine_days);

@@ -434,7 +434,8 @@ static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, int
         ti[k].e0 = r.holdout ? 0 : r.lo[GT_SPLIT_TEST];
         ti[k].e1 = r.holdout ? ti[k].n : r.hi[GT_SPLIT_TEST];
         ti[k].c1 = cal_train ? ti[k].a0 : ti[k].b1;
-        ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) || !gt_data_filter_has(&d->farms, sh->farm[k]) ||
+        ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) ||
+                     !gt_data_filter_has(&d->farms, sh->farm[k]) ||
                      !gt_data_filter_has(&d->machine_types, sh->machine_type[k]);
         ti[k].holdout_split = ti[k].holdout;
         if (ti[k].skip) ti[k].holdout = 1; /* no calibration rows */

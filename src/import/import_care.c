@@ -306,7 +306,8 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     uint32_t *line = NULL;
     int32_t *file = NULL;
     int64_t *pmin = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files), *pmax = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
-    int64_t *tmin = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files), *tmax = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
+    int64_t *tmin = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
+    int64_t *tmax = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
     for (int k = 0; k < tb->n_files; k++) {
         pmin[k] = tmin[k] = INT64_MAX, pmax[k] = tmax[k] = INT64_MIN;
         dfile *f = &P->f[tb->files[k]];
