@@ -22,7 +22,7 @@ set(GT_USES_dist     core)
 set(GT_USES_task     core nn io data dist)
 set(GT_USES_train    core nn io data dist plan task)
 set(GT_USES_eval     core nn io data dist task)
-set(GT_USES_doe      core nn io synth train)
+set(GT_USES_doe      core nn io synth train eval)
 set(GT_USES_plan     core nn data)
 set(GT_USES_cli      core nn io import synth data dist task plan train eval doe)
 

@@ -52,6 +52,7 @@ static const gt_opt opts[] = {
     {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
     {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
     {"data.train_conditions", NULL, GT_OPT_STR, "", "pdm: train and validation windows, the normalisation statistics and the threshold calibration use only rows in these operating condition codes; evaluation still scores every row (CARE files: 0,2 = rows the train_test flag marks for training; default: all)", NULL},
+    {"data.care_event", NULL, GT_OPT_INT, "", "pdm, CARE to Compare files (import care): the authors' protocol, one model per event dataset: train and validate only on this event dataset's training part (its rows flagged train, split split_train : split_val in time), calibrate on its validation rows, evaluate and score only its prediction part and its CARE protocol entry (event ids: /care_events, gridtrain inspect; a DOE factor care_event = all runs every one); default: none", NULL},
     {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
     {"data.spike_channels", NULL, GT_OPT_STR, "auto", "pdm: channels the spike test screens: auto = condition signals (temperatures, pressures, vibration; not wind speed, power, rotor speed, status, angles or min/max/std aggregates, which move by nature in 10-minute SCADA data), all, none, or comma-separated name patterns such as *temp*,vib_*", NULL},
     {"data.pdm_target", NULL, GT_OPT_STR, "next", "pdm: what the model predicts, whose error is the anomaly score: next = the next step of every channel from the window (prediction detector); nbm = a normal-behaviour model: the condition channels (temperatures, pressures, vibration) at each step from the operating channels (wind speed, power, rotor speed, ambient temperature, status, angles) of the window up to it, the condition channels never in its input (data.nbm_inputs, data.nbm_targets)", "next|nbm"},
@@ -253,6 +254,11 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(power_limit >= 0 && signal_limit >= 0, GT_EXIT_USAGE,
              "data.power_limit_w and data.signal_limit must be >= 0 (0 turns the check off)");
     gt_read_set_value_limits(power_limit, signal_limit);
+    if (has(a, "data.care_event")) {
+        d->care_event = gt_args_int(a, "data.care_event");
+        GT_CHECK(d->care_event >= 0, GT_EXIT_USAGE, "data.care_event = %lld: give an event id >= 0",
+                 (long long)d->care_event);
+    }
     if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
     GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);
     d->time_features = gt_data_time_features_parse(gt_args_str(a, "data.time_features"));

@@ -213,6 +213,8 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->pdm_target = GT_PDM_TARGET_NEXT;
     snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
     snprintf(cfg->nbm_targets, sizeof cfg->nbm_targets, "auto");
+    cfg->care_event = -1;
+    cfg->care.event_id = -1;
 }
 
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
@@ -375,6 +377,66 @@ void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, 
     if (b < a) b = a;
     *b1 = a;
     *b2 = b;
+}
+
+void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t file_index, gt_data_item_rows *r) {
+    memset(r, 0, sizeof *r);
+    const gt_data_care_sel *cs = &cfg->care;
+    if (cs->event_id >= 0) { /* the authors' protocol: one event dataset's training and prediction parts */
+        r->excluded = file_index != cs->turbine;
+        if (r->excluded) return;
+        int64_t lo = cs->train_lo < 0 ? 0 : cs->train_lo, hi = cs->train_hi > n_rows ? n_rows : cs->train_hi;
+        if (hi < lo) hi = lo;
+        double f = cfg->split_train / (cfg->split_train + cfg->split_val);
+        int64_t b1 = lo + llround(f * (double)(hi - lo));
+        if (b1 > hi) b1 = hi;
+        r->lo[GT_SPLIT_TRAIN] = lo, r->hi[GT_SPLIT_TRAIN] = b1;
+        r->lo[GT_SPLIT_VAL] = b1, r->hi[GT_SPLIT_VAL] = hi;
+        r->lo[GT_SPLIT_TEST] = cs->pred_lo < 0 ? 0 : cs->pred_lo;
+        r->hi[GT_SPLIT_TEST] = cs->pred_hi > n_rows ? n_rows : cs->pred_hi;
+        if (r->hi[GT_SPLIT_TEST] < r->lo[GT_SPLIT_TEST]) r->hi[GT_SPLIT_TEST] = r->lo[GT_SPLIT_TEST];
+        return;
+    }
+    int64_t b1, b2;
+    gt_data_item_split(n_rows, file_index, cfg->split_train, cfg->split_val, cfg->holdout_every, &b1, &b2, &r->holdout);
+    if (r->holdout) {
+        r->hi[GT_SPLIT_HOLDOUT] = n_rows;
+        return;
+    }
+    r->hi[GT_SPLIT_TRAIN] = b1;
+    r->lo[GT_SPLIT_VAL] = b1, r->hi[GT_SPLIT_VAL] = b2;
+    r->lo[GT_SPLIT_TEST] = b2, r->hi[GT_SPLIT_TEST] = n_rows;
+}
+
+void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
+    memset(&cfg->care, 0, sizeof cfg->care);
+    cfg->care.event_id = -1;
+    if (cfg->care_event < 0) return;
+    int64_t n = 0;
+    int64_t *ce = gt_care_events_read(path, comm, &n); /* the same table on every rank: the same verdict */
+    GT_CHECK(ce != NULL, GT_EXIT_USAGE,
+             "%s: data.care_event = %lld: the file has no /care_events (import a CARE to Compare farm with "
+             "`gridtrain import care`)", path, (long long)cfg->care_event);
+    const int64_t *q = NULL;
+    for (int64_t i = 0; i < n && !q; i++)
+        if (ce[GT_CARE_EVENT_K * i + 1] == cfg->care_event) q = ce + GT_CARE_EVENT_K * i;
+    if (!q) {
+        char ids[256] = "";
+        size_t l = 0;
+        for (int64_t i = 0; i < n && l + 24 < sizeof ids; i++)
+            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%lld", i ? ", " : "",
+                                  (long long)ce[GT_CARE_EVENT_K * i + 1]);
+        if (l + 24 >= sizeof ids) snprintf(ids + l, sizeof ids - l, ", ...");
+        free(ce);
+        GT_FAIL(GT_EXIT_USAGE, "%s: data.care_event = %lld: no such event dataset in /care_events (it has %s)", path,
+                (long long)cfg->care_event, ids);
+    }
+    gt_data_care_sel s = {q[1], (int32_t)q[0], q[2] == 1, q[7], q[8], q[3], q[4]};
+    free(ce);
+    GT_CHECK(s.train_lo >= 0 && s.train_hi > s.train_lo, GT_EXIT_USAGE,
+             "%s: data.care_event = %lld: /care_events has no training part for it (a file imported before "
+             "train_start_row was stored: import the farm again)", path, (long long)cfg->care_event);
+    cfg->care = s;
 }
 
 int gt_data_config_n_in(const gt_data_config *cfg, int n_cols) {
@@ -720,22 +782,17 @@ static void plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int6
     it->row0 = row0;
     it->n_rows = n_rows;
     it->base = base;
-    int64_t b1, b2;
-    gt_data_item_split(n_rows, ds->index[li], cfg->split_train, cfg->split_val, cfg->holdout_every, &b1, &b2,
-                       &it->holdout);
-    it->excluded = !gt_data_filter_has(&cfg->items, ds->id[li]);
+    gt_data_item_rows rows;
+    gt_data_item_rows_of(cfg, n_rows, ds->index[li], &rows);
+    it->holdout = rows.holdout;
+    it->excluded = rows.excluded || !gt_data_filter_has(&cfg->items, ds->id[li]);
     if (ds->pdm)
         it->excluded |= !gt_data_filter_has(&cfg->farms, ds->pdm->farm[li]) ||
                         !gt_data_filter_has(&cfg->machine_types, ds->pdm->machine_type[li]);
     int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
-    if (it->excluded) {
-        for (int s = 0; s < GT_SPLIT_COUNT; s++) lo[s] = hi[s] = 0;
-    } else if (it->holdout) {
-        lo[0] = hi[0] = lo[1] = hi[1] = lo[2] = hi[2] = 0;
-        lo[3] = 0, hi[3] = n_rows;
-    } else {
-        lo[0] = 0, hi[0] = b1, lo[1] = b1, hi[1] = b2, lo[2] = b2, hi[2] = n_rows;
-        lo[3] = hi[3] = 0;
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
+        lo[s] = it->excluded ? 0 : rows.lo[s];
+        hi[s] = it->excluded ? 0 : rows.hi[s];
     }
     for (int s = 0; s < GT_SPLIT_COUNT; s++) {
         ds_split *sp = &it->sp[s];
@@ -910,13 +967,12 @@ static void item_norms(gt_dataset *ds) {
     const int C = ds->n_cols;
     for (int li = 0; li < ds->n_items; li++) {
         const ds_item *it = &ds->items[li];
-        int64_t b1, b2;
-        int holdout;
-        gt_data_item_split(it->n_rows, ds->index[li], ds->cfg.split_train, ds->cfg.split_val, ds->cfg.holdout_every,
-                           &b1, &b2, &holdout);
+        gt_data_item_rows rows; /* the item's train rows (none when held out) */
+        gt_data_item_rows_of(&ds->cfg, it->n_rows, ds->index[li], &rows);
+        const int64_t a = rows.lo[GT_SPLIT_TRAIN], b = rows.hi[GT_SPLIT_TRAIN];
         uint8_t *skip = GT_MALLOC((size_t)(it->n_rows > 0 ? it->n_rows : 1));
         gt_data_pdm_fit_skip(ds->pdm, li, &ds->cfg, skip);
-        gt_data_item_norm(ds->x + it->row0 * C, skip, holdout ? 0 : b1, C, &ds->norm, &ds->item_norm[li]);
+        gt_data_item_norm(ds->x + (it->row0 + a) * C, skip + a, b - a, C, &ds->norm, &ds->item_norm[li]);
         free(skip);
     }
 }
@@ -1051,6 +1107,8 @@ static void check_cfg(const gt_data_config *cfg, gt_task task) {
              GT_EXIT_USAGE, "data: split fractions must satisfy train > 0, val >= 0, train + val <= 1 (got %g, %g)",
              cfg->split_train, cfg->split_val);
     GT_CHECK(cfg->holdout_every >= 0, GT_EXIT_USAGE, "data: holdout_every must be >= 0");
+    GT_CHECK(task == GT_TASK_PDM || cfg->care_event < 0, GT_EXIT_USAGE,
+             "data: data.care_event selects a CARE to Compare event dataset of a wind-farm (pdm) file");
     GT_CHECK(cfg->screen >= GT_SCREEN_DROP && cfg->screen <= GT_SCREEN_OFF, GT_EXIT_USAGE, "data: bad screen action");
     GT_CHECK(cfg->screen == GT_SCREEN_OFF || cfg->spike_k > 0, GT_EXIT_USAGE, "data: spike_k must be > 0");
     GT_CHECK(cfg->time_features == 0 || cfg->time_features == 2 || cfg->time_features == 4, GT_EXIT_USAGE,

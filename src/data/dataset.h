@@ -62,6 +62,15 @@ int gt_data_filter_parse(gt_data_filter *f, const char *text, char *err, size_t 
 /* 1 when v passes (always with n == 0). */
 int gt_data_filter_has(const gt_data_filter *f, int64_t v);
 
+/* data.care_event resolved against a file's /care_events (gt_data_care_select). */
+typedef struct gt_data_care_sel {
+    int64_t event_id;           /* -1: no selection */
+    int32_t turbine;            /* file index of the event dataset's turbine */
+    int anomaly;                /* its label: 1 anomaly, 0 normal */
+    int64_t train_lo, train_hi; /* its training part: rows [lo, hi) within the turbine */
+    int64_t pred_lo, pred_hi;   /* its prediction part */
+} gt_data_care_sel;
+
 typedef struct gt_data_config {
     gt_task task;
     int window;            /* W (nilm, odd preferred: the target is the midpoint) or T (pdm) */
@@ -120,6 +129,11 @@ typedef struct gt_data_config {
     double augment;               /* nilm train split: probability that a window gets one more activation
                                      of one of its household's appliances superimposed (gt_dataset_augment);
                                      0 (default) none */
+    int64_t care_event;           /* pdm: -1 (default) none; else the id of one CARE to Compare event dataset
+                                     of the file's /care_events (data.care_event): the authors' protocol,
+                                     one model per event dataset (see gt_data_item_rows_of) */
+    gt_data_care_sel care;        /* care_event resolved (gt_data_care_select; not a setting): event_id -1
+                                     until then */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
 /* data.fill_max_s = auto: this many sampling periods (jittered clocks leave
@@ -195,6 +209,30 @@ void gt_data_config_resolve(gt_data_config *cfg, gt_task task);
  * both come from it. Not collective. */
 void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
                         int64_t *b1, int64_t *b2, int *holdout);
+/* The rows of every split of one item under cfg: [lo[s], hi[s]) within the
+ * item, indexed by gt_split. The one rule shared by the dataset's windows,
+ * its per-item statistics and eval's calibration and evaluation rows.
+ * Without a CARE selection (cfg->care.event_id < 0): gt_data_item_split's
+ * ranges (train [0, b1), val [b1, b2), test [b2, n_rows); a held-out item:
+ * holdout [0, n_rows), the others empty). With one (data.care_event, the
+ * authors' protocol): only the event dataset's turbine has rows: its
+ * training part [train_lo, train_hi) split chronologically in the ratio
+ * split_train : split_val into train and validation, and its prediction part
+ * [pred_lo, pred_hi) as the test split; every other item is `excluded` with
+ * no rows in any split. Not collective. */
+typedef struct gt_data_item_rows {
+    int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
+    int holdout;  /* the whole item held out (data.holdout_every; never with a CARE selection) */
+    int excluded; /* not the selected event dataset's turbine */
+} gt_data_item_rows;
+void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t file_index, gt_data_item_rows *r);
+/* Collective (reads the file's /care_events on rank 0). Resolves
+ * cfg->care_event (>= 0) against the PdM file `path` into cfg->care; without a
+ * selection sets cfg->care.event_id = -1. Ends the run with exit 2 and one
+ * line naming the file and the id when the file has no /care_events, no
+ * entry with that id, or no training part for it (a file imported before
+ * /care_events/train_start_row: import it again). */
+void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm);
 /* Offset of channel c at step t inside one nilm input window of W steps and C
  * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
  * place the layout rule lives (the dataset's fill, predict, eval samples). */

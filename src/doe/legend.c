@@ -1,11 +1,15 @@
 /* doe/legend.c: condition names of a wind-farm file (/legend/condition), so a
- * matrix can say `condition = low_wind,rated`. A small independent (serial)
- * HDF5 read of one optional dataset; everything else about the file is io/'s.
+ * matrix can say `condition = low_wind,rated`, and its CARE event dataset ids
+ * (/care_events/event_id), so it can say `care_event = all`. Small independent
+ * (serial) HDF5 reads of optional datasets; everything else about the file is io/'s.
  * TODO(io): move next to io/read.h when io/ grows a legend reader. */
 #include <hdf5.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/check.h"
+#include "doe/matrix.h"
 #include "doe/run.h"
 #include "io/format.h"
 #include "synth/synth.h"
@@ -45,5 +49,33 @@ int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int 
     H5Eset_auto2(H5E_DEFAULT, fn, data);
     if (n == 0) /* no legend: the synthetic generator's codes (docs/data-format.md) */
         for (; n < GT_PDM_N_CONDITIONS && n < max_names; n++) snprintf(names[n], GT_DOE_NAME_LEN, "%s", gt_pdm_condition_name(n));
+    return n;
+}
+
+int gt_doe_care_event_ids(const char *path, int64_t **ids) {
+    *ids = NULL;
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        H5Eset_auto2(H5E_DEFAULT, fn, data);
+        return -1;
+    }
+    int n = 0;
+    if (H5Lexists(f, "/care_events", H5P_DEFAULT) > 0 && H5Lexists(f, "/care_events/event_id", H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, "/care_events/event_id", H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : 0;
+        if (cnt > 0 && cnt <= INT32_MAX / 2) {
+            *ids = GT_MALLOC(sizeof(int64_t) * (size_t)cnt);
+            if (H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *ids) >= 0) n = (int)cnt;
+        }
+        if (sp >= 0) H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+    }
+    H5Fclose(f);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
     return n;
 }

@@ -25,6 +25,7 @@ static const struct {
     {"turbine", "data.items", 1},       {"turbines", "data.items", 1},
     {"items", "data.items", 1},         {"appliances", "data.appliances", 0},
     {"seed", "train.seed", 0},
+    {"care_event", "data.care_event", 0}, {"care_events", "data.care_event", 0},
 };
 static int is_filter_key(const char *key) {
     return !strcmp(key, "data.items") || !strcmp(key, "data.farms") || !strcmp(key, "data.machine_types") ||
@@ -242,6 +243,34 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
     if (!m->dir || !*m->dir) {
         free(m->dir);
         GT_CHECK(asprintf(&m->dir, "sweeps/%s", m->name) >= 0, GT_EXIT_RESOURCE, "out of memory");
+    }
+    /* care_event = all: one cell per event dataset of data.file (the authors' CARE protocol) */
+    for (int i = 0; i < m->n_factors; i++) {
+        gt_doe_factor *F = &m->factors[i];
+        int all = 0;
+        for (int l = 0; l < F->n_levels; l++) all |= !strcmp(F->levels[l], "all");
+        if (!all || strcmp(F->key, "data.care_event")) continue;
+        if (F->n_levels != 1)
+            return fail(err, en, path, F->line, "factor '%s': 'all' (every event dataset of data.file) stands alone",
+                        F->name);
+        const char *file = gt_doe_fixed_get(m, "data.file");
+        if (!file)
+            return fail(err, en, path, F->line, "factor '%s' = all needs a fixed data.file (its /care_events lists the "
+                        "event datasets)", F->name);
+        int64_t *ids = NULL;
+        int k = gt_doe_care_event_ids(file, &ids);
+        if (k <= 0) {
+            free(ids);
+            return fail(err, en, path, F->line, "factor '%s' = all: %s %s", F->name, file,
+                        k < 0 ? "cannot be opened as an HDF5 file"
+                              : "has no /care_events (import a CARE to Compare farm with 'gridtrain import care')");
+        }
+        free(F->levels[0]);
+        F->levels = GT_REALLOC(F->levels, sizeof(char *) * (size_t)k);
+        for (int l = 0; l < k; l++) GT_CHECK(asprintf(&F->levels[l], "%lld", (long long)ids[l]) >= 0, GT_EXIT_RESOURCE,
+                                             "out of memory");
+        F->n_levels = k;
+        free(ids);
     }
     int64_t n = 1;
     for (int i = 0; i < m->n_factors; i++) {

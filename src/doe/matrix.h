@@ -21,7 +21,10 @@
  * Special factor names and the train key they set: farm -> data.farms,
  * machine_type -> data.machine_types, condition -> data.conditions,
  * households / turbines / items -> data.items, appliances -> data.appliances,
- * seed -> train.seed (plural spellings accepted). A level of a filter factor
+ * seed -> train.seed, care_event -> data.care_event (plural spellings
+ * accepted). care_event = all stands for every event dataset id of the fixed
+ * data.file's /care_events (the CARE to Compare protocol: one training per
+ * event dataset). A level of a filter factor
  * may join several values with '+' (households = 0-4,5-9 or appliances =
  * fridge+kettle,washer).
  *
@@ -90,6 +93,11 @@ void gt_doe_matrix_free(gt_doe_matrix *m);
 void gt_doe_cell_at(const gt_doe_matrix *m, int64_t index, gt_doe_cell *c);
 /* The fixed value of `key`, or NULL. */
 const char *gt_doe_fixed_get(const gt_doe_matrix *m, const char *key);
+
+/* The event dataset ids of a PdM file's /care_events, in file order
+ * (malloc'd into *ids): the levels of a factor care_event = all. Returns the
+ * count (0 without the table), or -1 when the file cannot be opened. */
+int gt_doe_care_event_ids(const char *path, int64_t **ids);
 
 /* Maps a level text to the value written to the train key: '+' -> ',' for
  * filters; for data.conditions, names are replaced by codes using `names`

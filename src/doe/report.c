@@ -533,7 +533,113 @@ static void write_slow(doc *d, const gt_doe_sweep *s) {
     table_end(d);
 }
 
-static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots) {
+/* The CARE to Compare protocol (a factor on data.care_event): per protocol
+ * run, the score overall and per farm and every event dataset's values. */
+static void care_row(doc *d, const char *scope, const char *id, const char *label, const gt_doe_care_sum *c,
+                     const gt_care_event_eval *e, const char *extra) {
+    char v[64];
+    row_begin(d);
+    cell(d, scope, 0), cell(d, id, 0), cell(d, label, 0);
+    if (e) {
+        cell(d, e->detected ? "yes" : "no", 0);
+        fmt_num(v, sizeof v, e->max_criticality), cell(d, v, 0);
+        fmt_num(v, sizeof v, e->coverage), cell(d, v, 0);
+        fmt_num(v, sizeof v, e->accuracy), cell(d, v, 0);
+        fmt_num(v, sizeof v, e->earliness), cell(d, v, 0);
+        cell(d, "", 0), cell(d, "", 0);
+    } else {
+        snprintf(v, sizeof v, "%d/%d", c->p.n_detected, c->p.n_events), cell(d, v, 0);
+        cell(d, "", 0);
+        fmt_num(v, sizeof v, c->p.coverage), cell(d, v, 0);
+        fmt_num(v, sizeof v, c->p.accuracy), cell(d, v, 0);
+        fmt_num(v, sizeof v, c->p.earliness), cell(d, v, 0);
+        fmt_num(v, sizeof v, c->p.reliability), cell(d, v, 0);
+        if (isfinite(c->p.score)) snprintf(v, sizeof v, "%.3f", c->p.score);
+        else snprintf(v, sizeof v, "- (%s)", c->p.reason ? c->p.reason : "undefined");
+        cell(d, v, 0);
+    }
+    fmt_num(v, sizeof v, c->recall), cell(d, v, 0);
+    fmt_num(v, sizeof v, c->false_alarms_per_turbine_day), cell(d, v, 0);
+    cell(d, extra, 0);
+    row_end(d, 13, 0);
+}
+
+static void write_care(doc *d, const gt_doe_sweep *s, const gt_doe_care *c, const char *err) {
+    heading(d, 2, "CARE to Compare protocol (one training per event dataset)");
+    if (err) {
+        para(d, "Not combined: %s", err);
+        return;
+    }
+    para(d, "Factor %s: one cell per event dataset, trained on its training part and scored on its prediction part "
+            "(data.care_event). CARE score = the authors' final formula over the events (gt_care_protocol_final): 0 "
+            "when no event is detected, the mean normal-event accuracy when it is <= 0.5, else (coverage + 2 accuracy "
+            "+ earliness + reliability) / 5. Event recall and false alarms per turbine-day: gridtrain's, over the "
+            "prediction parts (docs/evaluation.md). Also in care_protocol.csv.",
+         s->factor[c->factor]);
+    for (int r = 0; r < c->n_runs; r++) {
+        const gt_doe_care_run *R = &c->runs[r];
+        char b[160], v[64];
+        heading(d, 3, "%s: CARE score %s (%d of %d event datasets finished)", R->label,
+                isfinite(R->overall.p.score) ? (snprintf(v, sizeof v, "%.3f", R->overall.p.score), v) : "-", R->n_done,
+                R->n_cells);
+        table_begin(d);
+        row_begin(d);
+        static const char *const head[13] = {"scope", "id", "label", "detected", "max criticality", "coverage",
+                                             "accuracy", "earliness", "reliability", "CARE score", "event recall",
+                                             "false alarms / turbine-day", "cell"};
+        for (int k = 0; k < 13; k++) cell(d, head[k], 1);
+        row_end(d, 13, 1);
+        care_row(d, "overall", "", "", &R->overall, NULL, "");
+        for (int k = 0; k < R->n_farms; k++) {
+            snprintf(b, sizeof b, "%d", R->farm[k]);
+            care_row(d, "farm", b, "", &R->by_farm[k], NULL, "");
+        }
+        for (int i = 0; i < R->n_events; i++) {
+            const gt_doe_care_event *e = &R->events[i];
+            gt_doe_care_sum one = {0};
+            one.recall = e->n_events > 0 ? e->n_detected / e->n_events : NAN;
+            one.false_alarms_per_turbine_day = e->turbine_days > 0 ? e->n_false_alarms / e->turbine_days : NAN;
+            snprintf(b, sizeof b, "%lld", (long long)e->event_id);
+            snprintf(v, sizeof v, "turbine %lld", (long long)e->turbine_id);
+            care_row(d, e->r.anomaly ? "anomaly event" : "normal event", b, v, &one, &e->r, s->cells[e->cell].id);
+        }
+        table_end(d);
+    }
+}
+
+static void write_care_csv(FILE *f, const gt_doe_sweep *s, const gt_doe_care *c) {
+    fputs("run,scope,id,label,turbine_id,farm,event_datasets,detected,max_criticality,coverage,accuracy,earliness,"
+          "reliability,care_score,recall,false_alarms_per_turbine_day,rows,rows_in_training,cell\n", f);
+    for (int r = 0; r < c->n_runs; r++) {
+        const gt_doe_care_run *R = &c->runs[r];
+        for (int k = -1; k < R->n_farms; k++) { /* overall, then per farm: id = the farm */
+            const gt_doe_care_sum *x = k < 0 ? &R->overall : &R->by_farm[k];
+            csv_str(f, R->label, 1);
+            if (k < 0) fputs(",overall,,,,", f);
+            else fprintf(f, ",farm,%d,,,%d", R->farm[k], R->farm[k]);
+            fprintf(f, ",%d,%d,", x->p.n_events, x->p.n_detected);
+            csv_num(f, x->p.coverage), csv_num(f, x->p.accuracy), csv_num(f, x->p.earliness);
+            csv_num(f, x->p.reliability), csv_num(f, x->p.score);
+            csv_num(f, x->recall), csv_num(f, x->false_alarms_per_turbine_day);
+            fputs(",,,\n", f);
+        }
+        for (int i = 0; i < R->n_events; i++) {
+            const gt_doe_care_event *e = &R->events[i];
+            csv_str(f, R->label, 1);
+            fprintf(f, ",event,%lld,%s,%lld,%d,1,%d", (long long)e->event_id, e->r.anomaly ? "anomaly" : "normal",
+                    (long long)e->turbine_id, e->farm, e->r.detected);
+            csv_num(f, e->r.max_criticality), csv_num(f, e->r.coverage), csv_num(f, e->r.accuracy);
+            csv_num(f, e->r.earliness);
+            fputs(",,", f);
+            csv_num(f, e->n_events > 0 ? e->n_detected / e->n_events : NAN);
+            csv_num(f, e->turbine_days > 0 ? e->n_false_alarms / e->turbine_days : NAN);
+            fprintf(f, ",%lld,%lld,%s\n", (long long)e->rows, (long long)e->rows_in_training, s->cells[e->cell].id);
+        }
+    }
+}
+
+static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots, const gt_doe_care *care,
+                      const char *care_err) {
     int idx[N_METRICS], qidx[N_METRICS];
     int nm = shown_metrics(o, idx, 0), nq = shown_metrics(o, qidx, 1);
     const gt_doe_metric_def *P = &k_metrics[o->primary];
@@ -651,6 +757,7 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
             fprintf(d->f, "%s![main effects](effects.svg)\n\n", hm ? "![two-way heat map](heatmap.svg)\n\n" : "");
     }
 
+    if (care) write_care(d, s, care, care_err);
     heading(d, 2, "Cells not finished, failed or requeued");
     table_begin(d);
     row_begin(d);
@@ -897,13 +1004,31 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
         else if (write_plots(s, o, dir)) GT_WARN("doe report: gnuplot failed (scripts kept in %s)", dir);
         else have_plots = 1;
     }
+    /* the CARE to Compare protocol, with a factor on data.care_event */
+    gt_doe_care care;
+    char care_err[1024] = "";
+    if (gt_doe_care_collect(s, &care, care_err, sizeof care_err)) {
+        GT_WARN("doe report: CARE protocol not combined: %s", care_err);
+        care.factor = 0; /* the section says why */
+    } else {
+        care_err[0] = 0;
+        if (care.factor >= 0) {
+            f = open_out(dir, "care_protocol.csv");
+            if (!f) return -1;
+            write_care_csv(f, s, &care);
+            fclose(f);
+        }
+    }
+    const gt_doe_care *cp = care.factor >= 0 ? &care : NULL;
+    const char *ce = care_err[0] ? care_err : NULL;
     doc d = {open_out(dir, "report.md"), 0};
     if (!d.f) return -1;
-    write_doc(&d, s, o, have_plots);
+    write_doc(&d, s, o, have_plots, cp, ce);
     fclose(d.f);
     d = (doc){open_out(dir, "report.html"), 1};
     if (!d.f) return -1;
-    write_doc(&d, s, o, have_plots);
+    write_doc(&d, s, o, have_plots, cp, ce);
     fclose(d.f);
+    gt_doe_care_free(&care);
     return 0;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "doe/matrix.h"
+#include "eval/metrics.h"
 
 #define GT_DOE_MAX_METRICS 24
 
@@ -109,6 +110,48 @@ typedef struct gt_doe_slow {
     int n_siblings;
 } gt_doe_slow;
 int gt_doe_slow_cells(const gt_doe_sweep *s, gt_doe_slow *out, int max);
+
+/* The CARE to Compare protocol over a sweep with a factor on
+ * data.care_event (one training per event dataset; docs/evaluation.md, "The
+ * authors' protocol"). A protocol run is the set of cells equal in every
+ * factor but care_event (e.g. one per detector and seed); its events are the
+ * one evaluated /care_events entry of each finished cell's eval.json
+ * (pdm.care_protocol.events), combined with gt_care_protocol_final per farm
+ * and overall, beside the project's event recall (detected / labelled events
+ * of the prediction parts) and false alarms per turbine-day (false alarm runs
+ * / turbine-days of the prediction parts), summed over the cells. */
+typedef struct gt_doe_care_event {
+    int64_t cell;              /* index into s->cells */
+    int64_t event_id, turbine_id;
+    int farm;
+    gt_care_event_eval r;
+    int64_t rows, rows_in_training;
+    double n_events, n_detected, n_false_alarms, turbine_days; /* the cell's pdm.event */
+} gt_doe_care_event;
+typedef struct gt_doe_care_sum {
+    gt_care_protocol p;
+    double recall, false_alarms_per_turbine_day; /* NaN without events / turbine-days */
+} gt_doe_care_sum;
+#define GT_DOE_CARE_MAX_FARMS 64
+typedef struct gt_doe_care_run {
+    char label[512];                /* the other factors' levels, "(all)" without any */
+    int n_cells, n_done;            /* cells of the run, finished ones */
+    int n_events;
+    gt_doe_care_event *events;      /* [n_events], in the care_event factor's level order */
+    gt_doe_care_sum overall;
+    int n_farms;
+    int farm[GT_DOE_CARE_MAX_FARMS];
+    gt_doe_care_sum by_farm[GT_DOE_CARE_MAX_FARMS];
+} gt_doe_care_run;
+typedef struct gt_doe_care {
+    int factor;            /* the care_event factor, -1: none (n_runs 0) */
+    int n_runs;
+    gt_doe_care_run *runs; /* first-seen order of the cells */
+} gt_doe_care;
+/* Collects and combines; 0, or -1 with err when a finished cell's eval.json
+ * lacks its event (e.g. not evaluated under data.care_event). */
+int gt_doe_care_collect(const gt_doe_sweep *s, gt_doe_care *out, char *err, size_t err_bytes);
+void gt_doe_care_free(gt_doe_care *c);
 
 /* Writes the report files into out_dir (created). plots: run gnuplot (when
  * found on PATH; otherwise a warning and no plots). Returns 0 or -1. */

@@ -82,8 +82,9 @@ static uint8_t *exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_d
 
 typedef struct tinfo {  /* one local turbine */
     int64_t r0, n;      /* local rows */
-    int64_t b1, b2;     /* splits: train [0,b1), val [b1,b2), test [b2,n) */
-    int64_t c1;         /* calibration rows [c1, b2): b1 (validation) or 0 (train + validation) */
+    int64_t a0, b1, b2; /* splits (gt_data_item_rows_of): train [a0,b1), val [b1,b2); a0 = 0 but with data.care_event */
+    int64_t e0, e1;     /* evaluation rows: the test split (or all rows of a held-out turbine) */
+    int64_t c1;         /* calibration rows [c1, b2): b1 (validation) or a0 (train + validation) */
     int holdout;
     int holdout_split;  /* held out by data.holdout_every (holdout is also set for skipped turbines) */
     int skip;           /* outside data.items / farms / machine_types: neither calibrates nor is evaluated */
@@ -166,7 +167,8 @@ static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_s
     const int C = sh->n_channels;
     uint8_t *skip = GT_MALLOC((size_t)(ti[k].n > 0 ? ti[k].n : 1));
     gt_data_pdm_fit_skip(sh, k, &em->data, skip);
-    gt_data_item_norm(sh->signals + ti[k].r0 * C, skip, ti[k].holdout_split ? 0 : ti[k].b1, C, &em->ns, buf);
+    const int64_t a = ti[k].holdout_split ? 0 : ti[k].a0, b = ti[k].holdout_split ? 0 : ti[k].b1;
+    gt_data_item_norm(sh->signals + (ti[k].r0 + a) * C, skip + a, b - a, C, &em->ns, buf);
     free(skip);
     return buf;
 }
@@ -418,17 +420,22 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
     return comb;
 }
 
-static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_eval_model *em, int cal_train) {
+/* d: the first model's data settings with data.care_event resolved (gt_data_care_select) */
+static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, int cal_train) {
     tinfo *ti = GT_CALLOC((size_t)(sh->n_turbines > 0 ? sh->n_turbines : 1), sizeof(tinfo));
     for (int k = 0; k < sh->n_turbines; k++) {
         ti[k].r0 = sh->row_offset[k];
         ti[k].n = sh->row_offset[k + 1] - sh->row_offset[k];
         ti[k].rate = sh->rate_hz[k] > 0 ? sh->rate_hz[k] : 1;
-        gt_data_item_split(ti[k].n, sh->index[k], em->data.split_train, em->data.split_val, em->data.holdout_every,
-                           &ti[k].b1, &ti[k].b2, &ti[k].holdout);
-        ti[k].c1 = cal_train ? 0 : ti[k].b1;
-        const gt_data_config *d = &em->data;
-        ti[k].skip = !gt_data_filter_has(&d->items, sh->id[k]) || !gt_data_filter_has(&d->farms, sh->farm[k]) ||
+        gt_data_item_rows r;
+        gt_data_item_rows_of(d, ti[k].n, sh->index[k], &r);
+        ti[k].holdout = r.holdout;
+        ti[k].a0 = r.lo[GT_SPLIT_TRAIN], ti[k].b1 = r.hi[GT_SPLIT_TRAIN], ti[k].b2 = r.hi[GT_SPLIT_VAL];
+        ti[k].e0 = r.holdout ? 0 : r.lo[GT_SPLIT_TEST];
+        ti[k].e1 = r.holdout ? ti[k].n : r.hi[GT_SPLIT_TEST];
+        ti[k].c1 = cal_train ? ti[k].a0 : ti[k].b1;
+        ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) ||
+                     !gt_data_filter_has(&d->farms, sh->farm[k]) ||
                      !gt_data_filter_has(&d->machine_types, sh->machine_type[k]);
         ti[k].holdout_split = ti[k].holdout;
         if (ti[k].skip) ti[k].holdout = 1; /* no calibration rows */
@@ -470,7 +477,7 @@ enum { PACC_K = sizeof(gt_pdm_acc) / sizeof(double) };
  * entry is filled by the rank holding its turbine), the same on every rank. */
 enum { CE_REC = 9 };
 static void care_protocol(const gt_pdm_shard *sh, const tinfo *ti, const float *score, const int64_t *ce, int64_t n_ce,
-                          const gt_eval_config *ec, double thr, MPI_Comm comm, gt_pdm_eval *out) {
+                          int64_t only_event, const gt_eval_config *ec, double thr, MPI_Comm comm, gt_pdm_eval *out) {
     out->has_care = ce != NULL;
     if (!ce) {
         gt_care_protocol_final(NULL, 0, &out->care_protocol);
@@ -484,6 +491,7 @@ static void care_protocol(const gt_pdm_shard *sh, const tinfo *ti, const float *
         for (int64_t i = 0; i < n_ce; i++) {
             const int64_t *q = ce + GT_CARE_EVENT_K * i;
             if (q[0] != sh->index[k] || ti[k].skip || n <= 0) continue;
+            if (only_event >= 0 && q[1] != only_event) continue; /* data.care_event: that event dataset only */
             if (!pred) {
                 pred = GT_CALLOC((size_t)n, 1);
                 normal = GT_MALLOC((size_t)n);
@@ -506,10 +514,10 @@ static void care_protocol(const gt_pdm_shard *sh, const tinfo *ti, const float *
             gt_care_event_eval r;
             gt_care_event_score(pred + ps, normal + ps, pe - ps, q[5] - ps, q[6] - ps, q[2] == 1,
                                 GT_CARE_CRITICALITY_THRESHOLD, &r);
-            int64_t in_train = 0;
+            int64_t in_train = 0; /* prediction rows inside the training or validation split */
             if (!ti[k].holdout) {
-                int64_t z = pe < ti[k].b2 ? pe : ti[k].b2;
-                in_train = z > ps ? z - ps : 0;
+                int64_t a = ps > ti[k].a0 ? ps : ti[k].a0, z = pe < ti[k].b2 ? pe : ti[k].b2;
+                in_train = z > a ? z - a : 0;
             }
             double *d = rec + CE_REC * i;
             d[0] = 1, d[1] = r.detected, d[2] = r.max_criticality, d[3] = r.coverage, d[4] = r.accuracy;
@@ -557,7 +565,9 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     const int nt = sh->n_turbines, NT = sh->n_turbines_total;
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out->n_rows = rows;
-    tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
+    gt_data_config dsel = ems[0].data; /* data.care_event: one event dataset's parts (the authors' protocol) */
+    gt_data_care_select(&dsel, data_file, comm);
+    tinfo *ti = plan_turbines(sh, &dsel, ec->pdm_calibrate_train);
     int64_t n_ce = 0;
     int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);
     /* the CARE protocol scores every event dataset's prediction part, wherever it lies: every row gets a score */
@@ -581,7 +591,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     for (int k = 0; k < nt; k++) {
         double *rk = rec + (size_t)k * REC;
         rk[0] = (double)sh->id[k], rk[1] = sh->farm[k], rk[2] = sh->machine_type[k], rk[3] = ti[k].holdout_split + 2 * ti[k].skip;
-        int64_t lo = ti[k].holdout ? 0 : ti[k].b2, n = ti[k].skip ? 0 : ti[k].n - lo;
+        int64_t lo = ti[k].e0, n = ti[k].skip ? 0 : ti[k].e1 - lo;
         if (n <= 0) continue;
         int32_t *cond = GT_MALLOC(sizeof(int32_t) * (size_t)n);
         for (int64_t r = 0; r < n; r++) cond[r] = -1;
@@ -595,8 +605,9 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
         gt_alarm_run *ev = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(sh->n_events + 1));
         int ne = 0;
         for (int i = 0; i < sh->n_events; i++)
-            if (sh->event_turbine[i] == k && sh->events[i].end_row > lo)
-                ev[ne++] = (gt_alarm_run){sh->events[i].start_row - lo, sh->events[i].end_row - lo};
+            if (sh->event_turbine[i] == k && sh->events[i].end_row > lo && sh->events[i].start_row < lo + n)
+                ev[ne++] = (gt_alarm_run){sh->events[i].start_row - lo,
+                                          (sh->events[i].end_row < lo + n ? sh->events[i].end_row : lo + n) - lo};
         double rate = ti[k].rate;
         int64_t min_len = (int64_t)llround(ec->pdm_min_duration_s * rate), gap = (int64_t)llround(ec->pdm_merge_gap_s * rate);
         gt_pdm_score_rows(score + ti[k].r0 + lo, sh->labels + ti[k].r0 + lo, cond, n, ev, ne, out->threshold, min_len,
@@ -633,7 +644,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     }
     out->n_types = ntype;
     gt_pdm_metrics_from_acc(&out->acc, &out->overall);
-    care_protocol(sh, ti, score, ce, n_ce, ec, out->threshold, comm, out);
+    care_protocol(sh, ti, score, ce, n_ce, dsel.care.event_id, ec, out->threshold, comm, out);
     free(ce);
     if (rank == 0) {
         read_legend(data_file, "legend/machine_type", "type", out->type_names, ntype);
@@ -645,7 +656,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
         double g = gt_dist_max_d(best_key, comm);
         if (g >= 0 && best_k >= 0 && g == best_key) {
             int k = best_k;
-            int64_t lo = ti[k].holdout ? 0 : ti[k].b2, n = ti[k].n - lo;
+            int64_t lo = ti[k].e0, n = ti[k].e1 - lo;
             FILE *f = fopen(scores_csv, "w");
             if (f) {
                 fprintf(f, "# turbine id %lld (file index %d, %s), rows %lld.., threshold %.6g: time_h score label\n",
@@ -678,7 +689,9 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     gt_pdm_shard *sh = gt_pdm_shard_read(data_file, comm);
     const int nt = sh->n_turbines;
-    tinfo *ti = plan_turbines(sh, &ems[0], ec->pdm_calibrate_train);
+    gt_data_config dsel = ems[0].data;
+    gt_data_care_select(&dsel, data_file, comm);
+    tinfo *ti = plan_turbines(sh, &dsel, ec->pdm_calibrate_train);
     double thr, qv;
     int64_t nv;
     float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv);

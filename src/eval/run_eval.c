@@ -206,6 +206,7 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     num(ev, "detection_delay_s_mean", m->detection_delay_s_mean);
     num(ev, "turbine_days", m->turbine_days);
     cJSON_AddNumberToObject(ev, "n_alarms", e->acc.n_alarms);
+    cJSON_AddNumberToObject(ev, "n_false_alarms", e->acc.n_alarms - e->acc.n_alarms_true);
     num(ev, "earliness", m->earliness);
     cJSON *bt = cJSON_AddArrayToObject(o, "by_turbine");
     for (int f = 0; f < e->n_turbines; f++) {

@@ -66,8 +66,9 @@ typedef struct {
     char config[1024];
 } care_plan;
 
-/* one /care_events entry: turbine, event_id, label (1 anomaly), pred_start, pred_end, event_start, event_end */
-enum { CE_K = 7 };
+/* one /care_events entry: turbine, event_id, label (1 anomaly), pred_start, pred_end, event_start, event_end,
+ * train_start, train_end (GT_CARE_EVENT_K) */
+enum { CE_K = GT_CARE_EVENT_K };
 
 static int ll_cmp(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -305,8 +306,10 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     uint32_t *line = NULL;
     int32_t *file = NULL;
     int64_t *pmin = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files), *pmax = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
+    int64_t *tmin = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
+    int64_t *tmax = GT_MALLOC(sizeof(int64_t) * (size_t)tb->n_files);
     for (int k = 0; k < tb->n_files; k++) {
-        pmin[k] = INT64_MAX, pmax[k] = INT64_MIN;
+        pmin[k] = tmin[k] = INT64_MAX, pmax[k] = tmax[k] = INT64_MIN;
         dfile *f = &P->f[tb->files[k]];
         gt_text tx;
         if (gt_text_open(&tx, f->path, d)) goto fail;
@@ -356,6 +359,10 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
             if (r.train[i] & 2) { /* the file's prediction part */
                 if (r.t[i] < pmin[k]) pmin[k] = r.t[i];
                 if (r.t[i] > pmax[k]) pmax[k] = r.t[i];
+            }
+            if (r.train[i] & 1) { /* its training part (the authors' protocol trains one model on it) */
+                if (r.t[i] < tmin[k]) tmin[k] = r.t[i];
+                if (r.t[i] > tmax[k]) tmax[k] = r.t[i];
             }
         }
         N += r.n;
@@ -476,11 +483,21 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
         if (es < 0) es = 0;
         if (ee > n) ee = n;
         if (ps < 0 || pe > n || ps >= pe || es >= ee) continue; /* outside the asset's data */
+        int64_t ts = -1, te = -1; /* no training rows: -1, -1 */
+        if (tmin[k] <= tmax[k]) {
+            ts = gt_grid_row(&g, tmin[k]), te = gt_grid_row(&g, tmax[k]) + 1;
+            if (ts < 0) ts = 0;
+            if (te > n) te = n;
+            if (ts >= te) ts = te = -1;
+        }
         int64_t *q = ce + CE_K * n_ce++;
         q[0] = ti, q[1] = f->event_id, q[2] = x->anomaly != 0, q[3] = ps, q[4] = pe, q[5] = es, q[6] = ee;
+        q[7] = ts, q[8] = te;
     }
     free(pmin);
     free(pmax);
+    free(tmin);
+    free(tmax);
     P->ce[ti] = ce;
     P->n_ce[ti] = n_ce;
     free(t);
@@ -500,6 +517,8 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
 fail:
     free(pmin);
     free(pmax);
+    free(tmin);
+    free(tmax);
     free(t);
     free(v);
     free(status);

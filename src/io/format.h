@@ -20,9 +20,11 @@
  *     /events/{turbine int32, start_row int64, end_row int64, kind int32} [E]
  *     /legend/{machine_type, condition, event_kind} string32 (optional)
  *     /care_events/{turbine int32, event_id int64, label int32, pred_start_row,
- *                   pred_end_row, event_start_row, event_end_row int64} [K]
+ *                   pred_end_row, event_start_row, event_end_row int64,
+ *                   train_start_row, train_end_row int64 (optional pair)} [K]
  *       (optional; `import care`: one entry per CARE event dataset, label 1
- *       anomaly / 0 normal, rows within the turbine, ends exclusive)
+ *       anomaly / 0 normal, rows within the turbine, ends exclusive; the
+ *       training part -1, -1 in files written before it was stored)
  */
 #ifndef GT_IO_FORMAT_H
 #define GT_IO_FORMAT_H
@@ -33,7 +35,9 @@
 #include <stdint.h>
 
 #define GT_SCHEMA_VERSION 1
-#define GT_CARE_EVENT_K 7  /* values per /care_events entry in memory (gt_care_events_read) */
+#define GT_CARE_EVENT_K 9  /* values per /care_events entry in memory (gt_care_events_read): turbine,
+                            * event_id, label, pred_start, pred_end, event_start, event_end, train_start,
+                            * train_end (the last two -1 when the file does not have them) */
 #define GT_FORMAT_NAME_LEN 32 /* fixed string length of names */
 #define GT_FORMAT_UNIT_LEN 16 /* fixed string length of units */
 #define GT_IO_ERR_LEN 512

@@ -422,8 +422,9 @@ void gt_pdm_shard_free(gt_pdm_shard *s) {
 }
 
 int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n) {
-    static const char *const cols[GT_CARE_EVENT_K] = {"turbine", "event_id", "label", "pred_start_row",
-                                                      "pred_end_row", "event_start_row", "event_end_row"};
+    static const char *const cols[GT_CARE_EVENT_K] = {"turbine",         "event_id",      "label",
+                                                      "pred_start_row",  "pred_end_row",  "event_start_row",
+                                                      "event_end_row",   "train_start_row", "train_end_row"};
     int rank = 0;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     int64_t k = 0;
@@ -442,6 +443,10 @@ int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n) {
             char name[64];
             for (int c = 0; c < GT_CARE_EVENT_K; c++) {
                 snprintf(name, sizeof name, "/care_events/%s", cols[c]);
+                if (c >= 7 && H5Lexists(f, name, H5P_DEFAULT) <= 0) { /* the training part: optional */
+                    for (int64_t i = 0; i < k; i++) rows[GT_CARE_EVENT_K * i + c] = -1;
+                    continue;
+                }
                 gt_h5_read_all(f, name, H5T_NATIVE_INT64, col);
                 for (int64_t i = 0; i < k; i++) rows[GT_CARE_EVENT_K * i + c] = col[i];
             }

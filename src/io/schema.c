@@ -304,25 +304,32 @@ static int check_table(vctx *v, hid_t f, const char *grp, const char *code_name,
 }
 
 /* The optional /care_events table: equal lengths, turbines in range, the
- * prediction part and the event non-empty row ranges of the turbine, labels 0/1. */
+ * prediction part and the event non-empty row ranges of the turbine, labels
+ * 0/1; the optional training part (train_start_row, train_end_row: both or
+ * neither) a non-empty range of the turbine, or -1, -1 (no training rows). */
 static int check_care_events(vctx *v, hid_t f, int n_items, const int64_t *off, int64_t *n_out) {
-    static const char *const cols[7] = {"turbine", "event_id", "label", "pred_start_row", "pred_end_row",
-                                        "event_start_row", "event_end_row"};
+    static const char *const cols[9] = {"turbine",       "event_id",        "label",
+                                        "pred_start_row", "pred_end_row",   "event_start_row",
+                                        "event_end_row",  "train_start_row", "train_end_row"};
     int64_t n = -1;
-    char name[7][64];
-    for (int c = 0; c < 7; c++) {
-        snprintf(name[c], sizeof name[c], "/care_events/%s", cols[c]);
+    char name[9][64];
+    for (int c = 0; c < 9; c++) snprintf(name[c], sizeof name[c], "/care_events/%s", cols[c]);
+    int has_train = exists(f, name[7]);
+    if (has_train != exists(f, name[8]))
+        return fail(v, "%s: present without %s (the training part takes both)", name[has_train ? 7 : 8],
+                    name[has_train ? 8 : 7]);
+    const int K = has_train ? 9 : 7;
+    for (int c = 0; c < K; c++)
         if (DS1(name[c], c == 0 || c == 2 ? T_I32 : T_I64, &n)) return -1;
-    }
     size_t m = (size_t)(n > 0 ? n : 1);
-    int64_t *x = GT_MALLOC(m * 7 * sizeof(int64_t)), *col = GT_MALLOC(m * sizeof(int64_t));
-    for (int c = 0; c < 7; c++) {
-        gt_h5_read_all(f, name[c], H5T_NATIVE_INT64, col);
-        for (int64_t i = 0; i < n; i++) x[7 * i + c] = col[i];
+    int64_t *x = GT_MALLOC(m * 9 * sizeof(int64_t)), *col = GT_MALLOC(m * sizeof(int64_t));
+    for (int c = 0; c < 9; c++) {
+        if (c < K) gt_h5_read_all(f, name[c], H5T_NATIVE_INT64, col);
+        for (int64_t i = 0; i < n; i++) x[9 * i + c] = c < K ? col[i] : -1;
     }
     int rc = 0;
     for (int64_t i = 0; rc == 0 && i < n; i++) {
-        const int64_t *q = x + 7 * i;
+        const int64_t *q = x + 9 * i;
         int64_t rows = q[0] >= 0 && q[0] < n_items ? off[q[0] + 1] - off[q[0]] : 0;
         if (q[0] < 0 || q[0] >= n_items)
             rc = fail(v, "%s: entry %lld names turbine %lld, file has %d", name[0], (long long)i, (long long)q[0], n_items);
@@ -332,6 +339,10 @@ static int check_care_events(vctx *v, hid_t f, int n_items, const int64_t *off, 
             rc = fail(v, "/care_events: entry %lld has prediction rows [%lld, %lld) or event rows [%lld, %lld) outside "
                          "turbine %lld's %lld rows", (long long)i, (long long)q[3], (long long)q[4], (long long)q[5],
                       (long long)q[6], (long long)q[0], (long long)rows);
+        else if (!(q[7] == -1 && q[8] == -1) && (q[7] < 0 || q[8] <= q[7] || q[8] > rows))
+            rc = fail(v, "/care_events: entry %lld has training rows [%lld, %lld) outside turbine %lld's %lld rows "
+                         "(expected a non-empty range, or -1, -1 for none)",
+                      (long long)i, (long long)q[7], (long long)q[8], (long long)q[0], (long long)rows);
     }
     free(x);
     free(col);

@@ -337,8 +337,9 @@ typedef struct {
 
 /* the optional /care_events table (gt_pdm_source.care_events); collective */
 static void write_care_events(hid_t f, const int64_t *rows, int64_t n, MPI_Comm comm) {
-    static const char *const cols[GT_CARE_EVENT_K] = {"turbine", "event_id", "label", "pred_start_row",
-                                                      "pred_end_row", "event_start_row", "event_end_row"};
+    static const char *const cols[GT_CARE_EVENT_K] = {"turbine",         "event_id",      "label",
+                                                      "pred_start_row",  "pred_end_row",  "event_start_row",
+                                                      "event_end_row",   "train_start_row", "train_end_row"};
     int64_t *col = GT_MALLOC(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
     int32_t *c32 = GT_MALLOC(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
     char name[64];

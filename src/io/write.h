@@ -77,8 +77,9 @@ typedef struct gt_pdm_source {
     /* optional /care_events table (docs/data-format.md; NULL / 0: none):
      * care_events[n_care_events][GT_CARE_EVENT_K] = turbine (file index),
      * event_id, label (1 anomaly, 0 normal), pred_start_row, pred_end_row,
-     * event_start_row, event_end_row (rows within the turbine, ends exclusive);
-     * read on rank 0 */
+     * event_start_row, event_end_row, train_start_row, train_end_row (rows
+     * within the turbine, ends exclusive; the training part -1, -1 when the
+     * dataset has no training rows); read on rank 0 */
     const int64_t *care_events;
     int64_t n_care_events;
     void *ctx;

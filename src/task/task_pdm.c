@@ -28,7 +28,22 @@ static void pdm_check_model(const gt_model_config *mc, const char *file) {
              "%s is a wind-farm (pdm) file: model.head = gated is for NILM files (appliance on/off)", file);
 }
 
-static gt_dataset *pdm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
+static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_Comm comm) {
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    gt_data_config dcs = *dc_in, *dc = &dcs;
+    gt_data_care_select(dc, file, comm); /* data.care_event: one event dataset's parts */
+    if (dc->care.event_id >= 0 && rank == 0) {
+        const gt_data_care_sel *c = &dc->care;
+        gt_data_item_rows r;
+        gt_data_item_rows_of(dc, c->train_hi > c->pred_hi ? c->train_hi : c->pred_hi, c->turbine, &r);
+        GT_INFO("data: CARE event dataset %lld (%s, turbine file index %d): training part rows [%lld, %lld) (%lld "
+                "rows: train [%lld, %lld), validation [%lld, %lld)), prediction part rows [%lld, %lld) (%lld rows)",
+                (long long)c->event_id, c->anomaly ? "anomaly" : "normal", c->turbine, (long long)c->train_lo,
+                (long long)c->train_hi, (long long)(c->train_hi - c->train_lo), (long long)r.lo[GT_SPLIT_TRAIN],
+                (long long)r.hi[GT_SPLIT_TRAIN], (long long)r.lo[GT_SPLIT_VAL], (long long)r.hi[GT_SPLIT_VAL],
+                (long long)c->pred_lo, (long long)c->pred_hi, (long long)(c->pred_hi - c->pred_lo));
+    }
     gt_pdm_shard *sh = gt_pdm_shard_read(file, comm);
     gt_dataset *ds = gt_dataset_pdm(sh, dc, comm);
     int n_in, n_tg;
@@ -37,8 +52,6 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc, MPI_Comm
                  "%s: data.pdm_target = nbm needs operating channels to predict from and condition channels to "
                  "predict; the file has %d input and %d target channels (data.nbm_inputs = %s, data.nbm_targets = %s)",
                  file, n_in, n_tg, dc->nbm_inputs, dc->nbm_targets);
-        int rank;
-        MPI_CHECK(MPI_Comm_rank(comm, &rank));
         if (rank == 0)
             GT_INFO("data: normal-behaviour model: %d condition channels predicted from %d operating channels (%d "
                     "unused)", n_tg, n_in, sh->n_channels - n_in - n_tg);

@@ -154,7 +154,7 @@ def refit(out, houses=(2,), days=2.0, clean=False, seed=7):
         write(f"{out}/CLEAN_House{h}.csv", "\n".join(rows) + "\n")
 
 
-def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False, offsets=False):
+def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False, offsets=False, pred_days=10):
     """One wind farm in the CARE to Compare layout (datasets/<event>.csv with
     time_stamp;asset_id;id;train_test;status_type_id;<sensors>, event_info.csv,
     feature_description.csv) at 10 minutes with the properties of real SCADA:
@@ -167,7 +167,11 @@ def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False, offsets=False
     (SCADA has no resampling clock); kept for the common interface. `offsets`
     gives every turbine its own sensor calibration (temperature offsets of
     several degC, a hydraulic pressure offset): what per-turbine
-    normalisation (data.norm = turbine) is for."""
+    normalisation (data.norm = turbine) is for. `pred_days`: the length of the
+    prediction part of every turbine's first event dataset (the anomaly one of
+    turbine 0): the last 10 days by default, after the drift; 26 starts it
+    before the drift (day 16 of 40), so that the anomaly's signature lies in
+    the prediction part, as in the benchmark's event datasets."""
     r = np.random.default_rng(seed)
     n = int(days * 144)
     S = 1600000200  # a multiple of 600 s
@@ -232,7 +236,7 @@ def care(out, turbines=(0, 1, 2), days=40.0, seed=11, clean=False, offsets=False
                 "sensor_gen_winding_avg": wind_t, "sensor_hydraulic_avg": hyd, "sensor_energy": energy}
         # event files: an anomaly for turbine 0 (drift then event), normal datasets for the others; turbine 0
         # has a second (normal) file overlapping the first by 20 days
-        spans = [(0, n, n - 10 * 144, "anomaly" if k == 0 else "normal")]
+        spans = [(0, n, n - int(pred_days * 144), "anomaly" if k == 0 else "normal")]
         if k == 0:
             spans.append((n - 30 * 144, n, n - 5 * 144, "normal"))
         for j, (lo, hi, pred_from, label) in enumerate(spans):
