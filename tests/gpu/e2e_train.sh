@@ -47,7 +47,11 @@ skip() { echo "e2e-train: skipped: $*" >&2; exit 77; }
 
 # 1. build
 BLAS=()
-if ! ls /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/*/cblas.h 2>/dev/null | grep -q .; then
+have_cblas() { # the system's cblas.h (not `ls ... | grep`: with pipefail an unmatched pattern fails it)
+  local f; for f in /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/*/cblas.h; do [ -f "$f" ] && return 0; done
+  return 1
+}
+if ! have_cblas; then
   inc=$(dirname "$(find "$P" -name cblas.h | head -1)")
   lib=$(find "$P" -name 'libopenblas*.so*' | grep -v '\.so\.0$' | head -1)
   [ -n "$inc" ] && [ -n "$lib" ] || skip "no OpenBLAS on this machine or in .gpu-debs"

@@ -134,7 +134,11 @@ fi
 # Debian packages carried in .gpu-debs/ (made here by tests/gpu/fetch-debs.sh;
 # the device tool's carry: [".gpu-debs"]) unpacked into a private prefix.
 BLAS_ARGS=()
-if ! ls /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/*/cblas.h 2>/dev/null | grep -q .; then
+have_cblas() { # the system's cblas.h (not `ls ... | grep`: with pipefail an unmatched pattern fails it)
+  local f; for f in /usr/include/cblas.h /usr/include/*/cblas.h /usr/include/*/*/cblas.h; do [ -f "$f" ] && return 0; done
+  return 1
+}
+if ! have_cblas; then
   if ls .gpu-debs/*.deb >/dev/null 2>&1; then
     P=/tmp/gt-debs
     for d in .gpu-debs/*.deb; do dpkg-deb -x "$d" "$P" 2>/dev/null || dpkg -x "$d" "$P"; done
