@@ -49,6 +49,7 @@ struct gt_cuda_model {
     float *y, *mask;                         // (max_batch, n_y) targets staged from the host
     float *work;                             // GPU-only work area
     size_t n_work;
+    gt_lstm_cudnn *lstm_dnn;             // the LSTM on cuDNN (in work), or NULL: the kernels
     float *loss_dev;     // (1)
     double *sumsq_dev;   // (1)
     uint8_t *decay_flags; // (n_params)
@@ -345,6 +346,12 @@ static void lstm_forward(gt_cuda_model *m, int B) {
     const float *inp = m->x;
     for (int k = 0; k < NL; k++) {
         float *h = act(m, "lstm.%d.h", k);
+        if (m->lstm_dnn) { // lstm.%d.c and lstm.%d.gates stay unused: cuDNN keeps its own in its reserve space
+            gt_lstm_cudnn_forward(m->lstm_dnn, k, h, inp, P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k),
+                                  P(m, "lstm.bias_ih_l%d", k), P(m, "lstm.bias_hh_l%d", k), B);
+            inp = h;
+            continue;
+        }
         gt_lstm_forward_cuda(h, act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), inp, P(m, "lstm.weight_ih_l%d", k),
                              P(m, "lstm.weight_hh_l%d", k), P(m, "lstm.bias_ih_l%d", k), P(m, "lstm.bias_hh_l%d", k),
                              B, T, k == 0 ? C : H, H, st);
@@ -366,11 +373,16 @@ static void lstm_backward(gt_cuda_model *m, int B) {
     for (int k = top; k >= 0; k--) {
         float *dnext = k > 0 ? dh[(top - k + 1) & 1] : nullptr;
         const float *inp = k > 0 ? act(m, "lstm.%d.h", k - 1) : m->x;
-        gt_lstm_backward_cuda(dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
-                              G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dgates, m->work, dcur, inp,
-                              P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k), act(m, "lstm.%d.h", k),
-                              act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), B, T, k == 0 ? C : H, H, c->tbptt,
-                              st);
+        if (m->lstm_dnn) // one layer per call: its gradients are reported as the kernels' are
+            gt_lstm_cudnn_backward(m->lstm_dnn, k, dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
+                                   G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dcur, inp,
+                                   act(m, "lstm.%d.h", k), B);
+        else
+            gt_lstm_backward_cuda(dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
+                                  G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dgates, m->work, dcur, inp,
+                                  P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k),
+                                  act(m, "lstm.%d.h", k), act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), B, T,
+                                  k == 0 ? C : H, H, c->tbptt, st);
         ready(m, G(m, "lstm.weight_ih_l%d", k));
         dcur = dnext;
     }
@@ -450,6 +462,11 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     // the process's reduction scratch now, not lazily inside a step (a step
     // may be captured into a CUDA graph, where cudaMalloc is not allowed)
     gt_cuda_stream_prepare(m->stream);
+    if (c->kind == GT_MODEL_LSTM && gt_model_lstm_cudnn()) { // cuDNN's area: after the kernels' scratch in work
+        const size_t ks = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);
+        m->lstm_dnn = gt_lstm_cudnn_create(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt, m->prec,
+                                           m->work + ks, m->n_work - ks, m->stream);
+    }
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, host->n_act_elems, m->plan.n_x, m->plan.n_y, 0, m->plan.n_act_elems};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
@@ -461,6 +478,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
 extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
     if (!m) return;
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    gt_lstm_cudnn_free(m->lstm_dnn);
     gt_cuda_free(m->params);
     gt_cuda_free(m->grads);
     gt_cuda_free(m->adam_m);
@@ -490,6 +508,9 @@ extern "C" size_t gt_cuda_model_n_x(const gt_cuda_model *m) { return m->plan.n_x
 extern "C" size_t gt_cuda_model_n_y(const gt_cuda_model *m) { return m->plan.n_y; }
 extern "C" gt_cuda_prec gt_cuda_model_precision(const gt_cuda_model *m) { return m->prec; }
 extern "C" size_t gt_cuda_model_device_bytes(const gt_cuda_model *m) { return m->device_bytes; }
+extern "C" const char *gt_cuda_model_lstm_impl(const gt_cuda_model *m) {
+    return m->plan.cfg.kind != GT_MODEL_LSTM ? "none" : m->lstm_dnn ? "cudnn" : "kernels";
+}
 extern "C" float *gt_cuda_model_params(gt_cuda_model *m) { return m->params; }
 extern "C" float *gt_cuda_model_grads(gt_cuda_model *m) { return m->grads; }
 extern "C" float *gt_cuda_model_adam_m(gt_cuda_model *m) { return m->adam_m; }
