@@ -174,7 +174,8 @@ void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out) {
 int gt_model_lstm_cudnn(void) {
 #ifdef GT_HAVE_CUDNN
     const char *v = getenv("GT_LSTM_IMPL");
-    return v && strcmp(v, "cudnn") == 0;
+    if (!v) return 0;
+    return strcmp(v, "cudnn") == 0 ? 1 : strcmp(v, "cudnn-stack") == 0 ? 2 : 0;
 #else
     return 0;
 #endif

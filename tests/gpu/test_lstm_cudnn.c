@@ -10,7 +10,9 @@
  *     (CUDNN_RNN_ALGO_STANDARD, fixed call order, no atomics in our pieces);
  *   - accumulation: a second forward + backward without zeroing gives twice
  *     the reference gradients (backward adds, +=);
- *   - device model (GT_LSTM_IMPL=cudnn): it runs on cuDNN, its device bytes
+ *   - the same with one cuDNN call for the stack (stack = 1; h of the top
+ *     layer only: cuDNN returns no other);
+ *   - device model (GT_LSTM_IMPL=cudnn and cudnn-stack): it runs on cuDNN, its device bytes
  *     equal the planner's (checked by gt_cuda_model_create), loss, pred and
  *     every gradient vs the CPU model, also at a batch below max_batch;
  *   - CUDA graph: a captured step (forward, loss, backward, clip, AdamW) on
@@ -76,9 +78,19 @@ typedef struct stack_dev {
     float *dw_ih[NL_MAX], *dw_hh[NL_MAX], *db_ih[NL_MAX], *db_hh[NL_MAX];
 } stack_dev;
 
-/* one forward + backward of the stack on the device: cuDNN (d != NULL) or
- * the kernels; gradients accumulate; returns dx of layer 0 in dbuf */
-static float *dev_pass(const stack_host *s, stack_dev *v, gt_lstm_cudnn *d, cudaStream_t st) {
+/* one forward + backward of the stack on the device: the kernels (d NULL),
+ * cuDNN layer by layer, or cuDNN in one call for the stack (stack);
+ * gradients accumulate; returns dx of layer 0 in dbuf */
+static float *dev_pass(const stack_host *s, stack_dev *v, gt_lstm_cudnn *d, int stack, cudaStream_t st) {
+    if (stack) {
+        const int top = s->NL - 1;
+        gt_lstm_cudnn_forward_stack(d, v->h[top], v->x, (const float *const *)v->w_ih, (const float *const *)v->w_hh,
+                                    (const float *const *)v->b_ih, (const float *const *)v->b_hh, s->B);
+        gt_lstm_cudnn_backward_stack(d, v->dbuf[0], v->dw_ih, v->dw_hh, v->db_ih, v->db_hh, v->dh_top, v->x, v->h[top],
+                                     s->B);
+        TEST_REQUIRE(cudaStreamSynchronize(st) == cudaSuccess);
+        return v->dbuf[0];
+    }
     const float *inp = v->x;
     for (int l = 0; l < s->NL; l++) {
         if (d) gt_lstm_cudnn_forward(d, l, v->h[l], inp, v->w_ih[l], v->w_hh[l], v->b_ih[l], v->b_hh[l], s->B);
@@ -133,12 +145,14 @@ static float *grads_host(const stack_host *s, const stack_dev *v, size_t *n_out)
     return g;
 }
 
-/* compare h of every layer, dx and every gradient (scaled by `times`) with the reference */
-static void compare(const char *who, const stack_host *s, const stack_dev *v, const float *dx_dev, int times) {
+/* compare h of every layer (the top one only: top_only), dx and every
+ * gradient (scaled by `times`) with the reference */
+static void compare(const char *who, const stack_host *s, const stack_dev *v, const float *dx_dev, int times,
+                    int top_only) {
     const size_t BT = (size_t)s->B * s->T;
     const int G = 4 * s->H;
     char what[128];
-    for (int l = 0; l < s->NL; l++) {
+    for (int l = top_only ? s->NL - 1 : 0; l < s->NL; l++) {
         float *h = gtu_host(v->h[l], BT * s->H);
         snprintf(what, sizeof what, "%s h layer %d", who, l);
         gtu_close(what, h, s->h[l], BT * s->H, 1e-4, 1e-3);
@@ -210,30 +224,34 @@ static void test_stack(int T, int K, int B, int NL) {
 
     /* the project's kernels, for the same reference */
     zero_grads(&s, &v);
-    float *dx = dev_pass(&s, &v, NULL, st);
-    compare("kernels", &s, &v, dx, 1);
+    float *dx = dev_pass(&s, &v, NULL, 0, st);
+    compare("kernels", &s, &v, dx, 1, 0);
 
-    /* cuDNN: two passes from zero bit-identical, then a third accumulates */
+    /* cuDNN, layer by layer and as one stack: two passes from zero
+     * bit-identical, then a third accumulates */
     const size_t n_area = gt_lstm_cudnn_area_elems(B, T, C, H, NL, K);
     float *area = gt_cuda_alloc_floats(n_area);
-    gt_lstm_cudnn *d = gt_lstm_cudnn_create(B, T, C, H, NL, K, GT_PREC_FP32, area, n_area, st);
-    TEST_REQUIRE(d != NULL);
-    zero_grads(&s, &v);
-    dx = dev_pass(&s, &v, d, st);
-    compare("cudnn", &s, &v, dx, 1);
-    size_t ng = 0;
-    float *g1 = grads_host(&s, &v, &ng), *dx1 = gtu_host(dx, BT * C);
-    zero_grads(&s, &v);
-    dx = dev_pass(&s, &v, d, st);
-    float *g2 = grads_host(&s, &v, &ng), *dx2 = gtu_host(dx, BT * C);
-    const int same = memcmp(g1, g2, ng * 4) == 0 && memcmp(dx1, dx2, BT * C * 4) == 0;
-    printf("  cudnn: two backwards bit-identical: %s\n", same ? "yes" : "NO");
-    TEST_CHECK(same);
-    dx = dev_pass(&s, &v, d, st);
-    compare("cudnn", &s, &v, dx, 2);
-    gt_lstm_cudnn_free(d);
-
-    free(g1), free(g2), free(dx1), free(dx2);
+    for (int stack = 0; stack <= 1; stack++) {
+        const char *who = stack ? "cudnn-stack" : "cudnn";
+        for (int l = 0; l < NL; l++) cudaMemset(v.h[l], 0, BT * H * 4); /* a stale h cannot pass for a result */
+        gt_lstm_cudnn *d = gt_lstm_cudnn_create(B, T, C, H, NL, K, stack, GT_PREC_FP32, area, n_area, st);
+        TEST_REQUIRE(d != NULL);
+        zero_grads(&s, &v);
+        dx = dev_pass(&s, &v, d, stack, st);
+        compare(who, &s, &v, dx, 1, stack);
+        size_t ng = 0;
+        float *g1 = grads_host(&s, &v, &ng), *dx1 = gtu_host(dx, BT * C);
+        zero_grads(&s, &v);
+        dx = dev_pass(&s, &v, d, stack, st);
+        float *g2 = grads_host(&s, &v, &ng), *dx2 = gtu_host(dx, BT * C);
+        const int same = memcmp(g1, g2, ng * 4) == 0 && memcmp(dx1, dx2, BT * C * 4) == 0;
+        printf("  %s: two backwards bit-identical: %s\n", who, same ? "yes" : "NO");
+        TEST_CHECK(same);
+        dx = dev_pass(&s, &v, d, stack, st);
+        compare(who, &s, &v, dx, 2, stack);
+        gt_lstm_cudnn_free(d);
+        free(g1), free(g2), free(dx1), free(dx2);
+    }
     gt_cuda_free(area);
     gt_cuda_free(v.x), gt_cuda_free(v.dh_top), gt_cuda_free(v.dgates), gt_cuda_free(v.scratch);
     gt_cuda_free(v.dbuf[0]), gt_cuda_free(v.dbuf[1]);
@@ -256,7 +274,8 @@ static void lstm_config(gt_model_config *c, int tbptt) {
 static void test_model(int tbptt, int B) {
     gt_model_config cfg;
     lstm_config(&cfg, tbptt);
-    printf("== device model on cuDNN vs CPU: tbptt %d, batch %d of max %d ==\n", tbptt, B, cfg.max_batch);
+    printf("== device model on %s vs CPU: tbptt %d, batch %d of max %d ==\n", getenv("GT_LSTM_IMPL"), tbptt, B,
+           cfg.max_batch);
     gt_model *m = gt_model_create(&cfg);
     gt_model_init(m, 1234);
     const size_t np = m->n_params;
@@ -268,7 +287,7 @@ static void test_model(int tbptt, int B) {
 
     gt_cuda_model *g = gt_cuda_model_create(m, GT_PREC_FP32);
     printf("  impl %s, device bytes %zu\n", gt_cuda_model_lstm_impl(g), gt_cuda_model_device_bytes(g));
-    TEST_REQUIRE(strcmp(gt_cuda_model_lstm_impl(g), "cudnn") == 0);
+    TEST_REQUIRE(strcmp(gt_cuda_model_lstm_impl(g), getenv("GT_LSTM_IMPL")) == 0);
     float *got = malloc(np * 4), *first = malloc(np * 4);
     for (int rep = 0; rep < 2; rep++) {
         gt_cuda_model_zero_grad(g);
@@ -313,12 +332,12 @@ static void graph_step(gt_cuda_model *g, int B, const gt_adamw_config *opt) {
 static void test_graph(void) {
     gt_model_config cfg;
     lstm_config(&cfg, 7);
-    printf("== device model on cuDNN: graph replay vs eager ==\n");
+    printf("== device model on %s: graph replay vs eager ==\n", getenv("GT_LSTM_IMPL"));
     gt_model *h = gt_model_create(&cfg);
     gt_model_init(h, 7);
     const size_t np = h->n_params, B = (size_t)cfg.max_batch;
     gt_cuda_model *g = gt_cuda_model_create(h, GT_PREC_FP32);
-    TEST_REQUIRE(strcmp(gt_cuda_model_lstm_impl(g), "cudnn") == 0);
+    TEST_REQUIRE(strcmp(gt_cuda_model_lstm_impl(g), getenv("GT_LSTM_IMPL")) == 0);
     cudaStream_t st = gt_cuda_model_stream(g);
     float *xh = gtu_rand(B * h->n_x, 1.0f);
     gt_cuda_upload(gt_cuda_model_x(g), xh, B * h->n_x);
@@ -365,10 +384,13 @@ int main(void) {
         for (int i = 0; i < 3; i++)
             for (int k = 0; k < 3; k++)
                 for (int b = 0; b < 3; b++) test_stack(Ts[i], Ks[k], Bs[b], nl);
-    setenv("GT_LSTM_IMPL", "cudnn", 1); /* the device model's choice (gt_model_lstm_cudnn) */
-    test_model(7, 3);
-    test_model(0, 3);
-    test_model(7, 2);
-    test_graph();
+    const char *impls[2] = {"cudnn", "cudnn-stack"};
+    for (int i = 0; i < 2; i++) {
+        setenv("GT_LSTM_IMPL", impls[i], 1); /* the device model's choice (gt_model_lstm_cudnn) */
+        test_model(7, 3);
+        test_model(0, 3);
+        test_model(7, 2);
+        test_graph();
+    }
     TEST_DONE();
 }

@@ -3,7 +3,7 @@
  * reference and times its forward and backward.
  *
  *   gt_gpu_lstm_lab [--B 64] [--T 512] [--C 32] [--H 128] [--layers 2] [--K 0]
- *                   [--reps 20] [--warmup 3] [--check-batch 4] [--only kernels|cudnn]
+ *                   [--reps 20] [--warmup 3] [--check-batch 4] [--only kernels|cudnn|cudnn_stack]
  *
  * Default shape: the benchmark's LSTM (tests/gpu/bench_gpu.c and
  * peer_torch.py: B = 64, T = 512, 32 channels, hidden 128, 2 layers, full
@@ -12,10 +12,13 @@
  * linear layer is not included: it is the same for every variant).
  * Variants (one table; add a row to try another):
  *   kernels_fp32  nn/ops/cuda/lstm.cu: one cuBLAS GEMM + one cell kernel per step
- *   cudnn_fp32    nn/ops/cuda/lstm_cudnn.cu: cuDNN's RNN API, FMA math
+ *   cudnn_fp32    nn/ops/cuda/lstm_cudnn.cu: cuDNN's RNN API, one call per
+ *                 layer (GT_LSTM_IMPL=cudnn), FMA math
+ *   cudnn_stack_fp32  one cuDNN call for the whole stack, as PyTorch makes it
+ *                 (GT_LSTM_IMPL=cudnn-stack): cuDNN may overlap the layers
  *   kernels_tf32  the kernels with cuBLAS on TF32 tensor cores (precision tf32)
- *   cudnn_tf32    cuDNN with tensor-core math allowed (PyTorch's default:
- *                 torch.backends.cudnn.allow_tf32 is on)
+ *   cudnn_tf32, cudnn_stack_tf32  cuDNN with tensor-core math allowed
+ *                 (PyTorch's default: torch.backends.cudnn.allow_tf32 is on)
  * Check: each variant at batch --check-batch (<= B; the objects take any
  * batch up to the timed one) against gt_lstm_forward / gt_lstm_backward on
  * the CPU: relative L2 error of every layer's h, of the input gradient and of
@@ -63,7 +66,7 @@ typedef struct lab_dev {
 
 typedef struct variant {
     const char *name;
-    int cudnn;
+    int cudnn; /* 0 kernels, 1 cuDNN layer by layer, 2 cuDNN one call for the stack */
     gt_cuda_prec prec;
     double tol;
 } variant;
@@ -71,8 +74,10 @@ typedef struct variant {
 static const variant VARIANTS[] = {
     {"kernels_fp32", 0, GT_PREC_FP32, 1e-4},
     {"cudnn_fp32", 1, GT_PREC_FP32, 1e-4},
+    {"cudnn_stack_fp32", 2, GT_PREC_FP32, 1e-4},
     {"kernels_tf32", 0, GT_PREC_TF32, 2e-2},
     {"cudnn_tf32", 1, GT_PREC_TF32, 2e-2},
+    {"cudnn_stack_tf32", 2, GT_PREC_TF32, 2e-2},
 };
 
 static double rel_l2(const float *got, const float *ref, size_t n) {
@@ -91,6 +96,12 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 static void stack_forward(const lab_shape *s, lab_dev *d, const variant *v, int B) {
+    if (v->cudnn == 2) {
+        gt_lstm_cudnn_forward_stack(d->dnn, d->h[s->NL - 1], d->x, (const float *const *)d->w_ih,
+                                    (const float *const *)d->w_hh, (const float *const *)d->b_ih,
+                                    (const float *const *)d->b_hh, B);
+        return;
+    }
     const float *inp = d->x;
     for (int l = 0; l < s->NL; l++) {
         if (v->cudnn)
@@ -103,6 +114,11 @@ static void stack_forward(const lab_shape *s, lab_dev *d, const variant *v, int 
 }
 
 static float *stack_backward(const lab_shape *s, lab_dev *d, const variant *v, int B) {
+    if (v->cudnn == 2) {
+        gt_lstm_cudnn_backward_stack(d->dnn, d->dbuf[0], d->dw_ih, d->dw_hh, d->db_ih, d->db_hh, d->dh, d->x,
+                                     d->h[s->NL - 1], B);
+        return d->dbuf[0];
+    }
     const float *dcur = d->dh;
     float *dnext = NULL;
     for (int l = s->NL - 1; l >= 0; l--) {
@@ -112,8 +128,8 @@ static float *stack_backward(const lab_shape *s, lab_dev *d, const variant *v, i
             gt_lstm_cudnn_backward(d->dnn, l, dnext, d->dw_ih[l], d->dw_hh[l], d->db_ih[l], d->db_hh[l], dcur, x,
                                    d->h[l], B);
         else
-            gt_lstm_backward_cuda(dnext, d->dw_ih[l], d->dw_hh[l], d->db_ih[l], d->db_hh[l], d->dgates, d->scratch, dcur,
-                                  x, d->w_ih[l], d->w_hh[l], d->h[l], d->c[l], d->gates[l], B, s->T, in_size(s, l),
+            gt_lstm_backward_cuda(dnext, d->dw_ih[l], d->dw_hh[l], d->db_ih[l], d->db_hh[l], d->dgates, d->scratch,
+                                  dcur, x, d->w_ih[l], d->w_hh[l], d->h[l], d->c[l], d->gates[l], B, s->T, in_size(s, l),
                                   s->H, s->K, d->st);
         dcur = dnext;
     }
@@ -188,7 +204,7 @@ static double check_variant(const lab_shape *s, lab_dev *d, const lab_host *h, c
     float *dx_dev = stack_backward(s, d, v, Bc);
     cudaStreamSynchronize(d->st);
     *e_h = 0.0;
-    for (int l = 0; l < s->NL; l++) {
+    for (int l = v->cudnn == 2 ? s->NL - 1 : 0; l < s->NL; l++) { /* the stack call gives the top h only */
         float *got = gtu_host(d->h[l], BT * s->H);
         double e = rel_l2(got, h->h[l], BT * s->H);
         *e_h = e > *e_h ? e : *e_h;
@@ -232,7 +248,7 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr,
                     "usage: %s [--B N] [--T N] [--C N] [--H N] [--layers N] [--K N] [--reps N] [--warmup N] "
-                    "[--check-batch N] [--only kernels|cudnn]\n",
+                    "[--check-batch N] [--only kernels|cudnn|cudnn_stack]\n",
                     argv[0]);
             return 2;
         }
@@ -308,7 +324,7 @@ int main(int argc, char **argv) {
                 printf("GT_LSTM_BENCH variant=%s check=skip (built without cuDNN)\n", v->name);
                 continue;
             }
-            d.dnn = gt_lstm_cudnn_create(s.B, s.T, s.C, H, s.NL, s.K, v->prec, d.area, n_area, d.st);
+            d.dnn = gt_lstm_cudnn_create(s.B, s.T, s.C, H, s.NL, s.K, v->cudnn == 2, v->prec, d.area, n_area, d.st);
             if (!d.dnn) {
                 printf("GT_LSTM_BENCH variant=%s check=FAIL (cuDNN sizes over their bounds: see the warning)\n",
                        v->name);
