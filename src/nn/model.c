@@ -196,8 +196,9 @@ size_t gt_model_device_work_elems(const gt_model_config *c) {
     case GT_MODEL_S2P_TF: w = gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads); break;
     case GT_MODEL_LSTM:
         w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);
-        if (gt_model_lstm_cudnn())
-            w += gt_lstm_cudnn_area_elems(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt);
+        if (gt_model_lstm_cudnn()) /* cuDNN's area after the kernels' scratch, 256-byte aligned */
+            w = gt_lstm_cudnn_al(w) +
+                gt_lstm_cudnn_area_elems(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt);
         break;
     default: break;
     }

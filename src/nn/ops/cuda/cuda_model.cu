@@ -486,7 +486,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     // may be captured into a CUDA graph, where cudaMalloc is not allowed)
     gt_cuda_stream_prepare(m->stream);
     if (c->kind == GT_MODEL_LSTM && gt_model_lstm_cudnn()) { // cuDNN's area: after the kernels' scratch in work
-        const size_t ks = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);
+        const size_t ks = gt_lstm_cudnn_al(gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden));
         const int stack = gt_model_lstm_cudnn() == 2;
         m->lstm_dnn = gt_lstm_cudnn_create(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt, stack,
                                            m->prec, m->work + ks, m->n_work - ks, m->stream);

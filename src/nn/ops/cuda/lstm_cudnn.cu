@@ -141,7 +141,8 @@ struct gt_lstm_cudnn {
 static void bind(gt_lstm_cudnn *d, int B, int In) {
     if (d->bound_B == B && d->bound_In == In) return;
     const int len[2] = {d->K, d->last};
-    float zero = 0.0f; // padding fill of outputs: none with equal lengths, but cuDNN asks
+    static float zero = 0.0f; // padding fill of outputs (none: every sample is full length); static, in
+                              // case cuDNN keeps the pointer
     for (int k = 0; k < 2; k++) {
         for (int b = 0; b < B; b++) d->seq_host[k][b] = len[k];
         CUDNN_CHECK(cudnnSetRNNDataDescriptor(d->xd[k], CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED,
