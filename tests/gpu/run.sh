@@ -27,7 +27,8 @@
 #                 tests/gpu/fetch-debs.sh --pipeline); else SKIP with the reason
 #   bench, bench-graph, peer-torch   throughput vs PyTorch (not pass/fail
 #                 beyond running; ratios in the summary); bench-lstm-cudnn: the
-#                 LSTM model with GT_LSTM_IMPL=cudnn (row impl gridtrain-cudnn)
+#                 LSTM model with GT_LSTM_IMPL=cudnn and cudnn-stack, CUDA graph
+#                 on (rows gridtrain-cudnn, gridtrain-cudnn-stack)
 #   attn-lab      the attention kernel lab (tests/gpu/dev/attention.c): each
 #                 variant (fp32 SIMT, bf16 tensor cores) on s2p_tf's shape vs
 #                 the CPU and timed; FAIL only when it cannot run or a
@@ -235,7 +236,7 @@ if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$BENCH" ]; then
 else
   run_step bench 120 "$BENCH" --steps "$STEPS"
   run_step bench-graph 120 "$BENCH" --steps "$STEPS" --graph
-  run_step bench-lstm-cudnn 60 env GT_LSTM_IMPL=cudnn "$BENCH" --steps "$STEPS" --graph --only lstm
+  run_step bench-lstm-cudnn 90 bash -c 'for i in cudnn cudnn-stack; do GT_LSTM_IMPL=$i "$0" --steps "$1" --graph --only lstm || exit; done' "$BENCH" "$STEPS"
 fi
 LAB="$B/tests/gpu/gt_gpu_attn_lab"
 if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$LAB" ]; then
@@ -272,6 +273,7 @@ if [ -s "$LOG/bench.txt" ]; then
           if (sps["gridtrain/" k] > 0) printf "ratio gridtrain/torch %s %.3f\n", k, sps["gridtrain/" k] / t
           if (sps["gridtrain+graph/" k] > 0) printf "ratio gridtrain+graph/torch %s %.3f\n", k, sps["gridtrain+graph/" k] / t
           if (sps["gridtrain-cudnn+graph/" k] > 0) printf "ratio gridtrain-cudnn+graph/torch %s %.3f\n", k, sps["gridtrain-cudnn+graph/" k] / t
+          if (sps["gridtrain-cudnn-stack+graph/" k] > 0) printf "ratio gridtrain-cudnn-stack+graph/torch %s %.3f\n", k, sps["gridtrain-cudnn-stack+graph/" k] / t
         }
       }
     }' "$LOG/bench.txt" > "$LOG/bench-table.txt"
