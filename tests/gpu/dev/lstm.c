@@ -129,8 +129,8 @@ static float *stack_backward(const lab_shape *s, lab_dev *d, const variant *v, i
                                    d->h[l], B);
         else
             gt_lstm_backward_cuda(dnext, d->dw_ih[l], d->dw_hh[l], d->db_ih[l], d->db_hh[l], d->dgates, d->scratch,
-                                  dcur, x, d->w_ih[l], d->w_hh[l], d->h[l], d->c[l], d->gates[l], B, s->T, in_size(s, l),
-                                  s->H, s->K, d->st);
+                                  dcur, x, d->w_ih[l], d->w_hh[l], d->h[l], d->c[l], d->gates[l], B, s->T,
+                                  in_size(s, l), s->H, s->K, d->st);
         dcur = dnext;
     }
     return dnext;
