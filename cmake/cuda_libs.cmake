@@ -52,5 +52,5 @@ else()
   message(STATUS "gridtrain: NCCL not found (set NCCL_ROOT): GPU training limited to one rank")
 endif()
 if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
-  set(GT_HAVE_CUDNN ON) # optional: no kernel uses cuDNN yet
+  set(GT_HAVE_CUDNN ON) # optional: the LSTM on cuDNN (nn/ops/cuda/lstm_cudnn.cu); without it, the kernels
 endif()

@@ -67,6 +67,11 @@ size_t gt_cuda_model_n_y(const gt_cuda_model *m);
 gt_cuda_prec gt_cuda_model_precision(const gt_cuda_model *m);
 /* Device bytes this model allocated (state + activations + work areas). */
 size_t gt_cuda_model_device_bytes(const gt_cuda_model *m);
+/* The LSTM's implementation this model runs: "cudnn" or "cudnn-stack"
+ * (nn/ops/cuda/lstm_cudnn.cu, chosen by GT_LSTM_IMPL in a build with cuDNN:
+ * gt_model_lstm_cudnn) or "kernels" (nn/ops/cuda/lstm.cu, the default);
+ * "none" for the other kinds. */
+const char *gt_cuda_model_lstm_impl(const gt_cuda_model *m);
 
 /* The four device buffers (n_params floats each), borrowed. */
 float *gt_cuda_model_params(gt_cuda_model *m);

@@ -171,6 +171,16 @@ void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out) {
     gt_model_free(m);
 }
 
+int gt_model_lstm_cudnn(void) {
+#ifdef GT_HAVE_CUDNN
+    const char *v = getenv("GT_LSTM_IMPL");
+    if (!v) return 0;
+    return strcmp(v, "cudnn") == 0 ? 1 : strcmp(v, "cudnn-stack") == 0 ? 2 : 0;
+#else
+    return 0;
+#endif
+}
+
 size_t gt_model_device_work_elems(const gt_model_config *c) {
     size_t w = 0;
     switch (c->kind) {
@@ -184,7 +194,12 @@ size_t gt_model_device_work_elems(const gt_model_config *c) {
         break;
     }
     case GT_MODEL_S2P_TF: w = gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads); break;
-    case GT_MODEL_LSTM: w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden); break;
+    case GT_MODEL_LSTM:
+        w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);
+        if (gt_model_lstm_cudnn()) /* cuDNN's area after the kernels' scratch, 256-byte aligned */
+            w = gt_lstm_cudnn_al(w) +
+                gt_lstm_cudnn_area_elems(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt);
+        break;
     default: break;
     }
     return w;

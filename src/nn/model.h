@@ -267,8 +267,18 @@ void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out);
  * any build. */
 size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s);
 /* The kind's GPU work area in floats (conv im2col chunk, attention D rows,
- * LSTM shifted hidden states). */
+ * LSTM shifted hidden states; with the LSTM on cuDNN, also cuDNN's area:
+ * nn/ops/cuda/sizes.h gt_lstm_cudnn_area_elems). */
 size_t gt_model_device_work_elems(const gt_model_config *cfg);
+/* Non-zero when the device model runs the LSTM through cuDNN (nn/ops/cuda/
+ * lstm_cudnn.cu): the build has cuDNN and the environment variable
+ * GT_LSTM_IMPL is "cudnn" (1: one cuDNN call per layer, every layer's h
+ * written as by the kernels) or "cudnn-stack" (2: one call for the whole
+ * stack; only the top layer's h, lstm.<top>.h, is written). Otherwise 0 (the
+ * default, or GT_LSTM_IMPL=kernels): the project's kernels (nn/ops/cuda/
+ * lstm.cu). Read at each call, so the planner and gt_cuda_model_create agree
+ * within a process. */
+int gt_model_lstm_cudnn(void);
 /* bf16 activation storage: 1 when a GPU engine keeps activation `name` of a
  * model of cfg in bf16 (2 bytes per element) rather than fp32. Where it is
  * safe, with train.precision = bf16 only (fp32 range; fp16 would need

@@ -12,7 +12,8 @@
 #   spills        ctest gpu_register_spills: no kernel spills or uses a stack frame
 #   ops-vs-cpu    every op forward/backward and the device model vs the CPU,
 #                 fp32 / bf16 / fp16 / tf32 (gpu_test_ops_cuda, gpu_test_model_cuda,
-#                 gpu_test_attention_tc: the bf16 tensor-core attention)
+#                 gpu_test_attention_tc: the bf16 tensor-core attention,
+#                 gpu_test_lstm_cudnn: the LSTM on cuDNN vs the CPU and the kernels)
 #   engine        tests/nn/test_engine.c: the host and the CUDA engine on the
 #                 same models, within the tolerances stated there
 #   graph         a captured CUDA graph step vs the eager step (gpu_test_graph_cuda)
@@ -25,12 +26,19 @@
 #                 the MPI/HDF5 runtime came along (.gpu-debs/pipeline, made by
 #                 tests/gpu/fetch-debs.sh --pipeline); else SKIP with the reason
 #   bench, bench-graph, peer-torch   throughput vs PyTorch (not pass/fail
-#                 beyond running; ratios in the summary)
+#                 beyond running; ratios in the summary); bench-lstm-cudnn: the
+#                 LSTM model with GT_LSTM_IMPL=cudnn and cudnn-stack, CUDA graph
+#                 on (rows gridtrain-cudnn, gridtrain-cudnn-stack)
 #   attn-lab      the attention kernel lab (tests/gpu/dev/attention.c): each
 #                 variant (fp32 SIMT, bf16 tensor cores) on s2p_tf's shape vs
 #                 the CPU and timed; FAIL only when it cannot run or a
 #                 variant misses its tolerance; times and share of the bf16
 #                 peak in the summary
+#   lstm-lab      the LSTM lab (tests/gpu/dev/lstm.c): the kernels and cuDNN,
+#                 fp32 and tf32, on the benchmark's LSTM shape vs the CPU (at
+#                 a small batch) and timed; FAIL only when it cannot run or a
+#                 variant misses its tolerance; ms/step, samples/s and the
+#                 ratio to the kernels in the summary
 # A failing step is recorded and the script goes on. The whole run keeps to
 # GT_VERDICT_BUDGET seconds (default 510): a step that would not fit in what
 # is left is recorded as SKIP(time).
@@ -191,7 +199,7 @@ fi
 # ----------------------------------------------------------------------- checks --
 if [ -f "$B/CTestTestfile.cmake" ]; then
   ctest_step spills 120 -L gpu-build
-  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|model_cuda|attention_tc)$'
+  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|model_cuda|attention_tc|lstm_cudnn)$'
   ctest_step engine 120 -R '^test_nn_engine$'
   ctest_step graph 120 -R '^gpu_test_graph_cuda$'
   if [ "$HAVE_NCCL" = 1 ]; then
@@ -232,12 +240,19 @@ if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$BENCH" ]; then
 else
   run_step bench 120 "$BENCH" --steps "$STEPS"
   run_step bench-graph 120 "$BENCH" --steps "$STEPS" --graph
+  run_step bench-lstm-cudnn 90 bash -c 'for i in cudnn cudnn-stack; do GT_LSTM_IMPL=$i "$0" --steps "$1" --graph --only lstm || exit; done' "$BENCH" "$STEPS"
 fi
 LAB="$B/tests/gpu/gt_gpu_attn_lab"
 if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$LAB" ]; then
   record attn-lab SKIP 0 "GT_SKIP_BENCH or not built"
 else
   run_step attn-lab 60 "$LAB" --reps 20 --warmup 3
+fi
+LLAB="$B/tests/gpu/gt_gpu_lstm_lab"
+if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$LLAB" ]; then
+  record lstm-lab SKIP 0 "GT_SKIP_BENCH or not built"
+else
+  run_step lstm-lab 60 "$LLAB" --reps 10 --warmup 2 --check-batch 2
 fi
 if [ "${GT_SKIP_PEER:-0}" = 1 ] || ! "$PY" -c "import torch" >/dev/null 2>&1; then
   record peer-torch SKIP 0 "GT_SKIP_PEER or no torch"
@@ -261,6 +276,8 @@ if [ -s "$LOG/bench.txt" ]; then
         if (t > 0) {
           if (sps["gridtrain/" k] > 0) printf "ratio gridtrain/torch %s %.3f\n", k, sps["gridtrain/" k] / t
           if (sps["gridtrain+graph/" k] > 0) printf "ratio gridtrain+graph/torch %s %.3f\n", k, sps["gridtrain+graph/" k] / t
+          if (sps["gridtrain-cudnn+graph/" k] > 0) printf "ratio gridtrain-cudnn+graph/torch %s %.3f\n", k, sps["gridtrain-cudnn+graph/" k] / t
+          if (sps["gridtrain-cudnn-stack+graph/" k] > 0) printf "ratio gridtrain-cudnn-stack+graph/torch %s %.3f\n", k, sps["gridtrain-cudnn-stack+graph/" k] / t
         }
       }
     }' "$LOG/bench.txt" > "$LOG/bench-table.txt"
@@ -292,6 +309,17 @@ if [ -s "$LOG/attn.txt" ]; then
   cat "$LOG/attn-table.txt"
 fi
 
+# ---- LSTM lab: one line per variant
+grep '^GT_LSTM_BENCH' "$LOG/lstm-lab.log" > "$LOG/lstm.txt" 2>/dev/null || true
+: > "$LOG/lstm-table.txt"
+if [ -s "$LOG/lstm.txt" ]; then
+  awk '
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v["variant"], v["fwd_ms"], v["bwd_ms"], v["step_ms"], v["samples_per_s"], v["ratio"], v["err_h"], v["err_grad"], v["check"]
+      delete v }' "$LOG/lstm.txt" > "$LOG/lstm-table.txt"
+  cat "$LOG/lstm-table.txt"
+fi
+
 # ------------------------------------------------------------- verdict files --
 TOTAL=$(( $(date +%s) - T0 ))
 rc=0; n_fail=0; n_pass=0; n_skip=0
@@ -321,6 +349,11 @@ else VERDICT=$([ $rc = 0 ] && echo "pass" || echo "fail"); fi
   while IFS= read -r line; do
     k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
   done < <(cat "$LOG/attn.txt" 2>/dev/null)
+  printf '  ],\n  "lstm": [\n'
+  n=$(wc -l < "$LOG/lstm.txt" 2>/dev/null || echo 0); k=0
+  while IFS= read -r line; do
+    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
+  done < <(cat "$LOG/lstm.txt" 2>/dev/null)
   printf '  ]\n}\n'
 } > "$OUT/verdict.json"
 {
@@ -352,6 +385,15 @@ else VERDICT=$([ $rc = 0 ] && echo "pass" || echo "fail"); fi
     echo "| variant | fwd ms | fwd TFLOP/s | fwd peak | bwd ms | bwd TFLOP/s | bwd peak | fwd+bwd peak | check |"
     echo "|---|---|---|---|---|---|---|---|---|"
     cat "$LOG/attn-table.txt"
+  fi
+  if [ -s "$LOG/lstm-table.txt" ]; then
+    echo
+    echo "LSTM layer stack (tests/gpu/dev/lstm.c; $(head -1 "$LOG/lstm.txt" | grep -o 'B=[0-9]* T=[0-9]* C=[0-9]* H=[0-9]* layers=[0-9]* K=[0-9]*');"
+    echo "median ms of the stack's forward and backward, head excluded; ratio = samples/s over kernels_fp32's):"
+    echo
+    echo "| variant | fwd ms | bwd ms | step ms | samples/s | ratio | err h | err grad | check |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    cat "$LOG/lstm-table.txt"
   fi
   echo
   echo "Logs: \`STEP.log\` in \`logs.tar.gz\` beside this file."

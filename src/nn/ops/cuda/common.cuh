@@ -57,6 +57,13 @@ void gt_cuda_gemm_batched(cudaStream_t stream, bool ta, bool tb, int M, int N, i
 // frees them before the stream is destroyed.
 void gt_cuda_stream_prepare(cudaStream_t st);
 void gt_cuda_stream_release(cudaStream_t st);
+#ifdef GT_HAVE_CUDNN
+// The stream's cuDNN handle (bound to st) and a dropout descriptor with
+// dropout 0 for cudnnSetRNNDescriptor_v8; made on first use, which must be
+// outside a step (lstm_cudnn.cu asks at model creation).
+cudnnHandle_t gt_cuda_cudnn(cudaStream_t st);
+cudnnDropoutDescriptor_t gt_cuda_cudnn_no_dropout(cudaStream_t st);
+#endif
 // Small device scratch (16 doubles), for reductions whose result goes back to
 // the host.
 double *gt_cuda_dscratch(cudaStream_t st);

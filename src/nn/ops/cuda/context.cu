@@ -20,6 +20,11 @@ typedef struct stream_ctx {
     void *ws;
     double *dscratch, *dparts;
     float *colparts;
+#ifdef GT_HAVE_CUDNN
+    cudnnHandle_t cudnn; // NULL until gt_cuda_cudnn asks (only the LSTM on cuDNN needs one)
+    cudnnDropoutDescriptor_t no_dropout;
+    void *dropout_states;
+#endif
 } stream_ctx;
 static stream_ctx g_ctx[GT_CUDA_MAX_STREAMS];
 
@@ -66,9 +71,37 @@ void gt_cuda_stream_release(cudaStream_t st) {
         CUDA_CHECK(cudaFree(c->dscratch));
         CUDA_CHECK(cudaFree(c->dparts));
         CUDA_CHECK(cudaFree(c->colparts));
+#ifdef GT_HAVE_CUDNN
+        if (c->cudnn) {
+            CUDNN_CHECK(cudnnDestroyDropoutDescriptor(c->no_dropout));
+            CUDA_CHECK(cudaFree(c->dropout_states));
+            CUDNN_CHECK(cudnnDestroy(c->cudnn));
+        }
+#endif
         memset(c, 0, sizeof *c);
     }
 }
+
+#ifdef GT_HAVE_CUDNN
+// One cuDNN handle per stream, like the cuBLAS handle; the dropout descriptor
+// (dropout 0: the RNN descriptors are one layer each, cuDNN applies no
+// dropout) gets its RNG states here too, once, outside any step.
+static stream_ctx *ctx_cudnn(cudaStream_t st) {
+    stream_ctx *c = ctx_for(st);
+    if (!c->cudnn) {
+        CUDNN_CHECK(cudnnCreate(&c->cudnn));
+        CUDNN_CHECK(cudnnSetStream(c->cudnn, st));
+        size_t n_bytes = 0;
+        CUDNN_CHECK(cudnnDropoutGetStatesSize(c->cudnn, &n_bytes));
+        CUDA_CHECK(cudaMalloc(&c->dropout_states, n_bytes ? n_bytes : 1));
+        CUDNN_CHECK(cudnnCreateDropoutDescriptor(&c->no_dropout));
+        CUDNN_CHECK(cudnnSetDropoutDescriptor(c->no_dropout, c->cudnn, 0.0f, c->dropout_states, n_bytes, 0));
+    }
+    return c;
+}
+cudnnHandle_t gt_cuda_cudnn(cudaStream_t st) { return ctx_cudnn(st)->cudnn; }
+cudnnDropoutDescriptor_t gt_cuda_cudnn_no_dropout(cudaStream_t st) { return ctx_cudnn(st)->no_dropout; }
+#endif
 
 double *gt_cuda_dscratch(cudaStream_t st) { return ctx_for(st)->dscratch; }
 double *gt_cuda_dpartials(cudaStream_t st) { return ctx_for(st)->dparts; }

@@ -49,6 +49,8 @@ struct gt_cuda_model {
     float *y, *mask;                         // (max_batch, n_y) targets staged from the host
     float *work;                             // GPU-only work area
     size_t n_work;
+    gt_lstm_cudnn *lstm_dnn;             // the LSTM on cuDNN (in work), or NULL: the kernels
+    int lstm_dnn_stack;                  // lstm_dnn runs the whole stack in one call
     float *loss_dev;     // (1)
     double *sumsq_dev;   // (1)
     uint8_t *decay_flags; // (n_params)
@@ -343,8 +345,24 @@ static void lstm_forward(gt_cuda_model *m, int B) {
     const int T = c->window, C = c->n_in, H = c->hidden, NL = c->n_layers;
     cudaStream_t st = m->stream;
     const float *inp = m->x;
-    for (int k = 0; k < NL; k++) {
+    if (m->lstm_dnn_stack) { // one call: only the top layer's h is written (the head's input)
+        const float *w_ih[GT_LSTM_MAX_LAYERS], *w_hh[GT_LSTM_MAX_LAYERS], *b_ih[GT_LSTM_MAX_LAYERS],
+            *b_hh[GT_LSTM_MAX_LAYERS];
+        for (int k = 0; k < NL; k++) {
+            w_ih[k] = P(m, "lstm.weight_ih_l%d", k), w_hh[k] = P(m, "lstm.weight_hh_l%d", k);
+            b_ih[k] = P(m, "lstm.bias_ih_l%d", k), b_hh[k] = P(m, "lstm.bias_hh_l%d", k);
+        }
+        inp = act(m, "lstm.%d.h", NL - 1);
+        gt_lstm_cudnn_forward_stack(m->lstm_dnn, (float *)inp, m->x, w_ih, w_hh, b_ih, b_hh, B);
+    }
+    for (int k = 0; k < NL && !m->lstm_dnn_stack; k++) {
         float *h = act(m, "lstm.%d.h", k);
+        if (m->lstm_dnn) { // lstm.%d.c and lstm.%d.gates stay unused: cuDNN keeps its own in its reserve space
+            gt_lstm_cudnn_forward(m->lstm_dnn, k, h, inp, P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k),
+                                  P(m, "lstm.bias_ih_l%d", k), P(m, "lstm.bias_hh_l%d", k), B);
+            inp = h;
+            continue;
+        }
         gt_lstm_forward_cuda(h, act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), inp, P(m, "lstm.weight_ih_l%d", k),
                              P(m, "lstm.weight_hh_l%d", k), P(m, "lstm.bias_ih_l%d", k), P(m, "lstm.bias_hh_l%d", k),
                              B, T, k == 0 ? C : H, H, st);
@@ -363,14 +381,31 @@ static void lstm_backward(gt_cuda_model *m, int B) {
     gt_linear_backward_cuda(dcur, G(m, "head.weight"), G(m, "head.bias"), m->dpred, act(m, "lstm.%d.h", top),
                             P(m, "head.weight"), nullptr, nullptr, B * T, H, C, GT_ACT_NONE, st);
     ready(m, G(m, "head.weight"));
+    if (m->lstm_dnn_stack) { // one call; then each layer's report, in the kernels' order
+        float *dw_ih[GT_LSTM_MAX_LAYERS], *dw_hh[GT_LSTM_MAX_LAYERS], *db_ih[GT_LSTM_MAX_LAYERS],
+            *db_hh[GT_LSTM_MAX_LAYERS];
+        for (int k = 0; k < NL; k++) {
+            dw_ih[k] = G(m, "lstm.weight_ih_l%d", k), dw_hh[k] = G(m, "lstm.weight_hh_l%d", k);
+            db_ih[k] = G(m, "lstm.bias_ih_l%d", k), db_hh[k] = G(m, "lstm.bias_hh_l%d", k);
+        }
+        gt_lstm_cudnn_backward_stack(m->lstm_dnn, nullptr, dw_ih, dw_hh, db_ih, db_hh, dcur, m->x,
+                                     act(m, "lstm.%d.h", top), B);
+        for (int k = top; k >= 0; k--) ready(m, G(m, "lstm.weight_ih_l%d", k));
+        return;
+    }
     for (int k = top; k >= 0; k--) {
         float *dnext = k > 0 ? dh[(top - k + 1) & 1] : nullptr;
         const float *inp = k > 0 ? act(m, "lstm.%d.h", k - 1) : m->x;
-        gt_lstm_backward_cuda(dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
-                              G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dgates, m->work, dcur, inp,
-                              P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k), act(m, "lstm.%d.h", k),
-                              act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), B, T, k == 0 ? C : H, H, c->tbptt,
-                              st);
+        if (m->lstm_dnn) // one layer per call: its gradients are reported as the kernels' are
+            gt_lstm_cudnn_backward(m->lstm_dnn, k, dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
+                                   G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dcur, inp,
+                                   act(m, "lstm.%d.h", k), B);
+        else
+            gt_lstm_backward_cuda(dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
+                                  G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dgates, m->work, dcur, inp,
+                                  P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k),
+                                  act(m, "lstm.%d.h", k), act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), B, T,
+                                  k == 0 ? C : H, H, c->tbptt, st);
         ready(m, G(m, "lstm.weight_ih_l%d", k));
         dcur = dnext;
     }
@@ -450,6 +485,13 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     // the process's reduction scratch now, not lazily inside a step (a step
     // may be captured into a CUDA graph, where cudaMalloc is not allowed)
     gt_cuda_stream_prepare(m->stream);
+    if (c->kind == GT_MODEL_LSTM && gt_model_lstm_cudnn()) { // cuDNN's area: after the kernels' scratch in work
+        const size_t ks = gt_lstm_cudnn_al(gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden));
+        const int stack = gt_model_lstm_cudnn() == 2;
+        m->lstm_dnn = gt_lstm_cudnn_create(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt, stack,
+                                           m->prec, m->work + ks, m->n_work - ks, m->stream);
+        m->lstm_dnn_stack = m->lstm_dnn && stack;
+    }
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, host->n_act_elems, m->plan.n_x, m->plan.n_y, 0, m->plan.n_act_elems};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
@@ -461,6 +503,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
 extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
     if (!m) return;
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
+    gt_lstm_cudnn_free(m->lstm_dnn);
     gt_cuda_free(m->params);
     gt_cuda_free(m->grads);
     gt_cuda_free(m->adam_m);
@@ -490,6 +533,10 @@ extern "C" size_t gt_cuda_model_n_x(const gt_cuda_model *m) { return m->plan.n_x
 extern "C" size_t gt_cuda_model_n_y(const gt_cuda_model *m) { return m->plan.n_y; }
 extern "C" gt_cuda_prec gt_cuda_model_precision(const gt_cuda_model *m) { return m->prec; }
 extern "C" size_t gt_cuda_model_device_bytes(const gt_cuda_model *m) { return m->device_bytes; }
+extern "C" const char *gt_cuda_model_lstm_impl(const gt_cuda_model *m) {
+    if (m->plan.cfg.kind != GT_MODEL_LSTM) return "none";
+    return m->lstm_dnn_stack ? "cudnn-stack" : m->lstm_dnn ? "cudnn" : "kernels";
+}
 extern "C" float *gt_cuda_model_params(gt_cuda_model *m) { return m->params; }
 extern "C" float *gt_cuda_model_grads(gt_cuda_model *m) { return m->grads; }
 extern "C" float *gt_cuda_model_adam_m(gt_cuda_model *m) { return m->adam_m; }

@@ -213,6 +213,61 @@ void gt_lstm_backward_cuda(float *dx, float *dw_ih, float *dw_hh, float *db_ih, 
                            const float *w_hh, const float *h, const float *c, const float *gates, int B,
                            int T, int C, int H, int K, cudaStream_t stream);
 
+/* ------------------------------------------------------ LSTM on cuDNN --
+ * nn/ops/cuda/lstm_cudnn.cu: the same layer maths, state reset and TBPTT
+ * gradient as gt_lstm_forward/backward (nn/ops/lstm.h), through cuDNN's v8
+ * RNN API (cudnnRNNForward, cudnnRNNBackwardData_v8, cudnnRNNBackwardWeights_v8;
+ * CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, the standard algorithm). One object
+ * serves a stack of NL layers (input size C for layer 0, H above) at any
+ * batch B <= max_batch, either layer by layer (stack = 0: one cuDNN
+ * descriptor per layer, every layer's h comes out) or as one call for the
+ * whole stack (stack = 1: one descriptor of NL layers, cuDNN may overlap the
+ * layers, only the top layer's h comes out); every buffer is a piece of `area`
+ * (gt_lstm_cudnn_area_elems floats, nn/ops/cuda/sizes.h), owned by the
+ * caller, so nothing allocates after creation and the calls can be captured
+ * into a CUDA graph. The window is cut into chunks of K steps (K <= 0 or
+ * K >= T: one chunk); each chunk is one cuDNN call that starts from the
+ * previous chunk's final (h, c): in the backward each chunk starts with
+ * dh, dc = 0 at its end and drops dL/d(h, c) at its start, which is the
+ * truncation of nn/ops/lstm.h, while the weight gradients see the carried
+ * state as the CPU's do. Parameters keep PyTorch's layout in the caller's
+ * buffers: the forward copies them into cuDNN's weight space, the backward
+ * adds cuDNN's weight gradient to the caller's (+=). */
+typedef struct gt_lstm_cudnn gt_lstm_cudnn;
+/* 1 when the build has cuDNN (GT_HAVE_CUDNN). */
+int gt_lstm_cudnn_available(void);
+/* Make the object on `stream` (its cuDNN handle: gt_cuda_stream_prepare's
+ * table). prec picks the math: FP32 plain FMA, the other modes let cuDNN use
+ * the tensor cores on the fp32 data (TF32). Returns NULL, with a warning
+ * saying why, when the build has no cuDNN or a size cuDNN asks for exceeds
+ * its planned bound; synchronises the stream (creation only). */
+gt_lstm_cudnn *gt_lstm_cudnn_create(int max_batch, int T, int C, int H, int NL, int K, int stack,
+                                    gt_cuda_prec prec, float *area, size_t n_area, cudaStream_t stream);
+void gt_lstm_cudnn_free(gt_lstm_cudnn *d); /* NULL allowed; the area stays the caller's */
+/* Layer by layer (an object made with stack = 0).
+ * Layer l forward over B samples (state zero at t = 0):
+ *   h (B,T,H) assigned; x (B,T,In); w_ih (4H,In), w_hh (4H,H), b_ih, b_hh (4H).
+ * Keeps the chunk states and reserve spaces for gt_lstm_cudnn_backward. */
+void gt_lstm_cudnn_forward(gt_lstm_cudnn *d, int l, float *h, const float *x, const float *w_ih,
+                           const float *w_hh, const float *b_ih, const float *b_hh, int B);
+/* Layer l backward after its forward with the same B and inputs:
+ *   dx (B,T,In) assigned (NULL: not needed); dw_ih, dw_hh, db_ih, db_hh
+ *   accumulated (+=); dh (B,T,H) dL/dh_t from outside the recurrence;
+ *   x, h: the forward's input and output. */
+void gt_lstm_cudnn_backward(gt_lstm_cudnn *d, int l, float *dx, float *dw_ih, float *dw_hh, float *db_ih,
+                            float *db_hh, const float *dh, const float *x, const float *h, int B);
+/* The whole stack in one call (an object made with stack = 1); the
+ * parameter and gradient arguments are arrays of NL pointers, layer 0 first.
+ *   forward:  h_top (B,T,H) the top layer's h, assigned; x (B,T,C).
+ *   backward: dx (B,T,C) assigned (NULL: not needed); gradients +=;
+ *             dh_top (B,T,H) dL/dh of the top layer; x, h_top as in the forward. */
+void gt_lstm_cudnn_forward_stack(gt_lstm_cudnn *d, float *h_top, const float *x, const float *const *w_ih,
+                                 const float *const *w_hh, const float *const *b_ih, const float *const *b_hh,
+                                 int B);
+void gt_lstm_cudnn_backward_stack(gt_lstm_cudnn *d, float *dx, float *const *dw_ih, float *const *dw_hh,
+                                  float *const *db_ih, float *const *db_hh, const float *dh_top, const float *x,
+                                  const float *h_top, int B);
+
 #ifdef __cplusplus
 }
 #endif

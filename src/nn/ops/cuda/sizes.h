@@ -22,4 +22,50 @@ static inline size_t gt_lstm_cuda_scratch_size(int B, int T, int H) {
     return 2 * (size_t)B * H + (size_t)B * T * H;
 }
 
+/* LSTM on cuDNN (nn/ops/cuda/lstm_cudnn.cu): one area of the device work
+ * buffer, carved at model creation, holding per layer cuDNN's weight space
+ * and its gradient, the state (h, c) at every TBPTT chunk end and one reserve
+ * space per chunk; one shared workspace; staging for chunk copies (K < T);
+ * the device sequence lengths. cuDNN's own sizes are only known on a GPU
+ * (cudnnGetRNNWeightSpaceSize, cudnnGetRNNTempSpaceSizes), so the planner
+ * counts these bounds and creation checks every queried size against its
+ * bound (the model falls back to the kernels, with a warning naming the
+ * sizes, when one does not fit). Bounds in floats, each piece 256-byte aligned:
+ *   weight space   4H(In+H) + 8H plus 16 x 64 alignment (8 matrices, 8 biases)
+ *   reserve        B L (10H + In) + 64Ki per chunk of L steps (the gates, c,
+ *                  h and cuDNN's own per-step rows: about 6H measured by others)
+ *   workspace      B K (10H + 2 In) + 1Mi (seq-major copies of x, y, dy, dx
+ *                  and the per-step gate gradients)
+ * With K the chunk length (T for full BPTT) and In the layer's input size. */
+#define GT_LSTM_CUDNN_ALIGN 64
+static inline size_t gt_lstm_cudnn_al(size_t n) {
+    return (n + GT_LSTM_CUDNN_ALIGN - 1) / GT_LSTM_CUDNN_ALIGN * GT_LSTM_CUDNN_ALIGN;
+}
+static inline int gt_lstm_cudnn_chunk(int T, int K) { return (K <= 0 || K > T) ? T : K; }
+static inline size_t gt_lstm_cudnn_weight_elems(int In, int H) {
+    return gt_lstm_cudnn_al(4 * (size_t)H * (In + H) + 8 * (size_t)H) + 16 * GT_LSTM_CUDNN_ALIGN;
+}
+static inline size_t gt_lstm_cudnn_reserve_elems(int B, int L, int In, int H) {
+    return gt_lstm_cudnn_al((size_t)B * L * (10 * (size_t)H + In)) + ((size_t)1 << 16);
+}
+static inline size_t gt_lstm_cudnn_workspace_elems(int B, int K, int In, int H) {
+    return gt_lstm_cudnn_al((size_t)B * K * (10 * (size_t)H + 2 * (size_t)In)) + ((size_t)1 << 20);
+}
+/* The whole area for NL layers (input size C, hidden H), batch B, window T, chunk K. */
+static inline size_t gt_lstm_cudnn_area_elems(int B, int T, int C, int H, int NL, int K) {
+    const int Kc = gt_lstm_cudnn_chunk(T, K), nch = (T + Kc - 1) / Kc, last = T - (nch - 1) * Kc;
+    const int In_max = C > H ? C : H;
+    size_t n = gt_lstm_cudnn_al(2 * (size_t)B); /* device sequence lengths: K and the last chunk's */
+    for (int l = 0; l < NL; l++) {
+        const int In = l == 0 ? C : H;
+        n += 2 * gt_lstm_cudnn_weight_elems(In, H);
+        n += gt_lstm_cudnn_al(2 * (size_t)nch * B * H);
+        n += (size_t)(nch - 1) * gt_lstm_cudnn_reserve_elems(B, Kc, In, H);
+        n += gt_lstm_cudnn_reserve_elems(B, last, In, H);
+    }
+    n += gt_lstm_cudnn_workspace_elems(B, Kc, In_max, H);
+    n += 2 * gt_lstm_cudnn_al((size_t)B * Kc * In_max) + 2 * gt_lstm_cudnn_al((size_t)B * Kc * H);
+    return n;
+}
+
 #endif
