@@ -588,6 +588,16 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     double *rec = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * REC, sizeof(double));
     double best_key = -1; /* plot turbine: most events, then lowest file index */
     int best_k = -1;
+    /* event kinds that are operating-status periods (/legend/event_kind
+     * "status_*", CARE's derated, service, downtime, other): labelled rows,
+     * not anomalies; anomaly_recall leaves them out */
+    uint8_t status_kind[256] = {0};
+    if (rank == 0) {
+        static char kinds[256][GT_FORMAT_NAME_LEN];
+        read_legend(data_file, "legend/event_kind", "kind", kinds, 256);
+        for (int c = 1; c < 256; c++) status_kind[c] = strncmp(kinds[c], "status_", 7) == 0;
+    }
+    MPI_Bcast(status_kind, 256, MPI_UINT8_T, 0, comm);
     for (int k = 0; k < nt; k++) {
         double *rk = rec + (size_t)k * REC;
         rk[0] = (double)sh->id[k], rk[1] = sh->farm[k], rk[2] = sh->machine_type[k], rk[3] = ti[k].holdout_split + 2 * ti[k].skip;
@@ -605,9 +615,12 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
         gt_alarm_run *ev = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(sh->n_events + 1));
         int ne = 0;
         for (int i = 0; i < sh->n_events; i++)
-            if (sh->event_turbine[i] == k && sh->events[i].end_row > lo && sh->events[i].start_row < lo + n)
+            if (sh->event_turbine[i] == k && sh->events[i].end_row > lo && sh->events[i].start_row < lo + n) {
+                const int32_t code = sh->events[i].code;
                 ev[ne++] = (gt_alarm_run){sh->events[i].start_row - lo,
-                                          (sh->events[i].end_row < lo + n ? sh->events[i].end_row : lo + n) - lo};
+                                          (sh->events[i].end_row < lo + n ? sh->events[i].end_row : lo + n) - lo,
+                                          code >= 0 && code < 256 ? status_kind[code] : 0};
+            }
         double rate = ti[k].rate;
         int64_t min_len = (int64_t)llround(ec->pdm_min_duration_s * rate), gap = (int64_t)llround(ec->pdm_merge_gap_s * rate);
         gt_pdm_score_rows(score + ti[k].r0 + lo, sh->labels + ti[k].r0 + lo, cond, n, ev, ne, out->threshold, min_len,

@@ -130,7 +130,7 @@ int64_t gt_alarm_runs(const float *score, int64_t n, double thr, int64_t min_len
         int64_t s = t;
         while (t < n && score[t] > thr) t++;
         if (k > 0 && s - out[k - 1].end <= merge_gap) out[k - 1].end = t;
-        else out[k++] = (gt_alarm_run){s, t};
+        else out[k++] = (gt_alarm_run){s, t, 0};
     }
     int64_t m = 0;
     for (int64_t i = 0; i < k; i++)
@@ -194,9 +194,11 @@ int64_t gt_pdm_score_rows(const float *score, const uint8_t *labels, const int32
             gt_pdm_acc *a = accs[k];
             if (!a) continue;
             a->n_events += 1;
+            a->n_anomaly_events += !events[e].status;
             if (first >= 0) {
                 double delay = (double)(first - s);
                 a->n_detected += 1;
+                a->n_anomaly_detected += !events[e].status;
                 a->delay_s_sum += delay / rate_hz;
                 double es = 1.0 - delay / (double)(z - s);
                 a->earliness_sum += es > 0 ? es : 0;
@@ -243,6 +245,9 @@ void gt_pdm_metrics_from_acc(const gt_pdm_acc *a, gt_pdm_metrics *m) {
     m->n_events = a->n_events;
     m->n_detected = a->n_detected;
     m->event_recall = a->n_events > 0 ? a->n_detected / a->n_events : NAN;
+    m->n_anomaly_events = a->n_anomaly_events;
+    m->n_anomaly_detected = a->n_anomaly_detected;
+    m->anomaly_recall = a->n_anomaly_events > 0 ? a->n_anomaly_detected / a->n_anomaly_events : NAN;
     m->event_precision = a->n_alarms > 0 ? a->n_alarms_true / a->n_alarms : NAN;
     m->event_f05 = gt_fbeta(m->event_precision, m->event_recall, 0.5);
     m->false_alarms_per_turbine_day = a->turbine_days > 0 ? (a->n_alarms - a->n_alarms_true) / a->turbine_days : NAN;

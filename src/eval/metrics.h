@@ -77,6 +77,8 @@ double gt_quantile(double *v, int64_t n, double q);
 /* An alarm: rows [start, end). */
 typedef struct gt_alarm_run {
     int64_t start, end;
+    int32_t status; /* events only: 1 for an operating-status period (CARE's derated, service, downtime...:
+                     * labelled rows, not an anomaly), 0 for an anomaly event; alarm runs: 0 */
 } gt_alarm_run;
 
 /* Alarm runs of score[n]: maximal runs of score > thr (NaN never exceeds),
@@ -96,6 +98,7 @@ typedef struct gt_pdm_acc {
     double earliness_sum;        /* sum over events of max(0, 1 - delay / length) (0 if missed) */
     double n_alarms, n_alarms_true; /* alarm runs; of them overlapping >= 1 event */
     double turbine_days;         /* rows / (86400 rate) */
+    double n_anomaly_events, n_anomaly_detected; /* the events that are not status periods; of them hit */
 } gt_pdm_acc;
 void gt_pdm_acc_merge(gt_pdm_acc *dst, const gt_pdm_acc *src);
 
@@ -105,7 +108,9 @@ void gt_pdm_acc_merge(gt_pdm_acc *dst, const gt_pdm_acc *src);
  *   labels[n]  0 normal, else an event kind (point metrics)
  *   cond[n]    operating condition code per row, or NULL (all code 0)
  *   events[n_events] spans [start_row, end_row) in row coordinates (clipped
- *              to [0, n) here; empty ones ignored)
+ *              to [0, n) here; empty ones ignored); .status = 1 marks an
+ *              operating-status period (counted in n_events, not in
+ *              n_anomaly_events)
  * Accumulates into total and into by_cond[code] (n_cond entries; codes
  * outside [0, n_cond) are only in total). An event's condition is the
  * condition at its (clipped) start, an alarm's at its start, a row's its own.
@@ -121,6 +126,8 @@ typedef struct gt_pdm_metrics {
     double point_precision, point_recall, point_f05;
     double n_events, n_detected;
     double event_recall;     /* n_detected / n_events;             NaN without events */
+    double n_anomaly_events, n_anomaly_detected;
+    double anomaly_recall;   /* events that are not status periods: detected / events; NaN without any */
     double event_precision;  /* true alarms / alarms;              NaN without alarms */
     double event_f05;        /* F0.5 of the two;                   NaN when either is NaN */
     double false_alarms_per_turbine_day; /* (alarms - true alarms) / turbine-days; NaN when 0 days */

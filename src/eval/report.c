@@ -691,6 +691,14 @@ static void sec_pdm(rep *r, const cJSON *ev) {
             "turbine-days, mean detection delay %s. Per step: precision %s, recall %s, F0.5 %s. CARE score %s.",
          jnum(p, "event.n_detected"), jnum(p, "event.n_events"), a[0], a[7], a[1], jnum(p, "event.turbine_days"), a[2],
          a[3], a[4], a[5], a[6]);
+    if (jnum(p, "event.n_anomaly_events") < jnum(p, "event.n_events")) { /* status periods among the events */
+        char ar[64];
+        fmtnum(ar, 64, jnum(p, "event.anomaly_recall"), "%.3f");
+        para(r, "Of the events, %.0f are anomaly events and %.0f operating-status periods (derated, service, "
+                "downtime: /legend/event_kind status_*): anomaly events %.0f of %.0f detected (recall %s).",
+             jnum(p, "event.n_anomaly_events"), jnum(p, "event.n_events") - jnum(p, "event.n_anomaly_events"),
+             jnum(p, "event.n_anomaly_detected"), jnum(p, "event.n_anomaly_events"), ar);
+    }
     pdm_group_table(r, jget(p, "by_turbine"), "Per turbine", "turbine");
     pdm_group_table(r, jget(p, "by_machine_type"), "Per machine type", "machine type");
     pdm_group_table(r, jget(p, "by_condition"), "Per operating condition", "condition");

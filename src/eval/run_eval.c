@@ -154,6 +154,9 @@ static cJSON *pdm_acc_json(const gt_pdm_acc *a) {
     cJSON_AddNumberToObject(o, "n_events", m.n_events);
     cJSON_AddNumberToObject(o, "n_detected", m.n_detected);
     num(o, "recall", m.event_recall);
+    cJSON_AddNumberToObject(o, "n_anomaly_events", m.n_anomaly_events);
+    cJSON_AddNumberToObject(o, "n_anomaly_detected", m.n_anomaly_detected);
+    num(o, "anomaly_recall", m.anomaly_recall);
     num(o, "precision", m.event_precision);
     num(o, "f05", m.event_f05);
     num(o, "false_alarms_per_turbine_day", m.false_alarms_per_turbine_day);
@@ -200,6 +203,9 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(ev, "n_events", m->n_events);
     cJSON_AddNumberToObject(ev, "n_detected", m->n_detected);
     num(ev, "recall", m->event_recall);
+    cJSON_AddNumberToObject(ev, "n_anomaly_events", m->n_anomaly_events);
+    cJSON_AddNumberToObject(ev, "n_anomaly_detected", m->n_anomaly_detected);
+    num(ev, "anomaly_recall", m->anomaly_recall);
     num(ev, "precision", m->event_precision);
     num(ev, "f05", m->event_f05);
     num(ev, "false_alarms_per_turbine_day", m->false_alarms_per_turbine_day);
@@ -382,9 +388,10 @@ static void pdm_evaluate(const char *run_dir, const char *data_file, const gt_ev
         cJSON_AddItemToObject(root, "data", d);
         cJSON_AddNullToObject(root, "nilm");
         cJSON_AddItemToObject(root, "pdm", pdm_json(&e, ec));
-        GT_INFO("eval: %s on %s: %g/%g events detected (recall %.3f), %.2f false alarms per turbine-day, "
-                "point F0.5 %.3f, CARE %.3f, threshold %.5g",
+        GT_INFO("eval: %s on %s: %g/%g events detected (recall %.3f; anomaly events %g/%g), %.2f false alarms "
+                "per turbine-day, point F0.5 %.3f, CARE %.3f, threshold %.5g",
                 run_dir, data_file, e.overall.n_detected, e.overall.n_events, e.overall.event_recall,
+                e.overall.n_anomaly_detected, e.overall.n_anomaly_events,
                 e.overall.false_alarms_per_turbine_day, e.overall.point_f05, e.overall.care, e.threshold);
     }
     gt_pdm_eval_free(&e);

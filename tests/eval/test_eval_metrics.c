@@ -129,7 +129,8 @@ static void test_events(void) {
     int32_t cond[N];
     for (int r = 4; r < 9; r++) score[r] = 3;
     score[12] = 3, score[19] = 3;
-    gt_alarm_run ev[5] = {{0, 1}, {2, 6}, {8, 10}, {15, 17}, {19, 20}};
+    /* E0 and E2 are operating-status periods (counted as events, not as anomaly events) */
+    gt_alarm_run ev[5] = {{0, 1, 1}, {2, 6, 0}, {8, 10, 1}, {15, 17, 0}, {19, 20, 0}};
     for (int e = 0; e < 5; e++)
         for (int64_t r = ev[e].start; r < ev[e].end; r++) lab[r] = 1;
     for (int r = 0; r < N; r++) cond[r] = r < 10 ? 0 : 1;
@@ -146,6 +147,13 @@ static void test_events(void) {
     TEST_CLOSE(m.n_events, 5, 0, 0);
     TEST_CLOSE(m.n_detected, 3, 0, 0);
     TEST_CLOSE(m.event_recall, 0.6, TOL, 0);
+    /* anomaly events E1, E3, E4: E1 and E4 detected */
+    TEST_CLOSE(m.n_anomaly_events, 3, 0, 0);
+    TEST_CLOSE(m.n_anomaly_detected, 2, 0, 0);
+    TEST_CLOSE(m.anomaly_recall, 2.0 / 3.0, TOL, 0);
+    TEST_CLOSE(bc[0].n_anomaly_events, 1, 0, 0); /* E1 (E0, E2 status) */
+    TEST_CLOSE(bc[1].n_anomaly_events, 2, 0, 0);
+    TEST_CLOSE(bc[1].n_anomaly_detected, 1, 0, 0);
     TEST_CLOSE(m.event_precision, 2.0 / 3.0, TOL, 0);
     TEST_CLOSE(m.event_f05, 1.25 * (2.0 / 3.0) * 0.6 / (0.25 * (2.0 / 3.0) + 0.6), TOL, 0);
     TEST_CLOSE(m.detection_delay_s_mean, 2.0 / 3.0, TOL, 0); /* delays 2, 0, 0 */
@@ -185,7 +193,7 @@ static void test_events(void) {
     memset(&t3, 0, sizeof t3);
     gt_pdm_score_rows(quiet, nolab, NULL, N, NULL, 0, 1.0, 1, 0, 2.0, &t3, NULL, 0, NULL);
     gt_pdm_metrics_from_acc(&t3, &m);
-    TEST_CHECK(isnan(m.event_recall) && isnan(m.event_precision) && isnan(m.detection_delay_s_mean));
+    TEST_CHECK(isnan(m.event_recall) && isnan(m.anomaly_recall) && isnan(m.event_precision) && isnan(m.detection_delay_s_mean));
     TEST_CHECK(isnan(m.care) && isnan(m.point_recall) && isnan(m.point_precision));
     TEST_CLOSE(m.false_alarms_per_turbine_day, 0, 0, 0);
     TEST_CLOSE(m.turbine_days, 20.0 / (86400.0 * 2.0), 1e-15, 0);
@@ -200,7 +208,7 @@ static void test_events(void) {
     TEST_CHECK(isnan(m.event_precision) && isnan(m.event_f05) && isnan(m.point_f05));
     TEST_CLOSE(m.care, (0 + 2 * 1.0 + 0 + 0) / 5, TOL, 0);
     /* events clipped to the rows: an event starting before row 0 counts from row 0 */
-    gt_alarm_run early = {-5, 3};
+    gt_alarm_run early = {-5, 3, 0};
     gt_pdm_acc t5;
     memset(&t5, 0, sizeof t5);
     float s5[N] = {0};

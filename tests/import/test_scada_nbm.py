@@ -77,6 +77,16 @@ ck(f"nbm: turbine 0's anomaly event dataset detected (max criticality {ev.get(10
 fa = {b["id"]: b["false_alarms_per_turbine_day"] for b in pdm["by_turbine"]}
 ck(f"nbm: healthy turbines 1, 2: <= 0.1 false alarms per turbine-day ({fa.get(1)}, {fa.get(2)})",
    fa.get(1, 1) <= 0.1 and fa.get(2, 1) <= 0.1, fa)
+# anomaly events vs operating-status periods (/legend/event_kind status_*): the healthy turbines' labelled
+# periods are status periods, not anomalies; turbine 0's anomaly is found
+bt = {b["id"]: b for b in pdm["by_turbine"]}
+ck("nbm: healthy turbines have status periods but no anomaly event in their evaluation rows",
+   all(bt[i]["n_anomaly_events"] == 0 and bt[i]["n_events"] >= 1 for i in (1, 2)),
+   [(bt[i]["n_events"], bt[i]["n_anomaly_events"]) for i in (1, 2)])
+ck(f"nbm: anomaly recall {pdm['event'].get('anomaly_recall')} = 1 (turbine 0's anomaly), event recall "
+   f"{pdm['event']['recall']} counts the status periods too",
+   pdm["event"]["n_anomaly_events"] >= 1 and pdm["event"]["anomaly_recall"] == 1.0
+   and pdm["event"]["n_anomaly_events"] < pdm["event"]["n_events"], pdm["event"])
 # eval_scores.csv: turbine 0 (the turbine with the most events) from its test split, time_h score label
 with open(os.path.join(run, "eval_scores.csv")) as f:
     head = f.readline()
