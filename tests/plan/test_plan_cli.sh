@@ -132,6 +132,11 @@ assert float(b[16][4]) > 3 * float(a[16][4]), (a[16], b[16])   # across nodes it
 assert "network between nodes" in " ".join(b[16][9:]), b[16]
 print("scale table: 16 ranks all-reduce %s ms at the tier's network, %s ms at 1 GB/s" % (a[16][4], b[16][4]))
 PY
+# bf16 activation storage (s2p_tf's pre-GELU activations) shrinks the device's activations
+"$GT" plan tf.ini --tier ga660m train.precision=bf16 > gb.txt 2>&1 || { cat gb.txt; fail "plan train.precision=bf16"; }
+act() { sed -n 's/.*activations, targets, work area *\([0-9.]*\) MiB.*/\1/p' "$1"; }
+python3 -c "import sys; a, b = float('$(act g.txt)'), float('$(act gb.txt)'); print('plan: activations fp32 %s MiB, bf16 %s MiB' % (a, b)); sys.exit(0 if 0 < b < a else 1)" \
+  || fail "bf16 does not lower the planned activations ($(act g.txt) vs $(act gb.txt) MiB)"
 # the GPU rate: the estimate for the kind, a measured calibration file (tests/gpu/run.sh's
 # plan-calibration.json), or plan.gpu_efficiency; the step's compute scales with 1 / efficiency
 grep -q "the kernel review's estimate, not measured" g.txt || { cat g.txt; fail "the GPU rate's source is not stated"; }
