@@ -87,6 +87,7 @@ struct gt_cuda_model {
     size_t n_work;
     gt_lstm_cudnn *lstm_dnn;             // the LSTM on cuDNN (in work), or NULL: the kernels
     int lstm_dnn_stack;                  // lstm_dnn runs the whole stack in one call
+    gt_conv1d_cudnn *conv_dnn[GT_MODEL_MAX_CONV]; // s2p_cnn's layers on cuDNN (one area in work), or NULL: the kernels
     float *loss_dev;     // (1)
     double *sumsq_dev;   // (1)
     uint8_t *decay_flags; // (n_params)
@@ -193,8 +194,11 @@ static void cnn_forward(gt_cuda_model *m, int B) {
     const float *inp = m->x;
     for (int l = 0; l < d.L; l++) {
         float *out = t->conv_out[l];
-        gt_conv1d_forward_cuda(out, m->work, inp, t->conv_w[l].p, t->conv_b[l].p, B, d.C[l],
-                               d.C[l + 1], d.W, d.K[l], GT_ACT_RELU, st);
+        if (m->conv_dnn[l])
+            gt_conv1d_cudnn_forward(m->conv_dnn[l], out, inp, t->conv_w[l].p, t->conv_b[l].p, B, GT_ACT_RELU);
+        else
+            gt_conv1d_forward_cuda(out, m->work, inp, t->conv_w[l].p, t->conv_b[l].p, B, d.C[l], d.C[l + 1], d.W,
+                                   d.K[l], GT_ACT_RELU, st);
         inp = out;
     }
     float *fc1 = t->fc1;
@@ -230,9 +234,12 @@ static void cnn_backward(gt_cuda_model *m, int B) {
     for (int l = L - 1; l >= 0; l--) {
         float *dnext = l > 0 ? dbuf[(L - l) & 1] : nullptr;
         const float *inp = l > 0 ? t->conv_out[l - 1] : m->x;
-        gt_conv1d_backward_cuda(dnext, t->conv_w[l].g, t->conv_b[l].g, dcur, inp,
-                                t->conv_w[l].p, t->conv_out[l], m->work, B, d.C[l], d.C[l + 1],
-                                d.W, d.K[l], GT_ACT_RELU, st);
+        if (m->conv_dnn[l])
+            gt_conv1d_cudnn_backward(m->conv_dnn[l], dnext, t->conv_w[l].g, t->conv_b[l].g, dcur, inp,
+                                     t->conv_w[l].p, t->conv_out[l], B, GT_ACT_RELU);
+        else
+            gt_conv1d_backward_cuda(dnext, t->conv_w[l].g, t->conv_b[l].g, dcur, inp, t->conv_w[l].p,
+                                    t->conv_out[l], m->work, B, d.C[l], d.C[l + 1], d.W, d.K[l], GT_ACT_RELU, st);
         ready(m, t->conv_w[l].g);
         dcur = dnext;
     }
@@ -592,6 +599,26 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
                                            m->prec, m->work + ks, m->n_work - ks, m->stream);
         m->lstm_dnn_stack = m->lstm_dnn && stack;
     }
+    if (c->kind == GT_MODEL_S2P_CNN && gt_model_conv_cudnn()) { // one area after the kernels' scratch, all layers
+        const cnn_dims d = cnn_get(c);
+        size_t ks = 0;
+        for (int l = 0; l < d.L; l++) {
+            const size_t s = gt_conv1d_cuda_scratch_size(d.C[l], d.C[l + 1], d.W, d.K[l]);
+            ks = s > ks ? s : ks;
+        }
+        ks = gt_conv1d_cudnn_al(ks);
+        int ok = 1;
+        for (int l = 0; l < d.L && ok; l++) {
+            m->conv_dnn[l] = gt_conv1d_cudnn_create(c->max_batch, d.C[l], d.C[l + 1], d.W, d.K[l], m->prec,
+                                                    m->work + ks, m->n_work - ks, m->stream);
+            ok = m->conv_dnn[l] != nullptr;
+        }
+        if (!ok) // all layers or none: one way per model
+            for (int l = 0; l < d.L; l++) {
+                gt_conv1d_cudnn_free(m->conv_dnn[l]);
+                m->conv_dnn[l] = nullptr;
+            }
+    }
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, host->n_act_elems, m->plan.n_x, m->plan.n_y, 0, m->plan.n_act_elems};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
@@ -604,6 +631,7 @@ extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
     if (!m) return;
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
     gt_lstm_cudnn_free(m->lstm_dnn);
+    for (int l = 0; l < GT_MODEL_MAX_CONV; l++) gt_conv1d_cudnn_free(m->conv_dnn[l]);
     gt_cuda_free(m->params);
     gt_cuda_free(m->grads);
     gt_cuda_free(m->adam_m);
@@ -636,6 +664,11 @@ extern "C" size_t gt_cuda_model_device_bytes(const gt_cuda_model *m) { return m-
 extern "C" const char *gt_cuda_model_lstm_impl(const gt_cuda_model *m) {
     if (m->plan.cfg.kind != GT_MODEL_LSTM) return "none";
     return m->lstm_dnn_stack ? "cudnn-stack" : m->lstm_dnn ? "cudnn" : "kernels";
+}
+extern "C" const char *gt_cuda_model_conv_impl(const gt_cuda_model *m) {
+    if (m->plan.cfg.kind != GT_MODEL_S2P_CNN) return "none";
+    if (!m->conv_dnn[0]) return "kernels";
+    return gt_conv1d_cudnn_fused(m->conv_dnn[0]) ? "cudnn" : "cudnn-unfused";
 }
 extern "C" float *gt_cuda_model_params(gt_cuda_model *m) { return m->params; }
 extern "C" float *gt_cuda_model_grads(gt_cuda_model *m) { return m->grads; }
