@@ -23,6 +23,10 @@
 // and _3 add with atomics and are not). The bias gradient is a fixed-order
 // block sum per channel. So a backward is bit-identical run to run, and a
 // resumed GPU run matches an uninterrupted one.
+//
+// cuDNN 9 marks this API (cudnn_cnn.h) deprecated in favour of its graph
+// API; it still ships and runs. Should it go, the same three operations with
+// the same fixed engines are a small cudnn_frontend graph each.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,7 +264,8 @@ extern "C" void gt_conv1d_cudnn_forward(gt_conv1d_cudnn *c, float *out, const fl
             c->dnn, &one, c->xd, x, c->wd, w, c->cd, FWD_ALGO, c->ws, c->ws_bytes, &zero, c->yd, out, c->bd, b,
             act == GT_ACT_RELU ? c->relu : c->ident, c->yd, out);
         if (s == CUDNN_STATUS_SUCCESS) return;
-        GT_CHECK(s == CUDNN_STATUS_NOT_SUPPORTED, GT_EXIT_INTERNAL,
+        // cuDNN 9 splits NOT_SUPPORTED into reasons 3000-3099 (shape, layout, pattern, ...)
+        GT_CHECK((int)s / 100 == (int)CUDNN_STATUS_NOT_SUPPORTED / 100, GT_EXIT_INTERNAL,
                  "cudnnConvolutionBiasActivationForward: %s", cudnnGetErrorString(s));
         GT_WARN("conv1d (cuDNN): the fused bias + activation forward is not supported here (IC=%d OC=%d W=%d "
                 "K=%d); convolution and a bias + activation kernel instead",
