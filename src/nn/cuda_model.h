@@ -72,6 +72,12 @@ size_t gt_cuda_model_device_bytes(const gt_cuda_model *m);
  * gt_model_lstm_cudnn) or "kernels" (nn/ops/cuda/lstm.cu, the default);
  * "none" for the other kinds. */
 const char *gt_cuda_model_lstm_impl(const gt_cuda_model *m);
+/* The convolutions' implementation this model runs: "cudnn" (nn/ops/cuda/
+ * conv_cudnn.cu, chosen by GT_CONV_IMPL=cudnn in a build with cuDNN:
+ * gt_model_conv_cudnn; "cudnn-unfused" once cuDNN refused the fused bias +
+ * activation forward) or "kernels" (im2col + cuBLAS, the default); "none" for
+ * the other kinds. */
+const char *gt_cuda_model_conv_impl(const gt_cuda_model *m);
 
 /* The four device buffers (n_params floats each), borrowed. */
 float *gt_cuda_model_params(gt_cuda_model *m);

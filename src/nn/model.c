@@ -181,16 +181,29 @@ int gt_model_lstm_cudnn(void) {
 #endif
 }
 
+int gt_model_conv_cudnn(void) {
+#ifdef GT_HAVE_CUDNN
+    const char *v = getenv("GT_CONV_IMPL");
+    return v && strcmp(v, "cudnn") == 0;
+#else
+    return 0;
+#endif
+}
+
 size_t gt_model_device_work_elems(const gt_model_config *c) {
     size_t w = 0;
     switch (c->kind) {
     case GT_MODEL_S2P_CNN: { /* the largest layer's im2col chunk */
         int cin = c->n_in;
+        size_t dnn = 0; /* the largest layer's cuDNN area: one area serves every layer */
         for (int l = 0; l < c->n_layers; l++) {
             size_t s = gt_conv1d_cuda_scratch_size(cin, c->conv_channels[l], c->window, c->conv_kernels[l]);
             if (s > w) w = s;
+            s = gt_conv1d_cudnn_area_elems(c->max_batch, cin, c->conv_channels[l], c->window, c->conv_kernels[l]);
+            if (s > dnn) dnn = s;
             cin = c->conv_channels[l];
         }
+        if (gt_model_conv_cudnn()) w = gt_conv1d_cudnn_al(w) + dnn; /* after the kernels' scratch */
         break;
     }
     case GT_MODEL_S2P_TF: w = gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads); break;

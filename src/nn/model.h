@@ -267,8 +267,9 @@ void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out);
  * any build. */
 size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s);
 /* The kind's GPU work area in floats (conv im2col chunk, attention D rows,
- * LSTM shifted hidden states; with the LSTM on cuDNN, also cuDNN's area:
- * nn/ops/cuda/sizes.h gt_lstm_cudnn_area_elems). */
+ * LSTM shifted hidden states; with the LSTM or the convolutions on cuDNN,
+ * also cuDNN's area: nn/ops/cuda/sizes.h gt_lstm_cudnn_area_elems,
+ * gt_conv1d_cudnn_area_elems). */
 size_t gt_model_device_work_elems(const gt_model_config *cfg);
 /* Non-zero when the device model runs the LSTM through cuDNN (nn/ops/cuda/
  * lstm_cudnn.cu): the build has cuDNN and the environment variable
@@ -279,6 +280,13 @@ size_t gt_model_device_work_elems(const gt_model_config *cfg);
  * lstm.cu). Read at each call, so the planner and gt_cuda_model_create agree
  * within a process. */
 int gt_model_lstm_cudnn(void);
+/* 1 when the device model runs s2p_cnn's convolutions through cuDNN (nn/ops/
+ * cuda/conv_cudnn.cu): the build has cuDNN and the environment variable
+ * GT_CONV_IMPL is "cudnn"; the work area then also holds cuDNN's area (nn/ops/
+ * cuda/sizes.h gt_conv1d_cudnn_area_elems). Otherwise 0 (the default, or
+ * GT_CONV_IMPL=kernels): im2col + cuBLAS (nn/ops/cuda/dense.cu). Read at each
+ * call, so the planner and gt_cuda_model_create agree within a process. */
+int gt_model_conv_cudnn(void);
 /* bf16 activation storage: 1 when a GPU engine keeps activation `name` of a
  * model of cfg in bf16 (2 bytes per element) rather than fp32. Where it is
  * safe, with train.precision = bf16 only (fp32 range; fp16 would need

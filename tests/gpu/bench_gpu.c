@@ -104,10 +104,12 @@ static int run(gt_model_kind kind, int B, int window, gt_cuda_prec prec, int gra
     double flops = 3.0 * gt_model_forward_flops(&c);
     double mfu = flops * sps / BF16_PEAK_FLOPS;
     int rc = cudaGetLastError() == cudaSuccess && loss0 == loss0 && loss1 == loss1 ? 0 : 1;
-    /* the LSTM on cuDNN (GT_LSTM_IMPL=cudnn or cudnn-stack) is its own row: impl=gridtrain-cudnn[-stack] */
-    const char *li = gt_cuda_model_lstm_impl(g);
-    const char *impl = !strcmp(li, "cudnn") ? "gridtrain-cudnn" : !strcmp(li, "cudnn-stack") ? "gridtrain-cudnn-stack"
-                                                                                                : "gridtrain";
+    /* the LSTM on cuDNN (GT_LSTM_IMPL=cudnn or cudnn-stack) and s2p_cnn's convolutions on cuDNN
+     * (GT_CONV_IMPL=cudnn) are their own rows: impl=gridtrain-cudnn[-stack] */
+    const char *li = gt_cuda_model_lstm_impl(g), *ci = gt_cuda_model_conv_impl(g);
+    const char *impl = !strcmp(li, "cudnn") || !strncmp(ci, "cudnn", 5) ? "gridtrain-cudnn"
+                       : !strcmp(li, "cudnn-stack")                      ? "gridtrain-cudnn-stack"
+                                                                         : "gridtrain";
     printf("GT_GPU_BENCH impl=%s kind=%s B=%d window=%d amp=%s graph=%d ms_step=%.3f ms_mean=%.3f "
            "samples_per_s=%.1f peak_mib=%.1f model_mib=%.1f tflops=%.2f mfu=%.4f loss_first=%.5g loss_last=%.5g\n",
            impl, gt_model_kind_name(kind), B, window, gt_cuda_prec_name(prec), exec != NULL, med, sum / steps, sps,

@@ -13,7 +13,8 @@
 #   ops-vs-cpu    every op forward/backward and the device model vs the CPU,
 #                 fp32 / bf16 / fp16 / tf32 (gpu_test_ops_cuda, gpu_test_model_cuda,
 #                 gpu_test_attention_tc: the bf16 tensor-core attention,
-#                 gpu_test_lstm_cudnn: the LSTM on cuDNN vs the CPU and the kernels)
+#                 gpu_test_lstm_cudnn: the LSTM on cuDNN vs the CPU and the kernels,
+#                 gpu_test_conv_cudnn: the convolutions on cuDNN vs the CPU)
 #   engine        tests/nn/test_engine.c: the host and the CUDA engine on the
 #                 same models, within the tolerances stated there
 #   graph         a captured CUDA graph step vs the eager step (gpu_test_graph_cuda)
@@ -39,6 +40,13 @@
 #                 a small batch) and timed; FAIL only when it cannot run or a
 #                 variant misses its tolerance; ms/step, samples/s and the
 #                 ratio to the kernels in the summary
+#   bench-conv-cudnn  the s2p_cnn benchmark with GT_CONV_IMPL=cudnn, CUDA graph
+#                 on (row gridtrain-cudnn; its ratio to PyTorch in the summary)
+#   conv-lab      the conv lab (tests/gpu/dev/conv.c): s2p_cnn's conv stack on
+#                 the kernels and on cuDNN, fp32 and tf32, at B=64 W=599 vs the
+#                 CPU (at a small batch) and timed; FAIL only when it cannot
+#                 run or a variant misses its tolerance; ms/step, samples/s and
+#                 the ratio to the kernels in the summary
 # A failing step is recorded and the script goes on. The whole run keeps to
 # GT_VERDICT_BUDGET seconds (default 510): a step that would not fit in what
 # is left is recorded as SKIP(time).
@@ -199,7 +207,7 @@ fi
 # ----------------------------------------------------------------------- checks --
 if [ -f "$B/CTestTestfile.cmake" ]; then
   ctest_step spills 120 -L gpu-build
-  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|model_cuda|attention_tc|lstm_cudnn)$'
+  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|model_cuda|attention_tc|lstm_cudnn|conv_cudnn)$'
   ctest_step engine 120 -R '^test_nn_engine$'
   ctest_step graph 120 -R '^gpu_test_graph_cuda$'
   if [ "$HAVE_NCCL" = 1 ]; then
@@ -241,6 +249,7 @@ else
   run_step bench 120 "$BENCH" --steps "$STEPS"
   run_step bench-graph 120 "$BENCH" --steps "$STEPS" --graph
   run_step bench-lstm-cudnn 90 bash -c 'for i in cudnn cudnn-stack; do GT_LSTM_IMPL=$i "$0" --steps "$1" --graph --only lstm || exit; done' "$BENCH" "$STEPS"
+  run_step bench-conv-cudnn 45 env GT_CONV_IMPL=cudnn "$BENCH" --steps "$STEPS" --graph --only s2p_cnn
 fi
 LAB="$B/tests/gpu/gt_gpu_attn_lab"
 if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$LAB" ]; then
@@ -258,6 +267,13 @@ if [ "${GT_SKIP_PEER:-0}" = 1 ] || ! "$PY" -c "import torch" >/dev/null 2>&1; th
   record peer-torch SKIP 0 "GT_SKIP_PEER or no torch"
 else
   run_step peer-torch 150 env PYTHONUNBUFFERED=1 "$PY" tests/gpu/peer_torch.py --steps "$STEPS"
+fi
+# after peer-torch: a tight budget drops the lab, not the comparison with PyTorch
+CLAB="$B/tests/gpu/gt_gpu_conv_lab"
+if [ "${GT_SKIP_BENCH:-0}" = 1 ] || [ ! -x "$CLAB" ]; then
+  record conv-lab SKIP 0 "GT_SKIP_BENCH or not built"
+else
+  run_step conv-lab 45 "$CLAB" --reps 10 --warmup 2 --check-batch 2
 fi
 
 # ---- ratios gridtrain / torch (samples/s; > 1 means gridtrain is faster)
@@ -320,6 +336,17 @@ if [ -s "$LOG/lstm.txt" ]; then
   cat "$LOG/lstm-table.txt"
 fi
 
+# ---- conv lab: one line per variant
+grep '^GT_CONV_BENCH' "$LOG/conv-lab.log" > "$LOG/conv.txt" 2>/dev/null || true
+: > "$LOG/conv-table.txt"
+if [ -s "$LOG/conv.txt" ]; then
+  awk '
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v["variant"], v["fwd_ms"], v["bwd_ms"], v["step_ms"], v["samples_per_s"], v["ratio"], v["fused"], v["err_out"], v["err_grad"], v["check"]
+      delete v }' "$LOG/conv.txt" > "$LOG/conv-table.txt"
+  cat "$LOG/conv-table.txt"
+fi
+
 # ------------------------------------------------------------- verdict files --
 TOTAL=$(( $(date +%s) - T0 ))
 rc=0; n_fail=0; n_pass=0; n_skip=0
@@ -354,6 +381,11 @@ else VERDICT=$([ $rc = 0 ] && echo "pass" || echo "fail"); fi
   while IFS= read -r line; do
     k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
   done < <(cat "$LOG/lstm.txt" 2>/dev/null)
+  printf '  ],\n  "conv": [\n'
+  n=$(wc -l < "$LOG/conv.txt" 2>/dev/null || echo 0); k=0
+  while IFS= read -r line; do
+    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
+  done < <(cat "$LOG/conv.txt" 2>/dev/null)
   printf '  ]\n}\n'
 } > "$OUT/verdict.json"
 {
@@ -394,6 +426,15 @@ else VERDICT=$([ $rc = 0 ] && echo "pass" || echo "fail"); fi
     echo "| variant | fwd ms | bwd ms | step ms | samples/s | ratio | err h | err grad | check |"
     echo "|---|---|---|---|---|---|---|---|---|"
     cat "$LOG/lstm-table.txt"
+  fi
+  if [ -s "$LOG/conv-table.txt" ]; then
+    echo
+    echo "s2p_cnn conv stack (tests/gpu/dev/conv.c; $(head -1 "$LOG/conv.txt" | grep -o 'B=[0-9]* W=[0-9]*');"
+    echo "median ms of the five conv layers' forward and backward, dense layers excluded; ratio = samples/s over kernels_fp32's):"
+    echo
+    echo "| variant | fwd ms | bwd ms | step ms | samples/s | ratio | fused | err out | err grad | check |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    cat "$LOG/conv-table.txt"
   fi
   echo
   echo "Logs: \`STEP.log\` in \`logs.tar.gz\` beside this file."

@@ -1,7 +1,8 @@
 // nn/ops/cuda/cuda_model.cu: the device model (nn/cuda_model.h). The three
 // kinds' forward/backward are the CPU code of nn/model_<kind>.c with every op
 // replaced by its CUDA twin; pointers come from the host model's parameter
-// table and activation plan, looked up by name, so layouts are identical.
+// table and activation plan, looked up by name once at creation into a
+// table per kind (tables_build), so layouts are identical.
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,41 @@ struct graph_slot {
     int n_seg;
 };
 
+// Parameter and activation pointers of each kind, resolved by name once in
+// gt_cuda_model_create (tables_build): forward and backward format no names
+// and search no tables. A parameter's value p and gradient g share the offset.
+struct pg {
+    float *p, *g;
+};
+struct cnn_tab {
+    pg conv_w[GT_MODEL_MAX_CONV], conv_b[GT_MODEL_MAX_CONV]; // (C[l+1], C[l], K[l]), (C[l+1])
+    pg fc1_w, fc1_b, fc2_w, fc2_b;
+    float *conv_out[GT_MODEL_MAX_CONV]; // (B, C[l+1], W)
+    float *fc1, *dfc1, *fc1_scratch;     // (B, H)
+    float *fc1_drop;                     // (B, H); NULL without dropout in the plan
+    uint64_t *drop_keys;                 // (B) in act "fc1.drop_keys"; NULL without dropout
+    float *dbuf[2];                      // (B, Cmax, W)
+};
+struct tf_block_tab {
+    pg ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    float *res_in, *qkv, *att, *lse, *res_mid, *fc1; // fc1: bf16 bits when fc1_bf16
+    float *ln1_mean, *ln1_rstd, *ln2_mean, *ln2_rstd;
+    float *res_out; // the next block's res_in, or "hmid" for the last block
+};
+struct tf_tab {
+    pg embed_w, embed_b, pos, ln_f_w, ln_f_b, head_w, head_b;
+    tf_block_tab blk[GT_S2P_TF_MAX_LAYERS];
+    float *att_mid, *hmid, *lnf, *lnf_mean, *lnf_rstd;
+    float *lnbuf, *gelu, *ln_mean, *ln_rstd;
+    float *dres, *da, *db, *dqkv, *dff, *dlnf, *dmid;
+};
+struct lstm_tab {
+    pg w_ih[GT_LSTM_MAX_LAYERS], w_hh[GT_LSTM_MAX_LAYERS], b_ih[GT_LSTM_MAX_LAYERS], b_hh[GT_LSTM_MAX_LAYERS];
+    pg head_w, head_b;
+    float *h[GT_LSTM_MAX_LAYERS], *c[GT_LSTM_MAX_LAYERS], *gates[GT_LSTM_MAX_LAYERS];
+    float *dh[2], *dgates;
+};
+
 struct gt_cuda_model {
     gt_model plan; // copy of the host template's table and plan (host buffer pointers cleared)
     gt_cuda_prec prec;
@@ -51,6 +87,7 @@ struct gt_cuda_model {
     size_t n_work;
     gt_lstm_cudnn *lstm_dnn;             // the LSTM on cuDNN (in work), or NULL: the kernels
     int lstm_dnn_stack;                  // lstm_dnn runs the whole stack in one call
+    gt_conv1d_cudnn *conv_dnn[GT_MODEL_MAX_CONV]; // s2p_cnn's layers on cuDNN (one area in work), or NULL: the kernels
     float *loss_dev;     // (1)
     double *sumsq_dev;   // (1)
     uint8_t *decay_flags; // (n_params)
@@ -68,6 +105,10 @@ struct gt_cuda_model {
     graph_slot *cap;      // the slot being captured (ready() closes a segment), or NULL
     long graph_replays, graph_captures;
     cudaError_t cap_err; // the first failure of the capture in progress
+    // pointers of the model's kind (tables_build); only the kind's own is set
+    cnn_tab cnn;
+    tf_tab tf;
+    lstm_tab lstm;
 };
 
 static void capture_segment_end(gt_cuda_model *m, size_t off, int has_ready);
@@ -87,6 +128,12 @@ static void ready(gt_cuda_model *m, const float *g) {
 }
 
 // ---------------------------------------------------------------- lookup --
+// By name: model creation only (tables_build, the framework's buffers).
+static float *act_find(gt_cuda_model *m, const char *name) {
+    for (int j = 0; j < m->plan.n_acts; j++)
+        if (strcmp(m->plan.act_table[j].name, name) == 0) return m->acts + m->plan.act_table[j].offset;
+    return nullptr;
+}
 static float *act(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static float *act(gt_cuda_model *m, const char *fmt, ...) {
     char name[2 * GT_MODEL_NAME_LEN];
@@ -94,8 +141,8 @@ static float *act(gt_cuda_model *m, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
-    for (int j = 0; j < m->plan.n_acts; j++)
-        if (strcmp(m->plan.act_table[j].name, name) == 0) return m->acts + m->plan.act_table[j].offset;
+    float *a = act_find(m, name);
+    if (a) return a;
     GT_FAIL(GT_EXIT_INTERNAL, "cuda model: activation '%s' not in the host plan (kind %s)", name,
             gt_model_kind_name(m->plan.cfg.kind));
 }
@@ -107,21 +154,13 @@ static size_t tensor_off(const gt_cuda_model *m, const char *fmt, va_list ap) {
         if (strcmp(m->plan.tensors[i].name, name) == 0) return m->plan.tensors[i].offset;
     GT_FAIL(GT_EXIT_INTERNAL, "cuda model: parameter '%s' not in the host table", name);
 }
-static float *P(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static float *P(gt_cuda_model *m, const char *fmt, ...) {
+static pg PG(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static pg PG(gt_cuda_model *m, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     size_t o = tensor_off(m, fmt, ap);
     va_end(ap);
-    return m->params + o;
-}
-static float *G(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static float *G(gt_cuda_model *m, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t o = tensor_off(m, fmt, ap);
-    va_end(ap);
-    return m->grads + o;
+    return pg{m->params + o, m->grads + o};
 }
 
 // Every buffer is zeroed on the model's own stream (non-blocking: it does
@@ -149,74 +188,83 @@ static cnn_dims cnn_get(const gt_model_config *c) {
     return d;
 }
 static void cnn_forward(gt_cuda_model *m, int B) {
+    const cnn_tab *t = &m->cnn;
     const cnn_dims d = cnn_get(&m->plan.cfg);
     cudaStream_t st = m->stream;
     const float *inp = m->x;
     for (int l = 0; l < d.L; l++) {
-        float *out = act(m, "conv.%d.out", l);
-        gt_conv1d_forward_cuda(out, m->work, inp, P(m, "conv.%d.weight", l), P(m, "conv.%d.bias", l), B, d.C[l],
-                               d.C[l + 1], d.W, d.K[l], GT_ACT_RELU, st);
+        float *out = t->conv_out[l];
+        if (m->conv_dnn[l])
+            gt_conv1d_cudnn_forward(m->conv_dnn[l], out, inp, t->conv_w[l].p, t->conv_b[l].p, B, GT_ACT_RELU);
+        else
+            gt_conv1d_forward_cuda(out, m->work, inp, t->conv_w[l].p, t->conv_b[l].p, B, d.C[l], d.C[l + 1], d.W,
+                                   d.K[l], GT_ACT_RELU, st);
         inp = out;
     }
-    float *fc1 = act(m, "fc1.out");
-    gt_linear_forward_cuda(fc1, inp, P(m, "fc1.weight"), P(m, "fc1.bias"), B, d.C[d.L] * d.W, d.H, GT_ACT_RELU, st);
+    float *fc1 = t->fc1;
+    gt_linear_forward_cuda(fc1, inp, t->fc1_w.p, t->fc1_b.p, B, d.C[d.L] * d.W, d.H, GT_ACT_RELU, st);
     const float *h = fc1;
     if (m->drop_on) { // the CPU's inverted dropout (nn/model_s2p_cnn.c), same keys, same masks
         const float p = m->plan.cfg.dropout;
-        float *hd = act(m, "fc1.drop");
-        gt_dropout_apply_cuda(hd, fc1, (const uint64_t *)act(m, "fc1.drop_keys"), B, d.H, gt_dropout_threshold(p),
+        float *hd = t->fc1_drop;
+        gt_dropout_apply_cuda(hd, fc1, t->drop_keys, B, d.H, gt_dropout_threshold(p),
                               gt_dropout_scale(p), st);
         h = hd;
     }
-    gt_linear_forward_cuda(m->pred, h, P(m, "fc2.weight"), P(m, "fc2.bias"), B, d.H, d.A, GT_ACT_NONE, st);
+    gt_linear_forward_cuda(m->pred, h, t->fc2_w.p, t->fc2_b.p, B, d.H, d.A, GT_ACT_NONE, st);
 }
 
 static void cnn_backward(gt_cuda_model *m, int B) {
+    const cnn_tab *t = &m->cnn;
     const cnn_dims d = cnn_get(&m->plan.cfg);
     cudaStream_t st = m->stream;
     const int L = d.L;
-    float *fc1 = act(m, "fc1.out"), *dfc1 = act(m, "fc1.dout"), *fsc = act(m, "fc1.scratch");
-    float *dbuf[2] = {act(m, "conv.dbuf0"), act(m, "conv.dbuf1")};
+    float *fc1 = t->fc1, *dfc1 = t->dfc1, *fsc = t->fc1_scratch;
+    float *dbuf[2] = {t->dbuf[0], t->dbuf[1]};
     const float p = m->plan.cfg.dropout;
-    const uint64_t *keys = m->drop_on ? (const uint64_t *)act(m, "fc1.drop_keys") : nullptr;
-    gt_linear_backward_cuda(dfc1, G(m, "fc2.weight"), G(m, "fc2.bias"), m->dpred, keys ? act(m, "fc1.drop") : fc1,
-                            P(m, "fc2.weight"), nullptr, nullptr, B, d.H, d.A, GT_ACT_NONE, st);
+    const uint64_t *keys = m->drop_on ? t->drop_keys : nullptr;
+    gt_linear_backward_cuda(dfc1, t->fc2_w.g, t->fc2_b.g, m->dpred, keys ? t->fc1_drop : fc1,
+                            t->fc2_w.p, nullptr, nullptr, B, d.H, d.A, GT_ACT_NONE, st);
     if (keys) gt_dropout_apply_cuda(dfc1, dfc1, keys, B, d.H, gt_dropout_threshold(p), gt_dropout_scale(p), st);
-    ready(m, G(m, "fc2.weight"));
+    ready(m, t->fc2_w.g);
     float *dcur = dbuf[0];
-    gt_linear_backward_cuda(dcur, G(m, "fc1.weight"), G(m, "fc1.bias"), dfc1, act(m, "conv.%d.out", L - 1),
-                            P(m, "fc1.weight"), fc1, fsc, B, d.C[L] * d.W, d.H, GT_ACT_RELU, st);
-    ready(m, G(m, "fc1.weight"));
+    gt_linear_backward_cuda(dcur, t->fc1_w.g, t->fc1_b.g, dfc1, t->conv_out[L - 1],
+                            t->fc1_w.p, fc1, fsc, B, d.C[L] * d.W, d.H, GT_ACT_RELU, st);
+    ready(m, t->fc1_w.g);
     for (int l = L - 1; l >= 0; l--) {
         float *dnext = l > 0 ? dbuf[(L - l) & 1] : nullptr;
-        const float *inp = l > 0 ? act(m, "conv.%d.out", l - 1) : m->x;
-        gt_conv1d_backward_cuda(dnext, G(m, "conv.%d.weight", l), G(m, "conv.%d.bias", l), dcur, inp,
-                                P(m, "conv.%d.weight", l), act(m, "conv.%d.out", l), m->work, B, d.C[l], d.C[l + 1],
-                                d.W, d.K[l], GT_ACT_RELU, st);
-        ready(m, G(m, "conv.%d.weight", l));
+        const float *inp = l > 0 ? t->conv_out[l - 1] : m->x;
+        if (m->conv_dnn[l])
+            gt_conv1d_cudnn_backward(m->conv_dnn[l], dnext, t->conv_w[l].g, t->conv_b[l].g, dcur, inp,
+                                     t->conv_w[l].p, t->conv_out[l], B, GT_ACT_RELU);
+        else
+            gt_conv1d_backward_cuda(dnext, t->conv_w[l].g, t->conv_b[l].g, dcur, inp, t->conv_w[l].p,
+                                    t->conv_out[l], m->work, B, d.C[l], d.C[l + 1], d.W, d.K[l], GT_ACT_RELU, st);
+        ready(m, t->conv_w[l].g);
         dcur = dnext;
     }
 }
 
 // =============================================================== s2p_tf ==
 static void tf_forward(gt_cuda_model *m, int B) {
+    const tf_tab *t = &m->tf;
     const gt_model_config *c = &m->plan.cfg;
     const int L = c->window, d = c->d_model, ff = c->d_ff, NH = c->n_heads, N = c->n_layers, mid = L / 2;
     const int BL = B * L;
     const float eps = GT_S2P_TF_LN_EPS;
     cudaStream_t st = m->stream;
-    float *lnbuf = act(m, "work.ln"), *gelu = act(m, "work.gelu");
-    float *h = act(m, "blocks.0.res_in");
-    gt_linear_forward_cuda(h, m->x, P(m, "embed.weight"), P(m, "embed.bias"), BL, c->n_in, d, GT_ACT_NONE, st);
-    gt_add_bcast_cuda(h, h, P(m, "pos"), (size_t)B, (size_t)L * d, st);
+    float *lnbuf = t->lnbuf, *gelu = t->gelu;
+    float *h = t->blk[0].res_in;
+    gt_linear_forward_cuda(h, m->x, t->embed_w.p, t->embed_b.p, BL, c->n_in, d, GT_ACT_NONE, st);
+    gt_add_bcast_cuda(h, h, t->pos.p, (size_t)B, (size_t)L * d, st);
     for (int l = 0; l < N; l++) {
         const bool last = l == N - 1;
-        float *res_in = act(m, "blocks.%d.res_in", l), *qkv = act(m, "blocks.%d.qkv", l);
-        float *att = act(m, "blocks.%d.att", l), *lse = act(m, "blocks.%d.lse", l);
-        float *res_mid = act(m, "blocks.%d.res_mid", l), *fc1 = act(m, "blocks.%d.fc1", l);
-        gt_layernorm_forward_cuda(lnbuf, act(m, "blocks.%d.ln1.mean", l), act(m, "blocks.%d.ln1.rstd", l), res_in,
-                                  P(m, "blocks.%d.ln1.weight", l), P(m, "blocks.%d.ln1.bias", l), BL, d, eps, st);
-        gt_linear_forward_cuda(qkv, lnbuf, P(m, "blocks.%d.attn.qkv.weight", l), P(m, "blocks.%d.attn.qkv.bias", l),
+        float *res_in = t->blk[l].res_in, *qkv = t->blk[l].qkv;
+        float *att = t->blk[l].att, *lse = t->blk[l].lse;
+        float *res_mid = t->blk[l].res_mid, *fc1 = t->blk[l].fc1;
+        gt_layernorm_forward_cuda(lnbuf, t->blk[l].ln1_mean, t->blk[l].ln1_rstd, res_in,
+                                  t->blk[l].ln1_w.p, t->blk[l].ln1_b.p, BL, d, eps, st);
+        gt_linear_forward_cuda(qkv, lnbuf, t->blk[l].qkv_w.p, t->blk[l].qkv_b.p,
                                BL, d, 3 * d, GT_ACT_NONE, st);
         const int R = last ? B : BL; // rows after attention
         const float *att_rows = att;
@@ -224,123 +272,125 @@ static void tf_forward(gt_cuda_model *m, int B) {
             gt_attention_forward_cuda(att, lse, m->work, qkv, B, L, d, NH, st);
         } else {
             gt_attention_forward_rows_cuda(att, lse, m->work, qkv, B, L, d, NH, mid, 1, st);
-            float *att_mid = act(m, "att_mid");
+            float *att_mid = t->att_mid;
             gt_gather_rows_cuda(att_mid, d, att + (size_t)mid * d, (size_t)L * d, B, d, st);
             att_rows = att_mid;
         }
-        gt_linear_forward_cuda(lnbuf, att_rows, P(m, "blocks.%d.attn.proj.weight", l),
-                               P(m, "blocks.%d.attn.proj.bias", l), R, d, d, GT_ACT_NONE, st);
+        gt_linear_forward_cuda(lnbuf, att_rows, t->blk[l].proj_w.p,
+                               t->blk[l].proj_b.p, R, d, d, GT_ACT_NONE, st);
         if (!last) {
             gt_add_cuda(res_mid, res_in, lnbuf, (size_t)BL * d, st);
         } else {
             gt_gather_rows_cuda(res_mid, d, res_in + (size_t)mid * d, (size_t)L * d, B, d, st);
             gt_add_cuda(res_mid, res_mid, lnbuf, (size_t)B * d, st);
         }
-        gt_layernorm_forward_cuda(lnbuf, act(m, "blocks.%d.ln2.mean", l), act(m, "blocks.%d.ln2.rstd", l), res_mid,
-                                  P(m, "blocks.%d.ln2.weight", l), P(m, "blocks.%d.ln2.bias", l), R, d, eps, st);
+        gt_layernorm_forward_cuda(lnbuf, t->blk[l].ln2_mean, t->blk[l].ln2_rstd, res_mid,
+                                  t->blk[l].ln2_w.p, t->blk[l].ln2_b.p, R, d, eps, st);
         if (m->fc1_bf16) { // fp32 pre-activation in the GELU buffer, kept in bf16 for backward
-            gt_linear_forward_cuda(gelu, lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l),
-                                   P(m, "blocks.%d.mlp.fc1.bias", l), R, d, ff, GT_ACT_NONE, st);
+            gt_linear_forward_cuda(gelu, lnbuf, t->blk[l].fc1_w.p,
+                                   t->blk[l].fc1_b.p, R, d, ff, GT_ACT_NONE, st);
             gt_gelu_forward_keep_bf16_cuda(gelu, (uint16_t *)fc1, gelu, (size_t)R * ff, st);
         } else {
-            gt_linear_forward_cuda(fc1, lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l),
-                                   P(m, "blocks.%d.mlp.fc1.bias", l), R, d, ff, GT_ACT_NONE, st);
+            gt_linear_forward_cuda(fc1, lnbuf, t->blk[l].fc1_w.p,
+                                   t->blk[l].fc1_b.p, R, d, ff, GT_ACT_NONE, st);
             gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st);
         }
-        gt_linear_forward_cuda(lnbuf, gelu, P(m, "blocks.%d.mlp.fc2.weight", l), P(m, "blocks.%d.mlp.fc2.bias", l),
+        gt_linear_forward_cuda(lnbuf, gelu, t->blk[l].fc2_w.p, t->blk[l].fc2_b.p,
                                R, ff, d, GT_ACT_NONE, st);
-        float *res_out = last ? act(m, "hmid") : act(m, "blocks.%d.res_in", l + 1);
+        float *res_out = last ? t->hmid : t->blk[l].res_out;
         gt_add_cuda(res_out, res_mid, lnbuf, (size_t)R * d, st);
     }
-    float *lnf = act(m, "ln_f.out");
-    gt_layernorm_forward_cuda(lnf, act(m, "ln_f.mean"), act(m, "ln_f.rstd"), act(m, "hmid"), P(m, "ln_f.weight"),
-                              P(m, "ln_f.bias"), B, d, eps, st);
-    gt_linear_forward_cuda(m->pred, lnf, P(m, "head.weight"), P(m, "head.bias"), B, d, c->n_out, GT_ACT_NONE, st);
+    float *lnf = t->lnf;
+    gt_layernorm_forward_cuda(lnf, t->lnf_mean, t->lnf_rstd, t->hmid, t->ln_f_w.p,
+                              t->ln_f_b.p, B, d, eps, st);
+    gt_linear_forward_cuda(m->pred, lnf, t->head_w.p, t->head_b.p, B, d, c->n_out, GT_ACT_NONE, st);
 }
 
 static void tf_backward(gt_cuda_model *m, int B) {
+    const tf_tab *t = &m->tf;
     const gt_model_config *c = &m->plan.cfg;
     const int L = c->window, d = c->d_model, ff = c->d_ff, NH = c->n_heads, N = c->n_layers, mid = L / 2;
     const int BL = B * L;
     const float eps = GT_S2P_TF_LN_EPS;
     cudaStream_t st = m->stream;
-    float *lnbuf = act(m, "work.ln"), *gelu = act(m, "work.gelu");
-    float *ln_mean = act(m, "work.ln_mean"), *ln_rstd = act(m, "work.ln_rstd");
-    float *dres = act(m, "grad.res"), *da = act(m, "grad.a"), *db = act(m, "grad.b");
-    float *dqkv = act(m, "grad.qkv"), *dff = act(m, "grad.ff"), *dlnf = act(m, "grad.ln_f"),
-          *dmid = act(m, "grad.mid");
-    gt_linear_backward_cuda(dlnf, G(m, "head.weight"), G(m, "head.bias"), m->dpred, act(m, "ln_f.out"),
-                            P(m, "head.weight"), nullptr, nullptr, B, d, c->n_out, GT_ACT_NONE, st);
-    gt_layernorm_backward_cuda(dmid, G(m, "ln_f.weight"), G(m, "ln_f.bias"), dlnf, act(m, "hmid"),
-                               P(m, "ln_f.weight"), act(m, "ln_f.mean"), act(m, "ln_f.rstd"), B, d, st);
-    ready(m, G(m, "ln_f.weight"));
+    float *lnbuf = t->lnbuf, *gelu = t->gelu;
+    float *ln_mean = t->ln_mean, *ln_rstd = t->ln_rstd;
+    float *dres = t->dres, *da = t->da, *db = t->db;
+    float *dqkv = t->dqkv, *dff = t->dff, *dlnf = t->dlnf,
+          *dmid = t->dmid;
+    gt_linear_backward_cuda(dlnf, t->head_w.g, t->head_b.g, m->dpred, t->lnf,
+                            t->head_w.p, nullptr, nullptr, B, d, c->n_out, GT_ACT_NONE, st);
+    gt_layernorm_backward_cuda(dmid, t->ln_f_w.g, t->ln_f_b.g, dlnf, t->hmid,
+                               t->ln_f_w.p, t->lnf_mean, t->lnf_rstd, B, d, st);
+    ready(m, t->ln_f_w.g);
     for (int l = N - 1; l >= 0; l--) {
         const bool last = l == N - 1;
         const int R = last ? B : BL;
         float *dcur = last ? dmid : dres; // d loss / d block output (R,d)
-        float *res_in = act(m, "blocks.%d.res_in", l), *qkv = act(m, "blocks.%d.qkv", l);
-        float *att = act(m, "blocks.%d.att", l), *lse = act(m, "blocks.%d.lse", l);
-        float *res_mid = act(m, "blocks.%d.res_mid", l), *fc1 = act(m, "blocks.%d.fc1", l);
+        float *res_in = t->blk[l].res_in, *qkv = t->blk[l].qkv;
+        float *att = t->blk[l].att, *lse = t->blk[l].lse;
+        float *res_mid = t->blk[l].res_mid, *fc1 = t->blk[l].fc1;
         // MLP half
         if (m->fc1_bf16) gt_gelu_forward_from_bf16_cuda(gelu, (const uint16_t *)fc1, (size_t)R * ff, st); // recompute
         else gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st);
-        gt_linear_backward_cuda(dff, G(m, "blocks.%d.mlp.fc2.weight", l), G(m, "blocks.%d.mlp.fc2.bias", l), dcur,
-                                gelu, P(m, "blocks.%d.mlp.fc2.weight", l), nullptr, nullptr, R, ff, d, GT_ACT_NONE,
+        gt_linear_backward_cuda(dff, t->blk[l].fc2_w.g, t->blk[l].fc2_b.g, dcur,
+                                gelu, t->blk[l].fc2_w.p, nullptr, nullptr, R, ff, d, GT_ACT_NONE,
                                 st);
         if (m->fc1_bf16) gt_gelu_backward_from_bf16_cuda(dff, dff, (const uint16_t *)fc1, (size_t)R * ff, st);
         else gt_gelu_backward_cuda(dff, dff, fc1, (size_t)R * ff, st);
-        gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_mid, P(m, "blocks.%d.ln2.weight", l),
-                                  P(m, "blocks.%d.ln2.bias", l), R, d, eps, st);
-        gt_linear_backward_cuda(da, G(m, "blocks.%d.mlp.fc1.weight", l), G(m, "blocks.%d.mlp.fc1.bias", l), dff,
-                                lnbuf, P(m, "blocks.%d.mlp.fc1.weight", l), nullptr, nullptr, R, d, ff, GT_ACT_NONE,
+        gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_mid, t->blk[l].ln2_w.p,
+                                  t->blk[l].ln2_b.p, R, d, eps, st);
+        gt_linear_backward_cuda(da, t->blk[l].fc1_w.g, t->blk[l].fc1_b.g, dff,
+                                lnbuf, t->blk[l].fc1_w.p, nullptr, nullptr, R, d, ff, GT_ACT_NONE,
                                 st);
-        gt_layernorm_backward_cuda(db, G(m, "blocks.%d.ln2.weight", l), G(m, "blocks.%d.ln2.bias", l), da, res_mid,
-                                   P(m, "blocks.%d.ln2.weight", l), act(m, "blocks.%d.ln2.mean", l),
-                                   act(m, "blocks.%d.ln2.rstd", l), R, d, st);
+        gt_layernorm_backward_cuda(db, t->blk[l].ln2_w.g, t->blk[l].ln2_b.g, da, res_mid,
+                                   t->blk[l].ln2_w.p, t->blk[l].ln2_mean,
+                                   t->blk[l].ln2_rstd, R, d, st);
         gt_add_cuda(dcur, dcur, db, (size_t)R * d, st); // now d/d res_mid
         // attention half
         if (!last) {
-            gt_linear_backward_cuda(da, G(m, "blocks.%d.attn.proj.weight", l), G(m, "blocks.%d.attn.proj.bias", l),
-                                    dres, att, P(m, "blocks.%d.attn.proj.weight", l), nullptr, nullptr, BL, d, d,
+            gt_linear_backward_cuda(da, t->blk[l].proj_w.g, t->blk[l].proj_b.g,
+                                    dres, att, t->blk[l].proj_w.p, nullptr, nullptr, BL, d, d,
                                     GT_ACT_NONE, st);
             gt_attention_backward_cuda(dqkv, m->work, da, qkv, att, lse, B, L, d, NH, st);
         } else {
-            gt_linear_backward_cuda(da, G(m, "blocks.%d.attn.proj.weight", l), G(m, "blocks.%d.attn.proj.bias", l),
-                                    dmid, act(m, "att_mid"), P(m, "blocks.%d.attn.proj.weight", l), nullptr, nullptr,
+            gt_linear_backward_cuda(da, t->blk[l].proj_w.g, t->blk[l].proj_b.g,
+                                    dmid, t->att_mid, t->blk[l].proj_w.p, nullptr, nullptr,
                                     B, d, d, GT_ACT_NONE, st);
             // da (B,d) -> db rows at mid of a (B,L,d) view: the rows op reads nothing else
             gt_gather_rows_cuda(db + (size_t)mid * d, (size_t)L * d, da, d, B, d, st);
             gt_attention_backward_rows_cuda(dqkv, m->work, db, qkv, att, lse, B, L, d, NH, mid, 1, st);
         }
-        gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_in, P(m, "blocks.%d.ln1.weight", l),
-                                  P(m, "blocks.%d.ln1.bias", l), BL, d, eps, st);
-        gt_linear_backward_cuda(da, G(m, "blocks.%d.attn.qkv.weight", l), G(m, "blocks.%d.attn.qkv.bias", l), dqkv,
-                                lnbuf, P(m, "blocks.%d.attn.qkv.weight", l), nullptr, nullptr, BL, d, 3 * d,
+        gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_in, t->blk[l].ln1_w.p,
+                                  t->blk[l].ln1_b.p, BL, d, eps, st);
+        gt_linear_backward_cuda(da, t->blk[l].qkv_w.g, t->blk[l].qkv_b.g, dqkv,
+                                lnbuf, t->blk[l].qkv_w.p, nullptr, nullptr, BL, d, 3 * d,
                                 GT_ACT_NONE, st);
         if (!last) {
-            gt_layernorm_backward_cuda(db, G(m, "blocks.%d.ln1.weight", l), G(m, "blocks.%d.ln1.bias", l), da, res_in,
-                                       P(m, "blocks.%d.ln1.weight", l), act(m, "blocks.%d.ln1.mean", l),
-                                       act(m, "blocks.%d.ln1.rstd", l), BL, d, st);
+            gt_layernorm_backward_cuda(db, t->blk[l].ln1_w.g, t->blk[l].ln1_b.g, da, res_in,
+                                       t->blk[l].ln1_w.p, t->blk[l].ln1_mean,
+                                       t->blk[l].ln1_rstd, BL, d, st);
             gt_add_cuda(dres, dres, db, (size_t)BL * d, st); // now d/d res_in
         } else {
-            gt_layernorm_backward_cuda(dres, G(m, "blocks.%d.ln1.weight", l), G(m, "blocks.%d.ln1.bias", l), da,
-                                       res_in, P(m, "blocks.%d.ln1.weight", l), act(m, "blocks.%d.ln1.mean", l),
-                                       act(m, "blocks.%d.ln1.rstd", l), BL, d, st);
+            gt_layernorm_backward_cuda(dres, t->blk[l].ln1_w.g, t->blk[l].ln1_b.g, da,
+                                       res_in, t->blk[l].ln1_w.p, t->blk[l].ln1_mean,
+                                       t->blk[l].ln1_rstd, BL, d, st);
             // residual path res_in[:, mid] -> res_mid: dres[:, mid] += dmid (da is free now)
             gt_gather_rows_cuda(da, d, dres + (size_t)mid * d, (size_t)L * d, B, d, st);
             gt_add_cuda(da, da, dmid, (size_t)B * d, st);
             gt_gather_rows_cuda(dres + (size_t)mid * d, (size_t)L * d, da, d, B, d, st);
         }
-        ready(m, G(m, "blocks.%d.ln1.weight", l));
+        ready(m, t->blk[l].ln1_w.g);
     }
-    gt_sum_rows_acc_cuda(G(m, "pos"), dres, (size_t)B, (size_t)L * d, st);
-    gt_linear_backward_cuda(nullptr, G(m, "embed.weight"), G(m, "embed.bias"), dres, m->x, P(m, "embed.weight"),
+    gt_sum_rows_acc_cuda(t->pos.g, dres, (size_t)B, (size_t)L * d, st);
+    gt_linear_backward_cuda(nullptr, t->embed_w.g, t->embed_b.g, dres, m->x, t->embed_w.p,
                             nullptr, nullptr, BL, c->n_in, d, GT_ACT_NONE, st);
-    ready(m, G(m, "embed.weight"));
+    ready(m, t->embed_w.g);
 }
 
 // ================================================================= lstm ==
 static void lstm_forward(gt_cuda_model *m, int B) {
+    const lstm_tab *t = &m->lstm;
     const gt_model_config *c = &m->plan.cfg;
     const int T = c->window, C = c->n_in, H = c->hidden, NL = c->n_layers;
     cudaStream_t st = m->stream;
@@ -349,64 +399,65 @@ static void lstm_forward(gt_cuda_model *m, int B) {
         const float *w_ih[GT_LSTM_MAX_LAYERS], *w_hh[GT_LSTM_MAX_LAYERS], *b_ih[GT_LSTM_MAX_LAYERS],
             *b_hh[GT_LSTM_MAX_LAYERS];
         for (int k = 0; k < NL; k++) {
-            w_ih[k] = P(m, "lstm.weight_ih_l%d", k), w_hh[k] = P(m, "lstm.weight_hh_l%d", k);
-            b_ih[k] = P(m, "lstm.bias_ih_l%d", k), b_hh[k] = P(m, "lstm.bias_hh_l%d", k);
+            w_ih[k] = t->w_ih[k].p, w_hh[k] = t->w_hh[k].p;
+            b_ih[k] = t->b_ih[k].p, b_hh[k] = t->b_hh[k].p;
         }
-        inp = act(m, "lstm.%d.h", NL - 1);
+        inp = t->h[NL - 1];
         gt_lstm_cudnn_forward_stack(m->lstm_dnn, (float *)inp, m->x, w_ih, w_hh, b_ih, b_hh, B);
     }
     for (int k = 0; k < NL && !m->lstm_dnn_stack; k++) {
-        float *h = act(m, "lstm.%d.h", k);
+        float *h = t->h[k];
         if (m->lstm_dnn) { // lstm.%d.c and lstm.%d.gates stay unused: cuDNN keeps its own in its reserve space
-            gt_lstm_cudnn_forward(m->lstm_dnn, k, h, inp, P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k),
-                                  P(m, "lstm.bias_ih_l%d", k), P(m, "lstm.bias_hh_l%d", k), B);
+            gt_lstm_cudnn_forward(m->lstm_dnn, k, h, inp, t->w_ih[k].p, t->w_hh[k].p,
+                                  t->b_ih[k].p, t->b_hh[k].p, B);
             inp = h;
             continue;
         }
-        gt_lstm_forward_cuda(h, act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), inp, P(m, "lstm.weight_ih_l%d", k),
-                             P(m, "lstm.weight_hh_l%d", k), P(m, "lstm.bias_ih_l%d", k), P(m, "lstm.bias_hh_l%d", k),
+        gt_lstm_forward_cuda(h, t->c[k], t->gates[k], inp, t->w_ih[k].p,
+                             t->w_hh[k].p, t->b_ih[k].p, t->b_hh[k].p,
                              B, T, k == 0 ? C : H, H, st);
         inp = h;
     }
-    gt_linear_forward_cuda(m->pred, inp, P(m, "head.weight"), P(m, "head.bias"), B * T, H, C, GT_ACT_NONE, st);
+    gt_linear_forward_cuda(m->pred, inp, t->head_w.p, t->head_b.p, B * T, H, C, GT_ACT_NONE, st);
 }
 
 static void lstm_backward(gt_cuda_model *m, int B) {
+    const lstm_tab *t = &m->lstm;
     const gt_model_config *c = &m->plan.cfg;
     const int T = c->window, C = c->n_in, H = c->hidden, NL = c->n_layers, top = NL - 1;
     cudaStream_t st = m->stream;
-    float *dh[2] = {act(m, "grad.h0"), act(m, "grad.h1")};
-    float *dgates = act(m, "grad.gates");
+    float *dh[2] = {t->dh[0], t->dh[1]};
+    float *dgates = t->dgates;
     float *dcur = dh[0];
-    gt_linear_backward_cuda(dcur, G(m, "head.weight"), G(m, "head.bias"), m->dpred, act(m, "lstm.%d.h", top),
-                            P(m, "head.weight"), nullptr, nullptr, B * T, H, C, GT_ACT_NONE, st);
-    ready(m, G(m, "head.weight"));
+    gt_linear_backward_cuda(dcur, t->head_w.g, t->head_b.g, m->dpred, t->h[top],
+                            t->head_w.p, nullptr, nullptr, B * T, H, C, GT_ACT_NONE, st);
+    ready(m, t->head_w.g);
     if (m->lstm_dnn_stack) { // one call; then each layer's report, in the kernels' order
         float *dw_ih[GT_LSTM_MAX_LAYERS], *dw_hh[GT_LSTM_MAX_LAYERS], *db_ih[GT_LSTM_MAX_LAYERS],
             *db_hh[GT_LSTM_MAX_LAYERS];
         for (int k = 0; k < NL; k++) {
-            dw_ih[k] = G(m, "lstm.weight_ih_l%d", k), dw_hh[k] = G(m, "lstm.weight_hh_l%d", k);
-            db_ih[k] = G(m, "lstm.bias_ih_l%d", k), db_hh[k] = G(m, "lstm.bias_hh_l%d", k);
+            dw_ih[k] = t->w_ih[k].g, dw_hh[k] = t->w_hh[k].g;
+            db_ih[k] = t->b_ih[k].g, db_hh[k] = t->b_hh[k].g;
         }
         gt_lstm_cudnn_backward_stack(m->lstm_dnn, nullptr, dw_ih, dw_hh, db_ih, db_hh, dcur, m->x,
-                                     act(m, "lstm.%d.h", top), B);
-        for (int k = top; k >= 0; k--) ready(m, G(m, "lstm.weight_ih_l%d", k));
+                                     t->h[top], B);
+        for (int k = top; k >= 0; k--) ready(m, t->w_ih[k].g);
         return;
     }
     for (int k = top; k >= 0; k--) {
         float *dnext = k > 0 ? dh[(top - k + 1) & 1] : nullptr;
-        const float *inp = k > 0 ? act(m, "lstm.%d.h", k - 1) : m->x;
+        const float *inp = k > 0 ? t->h[k - 1] : m->x;
         if (m->lstm_dnn) // one layer per call: its gradients are reported as the kernels' are
-            gt_lstm_cudnn_backward(m->lstm_dnn, k, dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
-                                   G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dcur, inp,
-                                   act(m, "lstm.%d.h", k), B);
+            gt_lstm_cudnn_backward(m->lstm_dnn, k, dnext, t->w_ih[k].g, t->w_hh[k].g,
+                                   t->b_ih[k].g, t->b_hh[k].g, dcur, inp,
+                                   t->h[k], B);
         else
-            gt_lstm_backward_cuda(dnext, G(m, "lstm.weight_ih_l%d", k), G(m, "lstm.weight_hh_l%d", k),
-                                  G(m, "lstm.bias_ih_l%d", k), G(m, "lstm.bias_hh_l%d", k), dgates, m->work, dcur, inp,
-                                  P(m, "lstm.weight_ih_l%d", k), P(m, "lstm.weight_hh_l%d", k),
-                                  act(m, "lstm.%d.h", k), act(m, "lstm.%d.c", k), act(m, "lstm.%d.gates", k), B, T,
+            gt_lstm_backward_cuda(dnext, t->w_ih[k].g, t->w_hh[k].g,
+                                  t->b_ih[k].g, t->b_hh[k].g, dgates, m->work, dcur, inp,
+                                  t->w_ih[k].p, t->w_hh[k].p,
+                                  t->h[k], t->c[k], t->gates[k], B, T,
                                   k == 0 ? C : H, H, c->tbptt, st);
-        ready(m, G(m, "lstm.weight_ih_l%d", k));
+        ready(m, t->w_ih[k].g);
         dcur = dnext;
     }
 }
@@ -432,6 +483,61 @@ __global__ void k_lstm_loss(double *s, float *dpred, const float *pred, const fl
 __global__ void k_lstm_loss_fin(float *loss, const double *s, double denom) { *loss = (float)(s[0] / denom); }
 
 // =========================================================== generic API ==
+// The kind's pointer table, by name, once (m->acts and m->params placed).
+static void tables_build(gt_cuda_model *m) {
+    const gt_model_config *c = &m->plan.cfg;
+    if (c->kind == GT_MODEL_S2P_CNN) {
+        cnn_tab *t = &m->cnn;
+        for (int l = 0; l < c->n_layers; l++) {
+            t->conv_w[l] = PG(m, "conv.%d.weight", l);
+            t->conv_b[l] = PG(m, "conv.%d.bias", l);
+            t->conv_out[l] = act(m, "conv.%d.out", l);
+        }
+        t->fc1_w = PG(m, "fc1.weight"), t->fc1_b = PG(m, "fc1.bias");
+        t->fc2_w = PG(m, "fc2.weight"), t->fc2_b = PG(m, "fc2.bias");
+        t->fc1 = act(m, "fc1.out"), t->dfc1 = act(m, "fc1.dout"), t->fc1_scratch = act(m, "fc1.scratch");
+        t->fc1_drop = act_find(m, "fc1.drop"); // planned only with dropout > 0
+        t->drop_keys = (uint64_t *)act_find(m, "fc1.drop_keys");
+        t->dbuf[0] = act(m, "conv.dbuf0"), t->dbuf[1] = act(m, "conv.dbuf1");
+    } else if (c->kind == GT_MODEL_S2P_TF) {
+        tf_tab *t = &m->tf;
+        t->embed_w = PG(m, "embed.weight"), t->embed_b = PG(m, "embed.bias"), t->pos = PG(m, "pos");
+        t->ln_f_w = PG(m, "ln_f.weight"), t->ln_f_b = PG(m, "ln_f.bias");
+        t->head_w = PG(m, "head.weight"), t->head_b = PG(m, "head.bias");
+        for (int l = 0; l < c->n_layers; l++) {
+            tf_block_tab *k = &t->blk[l];
+            k->ln1_w = PG(m, "blocks.%d.ln1.weight", l), k->ln1_b = PG(m, "blocks.%d.ln1.bias", l);
+            k->qkv_w = PG(m, "blocks.%d.attn.qkv.weight", l), k->qkv_b = PG(m, "blocks.%d.attn.qkv.bias", l);
+            k->proj_w = PG(m, "blocks.%d.attn.proj.weight", l), k->proj_b = PG(m, "blocks.%d.attn.proj.bias", l);
+            k->ln2_w = PG(m, "blocks.%d.ln2.weight", l), k->ln2_b = PG(m, "blocks.%d.ln2.bias", l);
+            k->fc1_w = PG(m, "blocks.%d.mlp.fc1.weight", l), k->fc1_b = PG(m, "blocks.%d.mlp.fc1.bias", l);
+            k->fc2_w = PG(m, "blocks.%d.mlp.fc2.weight", l), k->fc2_b = PG(m, "blocks.%d.mlp.fc2.bias", l);
+            k->res_in = act(m, "blocks.%d.res_in", l), k->qkv = act(m, "blocks.%d.qkv", l);
+            k->att = act(m, "blocks.%d.att", l), k->lse = act(m, "blocks.%d.lse", l);
+            k->res_mid = act(m, "blocks.%d.res_mid", l), k->fc1 = act(m, "blocks.%d.fc1", l);
+            k->ln1_mean = act(m, "blocks.%d.ln1.mean", l), k->ln1_rstd = act(m, "blocks.%d.ln1.rstd", l);
+            k->ln2_mean = act(m, "blocks.%d.ln2.mean", l), k->ln2_rstd = act(m, "blocks.%d.ln2.rstd", l);
+            k->res_out = l == c->n_layers - 1 ? act(m, "hmid") : act(m, "blocks.%d.res_in", l + 1);
+        }
+        t->att_mid = act(m, "att_mid"), t->hmid = act(m, "hmid");
+        t->lnf = act(m, "ln_f.out"), t->lnf_mean = act(m, "ln_f.mean"), t->lnf_rstd = act(m, "ln_f.rstd");
+        t->lnbuf = act(m, "work.ln"), t->gelu = act(m, "work.gelu");
+        t->ln_mean = act(m, "work.ln_mean"), t->ln_rstd = act(m, "work.ln_rstd");
+        t->dres = act(m, "grad.res"), t->da = act(m, "grad.a"), t->db = act(m, "grad.b");
+        t->dqkv = act(m, "grad.qkv"), t->dff = act(m, "grad.ff"), t->dlnf = act(m, "grad.ln_f");
+        t->dmid = act(m, "grad.mid");
+    } else {
+        lstm_tab *t = &m->lstm;
+        for (int k = 0; k < c->n_layers; k++) {
+            t->w_ih[k] = PG(m, "lstm.weight_ih_l%d", k), t->w_hh[k] = PG(m, "lstm.weight_hh_l%d", k);
+            t->b_ih[k] = PG(m, "lstm.bias_ih_l%d", k), t->b_hh[k] = PG(m, "lstm.bias_hh_l%d", k);
+            t->h[k] = act(m, "lstm.%d.h", k), t->c[k] = act(m, "lstm.%d.c", k);
+            t->gates[k] = act(m, "lstm.%d.gates", k);
+        }
+        t->head_w = PG(m, "head.weight"), t->head_b = PG(m, "head.bias");
+        t->dh[0] = act(m, "grad.h0"), t->dh[1] = act(m, "grad.h1"), t->dgates = act(m, "grad.gates");
+    }
+}
 extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     GT_CHECK(host != nullptr, GT_EXIT_INTERNAL, "gt_cuda_model_create: NULL host template");
     GT_CHECK(amp >= 0 && amp <= 3, GT_EXIT_USAGE, "cuda model: amp must be 0 (fp32), 1 (bf16), 2 (fp16), 3 (tf32)");
@@ -466,6 +572,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     m->mask = dalloc(m, B * m->plan.n_y);
     GT_CHECK(c->kind == GT_MODEL_S2P_CNN || c->kind == GT_MODEL_S2P_TF || c->kind == GT_MODEL_LSTM, GT_EXIT_USAGE,
              "cuda model: kind %d not supported", (int)c->kind);
+    tables_build(m);
     m->n_work = gt_model_device_work_elems(c); /* the planner's formula (nn/model.h) */
     m->work = dalloc(m, m->n_work);
     m->loss_dev = dalloc(m, 2);
@@ -492,6 +599,26 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
                                            m->prec, m->work + ks, m->n_work - ks, m->stream);
         m->lstm_dnn_stack = m->lstm_dnn && stack;
     }
+    if (c->kind == GT_MODEL_S2P_CNN && gt_model_conv_cudnn()) { // one area after the kernels' scratch, all layers
+        const cnn_dims d = cnn_get(c);
+        size_t ks = 0;
+        for (int l = 0; l < d.L; l++) {
+            const size_t s = gt_conv1d_cuda_scratch_size(d.C[l], d.C[l + 1], d.W, d.K[l]);
+            ks = s > ks ? s : ks;
+        }
+        ks = gt_conv1d_cudnn_al(ks);
+        int ok = 1;
+        for (int l = 0; l < d.L && ok; l++) {
+            m->conv_dnn[l] = gt_conv1d_cudnn_create(c->max_batch, d.C[l], d.C[l + 1], d.W, d.K[l], m->prec,
+                                                    m->work + ks, m->n_work - ks, m->stream);
+            ok = m->conv_dnn[l] != nullptr;
+        }
+        if (!ok) // all layers or none: one way per model
+            for (int l = 0; l < d.L; l++) {
+                gt_conv1d_cudnn_free(m->conv_dnn[l]);
+                m->conv_dnn[l] = nullptr;
+            }
+    }
     CUDA_CHECK(cudaStreamSynchronize(m->stream)); // zeroed and uploaded before create returns
     gt_model_sizes sz = {np, host->n_act_elems, m->plan.n_x, m->plan.n_y, 0, m->plan.n_act_elems};
     GT_CHECK(m->device_bytes == gt_model_device_bytes(c, &sz), GT_EXIT_INTERNAL,
@@ -504,6 +631,7 @@ extern "C" void gt_cuda_model_free(gt_cuda_model *m) {
     if (!m) return;
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
     gt_lstm_cudnn_free(m->lstm_dnn);
+    for (int l = 0; l < GT_MODEL_MAX_CONV; l++) gt_conv1d_cudnn_free(m->conv_dnn[l]);
     gt_cuda_free(m->params);
     gt_cuda_free(m->grads);
     gt_cuda_free(m->adam_m);
@@ -536,6 +664,11 @@ extern "C" size_t gt_cuda_model_device_bytes(const gt_cuda_model *m) { return m-
 extern "C" const char *gt_cuda_model_lstm_impl(const gt_cuda_model *m) {
     if (m->plan.cfg.kind != GT_MODEL_LSTM) return "none";
     return m->lstm_dnn_stack ? "cudnn-stack" : m->lstm_dnn ? "cudnn" : "kernels";
+}
+extern "C" const char *gt_cuda_model_conv_impl(const gt_cuda_model *m) {
+    if (m->plan.cfg.kind != GT_MODEL_S2P_CNN) return "none";
+    if (!m->conv_dnn[0]) return "kernels";
+    return gt_conv1d_cudnn_fused(m->conv_dnn[0]) ? "cudnn" : "cudnn-unfused";
 }
 extern "C" float *gt_cuda_model_params(gt_cuda_model *m) { return m->params; }
 extern "C" float *gt_cuda_model_grads(gt_cuda_model *m) { return m->grads; }
@@ -743,7 +876,8 @@ extern "C" void gt_cuda_model_set_dropout(gt_cuda_model *m, const uint64_t *base
     if (!base || !(m->plan.cfg.dropout > 0.0f)) return;
     GT_CHECK(B > 0 && B <= m->plan.cfg.max_batch, GT_EXIT_INTERNAL, "dropout keys for batch %d", B);
     // B uint64 keys = 2B floats of the planned act "fc1.drop_keys"; staged from pageable memory
-    copy_on(m, act(m, "fc1.drop_keys"), base, 2 * (size_t)B, cudaMemcpyHostToDevice);
+    float *keys = m->cnn.drop_keys ? (float *)m->cnn.drop_keys : act(m, "fc1.drop_keys");
+    copy_on(m, keys, base, 2 * (size_t)B, cudaMemcpyHostToDevice);
     m->drop_on = 1;
 }
 

@@ -89,6 +89,47 @@ void gt_conv1d_backward_cuda(float *dinp, float *dw, float *db, const float *dou
                              const float *w, const float *out, float *scratch, int B, int IC, int OC,
                              int W, int K, gt_act act, cudaStream_t stream);
 
+/* ---------------------------------------------------- conv1d on cuDNN --
+ * nn/ops/cuda/conv_cudnn.cu: the same layer (layouts (B,C,W), 'same'
+ * padding: pad_l = (K-1)/2 zeros on the left, K-1-pad_l on the right) through
+ * cuDNN's convolution API on 2-D descriptors of height 1, with algorithms
+ * fixed at creation, all deterministic (a run is bit-identical to a rerun):
+ *   forward   cudnnConvolutionBiasActivationForward (bias and ReLU fused),
+ *             CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM; where cuDNN
+ *             refuses the fused call, cudnnConvolutionForward with the same
+ *             algorithm and a bias + activation kernel;
+ *   dinput    cudnnConvolutionBackwardData, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+ *   dweight   cudnnConvolutionBackwardFilter, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+ *             beta = 1 (accumulates);
+ *   dbias     a fixed-order block sum per output channel (no atomics).
+ * An object serves one layer shape at any batch B <= max_batch; its buffers
+ * are pieces of `area` (gt_conv1d_cudnn_area_elems(max_batch, IC, OC, W, K)
+ * floats, nn/ops/cuda/sizes.h), owned by the caller and shareable between
+ * objects used one after the other on one stream: nothing allocates after
+ * creation, so the calls can be captured into a CUDA graph. */
+typedef struct gt_conv1d_cudnn gt_conv1d_cudnn;
+/* 1 when the build has cuDNN (GT_HAVE_CUDNN). */
+int gt_conv1d_cudnn_available(void);
+/* Make the object on `stream` (its cuDNN handle: gt_cuda_cudnn). prec picks
+ * the math: FP32 plain FMA, the other modes let cuDNN use TF32 tensor cores.
+ * Returns NULL, with a warning saying why, when the build has no cuDNN or a
+ * workspace cuDNN asks for exceeds the area's bound; creation only (host
+ * queries, no stream work). */
+gt_conv1d_cudnn *gt_conv1d_cudnn_create(int max_batch, int IC, int OC, int W, int K, gt_cuda_prec prec,
+                                        float *area, size_t n_area, cudaStream_t stream);
+void gt_conv1d_cudnn_free(gt_conv1d_cudnn *c); /* NULL allowed; the area stays the caller's */
+/* out (B,OC,W) = act(conv(inp (B,IC,W), w (OC,IC,K)) + b (OC)); b may be NULL. */
+void gt_conv1d_cudnn_forward(gt_conv1d_cudnn *c, float *out, const float *inp, const float *w, const float *b,
+                             int B, gt_act act);
+/* dinp (B,IC,W) assigned (NULL: not needed); dw (OC,IC,K), db (OC) accumulated
+ * (+=; db may be NULL); dout (B,OC,W); out: the forward's output (read for
+ * GT_ACT_RELU). */
+void gt_conv1d_cudnn_backward(gt_conv1d_cudnn *c, float *dinp, float *dw, float *db, const float *dout,
+                              const float *inp, const float *w, const float *out, int B, gt_act act);
+/* 1 while the forward runs the fused bias + activation call (0 after cuDNN
+ * refused it once: the unfused way from then on). */
+int gt_conv1d_cudnn_fused(const gt_conv1d_cudnn *c);
+
 /* ------------------------------------------------------- activations -- */
 void gt_relu_forward_cuda(float *out, const float *inp, size_t n, cudaStream_t stream);
 void gt_relu_backward_cuda(float *dinp, const float *dout, const float *out, size_t n, cudaStream_t stream);

@@ -68,4 +68,23 @@ static inline size_t gt_lstm_cudnn_area_elems(int B, int T, int C, int H, int NL
     return n;
 }
 
+/* conv1d on cuDNN (nn/ops/cuda/conv_cudnn.cu): one area, shared by every
+ * layer of a model (the layers run one after the other on one stream; nothing
+ * in it lives from a forward to its backward): the masked output gradient
+ * dz (B, OC, W); for an even kernel the input padded on the right by one
+ * zero column and its gradient, (B, IC, W+1) each ('same' padding puts one
+ * more zero on the right than on the left, and cuDNN pads symmetrically); and
+ * cuDNN's workspace. cuDNN's workspace sizes are only known on a GPU
+ * (cudnnGet*WorkspaceSize), so the planner counts a fixed bound and creation
+ * checks every size cuDNN asks for, at every batch up to max_batch, against
+ * it (the model keeps the kernels, with a warning naming the size, when one
+ * does not fit). Floats, each piece 256-byte aligned. */
+#define GT_CONV1D_CUDNN_WS_ELEMS ((size_t)8 << 20) /* 32 MiB */
+static inline size_t gt_conv1d_cudnn_al(size_t n) { return (n + 63) / 64 * 64; }
+static inline size_t gt_conv1d_cudnn_area_elems(int B, int IC, int OC, int W, int K) {
+    size_t n = gt_conv1d_cudnn_al((size_t)B * OC * W);
+    if (K % 2 == 0) n += 2 * gt_conv1d_cudnn_al((size_t)B * IC * ((size_t)W + 1));
+    return n + GT_CONV1D_CUDNN_WS_ELEMS;
+}
+
 #endif
