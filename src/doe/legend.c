@@ -14,17 +14,30 @@
 #include "io/format.h"
 #include "synth/synth.h"
 
-int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int max_names) {
-    int n = 0;
+/* HDF5's error printing off while a file that may not be ours is probed:
+ * open_quiet opens path read-only (< 0 when it cannot) and keeps the old
+ * handler in *q for close_quiet, which closes f (when open) and restores it. */
+typedef struct quiet_h5 {
     H5E_auto2_t fn;
     void *data;
-    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+} quiet_h5;
+static hid_t open_quiet(const char *path, quiet_h5 *q) {
+    H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) {
-        H5Eset_auto2(H5E_DEFAULT, fn, data);
-        return -1;
-    }
+    if (f < 0) H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
+    return f;
+}
+static void close_quiet(hid_t f, const quiet_h5 *q) {
+    H5Fclose(f);
+    H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
+}
+
+int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int max_names) {
+    int n = 0;
+    quiet_h5 q;
+    hid_t f = open_quiet(path, &q);
+    if (f < 0) return -1;
     if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/condition", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/legend/condition", H5P_DEFAULT);
         hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
@@ -45,8 +58,7 @@ int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int 
         if (sp >= 0) H5Sclose(sp);
         if (d >= 0) H5Dclose(d);
     }
-    H5Fclose(f);
-    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    close_quiet(f, &q);
     if (n == 0) /* no legend: the synthetic generator's codes (docs/data-format.md) */
         for (; n < GT_PDM_N_CONDITIONS && n < max_names; n++) snprintf(names[n], GT_DOE_NAME_LEN, "%s", gt_pdm_condition_name(n));
     return n;
@@ -54,15 +66,9 @@ int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int 
 
 int gt_doe_care_event_ids(const char *path, int64_t **ids) {
     *ids = NULL;
-    H5E_auto2_t fn;
-    void *data;
-    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) {
-        H5Eset_auto2(H5E_DEFAULT, fn, data);
-        return -1;
-    }
+    quiet_h5 q;
+    hid_t f = open_quiet(path, &q);
+    if (f < 0) return -1;
     int n = 0;
     if (H5Lexists(f, "/care_events", H5P_DEFAULT) > 0 && H5Lexists(f, "/care_events/event_id", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, "/care_events/event_id", H5P_DEFAULT);
@@ -75,7 +81,6 @@ int gt_doe_care_event_ids(const char *path, int64_t **ids) {
         if (sp >= 0) H5Sclose(sp);
         if (d >= 0) H5Dclose(d);
     }
-    H5Fclose(f);
-    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    close_quiet(f, &q);
     return n;
 }

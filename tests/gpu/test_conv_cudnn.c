@@ -19,7 +19,7 @@
  *     the cuDNN path replays to the eager step's result (test_graph_cuda.c's
  *     rule: loss 1e-6, params and moments 1e-6 x max + 1e-5 relative).
  * Skips (77) without a GPU or without cuDNN in the build. */
-#include "gpu_test_util.h"
+#include "gpu_graph_util.h"
 #include "nn/cuda_model.h"
 #include "nn/model.h"
 #include "nn/ops/ops.h"
@@ -137,58 +137,20 @@ static void test_model(int W, int B) {
     gt_model_free(m);
 }
 
-static void graph_step(gt_cuda_model *g, int B, const float *y, const float *mask, const gt_adamw_config *opt) {
-    gt_cuda_model_zero_grad(g);
-    gt_cuda_model_forward(g, gt_cuda_model_x(g), B, 1);
-    gt_cuda_model_loss_async(g, y, mask);
-    gt_cuda_model_backward(g, 1.0f);
-    gt_cuda_model_clip_grad_norm_async(g, 1.0f);
-    gt_cuda_model_adamw_step(g, opt, 1e-3f, 2, 0);
-}
-
 static void test_graph(void) {
     gt_model_config cfg;
     cnn_config(&cfg, 99, 7);
     printf("== device model s2p_cnn on %s: graph replay vs eager ==\n", getenv("GT_CONV_IMPL"));
     gt_model *h = gt_model_create(&cfg);
     gt_model_init(h, 7);
-    const size_t np = h->n_params, B = (size_t)cfg.max_batch, ny = B * h->n_y;
+    const size_t B = (size_t)cfg.max_batch, ny = B * h->n_y;
     gt_cuda_model *g = gt_cuda_model_create(h, GT_PREC_FP32);
     TEST_REQUIRE(strncmp(gt_cuda_model_conv_impl(g), "cudnn", 5) == 0);
-    cudaStream_t st = gt_cuda_model_stream(g);
     float *xh = gtu_rand(B * h->n_x, 1.0f), *yh = gtu_rand(ny, 0.5f);
     gt_cuda_upload(gt_cuda_model_x(g), xh, B * h->n_x);
     float *y = gtu_dev(yh, ny);
-    gt_adamw_config opt = {0.9, 0.999, 1e-8, 0.01};
-    graph_step(g, (int)B, y, NULL, &opt); /* S0 after one eager step */
-    float *p0 = malloc(np * 4), *m0 = malloc(np * 4), *v0 = malloc(np * 4);
-    float *pe = malloc(np * 4), *me = malloc(np * 4), *ve = malloc(np * 4);
-    float *pg = malloc(np * 4), *mg = malloc(np * 4), *vg = malloc(np * 4);
-    gt_cuda_model_get_state(g, p0, NULL, m0, v0, np);
-    graph_step(g, (int)B, y, NULL, &opt);
-    float le = gt_cuda_model_last_loss(g);
-    gt_cuda_model_get_state(g, pe, NULL, me, ve, np);
-    gt_cuda_model_set_state(g, p0, NULL, m0, v0, np);
-    cudaGraph_t gr;
-    cudaGraphExec_t exec;
-    TEST_REQUIRE(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-    graph_step(g, (int)B, y, NULL, &opt);
-    cudaError_t e = cudaStreamEndCapture(st, &gr);
-    printf("  capture: %s\n", cudaGetErrorString(e));
-    TEST_REQUIRE(e == cudaSuccess);
-    TEST_REQUIRE(cudaGraphInstantiate(&exec, gr, 0) == cudaSuccess);
-    TEST_REQUIRE(cudaGraphLaunch(exec, st) == cudaSuccess);
-    float lg = gt_cuda_model_last_loss(g);
-    gt_cuda_model_get_state(g, pg, NULL, mg, vg, np);
-    printf("  loss eager %.9g graph %.9g\n", le, lg);
-    TEST_CLOSE(lg, le, 0, 1e-6);
-    gtu_close("params", pg, pe, np, 1e-6, 1e-5);
-    gtu_close("adam_m", mg, me, np, 1e-6, 1e-5);
-    gtu_close("adam_v", vg, ve, np, 1e-6, 1e-5);
-    TEST_CHECK(cudaGetLastError() == cudaSuccess);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(gr);
-    free(p0), free(m0), free(v0), free(pe), free(me), free(ve), free(pg), free(mg), free(vg), free(xh), free(yh);
+    gtu_check_graph_step(g, (int)B, y, 0);
+    free(xh), free(yh);
     gt_cuda_free(y);
     gt_cuda_model_free(g);
     gt_model_free(h);

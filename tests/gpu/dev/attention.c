@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "gpu_test_util.h"
+#include "lab.h"
 #include "nn/ops/attention.h"
 
 #define BF16_PEAK_FLOPS 989e12
@@ -71,44 +72,24 @@ static const variant VARIANTS[] = {
     {"tc_bf16", GT_PREC_BF16, tc_fwd, tc_bwd, 1.5e-2, 3e-2},
 };
 
-static double rel_l2(const float *got, const float *ref, size_t n) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 /* median ms of reps calls of fwd (which = 0) or bwd (which = 1) */
 typedef struct lab_bufs {
     float *qkv, *out, *lse, *dout, *dqkv, *scratch;
 } lab_bufs;
+typedef struct lab_call {
+    const variant *v;
+    const lab_bufs *d;
+    const lab_shape *s;
+    int which;
+} lab_call;
+static void run_call(void *ctx) {
+    const lab_call *c = ctx;
+    if (c->which == 0) c->v->fwd(c->d->out, c->d->lse, c->d->scratch, c->d->qkv, c->s);
+    else c->v->bwd(c->d->dqkv, c->d->scratch, c->d->dout, c->d->qkv, c->d->out, c->d->lse, c->s);
+}
 static float time_calls(const variant *v, const lab_bufs *d, const lab_shape *s, int which, int reps, int warmup) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    float *ms = malloc(sizeof(float) * reps);
-    for (int i = -warmup; i < reps; i++) {
-        cudaEventRecord(e0, 0);
-        if (which == 0) v->fwd(d->out, d->lse, d->scratch, d->qkv, s);
-        else v->bwd(d->dqkv, d->scratch, d->dout, d->qkv, d->out, d->lse, s);
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        if (i >= 0) cudaEventElapsedTime(&ms[i], e0, e1);
-    }
-    qsort(ms, reps, sizeof(float), cmp_float);
-    float med = ms[reps / 2];
-    free(ms);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return med;
+    lab_call c = {v, d, s, which};
+    return lab_median_ms(run_call, &c, 0, reps, warmup);
 }
 
 int main(int argc, char **argv) {
@@ -183,8 +164,8 @@ int main(int argc, char **argv) {
         int ok = 1;
         if (nb_check > 0) {
             float *ho = gtu_host(d.out, co), *hg = gtu_host(d.dqkv, cqkv);
-            e_out = rel_l2(ho, ref_o, co);
-            e_grad = rel_l2(hg, ref_g, cqkv);
+            e_out = lab_rel_l2(ho, ref_o, co);
+            e_grad = lab_rel_l2(hg, ref_g, cqkv);
             ok = e_out <= v->tol_out && e_grad <= v->tol_grad;
             free(ho);
             free(hg);

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "gpu_test_util.h"
+#include "lab.h"
 #include "nn/ops/ops.h"
 
 #define NL 5
@@ -72,21 +73,6 @@ static const variant VARIANTS[] = {
     {"cudnn_tf32", 1, GT_PREC_TF32, 2e-2},
 };
 
-static double rel_l2(const float *got, const float *ref, size_t n) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 static void stack_forward(lab_dev *d, const variant *v, int B, int W) {
     const float *inp = d->x;
     for (int l = 0; l < NL; l++) {
@@ -114,26 +100,20 @@ static void stack_backward(lab_dev *d, const variant *v, int B, int W) {
 }
 
 /* median ms of reps forwards (which = 0) or backwards (which = 1) at the full batch */
+typedef struct lab_call {
+    lab_dev *d;
+    const variant *v;
+    int which, B, W;
+} lab_call;
+static void run_call(void *ctx) {
+    const lab_call *c = ctx;
+    if (c->which == 0) stack_forward(c->d, c->v, c->B, c->W);
+    else stack_backward(c->d, c->v, c->B, c->W);
+}
 static float time_calls(lab_dev *d, const variant *v, int which, int B, int W, int reps, int warmup) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    float *ms = malloc(sizeof(float) * reps);
     stack_forward(d, v, B, W); /* the backward reads a forward of the same batch */
-    for (int i = -warmup; i < reps; i++) {
-        cudaEventRecord(e0, d->st);
-        if (which == 0) stack_forward(d, v, B, W);
-        else stack_backward(d, v, B, W);
-        cudaEventRecord(e1, d->st);
-        cudaEventSynchronize(e1);
-        if (i >= 0) cudaEventElapsedTime(&ms[i], e0, e1);
-    }
-    qsort(ms, reps, sizeof(float), cmp_float);
-    float med = ms[reps / 2];
-    free(ms);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return med;
+    lab_call c = {d, v, which, B, W};
+    return lab_median_ms(run_call, &c, d->st, reps, warmup);
 }
 
 /* CPU reference at batch Bc (the first Bc samples of x and dtop) */
@@ -177,7 +157,7 @@ static double check_variant(lab_dev *d, const lab_host *h, const variant *v, int
     for (int l = 0; l < NL; l++) {
         const size_t n = (size_t)Bc * CH[l + 1] * W;
         float *got = gtu_host(d->out[l], n);
-        double e = rel_l2(got, h->out[l], n);
+        double e = lab_rel_l2(got, h->out[l], n);
         *e_out = e > *e_out ? e : *e_out;
         free(got);
     }
@@ -187,7 +167,7 @@ static double check_variant(lab_dev *d, const lab_host *h, const variant *v, int
     for (int l = 0; l < NL; l++) {
         const size_t n[2] = {(size_t)CH[l + 1] * CH[l] * KS[l], (size_t)CH[l + 1]};
         for (int k = 0; k < 2; k++) {
-            double e = rel_l2(g + o, h->grads + o, n[k]);
+            double e = lab_rel_l2(g + o, h->grads + o, n[k]);
             *e_g = e > *e_g ? e : *e_g;
             o += n[k];
         }

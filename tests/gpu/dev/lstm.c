@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "gpu_test_util.h"
+#include "lab.h"
 #include "nn/ops/lstm.h"
 
 #define LAB_MAX_LAYERS 4
@@ -80,21 +81,6 @@ static const variant VARIANTS[] = {
     {"cudnn_stack_tf32", 2, GT_PREC_TF32, 2e-2},
 };
 
-static double rel_l2(const float *got, const float *ref, size_t n) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 static void stack_forward(const lab_shape *s, lab_dev *d, const variant *v, int B) {
     if (v->cudnn == 2) {
         gt_lstm_cudnn_forward_stack(d->dnn, d->h[s->NL - 1], d->x, (const float *const *)d->w_ih,
@@ -137,26 +123,21 @@ static float *stack_backward(const lab_shape *s, lab_dev *d, const variant *v, i
 }
 
 /* median ms of reps forwards (which = 0) or backwards (which = 1) at the full batch */
+typedef struct lab_call {
+    const lab_shape *s;
+    lab_dev *d;
+    const variant *v;
+    int which;
+} lab_call;
+static void run_call(void *ctx) {
+    const lab_call *c = ctx;
+    if (c->which == 0) stack_forward(c->s, c->d, c->v, c->s->B);
+    else stack_backward(c->s, c->d, c->v, c->s->B);
+}
 static float time_calls(const lab_shape *s, lab_dev *d, const variant *v, int which, int reps, int warmup) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    float *ms = malloc(sizeof(float) * reps);
     stack_forward(s, d, v, s->B); /* the backward reads a forward of the same batch */
-    for (int i = -warmup; i < reps; i++) {
-        cudaEventRecord(e0, d->st);
-        if (which == 0) stack_forward(s, d, v, s->B);
-        else stack_backward(s, d, v, s->B);
-        cudaEventRecord(e1, d->st);
-        cudaEventSynchronize(e1);
-        if (i >= 0) cudaEventElapsedTime(&ms[i], e0, e1);
-    }
-    qsort(ms, reps, sizeof(float), cmp_float);
-    float med = ms[reps / 2];
-    free(ms);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return med;
+    lab_call c = {s, d, v, which};
+    return lab_median_ms(run_call, &c, d->st, reps, warmup);
 }
 
 /* CPU reference at batch Bc (the first Bc samples of x and dh) */
@@ -206,19 +187,19 @@ static double check_variant(const lab_shape *s, lab_dev *d, const lab_host *h, c
     *e_h = 0.0;
     for (int l = v->cudnn == 2 ? s->NL - 1 : 0; l < s->NL; l++) { /* the stack call gives the top h only */
         float *got = gtu_host(d->h[l], BT * s->H);
-        double e = rel_l2(got, h->h[l], BT * s->H);
+        double e = lab_rel_l2(got, h->h[l], BT * s->H);
         *e_h = e > *e_h ? e : *e_h;
         free(got);
     }
     float *dx = gtu_host(dx_dev, BT * s->C), *g = gtu_host(d->grads, h->n_grads);
-    double edx = rel_l2(dx, h->dx, BT * s->C);
+    double edx = lab_rel_l2(dx, h->dx, BT * s->C);
     *e_g = edx;
     size_t o = 0;
     const int G = 4 * s->H;
     for (int l = 0; l < s->NL; l++) {
         const size_t n[4] = {(size_t)G * in_size(s, l), (size_t)G * s->H, G, G};
         for (int k = 0; k < 4; k++) {
-            double e = rel_l2(g + o, h->grads + o, n[k]);
+            double e = lab_rel_l2(g + o, h->grads + o, n[k]);
             *e_g = e > *e_g ? e : *e_g;
             o += n[k];
         }
