@@ -23,7 +23,7 @@
 #define GT_CUDA_GRAPH_SLOTS 24
 #define GT_CUDA_GRAPH_SEGS (GT_MODEL_MAX_TENSORS + 1)
 struct graph_seg {
-    cudaGraphExec_t exec;
+    cudaGraphExec_t exec; // NULL for an empty segment (nothing queued between two reports)
     size_t ready_off; // report this offset after the segment (backward), if has_ready
     int has_ready;
 };
@@ -775,7 +775,9 @@ static void capture_segment_end(gt_cuda_model *m, size_t off, int has_ready) {
     s->exec = nullptr;
     s->ready_off = off;
     s->has_ready = has_ready;
-    if (e == cudaSuccess) e = cudaGraphInstantiate(&s->exec, graph, 0);
+    size_t n_nodes = 0;
+    if (e == cudaSuccess) e = cudaGraphGetNodes(graph, nullptr, &n_nodes);
+    if (e == cudaSuccess && n_nodes > 0) e = cudaGraphInstantiate(&s->exec, graph, 0);
     if (graph) cudaGraphDestroy(graph);
     if (e != cudaSuccess) {
         s->exec = nullptr;
@@ -802,19 +804,18 @@ static int graph_capture(gt_cuda_model *m, graph_slot *g, int B, float dloss) {
     else forward_kernels(m, B);
     capture_segment_end(m, 0, 0);
     m->cap = nullptr;
-    for (int k = 0; k < g->n_seg; k++)
-        if (!g->seg[k].exec) {
-            graph_drop(g);
-            graph_give_up(m, g->backward ? "backward" : "forward", m->cap_err);
-            return 0;
-        }
+    if (m->cap_err != cudaSuccess) {
+        graph_drop(g);
+        graph_give_up(m, g->backward ? "backward" : "forward", m->cap_err);
+        return 0;
+    }
     m->graph_captures++;
     return 1;
 }
 
 static void graph_replay(gt_cuda_model *m, const graph_slot *g) {
     for (int k = 0; k < g->n_seg; k++) {
-        CUDA_CHECK(cudaGraphLaunch(g->seg[k].exec, m->stream));
+        if (g->seg[k].exec) CUDA_CHECK(cudaGraphLaunch(g->seg[k].exec, m->stream));
         if (g->seg[k].has_ready && m->grad_ready) m->grad_ready(m->grad_ready_ctx, g->seg[k].ready_off);
     }
     m->graph_replays++;
