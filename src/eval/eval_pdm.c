@@ -593,11 +593,12 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
      * not anomalies; anomaly_recall leaves them out */
     uint8_t status_kind[256] = {0};
     if (rank == 0) {
-        static char kinds[256][GT_FORMAT_NAME_LEN];
+        char(*kinds)[GT_FORMAT_NAME_LEN] = GT_MALLOC(256 * sizeof *kinds);
         read_legend(data_file, "legend/event_kind", "kind", kinds, 256);
         for (int c = 1; c < 256; c++) status_kind[c] = strncmp(kinds[c], "status_", 7) == 0;
+        free(kinds);
     }
-    MPI_Bcast(status_kind, 256, MPI_UINT8_T, 0, comm);
+    MPI_CHECK(MPI_Bcast(status_kind, 256, MPI_UINT8_T, 0, comm));
     for (int k = 0; k < nt; k++) {
         double *rk = rec + (size_t)k * REC;
         rk[0] = (double)sh->id[k], rk[1] = sh->farm[k], rk[2] = sh->machine_type[k], rk[3] = ti[k].holdout_split + 2 * ti[k].skip;

@@ -1,11 +1,24 @@
-/* tests/gpu/gpu_graph_util.h: a device model's training step captured into a
- * CUDA graph against the same step run eagerly (test_graph_cuda.c,
- * test_lstm_cudnn.c, test_conv_cudnn.c). */
+/* tests/gpu/gpu_graph_util.h: device-model checks the GPU tests share: every
+ * parameter tensor's gradient against a reference, and a training step
+ * captured into a CUDA graph against the same step run eagerly
+ * (test_graph_cuda.c, test_lstm_cudnn.c, test_conv_cudnn.c). */
 #ifndef GT_TESTS_GPU_GRAPH_UTIL_H
 #define GT_TESTS_GPU_GRAPH_UTIL_H
 
 #include "gpu_test_util.h"
 #include "nn/cuda_model.h"
+
+/* got vs ref (n_params each) tensor by tensor of m's table, gtu_close's
+ * tolerances, named "grad <tensor>". */
+static inline void gtu_close_grads(const gt_model *m, const float *got, const float *ref, double atol_frac,
+                                   double rtol) {
+    for (int i = 0; i < m->n_tensors; i++) {
+        const gt_param_tensor *t = &m->tensors[i];
+        char name[96];
+        snprintf(name, sizeof name, "grad %s", t->name);
+        gtu_close(name, got + t->offset, ref + t->offset, t->n_elem, atol_frac, rtol);
+    }
+}
 
 /* One step at AdamW step t: zero_grad, forward on the model's own input
  * buffer, the loss (masked MSE against y_dev (mask NULL) or, y_dev NULL,

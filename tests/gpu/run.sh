@@ -314,40 +314,35 @@ if [ -s "$LOG/bench.txt" ]; then
   echo "plan calibration: $(cat "$OUT/plan-calibration.json")"
 fi
 
-# ---- attention kernel lab: one line per variant
-grep '^GT_ATTN_BENCH' "$LOG/attn-lab.log" > "$LOG/attn.txt" 2>/dev/null || true
-: > "$LOG/attn-table.txt"
-if [ -s "$LOG/attn.txt" ]; then
-  awk '
+# ---- kernel labs: one line per variant (PREFIX key=value ...) into $LOG/NAME.txt,
+# the listed keys as a Markdown table row each into $LOG/NAME-table.txt
+lab_table() { # NAME LOGSTEP PREFIX KEY...
+  local name="$1" step="$2" prefix="$3"; shift 3
+  grep "^$prefix" "$LOG/$step.log" > "$LOG/$name.txt" 2>/dev/null || true
+  : > "$LOG/$name-table.txt"
+  [ -s "$LOG/$name.txt" ] || return 0
+  awk -v keys="$*" '
+    BEGIN { nk = split(keys, K, " ") }
     { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v["variant"], v["fwd_ms"], v["fwd_tflops"], v["fwd_peak"], v["bwd_ms"], v["bwd_tflops"], v["bwd_peak"], v["total_peak"], v["check"]
-      delete v }' "$LOG/attn.txt" > "$LOG/attn-table.txt"
-  cat "$LOG/attn-table.txt"
-fi
-
-# ---- LSTM lab: one line per variant
-grep '^GT_LSTM_BENCH' "$LOG/lstm-lab.log" > "$LOG/lstm.txt" 2>/dev/null || true
-: > "$LOG/lstm-table.txt"
-if [ -s "$LOG/lstm.txt" ]; then
-  awk '
-    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v["variant"], v["fwd_ms"], v["bwd_ms"], v["step_ms"], v["samples_per_s"], v["ratio"], v["err_h"], v["err_grad"], v["check"]
-      delete v }' "$LOG/lstm.txt" > "$LOG/lstm-table.txt"
-  cat "$LOG/lstm-table.txt"
-fi
-
-# ---- conv lab: one line per variant
-grep '^GT_CONV_BENCH' "$LOG/conv-lab.log" > "$LOG/conv.txt" 2>/dev/null || true
-: > "$LOG/conv-table.txt"
-if [ -s "$LOG/conv.txt" ]; then
-  awk '
-    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v["variant"], v["fwd_ms"], v["bwd_ms"], v["step_ms"], v["samples_per_s"], v["ratio"], v["fused"], v["err_out"], v["err_grad"], v["check"]
-      delete v }' "$LOG/conv.txt" > "$LOG/conv-table.txt"
-  cat "$LOG/conv-table.txt"
-fi
+      row = "|"; for (j = 1; j <= nk; j++) row = row " " v[K[j]] " |"
+      print row
+      delete v }' "$LOG/$name.txt" > "$LOG/$name-table.txt"
+  cat "$LOG/$name-table.txt"
+}
+lab_table attn attn-lab GT_ATTN_BENCH variant fwd_ms fwd_tflops fwd_peak bwd_ms bwd_tflops bwd_peak total_peak check
+lab_table lstm lstm-lab GT_LSTM_BENCH variant fwd_ms bwd_ms step_ms samples_per_s ratio err_h err_grad check
+lab_table conv conv-lab GT_CONV_BENCH variant fwd_ms bwd_ms step_ms samples_per_s ratio fused err_out err_grad check
 
 # ------------------------------------------------------------- verdict files --
+# json_lines KEY FILE: `],` closing the array before, then "KEY": [ the file's lines as JSON strings
+json_lines() {
+  local n k=0 line
+  n=$(wc -l < "$LOG/$2" 2>/dev/null || echo 0)
+  printf '  ],\n  "%s": [\n' "$1"
+  while IFS= read -r line; do
+    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
+  done < <(cat "$LOG/$2" 2>/dev/null)
+}
 TOTAL=$(( $(date +%s) - T0 ))
 rc=0; n_fail=0; n_pass=0; n_skip=0
 for i in "${!NAMES[@]}"; do
@@ -366,26 +361,10 @@ else VERDICT=$([ $rc = 0 ] && echo "pass" || echo "fail"); fi
     printf '    {"name": "%s", "result": "%s", "seconds": %s, "note": "%s", "log": "logs.tar.gz:%s.log"}%s\n' \
       "${NAMES[$i]}" "${RESULTS[$i]}" "${SECS[$i]}" "$note" "${NAMES[$i]}" "$([ "$i" -lt $(( ${#NAMES[@]} - 1 )) ] && echo ,)"
   done
-  printf '  ],\n  "bench": [\n'
-  n=$(wc -l < "$LOG/bench.txt" 2>/dev/null || echo 0); k=0
-  while IFS= read -r line; do
-    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
-  done < <(cat "$LOG/bench.txt" 2>/dev/null)
-  printf '  ],\n  "attention": [\n'
-  n=$(wc -l < "$LOG/attn.txt" 2>/dev/null || echo 0); k=0
-  while IFS= read -r line; do
-    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
-  done < <(cat "$LOG/attn.txt" 2>/dev/null)
-  printf '  ],\n  "lstm": [\n'
-  n=$(wc -l < "$LOG/lstm.txt" 2>/dev/null || echo 0); k=0
-  while IFS= read -r line; do
-    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
-  done < <(cat "$LOG/lstm.txt" 2>/dev/null)
-  printf '  ],\n  "conv": [\n'
-  n=$(wc -l < "$LOG/conv.txt" 2>/dev/null || echo 0); k=0
-  while IFS= read -r line; do
-    k=$((k + 1)); printf '    "%s"%s\n' "${line//\"/}" "$([ $k -lt "$n" ] && echo ,)"
-  done < <(cat "$LOG/conv.txt" 2>/dev/null)
+  json_lines bench bench.txt
+  json_lines attention attn.txt
+  json_lines lstm lstm.txt
+  json_lines conv conv.txt
   printf '  ]\n}\n'
 } > "$OUT/verdict.json"
 {

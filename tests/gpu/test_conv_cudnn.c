@@ -121,12 +121,7 @@ static void test_model(int W, int B) {
             gt_cuda_model_get_pred(g, pred);
             gtu_close("pred", pred, m->pred, ny, 1e-5, 1e-4);
             free(pred);
-            for (int i = 0; i < m->n_tensors; i++) {
-                const gt_param_tensor *t = &m->tensors[i];
-                char name[96];
-                snprintf(name, sizeof name, "grad %s", t->name);
-                gtu_close(name, got + t->offset, m->grads + t->offset, t->n_elem, 1e-4, 1e-3);
-            }
+            gtu_close_grads(m, got, m->grads, 1e-4, 1e-3);
             memcpy(first, got, np * 4);
         } else {
             TEST_CHECK(memcmp(first, got, np * 4) == 0); /* deterministic step */
@@ -158,7 +153,7 @@ static void test_graph(void) {
 
 int main(void) {
     GTU_REQUIRE_GPU();
-    if (!gt_conv1d_cudnn_available()) TEST_SKIP("built without cuDNN: the convolutions run on the project's kernels");
+    if (!gt_cuda_cudnn_available()) TEST_SKIP("built without cuDNN: the convolutions run on the project's kernels");
     TEST_REQUIRE(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) == cudaSuccess);
     const int IC[5] = {1, 30, 30, 40, 50}, OC[5] = {30, 30, 40, 50, 50}, K[5] = {10, 8, 6, 5, 5};
     const int Ws[2] = {99, 599}, Bs[3] = {1, 7, 64};

@@ -302,12 +302,7 @@ static void test_model(int tbptt, int B) {
             gt_cuda_model_get_pred(g, pred);
             gtu_close("pred", pred, m->pred, (size_t)B * m->n_y, 1e-5, 1e-4);
             free(pred);
-            for (int i = 0; i < m->n_tensors; i++) {
-                const gt_param_tensor *t = &m->tensors[i];
-                char name[96];
-                snprintf(name, sizeof name, "grad %s", t->name);
-                gtu_close(name, got + t->offset, m->grads + t->offset, t->n_elem, 1e-4, 1e-3);
-            }
+            gtu_close_grads(m, got, m->grads, 1e-4, 1e-3);
             memcpy(first, got, np * 4);
         } else {
             TEST_CHECK(memcmp(first, got, np * 4) == 0); /* deterministic step */
@@ -339,7 +334,7 @@ static void test_graph(void) {
 
 int main(void) {
     GTU_REQUIRE_GPU();
-    if (!gt_lstm_cudnn_available()) TEST_SKIP("built without cuDNN: the LSTM runs on the project's kernels only");
+    if (!gt_cuda_cudnn_available()) TEST_SKIP("built without cuDNN: the LSTM runs on the project's kernels only");
     TEST_REQUIRE(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking) == cudaSuccess);
     const int Ts[3] = {7, 64, 512}, Ks[3] = {0, 7, 64}, Bs[3] = {1, 5, 64};
     for (int nl = 1; nl <= NL_MAX; nl++)

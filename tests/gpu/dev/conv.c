@@ -246,7 +246,7 @@ int main(int argc, char **argv) {
     d.scratch = gt_cuda_alloc_floats(scr);
     d.dbuf[0] = gt_cuda_alloc_floats((size_t)B * cmax * W);
     d.dbuf[1] = gt_cuda_alloc_floats((size_t)B * cmax * W);
-    if (gt_conv1d_cudnn_available()) d.area = gt_cuda_alloc_floats(d.n_area);
+    if (gt_cuda_cudnn_available()) d.area = gt_cuda_alloc_floats(d.n_area);
 
     int rc = 0;
     double base_sps = 0.0;
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
         if (only && strncmp(v->name, only, strlen(only)) != 0) continue;
         gt_cuda_set_precision(v->prec); /* the kernels' cuBLAS math */
         if (v->cudnn) {
-            if (!gt_conv1d_cudnn_available()) {
+            if (!gt_cuda_cudnn_available()) {
                 printf("GT_CONV_BENCH variant=%s check=skip (built without cuDNN)\n", v->name);
                 continue;
             }

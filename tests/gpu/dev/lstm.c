@@ -292,7 +292,7 @@ int main(int argc, char **argv) {
     d.dbuf[0] = gt_cuda_alloc_floats(BT * In_max);
     d.dbuf[1] = gt_cuda_alloc_floats(BT * In_max);
     const size_t n_area = gt_lstm_cudnn_area_elems(s.B, s.T, s.C, H, s.NL, s.K);
-    if (gt_lstm_cudnn_available()) d.area = gt_cuda_alloc_floats(n_area);
+    if (gt_cuda_cudnn_available()) d.area = gt_cuda_alloc_floats(n_area);
 
     int rc = 0;
     double base_sps = 0.0;
@@ -301,7 +301,7 @@ int main(int argc, char **argv) {
         if (only && strncmp(v->name, only, strlen(only)) != 0) continue;
         gt_cuda_set_precision(v->prec); /* the kernels' cuBLAS math */
         if (v->cudnn) {
-            if (!gt_lstm_cudnn_available()) {
+            if (!gt_cuda_cudnn_available()) {
                 printf("GT_LSTM_BENCH variant=%s check=skip (built without cuDNN)\n", v->name);
                 continue;
             }

@@ -216,3 +216,11 @@ extern "C" void gt_cuda_mem_info(size_t *free_bytes, size_t *total_bytes) {
     if (free_bytes) *free_bytes = f;
     if (total_bytes) *total_bytes = t;
 }
+
+extern "C" int gt_cuda_cudnn_available(void) {
+#ifdef GT_HAVE_CUDNN
+    return 1;
+#else
+    return 0;
+#endif
+}

@@ -35,14 +35,6 @@
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/elementwise.h"
 
-extern "C" int gt_conv1d_cudnn_available(void) {
-#ifdef GT_HAVE_CUDNN
-    return 1;
-#else
-    return 0;
-#endif
-}
-
 #ifndef GT_HAVE_CUDNN
 // Built without cuDNN: no object is ever made; the model keeps the kernels.
 struct gt_conv1d_cudnn {

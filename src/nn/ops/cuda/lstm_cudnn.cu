@@ -62,14 +62,6 @@ __global__ void k_lstm_dnn_pieces(lstm_pieces p, int add) {
         dst[i] = add ? dst[i] + src[i] : src[i];
 }
 
-extern "C" int gt_lstm_cudnn_available(void) {
-#ifdef GT_HAVE_CUDNN
-    return 1;
-#else
-    return 0;
-#endif
-}
-
 #ifndef GT_HAVE_CUDNN
 // Built without cuDNN: no object is ever made; the model keeps the kernels.
 struct gt_lstm_cudnn {

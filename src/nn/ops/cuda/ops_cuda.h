@@ -107,9 +107,9 @@ void gt_conv1d_backward_cuda(float *dinp, float *dw, float *db, const float *dou
  * floats, nn/ops/cuda/sizes.h), owned by the caller and shareable between
  * objects used one after the other on one stream: nothing allocates after
  * creation, so the calls can be captured into a CUDA graph. */
+/* 1 when the build has cuDNN (GT_HAVE_CUDNN): the LSTM and conv cuDNN paths exist. */
+int gt_cuda_cudnn_available(void);
 typedef struct gt_conv1d_cudnn gt_conv1d_cudnn;
-/* 1 when the build has cuDNN (GT_HAVE_CUDNN). */
-int gt_conv1d_cudnn_available(void);
 /* Make the object on `stream` (its cuDNN handle: gt_cuda_cudnn). prec picks
  * the math: FP32 plain FMA, the other modes let cuDNN use TF32 tensor cores.
  * Returns NULL, with a warning saying why, when the build has no cuDNN or a
@@ -275,8 +275,6 @@ void gt_lstm_backward_cuda(float *dx, float *dw_ih, float *dw_hh, float *db_ih, 
  * buffers: the forward copies them into cuDNN's weight space, the backward
  * adds cuDNN's weight gradient to the caller's (+=). */
 typedef struct gt_lstm_cudnn gt_lstm_cudnn;
-/* 1 when the build has cuDNN (GT_HAVE_CUDNN). */
-int gt_lstm_cudnn_available(void);
 /* Make the object on `stream` (its cuDNN handle: gt_cuda_stream_prepare's
  * table). prec picks the math: FP32 plain FMA, the other modes let cuDNN use
  * the tensor cores on the fp32 data (TF32). Returns NULL, with a warning
