@@ -207,7 +207,7 @@ fi
 # ----------------------------------------------------------------------- checks --
 if [ -f "$B/CTestTestfile.cmake" ]; then
   ctest_step spills 120 -L gpu-build
-  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|model_cuda|attention_tc|lstm_cudnn|conv_cudnn)$'
+  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|fused_cuda|model_cuda|attention_tc|lstm_cudnn|conv_cudnn)$'
   ctest_step engine 120 -R '^test_nn_engine$'
   ctest_step graph 120 -R '^gpu_test_graph_cuda$'
   if [ "$HAVE_NCCL" = 1 ]; then

@@ -254,16 +254,18 @@ static void tf_forward(gt_cuda_model *m, int B) {
     const float eps = GT_S2P_TF_LN_EPS;
     cudaStream_t st = m->stream;
     float *lnbuf = t->lnbuf, *gelu = t->gelu;
+    // Every LayerNorm follows a residual add (or the positions' add) and is
+    // fused with it, and the bias of the GEMM feeding the add with them; fc1's
+    // bias and GELU are one pass (nn/ops/cuda/ops_cuda.h: the unfused bits).
     float *h = t->blk[0].res_in;
     gt_linear_forward_cuda(h, m->x, t->embed_w.p, t->embed_b.p, BL, c->n_in, d, GT_ACT_NONE, st);
-    gt_add_bcast_cuda(h, h, t->pos.p, (size_t)B, (size_t)L * d, st);
-    for (int l = 0; l < N; l++) {
+    gt_add_layernorm_forward_cuda(h, lnbuf, t->blk[0].ln1_mean, t->blk[0].ln1_rstd, h, t->pos.p, L, nullptr,
+                                  t->blk[0].ln1_w.p, t->blk[0].ln1_b.p, BL, d, eps, st);
+    for (int l = 0; l < N; l++) { // lnbuf holds LN1(res_in) of block l
         const bool last = l == N - 1;
         float *res_in = t->blk[l].res_in, *qkv = t->blk[l].qkv;
         float *att = t->blk[l].att, *lse = t->blk[l].lse;
         float *res_mid = t->blk[l].res_mid, *fc1 = t->blk[l].fc1;
-        gt_layernorm_forward_cuda(lnbuf, t->blk[l].ln1_mean, t->blk[l].ln1_rstd, res_in,
-                                  t->blk[l].ln1_w.p, t->blk[l].ln1_b.p, BL, d, eps, st);
         gt_linear_forward_cuda(qkv, lnbuf, t->blk[l].qkv_w.p, t->blk[l].qkv_b.p,
                                BL, d, 3 * d, GT_ACT_NONE, st);
         const int R = last ? B : BL; // rows after attention
@@ -276,34 +278,34 @@ static void tf_forward(gt_cuda_model *m, int B) {
             gt_gather_rows_cuda(att_mid, d, att + (size_t)mid * d, (size_t)L * d, B, d, st);
             att_rows = att_mid;
         }
-        gt_linear_forward_cuda(lnbuf, att_rows, t->blk[l].proj_w.p,
-                               t->blk[l].proj_b.p, R, d, d, GT_ACT_NONE, st);
-        if (!last) {
-            gt_add_cuda(res_mid, res_in, lnbuf, (size_t)BL * d, st);
-        } else {
+        gt_linear_forward_cuda(lnbuf, att_rows, t->blk[l].proj_w.p, nullptr, R, d, d, GT_ACT_NONE, st);
+        const float *res_src = res_in;
+        if (last) { // the midpoint rows of the residual stream
             gt_gather_rows_cuda(res_mid, d, res_in + (size_t)mid * d, (size_t)L * d, B, d, st);
-            gt_add_cuda(res_mid, res_mid, lnbuf, (size_t)B * d, st);
+            res_src = res_mid;
         }
-        gt_layernorm_forward_cuda(lnbuf, t->blk[l].ln2_mean, t->blk[l].ln2_rstd, res_mid,
-                                  t->blk[l].ln2_w.p, t->blk[l].ln2_b.p, R, d, eps, st);
+        // res_mid = res_src + (proj + bias); lnbuf = LN2(res_mid)
+        gt_add_layernorm_forward_cuda(res_mid, lnbuf, t->blk[l].ln2_mean, t->blk[l].ln2_rstd, res_src, lnbuf, R,
+                                      t->blk[l].proj_b.p, t->blk[l].ln2_w.p, t->blk[l].ln2_b.p, R, d, eps, st);
         if (m->fc1_bf16) { // fp32 pre-activation in the GELU buffer, kept in bf16 for backward
-            gt_linear_forward_cuda(gelu, lnbuf, t->blk[l].fc1_w.p,
-                                   t->blk[l].fc1_b.p, R, d, ff, GT_ACT_NONE, st);
-            gt_gelu_forward_keep_bf16_cuda(gelu, (uint16_t *)fc1, gelu, (size_t)R * ff, st);
+            gt_linear_forward_cuda(gelu, lnbuf, t->blk[l].fc1_w.p, nullptr, R, d, ff, GT_ACT_NONE, st);
+            gt_bias_gelu_forward_cuda(gelu, gelu, (uint16_t *)fc1, t->blk[l].fc1_b.p, (size_t)R, ff, st);
         } else {
-            gt_linear_forward_cuda(fc1, lnbuf, t->blk[l].fc1_w.p,
-                                   t->blk[l].fc1_b.p, R, d, ff, GT_ACT_NONE, st);
-            gt_gelu_forward_cuda(gelu, fc1, (size_t)R * ff, st);
+            gt_linear_forward_cuda(fc1, lnbuf, t->blk[l].fc1_w.p, nullptr, R, d, ff, GT_ACT_NONE, st);
+            gt_bias_gelu_forward_cuda(gelu, fc1, nullptr, t->blk[l].fc1_b.p, (size_t)R, ff, st);
         }
-        gt_linear_forward_cuda(lnbuf, gelu, t->blk[l].fc2_w.p, t->blk[l].fc2_b.p,
-                               R, ff, d, GT_ACT_NONE, st);
-        float *res_out = last ? t->hmid : t->blk[l].res_out;
-        gt_add_cuda(res_out, res_mid, lnbuf, (size_t)R * d, st);
+        gt_linear_forward_cuda(lnbuf, gelu, t->blk[l].fc2_w.p, nullptr, R, ff, d, GT_ACT_NONE, st);
+        // res_out = res_mid + (fc2 + bias), then the next LayerNorm: the next
+        // block's LN1, or ln_f after the last block
+        if (!last)
+            gt_add_layernorm_forward_cuda(t->blk[l].res_out, lnbuf, t->blk[l + 1].ln1_mean, t->blk[l + 1].ln1_rstd,
+                                          res_mid, lnbuf, R, t->blk[l].fc2_b.p, t->blk[l + 1].ln1_w.p,
+                                          t->blk[l + 1].ln1_b.p, R, d, eps, st);
+        else
+            gt_add_layernorm_forward_cuda(t->hmid, t->lnf, t->lnf_mean, t->lnf_rstd, res_mid, lnbuf, R,
+                                          t->blk[l].fc2_b.p, t->ln_f_w.p, t->ln_f_b.p, B, d, eps, st);
     }
-    float *lnf = t->lnf;
-    gt_layernorm_forward_cuda(lnf, t->lnf_mean, t->lnf_rstd, t->hmid, t->ln_f_w.p,
-                              t->ln_f_b.p, B, d, eps, st);
-    gt_linear_forward_cuda(m->pred, lnf, t->head_w.p, t->head_b.p, B, d, c->n_out, GT_ACT_NONE, st);
+    gt_linear_forward_cuda(m->pred, t->lnf, t->head_w.p, t->head_b.p, B, d, c->n_out, GT_ACT_NONE, st);
 }
 
 static void tf_backward(gt_cuda_model *m, int B) {
@@ -336,17 +338,15 @@ static void tf_backward(gt_cuda_model *m, int B) {
         gt_linear_backward_cuda(dff, t->blk[l].fc2_w.g, t->blk[l].fc2_b.g, dcur,
                                 gelu, t->blk[l].fc2_w.p, nullptr, nullptr, R, ff, d, GT_ACT_NONE,
                                 st);
-        if (m->fc1_bf16) gt_gelu_backward_from_bf16_cuda(dff, dff, (const uint16_t *)fc1, (size_t)R * ff, st);
-        else gt_gelu_backward_cuda(dff, dff, fc1, (size_t)R * ff, st);
         gt_layernorm_forward_cuda(lnbuf, ln_mean, ln_rstd, res_mid, t->blk[l].ln2_w.p,
                                   t->blk[l].ln2_b.p, R, d, eps, st);
-        gt_linear_backward_cuda(da, t->blk[l].fc1_w.g, t->blk[l].fc1_b.g, dff,
-                                lnbuf, t->blk[l].fc1_w.p, nullptr, nullptr, R, d, ff, GT_ACT_NONE,
-                                st);
-        gt_layernorm_backward_cuda(db, t->blk[l].ln2_w.g, t->blk[l].ln2_b.g, da, res_mid,
-                                   t->blk[l].ln2_w.p, t->blk[l].ln2_mean,
-                                   t->blk[l].ln2_rstd, R, d, st);
-        gt_add_cuda(dcur, dcur, db, (size_t)R * d, st); // now d/d res_mid
+        // dff *= GELU'(fc1 pre-activation) fused with fc1's bias gradient
+        gt_linear_backward_gelu_cuda(da, t->blk[l].fc1_w.g, t->blk[l].fc1_b.g, dff, lnbuf, t->blk[l].fc1_w.p,
+                                     m->fc1_bf16 ? nullptr : fc1, m->fc1_bf16 ? (const uint16_t *)fc1 : nullptr,
+                                     R, d, ff, st);
+        gt_layernorm_backward_acc_cuda(dcur, t->blk[l].ln2_w.g, t->blk[l].ln2_b.g, da, res_mid,
+                                       t->blk[l].ln2_w.p, t->blk[l].ln2_mean,
+                                       t->blk[l].ln2_rstd, R, d, st); // dcur is now d/d res_mid
         // attention half
         if (!last) {
             gt_linear_backward_cuda(da, t->blk[l].proj_w.g, t->blk[l].proj_b.g,
@@ -367,10 +367,9 @@ static void tf_backward(gt_cuda_model *m, int B) {
                                 lnbuf, t->blk[l].qkv_w.p, nullptr, nullptr, BL, d, 3 * d,
                                 GT_ACT_NONE, st);
         if (!last) {
-            gt_layernorm_backward_cuda(db, t->blk[l].ln1_w.g, t->blk[l].ln1_b.g, da, res_in,
-                                       t->blk[l].ln1_w.p, t->blk[l].ln1_mean,
-                                       t->blk[l].ln1_rstd, BL, d, st);
-            gt_add_cuda(dres, dres, db, (size_t)BL * d, st); // now d/d res_in
+            gt_layernorm_backward_acc_cuda(dres, t->blk[l].ln1_w.g, t->blk[l].ln1_b.g, da, res_in,
+                                           t->blk[l].ln1_w.p, t->blk[l].ln1_mean,
+                                           t->blk[l].ln1_rstd, BL, d, st); // dres is now d/d res_in
         } else {
             gt_layernorm_backward_cuda(dres, t->blk[l].ln1_w.g, t->blk[l].ln1_b.g, da,
                                        res_in, t->blk[l].ln1_w.p, t->blk[l].ln1_mean,

@@ -36,7 +36,7 @@ __global__ void k_gelu_fwd(float *out, const float *inp, size_t n) {
 }
 __global__ void k_gelu_bwd(float *dinp, const float *dout, const float *inp, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dinp[i] = dout[i] * gt_gelu_grad(inp[i]);
+        dinp[i] = __fmul_rn(dout[i], gt_gelu_grad(inp[i]));
 }
 // bf16-kept GELU inputs (the bits of __nv_bfloat16, as uint16_t in the C API)
 __global__ void k_gelu_fwd_keep(float *out, __nv_bfloat16 *keep, const float *inp, size_t n) {
@@ -52,7 +52,7 @@ __global__ void k_gelu_fwd_bf16(float *out, const __nv_bfloat16 *inp, size_t n) 
 }
 __global__ void k_gelu_bwd_bf16(float *dinp, const float *dout, const __nv_bfloat16 *inp, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dinp[i] = dout[i] * gt_gelu_grad(__bfloat162float(inp[i]));
+        dinp[i] = __fmul_rn(dout[i], gt_gelu_grad(__bfloat162float(inp[i])));
 }
 __global__ void k_add(float *out, const float *a, const float *b, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -81,11 +81,18 @@ __global__ void k_gather_rows(float *dst, size_t dst_stride, const float *src, s
 // the gy partials in order.
 //   MODE_PLAIN: v = a, masked by relu(out) when out != NULL (written to
 //               `masked` when != NULL: the linear layer's masked dout);
-//   MODE_XHAT:  v = a * (x - mean[r]) * rstd[r] (LayerNorm's weight gradient).
-enum { MODE_PLAIN = 0, MODE_XHAT = 1 };
+//   MODE_XHAT:  v = a * (x - mean[r]) * rstd[r] (LayerNorm's weight gradient);
+//   MODE_GELU:  v = a * GELU'(pre) with pre = (const float *)out, written to
+//               `masked` (k_gelu_bwd's product, then the linear layer's bias
+//               gradient: one pass instead of two);
+//   MODE_GELU_BF16: the same with pre the bf16 bits kept by the forward.
+// The products are __fmul_rn: never contracted into the sum, so v and the
+// sums are the bits of the unfused kernels.
+enum { MODE_PLAIN = 0, MODE_XHAT = 1, MODE_GELU = 2, MODE_GELU_BF16 = 3 };
 template <int MODE>
-__global__ void k_colsum(float *db, float *part, const float *a, const float *out, float *masked, const float *x,
+__global__ void k_colsum(float *db, float *part, const float *a, const void *out_, float *masked, const float *x,
                          const float *mean, const float *rstd, size_t R, int n) {
+    const float *out = (const float *)out_;
     __shared__ float sh[8][33];
     const int col = blockIdx.x * 32 + threadIdx.x;
     float acc = 0.0f;
@@ -96,6 +103,12 @@ __global__ void k_colsum(float *db, float *part, const float *a, const float *ou
             if (MODE == MODE_PLAIN) {
                 if (out) v = gt_relu_grad_from_out(out[i], v);
                 if (masked) masked[i] = v;
+            } else if (MODE == MODE_GELU) {
+                v = __fmul_rn(v, gt_gelu_grad(out[i]));
+                masked[i] = v;
+            } else if (MODE == MODE_GELU_BF16) {
+                v = __fmul_rn(v, gt_gelu_grad(__bfloat162float(((const __nv_bfloat16 *)out_)[i])));
+                masked[i] = v;
             } else {
                 v *= (x[i] - mean[r]) * rstd[r];
             }
@@ -124,7 +137,7 @@ __global__ void k_colsum_fin(float *db, const float *part, int gy, int n) {
 // 1056 blocks in all when gy > 1 (so gy x n <= GT_CUDA_COL_PARTS): a function
 // of (R, n) only, never of the device, so the sums are the same on any GPU.
 template <int MODE>
-static void colsum_run(float *db, const float *a, const float *out, float *masked, const float *x,
+static void colsum_run(float *db, const float *a, const void *out, float *masked, const float *x,
                        const float *mean, const float *rstd, size_t R, int n, cudaStream_t st) {
     dim3 blk(32, 8);
     unsigned gx = gt_cdiv((size_t)n, 32);
@@ -243,6 +256,40 @@ extern "C" void gt_linear_backward_cuda(float *dinp, float *dw, float *db, const
     gt_cuda_gemm(st, true, false, OC, C, N, 1.0f, dz, OC, inp, C, 1.0f, dw, C);
     // dinp (N,C) = dz (N,OC) @ w (OC,C)
     if (dinp) gt_cuda_gemm(st, false, false, N, C, OC, 1.0f, dz, OC, w, C, 0.0f, dinp, C);
+}
+
+// s2p_tf's fc1: dz = dout * GELU'(pre) in place and db += its column sums in
+// one pass, then the two GEMMs (as gt_linear_backward_cuda).
+extern "C" void gt_linear_backward_gelu_cuda(float *dinp, float *dw, float *db, float *dout, const float *inp,
+                                             const float *w, const float *pre, const uint16_t *pre_bf16, int N,
+                                             int C, int OC, cudaStream_t st) {
+    if (N <= 0) return;
+    if (pre)
+        colsum_run<MODE_GELU>(db, dout, pre, dout, nullptr, nullptr, nullptr, (size_t)N, OC, st);
+    else
+        colsum_run<MODE_GELU_BF16>(db, dout, pre_bf16, dout, nullptr, nullptr, nullptr, (size_t)N, OC, st);
+    gt_cuda_gemm(st, true, false, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
+    if (dinp) gt_cuda_gemm(st, false, false, N, C, OC, 1.0f, dout, OC, w, C, 0.0f, dinp, C);
+}
+
+// pre (N,OC) += bias; out = GELU(pre); with keep the pre-activation is kept in
+// bf16 instead (pre is then scratch and may be out). k_bias_act's add, then
+// k_gelu_fwd / k_gelu_fwd_keep's math: the same bits in one pass.
+__global__ void k_bias_gelu(float *out, float *pre, __nv_bfloat16 *keep, const float *bias, size_t N, int OC) {
+    size_t n = N * (size_t)OC;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const float v = pre[i] + (bias ? bias[i % OC] : 0.0f);
+        if (keep) keep[i] = __float2bfloat16_rn(v);
+        else pre[i] = v;
+        out[i] = gt_gelu(v);
+    }
+}
+extern "C" void gt_bias_gelu_forward_cuda(float *out, float *pre, uint16_t *keep, const float *bias, size_t N,
+                                          int OC, cudaStream_t st) {
+    size_t n = N * (size_t)OC;
+    if (!n) return;
+    k_bias_gelu<<<gt_grid_1d(n, 256), 256, 0, st>>>(out, pre, (__nv_bfloat16 *)keep, bias, N, OC);
+    GT_CUDA_LAUNCH_CHECK();
 }
 
 // ------------------------------------------------------------------ conv1d --
@@ -375,7 +422,45 @@ __global__ void k_ln_fwd(float *out, float *mean, float *rstd, const float *inp,
     }
 }
 
-// One warp per row: dinp only (dw and db are fixed-order column sums).
+// Residual add + LayerNorm, one warp per row: sum = a + (b + b_bias), then
+// k_ln_fwd's math on sum. Row r of b is row r % b_rows (b_rows = N: a plain
+// add; L: a (L,C) table broadcast over batches, s2p_tf's positions). Each lane
+// reads and writes only its own elements, so sum may alias a and out may
+// alias b; the adds are k_bias_act's and k_add's, in their order: the bits of
+// the unfused kernels.
+__global__ void k_add_ln_fwd(float *sum, float *out, float *mean, float *rstd, const float *a, const float *b,
+                             int b_rows, const float *b_bias, const float *w, const float *bias, int N, int C,
+                             float eps) {
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (row >= N) return;
+    const float *xa = a + (size_t)row * C, *xb = b + (size_t)(row % b_rows) * C;
+    float *x = sum + (size_t)row * C;
+    float s = 0.0f;
+    for (int i = lane; i < C; i += 32) {
+        float v = b_bias ? xb[i] + b_bias[i] : xb[i];
+        v = xa[i] + v;
+        x[i] = v;
+        s += v;
+    }
+    const float m = gt_warp_sum(s) / (float)C;
+    float var = 0.0f;
+    for (int i = lane; i < C; i += 32) {
+        float d = x[i] - m;
+        var += d * d;
+    }
+    const float r = 1.0f / sqrtf(gt_warp_sum(var) / (float)C + eps);
+    float *o = out + (size_t)row * C;
+    for (int i = lane; i < C; i += 32) o[i] = (x[i] - m) * r * w[i] + bias[i];
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
+// One warp per row: dinp only (dw and db are fixed-order column sums). ACC:
+// dinp += the gradient (__fadd_rn: k_add's sum of the stored gradient).
+template <bool ACC>
 __global__ void k_ln_bwd(float *dinp, const float *dout, const float *inp, const float *w, const float *mean,
                          const float *rstd, int N, int C) {
     const int lane = threadIdx.x & 31, wpb = blockDim.x >> 5;
@@ -393,7 +478,8 @@ __global__ void k_ln_bwd(float *dinp, const float *dout, const float *inp, const
         float *dx = dinp + (size_t)row * C;
         for (int i = lane; i < C; i += 32) {
             float xhat = (x[i] - m) * s;
-            dx[i] = s * (g[i] * w[i] - dnm - xhat * dnx);
+            const float v = s * (g[i] * w[i] - dnm - xhat * dnx);
+            dx[i] = ACC ? __fadd_rn(dx[i], v) : v;
         }
     }
 }
@@ -405,15 +491,34 @@ extern "C" void gt_layernorm_forward_cuda(float *out, float *mean, float *rstd, 
     GT_CUDA_LAUNCH_CHECK();
 }
 
-extern "C" void gt_layernorm_backward_cuda(float *dinp, float *dw, float *db, const float *dout, const float *inp,
-                                           const float *w, const float *mean, const float *rstd, int N, int C,
-                                           cudaStream_t st) {
+extern "C" void gt_add_layernorm_forward_cuda(float *sum, float *out, float *mean, float *rstd, const float *a,
+                                              const float *b, int b_rows, const float *b_bias, const float *w,
+                                              const float *bias, int N, int C, float eps, cudaStream_t st) {
+    if (N <= 0) return;
+    k_add_ln_fwd<<<gt_cdiv((size_t)N, 8), 256, 0, st>>>(sum, out, mean, rstd, a, b, b_rows > 0 ? b_rows : N,
+                                                        b_bias, w, bias, N, C, eps);
+    GT_CUDA_LAUNCH_CHECK();
+}
+
+static void ln_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w,
+                        const float *mean, const float *rstd, int N, int C, bool acc, cudaStream_t st) {
     if (N <= 0) return;
     if (db) colsum_run<MODE_PLAIN>(db, dout, nullptr, nullptr, nullptr, nullptr, nullptr, (size_t)N, C, st);
     if (dw) colsum_run<MODE_XHAT>(dw, dout, nullptr, nullptr, inp, mean, rstd, (size_t)N, C, st);
     if (!dinp) return;
     unsigned grid = gt_cdiv((size_t)N, 8 * 16); // ~16 rows per warp
     if (grid > 1024) grid = 1024;
-    k_ln_bwd<<<grid, 256, 0, st>>>(dinp, dout, inp, w, mean, rstd, N, C);
+    if (acc) k_ln_bwd<true><<<grid, 256, 0, st>>>(dinp, dout, inp, w, mean, rstd, N, C);
+    else k_ln_bwd<false><<<grid, 256, 0, st>>>(dinp, dout, inp, w, mean, rstd, N, C);
     GT_CUDA_LAUNCH_CHECK();
+}
+extern "C" void gt_layernorm_backward_cuda(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                                           const float *w, const float *mean, const float *rstd, int N, int C,
+                                           cudaStream_t st) {
+    ln_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, C, false, st);
+}
+extern "C" void gt_layernorm_backward_acc_cuda(float *dinp, float *dw, float *db, const float *dout,
+                                               const float *inp, const float *w, const float *mean,
+                                               const float *rstd, int N, int C, cudaStream_t st) {
+    ln_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, C, true, st);
 }

@@ -156,6 +156,35 @@ void gt_sum_rows_acc_cuda(float *db, const float *a, size_t R, size_t n, cudaStr
 void gt_gather_rows_cuda(float *dst, size_t dst_stride, const float *src, size_t src_stride, size_t R,
                          size_t n, cudaStream_t stream);
 
+/* ------------------------------------------ s2p_tf's fused glue ops --
+ * Each replaces a sequence of the ops above with one pass over memory and
+ * gives that sequence's bits (the same float operations in the same order;
+ * tests/gpu/test_fused_cuda.c checks both against the unfused ops and the
+ * CPU).
+ * fc1 forward: pre (N,OC) holds the GEMM without bias; pre += bias, out =
+ * GELU(pre). With keep != NULL the pre-activation goes to keep in bf16
+ * (gt_gelu_forward_keep_bf16_cuda's rounding) and pre may be out. */
+void gt_bias_gelu_forward_cuda(float *out, float *pre, uint16_t *keep, const float *bias, size_t N, int OC,
+                               cudaStream_t stream);
+/* fc1 backward: dout (N,OC) *= GELU'(pre) in place (pre fp32, or the kept
+ * bf16 bits pre_bf16 when pre is NULL), db (OC) += its column sums, then dw,
+ * dinp as gt_linear_backward_cuda. */
+void gt_linear_backward_gelu_cuda(float *dinp, float *dw, float *db, float *dout, const float *inp, const float *w,
+                                  const float *pre, const uint16_t *pre_bf16, int N, int C, int OC,
+                                  cudaStream_t stream);
+/* Residual add + LayerNorm: sum (N,C) = a + (b + b_bias), then out, mean,
+ * rstd = LayerNorm(sum) as gt_layernorm_forward_cuda. Row r of b is row r %
+ * b_rows (b_rows <= 0: N); b_bias (C) may be NULL (the bias of the GEMM that
+ * wrote b). sum may alias a, out may alias b; out must not alias sum. */
+void gt_add_layernorm_forward_cuda(float *sum, float *out, float *mean, float *rstd, const float *a, const float *b,
+                                   int b_rows, const float *b_bias, const float *w, const float *bias, int N, int C,
+                                   float eps, cudaStream_t stream);
+/* gt_layernorm_backward_cuda with dinp += the input gradient (the residual
+ * branch's gradient already there). */
+void gt_layernorm_backward_acc_cuda(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                                    const float *w, const float *mean, const float *rstd, int N, int C,
+                                    cudaStream_t stream);
+
 /* --------------------------------------------------------- layernorm -- */
 void gt_layernorm_forward_cuda(float *out, float *mean, float *rstd, const float *inp, const float *w,
                                const float *b, int N, int C, float eps, cudaStream_t stream);
