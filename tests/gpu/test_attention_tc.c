@@ -1,4 +1,4 @@
-/* The bf16 tensor-core attention (nn/ops/cuda/attention_tc.cu) against the
+/* The tensor-core attention (nn/ops/cuda/attention_tc.cu), bf16 and fp16 tiles, against the
  * CPU reference (nn/ops/cpu/attention.c), forward (out, lse) and backward
  * (dq, dk, dv checked as three tensors), B = 2, head sizes 5 to 128 (zero
  * padded to 16/32/64/128; 5 takes the scalar staging path), L from 1 to 4096
@@ -13,9 +13,12 @@
  *          the summation order differ from the CPU (~1e-3 relative expected),
  *          so every bound is 4x tighter (out 3.75e-3, grads 7.5e-3, lse
  *          5e-3 + 2.5e-3 |lse|); a wrong mask, tile offset or padding fails.
+ * fp16 tiles (3 more mantissa bits, fp32 inputs rounded by the kernel): the
+ * exact kind's bounds, on raw inputs.
  * Also: the backward is bit-identical run to run (no atomics); in GT_PREC_BF16
- * the gt_attention_*_cuda entry points give the tensor-core results bit for
- * bit for a full call and the fp32 SIMT results for a one-row call.
+ * and GT_PREC_FP16 the gt_attention_*_cuda entry points give the tensor-core
+ * results of their tile type bit for bit for a full call and the fp32 SIMT
+ * results for a one-row call.
  * Skips (77) without a GPU or on a device below compute capability 8.0. */
 #include "gpu_test_util.h"
 #include "nn/ops/attention.h"
@@ -58,9 +61,9 @@ static void split_qkv(float *part[3], const float *x, int B, int L, int C) {
     }
 }
 
-static void test_tc(int B, int L, int C, int NH, int q0, int nq, int exact) {
+static void test_tc_type(gt_attention_tc_type type, int B, int L, int C, int NH, int q0, int nq, int exact) {
     const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
-    const double k = exact ? 0.25 : 1.0; /* tolerance factor */
+    const double k = exact || type == GT_ATTENTION_TC_FP16 ? 0.25 : 1.0; /* tolerance factor */
     float *qkv = gtu_rand(nqkv, 1.5f), *g = gtu_rand(no, 1.0f);
     if (exact) {
         for (size_t i = 0; i < nqkv; i++) qkv[i] = to_bf16(qkv[i]);
@@ -73,11 +76,11 @@ static void test_tc(int B, int L, int C, int NH, int q0, int nq, int exact) {
 
     float *dqkv = gtu_dev(qkv, nqkv), *dout = gt_cuda_alloc_floats(no), *dlse = gt_cuda_alloc_floats(nl);
     float *dscr = gt_cuda_alloc_floats(gt_attention_cuda_scratch_elems(B, L, NH));
-    gt_attention_tc_forward_rows_cuda(dout, dlse, dqkv, B, L, C, NH, q0, nq, 0);
+    gt_attention_tc_forward_rows_cuda(type, dout, dlse, dqkv, B, L, C, NH, q0, nq, 0);
     float *ho = gtu_host(dout, no), *hl = gtu_host(dlse, nl);
     char name[128];
-    snprintf(name, sizeof name, "tc fwd %s B%d L%d hs%d NH%d rows[%d,%d)", exact ? "exact" : "raw", B, L, C / NH,
-             NH, q0, q0 + nq);
+    snprintf(name, sizeof name, "tc %s fwd %s B%d L%d hs%d NH%d rows[%d,%d)",
+             type == GT_ATTENTION_TC_FP16 ? "fp16" : "bf16", exact ? "exact" : "raw", B, L, C / NH, NH, q0, q0 + nq);
     printf("%s\n", name);
     /* only the rows [q0, q0+nq) are outputs: compare those (others stay 0 on both sides) */
     gtu_rel_l2("out", ho, out, no, 1.5e-2 * k);
@@ -87,7 +90,7 @@ static void test_tc(int B, int L, int C, int NH, int q0, int nq, int exact) {
     float *dg = gtu_dev(g, no), *dgq = gt_cuda_alloc_floats(nqkv);
     float *dref_o = gtu_dev(out, no), *dref_l = gtu_dev(lse, nl);
     gt_cuda_upload(dgq, g, no < nqkv ? no : nqkv); /* garbage: the op must assign every element */
-    gt_attention_tc_backward_rows_cuda(dgq, dscr, dg, dqkv, dref_o, dref_l, B, L, C, NH, q0, nq, 0);
+    gt_attention_tc_backward_rows_cuda(type, dgq, dscr, dg, dqkv, dref_o, dref_l, B, L, C, NH, q0, nq, 0);
     float *hgq = gtu_host(dgq, nqkv);
     float *got[3], *ref[3];
     split_qkv(got, hgq, B, L, C);
@@ -104,7 +107,7 @@ static void test_tc(int B, int L, int C, int NH, int q0, int nq, int exact) {
         TEST_EQ_INT(nz, 0);
     }
     /* deterministic: a second backward is bit-identical */
-    gt_attention_tc_backward_rows_cuda(dgq, dscr, dg, dqkv, dref_o, dref_l, B, L, C, NH, q0, nq, 0);
+    gt_attention_tc_backward_rows_cuda(type, dgq, dscr, dg, dqkv, dref_o, dref_l, B, L, C, NH, q0, nq, 0);
     float *hgq2 = gtu_host(dgq, nqkv);
     TEST_CHECK(memcmp(hgq, hgq2, nqkv * 4) == 0);
     for (int p = 0; p < 3; p++) {
@@ -116,10 +119,17 @@ static void test_tc(int B, int L, int C, int NH, int q0, int nq, int exact) {
     gt_cuda_free(dgq); gt_cuda_free(dref_o); gt_cuda_free(dref_l);
 }
 
-/* In GT_PREC_BF16 the public entry points use the tensor cores for a full
- * call (bit for bit the same as calling them directly) and the fp32 SIMT
- * kernels for a one-row call (same as in GT_PREC_FP32). */
-static void test_dispatch(void) {
+static void test_tc(int B, int L, int C, int NH, int q0, int nq, int exact) {
+    test_tc_type(GT_ATTENTION_TC_BF16, B, L, C, NH, q0, nq, exact);
+    if (!exact) test_tc_type(GT_ATTENTION_TC_FP16, B, L, C, NH, q0, nq, 0);
+}
+
+/* In GT_PREC_BF16 / GT_PREC_FP16 the public entry points use the tensor cores
+ * of that tile type for a full call (bit for bit the same as calling them
+ * directly) and the fp32 SIMT kernels for a one-row call (same as in
+ * GT_PREC_FP32). */
+static void test_dispatch(gt_cuda_prec prec) {
+    const gt_attention_tc_type type = prec == GT_PREC_FP16 ? GT_ATTENTION_TC_FP16 : GT_ATTENTION_TC_BF16;
     const int B = 2, L = 130, C = 64, NH = 2, mid = L / 2;
     const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
     float *qkv = gtu_rand(nqkv, 1.5f), *g = gtu_rand(no, 1.0f);
@@ -127,12 +137,12 @@ static void test_dispatch(void) {
     float *scr = gt_cuda_alloc_floats(gt_attention_cuda_scratch_elems(B, L, NH));
     float *o1 = gt_cuda_alloc_floats(no), *o2 = gt_cuda_alloc_floats(no), *l1 = gt_cuda_alloc_floats(nl),
           *l2 = gt_cuda_alloc_floats(nl), *g1 = gt_cuda_alloc_floats(nqkv), *g2 = gt_cuda_alloc_floats(nqkv);
-    printf("dispatch in bf16 precision\n");
-    gt_cuda_set_precision(GT_PREC_BF16);
+    printf("dispatch in %s precision\n", prec == GT_PREC_FP16 ? "fp16" : "bf16");
+    gt_cuda_set_precision(prec);
     gt_attention_forward_cuda(o1, l1, scr, dqkv, B, L, C, NH, 0);
     gt_attention_backward_cuda(g1, scr, dg, dqkv, o1, l1, B, L, C, NH, 0);
-    gt_attention_tc_forward_rows_cuda(o2, l2, dqkv, B, L, C, NH, 0, L, 0);
-    gt_attention_tc_backward_rows_cuda(g2, scr, dg, dqkv, o2, l2, B, L, C, NH, 0, L, 0);
+    gt_attention_tc_forward_rows_cuda(type, o2, l2, dqkv, B, L, C, NH, 0, L, 0);
+    gt_attention_tc_backward_rows_cuda(type, g2, scr, dg, dqkv, o2, l2, B, L, C, NH, 0, L, 0);
     float *a = gtu_host(o1, no), *b = gtu_host(o2, no), *ga = gtu_host(g1, nqkv), *gb = gtu_host(g2, nqkv);
     TEST_CHECK(memcmp(a, b, no * 4) == 0);
     TEST_CHECK(memcmp(ga, gb, nqkv * 4) == 0);
@@ -171,7 +181,8 @@ int main(void) {
         test_tc(2, 200, 256, 4, 10, 100, exact); /* hs 64, a row range over two query tiles */
     }
     test_tc(2, 4096, 64, 2, 0, 4096, 0); /* L 4096, hs 32: 64 key tiles per row */
-    test_dispatch();
+    test_dispatch(GT_PREC_BF16);
+    test_dispatch(GT_PREC_FP16);
     gt_cuda_set_precision(GT_PREC_FP32);
     TEST_DONE();
 }

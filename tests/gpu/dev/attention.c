@@ -9,8 +9,9 @@
  * bench_gpu.c: B = 8, L = 4096, d_model 256, 8 heads, hs 32); one call is one
  * layer of the 8-layer model.
  * Variants (one table; add a row to try another):
- *   simt_fp32  attention.cu: fp32 SIMT kernels (every precision but BF16)
+ *   simt_fp32  attention.cu: fp32 SIMT kernels (FP32 and TF32 precision)
  *   tc_bf16    attention_tc.cu: bf16 tensor cores (BF16 precision)
+ *   tc_fp16    attention_tc.cu: fp16 tensor cores (FP16 precision)
  * Check: the first --check-batches batch elements (batches are independent)
  * against gt_attention_forward / gt_attention_backward on the CPU: relative
  * L2 error of out and of dqkv within the variant's tolerance (those of
@@ -60,16 +61,28 @@ static void simt_bwd(float *dqkv, float *scratch, const float *dout, const float
 }
 static void tc_fwd(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s) {
     (void)scratch;
-    gt_attention_tc_forward_rows_cuda(out, lse, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+    gt_attention_tc_forward_rows_cuda(GT_ATTENTION_TC_BF16, out, lse, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
 }
 static void tc_bwd(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out,
                    const float *lse, const lab_shape *s) {
-    gt_attention_tc_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+    gt_attention_tc_backward_rows_cuda(GT_ATTENTION_TC_BF16, dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C,
+                                       s->NH, 0, s->L, 0);
+}
+static void tc16_fwd(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s) {
+    (void)scratch;
+    gt_attention_tc_forward_rows_cuda(GT_ATTENTION_TC_FP16, out, lse, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+}
+static void tc16_bwd(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out,
+                     const float *lse, const lab_shape *s) {
+    gt_attention_tc_backward_rows_cuda(GT_ATTENTION_TC_FP16, dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C,
+                                       s->NH, 0, s->L, 0);
 }
 
 static const variant VARIANTS[] = {
     {"simt_fp32", GT_PREC_FP32, simt_fwd, simt_bwd, 1e-4, 1e-4},
     {"tc_bf16", GT_PREC_BF16, tc_fwd, tc_bwd, 1.5e-2, 3e-2},
+    /* fp16 tiles: 3 more mantissa bits than bf16, so 8x tighter than bf16 would be; 4x allows for dS */
+    {"tc_fp16", GT_PREC_FP16, tc16_fwd, tc16_bwd, 4e-3, 8e-3},
 };
 
 /* median ms of reps calls of fwd (which = 0) or bwd (which = 1) */
@@ -153,7 +166,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < sizeof VARIANTS / sizeof VARIANTS[0]; k++) {
         const variant *v = &VARIANTS[k];
         if (only && strncmp(v->name, only, strlen(only)) != 0) continue;
-        if (v->prec == GT_PREC_BF16 && !gt_attention_tc_usable()) {
+        if ((v->prec == GT_PREC_BF16 || v->prec == GT_PREC_FP16) && !gt_attention_tc_usable()) {
             printf("GT_ATTN_BENCH variant=%s check=skip (device below compute capability 8.0)\n", v->name);
             continue;
         }

@@ -23,8 +23,8 @@
 //   dKV kernel  one group per key row, loops over query tiles:
 //               dv += p dO, dk += ds q
 // Two kernels, no atomics: deterministic. fp32 FMA on the SIMT cores in every
-// precision mode but BF16, where the entry points below hand calls of 64 rows
-// or more to the tensor-core kernels of attention_tc.cu. Rows past the end
+// precision mode but BF16 and FP16, where the entry points below hand calls of
+// 64 rows or more to the tensor-core kernels of attention_tc.cu. Rows past the end
 // are computed on zeros (the whole warp takes part in every shuffle) and not
 // written.
 #include "nn/ops/attention.h"
@@ -316,21 +316,24 @@ static int check_shapes(int B, int L, int C, int NH, int q0, int nq) {
     default: ATT_LAUNCH(128, KERNEL, n_rows, __VA_ARGS__); break;       \
     }
 
-// BF16 precision runs attention on the tensor cores (attention_tc.cu) where
-// the device has bf16 MMA (sm_80+), for calls of at least one 64-row query
-// tile: a row range of a few rows (s2p_tf's midpoint row) would fill one tile
-// row in 64, and the SIMT kernels cost little there. Every other precision
-// keeps the fp32 SIMT kernels below (FP16 too: there is no fp16 variant yet).
+// BF16 and FP16 precision run attention on the tensor cores (attention_tc.cu,
+// tiles in bf16 or fp16) where the device has them (sm_80+), for calls of at
+// least one 64-row query tile: a row range of a few rows (s2p_tf's midpoint
+// row) would fill one tile row in 64, and the SIMT kernels cost little there.
+// FP32 and TF32 keep the fp32 SIMT kernels below.
 #define ATT_TC_MIN_ROWS 64
-static bool use_tensor_cores(int nq) {
-    return gt_cuda_get_precision() == GT_PREC_BF16 && nq >= ATT_TC_MIN_ROWS && gt_attention_tc_usable();
+static bool use_tensor_cores(int nq, gt_attention_tc_type *type) {
+    const gt_cuda_prec p = gt_cuda_get_precision();
+    *type = p == GT_PREC_FP16 ? GT_ATTENTION_TC_FP16 : GT_ATTENTION_TC_BF16;
+    return (p == GT_PREC_BF16 || p == GT_PREC_FP16) && nq >= ATT_TC_MIN_ROWS && gt_attention_tc_usable();
 }
 
 extern "C" void gt_attention_forward_rows_cuda(float *out, float *lse, float *scratch, const float *qkv, int B,
                                                int L, int C, int NH, int q0, int nq, cudaStream_t st) {
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
-    if (use_tensor_cores(nq)) {
-        gt_attention_tc_forward_rows_cuda(out, lse, qkv, B, L, C, NH, q0, nq, st);
+    gt_attention_tc_type type;
+    if (use_tensor_cores(nq, &type)) {
+        gt_attention_tc_forward_rows_cuda(type, out, lse, qkv, B, L, C, NH, q0, nq, st);
         return;
     }
     const int hs = C / NH;
@@ -348,8 +351,9 @@ extern "C" void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, con
                                                 const float *out, const float *lse, int B, int L, int C, int NH,
                                                 int q0, int nq, cudaStream_t st) {
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
-    if (use_tensor_cores(nq)) {
-        gt_attention_tc_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
+    gt_attention_tc_type type;
+    if (use_tensor_cores(nq, &type)) {
+        gt_attention_tc_backward_rows_cuda(type, dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
         return;
     }
     const int hs = C / NH;

@@ -1,6 +1,11 @@
 // nn/ops/cuda/attention_tc.cu: multi-head self-attention (non-causal) on the
-// bf16 tensor cores, FlashAttention-2 style; the BF16-precision path of
-// gt_attention_*_cuda (attention.cu dispatches here). Same layouts, same lse
+// tensor cores, FlashAttention-2 style; the BF16- and FP16-precision path of
+// gt_attention_*_cuda (attention.cu dispatches here). Every kernel is a
+// template on the 16-bit element type E of its tiles: __nv_bfloat16 (8-bit
+// mantissa, fp32's range) or __half (11-bit mantissa, max 65504: more precise
+// products; under train.precision=fp16 the loss scaler turns an overflow of
+// the scaled dO or dS into a skipped step). The text below says bf16 for
+// either. Same layouts, same lse
 // convention (natural log of sum exp(score), scores already scaled by
 // 1/sqrt(hs)) and same maths as nn/ops/cpu/attention.c and the fp32 SIMT
 // kernels of attention.cu: either path's lse and out feed the other's backward.
@@ -41,6 +46,7 @@
 // current device has it. Shared memory per block is above the 48 KiB default
 // (up to 121 KiB at HSP 128): the opt-in is set once per device and kernel.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <mma.h>
 
 #include "nn/ops/attention.h"
@@ -48,6 +54,17 @@
 
 using namespace nvcuda;
 typedef __nv_bfloat16 bf16;
+typedef __half f16;
+
+// fp32 <-> E (round to nearest even), one value or a pair (4-byte store)
+__device__ __forceinline__ void tc_from(bf16 &d, float v) { d = __float2bfloat16(v); }
+__device__ __forceinline__ void tc_from(f16 &d, float v) { d = __float2half_rn(v); }
+__device__ __forceinline__ float tc_to(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float tc_to(f16 v) { return __half2float(v); }
+__device__ __forceinline__ void tc_from2(bf16 *d, float a, float b) {
+    *(__nv_bfloat162 *)d = __floats2bfloat162_rn(a, b);
+}
+__device__ __forceinline__ void tc_from2(f16 *d, float a, float b) { *(__half2 *)d = __floats2half2_rn(a, b); }
 
 #define TC_THREADS 128     // 4 warps
 #define TC_WARPS 4
@@ -64,16 +81,16 @@ typedef __nv_bfloat16 bf16;
 // in the HSP 16 dQ kernel.
 #define TC_MIN_BLOCKS(HSP) ((HSP) <= 16 ? 4 : (HSP) <= 32 ? 3 : (HSP) <= 64 ? 2 : 1)
 
-typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> frag_a;
-typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> frag_b_row;
-typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::col_major> frag_b_col;
+template <typename E> using frag_a = wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major>;
+template <typename E> using frag_b_row = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major>;
+template <typename E> using frag_b_col = wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::col_major>;
 typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> frag_c;
 
 // Shared-memory plan per padded head size (bytes; every region a multiple of
 // 128 bytes, so every 16-row / 16-column fragment pointer is 32-byte aligned).
 template <int HSP>
 struct tc_shape {
-    static constexpr int LDH = HSP + 8;     // bf16 row stride of a staged (64, HSP) tile
+    static constexpr int LDH = HSP + 8;     // E row stride of a staged (64, HSP) tile
     static constexpr int NK = HSP / 16;     // 16-wide column blocks of a row
     static constexpr int TILE = TC_ROWS * LDH; // elements of one staged tile
     // forward: per-warp fp32 buffer holds a 16 x 64 score tile, then the 16 x HSP P V
@@ -90,12 +107,12 @@ struct tc_shape {
 };
 
 // Stage rows [r0, r0+n) of a strided (rows, hs) fp32 view (row stride ld)
-// into s (64, LDH) as bf16; zero beyond n rows and hs columns. vec: hs, ld and
+// into s (64, LDH) as E; zero beyond n rows and hs columns. vec: hs, ld and
 // src are multiples of 4 floats / 16 bytes (float4 loads). At most 4 float4
 // loads in flight per thread, so staging adds few registers to the kernels
 // that keep accumulators live across it.
-template <int HSP>
-__device__ __forceinline__ void tc_stage(bf16 *s, const float *src, int ld, int r0, int n, int hs, bool vec) {
+template <int HSP, typename E>
+__device__ __forceinline__ void tc_stage(E *s, const float *src, int ld, int r0, int n, int hs, bool vec) {
     using T = tc_shape<HSP>;
     if (vec) {
         constexpr int V = HSP / 4, ITER = TC_ROWS * V / TC_THREADS, CH = ITER < 4 ? ITER : 4;
@@ -111,16 +128,16 @@ __device__ __forceinline__ void tc_stage(bf16 *s, const float *src, int ld, int 
 #pragma unroll
             for (int k = 0; k < CH; k++) {
                 const int idx = threadIdx.x + (k0 + k) * TC_THREADS, r = idx / V, c = 4 * (idx % V);
-                __nv_bfloat162 *d = (__nv_bfloat162 *)(s + r * T::LDH + c);
-                d[0] = __floats2bfloat162_rn(v[k].x, v[k].y);
-                d[1] = __floats2bfloat162_rn(v[k].z, v[k].w);
+                E *d = s + r * T::LDH + c;
+                tc_from2(d, v[k].x, v[k].y);
+                tc_from2(d + 2, v[k].z, v[k].w);
             }
         }
         return;
     }
     for (int idx = threadIdx.x; idx < TC_ROWS * HSP; idx += TC_THREADS) {
         const int r = idx / HSP, c = idx % HSP;
-        s[r * T::LDH + c] = __float2bfloat16(r < n && c < hs ? src[(size_t)(r0 + r) * ld + c] : 0.0f);
+        tc_from(s[r * T::LDH + c], r < n && c < hs ? src[(size_t)(r0 + r) * ld + c] : 0.0f);
     }
 }
 
@@ -128,11 +145,11 @@ __device__ __forceinline__ void tc_stage(bf16 *s, const float *src, int ld, int 
 // warp's 16 rows of a staged tile, Bt a whole staged tile (its rows are the
 // output columns). Up to HSP 64 the A fragments are loaded once for the four
 // column blocks; at 128 they would cost 32 registers more, and are reloaded.
-template <int HSP>
-__device__ __forceinline__ void tc_abt(float *dst, const bf16 *A, const bf16 *Bt) {
+template <int HSP, typename E>
+__device__ __forceinline__ void tc_abt(float *dst, const E *A, const E *Bt) {
     using T = tc_shape<HSP>;
     constexpr int NA = T::NK <= 4 ? T::NK : 1;
-    frag_a a[NA];
+    frag_a<E> a[NA];
     if (NA == T::NK) {
 #pragma unroll
         for (int kk = 0; kk < NA; kk++) wmma::load_matrix_sync(a[kk], A + kk * 16, T::LDH);
@@ -144,7 +161,7 @@ __device__ __forceinline__ void tc_abt(float *dst, const bf16 *A, const bf16 *Bt
 #pragma unroll
         for (int kk = 0; kk < T::NK; kk++) {
             if (NA != T::NK) wmma::load_matrix_sync(a[0], A + kk * 16, T::LDH);
-            frag_b_col b; // (HSP, 64) = Bt^T: element (d, j) at Bt[j * LDH + d], column-major
+            frag_b_col<E> b; // (HSP, 64) = Bt^T: element (d, j) at Bt[j * LDH + d], column-major
             wmma::load_matrix_sync(b, Bt + jn * 16 * T::LDH + kk * 16, T::LDH);
             wmma::mma_sync(c, a[NA == T::NK ? kk : 0], b, c);
         }
@@ -155,8 +172,8 @@ __device__ __forceinline__ void tc_abt(float *dst, const bf16 *A, const bf16 *Bt
 // dst (16, HSP) fp32, row stride HSP = P (16, 64) . B (64, HSP), one 16-column
 // block at a time (one accumulator live: the forward keeps its output rows in
 // registers already).
-template <int HSP>
-__device__ __forceinline__ void tc_pb_store(float *dst, const bf16 *P, const bf16 *B) {
+template <int HSP, typename E>
+__device__ __forceinline__ void tc_pb_store(float *dst, const E *P, const E *B) {
     using T = tc_shape<HSP>;
 #pragma unroll 1
     for (int n = 0; n < T::NK; n++) {
@@ -164,8 +181,8 @@ __device__ __forceinline__ void tc_pb_store(float *dst, const bf16 *P, const bf1
         wmma::fill_fragment(c, 0.0f);
 #pragma unroll
         for (int kk = 0; kk < TC_ROWS / 16; kk++) {
-            frag_a a;
-            frag_b_row b;
+            frag_a<E> a;
+            frag_b_row<E> b;
             wmma::load_matrix_sync(a, P + kk * 16, TC_PLD);
             wmma::load_matrix_sync(b, B + kk * 16 * T::LDH + n * 16, T::LDH);
             wmma::mma_sync(c, a, b, c);
@@ -174,19 +191,19 @@ __device__ __forceinline__ void tc_pb_store(float *dst, const bf16 *P, const bf1
     }
 }
 
-// acc[n] += P (16, 64) . B (64, HSP): P this warp's rows of a bf16 (64, TC_PLD)
+// acc[n] += P (16, 64) . B (64, HSP): P this warp's rows of a E (64, TC_PLD)
 // tile, B a staged tile (row-major, its rows the contraction index).
-template <int HSP>
-__device__ __forceinline__ void tc_pb_acc(frag_c *acc, const bf16 *P, const bf16 *B) {
+template <int HSP, typename E>
+__device__ __forceinline__ void tc_pb_acc(frag_c *acc, const E *P, const E *B) {
     using T = tc_shape<HSP>;
     constexpr int UNROLL = T::NK <= 2 ? TC_ROWS / 16 : 1; // wide tiles: B fragments in flight cost registers
 #pragma unroll UNROLL
     for (int kk = 0; kk < TC_ROWS / 16; kk++) {
-        frag_a a;
+        frag_a<E> a;
         wmma::load_matrix_sync(a, P + kk * 16, TC_PLD);
 #pragma unroll
         for (int n = 0; n < T::NK; n++) {
-            frag_b_row b;
+            frag_b_row<E> b;
             wmma::load_matrix_sync(b, B + kk * 16 * T::LDH + n * 16, T::LDH);
             wmma::mma_sync(acc[n], a, b, acc[n]);
         }
@@ -207,13 +224,13 @@ __device__ __forceinline__ void tc_write_rows(float *dst, size_t ld, const float
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#define TC_ARCH_GUARD() __trap() // bf16 wmma needs sm_80: the host never launches these there
+#define TC_ARCH_GUARD() __trap() // E wmma needs sm_80: the host never launches these there
 #else
 #define TC_ARCH_GUARD()
 #endif
 
 // grid (ceil(nq/64), NH, B)
-template <int HSP>
+template <int HSP, typename E>
 __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
     k_attn_tc_fwd(float *out, float *lse, const float *qkv, int L, int C, int NH, int hs, int q0, int nq, float scale,
                   int vec) {
@@ -221,7 +238,7 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using T = tc_shape<HSP>;
     extern __shared__ __align__(128) unsigned char tc_smem[];
-    bf16 *qs = (bf16 *)tc_smem, *ks = qs + T::TILE, *vs = ks + T::TILE, *pb = vs + T::TILE; // (64, LDH) x3, (64, PLD)
+    E *qs = (E *)tc_smem, *ks = qs + T::TILE, *vs = ks + T::TILE, *pb = vs + T::TILE; // (64, LDH) x3, (64, PLD)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, hf = lane & 1;
     float *wbuf = (float *)(pb + TC_ROWS * TC_PLD) + warp * T::WF_FWD; // this warp's scores, then P V
     float *rowf = (float *)(pb + TC_ROWS * TC_PLD) + TC_WARPS * T::WF_FWD + warp * 16; // per-row factor (16 per warp)
@@ -229,20 +246,20 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
     const int i0 = q0 + blockIdx.x * TC_ROWS, q1 = q0 + nq, br = q1 - i0 < TC_ROWS ? q1 - i0 : TC_ROWS;
     const float *base = qkv + (size_t)b * L * C3 + (size_t)h * hs;
     const float sl2 = scale * TC_LOG2E; // scores in log2 units: exp2f on the SFU
-    tc_stage<HSP>(qs, base, C3, i0, br, hs, vec);
+    tc_stage<HSP, E>(qs, base, C3, i0, br, hs, vec);
     float o[HSP / 2]; // elements i * 32 + lane of this warp's 16 x HSP output tile
 #pragma unroll
     for (int i = 0; i < HSP / 2; i++) o[i] = 0.0f;
     float m = -INFINITY, l = 0.0f; // row r's running max (log2 units) and sum, in both lanes of the pair
     const float *srow = wbuf + r * TC_SLD;
-    bf16 *prow = pb + (warp * 16 + r) * TC_PLD;
+    E *prow = pb + (warp * 16 + r) * TC_PLD;
     for (int j0 = 0; j0 < L; j0 += TC_ROWS) {
         const int bc = L - j0 < TC_ROWS ? L - j0 : TC_ROWS;
         __syncthreads(); // the previous tile's K, V are no longer read
-        tc_stage<HSP>(ks, base + C, C3, j0, bc, hs, vec);
-        tc_stage<HSP>(vs, base + 2 * C, C3, j0, bc, hs, vec);
+        tc_stage<HSP, E>(ks, base + C, C3, j0, bc, hs, vec);
+        tc_stage<HSP, E>(vs, base + 2 * C, C3, j0, bc, hs, vec);
         __syncthreads();
-        tc_abt<HSP>(wbuf, qs + warp * 16 * T::LDH, ks); // S (16, 64), unscaled
+        tc_abt<HSP, E>(wbuf, qs + warp * 16 * T::LDH, ks); // S (16, 64), unscaled
         __syncwarp();
         float mt = -INFINITY;
 #pragma unroll 8
@@ -257,16 +274,17 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
 #pragma unroll 8
         for (int j = 0; j < TC_ROWS / 2; j++) {
             const int c = 2 * j + hf;
-            const bf16 p = __float2bfloat16(c < bc ? exp2f(srow[c] * sl2 - mnew) : 0.0f);
+            E p;
+            tc_from(p, c < bc ? exp2f(srow[c] * sl2 - mnew) : 0.0f);
             prow[c] = p;
-            sum += __bfloat162float(p); // the sum of exactly the weights P V uses
+            sum += tc_to(p); // the sum of exactly the weights P V uses
         }
         sum += __shfl_xor_sync(TC_FULL, sum, 1);
         l = l * alpha + sum;
         m = mnew;
         if (hf == 0) rowf[r] = alpha;
         __syncwarp(); // S read, P and alpha written
-        tc_pb_store<HSP>(wbuf, pb + warp * 16 * TC_PLD, vs); // P V (16, HSP), row stride HSP
+        tc_pb_store<HSP, E>(wbuf, pb + warp * 16 * TC_PLD, vs); // P V (16, HSP), row stride HSP
         __syncwarp();
 #pragma unroll
         for (int i = 0; i < HSP / 2; i++) {
@@ -290,7 +308,7 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
 }
 
 // grid (ceil(nq/64), NH, B): one block per 64 query rows, all key tiles
-template <int HSP>
+template <int HSP, typename E>
 __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
     k_attn_tc_dq(float *dqkv, const float *dout, const float *qkv, const float *lse, const float *D, int L, int C,
                  int NH, int hs, int q0, int nq, float scale, int vec) {
@@ -298,8 +316,8 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using T = tc_shape<HSP>;
     extern __shared__ __align__(128) unsigned char tc_smem[];
-    bf16 *qs = (bf16 *)tc_smem, *gs = qs + T::TILE, *ks = gs + T::TILE, *vs = ks + T::TILE;
-    bf16 *dsb = vs + T::TILE; // (64, PLD)
+    E *qs = (E *)tc_smem, *gs = qs + T::TILE, *ks = gs + T::TILE, *vs = ks + T::TILE;
+    E *dsb = vs + T::TILE; // (64, PLD)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, hf = lane & 1;
     float *ws = (float *)(dsb + TC_ROWS * TC_PLD) + warp * T::WF_BWD, *wd = ws + 16 * TC_SLD; // S, dP (16, 64)
     const int b = blockIdx.z, h = blockIdx.y, C3 = 3 * C;
@@ -307,32 +325,32 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
     const float *base = qkv + (size_t)b * L * C3 + (size_t)h * hs;
     const float *dob = dout + (size_t)b * L * C + (size_t)h * hs;
     const float sl2 = scale * TC_LOG2E;
-    tc_stage<HSP>(qs, base, C3, i0, br, hs, vec);
-    tc_stage<HSP>(gs, dob, C, i0, br, hs, vec);
+    tc_stage<HSP, E>(qs, base, C3, i0, br, hs, vec);
+    tc_stage<HSP, E>(gs, dob, C, i0, br, hs, vec);
     const int t = i0 + warp * 16 + r;
     const size_t bh = (size_t)b * NH + h;
     const float lr = t < q1 ? lse[bh * L + t] * TC_LOG2E : 0.0f, dr = t < q1 ? D[bh * L + t] : 0.0f;
     frag_c dq[T::NK];
 #pragma unroll
     for (int n = 0; n < T::NK; n++) wmma::fill_fragment(dq[n], 0.0f);
-    bf16 *dsrow = dsb + (warp * 16 + r) * TC_PLD;
+    E *dsrow = dsb + (warp * 16 + r) * TC_PLD;
     for (int j0 = 0; j0 < L; j0 += TC_ROWS) {
         const int bc = L - j0 < TC_ROWS ? L - j0 : TC_ROWS;
         __syncthreads();
-        tc_stage<HSP>(ks, base + C, C3, j0, bc, hs, vec);
-        tc_stage<HSP>(vs, base + 2 * C, C3, j0, bc, hs, vec);
+        tc_stage<HSP, E>(ks, base + C, C3, j0, bc, hs, vec);
+        tc_stage<HSP, E>(vs, base + 2 * C, C3, j0, bc, hs, vec);
         __syncthreads();
-        tc_abt<HSP>(ws, qs + warp * 16 * T::LDH, ks); // S = Q K^T
-        tc_abt<HSP>(wd, gs + warp * 16 * T::LDH, vs); // dP = dO V^T
+        tc_abt<HSP, E>(ws, qs + warp * 16 * T::LDH, ks); // S = Q K^T
+        tc_abt<HSP, E>(wd, gs + warp * 16 * T::LDH, vs); // dP = dO V^T
         __syncwarp();
 #pragma unroll 8
         for (int j = 0; j < TC_ROWS / 2; j++) {
             const int c = 2 * j + hf;
             const float p = c < bc ? exp2f(ws[r * TC_SLD + c] * sl2 - lr) : 0.0f;
-            dsrow[c] = __float2bfloat16(p * (wd[r * TC_SLD + c] - dr) * scale);
+            tc_from(dsrow[c], p * (wd[r * TC_SLD + c] - dr) * scale);
         }
         __syncwarp();
-        tc_pb_acc<HSP>(dq, dsb + warp * 16 * TC_PLD, ks); // dQ += dS K
+        tc_pb_acc<HSP, E>(dq, dsb + warp * 16 * TC_PLD, ks); // dQ += dS K
     }
 #pragma unroll
     for (int n = 0; n < T::NK; n++) wmma::store_matrix_sync(ws + n * 16, dq[n], HSP, wmma::mem_row_major);
@@ -342,7 +360,7 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
 }
 
 // grid (ceil(L/64), NH, B): one block per 64 key rows, query tiles of [q0, q0+nq)
-template <int HSP>
+template <int HSP, typename E>
 __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
     k_attn_tc_dkv(float *dqkv, const float *dout, const float *qkv, const float *lse, const float *D, int L, int C,
                   int NH, int hs, int q0, int nq, float scale, int vec) {
@@ -350,8 +368,8 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     using T = tc_shape<HSP>;
     extern __shared__ __align__(128) unsigned char tc_smem[];
-    bf16 *ks = (bf16 *)tc_smem, *vs = ks + T::TILE, *qs = vs + T::TILE, *gs = qs + T::TILE;
-    bf16 *pb = gs + T::TILE, *dsb = pb + TC_ROWS * TC_PLD; // (64, PLD) each
+    E *ks = (E *)tc_smem, *vs = ks + T::TILE, *qs = vs + T::TILE, *gs = qs + T::TILE;
+    E *pb = gs + T::TILE, *dsb = pb + TC_ROWS * TC_PLD; // (64, PLD) each
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, r = lane >> 1, hf = lane & 1;
     float *ws = (float *)(dsb + TC_ROWS * TC_PLD) + warp * T::WF_BWD, *wd = ws + 16 * TC_SLD; // S^T, dP^T (16, 64)
     float *ls = (float *)(dsb + TC_ROWS * TC_PLD) + TC_WARPS * T::WF_BWD, *dsh = ls + TC_ROWS; // lse (log2), D
@@ -361,40 +379,40 @@ __global__ void __launch_bounds__(TC_THREADS, TC_MIN_BLOCKS(HSP))
     const float *dob = dout + (size_t)b * L * C + (size_t)h * hs;
     const size_t bh = (size_t)b * NH + h;
     const float sl2 = scale * TC_LOG2E;
-    tc_stage<HSP>(ks, base + C, C3, s0, bk, hs, vec);
-    tc_stage<HSP>(vs, base + 2 * C, C3, s0, bk, hs, vec);
+    tc_stage<HSP, E>(ks, base + C, C3, s0, bk, hs, vec);
+    tc_stage<HSP, E>(vs, base + 2 * C, C3, s0, bk, hs, vec);
     frag_c dk[T::NK], dv[T::NK];
 #pragma unroll
     for (int n = 0; n < T::NK; n++) {
         wmma::fill_fragment(dk[n], 0.0f);
         wmma::fill_fragment(dv[n], 0.0f);
     }
-    bf16 *prow = pb + (warp * 16 + r) * TC_PLD, *dsrow = dsb + (warp * 16 + r) * TC_PLD;
+    E *prow = pb + (warp * 16 + r) * TC_PLD, *dsrow = dsb + (warp * 16 + r) * TC_PLD;
     const int q1 = q0 + nq;
     for (int i0 = q0; i0 < q1; i0 += TC_ROWS) {
         const int br = q1 - i0 < TC_ROWS ? q1 - i0 : TC_ROWS;
         __syncthreads();
-        tc_stage<HSP>(qs, base, C3, i0, br, hs, vec);
-        tc_stage<HSP>(gs, dob, C, i0, br, hs, vec);
+        tc_stage<HSP, E>(qs, base, C3, i0, br, hs, vec);
+        tc_stage<HSP, E>(gs, dob, C, i0, br, hs, vec);
         if (threadIdx.x < TC_ROWS) {
             const bool in = (int)threadIdx.x < br;
             ls[threadIdx.x] = in ? lse[bh * L + i0 + threadIdx.x] * TC_LOG2E : 0.0f;
             dsh[threadIdx.x] = in ? D[bh * L + i0 + threadIdx.x] : 0.0f;
         }
         __syncthreads();
-        tc_abt<HSP>(ws, ks + warp * 16 * T::LDH, qs); // S^T = K Q^T (keys x queries)
-        tc_abt<HSP>(wd, vs + warp * 16 * T::LDH, gs); // dP^T = V dO^T
+        tc_abt<HSP, E>(ws, ks + warp * 16 * T::LDH, qs); // S^T = K Q^T (keys x queries)
+        tc_abt<HSP, E>(wd, vs + warp * 16 * T::LDH, gs); // dP^T = V dO^T
         __syncwarp();
 #pragma unroll 8
         for (int j = 0; j < TC_ROWS / 2; j++) {
             const int c = 2 * j + hf; // query column
             const float p = c < br ? exp2f(ws[r * TC_SLD + c] * sl2 - ls[c]) : 0.0f;
-            prow[c] = __float2bfloat16(p);
-            dsrow[c] = __float2bfloat16(p * (wd[r * TC_SLD + c] - dsh[c]) * scale);
+            tc_from(prow[c], p);
+            tc_from(dsrow[c], p * (wd[r * TC_SLD + c] - dsh[c]) * scale);
         }
         __syncwarp();
-        tc_pb_acc<HSP>(dv, pb + warp * 16 * TC_PLD, gs);  // dV += P^T dO
-        tc_pb_acc<HSP>(dk, dsb + warp * 16 * TC_PLD, qs); // dK += dS^T Q
+        tc_pb_acc<HSP, E>(dv, pb + warp * 16 * TC_PLD, gs);  // dV += P^T dO
+        tc_pb_acc<HSP, E>(dk, dsb + warp * 16 * TC_PLD, qs); // dK += dS^T Q
     }
     float *row = dqkv + (size_t)b * L * C3 + (size_t)h * hs;
     const int t0 = s0 + warp * 16;
@@ -435,42 +453,42 @@ static int tc_vec(int hs, const float *a, const float *b) {
 // not a stream operation, but a graph capture in thread-local mode may refuse
 // it: gt_attention_tc_prepare (from gt_cuda_stream_prepare, before any step)
 // does it for every class first, so the calls below find it done.
-template <int HSP>
+template <int HSP, typename E>
 static void tc_optin(void) {
-    static unsigned done = 0; // one bit per device
+    static unsigned done = 0; // one bit per device (per instance: HSP and E)
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     const unsigned bit = dev < 32 ? 1u << dev : 0u;
     if (bit && (done & bit)) return;
     using T = tc_shape<HSP>;
     const cudaFuncAttribute attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_fwd<HSP>, attr, (int)T::FWD_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dq<HSP>, attr, (int)T::DQ_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dkv<HSP>, attr, (int)T::DKV_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_fwd<HSP, E>, attr, (int)T::FWD_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dq<HSP, E>, attr, (int)T::DQ_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dkv<HSP, E>, attr, (int)T::DKV_BYTES));
     done |= bit;
 }
 
-template <int HSP>
+template <int HSP, typename E>
 static void tc_forward(float *out, float *lse, const float *qkv, int B, int L, int C, int NH, int q0, int nq,
                        cudaStream_t st) {
     const int hs = C / NH;
-    tc_optin<HSP>();
-    k_attn_tc_fwd<HSP><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::FWD_BYTES, st>>>(
+    tc_optin<HSP, E>();
+    k_attn_tc_fwd<HSP, E><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::FWD_BYTES, st>>>(
         out, lse, qkv, L, C, NH, hs, q0, nq, 1.0f / sqrtf((float)hs), tc_vec(hs, qkv, qkv));
     GT_CUDA_LAUNCH_CHECK();
 }
 
-template <int HSP>
+template <int HSP, typename E>
 static void tc_backward(float *dqkv, const float *D, const float *dout, const float *qkv, const float *lse, int B,
                         int L, int C, int NH, int q0, int nq, cudaStream_t st) {
     const int hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const int vec = tc_vec(hs, qkv, dout);
-    tc_optin<HSP>();
-    k_attn_tc_dq<HSP><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::DQ_BYTES, st>>>(
+    tc_optin<HSP, E>();
+    k_attn_tc_dq<HSP, E><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::DQ_BYTES, st>>>(
         dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale, vec);
     GT_CUDA_LAUNCH_CHECK();
-    k_attn_tc_dkv<HSP><<<dim3(gt_cdiv((size_t)L, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::DKV_BYTES, st>>>(
+    k_attn_tc_dkv<HSP, E><<<dim3(gt_cdiv((size_t)L, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::DKV_BYTES, st>>>(
         dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale, vec);
     GT_CUDA_LAUNCH_CHECK();
 }
@@ -486,36 +504,55 @@ extern "C" int gt_attention_tc_usable(void) {
 
 void gt_attention_tc_prepare(void) {
     if (!gt_attention_tc_usable()) return;
-    tc_optin<16>();
-    tc_optin<32>();
-    tc_optin<64>();
-    tc_optin<128>();
+    tc_optin<16, bf16>();
+    tc_optin<32, bf16>();
+    tc_optin<64, bf16>();
+    tc_optin<128, bf16>();
+    tc_optin<16, f16>();
+    tc_optin<32, f16>();
+    tc_optin<64, f16>();
+    tc_optin<128, f16>();
 }
 
-extern "C" void gt_attention_tc_forward_rows_cuda(float *out, float *lse, const float *qkv, int B, int L, int C,
-                                                  int NH, int q0, int nq, cudaStream_t st) {
-    GT_CHECK(gt_attention_tc_usable(), GT_EXIT_USAGE,
-             "attention (CUDA): the bf16 tensor-core kernels need compute capability 8.0 or newer");
+template <typename E>
+static void tc_forward_any(float *out, float *lse, const float *qkv, int B, int L, int C, int NH, int q0, int nq,
+                           cudaStream_t st) {
     switch (tc_check_shapes(B, L, C, NH, q0, nq)) {
-    case 16: tc_forward<16>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
-    case 32: tc_forward<32>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
-    case 64: tc_forward<64>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
-    default: tc_forward<128>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
+    case 16: tc_forward<16, E>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
+    case 32: tc_forward<32, E>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
+    case 64: tc_forward<64, E>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
+    default: tc_forward<128, E>(out, lse, qkv, B, L, C, NH, q0, nq, st); break;
+    }
+}
+template <typename E>
+static void tc_backward_any(float *dqkv, const float *D, const float *dout, const float *qkv, const float *lse,
+                            int B, int L, int C, int NH, int q0, int nq, int hsp, cudaStream_t st) {
+    switch (hsp) {
+    case 16: tc_backward<16, E>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
+    case 32: tc_backward<32, E>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
+    case 64: tc_backward<64, E>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
+    default: tc_backward<128, E>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
     }
 }
 
-extern "C" void gt_attention_tc_backward_rows_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
-                                                   const float *out, const float *lse, int B, int L, int C, int NH,
-                                                   int q0, int nq, cudaStream_t st) {
+extern "C" void gt_attention_tc_forward_rows_cuda(gt_attention_tc_type type, float *out, float *lse,
+                                                  const float *qkv, int B, int L, int C, int NH, int q0, int nq,
+                                                  cudaStream_t st) {
     GT_CHECK(gt_attention_tc_usable(), GT_EXIT_USAGE,
-             "attention (CUDA): the bf16 tensor-core kernels need compute capability 8.0 or newer");
+             "attention (CUDA): the tensor-core kernels need compute capability 8.0 or newer");
+    if (type == GT_ATTENTION_TC_FP16) tc_forward_any<f16>(out, lse, qkv, B, L, C, NH, q0, nq, st);
+    else tc_forward_any<bf16>(out, lse, qkv, B, L, C, NH, q0, nq, st);
+}
+
+extern "C" void gt_attention_tc_backward_rows_cuda(gt_attention_tc_type type, float *dqkv, float *scratch,
+                                                   const float *dout, const float *qkv, const float *out,
+                                                   const float *lse, int B, int L, int C, int NH, int q0, int nq,
+                                                   cudaStream_t st) {
+    GT_CHECK(gt_attention_tc_usable(), GT_EXIT_USAGE,
+             "attention (CUDA): the tensor-core kernels need compute capability 8.0 or newer");
     const int hsp = tc_check_shapes(B, L, C, NH, q0, nq);
     float *D = scratch; // (B,NH,L), and the q part of dqkv zeroed outside the rows
     gt_attention_backward_prep_cuda(D, dqkv, dout, out, B, L, C, NH, q0, nq, st);
-    switch (hsp) {
-    case 16: tc_backward<16>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
-    case 32: tc_backward<32>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
-    case 64: tc_backward<64>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
-    default: tc_backward<128>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, st); break;
-    }
+    if (type == GT_ATTENTION_TC_FP16) tc_backward_any<f16>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, hsp, st);
+    else tc_backward_any<bf16>(dqkv, D, dout, qkv, lse, B, L, C, NH, q0, nq, hsp, st);
 }

@@ -259,16 +259,18 @@ void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, const float *d
                                      const float *out, const float *lse, int B, int L, int C, int NH, int q0,
                                      int nq, cudaStream_t stream);
 /* The tensor-core kernels directly, in any precision mode (tests, the
- * kernel lab tests/gpu/dev/attention.cu): same arguments and results as the
- * _rows_cuda calls above (the forward needs no scratch). They end the job
- * with a message on a device below compute capability 8.0;
- * gt_attention_tc_usable() says whether the current device has bf16 MMA. */
+ * kernel lab tests/gpu/dev/attention.cu), their tiles in bf16 or fp16 (the
+ * BF16 and FP16 precision modes' choice in the calls above): same arguments
+ * and results as the _rows_cuda calls above (the forward needs no scratch).
+ * They end the job with a message on a device below compute capability 8.0;
+ * gt_attention_tc_usable() says whether the current device has them. */
+typedef enum gt_attention_tc_type { GT_ATTENTION_TC_BF16 = 0, GT_ATTENTION_TC_FP16 = 1 } gt_attention_tc_type;
 int gt_attention_tc_usable(void);
-void gt_attention_tc_forward_rows_cuda(float *out, float *lse, const float *qkv, int B, int L, int C, int NH,
-                                       int q0, int nq, cudaStream_t stream);
-void gt_attention_tc_backward_rows_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
-                                        const float *out, const float *lse, int B, int L, int C, int NH, int q0,
-                                        int nq, cudaStream_t stream);
+void gt_attention_tc_forward_rows_cuda(gt_attention_tc_type type, float *out, float *lse, const float *qkv, int B,
+                                       int L, int C, int NH, int q0, int nq, cudaStream_t stream);
+void gt_attention_tc_backward_rows_cuda(gt_attention_tc_type type, float *dqkv, float *scratch, const float *dout,
+                                        const float *qkv, const float *out, const float *lse, int B, int L, int C,
+                                        int NH, int q0, int nq, cudaStream_t stream);
 
 /* --------------------------------------------------------------- LSTM --
  * Per step: one cuBLAS GEMM (B,H)x(H,4H) and one fused cell kernel; the
