@@ -52,6 +52,7 @@ except ImportError as e:
     print("skipped:", e)
     sys.exit(77)
 import realistic  # noqa: E402
+from care_score import care_event, final  # noqa: E402
 from checks import FAIL, ck, runner  # noqa: E402
 
 GT = sys.argv[1]
@@ -114,54 +115,6 @@ with open(os.path.join(sweep, "sweep.json")) as f:
 def grid(lo, hi):  # windows of [lo, hi) on the stride grid (gt_data: starts at multiples of the stride)
     first = (lo + STRIDE - 1) // STRIDE * STRIDE
     return (hi - W - first) // STRIDE + 1 if hi - W >= first else 0
-
-
-def fbeta(tp, fp, fn, b=0.5):
-    return (1 + b * b) * tp / ((1 + b * b) * tp + b * b * fn + fp) if tp > 0 else 0.0
-
-
-def care_event(pred, normal, es, ee, anomaly):
-    """the authors' per-event values (their CAREScore, docs/evaluation.md), independently of gridtrain's code"""
-    n = len(pred)
-    s, z = max(es, 0), max(min(ee, n), max(es, 0))
-    r = np.arange(n)
-    gt_ = anomaly & (r >= s) & (r < z)
-    p, nm = pred.astype(bool), normal.astype(bool)
-    tp, fp = int(np.sum(gt_ & p & nm)), int(np.sum(~gt_ & p & nm))
-    fn, tn = int(np.sum(gt_ & ~p & nm)), int(np.sum(~gt_ & ~p & nm))
-    out = {"accuracy": (tp + tn) / (tp + fp + fn + tn) if tp + fp + fn + tn else None,
-           "coverage": fbeta(tp, fp, fn) if anomaly else None, "earliness": None}
-    if anomaly:
-        L = z - s
-        i = np.arange(L)
-        w = np.where(4 * i < L, 1.0, (4 - 16 * i / (4 * L - 1)) / 3)
-        out["earliness"] = float(np.sum(w * p[s:z]) / np.sum(w))
-    c = cmax = 0
-    for k in range(min(ee, n)):
-        if nm[k]:
-            c = c + 1 if p[k] else max(0, c - 1)
-        cmax = max(cmax, c)
-    out["max_criticality"], out["detected"] = cmax, cmax >= 72
-    return out
-
-
-def final(evs):
-    """the authors' final CARE score over per-event values"""
-    an = [e for e in evs if e["anomaly"]]
-    no = [e for e in evs if not e["anomaly"]]
-    tp = sum(e["detected"] for e in an)
-    fn = len(an) - tp
-    fp = sum(e["detected"] for e in no)
-    acc = np.mean([e["accuracy"] for e in no if e["accuracy"] is not None])
-    if not an or not no:
-        return None
-    if tp + fp == 0:
-        return 0.0
-    if acc <= 0.5:
-        return acc
-    cov = np.mean([e["coverage"] for e in an])
-    ear = np.mean([e["earliness"] for e in an])
-    return (cov + 2 * acc + ear + fbeta(tp, fp, fn)) / 5
 
 
 def close(a, b):
