@@ -209,12 +209,20 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->pdm_train_normal_only = 1;
     cfg->seed = 1;
     cfg->fill_max_s = -1; /* auto */
+    cfg->pdm_row_missing = 0.5;
     snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
     cfg->pdm_target = GT_PDM_TARGET_NEXT;
     snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
     snprintf(cfg->nbm_targets, sizeof cfg->nbm_targets, "auto");
     cfg->care_event = -1;
     cfg->care.event_id = -1;
+}
+
+int64_t gt_data_pdm_impute(float *x, int64_t n) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) x[i] = 0.0f, k++;
+    return k;
 }
 
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
@@ -681,12 +689,19 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
             i = e;
         }
     }
-    for (int c = 0; c < C; c++)
-        for (int64_t i = 0; i < n; i++)
+    /* gap rows: nilm, a missing aggregate sample; pdm, a missing record (more than
+     * data.pdm_row_missing of the channels non-finite; fewer are imputed, gt_data_pdm_impute) */
+    const int gap_min = pdm ? (int)floor(cfg->pdm_row_missing * C + 1e-9) + 1 : 1;
+    for (int64_t i = 0; i < n; i++) {
+        int miss = 0;
+        for (int c = 0; c < C; c++)
             if (!isfinite(x[i * C + c])) {
-                flags[i] |= F_GAP;
+                miss++;
                 if (ds->nan_ch) ds->nan_ch[c]++;
             }
+        if (miss >= gap_min) flags[i] |= F_GAP;
+        else if (miss) ds->screen_local.samples_imputed += miss;
+    }
     if (cfg->screen != GT_SCREEN_OFF) {
         int64_t found = 0;
         for (int c = 0; c < C; c++) {
@@ -1482,11 +1497,11 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
 /* ---------------------------------------------------------- screening -- */
 
 void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_summary *global) {
-    int64_t v[7] = {ds->screen_local.windows_total, ds->screen_local.windows_screened_spike,
+    int64_t v[8] = {ds->screen_local.windows_total, ds->screen_local.windows_screened_spike,
                     ds->screen_local.windows_screened_gap, ds->screen_local.windows_screened_event,
                     ds->screen_local.spikes_found, ds->screen_local.samples_repaired,
-                    ds->screen_local.windows_filtered};
-    gt_dist_allreduce_sum_i64(v, 7, comm);
+                    ds->screen_local.windows_filtered, ds->screen_local.samples_imputed};
+    gt_dist_allreduce_sum_i64(v, 8, comm);
     const int64_t *g = v;
     global->windows_total = g[0];
     global->windows_screened_spike = g[1];
@@ -1495,6 +1510,7 @@ void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_su
     global->spikes_found = g[4];
     global->samples_repaired = g[5];
     global->windows_filtered = g[6];
+    global->samples_imputed = g[7];
 }
 
 static int cmp_rec(const void *pa, const void *pb) {
@@ -1648,6 +1664,25 @@ static void log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const
             }
         }
         if (top_spike[0]) GT_INFO("data: most spikes found on %s", top_spike);
+        /* missing samples: a channel without a finite sample anywhere is a dead sensor */
+        int64_t rows = 0;
+        for (int i = 0; i < n; i++) rows += u[i].rows;
+        char dead[256] = "";
+        int n_dead = 0;
+        for (int c = 0; c < ds->n_cols; c++)
+            if (rows > 0 && ds->nan_ch[c] >= rows) {
+                size_t l = strlen(dead);
+                if (n_dead++ < 4) snprintf(dead + l, sizeof dead - l, "%s%s", l ? ", " : "", sh->channels[c].name);
+            }
+        if (n_dead)
+            GT_WARN("data: %d channel(s) have no finite sample in the file (%s%s): the model input there is the "
+                    "channel's mean and they are never a target", n_dead, dead, n_dead > 4 ? ", ..." : "");
+        if (g->samples_imputed)
+            GT_INFO("data: %lld missing samples imputed (%.3f%% of the samples; most missing on %s): the model input "
+                    "there is the channel's training mean, the loss and the anomaly score leave them out; rows with "
+                    "more than %g of their channels missing are gap rows (data.pdm_row_missing)",
+                    (long long)g->samples_imputed, rows > 0 ? 100.0 * (double)g->samples_imputed / ((double)rows * ds->n_cols) : 0.0,
+                    top_gap[0] ? top_gap : "-", ds->cfg.pdm_row_missing);
     }
     const int64_t scr = g->windows_screened_gap + g->windows_screened_spike + g->windows_screened_event;
     const int64_t cand = g->windows_total - g->windows_filtered;
@@ -1662,7 +1697,9 @@ static void log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const
         }
         fix = ds->task == GT_TASK_NILM ? "holes up to data.fill_max_s seconds are filled: raise it if the gaps are "
                                          "short, or check the recording's clock and dropouts (gridtrain inspect)"
-                                       : "check the recording's dropouts (gridtrain inspect)";
+                                       : "whole records are missing there (rows with more than data.pdm_row_missing "
+                                         "of the channels missing); check the recording's dropouts (gridtrain "
+                                         "inspect)";
     } else if (g->windows_screened_spike >= g->windows_screened_event) {
         why = "spikes (Hampel test, data.spike_k)";
         if (top_spike[0]) {

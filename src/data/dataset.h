@@ -120,6 +120,13 @@ typedef struct gt_data_config {
     int pdm_target;               /* pdm: what the model predicts (gt_pdm_target): next (default) the next
                                      step of every channel from the window; nbm (normal-behaviour model)
                                      the condition channels at every step from the operating channels */
+    double pdm_row_missing;       /* pdm: a row with more than this share of its channels missing
+                                     (non-finite) is a gap row, a missing record: windows touching it
+                                     are screened (gap). Fewer missing samples (a dead sensor, isolated
+                                     empty cells, one channel's dropout) keep the window: the model
+                                     input gets 0 there (the channel's training mean,
+                                     gt_data_pdm_impute), the loss and the anomaly score leave the
+                                     sample out. Default 0.5; 0: any missing sample makes a gap row */
     int pdm_norm_turbine;         /* pdm: 1 = every turbine's channels normalised with its own statistics
                                      (gt_data_item_norm), 0 (default) = with those of all turbines */
     char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_data_nbm_roles) or
@@ -136,6 +143,10 @@ typedef struct gt_data_config {
                                      until then */
 } gt_data_config;
 void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
+/* pdm: the model input of n normalised samples with every non-finite one set
+ * to 0, the channel's training mean (data.pdm_row_missing); returns how many
+ * were set. */
+int64_t gt_data_pdm_impute(float *x, int64_t n);
 /* data.fill_max_s = auto: this many sampling periods (jittered clocks leave
  * single empty bins; 5 covers what real recordings show with a margin). */
 #define GT_DATA_FILL_AUTO_PERIODS 5
@@ -375,6 +386,7 @@ typedef struct gt_screen_summary {
     int64_t windows_total, windows_screened_spike, windows_screened_gap, windows_screened_event;
     int64_t spikes_found, samples_repaired;
     int64_t windows_filtered; /* left out by the condition filter (not screening: no record) */
+    int64_t samples_imputed;  /* pdm: missing samples of rows that are not gap rows (data.pdm_row_missing) */
 } gt_screen_summary;
 void gt_dataset_screen_summary(const gt_dataset *ds, MPI_Comm comm, gt_screen_summary *global);
 void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out);

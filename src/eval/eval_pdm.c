@@ -101,7 +101,9 @@ typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);
  * model sees the window with every channel but the inputs set to 0 (as in
  * training, gt_data_nbm_input) and row s + t is predicted at step t; d is
  * the residual of the target channels, NaN for the others (which therefore
- * neither calibrate nor score). */
+ * neither calibrate nor score). Missing samples (non-finite) enter the model
+ * as 0, the channel's training mean (gt_data_pdm_impute, as in training),
+ * and have no residual (NaN). */
 static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *role, const float *sig, int64_t n,
                           int C, int64_t hop, int64_t lo, int64_t hi, err_visit fn, void *ctx) {
     gt_model *m = gt_engine_model(e); /* x and pred: the host side of the engine's forward */
@@ -126,6 +128,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
                 for (int64_t t = 0; t < T; t++)
                     for (int c = 0; c < C; c++)
                         xb[t * C + c] = (float)(((double)sig[(s + t) * C + c] - ns->mean[c]) / ns->std[c]);
+                gt_data_pdm_impute(xb, (int64_t)T * C); /* missing samples: the training mean, as in training */
                 if (role) gt_data_nbm_input(xb, T, C, role);
                 wb_start[nb] = s;
                 wb_a[nb] = a;
@@ -137,7 +140,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
         gt_engine_forward(e, m->x, nb);
         for (int b = 0; b < nb; b++) {
             int64_t s = wb_start[b], z = s + T > hi ? hi : s + T;
-            const float *xb = m->x + (size_t)b * T * C, *pb = m->pred + (size_t)b * T * C;
+            const float *pb = m->pred + (size_t)b * T * C;
             for (int64_t r = wb_a[b]; r < z; r++) {
                 int64_t t = r - s; /* target step; predicted at step t - 1 (next) or t (nbm) */
                 if (role) {
@@ -145,10 +148,9 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
                         float d = pb[t * C + c] - (float)(((double)sig[r * C + c] - ns->mean[c]) / ns->std[c]);
                         e2[c] = role[c] == GT_NBM_TARGET ? d : NAN;
                     }
-                } else {
-                    for (int c = 0; c < C; c++) {
-                        e2[c] = pb[(t - 1) * C + c] - xb[t * C + c];
-                    }
+                } else { /* a missing sample has no residual (NaN: left out of the score) */
+                    for (int c = 0; c < C; c++)
+                        e2[c] = pb[(t - 1) * C + c] - (float)(((double)sig[r * C + c] - ns->mean[c]) / ns->std[c]);
                 }
                 fn(ctx, r, e2);
             }
@@ -199,7 +201,7 @@ static void raw_visit(void *vc, int64_t r, const float *d) {
     double s = 0;
     int k = 0;
     for (int j = 0; j < c->C; j++)
-        if (isfinite(d[j])) {
+        if (isfinite(d[j]) && c->inv[j] > 0) { /* inv 0: not in the score (no residual, or none calibrated) */
             float e = d[j] - (float)c->bias[j];
             s += (double)(e * e) * c->inv[j], k++;
         }
@@ -307,6 +309,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
                          double *qv_out, int64_t *n_val) {
     const int C = sh->n_channels, nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
     float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
     for (int64_t i = 0; i < N; i++) comb[i] = NAN;
     float *sc = n_models > 1 ? GT_MALLOC(sizeof(float) * (size_t)N) : comb;
@@ -367,19 +371,28 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 3 * C + 8);
         gt_eval_gather_items(nt, fidx, vs, 3 * C, sh->n_turbines_total, all, comm);
         double inv[GT_DATA_MAX_CHANNELS];
+        int n_scored = 0, n_silent = 0;
+        char silent[200] = "";
         for (int c = 0; c < C; c++) {
-            if (role && role[c] != GT_NBM_TARGET) { /* no residual: never in the score */
-                inv[c] = 0;
-                continue;
-            }
+            inv[c] = 0; /* 0: never in the score */
+            if (role && role[c] != GT_NBM_TARGET) continue; /* no residual */
             double s = 0, n = 0;
             for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 3 * C + c], n += all[(size_t)f * 3 * C + C + c];
-            GT_CHECK(n > 0, GT_EXIT_DATA,
-                     "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine "
-                     "held out, or data.split_val = 0)");
+            if (!(n > 0)) { /* no residual on any calibration row: the channel is missing there (a dead sensor) */
+                size_t l = strlen(silent);
+                if (n_silent++ < 4) snprintf(silent + l, sizeof silent - l, "%s%s", l ? ", " : "", sh->channels[c].name);
+                continue;
+            }
             double v = s / n;
             inv[c] = 1.0 / (v > 1e-12 ? v : 1e-12);
+            n_scored++;
         }
+        GT_CHECK(n_scored > 0, GT_EXIT_DATA,
+                 "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine held "
+                 "out, data.split_val = 0, or every channel missing there)");
+        if (n_silent && rank == 0)
+            GT_WARN("eval: %d channel(s) have no sample on the calibration rows (%s%s): they are left out of the "
+                    "anomaly score", n_silent, silent, n_silent > 4 ? ", ..." : "");
         free(vs), free(all);
         /* pass 2: raw score of every row, EWMA per turbine */
         for (int k = 0; k < nt; k++) {

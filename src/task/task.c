@@ -54,8 +54,9 @@ void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *
         tc->role = GT_MALLOC((size_t)(tc->C > 0 ? tc->C : 1));
         memcpy(tc->role, role, (size_t)tc->C);
         tc->n_role_tg = n_tg;
-        tc->xbuf = GT_MALLOC(sizeof(float) * (size_t)(mc->max_batch > 0 ? mc->max_batch : 1) * tc->n_x);
     }
+    if (task->kind == GT_TASK_PDM) /* the model input with missing samples imputed (and nbm's zeroed targets) */
+        tc->xbuf = GT_MALLOC(sizeof(float) * (size_t)(mc->max_batch > 0 ? mc->max_batch : 1) * tc->n_x);
     if (tc->gated) { /* on-thresholds in the (possibly restored) normalised units */
         tc->thr = GT_MALLOC(sizeof(float) * (tc->n_y_ds ? tc->n_y_ds : 1));
         for (size_t a = 0; a < tc->n_y_ds; a++) tc->thr[a] = gt_dataset_on_threshold(ds, (int)a);

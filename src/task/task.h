@@ -82,7 +82,7 @@ struct gt_task_ctx {
     float *ybuf, *mbuf; /* (micro, n_y) derived targets; borrowed from the caller */
     uint8_t *role;      /* pdm nbm: (C) gt_nbm_role of each channel; owned; NULL: next-step targets */
     int n_role_tg;      /* pdm nbm: target channels */
-    float *xbuf;        /* pdm nbm: (max_batch, n_x) the model input; owned */
+    float *xbuf;        /* pdm: (max_batch, n_x) the model input (imputed, nbm-zeroed); owned */
 };
 
 extern const gt_task_i gt_task_nilm;

@@ -12,6 +12,7 @@
  * Both keep the model's shape (n_in = n_out = C): nbm masks the other
  * channels out of the loss, so a run, a checkpoint and eval need nothing
  * else to tell them apart than the stored data.pdm_target. */
+#include <math.h>
 #include <string.h>
 
 #include "core/check.h"
@@ -64,10 +65,20 @@ static void pdm_shape_model(gt_model_config *mc, const gt_data_config *dc, int n
     mc->n_in = mc->n_out = n_targets;
 }
 
+/* The model input: missing samples (NaN in the window: rows that are not gap
+ * rows, data.pdm_row_missing) set to 0, the channel's training mean; nbm:
+ * the target channels zeroed. A window without a missing sample is passed as
+ * it is (next). */
 static const float *pdm_input(gt_task_ctx *tc, const float *x, int B) {
-    if (!tc->role) return x;
-    memcpy(tc->xbuf, x, sizeof(float) * (size_t)B * tc->n_x);
-    gt_data_nbm_input(tc->xbuf, (int64_t)B * tc->T, tc->C, tc->role);
+    const size_t n = (size_t)B * tc->n_x;
+    if (!tc->role) {
+        size_t i = 0;
+        while (i < n && isfinite(x[i])) i++;
+        if (i == n) return x;
+    }
+    memcpy(tc->xbuf, x, sizeof(float) * n);
+    gt_data_pdm_impute(tc->xbuf, (int64_t)n);
+    if (tc->role) gt_data_nbm_input(tc->xbuf, (int64_t)B * tc->T, tc->C, tc->role);
     return tc->xbuf;
 }
 
@@ -79,18 +90,30 @@ static void nbm_targets(float *y, float *mask, const float *x, int B, int T, int
     for (size_t i = 0; i < n; i++) mask[i] = role[i % (size_t)C] == GT_NBM_TARGET ? 1.0f : 0.0f;
 }
 
+/* A missing target sample is left out of the loss (mask 0, y 0). */
 static void pdm_targets(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B, const float **y,
                         const float **mask) {
     (void)dy, (void)dm;
     if (tc->role) nbm_targets(tc->ybuf, tc->mbuf, x, B, tc->T, tc->C, tc->role);
     else gt_model_lstm_targets(tc->ybuf, tc->mbuf, x, B, tc->T, tc->C);
+    const size_t n = (size_t)B * tc->n_y;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(tc->ybuf[i])) tc->ybuf[i] = 0.0f, tc->mbuf[i] = 0.0f;
     *y = tc->ybuf;
     *mask = tc->mbuf;
 }
 
+/* The targets the loss counts: every step but the first (next) or the
+ * target channels at every step (nbm), missing samples left out. */
 static double pdm_target_count(const gt_task_ctx *tc, const gt_batch *b) {
-    if (tc->role) return (double)b->n * (double)tc->T * (double)tc->n_role_tg;
-    return (double)b->n * (double)(tc->T - 1) * (double)tc->C;
+    const size_t C = (size_t)tc->C, TC = (size_t)tc->T * C;
+    double c = 0;
+    for (int64_t i = 0; i < b->n; i++) {
+        const float *x = b->x + (size_t)i * tc->n_x;
+        for (size_t k = tc->role ? 0 : C; k < TC; k++)
+            c += (!tc->role || tc->role[k % C] == GT_NBM_TARGET) && isfinite(x[k]);
+    }
+    return c;
 }
 
 const gt_task_i gt_task_pdm = {

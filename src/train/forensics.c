@@ -23,8 +23,9 @@ static const char *const g_reasons[] = {"non-finite input", "non-finite target",
 /* Why sample x alone is non-finite (an index into g_reasons), or -1. */
 static int sample_reason(trainer *t, const float *x, const float *yd, const float *md) {
     gt_task_ctx *tc = &t->tc;
+    const float *xin = gt_task_input(tc, x, 1); /* what the model sees (pdm: missing samples imputed) */
     for (size_t j = 0; j < tc->n_x; j++)
-        if (!isfinite(x[j])) return 0;
+        if (!isfinite(xin[j])) return 0;
     if (yd)
         for (size_t j = 0; j < tc->n_y_ds; j++)
             if (md[j] != 0.0f && !isfinite(yd[j])) return 1;

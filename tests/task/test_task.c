@@ -70,8 +70,35 @@ static void check_pdm(const char *file, MPI_Comm comm) {
                 else bad += mask[i] != 0.0f;
             }
     TEST_EQ_INT(bad, 0);
-    gt_batch bt = {.n = B};
+    gt_batch bt = {.n = B, .x = x};
     TEST_CLOSE(gt_task_target_count(&tc, &bt), (double)B * (T - 1) * C, 0, 0);
+    {   /* missing samples (data.pdm_row_missing): the input gets 0 (the training mean) in a copy, the
+         * targets they are leave the loss (mask 0, y 0) and the count; x itself untouched */
+        float *xm = malloc(sizeof(float) * n);
+        memcpy(xm, x, sizeof(float) * n);
+        const size_t miss[3] = {0, (size_t)2 * C + 1, n - 1}; /* step 0 (never a target), step 2, the last */
+        for (int k = 0; k < 3; k++) xm[miss[k]] = NAN;
+        const float *xin = gt_task_input(&tc, xm, B);
+        TEST_CHECK(xin != xm && isnan(xm[miss[1]]));
+        int bad_in = 0;
+        for (size_t i = 0; i < n; i++) bad_in += isnan(xm[i]) ? xin[i] != 0.0f : xin[i] != xm[i];
+        TEST_EQ_INT(bad_in, 0);
+        const float *ym, *mm;
+        gt_task_targets(&tc, xm, NULL, NULL, B, &ym, &mm);
+        /* next: the target of step t is x at t + 1: the NaN at step 2 is step 1's target */
+        TEST_CHECK(mm[(size_t)1 * C + 1] == 0.0f && ym[(size_t)1 * C + 1] == 0.0f);
+        TEST_CHECK(mm[n - 1 - C] == 0.0f && mm[(size_t)1 * C] == 1.0f);
+        int nonfinite = 0;
+        for (size_t i = 0; i < n; i++) nonfinite += !isfinite(ym[i]);
+        TEST_EQ_INT(nonfinite, 0);
+        gt_batch bm = {.n = B, .x = xm};
+        TEST_CLOSE(gt_task_target_count(&tc, &bm), (double)B * (T - 1) * C - 2, 0, 0);
+        double msum = 0;
+        for (size_t i = 0; i < n; i++) msum += mm[i];
+        TEST_CLOSE(msum, (double)B * (T - 1) * C - 2, 0, 0);
+        free(xm);
+        gt_task_targets(&tc, x, NULL, NULL, B, &y, &mask); /* back to the complete window */
+    }
     /* the objective is the model loss over the masked targets: sum (pred - y)^2 */
     double want = 0;
     for (size_t i = 0; i < n; i++) want += mask[i] * ((double)pred[i] - y[i]) * ((double)pred[i] - y[i]);
@@ -143,8 +170,28 @@ static void check_pdm_nbm(const char *file, MPI_Comm comm) {
         bad += mask[i] != (tg ? 1.0f : 0.0f) || (tg && y[i] != x[i]);
     }
     TEST_EQ_INT(bad, 0);
-    gt_batch bt = {.n = B};
+    gt_batch bt = {.n = B, .x = x};
     TEST_CLOSE(gt_task_target_count(&tc, &bt), (double)B * T * n_tg, 0, 0);
+    {   /* a missing target sample leaves the loss and the count; a missing input sample is imputed */
+        int c_tg = -1, c_in = -1;
+        for (int c = 0; c < C; c++) {
+            if (c_tg < 0 && role[c] == GT_NBM_TARGET) c_tg = c;
+            if (c_in < 0 && role[c] == GT_NBM_INPUT) c_in = c;
+        }
+        float *xm = malloc(sizeof(float) * n);
+        memcpy(xm, x, sizeof(float) * n);
+        xm[(size_t)4 * C + c_tg] = NAN;
+        xm[(size_t)5 * C + c_in] = INFINITY;
+        const float *ym, *mm;
+        gt_task_targets(&tc, xm, NULL, NULL, B, &ym, &mm);
+        TEST_CHECK(mm[(size_t)4 * C + c_tg] == 0.0f && ym[(size_t)4 * C + c_tg] == 0.0f);
+        gt_batch bm = {.n = B, .x = xm};
+        TEST_CLOSE(gt_task_target_count(&tc, &bm), (double)B * T * n_tg - 1, 0, 0);
+        const float *xin = gt_task_input(&tc, xm, B);
+        TEST_CHECK(xin[(size_t)5 * C + c_in] == 0.0f && xin[(size_t)6 * C + c_in] == x[(size_t)6 * C + c_in]);
+        free(xm);
+        gt_task_targets(&tc, x, NULL, NULL, B, &y, &mask);
+    }
     /* the model input: the inputs as they are, everything else 0; x itself untouched */
     const float *xin = gt_task_input(&tc, x, B);
     TEST_CHECK(xin != x);
