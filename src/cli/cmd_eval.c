@@ -161,7 +161,16 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
         else if (!strcmp(k, "eval.quantile")) ec->pdm_quantile = gt_args_float(a, k);
         else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
         else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);
-        else if (!strcmp(k, "eval.ewma_s")) ec->pdm_ewma_s = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.ewma_s")) {
+            const char *v = gt_args_str(a, k);
+            char *end = NULL;
+            ec->pdm_ewma_s = !strcmp(v, "auto") ? -1 : strtod(v, &end);
+            GT_CHECK(!end || (end != v && *end == 0 && isfinite(ec->pdm_ewma_s) && ec->pdm_ewma_s >= 0),
+                     GT_EXIT_USAGE, "eval.ewma_s = '%s': give auto or seconds >= 0", v);
+        } else if (!strcmp(k, "eval.score")) {
+            ec->pdm_score = gt_pdm_score_parse(gt_args_str(a, k));
+            GT_CHECK(ec->pdm_score >= 0, GT_EXIT_USAGE, "eval.score = '%s' (auto|mean|channel)", gt_args_str(a, k));
+        }
         else if (!strcmp(k, "eval.min_duration_s")) ec->pdm_min_duration_s = gt_args_float(a, k);
         else if (!strcmp(k, "eval.merge_gap_s")) ec->pdm_merge_gap_s = gt_args_float(a, k);
         else if (!strcmp(k, "eval.hop")) ec->pdm_hop = gt_args_int(a, k);
@@ -173,10 +182,10 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
     GT_CHECK(ec->nilm_fill_s >= 0 && ec->nilm_min_on_s >= 0 && isfinite(ec->nilm_fill_s) && isfinite(ec->nilm_min_on_s),
              GT_EXIT_USAGE, "eval.fill_s (%g) and eval.min_on_s (%g) must be finite and >= 0", ec->nilm_fill_s,
              ec->nilm_min_on_s);
-    GT_CHECK(ec->pdm_quantile > 0 && ec->pdm_quantile <= 1 && ec->pdm_margin > 0 && ec->pdm_ewma_s >= 0 &&
+    GT_CHECK(ec->pdm_quantile > 0 && ec->pdm_quantile <= 1 && ec->pdm_margin > 0 &&
                  ec->pdm_min_duration_s >= 0 && ec->pdm_merge_gap_s >= 0 && ec->pdm_hop >= 0 && ec->pdm_val_false_alarms >= 0,
              GT_EXIT_USAGE,
-             "eval: quantile in (0, 1], margin > 0, ewma_s, min_duration_s, merge_gap_s, hop, val_false_alarms >= 0");
+             "eval: quantile in (0, 1], margin > 0, min_duration_s, merge_gap_s, hop, val_false_alarms >= 0");
 }
 
 int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,

@@ -29,7 +29,8 @@
     {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
     {"eval.calibrate", NULL, GT_OPT_STR, "val", "pdm: rows of normal operation that calibrate the score and threshold: the validation split, or train+validation", "val|train_val"}, \
     {"eval.turbine_offset", NULL, GT_OPT_BOOL, "false", "pdm: subtract each turbine's mean residual of each channel over its calibration rows (a sensor's offset against the farm-wide model) before scoring; held-out turbines have none", NULL}, \
-    {"eval.ewma_s", NULL, GT_OPT_FLOAT, "10", "pdm: EWMA span of the anomaly score, seconds", NULL}, \
+    {"eval.ewma_s", NULL, GT_OPT_STR, "auto", "pdm: EWMA span of the anomaly score (eval.score = mean) or of each channel's residual (channel), seconds; auto = 10 s for rows of 1 s or shorter (condition monitoring), else 36 rows (6 h of 10-minute SCADA)", NULL}, \
+    {"eval.score", NULL, GT_OPT_STR, "auto", "pdm: a row's anomaly score from its channel residuals: mean (mean over channels of the squared residual / its calibration MSE, then the EWMA), channel (the EWMA of each channel's residual, then the largest over channels of its square / its calibration mean: one faulty sensor is not diluted by the others), auto = channel for data.pdm_target = nbm, else mean (auto|mean|channel)", NULL}, \
     {"eval.min_duration_s", NULL, GT_OPT_FLOAT, "0", "pdm: alarms shorter than this are dropped (0: one row)", NULL}, \
     {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL}, \
     {"eval.hop", NULL, GT_OPT_INT, "0", "pdm: rows between scoring windows; 0 = window / 2", NULL}

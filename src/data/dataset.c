@@ -237,17 +237,27 @@ int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
 
 static int has_word(const char *s, const char *w) { return strstr(s, w) != NULL; }
 
+/* lower-case "name description" (what the word tests read) into out */
+static void channel_text(const char *name, const char *desc, char *out, size_t cap) {
+    snprintf(out, cap, "%s%s%s", name ? name : "", desc && desc[0] ? " " : "", desc ? desc : "");
+    for (char *p = out; *p; p++) *p = (char)tolower((unsigned char)*p);
+}
+
 gt_channel_kind gt_data_channel_kind(const char *name, const char *unit) {
-    char n[128], u[32];
+    return gt_data_channel_kind_desc(name, NULL, unit);
+}
+
+gt_channel_kind gt_data_channel_kind_desc(const char *name, const char *desc, const char *unit) {
+    char n[160], u[32];
     size_t i;
-    for (i = 0; name && name[i] && i + 1 < sizeof n; i++) n[i] = (char)tolower((unsigned char)name[i]);
-    n[i] = 0;
     for (i = 0; unit && unit[i] && i + 1 < sizeof u; i++) u[i] = (char)tolower((unsigned char)unit[i]);
     u[i] = 0;
+    channel_text(name, NULL, n, sizeof n);
     size_t l = strlen(n);
     /* an interval's spread or extreme values: their own distribution, jumpy by nature */
     if (l > 4 && (!strcmp(n + l - 4, "_std") || !strcmp(n + l - 4, "_min") || !strcmp(n + l - 4, "_max")))
         return GT_CHANNEL_AGGREGATE;
+    channel_text(name, desc, n, sizeof n); /* the words of the name and of the description */
     /* the degree sign in UTF-8 (c2 b0) or Latin-1 (b0), as CARE's feature descriptions write it */
     const int has_deg = strchr(u, 0xb0) != NULL || has_word(u, "deg");
     const int celsius = has_deg && strchr(u, 'c') != NULL;
@@ -290,9 +300,9 @@ static int name_matches(const char *sel, const char *name) {
     return 0;
 }
 
-int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit) {
+int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *desc, const char *unit) {
     const char *sel = cfg->spike_channels;
-    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind(name, unit) == GT_CHANNEL_CONDITION;
+    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind_desc(name, desc, unit) == GT_CHANNEL_CONDITION;
     if (!strcmp(sel, "all")) return 1;
     if (!strcmp(sel, "none")) return 0;
     return name_matches(sel, name);
@@ -307,25 +317,30 @@ int gt_data_pdm_target_parse(const char *text) {
 const char *gt_data_pdm_target_name(int t) { return t == GT_PDM_TARGET_NBM ? "nbm" : "next"; }
 
 /* The automatic role of one channel (gt_data_nbm_roles). */
-static gt_nbm_role nbm_auto_role(const char *name, const char *unit) {
-    char n[128], u[32];
+static gt_nbm_role nbm_auto_role(const char *name, const char *desc, const char *unit) {
+    char n[128], t[160], u[32];
     size_t i;
     for (i = 0; name[i] && i + 1 < sizeof n; i++) n[i] = (char)tolower((unsigned char)name[i]);
     n[i] = 0;
     for (i = 0; unit[i] && i + 1 < sizeof u; i++) u[i] = (char)tolower((unsigned char)unit[i]);
     u[i] = 0;
-    gt_channel_kind k = gt_data_channel_kind(n, unit);
-    if (k == GT_CHANNEL_AGGREGATE) { /* an interval's min/max/std: the role of the signal it summarises */
+    gt_channel_kind k = gt_data_channel_kind_desc(n, desc, unit);
+    const int aggregate = k == GT_CHANNEL_AGGREGATE;
+    if (aggregate) { /* an interval's min/max/std: the role of the signal it summarises */
         n[strlen(n) - 4] = 0;
-        k = gt_data_channel_kind(n, unit);
+        k = gt_data_channel_kind_desc(n, desc, unit);
     }
+    channel_text(n, desc, t, sizeof t);
+    const char *nm = t; /* the words tested below: the name and the description */
     /* a counter only grows: as an input it tells the model the date, which the test rows lie beyond */
-    if (has_word(n, "energy") || has_word(n, "counter") || has_word(n, "hours") || !strcmp(u, "kwh") ||
+    if (has_word(nm, "energy") || has_word(nm, "counter") || has_word(nm, "hours") || !strcmp(u, "kwh") ||
         !strcmp(u, "mwh") || !strcmp(u, "wh") || !strcmp(u, "h"))
         return GT_NBM_UNUSED;
     /* the weather is an operating condition, not the machine's */
-    if (has_word(n, "ambient") || has_word(n, "outside") || has_word(n, "outdoor") || has_word(n, "amb_temp"))
+    if (has_word(nm, "ambient") || has_word(nm, "outside") || has_word(nm, "outdoor") || has_word(nm, "amb_temp"))
         return GT_NBM_INPUT;
+    /* a condition signal's min/max/std: noisy, and as an input it would give the target away */
+    if (aggregate && k == GT_CHANNEL_CONDITION) return GT_NBM_UNUSED;
     return k == GT_CHANNEL_CONDITION ? GT_NBM_TARGET : GT_NBM_INPUT;
 }
 
@@ -335,7 +350,7 @@ void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C
     const int tg_auto = !cfg->nbm_targets[0] || !strcmp(cfg->nbm_targets, "auto");
     *n_inputs = *n_targets = 0;
     for (int c = 0; c < C; c++) {
-        gt_nbm_role a = nbm_auto_role(ch[c].name, ch[c].unit);
+        gt_nbm_role a = nbm_auto_role(ch[c].name, ch[c].desc, ch[c].unit);
         int tg = tg_auto ? a == GT_NBM_TARGET : name_matches(cfg->nbm_targets, ch[c].name);
         int in = !tg && (in_auto ? a == GT_NBM_INPUT : name_matches(cfg->nbm_inputs, ch[c].name));
         role[c] = (uint8_t)(tg ? GT_NBM_TARGET : in ? GT_NBM_INPUT : GT_NBM_UNUSED);
@@ -1349,7 +1364,8 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     ds->spikes_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
     ds->nan_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
     for (int c = 0; c < C; c++)
-        ds->spike_ch[c] = (uint8_t)gt_data_spike_channel(cfg, shard->channels[c].name, shard->channels[c].unit);
+        ds->spike_ch[c] = (uint8_t)gt_data_spike_channel(cfg, shard->channels[c].name, shard->channels[c].desc,
+                                                          shard->channels[c].unit);
     if (cfg->pdm_target == GT_PDM_TARGET_NBM) {
         ds->nbm_role = GT_CALLOC((size_t)C, 1);
         gt_data_nbm_roles(cfg, shard->channels, C, ds->nbm_role, &ds->nbm_n_in, &ds->nbm_n_tg);
@@ -1643,7 +1659,7 @@ static void log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const
         int n_kind[4] = {0, 0, 0, 0}, n_sel = 0;
         const gt_pdm_shard *sh = ds->pdm;
         for (int c = 0; c < ds->n_cols; c++) {
-            n_kind[gt_data_channel_kind(sh->channels[c].name, sh->channels[c].unit)]++;
+            n_kind[gt_data_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc, sh->channels[c].unit)]++;
             n_sel += ds->spike_ch[c];
         }
         GT_INFO("data: channels: %d condition, %d operational, %d angle, %d min/max/std; the spike test runs on %d "

@@ -160,9 +160,13 @@ typedef enum gt_channel_kind {
     GT_CHANNEL_AGGREGATE = 3,   /* the _min, _max, _std statistics of an interval */
 } gt_channel_kind;
 gt_channel_kind gt_data_channel_kind(const char *name, const char *unit);
+/* The same reading the words of the channel's description too (desc may be
+ * NULL or "": the name alone), e.g. CARE's anonymised "sensor_0_avg" with
+ * the description "Ambient temperature". */
+gt_channel_kind gt_data_channel_kind_desc(const char *name, const char *desc, const char *unit);
 const char *gt_data_channel_kind_name(gt_channel_kind k);
-/* 1 when cfg->spike_channels selects the channel (name, unit) for the spike test. */
-int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *unit);
+/* 1 when cfg->spike_channels selects the channel (name, description, unit) for the spike test. */
+int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *desc, const char *unit);
 /* data.pdm_target: the PdM objective. */
 typedef enum gt_pdm_target {
     GT_PDM_TARGET_NEXT = 0, /* predict step t+1 of every channel from steps 0..t (LSTM prediction detector) */

@@ -56,7 +56,9 @@ typedef struct gt_eval_config {
                                  whole training period), 0: validation rows only (default 0) */
     int pdm_turbine_offset;   /* 1: each turbine's mean residual of each channel over its calibration rows
                                  (its sensor offset) is subtracted before scoring; 0 (default): not */
-    double pdm_ewma_s;        /* EWMA span in seconds: alpha = 2 / (span rows + 1) (default 10) */
+    double pdm_ewma_s;        /* EWMA span in seconds: alpha = 2 / (span rows + 1); < 0 (default): auto,
+                                 10 s for rows of 1 s or shorter, else 36 rows (6 h of 10-minute SCADA) */
+    int pdm_score;            /* gt_pdm_score: how a row's channel residuals make its score */
     double pdm_min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
     double pdm_merge_gap_s;   /* alarm runs closer than this are merged (default 60) */
     int64_t pdm_hop;          /* rows between scoring windows; 0 = window / 2 */
@@ -68,6 +70,19 @@ typedef struct gt_eval_config {
     int pad_edges;            /* predict nilm: 0 edge rows NaN, 1 replicate the first/last sample */
 } gt_eval_config;
 void gt_eval_config_defaults(gt_eval_config *c);
+/* eval.score (pdm): how the residuals d_c of a row make its anomaly score. */
+typedef enum gt_pdm_score {
+    GT_PDM_SCORE_AUTO = 0,    /* channel for a normal-behaviour model (data.pdm_target = nbm), else mean */
+    GT_PDM_SCORE_MEAN = 1,    /* mean over channels of d_c^2 / v_c (v_c: calibration MSE), then an EWMA */
+    GT_PDM_SCORE_CHANNEL = 2, /* an EWMA of each channel's residual m_c, then the max over channels of
+                                 m_c^2 / w_c (w_c: calibration mean of m_c^2): a fault of one sensor is
+                                 not diluted by the others, and noise averages out while an offset,
+                                 drift or stuck sensor stays */
+} gt_pdm_score;
+int gt_pdm_score_parse(const char *s); /* -1 when unknown */
+
+/* The EWMA span in rows for a turbine of this rate (eval.ewma_s, auto resolved), >= 1. */
+double gt_eval_ewma_span_rows(const gt_eval_config *c, double rate_hz);
 
 /* A trained model with what inference needs. */
 typedef struct gt_eval_model {

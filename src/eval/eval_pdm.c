@@ -175,15 +175,61 @@ static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_s
     return buf;
 }
 
+int gt_pdm_score_parse(const char *s) {
+    if (!s || !*s || !strcmp(s, "auto")) return GT_PDM_SCORE_AUTO;
+    if (!strcmp(s, "mean")) return GT_PDM_SCORE_MEAN;
+    if (!strcmp(s, "channel")) return GT_PDM_SCORE_CHANNEL;
+    return -1;
+}
+
+double gt_eval_ewma_span_rows(const gt_eval_config *c, double rate_hz) {
+    double span = c->pdm_ewma_s >= 0 ? c->pdm_ewma_s * rate_hz : rate_hz >= 1.0 ? 10.0 * rate_hz : 36.0;
+    return span < 1 ? 1 : span;
+}
+
+/* Score channel mode: the EWMA state of each channel's residual. A channel's
+ * state starts at its first finite residual; a missing one leaves it as it is. */
+typedef struct chan_ewma {
+    double *m;     /* [C] */
+    uint8_t *on;   /* [C] started */
+    double alpha;
+} chan_ewma;
+static void chan_ewma_init(chan_ewma *s, int C, double span) {
+    s->m = GT_CALLOC((size_t)C, sizeof(double));
+    s->on = GT_CALLOC((size_t)C, 1);
+    s->alpha = 2.0 / (span + 1.0);
+}
+static void chan_ewma_free(chan_ewma *s) { free(s->m), free(s->on); }
+static inline void chan_ewma_step(chan_ewma *s, int C, const float *d) {
+    for (int k = 0; k < C; k++) {
+        if (!isfinite(d[k])) continue;
+        s->m[k] = s->on[k] ? s->m[k] + s->alpha * ((double)d[k] - s->m[k]) : (double)d[k];
+        s->on[k] = 1;
+    }
+}
+
 /* pass 1: per-channel sums of d^2, counts and sums of d over validation rows
- * of normal operation */
+ * of normal operation (channel mode: of the channel's EWMA state m instead
+ * of d, the state run from before the calibration rows) */
 typedef struct val_ctx {
     const uint8_t *labels; /* turbine's exclusion mask */
     double *sum, *cnt, *sum_d; /* [C] */
     int C;
+    chan_ewma *ch;   /* channel mode; NULL: mean mode */
+    int64_t from;    /* channel mode: rows before this warm the state up only */
 } val_ctx;
 static void val_visit(void *vc, int64_t r, const float *d) {
     val_ctx *c = vc;
+    if (c->ch) {
+        chan_ewma_step(c->ch, c->C, d);
+        if (r < c->from || c->labels[r]) return;
+        for (int k = 0; k < c->C; k++)
+            if (c->ch->on[k] && isfinite(d[k])) {
+                const double m = c->ch->m[k];
+                c->sum[k] += m * m, c->cnt[k] += 1, c->sum_d[k] += m;
+            }
+        return;
+    }
     if (c->labels[r]) return;
     for (int k = 0; k < c->C; k++)
         if (isfinite(d[k])) c->sum[k] += d[k] * d[k], c->cnt[k] += 1, c->sum_d[k] += d[k]; /* the square in float */
@@ -195,9 +241,21 @@ typedef struct raw_ctx {
     const double *inv;  /* [C] 1 / v_c */
     const double *bias; /* [C] the turbine's residual offset (eval.turbine_offset; else 0) */
     int C;
+    chan_ewma *ch;      /* channel mode; NULL: mean mode */
 } raw_ctx;
 static void raw_visit(void *vc, int64_t r, const float *d) {
     raw_ctx *c = vc;
+    if (c->ch) { /* the largest squared normalised EWMA residual of the channels with a residual here */
+        chan_ewma_step(c->ch, c->C, d);
+        double best = -1;
+        for (int j = 0; j < c->C; j++)
+            if (isfinite(d[j]) && c->inv[j] > 0 && c->ch->on[j]) {
+                const double e = c->ch->m[j] - c->bias[j], v = e * e * c->inv[j];
+                if (v > best) best = v;
+            }
+        c->raw[r] = best >= 0 ? (float)best : NAN;
+        return;
+    }
     double s = 0;
     int k = 0;
     for (int j = 0; j < c->C; j++)
@@ -321,7 +379,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         if (ti[k].rate > rate_max) rate_max = ti[k].rate;
     for (int j = 0; j < n_models; j++)
         if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
-    guard += (int64_t)ceil(3 * ec->pdm_ewma_s * rate_max);
+    guard += (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, rate_max));
     uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     for (int j = 0; j < n_models; j++) {
@@ -348,13 +406,21 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
         /* pass 1: channel error scales from validation rows */
         /* per turbine: sum d^2 [C], count [C], sum d [C] */
+        const int chan = ec->pdm_score == GT_PDM_SCORE_CHANNEL || (ec->pdm_score == GT_PDM_SCORE_AUTO && role);
         double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 3 * C, sizeof(double));
         for (int k = 0; k < nt; k++) {
             if (ti[k].holdout) continue;
             double *v = vs + (size_t)k * 3 * C;
-            val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C};
+            const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
+            chan_ewma ch;
+            chan_ewma_init(&ch, C, span);
+            int64_t lo1 = ti[k].c1; /* channel mode: the state warms up over 40 spans before the calibration rows */
+            if (chan) lo1 -= T + (int64_t)ceil(40 * span);
+            if (lo1 < 0) lo1 = 0;
+            val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C, chan ? &ch : NULL, ti[k].c1};
             window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
-                          ti[k].c1, ti[k].b2, val_visit, &vc);
+                          lo1, ti[k].b2, val_visit, &vc);
+            chan_ewma_free(&ch);
         }
         /* eval.turbine_offset: a turbine's mean residual on its calibration rows is its sensors' offset
          * against the farm-wide model; it is removed from its residuals (and from the squares v_c
@@ -400,15 +466,17 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
             for (int64_t r = 0; r < ti[k].n; r++) raw[r] = NAN;
             /* evaluation needs the calibration rows onwards (training turbines), after a
              * warm-up of T + 40 EWMA spans (the EWMA state forgets its start: e^-80) */
-            double span = ec->pdm_ewma_s * ti[k].rate;
-            if (span < 1) span = 1;
+            const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
             int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
             if (lo2 < 0) lo2 = 0;
             if (ti[k].skip && !all_rows) continue;
-            raw_ctx rc = {raw, inv, bias + (size_t)k * C, C};
+            chan_ewma ch;
+            chan_ewma_init(&ch, C, span);
+            raw_ctx rc = {raw, inv, bias + (size_t)k * C, C, chan ? &ch : NULL};
             window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
                           lo2, ti[k].n, raw_visit, &rc);
-            gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2);
+            chan_ewma_free(&ch);
+            if (!chan) gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2); /* channel: smoothed already */
         }
         free(bias);
         if (n_models > 1) {
@@ -743,7 +811,8 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_h5_attr_f64(o.f, "quantile", ec->pdm_quantile);
     gt_h5_attr_f64(o.f, "quantile_value", qv);
     gt_h5_attr_f64(o.f, "margin", ec->pdm_margin);
-    gt_h5_attr_f64(o.f, "ewma_s", ec->pdm_ewma_s);
+    gt_h5_attr_f64(o.f, "ewma_s", ec->pdm_ewma_s); /* -1: auto (gt_eval_ewma_span_rows) */
+    gt_h5_attr_i64(o.f, "score", ec->pdm_score);
     gt_h5_attr_i64(o.f, "n_models", n_models);
     gt_eval_out_attr_models(&o, "models", ems, n_models, 1);
     gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);

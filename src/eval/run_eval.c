@@ -190,7 +190,12 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);
     cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", ec->pdm_val_false_alarms);
     cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
-    cJSON_AddNumberToObject(cal, "ewma_s", ec->pdm_ewma_s);
+    if (ec->pdm_ewma_s < 0) cJSON_AddStringToObject(cal, "ewma_s", "auto");
+    else cJSON_AddNumberToObject(cal, "ewma_s", ec->pdm_ewma_s);
+    static const char *const score_names[3] = {"auto", "mean", "channel"};
+    cJSON_AddStringToObject(cal, "score", score_names[ec->pdm_score >= 0 && ec->pdm_score < 3 ? ec->pdm_score : 0]);
+    if (ec->pdm_score == GT_PDM_SCORE_AUTO) /* as resolved for the detector */
+        cJSON_AddStringToObject(cal, "score_used", e->pdm_target == GT_PDM_TARGET_NBM ? "channel" : "mean");
     cJSON_AddNumberToObject(cal, "min_duration_s", ec->pdm_min_duration_s);
     cJSON_AddNumberToObject(cal, "merge_gap_s", ec->pdm_merge_gap_s);
     cJSON_AddNumberToObject(cal, "models", e->n_models);
@@ -438,7 +443,8 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_AddNumberToObject(c, "pdm_quantile", ec->pdm_quantile);
         cJSON_AddNumberToObject(c, "pdm_margin", ec->pdm_margin);
         cJSON_AddNumberToObject(c, "pdm_val_false_alarms", ec->pdm_val_false_alarms);
-        cJSON_AddNumberToObject(c, "pdm_ewma_s", ec->pdm_ewma_s);
+        cJSON_AddNumberToObject(c, "pdm_ewma_s", ec->pdm_ewma_s); /* -1: auto */
+        cJSON_AddNumberToObject(c, "pdm_score", ec->pdm_score);
         cJSON_AddNumberToObject(c, "pdm_min_duration_s", ec->pdm_min_duration_s);
         cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
         cJSON_AddNumberToObject(c, "eval_time_s", gt_now() - t0);

@@ -208,6 +208,10 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
             if (!exact && !stat) continue;
             memcpy(P->ch[c].unit, ft[k].unit, sizeof P->ch[c].unit); /* bytes as in the file */
             P->ch[c].unit[GT_FORMAT_UNIT_LEN - 1] = 0;
+            /* the description, and CARE's counter flag as " [counter]" (the channel kinds read both) */
+            snprintf(P->ch[c].desc, sizeof P->ch[c].desc, "%.*s%s",
+                     (int)(sizeof P->ch[c].desc - 1 - (ft[k].is_counter ? 10 : 0)), ft[k].desc,
+                     ft[k].is_counter ? " [counter]" : "");
             P->angle[c] = ft[k].is_angle && (exact || !strcmp(suf, "_avg"));
             break;
         }

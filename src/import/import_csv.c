@@ -458,6 +458,14 @@ int gt_parse_care_features(const char *buf, size_t n, const char *fname, gt_care
     static const char *names[5] = {"sensor_name", "statistics_type", "unit", "is_angle", "is_counter"};
     int idx[5];
     if (header_cols(s, e, sep, names, 5, idx, fname, d)) return -1;
+    int i_desc = -1; /* optional: what the sensor measures (the channel kinds read it) */
+    {
+        const char *hf[64];
+        int hl[64];
+        int nh = gt_split_fields(s, e, sep, hf, hl, 64);
+        for (int i = 0; i < nh && i < 64; i++)
+            if (field_is(hf[i], hl[i], "description")) i_desc = i;
+    }
     int cnt = 0, cap = 0;
     gt_care_feature *ft = NULL;
     uint64_t line = 1;
@@ -482,6 +490,7 @@ int gt_parse_care_features(const char *buf, size_t n, const char *fname, gt_care
         field_copy(f[idx[0]], len[idx[0]], x.name, sizeof x.name);
         field_copy(f[idx[1]], len[idx[1]], x.stat, sizeof x.stat);
         field_copy(f[idx[2]], len[idx[2]], x.unit, sizeof x.unit); /* bytes as they are */
+        if (i_desc >= 0 && i_desc < nf && i_desc < 64) field_copy(f[i_desc], len[i_desc], x.desc, sizeof x.desc);
         if (cnt == cap) ft = GT_REALLOC(ft, sizeof *ft * (size_t)(cap = cap ? cap * 2 : 64));
         ft[cnt++] = x;
     }

@@ -202,6 +202,7 @@ typedef struct gt_care_feature {
     char name[64];        /* sensor_name */
     char stat[32];        /* statistics_type as written */
     char unit[GT_IMPORT_UNIT_LEN]; /* bytes as in the file (any encoding), truncated */
+    char desc[64];        /* description (optional column), truncated; "" without */
     int is_angle, is_counter;
 } gt_care_feature;
 /* feature_description.csv; returns the number of rows (*out malloc'ed) or -1. */

@@ -40,6 +40,7 @@
                             * train_end (the last two -1 when the file does not have them) */
 #define GT_FORMAT_NAME_LEN 32 /* fixed string length of names */
 #define GT_FORMAT_UNIT_LEN 16 /* fixed string length of units */
+#define GT_FORMAT_DESC_LEN 64 /* fixed string length of channel descriptions (optional) */
 #define GT_IO_ERR_LEN 512
 
 /* Sane limits of a file's sizes and values (docs/data-format.md, "Limits").
@@ -66,6 +67,8 @@ typedef struct gt_io_appliance {
 typedef struct gt_io_channel {
     char name[GT_FORMAT_NAME_LEN]; /* e.g. "vib_gearbox_hss_rms" */
     char unit[GT_FORMAT_UNIT_LEN]; /* e.g. "mm/s" */
+    char desc[GT_FORMAT_DESC_LEN]; /* what it measures, e.g. "Ambient temperature" (optional
+                                      /channels/description; "" when the file has none) */
 } gt_io_channel;
 /* Rows [start_row, end_row) within one turbine and a code: the operating
  * condition of a segment or the kind of an event. */

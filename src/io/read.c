@@ -327,6 +327,15 @@ gt_pdm_shard *gt_pdm_shard_read(const char *path, MPI_Comm comm) {
         }
         free(names);
         free(units);
+        if (H5Lexists(f, "/channels/description", H5P_DEFAULT) > 0) { /* optional (schema-checked) */
+            char *desc = GT_CALLOC((size_t)C, GT_FORMAT_DESC_LEN);
+            hid_t sd = gt_h5_str_type(GT_FORMAT_DESC_LEN);
+            gt_h5_read_all(f, "/channels/description", sd, desc);
+            H5Tclose(sd);
+            for (int c = 0; c < C; c++)
+                memcpy(s->channels[c].desc, desc + (size_t)c * GT_FORMAT_DESC_LEN, GT_FORMAT_DESC_LEN - 1);
+            free(desc);
+        }
     }
     int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)T);
     int32_t *farm = GT_MALLOC(sizeof(int32_t) * (size_t)T), *mt = GT_MALLOC(sizeof(int32_t) * (size_t)T);

@@ -491,6 +491,7 @@ static int validate_pdm(vctx *v, hid_t f, gt_file_index *ix) {
     if (C < 1) return fail(v, "/channels/name: no channels");
     if (C > GT_IO_MAX_COLS) return fail(v, "/channels/name: %lld channels (at most %d supported)", (long long)C, GT_IO_MAX_COLS);
     if (DS1("/channels/unit", T_STR, &C)) return -1;
+    if (exists(f, "/channels/description") && DS1("/channels/description", T_STR, &C)) return -1; /* optional */
     if (DS1("/timestamps", T_I64, &N) || DS1("/labels", T_U8, &N)) return -1;
     if (check_ds(v, f, "/signals", T_F32, 2, &N, &C)) return -1;
     if (N < T) return fail(v, "/timestamps: %lld rows for %lld turbines (every turbine has at least one row)",

@@ -450,6 +450,11 @@ void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opt
     gt_h5_write_table(f, "/turbines/row_offset", H5T_NATIVE_INT64, T + 1, 0, off, comm);
     gt_h5_write_strings(f, "/channels/name", src->channels[0].name, sizeof(gt_io_channel), GT_FORMAT_NAME_LEN, C, comm);
     gt_h5_write_strings(f, "/channels/unit", src->channels[0].unit, sizeof(gt_io_channel), GT_FORMAT_UNIT_LEN, C, comm);
+    int have_desc = 0; /* /channels/description: only when a channel has one (CARE's feature descriptions) */
+    for (int c = 0; c < C; c++) have_desc |= src->channels[c].desc[0] != 0;
+    if (have_desc)
+        gt_h5_write_strings(f, "/channels/description", src->channels[0].desc, sizeof(gt_io_channel),
+                            GT_FORMAT_DESC_LEN, C, comm);
     gt_h5_write_table(f, "/segments/turbine", H5T_NATIVE_INT32, n_seg, 0, seg_t, comm);
     gt_h5_write_table(f, "/segments/start_row", H5T_NATIVE_INT64, n_seg, 0, seg_s, comm);
     gt_h5_write_table(f, "/segments/end_row", H5T_NATIVE_INT64, n_seg, 0, seg_e, comm);

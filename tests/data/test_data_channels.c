@@ -4,7 +4,7 @@
  * feature_description.csv in UTF-8 or Latin-1), data.spike_channels
  * (auto, all, none, name patterns), and the channel roles of a
  * normal-behaviour model (data.pdm_target = nbm: gt_data_nbm_roles with auto
- * and name patterns, gt_data_nbm_input). */
+ * and name patterns, and with CARE's descriptions, gt_data_nbm_input). */
 #include <string.h>
 
 #include "data/dataset.h"
@@ -46,28 +46,40 @@ int main(void) {
     gt_data_config c;
     gt_data_config_defaults(&c, GT_TASK_PDM);
     TEST_CHECK(!strcmp(c.spike_channels, "auto"));
-    TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", "degC"));
-    TEST_CHECK(!gt_data_spike_channel(&c, "wind_speed", "m/s"));
+    TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
+    TEST_CHECK(!gt_data_spike_channel(&c, "wind_speed", NULL, "m/s"));
     snprintf(c.spike_channels, sizeof c.spike_channels, "all");
-    TEST_CHECK(gt_data_spike_channel(&c, "wind_speed", "m/s"));
+    TEST_CHECK(gt_data_spike_channel(&c, "wind_speed", NULL, "m/s"));
     snprintf(c.spike_channels, sizeof c.spike_channels, "none");
-    TEST_CHECK(!gt_data_spike_channel(&c, "gearbox_oil_temp", "degC"));
+    TEST_CHECK(!gt_data_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
     snprintf(c.spike_channels, sizeof c.spike_channels, "*temp*, vib_*");
-    TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", "degC"));
-    TEST_CHECK(gt_data_spike_channel(&c, "vib_generator_rms", "mm/s"));
-    TEST_CHECK(!gt_data_spike_channel(&c, "gearbox_oil_pressure", "bar"));
+    TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
+    TEST_CHECK(gt_data_spike_channel(&c, "vib_generator_rms", NULL, "mm/s"));
+    TEST_CHECK(!gt_data_spike_channel(&c, "gearbox_oil_pressure", NULL, "bar"));
 
     /* nbm roles: the channels of tests/import/realistic.py care() and of a CARE export */
     static const gt_io_channel ch[] = {
-        {"wind_speed_3_avg", "m/s"}, {"wind_speed_3_std", "m/s"}, {"power_29_max", "kW"},
-        {"sensor_rotor_rpm_avg", "rpm"}, {"sensor_pitch_avg", "\xc2\xb0"}, {"sensor_ambient_avg", "\xc2\xb0" "C"},
-        {"sensor_gearbox_bearing_avg", "\xc2\xb0" "C"}, {"sensor_gearbox_bearing_max", "\xc2\xb0" "C"},
-        {"sensor_hydraulic_avg", "bar"}, {"sensor_energy", "kWh"}, {"sensor_5", "kWh"}, {"sensor_11_avg", "\xb0" "C"},
-        {"vib_gearbox_hss_rms", "mm/s"}, {"operating_hours", "h"}};
+        {"wind_speed_3_avg", "m/s", ""}, {"wind_speed_3_std", "m/s", ""}, {"power_29_max", "kW", ""},
+        {"sensor_rotor_rpm_avg", "rpm", ""}, {"sensor_pitch_avg", "\xc2\xb0", ""},
+        {"sensor_ambient_avg", "\xc2\xb0" "C", ""}, {"sensor_gearbox_bearing_avg", "\xc2\xb0" "C", ""},
+        {"sensor_gearbox_bearing_max", "\xc2\xb0" "C", ""}, {"sensor_hydraulic_avg", "bar", ""},
+        {"sensor_energy", "kWh", ""}, {"sensor_5", "kWh", ""}, {"sensor_11_avg", "\xb0" "C", ""},
+        {"vib_gearbox_hss_rms", "mm/s", ""}, {"operating_hours", "h", ""},
+        /* CARE's anonymised names: the description (feature_description.csv, /channels/description) decides */
+        {"sensor_0_avg", "\xc2\xb0" "C", "Ambient temperature"}, {"sensor_9_avg", "\xc2\xb0" "C", "Temperature gearbox bearing"},
+        {"sensor_22_avg", "Wh", "Active energy produced [counter]"}, {"sensor_7_avg", "rpm", "Rotor speed"},
+        {"sensor_40_avg", "", "Rotor speed"}};
     enum { NCH = sizeof ch / sizeof ch[0] };
+    /* a condition signal's min/max/std (gearbox_bearing_max) is neither: noisy, and it would give the target away */
     static const uint8_t want[NCH] = {GT_NBM_INPUT,  GT_NBM_INPUT,  GT_NBM_INPUT,  GT_NBM_INPUT,  GT_NBM_INPUT,
-                                      GT_NBM_INPUT,  GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_UNUSED,
-                                      GT_NBM_UNUSED, GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_UNUSED};
+                                      GT_NBM_INPUT,  GT_NBM_TARGET, GT_NBM_UNUSED, GT_NBM_TARGET, GT_NBM_UNUSED,
+                                      GT_NBM_UNUSED, GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_UNUSED, GT_NBM_INPUT,
+                                      GT_NBM_TARGET, GT_NBM_UNUSED, GT_NBM_INPUT,  GT_NBM_INPUT};
+    /* the kind reads the description: an anonymous channel without a unit is a rotor speed, not a condition */
+    TEST_EQ_INT(gt_data_channel_kind_desc("sensor_40_avg", "Rotor speed", ""), GT_CHANNEL_OPERATIONAL);
+    TEST_EQ_INT(gt_data_channel_kind("sensor_40_avg", ""), GT_CHANNEL_CONDITION);
+    TEST_EQ_INT(gt_data_channel_kind_desc("sensor_40_std", "Rotor speed", ""), GT_CHANNEL_AGGREGATE);
+    TEST_CHECK(!gt_data_spike_channel(&c, "sensor_40_avg", "Rotor speed", ""));
     uint8_t role[NCH];
     int n_in, n_tg;
     gt_data_config_defaults(&c, GT_TASK_PDM);
@@ -77,7 +89,7 @@ int main(void) {
         if (role[k] != want[k]) fprintf(stderr, "nbm role of %s: %d, want %d\n", ch[k].name, role[k], want[k]);
         TEST_CHECK(role[k] == want[k]);
     }
-    TEST_EQ_INT(n_in, 6);
+    TEST_EQ_INT(n_in, 9);
     TEST_EQ_INT(n_tg, 5);
     /* patterns: targets first; a target never an input, even when the input patterns match it */
     snprintf(c.nbm_targets, sizeof c.nbm_targets, "*bearing*");
@@ -91,7 +103,7 @@ int main(void) {
     /* targets given, inputs auto: an auto target left out of the targets is not an input */
     snprintf(c.nbm_inputs, sizeof c.nbm_inputs, "auto");
     gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
-    TEST_CHECK(n_in == 6 && n_tg == 2 && role[8] == GT_NBM_UNUSED && role[12] == GT_NBM_UNUSED);
+    TEST_CHECK(n_in == 9 && n_tg == 2 && role[8] == GT_NBM_UNUSED && role[12] == GT_NBM_UNUSED);
     /* the model input: non-inputs zeroed at every step */
     float x[2 * NCH];
     for (int k = 0; k < 2 * NCH; k++) x[k] = (float)(k + 1);

@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
         double *val = malloc(sizeof(double) * (size_t)sh->n_rows);
         int64_t nv = 0, val_alarms = 0;
         double val_days = 0;
-        const int64_t guard = 32 + (int64_t)ceil(3 * ec.pdm_ewma_s * 1.0);
+        const int64_t guard = 32 + (int64_t)ceil(3 * gt_eval_ewma_span_rows(&ec, 1.0));
         for (int k = 0; k < sh->n_turbines; k++) {
             int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
             TEST_CHECK(isnan(score[r0]));
