@@ -145,6 +145,12 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
             break;
         }
         char *nl1 = memchr(head, '\n', (size_t)got);
+        if (!nl1 && got == 4 << 20) { /* the column count would be of a cut header */
+            free(head);
+            gt_diag_error(d, GT_EXIT_DATA, "%s:1: header line longer than 4 MiB (a file holds at most %d channels)",
+                          f->path, GT_IMPORT_MAX_COLS);
+            break;
+        }
         char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(head + got - nl1 - 1)) : NULL;
         size_t len = nl2 ? (size_t)(nl2 - head) : (size_t)got;
         gt_care_rows r;

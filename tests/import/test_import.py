@@ -504,6 +504,7 @@ for crows, name in ((["2020-09-13 12:30:00;99999999999;0;train;0;1.0"], "one row
 
 # channels: at most 4096 (the format's bound) fail fast at import; more than 1024 (training's) warn
 for n_c, expect in ((5000, "5000 sensor columns; a file holds at most 4096 channels"),
+                    (10 ** 6, "datasets/10.csv:1: header line longer than 4 MiB (a file holds at most 4096 channels)"),
                     (1100, "1100 sensor channels: training reads at most 1024")):
     wsrc = os.path.join(tempfile.mkdtemp(dir=d), "W")
     cols = [f"sensor_{i}" for i in range(n_c)]
