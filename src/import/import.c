@@ -104,27 +104,42 @@ static int int_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-int gt_import_list_houses(const char *dir, int refit, int **out) {
+/* House number of a "house_N" directory (refit: "CLEAN_HouseN.csv" file) name:
+ * N >= 0, or -1 when the name has another form, or -2 when N is above INT_MAX. */
+static int64_t house_number(const char *name, int refit) {
+    const char *pre = refit ? "CLEAN_House" : "house_", *suf = refit ? ".csv" : "";
+    size_t lp = strlen(pre), ls = strlen(suf), n = strlen(name);
+    if (n <= lp + ls || strncmp(name, pre, lp) || strcmp(name + n - ls, suf)) return -1;
+    int64_t v = 0;
+    for (size_t i = lp; i < n - ls; i++) {
+        if (name[i] < '0' || name[i] > '9') return -1;
+        v = v * 10 + (name[i] - '0');
+        if (v > INT_MAX) v = (int64_t)INT_MAX + 1; /* saturate: no overflow on any length */
+    }
+    return v > INT_MAX ? -2 : v;
+}
+
+int gt_import_list_houses(const char *dir, int refit, int **out, gt_diag *d) {
     *out = NULL;
     DIR *dp = opendir(dir);
-    if (!dp) return -1;
+    if (!dp) return gt_diag_error(d, GT_EXIT_DATA, "%s: cannot list the directory", dir);
     int n = 0, cap = 0;
     int *h = NULL;
     struct dirent *e;
     while ((e = readdir(dp))) {
-        int num = -1;
-        char tail[8] = "";
-        if (refit) {
-            if (sscanf(e->d_name, "CLEAN_House%d.cs%1[v]%1s", &num, tail, tail + 2) != 2) num = -1;
-        } else {
-            if (sscanf(e->d_name, "house_%d%1s", &num, tail) != 1) num = -1;
+        int64_t num = house_number(e->d_name, refit);
+        if (num == -2) {
+            gt_diag_error(d, GT_EXIT_DATA, "%s/%s: house number out of range (at most %d)", dir, e->d_name, INT_MAX);
+            closedir(dp);
+            free(h);
+            return -1;
         }
         if (num < 0) continue;
         if (n == cap) h = GT_REALLOC(h, sizeof(int) * (size_t)(cap = cap ? cap * 2 : 16));
-        h[n++] = num;
+        h[n++] = (int)num;
     }
     closedir(dp);
-    qsort(h, (size_t)n, sizeof(int), int_cmp);
+    if (n > 1) qsort(h, (size_t)n, sizeof(int), int_cmp); /* h is NULL when none */
     *out = h;
     return n;
 }
@@ -181,6 +196,8 @@ void gt_import_run(const gt_import_opts *o_in, MPI_Comm comm, gt_import_stats *s
 
     gt_appliance_map map;
     gt_diag d = {0};
+    d.strict = o.strict;
+    d.quiet = gt_rank() != 0; /* the map's warnings are the same on every rank */
     gt_import_map_load(o.map_path, &map, &d);
     gt_import_agree(comm, &d, 0);
     /* the output must not replace an input: a file of the dataset's folder

@@ -17,6 +17,8 @@
 #include "import/import_impl.h"
 #include "io/shard.h"
 
+_Static_assert(GT_IMPORT_MAX_COLS == GT_IO_MAX_COLS, "the importers' channel bound is the format's");
+
 /* label / event kind codes (/legend/event_kind) */
 enum { K_NORMAL = 0, K_ANOMALY = 1, K_DERATED = 2, K_SERVICE = 3, K_DOWNTIME = 4, K_OTHER = 5, N_KINDS = 6 };
 static const char *const kind_names[N_KINDS] = {"normal", "anomaly_event", "status_derated", "status_service",
@@ -143,6 +145,12 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
             break;
         }
         char *nl1 = memchr(head, '\n', (size_t)got);
+        if (!nl1 && got == 4 << 20) { /* the column count would be of a cut header */
+            free(head);
+            gt_diag_error(d, GT_EXIT_DATA, "%s:1: header line longer than 4 MiB (a file holds at most %d channels)",
+                          f->path, GT_IMPORT_MAX_COLS);
+            break;
+        }
         char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(head + got - nl1 - 1)) : NULL;
         size_t len = nl2 ? (size_t)(nl2 - head) : (size_t)got;
         gt_care_rows r;
@@ -155,6 +163,11 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
             gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
             break;
         }
+        if (r.index_col && gt_diag_warn(d, "%s:1: column %d ('%s') looks like a pandas index; dropped", f->path,
+                                        r.index_col, r.index_col == 1 ? "" : "Unnamed: 0")) {
+            gt_care_rows_free(&r);
+            break;
+        }
         asset[i] = r.asset[0];
         for (int k = 0; k < P->n_ev; k++)
             if (P->ev[k].event_id == f->event_id && P->ev[k].asset != asset[i] &&
@@ -164,9 +177,15 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         f->n_fcols = r.n_cols;
         f->colmap = GT_MALLOC(sizeof(int) * (size_t)(r.n_cols ? r.n_cols : 1));
         for (int c = 0; c < r.n_cols; c++) {
-            int k = 0;
+            /* the files of a farm share their columns in the same order: try that place first */
+            int k = c < C && !strcmp(names[c], r.col[c]) ? c : 0;
             while (k < C && strcmp(names[k], r.col[c])) k++;
             if (k == C) {
+                if (C == GT_IMPORT_MAX_COLS) {
+                    gt_diag_error(d, GT_EXIT_DATA, "%s:1: the farm's files have more than %d distinct sensor columns; "
+                                  "a file holds at most %d channels", f->path, GT_IMPORT_MAX_COLS, GT_IMPORT_MAX_COLS);
+                    break;
+                }
                 if (C == ccap) names = GT_REALLOC(names, 64 * (size_t)(ccap = ccap ? ccap * 2 : 128));
                 memcpy(names[C++], r.col[c], 64);
             }
@@ -182,6 +201,14 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
     }
     if (C == 0) {
         gt_diag_error(d, GT_EXIT_DATA, "%s: no sensor columns", P->f[0].path);
+        free(names);
+        free(asset);
+        free(ft);
+        goto out;
+    }
+    if (C > GT_IMPORT_TRAIN_MAX_COLS &&
+        gt_diag_warn(d, "%s: %d sensor channels: training reads at most %d (train refuses this file; import a farm "
+                        "with fewer columns)", o->src, C, GT_IMPORT_TRAIN_MAX_COLS)) {
         free(names);
         free(asset);
         free(ft);
@@ -334,6 +361,12 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
             gt_care_rows_free(&r);
             goto fail;
         }
+        if (r.n_status_empty > 0 &&
+            gt_diag_warn(d, "%s: %lld rows with an empty status_type_id: status 5 (other), left out of training and "
+                            "normal_index", f->path, (long long)r.n_status_empty)) {
+            gt_care_rows_free(&r);
+            goto fail;
+        }
         for (int64_t i = 0; i < r.n; i++)
             if (r.asset[i] != tb->asset) {
                 gt_diag_error(d, GT_EXIT_DATA, "%s:%u: asset_id %lld differs from the file's first row (%lld)", f->path,
@@ -464,7 +497,7 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
         push_span(&ev, &n_ev, &ev_cap, (gt_io_span){a, b, K_ANOMALY});
         for (int64_t k = a; k < b; k++) lab[k] = K_ANOMALY;
     }
-    qsort(ev, (size_t)n_ev, sizeof(gt_io_span), span_cmp);
+    if (n_ev > 1) qsort(ev, (size_t)n_ev, sizeof(gt_io_span), span_cmp); /* ev is NULL without events */
     for (int64_t k = 0; k < n;) {
         int64_t j = k;
         while (j < n && cond_bits[j] == cond_bits[k]) j++;

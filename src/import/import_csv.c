@@ -71,7 +71,7 @@ static inline int parse_value(const char *f, const char *fe, int allow_empty, do
 
 int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_series series[10],
                    gt_diag *d, gt_refit_stats *st) {
-    const char *p = buf, *end = buf + n, *s, *e;
+    const char *p = buf + gt_bom_len(buf, n), *end = buf + n, *s, *e;
     char ex[48];
     if (!next_line(&p, end, &s, &e)) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
     {
@@ -159,7 +159,32 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
 
 /* ------------------------------------------------------------------ CARE --- */
 
-enum { CARE_TIME = -1, CARE_ASSET = -2, CARE_ID = -3, CARE_TRAIN = -4, CARE_STATUS = -5 };
+enum { CARE_TIME = -1, CARE_ASSET = -2, CARE_ID = -3, CARE_TRAIN = -4, CARE_STATUS = -5, CARE_SKIP = -6 };
+
+/* [*a, *b) without surrounding blanks and one pair of surrounding double quotes
+ * (pandas and Excel quote fields: "train" reads as train). */
+static inline void field_unquote(const char **a, const char **b) {
+    while (*a < *b && is_blank(**a)) (*a)++;
+    while (*b > *a && is_blank((*b)[-1])) (*b)--;
+    if (*b - *a >= 2 && **a == '"' && (*b)[-1] == '"') {
+        (*a)++, (*b)--;
+        while (*a < *b && is_blank(**a)) (*a)++;
+        while (*b > *a && is_blank((*b)[-1])) (*b)--;
+    }
+}
+
+typedef struct {
+    const char *name; /* sensor column's name as in the header (quotes removed) */
+    int len, field;
+} care_col;
+static int care_col_cmp(const void *a, const void *b) {
+    const care_col *x = a, *y = b;
+    int lx = x->len < 63 ? x->len : 63, ly = y->len < 63 ? y->len : 63; /* names are stored in 63 bytes */
+    int c = memcmp(x->name, y->name, (size_t)(lx < ly ? lx : ly));
+    if (c == 0 && lx != ly) c = lx < ly ? -1 : 1;
+    if (c == 0) c = (x->field > y->field) - (x->field < y->field);
+    return c;
+}
 
 /* Column roles from the header: role[i] = sensor index >= 0 or CARE_*. */
 static int care_header(const char *s, const char *e, const char *fname, char sep, gt_care_rows *out, int **role_out,
@@ -169,38 +194,70 @@ static int care_header(const char *s, const char *e, const char *fname, char sep
     int *len = GT_MALLOC(sizeof(int) * (size_t)nf);
     int *role = GT_MALLOC(sizeof(int) * (size_t)nf);
     gt_split_fields(s, e, sep, f, len, nf);
+    for (int i = 0; i < nf; i++) { /* blanks and quotes off every name (quotes inside quotes included) */
+        const char *a = f[i], *b = f[i] + len[i];
+        field_unquote(&a, &b);
+        f[i] = a, len[i] = (int)(b - a);
+    }
     static const char *meta[5] = {"time_stamp", "asset_id", "id", "train_test", "status_type_id"};
     int seen[5] = {0};
     out->n_cols = 0;
-    out->col = GT_MALLOC(sizeof(*out->col) * (size_t)nf);
-    int rc = 0;
-    for (int i = 0; i < nf; i++) {
+    out->index_col = 0;
+    int rc = 0, n_sensor = 0;
+    for (int i = 0; i < nf && rc == 0; i++) {
         int m = -1;
         for (int k = 0; k < 5; k++)
             if (field_is(f[i], len[i], meta[k])) m = k;
         if (m >= 0) {
-            if (seen[m]++) {
-                rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column '%s' appears twice", fname, meta[m]);
-                break;
-            }
+            if (seen[m]++) rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column '%s' appears twice", fname, meta[m]);
             role[i] = -1 - m;
-        } else {
-            char name[64];
-            field_copy(f[i], len[i], name, sizeof name);
-            if (!name[0]) {
+        } else if (len[i] == 0 && i == nf - 1 && nf > 1) {
+            role[i] = CARE_SKIP; /* a separator ending every line */
+        } else if ((len[i] == 0 && i == 0) || field_is(f[i], len[i], "unnamed: 0")) {
+            if (out->index_col) {
                 rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column %d has an empty name", fname, i + 1);
-                break;
             }
-            for (int k = 0; k < out->n_cols && rc == 0; k++)
-                if (!strcmp(out->col[k], name))
-                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column '%s' appears twice", fname, name);
-            if (rc) break;
-            role[i] = out->n_cols;
-            memcpy(out->col[out->n_cols++], name, sizeof name);
+            out->index_col = i + 1; /* pandas' index (to_csv without index=False) */
+            role[i] = CARE_SKIP;
+        } else if (len[i] == 0) {
+            rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column %d has an empty name", fname, i + 1);
+        } else {
+            role[i] = n_sensor++;
         }
     }
     for (int k = 0; rc == 0 && k < 5; k++)
         if (!seen[k]) rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: missing column '%s'", fname, meta[k]);
+    if (rc == 0 && n_sensor > GT_IMPORT_MAX_COLS)
+        rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: %d sensor columns; a file holds at most %d channels", fname, n_sensor,
+                           GT_IMPORT_MAX_COLS);
+    if (rc == 0) { /* unique names: sorted, equal neighbours (O(n log n): CARE farms have ~1000 columns) */
+        care_col *cc = GT_MALLOC(sizeof(care_col) * (size_t)(n_sensor ? n_sensor : 1));
+        for (int i = 0; i < nf; i++)
+            if (role[i] >= 0) cc[role[i]] = (care_col){f[i], len[i], i};
+        qsort(cc, (size_t)n_sensor, sizeof(care_col), care_col_cmp);
+        int best = -1; /* the pair whose second column comes first in the header */
+        for (int k = 1; k < n_sensor; k++)
+            if (care_col_cmp(&(care_col){cc[k - 1].name, cc[k - 1].len, 0}, &(care_col){cc[k].name, cc[k].len, 0}) == 0 &&
+                (best < 0 || cc[k].field < cc[best].field))
+                best = k;
+        if (best >= 0) {
+            const care_col *x = &cc[best - 1], *y = &cc[best];
+            if (x->len == y->len && !memcmp(x->name, y->name, (size_t)x->len))
+                rc = gt_diag_error(d, GT_EXIT_DATA, "%s:1: column '%.*s' appears twice (columns %d and %d)", fname,
+                                   x->len > 200 ? 200 : x->len, x->name, x->field + 1, y->field + 1);
+            else
+                rc = gt_diag_error(d, GT_EXIT_DATA,
+                                   "%s:1: columns %d and %d ('%.63s...') are the same in their first 63 bytes "
+                                   "(names are kept to 63)", fname, x->field + 1, y->field + 1, x->name);
+        }
+        free(cc);
+    }
+    if (rc == 0) {
+        out->col = GT_MALLOC(sizeof(*out->col) * (size_t)(n_sensor ? n_sensor : 1));
+        for (int i = 0; i < nf; i++)
+            if (role[i] >= 0) field_copy(f[i], len[i], out->col[role[i]], sizeof *out->col);
+        out->n_cols = n_sensor;
+    }
     free(f);
     free(len);
     if (rc) {
@@ -214,7 +271,8 @@ static int care_header(const char *s, const char *e, const char *fname, char sep
 
 int gt_parse_care_header(const char *buf, size_t n, const char *fname, gt_care_rows *out, gt_diag *d) {
     memset(out, 0, sizeof *out);
-    const char *p = buf, *end = buf + n, *s, *e;
+    size_t bom = gt_bom_len(buf, n);
+    const char *p = buf + bom, *end = buf + n, *s, *e;
     if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
     int *role, nf;
     if (care_header(s, e, fname, gt_detect_sep(s, e), out, &role, &nf, d)) return -1;
@@ -236,12 +294,14 @@ static void care_grow(gt_care_rows *r) {
 int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_care_rows *out,
                        gt_diag *d, gt_series_stats *st) {
     memset(out, 0, sizeof *out);
-    const char *p = buf, *end = buf + n, *s, *e;
+    const char *p = buf + gt_bom_len(buf, n), *end = buf + n, *s, *e;
     char ex[48];
     if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
     const char sep = gt_detect_sep(s, e);
     int *role, nf;
     if (care_header(s, e, fname, sep, out, &role, &nf, d)) return -1;
+    /* a trailing separator on the header, on the rows, or on both: an empty last column is ignored */
+    const int nf_min = role[nf - 1] == CARE_SKIP && nf > 1 && out->index_col != nf ? nf - 1 : nf;
     const int C = out->n_cols;
     uint64_t line = 1;
     int64_t latest = INT64_MIN;
@@ -262,14 +322,18 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
         for (;;) {
             const char *fe = memchr(q, sep, (size_t)(e - q));
             if (!fe) fe = e;
-            if (i >= nf) { /* more fields than the header */
-                i = nf + 1;
+            const char *a = q, *b = fe; /* the field without blanks and quotes */
+            field_unquote(&a, &b);
+            if (i >= nf) { /* more fields than the header: one empty last field is a trailing separator */
+                i = fe >= e && a == b && i == nf ? nf : nf + 2;
                 break;
             }
             int r = role[i];
-            if (r >= 0) {
+            if (r == CARE_SKIP) {
+                /* pandas index or trailing column */
+            } else if (r >= 0) {
                 double x;
-                if (parse_value(q, fe, 1, &x)) {
+                if (parse_value(a, b, 1, &x)) {
                     excerpt(q, fe, ex, sizeof ex);
                     rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: non-numeric value '%s' in column '%s'", fname,
                                        (unsigned long long)line, ex, out->col[r]);
@@ -277,9 +341,6 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
                 }
                 row[r] = (float)x;
             } else if (r == CARE_TIME) {
-                const char *a = q, *b = fe;
-                while (a < b && (is_blank(*a) || *a == '"')) a++;
-                while (b > a && (is_blank(b[-1]) || b[-1] == '"')) b--;
                 const char *z = gt_parse_datetime_ms(a, b, &t);
                 if (!z || z != b) {
                     excerpt(q, fe, ex, sizeof ex);
@@ -288,17 +349,20 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
                     goto done;
                 }
             } else if (r == CARE_TRAIN) {
-                if (field_is(q, (int)(fe - q), "train")) train = 1;
-                else if (field_is(q, (int)(fe - q), "prediction")) train = 2;
+                if (field_is(a, (int)(b - a), "train")) train = 1;
+                else if (field_is(a, (int)(b - a), "prediction")) train = 2;
                 else {
                     excerpt(q, fe, ex, sizeof ex);
                     rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: train_test must be 'train' or 'prediction' (got '%s')",
                                        fname, (unsigned long long)line, ex);
                     goto done;
                 }
+            } else if (r == CARE_STATUS && a == b) {
+                status = 5; /* unknown status: 'other', left out of training and normal_index */
+                out->n_status_empty++;
             } else {
                 double x;
-                if (parse_value(q, fe, 0, &x) || x != floor(x) || x < 0 || x > 1e15 ||
+                if (parse_value(a, b, 0, &x) || x != floor(x) || x < 0 || x > 1e15 ||
                     (r == CARE_STATUS && x > 255)) {
                     excerpt(q, fe, ex, sizeof ex);
                     rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad %s '%s' (expected a non-negative integer)", fname,
@@ -313,10 +377,10 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
             if (fe >= e) break;
             q = fe + 1;
         }
-        if (i != nf) {
+        if (i < nf_min || i > nf) {
             excerpt(s, e, ex, sizeof ex);
             rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (%d fields, the header has %d)", fname,
-                               (unsigned long long)line, ex, i, nf);
+                               (unsigned long long)line, ex, i > nf ? nf + 1 : i, nf);
             goto done;
         }
         int bad_t = gt_time_check(t, fname, line, d, st);
@@ -384,7 +448,7 @@ static int header_cols(const char *s, const char *e, char sep, const char *const
 
 int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_event **out, gt_diag *d) {
     *out = NULL;
-    const char *p = buf, *end = buf + n, *s, *e;
+    const char *p = buf + gt_bom_len(buf, n), *end = buf + n, *s, *e;
     char ex[48];
     if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
     const char sep = gt_detect_sep(s, e);
@@ -451,7 +515,7 @@ static int parse_bool(const char *f, int len, int *v) {
 
 int gt_parse_care_features(const char *buf, size_t n, const char *fname, gt_care_feature **out, gt_diag *d) {
     *out = NULL;
-    const char *p = buf, *end = buf + n, *s, *e;
+    const char *p = buf + gt_bom_len(buf, n), *end = buf + n, *s, *e;
     char ex[48];
     if (!next_line(&p, end, &s, &e) || s == e) return gt_diag_error(d, GT_EXIT_DATA, "%s:1: empty file (no header)", fname);
     const char sep = gt_detect_sep(s, e);
@@ -503,7 +567,7 @@ int gt_parse_care_features(const char *buf, size_t n, const char *fname, gt_care
 int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map *m, gt_diag *d) {
     memset(m, 0, sizeof *m);
     snprintf(m->path, sizeof m->path, "%s", fname);
-    const char *p = buf, *end = buf + n, *s, *e;
+    const char *p = buf + gt_bom_len(buf, n), *end = buf + n, *s, *e;
     char section[16] = "labels", ex[48];
     int line = 0, cap = 0;
     while (next_line(&p, end, &s, &e)) {
@@ -521,6 +585,16 @@ int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map 
                 return gt_diag_error(d, GT_EXIT_USAGE, "%s:%d: bad section header '%s'", fname, line, ex);
             }
             gt_label_norm(s + 1, (size_t)(e - s - 2), section, sizeof section);
+            static const char *const known[] = {"labels", "ukdale", "redd", "refit", "care", "refit_houses", "meta"};
+            int ok = 0;
+            for (size_t k = 0; k < sizeof known / sizeof *known; k++) ok |= !strcmp(section, known[k]);
+            if (!ok) {
+                excerpt(s, e, ex, sizeof ex);
+                gt_map_free(m);
+                return gt_diag_error(d, GT_EXIT_USAGE,
+                                     "%s:%d: unknown section '%s' (expected [labels], [ukdale], [redd], [refit], [care], "
+                                     "[refit_houses] or [meta])", fname, line, ex);
+            }
             continue;
         }
         const char *eq = memchr(s, '=', (size_t)(e - s));
@@ -539,6 +613,21 @@ int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map 
         size_t vl = (size_t)(e - v) < sizeof x->value - 1 ? (size_t)(e - v) : sizeof x->value - 1;
         memcpy(x->value, v, vl);
         x->line = line;
+        for (int k = 0; k < m->n - 1; k++) /* O(n^2) over a hand-written file of a few hundred lines */
+            if (!strcmp(m->e[k].section, x->section) && !strcmp(m->e[k].key, x->key)) {
+                if (gt_diag_warn(d, "%s:%d: [%s] %s is defined again (first at line %d); the last definition wins",
+                                 fname, line, x->section, x->key, m->e[k].line)) {
+                    gt_map_free(m);
+                    return -1;
+                }
+                break;
+            }
+        if (!x->value[0] && strcmp(x->section, "refit_houses") && strcmp(x->section, "meta") &&
+            gt_diag_warn(d, "%s:%d: [%s] %s has an empty value: the channel is dropped (write '-' to drop it)", fname,
+                         line, x->section, x->key)) {
+            gt_map_free(m);
+            return -1;
+        }
         /* appliance metadata enters the NILM file here: three finite numbers > 0 */
         if (!strcmp(x->section, "meta")) {
             double a = NAN, b = NAN, c2 = NAN;
@@ -585,16 +674,23 @@ const char *gt_map_get(const gt_appliance_map *m, const char *section, const cha
     return v;
 }
 
-int gt_map_label(const gt_appliance_map *m, const char *ds, const char *raw, char out[GT_IMPORT_NAME_LEN]) {
+int gt_map_label_full(const gt_appliance_map *m, const char *ds, const char *raw, char *out, size_t out_bytes) {
     char key[64];
     gt_label_norm(raw, strlen(raw), key, sizeof key);
     const char *v = gt_map_get(m, ds, key);
     if (!v) v = gt_map_get(m, "labels", key);
-    if (!v) {
-        gt_label_norm(key, strlen(key), out, GT_IMPORT_NAME_LEN);
-        return out[0] != 0;
+    if (!v) v = raw; /* kept under its own name */
+    if (!strcmp(v, "-")) {
+        out[0] = 0;
+        return 0;
     }
-    if (!strcmp(v, "-")) return 0;
-    gt_label_norm(v, strlen(v), out, GT_IMPORT_NAME_LEN);
+    gt_label_norm(v, strlen(v), out, out_bytes);
     return out[0] != 0;
+}
+
+int gt_map_label(const gt_appliance_map *m, const char *ds, const char *raw, char out[GT_IMPORT_NAME_LEN]) {
+    char full[GT_IMPORT_LABEL_LEN];
+    int keep = gt_map_label_full(m, ds, raw, full, sizeof full);
+    gt_label_norm(full, strlen(full), out, GT_IMPORT_NAME_LEN); /* = the raw label normalised to 31 bytes */
+    return keep && out[0] != 0;
 }

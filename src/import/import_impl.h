@@ -30,8 +30,10 @@ void gt_import_move(void **blob, const int64_t *blob_bytes, const int *from, con
 int gt_import_map_load(const char *path, gt_appliance_map *m, gt_diag *d);
 
 /* Sorted house numbers of the "house_N" directories (ukdale, redd) or the
- * "CLEAN_HouseN.csv" files (refit) in dir. Returns the count (*out malloc'ed). */
-int gt_import_list_houses(const char *dir, int refit, int **out);
+ * "CLEAN_HouseN.csv" files (refit) in dir. Returns the count (*out malloc'ed,
+ * NULL when 0), or -1 with an error in d: dir cannot be listed, or a house
+ * number above INT_MAX (named with its folder). */
+int gt_import_list_houses(const char *dir, int refit, int **out, gt_diag *d);
 
 int64_t gt_import_file_bytes(const char *path); /* -1 when missing */
 

@@ -51,12 +51,44 @@ static int name_index(char (*names)[GT_IMPORT_NAME_LEN], int n, const char *s) {
         if (!strcmp(names[i], s)) return i;
     return -1;
 }
-static int name_add(char (**names)[GT_IMPORT_NAME_LEN], int *n, int *cap, const char *s) {
-    int i = name_index(*names, *n, s);
-    if (i >= 0) return i;
-    if (*n == *cap) *names = GT_REALLOC(*names, GT_IMPORT_NAME_LEN * (size_t)(*cap = *cap ? *cap * 2 : 32));
-    snprintf((*names)[*n], GT_IMPORT_NAME_LEN, "%s", s);
-    return (*n)++;
+/* Column names while planning: the stored name (31 bytes), the canonical name it
+ * was cut from and where that label came from (FILE:LINE), to refuse two labels
+ * that only agree in their first 31 bytes instead of summing them. */
+typedef struct {
+    char (*names)[GT_IMPORT_NAME_LEN];
+    char (*full)[GT_IMPORT_LABEL_LEN];
+    char (*where)[PATH_MAX + 16];
+    int n, cap;
+} name_set;
+static void name_set_free(name_set *ns) {
+    free(ns->names);
+    free(ns->full);
+    free(ns->where);
+}
+/* Column of the canonical name `full` (several channels of one name are summed);
+ * -1 with an error in d when another name has the same first 31 bytes. */
+static int name_add(name_set *ns, const char *full, const char *where, gt_diag *d) {
+    char s[GT_IMPORT_NAME_LEN];
+    gt_label_norm(full, strlen(full), s, sizeof s);
+    int i = name_index(ns->names, ns->n, s);
+    if (i >= 0) {
+        if (strcmp(ns->full[i], full))
+            return gt_diag_error(d, GT_EXIT_DATA,
+                                 "%s: appliance '%s' and '%s' (%s) are the same in their first %d bytes (names are "
+                                 "kept to %d); rename one in the appliance map", where, full, ns->full[i], ns->where[i],
+                                 GT_IMPORT_NAME_LEN - 1, GT_IMPORT_NAME_LEN - 1);
+        return i;
+    }
+    if (ns->n == ns->cap) {
+        ns->cap = ns->cap ? ns->cap * 2 : 32;
+        ns->names = GT_REALLOC(ns->names, sizeof *ns->names * (size_t)ns->cap);
+        ns->full = GT_REALLOC(ns->full, sizeof *ns->full * (size_t)ns->cap);
+        ns->where = GT_REALLOC(ns->where, sizeof *ns->where * (size_t)ns->cap);
+    }
+    snprintf(ns->names[ns->n], sizeof *ns->names, "%s", s);
+    snprintf(ns->full[ns->n], sizeof *ns->full, "%s", full);
+    snprintf(ns->where[ns->n], sizeof *ns->where, "%s", where);
+    return ns->n++;
 }
 static int name_cmp(const void *a, const void *b) { return strcmp(a, b); }
 
@@ -66,11 +98,8 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
     const int refit = o->format == GT_IMPORT_REFIT;
     const char *ds = gt_import_format_name(o->format);
     int *found = NULL;
-    int nf = gt_import_list_houses(o->src, refit, &found);
-    if (nf < 0) {
-        gt_diag_error(d, GT_EXIT_DATA, "%s: cannot list the directory", o->src);
-        return;
-    }
+    int nf = gt_import_list_houses(o->src, refit, &found, d);
+    if (nf < 0) return;
     int H = o->houses ? o->n_houses : nf;
     int *nums = GT_MALLOC(sizeof(int) * (size_t)(H > 0 ? H : 1));
     for (int i = 0; i < H; i++) {
@@ -100,9 +129,8 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
     }
     P->H = H;
     P->h = GT_CALLOC((size_t)H, sizeof(house));
-    /* names[] first holds column names in discovery order; remapped after sorting */
-    char (*names)[GT_IMPORT_NAME_LEN] = NULL;
-    int A = 0, cap = 0;
+    /* ns.names[] first holds column names in discovery order; remapped after sorting */
+    name_set ns = {0};
     for (int i = 0; i < H && !d->err_code; i++) {
         house *h = &P->h[i];
         h->number = nums[i];
@@ -131,9 +159,11 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
                             h->csv, key);
                 for (k = 0; k < 9; k++) snprintf(item[k], sizeof item[k], "appliance%d", k + 1);
             }
-            for (k = 0; k < 9; k++) {
-                char canon[GT_IMPORT_NAME_LEN];
-                h->refit_col[k] = gt_map_label(map, ds, item[k], canon) ? name_add(&names, &A, &cap, canon) : -1;
+            for (k = 0; k < 9 && !d->err_code; k++) {
+                char canon[GT_IMPORT_LABEL_LEN], where[PATH_MAX + 16];
+                snprintf(where, sizeof where, "%.4000s (Appliance%d)", list ? map->path : h->csv, k + 1);
+                h->refit_col[k] = gt_map_label_full(map, ds, item[k], canon, sizeof canon)
+                                      ? name_add(&ns, canon, where, d) : -1;
             }
             continue;
         }
@@ -172,13 +202,15 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
                 c->role = ROLE_LEG;
                 n_agg++;
             } else {
-                char canon[GT_IMPORT_NAME_LEN];
-                if (!gt_map_label(map, ds, lab.label[k], canon)) continue;
-                c->role = name_add(&names, &A, &cap, canon);
+                char canon[GT_IMPORT_LABEL_LEN];
+                if (!gt_map_label_full(map, ds, lab.label[k], canon, sizeof canon)) continue;
+                c->role = name_add(&ns, canon, c->named_at, d);
+                if (c->role < 0) break;
             }
             h->n_chan++;
         }
         gt_labels_free(&lab);
+        if (d->err_code) break;
         if (n_agg == 0 || (o->format == GT_IMPORT_UKDALE && n_agg > 1)) {
             gt_diag_error(d, GT_EXIT_DATA, "%s: %s", path,
                           n_agg ? "more than one 'aggregate' channel"
@@ -191,13 +223,14 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
         }
     }
     free(nums);
-    if (d->err_code) {
-        free(names);
-        return;
-    }
-    if (A == 0) {
+    const int A = ns.n;
+    char (*names)[GT_IMPORT_NAME_LEN] = ns.names;
+    if (!d->err_code && A == 0)
         gt_diag_error(d, GT_EXIT_DATA, "%s: no appliance channels to import (all labels dropped by the map?)", o->src);
-        free(names);
+    if (!d->err_code && A > GT_IMPORT_MAX_COLS)
+        gt_diag_error(d, GT_EXIT_DATA, "%s: %d appliance names; a file holds at most %d", o->src, A, GT_IMPORT_MAX_COLS);
+    if (d->err_code) {
+        name_set_free(&ns);
         return;
     }
     /* sort the column names and remap */
@@ -213,7 +246,7 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
             if (P->h[i].refit_col[k] >= 0 && refit) P->h[i].refit_col[k] = remap[P->h[i].refit_col[k]];
     }
     free(remap);
-    free(names);
+    name_set_free(&ns);
     P->names = sorted;
     P->A = A;
 }

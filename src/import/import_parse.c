@@ -580,7 +580,7 @@ void gt_label_norm(const char *s, size_t n, char *out, size_t out_bytes) {
 
 int gt_parse_labels(const char *buf, size_t n, const char *fname, gt_labels *out, gt_diag *d) {
     memset(out, 0, sizeof *out);
-    const char *p = buf, *end = buf + n;
+    const char *p = buf + gt_bom_len(buf, n), *end = buf + n;
     int cap = 0;
     uint64_t line = 0;
     char ex[48];
@@ -594,9 +594,19 @@ int gt_parse_labels(const char *buf, size_t n, const char *fname, gt_labels *out
         p = eol + 1;
         while (q < le && is_blank(*q)) q++;
         if (q == le) continue;
-        int64_t ch;
+        int64_t ch = 0;
         const char *r = gt_parse_i64(q, le, &ch);
-        if (!r || r >= le || !is_blank(*r) || ch < 1 || ch > 100000) {
+        const char *digits = q + (q < le && (*q == '-' || *q == '+'));
+        int numeric = digits < le && is_digit(*digits);
+        while (digits < le && is_digit(*digits)) digits++;
+        if (numeric && (digits >= le || is_blank(*digits)) && (!r || ch < 1 || ch > GT_LABELS_MAX_CHANNEL)) {
+            /* a number, but not a channel id: say so (gt_parse_i64 refuses more than 18 digits) */
+            excerpt(q, digits, ex, sizeof ex);
+            gt_labels_free(out);
+            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: channel id %s out of range (1..%d)", fname,
+                                 (unsigned long long)line, ex, GT_LABELS_MAX_CHANNEL);
+        }
+        if (!r || r >= le || !is_blank(*r)) {
             excerpt(q, le, ex, sizeof ex);
             gt_labels_free(out);
             return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (expected 'channel_id label')", fname,
@@ -625,7 +635,11 @@ int gt_parse_labels(const char *buf, size_t n, const char *fname, gt_labels *out
         out->channel[out->n] = (int)ch;
         out->line[out->n] = (int)line;
         size_t ll = (size_t)(lend - ls);
-        if (ll > 63) ll = 63;
+        if (ll > GT_IMPORT_LABEL_LEN - 1) {
+            gt_labels_free(out);
+            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: label of channel %lld is longer than %d bytes", fname,
+                                 (unsigned long long)line, (long long)ch, GT_IMPORT_LABEL_LEN - 1);
+        }
         memcpy(out->label[out->n], ls, ll);
         out->label[out->n][ll] = 0;
         out->n++;

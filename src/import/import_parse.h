@@ -19,6 +19,13 @@
 #define GT_IMPORT_MSG_LEN 512
 #define GT_IMPORT_NAME_LEN 32 /* = GT_FORMAT_NAME_LEN (fixed string of names) */
 #define GT_IMPORT_UNIT_LEN 16 /* = GT_FORMAT_UNIT_LEN */
+/* Channels a file can hold: readers refuse more (= GT_IO_MAX_COLS, io/format.h,
+ * checked in import_care.c; this header stays free of HDF5/MPI for the fuzzers). */
+#define GT_IMPORT_MAX_COLS 4096
+/* Channels training reads (= GT_DATA_MAX_CHANNELS, data/dataset.h): more are
+ * imported with a warning (inspect and eval of other tools still read them). */
+#define GT_IMPORT_TRAIN_MAX_COLS 1024
+#define GT_IMPORT_LABEL_LEN 256 /* labels.dat label, bytes with the nul */
 
 /* ------------------------------------------------------------ diagnostics -- */
 typedef struct gt_diag {
@@ -150,14 +157,22 @@ char gt_detect_sep(const char *p, const char *end);
 /* Label normalisation: lower case, runs of anything but [a-z0-9] to one '_',
  * no leading/trailing '_'; at most out_bytes-1 characters. */
 void gt_label_norm(const char *s, size_t n, char *out, size_t out_bytes);
+/* Length of a UTF-8 byte order mark at the start of [p, p+n): 3 or 0. Every
+ * text parser skips it (files saved by Excel / Notepad carry one). */
+static inline size_t gt_bom_len(const char *p, size_t n) {
+    return n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF ? 3 : 0;
+}
 
-/* UK-DALE / REDD labels.dat: "channel_id label" per line. Returns the number of
- * entries (ids[k], labels[k] malloc'ed, caller frees with gt_labels_free), or -1. */
+/* UK-DALE / REDD labels.dat: "channel_id label" per line (channel_id in
+ * 1..GT_LABELS_MAX_CHANNEL, a label of at most GT_IMPORT_LABEL_LEN-1 bytes). Returns
+ * the number of entries (ids[k], labels[k] malloc'ed, caller frees with
+ * gt_labels_free), or -1. */
+#define GT_LABELS_MAX_CHANNEL 100000
 typedef struct gt_labels {
     int n;
     int *channel;
     int *line;          /* line of each entry in labels.dat */
-    char (*label)[64];
+    char (*label)[GT_IMPORT_LABEL_LEN];
 } gt_labels;
 int gt_parse_labels(const char *buf, size_t n, const char *fname, gt_labels *out, gt_diag *d);
 void gt_labels_free(gt_labels *l);
@@ -174,6 +189,9 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
 /* CARE to Compare data file (datasets/<event_id>.csv, ';' or ','). */
 typedef struct gt_care_rows {
     int n_cols;           /* sensor columns of this file */
+    int index_col;        /* 1-based field of a dropped pandas index column (empty
+                           * name first, or "Unnamed: 0"); 0 when none */
+    int64_t n_status_empty; /* rows with an empty status_type_id (stored as 5: other) */
     char (*col)[64];      /* [n_cols] header names */
     int64_t n, cap;       /* rows */
     int64_t *t;           /* [n] ms */
@@ -183,7 +201,13 @@ typedef struct gt_care_rows {
     int64_t *asset;       /* [n] */
     uint32_t *line;       /* [n] */
 } gt_care_rows;
-/* Parses the header and rows; values may be empty or NaN (-> NaN). */
+/* Parses the header and rows; values may be empty or NaN (-> NaN). Tolerated
+ * variants (same result as the plain file): a UTF-8 BOM, fields in double quotes,
+ * a trailing separator on the header and/or the rows (an empty last column is
+ * ignored), a pandas index column (out->index_col; the driver warns), an empty
+ * status_type_id (status 5, counted in out->n_status_empty; the driver warns).
+ * More than GT_IMPORT_MAX_COLS sensor columns, an empty or repeated name (also
+ * names equal in their first 63 bytes) are errors naming FILE:1. */
 int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_care_rows *out,
                        gt_diag *d, gt_series_stats *st);
 /* Header only: sensor column names (out->n_cols, out->col); no rows. */
@@ -211,7 +235,9 @@ int gt_parse_care_features(const char *buf, size_t n, const char *fname, gt_care
 /* ------------------------------------------------------------ mapping ini -- */
 /* datasets/appliance_map.ini: sections [labels] (all datasets), [ukdale],
  * [redd], [refit], [care] (overrides), [refit_houses] (houseN = 9 names),
- * [meta] (name = on_power_w, on_duration_s, max_power_w). */
+ * [meta] (name = on_power_w, on_duration_s, max_power_w). Another section is an
+ * error (GT_EXIT_USAGE, FILE:LINE); a key defined twice in a section (the last
+ * wins) and an empty value (the label is dropped) are warnings. */
 typedef struct gt_map_entry {
     char section[16];
     char key[64];
@@ -231,5 +257,8 @@ const char *gt_map_get(const gt_appliance_map *m, const char *section, const cha
  * section, then [labels], else the normalised label itself. Returns 0 when
  * the label maps to "-" (drop the channel), 1 otherwise. */
 int gt_map_label(const gt_appliance_map *m, const char *ds, const char *raw, char out[GT_IMPORT_NAME_LEN]);
+/* The same with the name untruncated (at most out_bytes-1 bytes): callers compare
+ * it to tell names that only agree in their first GT_IMPORT_NAME_LEN-1 bytes. */
+int gt_map_label_full(const gt_appliance_map *m, const char *ds, const char *raw, char *out, size_t out_bytes);
 
 #endif

@@ -416,6 +416,158 @@ lines = open(f"{cf}/datasets/30.csv").read().splitlines()
 lines[20] = lines[20] + ";1"
 write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
 bad_case("care: extra field", "care", csrc, "", "datasets/30.csv:21: malformed line")
+# ------------------------------------------------- CARE format variants --
+def datasets_only(path):
+    return {k: v for k, v in checksums(path).items() if not k.startswith("@")}
+
+
+def care_variant(name, edit_csv, edit_side=lambda b: b):
+    """a copy of farm A with every datasets/*.csv passed through edit_csv (text
+    lines -> lines) and the side files through edit_side (bytes -> bytes)"""
+    vsrc = os.path.join(tempfile.mkdtemp(dir=d), "Wind Farm A")
+    for fn in ("event_info.csv", "feature_description.csv"):
+        write(f"{vsrc}/{fn}", edit_side(open(f"{cf}/{fn}", "rb").read()), "wb")
+    for fn in sorted(os.listdir(f"{cf}/datasets")):
+        lines = open(f"{cf}/datasets/{fn}").read().splitlines()
+        write(f"{vsrc}/datasets/{fn}", "\n".join(edit_csv(lines, ";" if ";" in lines[0] else ",")) + "\n")
+    outp = os.path.join(d, f"care_{name}.h5")
+    rc, so, se = run(2, "care", vsrc, "-o", outp)
+    same = rc == 0 and datasets_only(outp) == datasets_only(out[1])
+    return rc, se, same
+
+
+def quote_all(lines, sep):
+    return [sep.join(f'"{x}"' for x in ln.split(sep)) for ln in lines]
+
+
+BOM = b"\xef\xbb\xbf"
+for name, ed, side in (
+        ("BOM on every file", lambda ls, sep: ["\ufeff" + ls[0]] + ls[1:], lambda b: BOM + b),
+        ("quoted fields", quote_all, lambda b: b),
+        ("a trailing separator on every line", lambda ls, sep: [ln + sep for ln in ls], lambda b: b),
+        ("a pandas index column (empty name)", lambda ls, sep: [sep + ls[0]] + [f"{i}{sep}{ln}" for i, ln in
+                                                                               enumerate(ls[1:])], lambda b: b),
+        ("a pandas index column 'Unnamed: 0'", lambda ls, sep: ["Unnamed: 0" + sep + ls[0]] +
+         [f"{i}{sep}{ln}" for i, ln in enumerate(ls[1:])], lambda b: b)):
+    rc, se, same = care_variant(name.replace(" ", "_").replace("'", "").replace(":", ""), ed, side)
+    ck(f"care variant ({name}): imports, datasets identical to the plain farm's", rc == 0 and same, (rc, se[-600:]))
+    if "index" in name:
+        ck(f"care variant ({name}): one warning per file naming the dropped column",
+           se.count("looks like a pandas index; dropped") == 3 and "conflicting" not in se, se[-600:])
+
+
+def empty_status(lines, sep):
+    out_l = list(lines)
+    p_ = out_l[21].split(sep)  # row 20 of 10.csv has status 1 (derated)
+    p_[4] = ""
+    out_l[21] = sep.join(p_)
+    return out_l
+
+
+vsrc = os.path.join(tempfile.mkdtemp(dir=d), "Wind Farm A")
+for fn in ("event_info.csv", "feature_description.csv"):
+    write(f"{vsrc}/{fn}", open(f"{cf}/{fn}", "rb").read(), "wb")
+for fn in ("20.csv", "30.csv"):
+    write(f"{vsrc}/datasets/{fn}", open(f"{cf}/datasets/{fn}").read())
+write(f"{vsrc}/datasets/10.csv", "\n".join(empty_status(open(f"{cf}/datasets/10.csv").read().splitlines(), ";")) + "\n")
+rc, so, se = run(2, "care", vsrc, "-o", os.path.join(d, "care_st.h5"))
+ok = rc == 0 and "10.csv: 1 rows with an empty status_type_id: status 5 (other)" in se
+if ok:
+    with h5py.File(os.path.join(d, "care_st.h5"), "r") as f:
+        legend = [x.decode() for x in f["legend/event_kind"][:]]
+        lab = f["labels"][:]
+        ok = legend[lab[20]] == "status_other" and legend[lab[21]] == "status_derated" and lab[19] == 0
+ck("care: an empty status_type_id is status 'other' with one warning", ok, (rc, se[-600:]))
+bad_case("care: an empty status_type_id (--strict)", "care", vsrc, "", "10.csv: 1 rows with an empty status_type_id",
+         strict=True)
+
+# a farm without any event or status run, one row, one time stamp, a large asset id (qsort(NULL, 0) under UBSan)
+for crows, name in ((["2020-09-13 12:30:00;99999999999;0;train;0;1.0"], "one row"),
+                   (["2020-09-13 12:30:00;0;0;train;0;1.0", "2020-09-13 12:30:00;0;1;prediction;0;1.0"],
+                    "one time stamp"),
+                   (["2020-09-13 12:30:00;0;0;train;0;1.0", "2020-09-13 12:40:00;0;1;prediction;0;2.0"], "two rows")):
+    esrc = os.path.join(tempfile.mkdtemp(dir=d), "F")
+    write(f"{esrc}/datasets/10.csv", "time_stamp;asset_id;id;train_test;status_type_id;sensor_0_avg\n" +
+          "\n".join(crows) + "\n")
+    write(f"{esrc}/event_info.csv",
+          "asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id;event_description\n")
+    write(f"{esrc}/feature_description.csv",
+          "sensor_name;statistics_type;description;unit;is_angle;is_counter\nsensor_0;average;Temp;C;False;False\n")
+    rc, so, se = run(1, "care", esrc, "-o", os.path.join(d, "care_noev.h5"))
+    ok = rc == 0
+    if ok:
+        with h5py.File(os.path.join(d, "care_noev.h5"), "r") as f:
+            ok = len(f["events/start_row"][:]) == 0 and \
+                list(f["signals"][:, 0]) == ([1.0, 2.0] if name == "two rows" else [1.0])
+            ok = ok and int(f["turbines/id"][0]) == (99999999999 if name == "one row" else 0)
+    ck(f"care: a farm without events or status runs ({name}) imports", ok, (rc, se[-800:]))
+
+# channels: at most 4096 (the format's bound) fail fast at import; more than 1024 (training's) warn
+for n_c, expect in ((5000, "5000 sensor columns; a file holds at most 4096 channels"),
+                    (10 ** 6, "datasets/10.csv:1: header line longer than 4 MiB (a file holds at most 4096 channels)"),
+                    (1100, "1100 sensor channels: training reads at most 1024")):
+    wsrc = os.path.join(tempfile.mkdtemp(dir=d), "W")
+    cols = [f"sensor_{i}" for i in range(n_c)]
+    write(f"{wsrc}/datasets/10.csv", ";".join(hdr[:5] + cols) + "\n" +
+          ";".join(["2020-09-13 12:30:00", "0", "0", "train", "0"] + ["1"] * n_c) + "\n")
+    write(f"{wsrc}/event_info.csv", open(f"{cf}/event_info.csv").read().splitlines()[0] + "\n")
+    if n_c > 4096:
+        bad_case(f"care: {n_c} columns", "care", wsrc, "", expect)
+    else:
+        rc, so, se = run(1, "care", wsrc, "-o", os.path.join(d, "care_wide.h5"))
+        ck(f"care: {n_c} columns import with a warning about training", rc == 0 and expect in se, (rc, se[-600:]))
+
+# --------------------------------------------- NILM folders and labels --
+esrc = tempfile.mkdtemp(dir=d)
+bad_case("ukdale: empty folder", "ukdale", esrc, "", "no house_N directories found")
+os.makedirs(f"{esrc}/house_99999999999")
+bad_case("ukdale: house number above INT_MAX", "ukdale", esrc, "",
+         "house_99999999999: house number out of range (at most 2147483647)")
+rsrc2 = tempfile.mkdtemp(dir=d)
+write(f"{rsrc2}/CLEAN_House99999999999.csv", "\n".join(rows[:5]) + "\n")
+bad_case("refit: house number above INT_MAX", "refit", rsrc2, "",
+         "CLEAN_House99999999999.csv: house number out of range")
+zz = "z" * 40
+src = bad_uk(good, labels=f"1 aggregate\n2 {zz}_kettle\n3 {zz}_toaster\n")
+write(f"{src}/house_1/channel_3.dat", good)
+bad_case("ukdale: labels equal in their first 31 bytes", "ukdale", src, "",
+         f"house_1/labels.dat:3: appliance '{zz}_toaster' and '{zz}_kettle' (")
+src = bad_uk(good, labels="1 aggregate\n99999999999 kettle\n")
+bad_case("labels.dat: channel id out of range", "ukdale", src, "",
+         "house_1/labels.dat:2: channel id 99999999999 out of range")
+# channels of one canonical name are still summed
+src = bad_uk(good, labels="1 aggregate\n2 kettle\n3 Kettle\n")
+write(f"{src}/house_1/channel_3.dat", "".join(f"{T0 + 6 * i} 7\n" for i in range(10)))
+rc, so, se = run(1, "ukdale", src, "-o", os.path.join(d, "sum.h5"))
+ok = rc == 0
+if ok:
+    with h5py.File(os.path.join(d, "sum.h5"), "r") as f:
+        app = f["appliances"][:]
+        ok = app.shape[1] == 1 and np.nanmax(app[:, 0]) == 12
+ck("ukdale: channels of one canonical name are summed", ok, (rc, se[-600:]))
+# the appliance map: BOM, unknown section, repeated key
+msrc = bad_uk(good)
+mp = os.path.join(d, "bom_map.ini")
+write(mp, b"\xef\xbb\xbf[labels]\nkettle = jug\n", "wb")
+p = subprocess.run(["mpiexec", "-n", "1", TOOL, "import", "ukdale", msrc, "-o", os.path.join(d, "m.h5"),
+                    "--appliances", mp], capture_output=True, text=True, errors="replace", timeout=120)
+ok = p.returncode == 0
+if ok:
+    with h5py.File(os.path.join(d, "m.h5"), "r") as f:
+        ok = [x.decode() for x in f["appliance_meta/name"][:]] == ["jug"]
+ck("appliance map with a UTF-8 BOM", ok, p.stderr[-600:])
+write(mp, "[labels]\nkettle = jug\n[map]\nkettle = pot\n")
+p = subprocess.run(["mpiexec", "-n", "2", TOOL, "import", "ukdale", msrc, "-o", os.path.join(d, "m.h5"),
+                    "--appliances", mp], capture_output=True, text=True, errors="replace", timeout=120)
+ck("appliance map: unknown section is an error naming FILE:LINE (exit 2)",
+   p.returncode == 2 and "bom_map.ini:3: unknown section '[map]'" in p.stderr and p.stderr.count("error:") == 1,
+   (p.returncode, p.stderr[-600:]))
+write(mp, "[labels]\nkettle = jug\nkettle = pot\n")
+p = subprocess.run(["mpiexec", "-n", "2", TOOL, "import", "ukdale", msrc, "-o", os.path.join(d, "m.h5"),
+                    "--appliances", mp], capture_output=True, text=True, errors="replace", timeout=120)
+ck("appliance map: a repeated key is one warning (printed once), the last wins",
+   p.returncode == 0 and p.stderr.count("bom_map.ini:3: [labels] kettle is defined again (first at line 2)") == 1,
+   (p.returncode, p.stderr[-600:]))
 rc, so, se = run(1, "nosuch", d, "-o", os.path.join(d, "x.h5"))
 ck("unknown dataset kind: exit 2", rc == 2 and "unknown dataset" in se, se)
 

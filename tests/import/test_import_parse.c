@@ -194,6 +194,207 @@ static void test_care(void) {
     gt_care_rows_free(&r);
 }
 
+/* CARE format variants read as the plain file: a UTF-8 BOM, quoted fields, a
+ * trailing separator, a pandas index column, an empty status_type_id (status 5) */
+static void care_same(const gt_care_rows *a, const gt_care_rows *b) {
+    TEST_EQ_INT(a->n, b->n);
+    TEST_EQ_INT(a->n_cols, b->n_cols);
+    if (a->n != b->n || a->n_cols != b->n_cols) return;
+    for (int c = 0; c < a->n_cols; c++) TEST_CHECK(!strcmp(a->col[c], b->col[c]));
+    for (int64_t i = 0; i < a->n; i++) {
+        TEST_EQ_INT(a->t[i], b->t[i]);
+        TEST_EQ_INT(a->train[i], b->train[i]);
+        TEST_EQ_INT(a->status[i], b->status[i]);
+        TEST_EQ_INT(a->asset[i], b->asset[i]);
+        for (int c = 0; c < a->n_cols; c++) {
+            float x = a->v[i * a->n_cols + c], y = b->v[i * b->n_cols + c];
+            TEST_CHECK(x == y || (isnan(x) && isnan(y)));
+        }
+    }
+}
+
+static void test_care_variants(void) {
+    const char *plain = "time_stamp;asset_id;id;train_test;status_type_id;s_avg;s_max\n"
+                        "2022-01-01 00:00:00;3;0;train;0;1.5;\n"
+                        "2022-01-01 00:10:00;3;1;prediction;4;2;3\n";
+    const char *variants[] = {
+        "\xef\xbb\xbftime_stamp;asset_id;id;train_test;status_type_id;s_avg;s_max\n"
+        "2022-01-01 00:00:00;3;0;train;0;1.5;\n"
+        "2022-01-01 00:10:00;3;1;prediction;4;2;3\n",
+        "\"time_stamp\";\"asset_id\";\"id\";\"train_test\";\"status_type_id\";\"s_avg\";\"s_max\"\n"
+        "\"2022-01-01 00:00:00\";\"3\";\"0\";\"train\";\"0\";\"1.5\";\"\"\n"
+        "\"2022-01-01 00:10:00\";\"3\";\"1\";\"prediction\";\"4\";\"2\";\"3\"\n",
+        "time_stamp;asset_id;id;train_test;status_type_id;s_avg;s_max;\n" /* trailing separator everywhere */
+        "2022-01-01 00:00:00;3;0;train;0;1.5;;\n"
+        "2022-01-01 00:10:00;3;1;prediction;4;2;3;\n",
+        "time_stamp;asset_id;id;train_test;status_type_id;s_avg;s_max\n" /* on the rows only */
+        "2022-01-01 00:00:00;3;0;train;0;1.5;;\n"
+        "2022-01-01 00:10:00;3;1;prediction;4;2;3;\n",
+        "time_stamp;asset_id;id;train_test;status_type_id;s_avg;s_max;\n" /* on the header only */
+        "2022-01-01 00:00:00;3;0;train;0;1.5;\n"
+        "2022-01-01 00:10:00;3;1;prediction;4;2;3\n",
+        "\r\n",
+    };
+    gt_care_rows ref, r;
+    gt_diag d = {0};
+    d.quiet = 1;
+    TEST_REQUIRE(gt_parse_care_rows(plain, strlen(plain), "1.csv", 0, &ref, &d, NULL) == 0);
+    for (int i = 0; i < 5; i++) {
+        gt_diag e = {0};
+        e.quiet = 1;
+        int rc = gt_parse_care_rows(variants[i], strlen(variants[i]), "v.csv", 0, &r, &e, NULL);
+        TEST_EQ_INT(rc, 0);
+        if (rc) {
+            printf("variant %d: %s\n", i, e.err);
+            continue;
+        }
+        TEST_EQ_INT(r.index_col, 0);
+        care_same(&ref, &r);
+        gt_care_rows_free(&r);
+    }
+    /* a pandas index: empty name first, or "Unnamed: 0" */
+    const char *idx[] = {";time_stamp;asset_id;id;train_test;status_type_id;s_avg;s_max\n"
+                         "0;2022-01-01 00:00:00;3;0;train;0;1.5;\n"
+                         "1;2022-01-01 00:10:00;3;1;prediction;4;2;3\n",
+                         "Unnamed: 0,time_stamp,asset_id,id,train_test,status_type_id,s_avg,s_max\n"
+                         "0,2022-01-01 00:00:00,3,0,train,0,1.5,\n"
+                         "1,2022-01-01 00:10:00,3,1,prediction,4,2,3\n",
+                         "time_stamp;asset_id;id;train_test;status_type_id;s_avg;Unnamed: 0;s_max\n"
+                         "2022-01-01 00:00:00;3;0;train;0;1.5;0;\n"
+                         "2022-01-01 00:10:00;3;1;prediction;4;2;1;3\n"};
+    const int idx_col[] = {1, 1, 7};
+    for (int i = 0; i < 3; i++) {
+        gt_diag e = {0};
+        e.quiet = 1;
+        TEST_EQ_INT(gt_parse_care_rows(idx[i], strlen(idx[i]), "i.csv", 0, &r, &e, NULL), 0);
+        TEST_EQ_INT(r.index_col, idx_col[i]);
+        care_same(&ref, &r);
+        gt_care_rows_free(&r);
+    }
+    /* an empty status_type_id: status 5 (other), counted */
+    const char *st = "time_stamp;asset_id;id;train_test;status_type_id;s_avg;s_max\n"
+                     "2022-01-01 00:00:00;3;0;train;;1.5;\n"
+                     "2022-01-01 00:10:00;3;1;prediction;\"\";2;3\n";
+    TEST_EQ_INT(gt_parse_care_rows(st, strlen(st), "s.csv", 0, &r, &d, NULL), 0);
+    TEST_EQ_INT(r.n_status_empty, 2);
+    TEST_CHECK(r.n == 2 && r.status[0] == 5 && r.status[1] == 5 && r.v[2] == 2);
+    gt_care_rows_free(&r);
+    gt_care_rows_free(&ref);
+    /* header errors: a repeated name, names equal in their first 63 bytes, an empty name inside */
+    char h[1024];
+    const char *head = "time_stamp;asset_id;id;train_test;status_type_id;";
+    char a70[71], b70[71];
+    memset(a70, 'a', 70), memset(b70, 'a', 70);
+    a70[70] = b70[70] = 0;
+    a70[69] = 'x', b70[69] = 'y';
+    const char *cases[][2] = {{"s1;s2;s1\n", "h.csv:1: column 's1' appears twice (columns 6 and 8)"},
+                              {NULL, "h.csv:1: columns 6 and 7 ('aaaa"},
+                              {"s1;;s2\n", "h.csv:1: column 7 has an empty name"}};
+    for (int i = 0; i < 3; i++) {
+        if (cases[i][0]) snprintf(h, sizeof h, "%s%s", head, cases[i][0]);
+        else snprintf(h, sizeof h, "%s%s;%s\n", head, a70, b70);
+        gt_diag e = {0};
+        e.quiet = 1;
+        TEST_EQ_INT(gt_parse_care_header(h, strlen(h), "h.csv", &r, &e), -1);
+        TEST_CHECK(strstr(e.err, cases[i][1]) != NULL);
+        if (i == 1) TEST_CHECK(strstr(e.err, "are the same in their first 63 bytes") != NULL);
+        if (!strstr(e.err, cases[i][1])) printf("got: %s\n", e.err);
+        gt_care_rows_free(&r);
+    }
+}
+
+/* The header check is O(n log n) and bounded: 100,000 columns are refused at
+ * once (the linear search per column took 127 s), 4096 distinct columns with
+ * one repeat at the end are found in well under a second. */
+static void test_care_many_columns(void) {
+    const int n = 100000;
+    char *h = malloc((size_t)n * 16 + 128);
+    size_t k = (size_t)sprintf(h, "time_stamp;asset_id;id;train_test;status_type_id");
+    for (int c = 0; c < n; c++) k += (size_t)sprintf(h + k, ";sensor_%d", c);
+    h[k++] = '\n';
+    gt_care_rows r;
+    gt_diag e = {0};
+    e.quiet = 1;
+    double t0 = now();
+    TEST_EQ_INT(gt_parse_care_header(h, k, "w.csv", &r, &e), -1);
+    TEST_CHECK(now() - t0 < 2.0);
+    TEST_CHECK(strstr(e.err, "w.csv:1: 100000 sensor columns; a file holds at most 4096 channels") != NULL);
+    gt_care_rows_free(&r);
+    k = (size_t)sprintf(h, "time_stamp;asset_id;id;train_test;status_type_id");
+    for (int c = 0; c < GT_IMPORT_MAX_COLS - 1; c++) k += (size_t)sprintf(h + k, ";sensor_%d", (c * 7919) % 4095);
+    k += (size_t)sprintf(h + k, ";sensor_17\n");
+    gt_diag f = {0};
+    f.quiet = 1;
+    t0 = now();
+    TEST_EQ_INT(gt_parse_care_header(h, k, "w.csv", &r, &f), -1);
+    TEST_CHECK(now() - t0 < 1.0);
+    TEST_CHECK(strstr(f.err, "w.csv:1: column 'sensor_17' appears twice") != NULL);
+    gt_care_rows_free(&r);
+    k = (size_t)sprintf(h, "time_stamp;asset_id;id;train_test;status_type_id");
+    for (int c = 0; c < GT_IMPORT_MAX_COLS; c++) k += (size_t)sprintf(h + k, ";sensor_%d", c);
+    h[k++] = '\n';
+    gt_diag g = {0};
+    TEST_EQ_INT(gt_parse_care_header(h, k, "w.csv", &r, &g), 0);
+    TEST_EQ_INT(r.n_cols, GT_IMPORT_MAX_COLS);
+    TEST_CHECK(!strcmp(r.col[4095], "sensor_4095"));
+    gt_care_rows_free(&r);
+    free(h);
+}
+
+/* labels.dat: ids out of range are said to be, BOM skipped; the appliance map:
+ * BOM skipped, unknown sections refused, repeated keys and empty values warned */
+static void test_labels_and_map_messages(void) {
+    const char *bad[] = {"1 aggregate\n99999999999 kettle\n", "1 aggregate\n100001 kettle\n", "0 kettle\n",
+                         "1 aggregate\ntwo kettle\n"};
+    const char *msg[] = {"l.dat:2: channel id 99999999999 out of range (1..100000)",
+                         "l.dat:2: channel id 100001 out of range (1..100000)", "l.dat:1: channel id 0 out of range",
+                         "l.dat:2: malformed line 'two kettle' (expected 'channel_id label')"};
+    gt_labels l;
+    for (int i = 0; i < 4; i++) {
+        gt_diag e = {0};
+        e.quiet = 1;
+        TEST_EQ_INT(gt_parse_labels(bad[i], strlen(bad[i]), "l.dat", &l, &e), -1);
+        TEST_CHECK(strstr(e.err, msg[i]) != NULL);
+        if (!strstr(e.err, msg[i])) printf("got: %s\n", e.err);
+    }
+    const char *bom = "\xef\xbb\xbf" "1 aggregate\n2 kettle\n";
+    gt_diag d = {0};
+    TEST_EQ_INT(gt_parse_labels(bom, strlen(bom), "l.dat", &l, &d), 2);
+    TEST_CHECK(l.channel[0] == 1 && !strcmp(l.label[1], "kettle"));
+    gt_labels_free(&l);
+
+    gt_appliance_map m;
+    char out[GT_IMPORT_NAME_LEN];
+    const char *ini = "\xef\xbb\xbf[labels]\nfridge_freezer = fridge\n";
+    gt_diag e = {0};
+    e.quiet = 1;
+    TEST_EQ_INT(gt_map_parse(ini, strlen(ini), "m.ini", &m, &e), 0);
+    TEST_CHECK(gt_map_label(&m, "ukdale", "fridge freezer", out) == 1 && !strcmp(out, "fridge"));
+    gt_map_free(&m);
+    const char *unk = "[labels]\nkettle = kettle\n[map]\nfridge = fridge\n";
+    TEST_EQ_INT(gt_map_parse(unk, strlen(unk), "m.ini", &m, &e), -1);
+    TEST_CHECK(strstr(e.err, "m.ini:3: unknown section '[map]'") != NULL);
+    TEST_EQ_INT(e.err_code, 2);
+    const char *dup = "[labels]\nkettle = kettle\ntoaster =\nkettle = jug\n";
+    gt_diag w = {0};
+    w.quiet = 1;
+    TEST_EQ_INT(gt_map_parse(dup, strlen(dup), "m.ini", &m, &w), 0);
+    TEST_EQ_INT(w.n_warn, 2);
+    TEST_CHECK(strstr(w.last_warn, "m.ini:4: [labels] kettle is defined again (first at line 2); the last definition wins") != NULL);
+    TEST_CHECK(gt_map_label(&m, "ukdale", "kettle", out) == 1 && !strcmp(out, "jug"));
+    TEST_CHECK(gt_map_label(&m, "ukdale", "toaster", out) == 0);
+    gt_map_free(&m);
+    gt_diag s = {0};
+    s.strict = 1, s.quiet = 1;
+    TEST_EQ_INT(gt_map_parse(dup, strlen(dup), "m.ini", &m, &s), -1);
+    TEST_CHECK(strstr(s.err, "m.ini:3: [labels] toaster has an empty value: the channel is dropped") != NULL);
+    /* names kept to 31 bytes; the untruncated name tells labels apart */
+    char full[GT_IMPORT_LABEL_LEN];
+    const char *z = "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz_kettle";
+    TEST_CHECK(gt_map_label(NULL, "ukdale", z, out) == 1 && strlen(out) == 31);
+    TEST_CHECK(gt_map_label_full(NULL, "ukdale", z, full, sizeof full) == 1 && !strcmp(full, z));
+}
+
 static void bench(void) {
     /* 64 MB of UK-DALE channel text: "timestamp value\n" */
     size_t cap = 64u << 20, n = 0;
@@ -255,6 +456,9 @@ int main(int argc, char **argv) {
     test_resample();
     test_map();
     test_care();
+    test_care_variants();
+    test_care_many_columns();
+    test_labels_and_map_messages();
     if (argc > 1 && !strcmp(argv[1], "--bench")) bench();
     TEST_DONE();
 }
