@@ -210,6 +210,7 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->seed = 1;
     cfg->fill_max_s = -1; /* auto */
     cfg->pdm_row_missing = 0.5;
+    cfg->spike_min_w = 5000;
     snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
     cfg->pdm_target = GT_PDM_TARGET_NEXT;
     snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
@@ -638,10 +639,10 @@ static double item_sigma(const float *x, int64_t n, int64_t stride) {
  * F_EVENT set are never spikes when skip_events. Marks F_SPIKE_SEEN (and
  * F_SPIKE when !repair) in flags; with repair replaces the sample by the local
  * median. Returns the number of spike samples. */
-static int64_t hampel(float *x, int64_t n, int64_t stride, double k, int repair, int skip_events,
+static int64_t hampel(float *x, int64_t n, int64_t stride, double k, double min_dev, int repair, int skip_events,
                       uint8_t *flags) {
     const double sigma = item_sigma(x, n, stride);
-    const double thr_floor = k * sigma;
+    const double thr_floor = k * sigma > min_dev ? k * sigma : min_dev;
     int64_t found = 0;
     float v[2 * HAMPEL_HALF + 1];
     for (int64_t i = 0; i < n; i++) {
@@ -663,7 +664,7 @@ static int64_t hampel(float *x, int64_t n, int64_t stride, double k, int repair,
         for (int j = 0; j < m; j++) v[j] = fabsf(v[j] - med);
         double mad = 1.4826 * small_median(v, m);
         double scale = mad > sigma ? mad : sigma;
-        if (fabs((double)xi - med) > k * scale) {
+        if (fabs((double)xi - med) > k * scale && fabs((double)xi - med) > min_dev) {
             found++;
             flags[i] |= F_SPIKE_SEEN;
             if (repair) x[i * stride] = med;
@@ -721,7 +722,10 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
         int64_t found = 0;
         for (int c = 0; c < C; c++) {
             if (ds->spike_ch && !ds->spike_ch[c]) continue; /* pdm: a channel the spike test does not suit */
-            int64_t fc = hampel(x + c, n, C, cfg->spike_k, cfg->screen == GT_SCREEN_REPAIR, pdm, flags);
+            /* nilm: a deviation under data.spike_min_w is a load (a microwave's defrost pulses, a drum's
+             * spin), not a meter glitch */
+            int64_t fc = hampel(x + c, n, C, cfg->spike_k, pdm ? 0.0 : cfg->spike_min_w, cfg->screen == GT_SCREEN_REPAIR,
+                                pdm, flags);
             if (ds->spikes_ch) ds->spikes_ch[c] += fc;
             found += fc;
         }
@@ -1214,6 +1218,10 @@ static void find_activations(gt_dataset *ds) {
         const ds_item *it = &ds->items[li];
         const ds_split *sp = &it->sp[GT_SPLIT_TRAIN];
         const int64_t merge = (int64_t)floor(ACT_MERGE_S / sh->period_s[li]);
+        /* holes inside an activation up to data.fill_max_s (jittered clocks leave empty bins in
+         * appliance channels too) are bridged; the augment copy interpolates across them */
+        int64_t hole = gt_data_fill_max_rows(&ds->cfg, sh->period_s[li]);
+        if (hole < GT_DATA_FILL_AUTO_PERIODS) hole = GT_DATA_FILL_AUTO_PERIODS;
         for (int a = 0; a < A; a++) {
             ds->act_off[(size_t)li * A + a] = n;
             if (it->excluded || !(ds->app_mask >> a & 1u)) continue;
@@ -1229,14 +1237,20 @@ static void find_activations(gt_dataset *ds) {
                 int64_t e = r + 1, last_on = r, finite = 1;
                 while (e < end && e - last_on <= merge + 1) {
                     float u = ds->app[e * A + a];
-                    if (!isfinite(u)) {
-                        finite = 0;
-                        break;
+                    if (!isfinite(u)) { /* a short hole followed by a sample is bridged; a longer one drops the run */
+                        int64_t h = e;
+                        while (h < end && !isfinite(ds->app[h * A + a])) h++;
+                        if (h - e > hole || h >= end) {
+                            finite = 0;
+                            break;
+                        }
+                        e = h;
+                        continue;
                     }
                     if (u > on_w) last_on = e;
                     e++;
                 }
-                e = last_on + 1; /* a run reaching a NaN row is dropped; the scan goes on after its last on row */
+                e = last_on + 1; /* a run reaching a long hole is dropped; the scan goes on after its last on row */
                 if (finite && e - r <= ds->W) {
                     if (n == cap) {
                         cap *= 2;
@@ -1254,6 +1268,22 @@ static void find_activations(gt_dataset *ds) {
 
 int64_t gt_dataset_n_activations(const gt_dataset *ds) {
     return ds->act_off ? ds->act_off[(size_t)ds->n_items * ds->n_cols] : 0;
+}
+
+/* Sample q of appliance a inside the activation [row, row + L): a bridged hole
+ * (find_activations) by linear interpolation between its finite neighbours
+ * (the activation starts and ends on finite on rows). */
+static double act_sample(const gt_dataset *ds, int a, int64_t row, int64_t L, int64_t q) {
+    const int A = ds->n_cols;
+    const float v = ds->app[q * A + a];
+    if (isfinite(v)) return v;
+    int64_t p = q, s = q;
+    while (p > row && !isfinite(ds->app[p * A + a])) p--;
+    while (s < row + L - 1 && !isfinite(ds->app[s * A + a])) s++;
+    const double vp = ds->app[p * A + a], vs = ds->app[s * A + a];
+    if (!isfinite(vp)) return isfinite(vs) ? vs : 0.0;
+    if (!isfinite(vs) || s == p) return vp;
+    return vp + (vs - vp) * (double)(q - p) / (double)(s - p);
 }
 
 int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
@@ -1292,7 +1322,7 @@ int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window
         else o = -(L - 1) + (int64_t)(gt_rng_uniform_d(&r) * (double)(W + L - 1)) % (W + L - 1);
         float *xi = x + i * nx;
         for (int64_t t = o < 0 ? 0 : o; t < W && t < o + L; t++) {
-            const double d = ds->app[(row + t - o) * A + a];
+            const double d = act_sample(ds, a, row, L, row + t - o);
             xi[gt_data_x_offset(last, W, Cin, t, 0)] += (float)(d * inv0);
             if (t == mid && mask[i * A + a] != 0.0f) y[i * A + a] += (float)(d / ds->norm.std[1 + a]);
         }

@@ -120,6 +120,11 @@ typedef struct gt_data_config {
     int pdm_target;               /* pdm: what the model predicts (gt_pdm_target): next (default) the next
                                      step of every channel from the window; nbm (normal-behaviour model)
                                      the condition channels at every step from the operating channels */
+    double spike_min_w;           /* nilm: an aggregate sample is a spike only when it departs from its local
+                                     median by more than this too (W; default 5000): appliance bursts of a few
+                                     kW (a microwave's defrost pulses, a washing machine's spin) are loads,
+                                     meter glitches are tens of kW. 0: the Hampel rule alone (runs stored
+                                     without the key) */
     double pdm_row_missing;       /* pdm: a row with more than this share of its channels missing
                                      (non-finite) is a gap row, a missing record: windows touching it
                                      are screened (gap). Fewer missing samples (a dead sensor, isolated

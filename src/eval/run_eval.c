@@ -376,6 +376,25 @@ static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_e
     if (e.holdout.present)
         GT_INFO("eval: held-out households: EA %.4f F1 %.4f MAE %.1f W (%lld windows)", e.holdout.overall.ea,
                 e.holdout.overall.f1, e.holdout.overall.mae_w, (long long)e.holdout.n_windows);
+    /* the overall F1 pools every on sample, so always-on appliances carry it: name the ones never found */
+    for (int h = 0; h < 2; h++) {
+        const gt_nilm_split_eval *s = h ? &e.holdout : &e.test;
+        if (!s->present) continue;
+        double f1 = 0;
+        int nf = 0, nz = 0;
+        char zero[256] = "";
+        for (int a = 0; a < e.n_appliances; a++) {
+            if (!isfinite(s->app[a].f1)) continue;
+            f1 += s->app[a].f1, nf++;
+            if (s->app[a].f1 < 0.05) {
+                size_t l = strlen(zero);
+                if (nz++ < 6) snprintf(zero + l, sizeof zero - l, "%s%s", l ? ", " : "", e.meta[a].name);
+            }
+        }
+        if (nf)
+            GT_INFO("eval: %s: macro F1 %.4f over %d appliances%s%s%s", h ? "held-out households" : "test",
+                    f1 / nf, nf, nz ? "; F1 below 0.05 (never found): " : "", zero, nz > 6 ? ", ..." : "");
+    }
     GT_INFO("eval: %lld of %lld windows on the evaluation grid evaluated (%.1f%%; the rest touch gaps longer than "
             "data.fill_max_s or spikes; per household in eval.json data.usage)",
             (long long)u_kept, (long long)u_tot, u_tot > 0 ? 100.0 * (double)u_kept / (double)u_tot : 100.0);
