@@ -119,7 +119,7 @@ static const gt_opt opts[] = {
     {"run.keep", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_KEEP), "committed checkpoints kept", NULL},
     {"run.resume", "resume", GT_OPT_STR, "", "continue RUN_DIR from its newest valid checkpoint (its stored configuration, then overrides)", NULL},
     {"run.watchdog_s", NULL, GT_OPT_FLOAT, "1800", "end the job with a message when nothing progresses for this many seconds (a stalled collective, a hung file system or library call); 0 off", NULL},
-    {"run.overwrite", "overwrite", GT_OPT_BOOL, "false", "a fresh run may replace the run already in run.dir (its checkpoints, metrics and results are deleted first); without it such a directory is refused (exit 2)", NULL},
+    {"run.overwrite", "overwrite", GT_OPT_BOOL, "false", "a fresh run may replace the run already in run.dir (its checkpoints, metrics and results are deleted once the configuration, data and memory plan passed); without it such a directory is refused (exit 2)", NULL},
     /* gridtrain plan (never stored) */
     {"plan.ranks", "ranks", GT_OPT_INT, "0", "ranks to plan for; 0 = this job's", NULL},
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
