@@ -64,6 +64,20 @@ expect "second run into a run directory: refused" 2 "run.dir '$W/r1' already hol
   "${T[@]}" run.dir="$W/r1" train.max_steps=2
 [ "$(sum "$W/r1/checkpoints/ckpt-000000004.h5")" = "$h" ] && ok "refused run: the old checkpoint untouched" \
   || bad "refused run changed the old checkpoint"
+# run.overwrite deletes the old run only once the new configuration, data and
+# memory plan passed: each failure below leaves every file of r1 as it was
+snap() { (cd "$W/r1" && find . -type f ! -name run.lock | sort | xargs sha256sum); }
+before=$(snap)
+head -c 3000 "$W/n.h5" > "$W/trunc.h5"
+expect "overwrite with a bad appliance: refused" 2 "nosuch" -- \
+  "${T[@]}" run.dir="$W/r1" run.overwrite=true data.appliances=nosuch
+[ "$(snap)" = "$before" ] && ok "overwrite refused (config): old run whole" || bad "overwrite refused (config) damaged the old run"
+expect "overwrite with a truncated file: refused" 3 "trunc.h5" -- \
+  "${T[@]}" run.dir="$W/r1" run.overwrite=true data.file="$W/trunc.h5"
+[ "$(snap)" = "$before" ] && ok "overwrite refused (data): old run whole" || bad "overwrite refused (data) damaged the old run"
+expect "overwrite over the memory limit: refused" 4 "" -- \
+  "${T[@]}" run.dir="$W/r1" run.overwrite=true train.mem_limit=1
+[ "$(snap)" = "$before" ] && ok "overwrite refused (memory): old run whole" || bad "overwrite refused (memory) damaged the old run"
 expect "run.overwrite=true replaces it" 0 "" -- "${T[@]}" run.dir="$W/r1" train.max_steps=2 run.overwrite=true
 if [ -e "$W/r1/checkpoints/ckpt-000000004.h5" ] || [ ! -e "$W/r1/checkpoints/ckpt-000000002.h5" ]; then
   bad "overwrite: the old run's checkpoints are still there (eval/resume would pick them)"
@@ -113,8 +127,22 @@ expect "predict -o a symbolic link to DATA: refused" 2 "is the input" -- \
 expect "predict -o inside the run's checkpoints/: refused" 2 "inside the input directory" -- \
   "$GT" predict "$W/r1" "$W/d.h5" -o "$W/r1/checkpoints/new.h5" --log-level warn
 [ "$(sum "$W/d.h5")" = "$hd" ] && ok "predict: the input untouched" || bad "predict changed its input"
-expect "predict -o into the run directory itself: fine" 0 "" -- \
+# any file of the run directory read is refused (its config, manifest, a new
+# file), by the run directory or by one of its checkpoints, the files untouched
+hc=$(sum "$W/r1/config.ini"); hm=$(sum "$W/r1/manifest.json")
+expect "predict -o RUN/config.ini: refused" 2 "refusing to write the output: '$W/r1/config.ini'" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/r1/config.ini" --log-level warn
+expect "predict -o RUN/manifest.json: refused" 2 "refusing to write the output: '$W/r1/manifest.json'" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/r1/manifest.json" --log-level warn
+expect "predict -o a new file in the run directory: refused" 2 "inside the input directory '$W/r1'" -- \
   "$GT" predict "$W/r1" "$W/d.h5" -o "$W/r1/pred.h5" --log-level warn
+ck=$(ls "$W/r1/checkpoints/"ckpt-*.h5 | head -1)
+expect "predict CHECKPOINT -o RUN/config.ini: refused" 2 "inside the input directory '$W/r1'" -- \
+  "$GT" predict "$ck" "$W/d.h5" -o "$W/r1/config.ini" --log-level warn
+[ "$(sum "$W/r1/config.ini")$(sum "$W/r1/manifest.json")" = "$hc$hm" ] && [ ! -e "$W/r1/pred.h5" ] \
+  && ok "predict: the run's files untouched" || bad "predict wrote into the run directory"
+expect "predict -o next to the run directory: fine" 0 "" -- \
+  "$GT" predict "$W/r1" "$W/d.h5" -o "$W/pred.h5" --log-level warn
 # a small UK-DALE folder
 U="$W/ukdale"; mkdir -p "$U/house_1"
 printf '1 aggregate\n2 kettle\n' > "$U/house_1/labels.dat"
@@ -166,6 +194,31 @@ for np in 1 2; do
     "could not be committed \(cannot reserve .*(File too large|No space)" -- \
     lim $np "$GT" train "$W/t.ini" run.dir="$W/tfull_$np" --log-level warn
 done
+
+# ------------------------------------------------ a writer killed by a signal --
+# SIGTERM / SIGINT while synth, predict or import write: the temporary is
+# removed (the handler unlinks it), the process dies of the signal, no output.
+killed() { # NAME SIG OUT -- CMD...: start CMD, signal it once its temporary exists
+  local name=$1 sig=$2 out=$3; shift 4
+  rm -f "$out" "$out".tmp*
+  python3 -c 'import signal, subprocess, sys, time, glob
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+p = subprocess.Popen(sys.argv[3:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+for _ in range(600):
+    if glob.glob(sys.argv[2] + ".tmp.*") or p.poll() is not None: break
+    time.sleep(0.02)
+p.send_signal(getattr(signal, sys.argv[1]))
+sys.exit(-p.wait() if p.wait() < 0 else 100 + p.wait())' "$sig" "$out" "$@"
+  local rc=$?
+  local want; want=$(python3 -c "import signal; print(int(signal.$sig))")
+  [ "$rc" = "$want" ] && ok "$name: died of $sig" || bad "$name: exit $rc (want death by $sig: $want; 100+ = it exited)"
+  [ ! -e "$out" ] && ok "$name: no output" || bad "$name: an output was left"
+  no_tmp "$out" "$name"
+}
+killed "synth, SIGTERM" SIGTERM "$W/k.h5" -- "$GT" synth pdm --farms 1 --turbines 2 --rate 1000 --days 0.02 -o "$W/k.h5" --log-level warn
+killed "synth, SIGINT" SIGINT "$W/k.h5" -- "$GT" synth pdm --farms 1 --turbines 2 --rate 1000 --days 0.02 -o "$W/k.h5" --log-level warn
+killed "predict, SIGTERM" SIGTERM "$W/kp.h5" -- "$GT" predict "$W/r1" "$W/big.h5" -o "$W/kp.h5" --log-level warn
 
 echo "$n_ok checks passed, $fails failed"
 [ "$fails" = 0 ]
