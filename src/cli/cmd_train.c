@@ -309,7 +309,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         m->dropout = (float)p;
     }
     double cs = gt_args_float(a, "model.conv_scale");
-    GT_CHECK(cs > 0, GT_EXIT_USAGE, "model.conv_scale must be > 0");
+    GT_CHECK(cs > 0 && isfinite(cs), GT_EXIT_USAGE, "model.conv_scale must be a finite number > 0 (got %g)", cs);
     if (kind == GT_MODEL_S2P_CNN) {
         GT_CHECK(m->n_layers <= GT_MODEL_MAX_CONV, GT_EXIT_USAGE, "model.layers: s2p_cnn has at most %d conv layers",
                  GT_MODEL_MAX_CONV);
@@ -318,7 +318,12 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
                 m->conv_channels[l] = m->conv_channels[l > 0 ? l - 1 : 0];
                 m->conv_kernels[l] = m->conv_kernels[l > 0 ? l - 1 : 0];
             }
-            int ch = (int)lround(m->conv_channels[l] * cs);
+            const double chd = nearbyint(m->conv_channels[l] * cs);
+            /* the same bound as model.hidden: every size computed from it stays in range */
+            GT_CHECK(chd <= (1 << 20), GT_EXIT_USAGE,
+                     "model.conv_scale = %g gives %.4g channels in conv layer %d (at most %d): give a smaller scale",
+                     cs, chd, l + 1, 1 << 20);
+            int ch = (int)chd;
             m->conv_channels[l] = ch < 1 ? 1 : ch;
         }
     }
@@ -666,7 +671,7 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
         }
     }
     const double data_scale = gt_args_float(a0, "plan.data_scale");
-    GT_CHECK(data_scale > 0, GT_EXIT_USAGE, "plan.data_scale must be > 0");
+    GT_CHECK(data_scale > 0 && isfinite(data_scale), GT_EXIT_USAGE, "plan.data_scale must be a finite number > 0");
     if (rank == 0) {
         gt_plan_print(stdout, &rq, &tg, &p);
         gt_plan_scale_print(stdout, &rq, &tg, &p, &net, data_total * data_scale);

@@ -89,6 +89,21 @@ if [ -n "${GT_SOURCE_DIR:-}" ]; then
   else echo "ok   docs-in-sync"; fi
 fi
 
+# bench model: the limits of train, and no size arithmetic that wraps
+check bench-batch-range 2 "bench.batch = 2147483647: give 0 \(the default\) to 16777216" -- \
+  "$GT" bench model --model lstm --batch 2147483647 --window 2147483647 --steps 1
+check bench-window-range 2 "bench.window = 99999999999" -- "$GT" bench model --window 99999999999 --steps 1
+check bench-size-overflow 2 "batch 16777216 x window 16777216 of lstm needs about 9.2.e\+18 bytes" -- \
+  "$GT" bench model --model lstm --batch 16777216 --window 16777216 --steps 1
+check bench-too-large 4 "out of host memory allocating 4634005[0-9]{8} bytes" -- \
+  "$GT" bench model --model s2p_tf --batch 100000 --window 100000 --steps 1
+
+# model.conv_scale: the channel counts it gives stay in range (1e8 wrapped to 1 channel)
+printf '[model]\nkind = s2p_cnn\n' > "$tmp/cnn.ini"
+check conv-scale-range 2 "model.conv_scale = 1e\+08 gives 3e\+09 channels in conv layer 1 \(at most 1048576\)" -- \
+  "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.conv_scale=1e8
+check conv-scale-finite 2 "model.conv_scale" -- "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.conv_scale=-1
+
 # under MPI a user error ends every rank promptly with a non-zero code
 if command -v mpiexec >/dev/null; then
   start=$(date +%s)
