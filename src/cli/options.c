@@ -162,12 +162,23 @@ typedef struct {
     int *seen_line, n_seen, cap_seen;
 } ini_ctx;
 
+/* fgets for inih, but a NUL byte is an error naming FILE:LINE (with fgets it
+ * ended the line's text silently: "window = 3\0001" read as 3). */
 static char *line_reader(char *str, int num, void *stream) {
     ini_ctx *c = stream;
-    char *r = fgets(str, num, c->f);
+    int n_read = 0, ch = 0;
+    while (n_read < num - 1 && (ch = getc(c->f)) != EOF) {
+        if (ch == 0)
+            GT_FAIL(GT_EXIT_USAGE, "%s:%d: a NUL byte at column %d (a binary or damaged file?)", c->path, c->line + 1,
+                    n_read + 1);
+        str[n_read++] = (char)ch;
+        if (ch == '\n') break;
+    }
+    str[n_read] = 0;
+    char *r = n_read ? str : NULL;
     if (r) {
         c->line++;
-        size_t n = strlen(r);
+        size_t n = (size_t)n_read;
         if (n == (size_t)num - 1 && r[n - 1] != '\n')
             GT_FAIL(GT_EXIT_USAGE, "%s:%d: line longer than %d characters", c->path, c->line, num - 2);
         c->continuation = r[0] == ' ' || r[0] == '\t';

@@ -104,6 +104,12 @@ check conv-scale-range 2 "model.conv_scale = 1e\+08 gives 3e\+09 channels in con
   "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.conv_scale=1e8
 check conv-scale-finite 2 "model.conv_scale" -- "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.conv_scale=-1
 
+# a NUL byte inside a line is refused with FILE:LINE (it silently truncated the value: window 3)
+printf '[data]\nwindow = 3\0001\n' > "$tmp/nul.ini"
+check config-nul 2 "nul.ini:2: a NUL byte at column 11" -- "$GT" train "$tmp/nul.ini" data.file="$tmp/none.h5" run.dir="$tmp/nul"
+printf '[data]\nwindow = 31\n\000\n' > "$tmp/nul2.ini"
+check config-nul-line 2 "nul2.ini:3: a NUL byte at column 1" -- "$GT" train "$tmp/nul2.ini" data.file="$tmp/none.h5" run.dir="$tmp/nul"
+
 # under MPI a user error ends every rank promptly with a non-zero code
 if command -v mpiexec >/dev/null; then
   start=$(date +%s)
