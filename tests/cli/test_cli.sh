@@ -110,6 +110,26 @@ check config-nul 2 "nul.ini:2: a NUL byte at column 11" -- "$GT" train "$tmp/nul
 printf '[data]\nwindow = 31\n\000\n' > "$tmp/nul2.ini"
 check config-nul-line 2 "nul2.ini:3: a NUL byte at column 1" -- "$GT" train "$tmp/nul2.ini" data.file="$tmp/none.h5" run.dir="$tmp/nul"
 
+# NILM targets: no finite value in the train split for any appliance is refused
+# naming the file and the appliances (it trained nothing and exited 0); some: a warning
+PY=${GT_PYTHON:-python3}
+if "$GT" synth nilm --households 3 --days 0.1 --seed 3 -o "$tmp/n.h5" --log-level warn >/dev/null 2>&1 &&
+   "$PY" -c 'import h5py, numpy as np, shutil, sys
+d = sys.argv[1]
+for name, cols in (("nan_all", None), ("nan_some", [0, 3])):
+    shutil.copy(d + "/n.h5", d + "/" + name + ".h5")
+    with h5py.File(d + "/" + name + ".h5", "r+") as f:
+        a = f["appliances"][...]
+        if cols is None: a[...] = np.nan
+        else: a[:, cols] = np.nan
+        f["appliances"][...] = a' "$tmp" 2>/dev/null; then
+  printf '[data]\nwindow = 31\n[model]\nkind = s2p_cnn\nconv_scale = 0.1\nhidden = 8\nlayers = 2\n[train]\nbatch = 8\nmax_steps = 2\nepochs = 1\n' > "$tmp/nilm.ini"
+  check nilm-no-finite-target 3 "nan_all.h5: no finite target in the train split for any appliance \(fridge, freezer, kettle" -- \
+    "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_all.h5" run.dir="$tmp/nan_all"
+  check nilm-some-without-target 0 "nan_some.h5: 2 of 15 appliance\(s\) have no finite target in the train split and learn nothing: fridge, microwave" -- \
+    "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_some.h5" run.dir="$tmp/nan_some"
+else echo "skip nilm-no-finite-target (no h5py)"; fi
+
 # under MPI a user error ends every rank promptly with a non-zero code
 if command -v mpiexec >/dev/null; then
   start=$(date +%s)
