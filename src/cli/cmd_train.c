@@ -441,6 +441,48 @@ static char *temp_config(const char *text) {
     return path;
 }
 
+/* Settings a resumed run keeps from its checkpoint: they decide which windows
+ * are train, validation and test, what the windows hold, or the order and
+ * grouping of the data (every data.* key but data.file, train.batch,
+ * train.balance, train.seed). Changing one would continue a different
+ * training under the old run's name. Others (train.max_steps, train.epochs,
+ * optim.*, run.*, data.file moved elsewhere) may change: docs/training.md. */
+static int frozen_on_resume(const char *key) {
+    return (!strncmp(key, "data.", 5) && strcmp(key, "data.file") != 0) || !strcmp(key, "train.batch") ||
+           !strcmp(key, "train.balance") || !strcmp(key, "train.seed");
+}
+
+/* Whether the value strings say the same: equal text, or both numbers of
+ * equal value ("0.5" = "0.50"; "auto" only equals "auto"). */
+static int same_value(const char *x, const char *y) {
+    if (!strcmp(x, y)) return 1;
+    char *ex = NULL, *ey = NULL;
+    double vx = strtod(x, &ex), vy = strtod(y, &ey);
+    return ex != x && ey != y && *ex == 0 && *ey == 0 && vx == vy;
+}
+
+/* --resume: a command-line value of a frozen_on_resume key that differs from
+ * the run's stored configuration is refused (exit 2), like train.seed. */
+static void check_resume_overrides(const gt_args *a0, const char *stored_ini, const char *rdir) {
+    char *argv[2] = {"--config", (char *)stored_ini};
+    gt_args st;
+    gt_args_parse(&st, &gt_cmd_train, 2, argv);
+    for (int i = 0; i < a0->n_values; i++) {
+        const gt_opt *o = a0->spec[i];
+        if (!strcmp(a0->origin[i], "default") || !frozen_on_resume(o->key) ||
+            same_value(a0->value[i], gt_args_str_any(&st, o->key)))
+            continue;
+        char stored[256];
+        snprintf(stored, sizeof stored, "%s", gt_args_str_any(&st, o->key));
+        gt_args_free(&st);
+        GT_FAIL(GT_EXIT_USAGE,
+                "--resume %s: %s=%s differs from the run's %s: it changes which windows are train/validation/test or "
+                "the data order; start a new run (another run.dir) to change it",
+                rdir, o->key, a0->value[i], stored[0] ? stored : "unset (the default)");
+    }
+    gt_args_free(&st);
+}
+
 /* Resolves CONFIG / --resume into merged arguments (collective only in that
  * every rank does the same). */
 static void resolve_args(gt_args *out, const gt_args *a0, int *resume) {
@@ -452,6 +494,7 @@ static void resolve_args(gt_args *out, const gt_args *a0, int *resume) {
         GT_CHECK(text, GT_EXIT_USAGE, "--resume %s: no valid checkpoint (with its configuration) in %s/checkpoints",
                  rdir, rdir);
         char *tmp = temp_config(text);
+        check_resume_overrides(a0, tmp, rdir);
         merge_args(out, a0, tmp, rdir);
         unlink(tmp);
         free(tmp);

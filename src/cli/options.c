@@ -367,6 +367,12 @@ static int must_find(const gt_args *a, const char *key, gt_opt_type type) {
     return idx;
 }
 
+const char *gt_args_str_any(const gt_args *a, const char *key) {
+    int idx = find_key(a, key);
+    GT_ASSERT(idx >= 0);
+    return a->value[idx];
+}
+
 const char *gt_args_str(const gt_args *a, const char *key) {
     return a->value[must_find(a, key, GT_OPT_STR)];
 }

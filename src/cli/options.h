@@ -68,6 +68,7 @@ typedef struct gt_args {
 
 /* Typed getters; the key must be in the command's table (internal error otherwise). */
 const char *gt_args_str(const gt_args *a, const char *key);
+const char *gt_args_str_any(const gt_args *a, const char *key); /* the value as given, any type */
 int64_t gt_args_int(const gt_args *a, const char *key);
 double gt_args_float(const gt_args *a, const char *key);
 int gt_args_bool(const gt_args *a, const char *key);
