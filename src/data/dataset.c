@@ -1391,8 +1391,19 @@ int64_t gt_dataset_norm_count(const gt_dataset *ds, int f) {
     return f >= 0 && f < ds->norm.n ? ds->norm_count[f] : 0;
 }
 const char *gt_dataset_target_name(const gt_dataset *ds, int t) {
-    if (ds->task == GT_TASK_NILM && ds->nilm && t >= 0 && t < ds->n_cols) return ds->nilm->meta[t].name;
+    if (t < 0 || t >= ds->n_cols) return "?";
+    if (ds->task == GT_TASK_NILM && ds->nilm) return ds->nilm->meta[t].name;
+    if (ds->task == GT_TASK_PDM && ds->pdm) return ds->pdm->channels[t].name;
     return "?";
+}
+double gt_dataset_min_period_s(const gt_dataset *ds) {
+    double p = INFINITY;
+    for (int li = 0; li < ds->n_items; li++) {
+        double q = ds->task == GT_TASK_NILM ? (ds->nilm ? ds->nilm->period_s[li] : NAN)
+                                            : (ds->pdm && ds->pdm->rate_hz[li] > 0 ? 1.0 / ds->pdm->rate_hz[li] : NAN);
+        if (q > 0 && q < p) p = q;
+    }
+    return p;
 }
 
 const gt_norm_stats *gt_dataset_item_norm(const gt_dataset *ds, int li) {

@@ -348,6 +348,12 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     char hex[32];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)t->data_hash);
     cJSON_AddStringToObject(d, "xxh64", hex);
+    /* the model's columns by name and the sampling period: eval and predict
+     * refuse a file whose columns differ (they are matched by position) */
+    cJSON *cols = cJSON_AddArrayToObject(d, "columns");
+    for (int i = 0, n = gt_dataset_n_targets(t->ds); i < n; i++)
+        cJSON_AddItemToArray(cols, cJSON_CreateString(gt_dataset_target_name(t->ds, i)));
+    if (isfinite(t->period_s)) cJSON_AddNumberToObject(d, "period_s", t->period_s);
     cJSON_AddStringToObject(o, "task", t->task->name);
     cJSON_AddNumberToObject(o, "ranks", t->size);
     const char *ob = getenv("OPENBLAS_NUM_THREADS");

@@ -57,6 +57,7 @@ typedef struct trainer {
     int64_t bpe, total_steps, eval_every;
     int64_t last_ckpt_step;
     double last_val;
+    double period_s;        /* the data's shortest sampling period over all ranks (manifest) */
     int64_t resumed_from;   /* -1: a fresh run */
     char start_time[32];
     uint64_t data_hash;

@@ -117,6 +117,7 @@ static void setup_data(trainer *t) {
     gt_event_begin(t->ev[EV_READ]);
     t->ds = t->task->open(cfg->data_file, &t->dcfg, t->comm);
     gt_event_end(t->ev[EV_READ]);
+    t->period_s = -gt_dist_max_d(-gt_dataset_min_period_s(t->ds), t->comm); /* the minimum over the ranks */
 }
 
 /* Before the model is allocated: what is resident now (libraries, the data

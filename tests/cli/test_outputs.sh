@@ -153,6 +153,30 @@ expect "predict CHECKPOINT -o RUN/config.ini: refused" 2 "inside the input direc
   && ok "predict: the run's files untouched" || bad "predict wrote into the run directory"
 expect "predict -o next to the run directory: fine" 0 "" -- \
   "$GT" predict "$W/r1" "$W/d.h5" -o "$W/pred.h5" --log-level warn
+# columns are matched by name: a file with the run's appliances in another order
+# is refused by predict and eval naming the file and the first mismatching column;
+# a run stored without names (before they were stored) only warns
+PY=${GT_PYTHON:-python3}
+cp "$W/n.h5" "$W/swapped.h5"
+"$PY" -c 'import h5py, sys
+with h5py.File(sys.argv[1], "r+") as f:
+    n = f["appliance_meta/name"][...]; n[[0, 1]] = n[[1, 0]]; f["appliance_meta/name"][...] = n' "$W/swapped.h5"
+first=$("$PY" -c 'import h5py, sys; print(h5py.File(sys.argv[1], "r")["appliance_meta/name"][0].decode())' "$W/n.h5")
+second=$("$PY" -c 'import h5py, sys; print(h5py.File(sys.argv[1], "r")["appliance_meta/name"][1].decode())' "$W/n.h5")
+expect "predict, appliances swapped: refused" 2 "swapped.h5: appliance column 1 is '$second' but the run $W/r1 was trained with '$first' there" -- \
+  "$GT" predict "$W/r1" "$W/swapped.h5" -o "$W/swapped_pred.h5" --log-level warn
+[ ! -e "$W/swapped_pred.h5" ] && ok "predict, swapped: no output" || bad "predict, swapped: an output was written"
+cp "$W/r1/eval.json" "$W/eval_before.json" 2>/dev/null
+expect "eval, appliances swapped: refused" 2 "swapped.h5: appliance column 1 is '$second'" -- \
+  "$GT" eval "$W/r1" "$W/swapped.h5" --log-level warn
+cp -r "$W/r1" "$W/r1_old" && rm -f "$W/r1_old/run.lock"
+"$PY" -c 'import json, sys
+m = json.load(open(sys.argv[1])); del m["data"]["columns"]; json.dump(m, open(sys.argv[1], "w"))' "$W/r1_old/manifest.json"
+expect "predict, a run without stored names: warns" 0 "the run stores no column names .* matched by position" -- \
+  "$GT" predict "$W/r1_old" "$W/swapped.h5" -o "$W/old_pred.h5" --log-level warn
+"$GT" synth nilm --households 3 --days 0.5 --seed 5 --period 30 -o "$W/n30.h5" --log-level warn >/dev/null 2>&1
+expect "predict, another sampling period: warns" 0 "n30.h5: sampling period 30 s, but the run .* was trained at 6 s" -- \
+  "$GT" predict "$W/r1" "$W/n30.h5" -o "$W/p30.h5" --log-level warn
 # a small UK-DALE folder
 U="$W/ukdale"; mkdir -p "$U/house_1"
 printf '1 aggregate\n2 kettle\n' > "$U/house_1/labels.dat"
