@@ -130,6 +130,11 @@ for name, cols in (("nan_all", None), ("nan_some", [0, 3])):
     "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_some.h5" run.dir="$tmp/nan_some"
 else echo "skip nilm-no-finite-target (no h5py)"; fi
 
+# synth pdm: farm codes are 0..65535 (a file with more was written, then rejected by train)
+check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth pdm --farms 70000 -o "$tmp/f.h5"
+[ ! -e "$tmp/f.h5" ] && echo "ok   synth-farms-range: no file" || { echo "FAIL synth-farms-range: a file was written"; fail=1; }
+check synth-households-range 2 "synth.households must be 1 to 16777216" -- "$GT" synth nilm --households 9999999999 -o "$tmp/f.h5"
+
 # under MPI a user error ends every rank promptly with a non-zero code
 if command -v mpiexec >/dev/null; then
   start=$(date +%s)
