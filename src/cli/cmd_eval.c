@@ -43,6 +43,16 @@ static const gt_opt eval_opts[] = {
 
 /* ---------------------------------------------------- loading a model -- */
 
+/* The evaluated file's column names (appliances or channels, file order) and
+ * shortest sampling period: set by gt_eval_cli_data_sizes, checked against
+ * each run's stored ones by check_columns. */
+static struct {
+    char path[PATH_MAX];
+    int n;
+    char (*names)[GT_FORMAT_NAME_LEN + 1];
+    double period_s;
+} g_data;
+
 
 /* RUN_DIR, or RUN_DIR/checkpoints/ckpt-N.h5 -> RUN_DIR in run_dir and the
  * returned step N (-1 for a directory). Errors are user errors. */
@@ -50,7 +60,23 @@ static long long run_dir_of(const char *path, char *run_dir, size_t n_run_dir) {
     struct stat st;
     GT_CHECK(stat(path, &st) == 0, GT_EXIT_USAGE, "%s: no such run directory or checkpoint", path);
     snprintf(run_dir, n_run_dir, "%s", path);
-    if (S_ISDIR(st.st_mode)) return -1;
+    if (S_ISDIR(st.st_mode)) {
+        /* RUN_DIR/checkpoints given for the run: the run is the folder above */
+        size_t n = strlen(run_dir);
+        while (n > 1 && run_dir[n - 1] == '/') run_dir[--n] = 0;
+        const char *b = strrchr(run_dir, '/');
+        if (!strcmp(b ? b + 1 : run_dir, "checkpoints")) {
+            char probe[PATH_MAX + 32];
+            snprintf(probe, sizeof probe, "%s/checkpoints", run_dir);
+            struct stat st2;
+            if (stat(probe, &st2) != 0) { /* not a run directory that holds a checkpoints/ of its own */
+                if (b == run_dir) run_dir[1] = 0;
+                else if (b) run_dir[b - run_dir] = 0;
+                else snprintf(run_dir, n_run_dir, ".");
+            }
+        }
+        return -1;
+    }
     long long file_step = -1;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -77,7 +103,7 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
                        int64_t batch, int best, gt_engine_kind engine, MPI_Comm comm) {
     gt_data_config_resolve(&L->tc.data, task->kind);
     gt_model_config mc = L->tc.model;
-    task->check_model(&mc, path);
+    task->check_model(&mc, g_data.path[0] ? g_data.path : path); /* the data file is what does not fit */
     task->shape_model(&mc, &L->tc.data, n_cols);
     int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
     if (batch > 0) micro = batch;
@@ -144,15 +170,6 @@ void gt_eval_cli_unload(gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
 }
 
-/* The evaluated file's column names (appliances or channels, file order) and
- * shortest sampling period: set by gt_eval_cli_data_sizes, checked against
- * each run's stored ones by check_columns. */
-static struct {
-    char path[PATH_MAX];
-    int n;
-    char (*names)[GT_FORMAT_NAME_LEN + 1];
-    double period_s;
-} g_data;
 
 /* Reads the fixed-length names of dataset `name` (n of them) and the
  * shortest period from `pdset` (seconds, or rates in Hz with is_rate) of the
@@ -306,6 +323,15 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
         if (!*tok) continue;
         GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
         gt_eval_cli_load(tok, task, cols, batch, best, dev.engine, comm, &Ls[n]);
+        /* the same run (and checkpoint) twice would weigh one model double in the ensemble */
+        for (int i = 0; i < n; i++) {
+            char ra[PATH_MAX], rb[PATH_MAX];
+            if (realpath(Ls[i].run_dir, ra) && realpath(Ls[n].run_dir, rb) && !strcmp(ra, rb) &&
+                Ls[i].step == Ls[n].step)
+                GT_FAIL(GT_EXIT_USAGE, "eval.models: %s is the same model (run %s, step %lld) as %s: give each "
+                        "ensemble member once", tok, Ls[n].run_dir, (long long)Ls[n].step,
+                        i == 0 ? main_path : "an earlier entry of eval.models");
+        }
         ems[n] = Ls[n].em;
         n++;
     }

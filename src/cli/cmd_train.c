@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/train_args.h"
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "core/watchdog.h"
 #include "train/bench_train.h"
@@ -288,6 +289,9 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "model.layers")) m->n_layers = as_int(a, "model.layers", 1, 1024);
     if (has(a, "model.hidden")) m->hidden = as_int(a, "model.hidden", 1, 1 << 20);
     if (has(a, "model.tbptt")) m->tbptt = as_int(a, "model.tbptt", 0, 1 << 24);
+    GT_CHECK(m->tbptt == 0 || kind == GT_MODEL_LSTM, GT_EXIT_USAGE,
+             "model.tbptt = %d: truncated backpropagation through time is for model.kind lstm, not %s", m->tbptt,
+             gt_model_kind_name((gt_model_kind)kind));
     int loss = gt_loss_kind_parse(gt_args_str(a, "model.loss"));
     GT_CHECK(loss >= 0, GT_EXIT_USAGE, "model.loss: unknown loss '%s' (mse|l1|mse+l1)", gt_args_str(a, "model.loss"));
     m->loss = (gt_loss_kind)loss;
@@ -336,6 +340,8 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->adamw.beta2 = gt_args_float(a, "optim.beta2");
     c->adamw.eps = gt_args_float(a, "optim.eps");
     c->clip = gt_args_float(a, "optim.clip");
+    GT_CHECK(c->clip >= 0 && isfinite(c->clip), GT_EXIT_USAGE, "optim.clip must be a finite number >= 0 (0 off; got %g)",
+             c->clip);
     GT_CHECK(c->adamw.beta1 >= 0 && c->adamw.beta1 < 1 && c->adamw.beta2 >= 0 && c->adamw.beta2 < 1 &&
                  c->adamw.eps > 0 && c->adamw.weight_decay >= 0,
              GT_EXIT_USAGE, "optim.beta1/beta2 must be in [0,1), optim.eps > 0, optim.weight_decay >= 0");
@@ -634,6 +640,15 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
     memset(&tg, 0, sizeof tg);
     const char *tier = gt_args_str(a0, "plan.tier");
     double gmem = (double)gt_args_size(a0, "plan.gpu_mem"), tflops = gt_args_float(a0, "plan.gpu_tflops");
+    GT_CHECK(tflops >= 0 && isfinite(tflops), GT_EXIT_USAGE, "plan.gpu_tflops must be a finite number >= 0 (got %g)",
+             tflops);
+    {
+        const char *calib = gt_args_str(a0, "plan.calibration");
+        char why[256];
+        FILE *cf = calib[0] ? gt_fopen_regular(calib, why, sizeof why) : NULL;
+        GT_CHECK(!calib[0] || cf, GT_EXIT_USAGE, "plan.calibration '%s': %s", calib, why);
+        if (cf) fclose(cf);
+    }
     if (tier[0]) GT_CHECK(gt_plan_tier(tier, rq.model.kind, &tg) == 0, GT_EXIT_USAGE, "plan.tier: unknown tier '%s'", tier);
     if (gmem > 0) {
         double b = gmem;

@@ -135,6 +135,18 @@ check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth 
 [ ! -e "$tmp/f.h5" ] && echo "ok   synth-farms-range: no file" || { echo "FAIL synth-farms-range: a file was written"; fail=1; }
 check synth-households-range 2 "synth.households must be 1 to 16777216" -- "$GT" synth nilm --households 9999999999 -o "$tmp/f.h5"
 
+# options that were silently accepted
+check optim-clip-negative 2 "optim.clip must be a finite number >= 0" -- \
+  "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" optim.clip=-1
+check tbptt-not-lstm 2 "model.tbptt = 4: truncated backpropagation through time is for model.kind lstm, not s2p_tf" -- \
+  "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.kind=s2p_tf model.tbptt=4
+if [ -e "$tmp/n.h5" ]; then
+  check plan-calibration-missing 2 "plan.calibration '$tmp/none.json': No such file" -- \
+    "$GT" plan "$tmp/nilm.ini" data.file="$tmp/n.h5" --calibration "$tmp/none.json"
+  check plan-gpu-tflops-negative 2 "plan.gpu_tflops must be a finite number >= 0 \(got -5\)" -- \
+    "$GT" plan "$tmp/nilm.ini" data.file="$tmp/n.h5" --gpu-tflops -5
+fi
+
 # under MPI a user error ends every rank promptly with a non-zero code
 if command -v mpiexec >/dev/null; then
   start=$(date +%s)

@@ -177,6 +177,17 @@ expect "predict, a run without stored names: warns" 0 "the run stores no column 
 "$GT" synth nilm --households 3 --days 0.5 --seed 5 --period 30 -o "$W/n30.h5" --log-level warn >/dev/null 2>&1
 expect "predict, another sampling period: warns" 0 "n30.h5: sampling period 30 s, but the run .* was trained at 6 s" -- \
   "$GT" predict "$W/r1" "$W/n30.h5" -o "$W/p30.h5" --log-level warn
+# messages name the data file, not the run; a run's checkpoints/ names the run once;
+# an ensemble member given twice is refused
+"$GT" synth pdm --farms 1 --turbines 2 --days 0.05 --rate 1 -o "$W/p.h5" --log-level warn >/dev/null 2>&1
+expect "predict, a NILM run on a PdM file: names the file" 2 "^gridtrain: error: $W/p.h5 is a wind-farm \(pdm\) file" -- \
+  "$GT" predict "$W/r1" "$W/p.h5" -o "$W/x.h5" --log-level warn
+expect "eval RUN/checkpoints: the run, its path once" 0 "" -- "$GT" eval "$W/r1/checkpoints" "$W/n.h5" --log-level warn
+mkdir -p "$W/emptyrun/checkpoints"
+expect "eval EMPTY/checkpoints: no doubled path" 2 "no valid checkpoint .* in $W/emptyrun/checkpoints\$" -- \
+  "$GT" eval "$W/emptyrun/checkpoints" "$W/n.h5" --log-level warn
+expect "eval --models RUN,RUN: refused" 2 "eval.models: $W/r1/ is the same model \(run .*\) as $W/r1" -- \
+  "$GT" eval "$W/r1" "$W/n.h5" --models "$W/r1/" --log-level warn
 # a small UK-DALE folder
 U="$W/ukdale"; mkdir -p "$U/house_1"
 printf '1 aggregate\n2 kettle\n' > "$U/house_1/labels.dat"
