@@ -136,6 +136,8 @@ static const char *invalid(const gt_opt *o, const char *v) {
     return NULL;
 }
 
+const char *gt_opt_invalid(const gt_opt *o, const char *v) { return invalid(o, v); }
+
 static void set_value(gt_args *a, int idx, const char *v, const char *origin) {
     const gt_opt *o = a->spec[idx];
     const char *why = invalid(o, v);
