@@ -21,6 +21,7 @@ static void nilm_check_model(const gt_model_config *mc, const char *file) {
 static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
     gt_nilm_shard *sh = gt_nilm_shard_read(file, comm);
     gt_dataset *ds = gt_dataset_nilm(sh, dc, comm);
+    gt_task_check_item_ids(file, ds, dc, comm);
     /* appliances without a single finite target in the train split: all of
      * them trained nothing (loss 0, null metrics): refused; some: a warning.
      * The counts are global, so every rank decides alike. */
@@ -34,7 +35,7 @@ static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Com
                 snprintf(names + l, sizeof names - l, "%s%s", n_none ? ", " : "", gt_dataset_target_name(ds, a));
             n_none++;
         }
-    if (A > 0 && n_none == A) {
+    if (A > 0 && n_none == A && gt_dataset_n_windows_global(ds, GT_SPLIT_TRAIN) > 0) { /* no windows: the trainer says so */
         char msg[1400];
         snprintf(msg, sizeof msg, "%s: no finite target in the train split for any appliance (%s): every value is "
                  "missing (NaN) in the training rows; check the file or data.appliances", file, names);

@@ -128,6 +128,8 @@ for name, cols in (("nan_all", None), ("nan_some", [0, 3])):
     "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_all.h5" run.dir="$tmp/nan_all"
   check nilm-some-without-target 0 "nan_some.h5: 2 of 15 appliance\(s\) have no finite target in the train split and learn nothing: fridge, microwave" -- \
     "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_some.h5" run.dir="$tmp/nan_some"
+  check data-items-not-in-file 2 "n.h5: data.items: no household with id 999, 5-9 in the file \(it has: 1, 2, 3\)" -- \
+    "$GT" train "$tmp/nilm.ini" data.file="$tmp/n.h5" run.dir="$tmp/items" data.items=1,999,5-9
 else echo "skip nilm-no-finite-target (no h5py)"; fi
 
 # synth pdm: farm codes are 0..65535 (a file with more was written, then rejected by train)
