@@ -95,8 +95,9 @@ check bench-batch-range 2 "bench.batch = 2147483647: give 0 \(the default\) to 1
 check bench-window-range 2 "bench.window = 99999999999" -- "$GT" bench model --window 99999999999 --steps 1
 check bench-size-overflow 2 "batch 16777216 x window 16777216 of lstm needs about 9.2.e\+18 bytes" -- \
   "$GT" bench model --model lstm --batch 16777216 --window 16777216 --steps 1
+# (under AddressSanitizer a failed allocation must return NULL, as malloc does)
 check bench-too-large 4 "out of host memory allocating 4634005[0-9]{8} bytes" -- \
-  "$GT" bench model --model s2p_tf --batch 100000 --window 100000 --steps 1
+  env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1" "$GT" bench model --model s2p_tf --batch 100000 --window 100000 --steps 1
 
 # model.conv_scale: the channel counts it gives stay in range (1e8 wrapped to 1 channel)
 printf '[model]\nkind = s2p_cnn\n' > "$tmp/cnn.ini"
