@@ -6,6 +6,7 @@
  *               tests/nn/torch/bench_vs_torch.py runs it beside PyTorch
  *   train CONF  1 rank vs all ranks on the same data: weak-scaling efficiency
  *               and data stall (train/bench_train.h) */
+#include <stdint.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -13,6 +14,9 @@
 #include "io/bench.h"
 #include "nn/bench.h"
 #include "train/bench_train.h"
+
+/* The largest bench.batch (the same bound as data.window). */
+#define GT_BENCH_MAX_BATCH (1 << 24)
 
 static const gt_opt opts[] = {
     {"bench.reps", "reps", GT_OPT_INT, "3", "read: repetitions; the best rate is reported", NULL},
@@ -34,15 +38,39 @@ static int bench_model(const gt_args *a) {
     gt_nn_bench_config cfg;
     gt_nn_bench_config_default(&cfg, (gt_model_kind)kind);
     static const int default_batch[] = {256, 32, 64};
-    cfg.batch = (int)gt_args_int(a, "bench.batch");
-    if (cfg.batch <= 0) cfg.batch = default_batch[kind];
-    cfg.window = (int)gt_args_int(a, "bench.window");
-    cfg.tbptt = (int)gt_args_int(a, "bench.tbptt");
-    cfg.steps = (int)gt_args_int(a, "bench.steps");
-    cfg.warmup = (int)gt_args_int(a, "bench.warmup");
+    const int64_t steps = gt_args_int(a, "bench.steps"), warmup = gt_args_int(a, "bench.warmup");
+    GT_CHECK(steps >= 1 && steps <= 1000000000 && warmup >= 0 && warmup <= 1000000000, GT_EXIT_USAGE,
+             "bench: steps must be in [1, 1e9] and warmup in [0, 1e9] (got %lld, %lld)", (long long)steps,
+             (long long)warmup);
+    cfg.steps = (int)steps;
+    cfg.warmup = (int)warmup;
     cfg.mem_check = gt_args_bool(a, "bench.mem_check");
-    GT_CHECK(cfg.steps >= 1 && cfg.warmup >= 0 && cfg.window >= 0 && cfg.tbptt >= 0, GT_EXIT_USAGE,
-             "bench: steps must be >= 1; warmup, window and tbptt >= 0");
+    const int64_t batch = gt_args_int(a, "bench.batch"), window = gt_args_int(a, "bench.window"),
+                  tbptt = gt_args_int(a, "bench.tbptt");
+    /* the limits of train (data.window, model.tbptt): sizes computed from them stay in range */
+    GT_CHECK(batch >= 0 && batch <= GT_BENCH_MAX_BATCH, GT_EXIT_USAGE, "bench.batch = %lld: give 0 (the default) to %d",
+             (long long)batch, GT_BENCH_MAX_BATCH);
+    GT_CHECK(window >= 0 && window <= (1 << 24), GT_EXIT_USAGE, "bench.window = %lld: give 0 (the default) to %d",
+             (long long)window, 1 << 24);
+    GT_CHECK(tbptt >= 0 && tbptt <= (1 << 24), GT_EXIT_USAGE, "bench.tbptt = %lld: give 0 to %d", (long long)tbptt,
+             1 << 24);
+    cfg.batch = batch > 0 ? (int)batch : default_batch[kind];
+    cfg.window = (int)window;
+    cfg.tbptt = (int)tbptt;
+    /* a generous estimate of the activation bytes in floating point: beyond
+     * 2^60 a size_t product inside the model could wrap; below it a model too
+     * large for the machine ends as out of memory (exit 4) with the real size */
+    gt_model_config mc;
+    gt_nn_bench_model_config(&cfg, &mc);
+    double width = mc.n_in > mc.n_out ? mc.n_in : mc.n_out;
+    const double widths[] = {mc.hidden, mc.d_model, mc.d_ff};
+    for (int i = 0; i < 3; i++) width = widths[i] > width ? widths[i] : width;
+    for (int l = 0; l < GT_MODEL_MAX_CONV; l++) width = mc.conv_channels[l] > width ? mc.conv_channels[l] : width;
+    double est = 4.0 * 16 * cfg.batch * (double)mc.window * width * (mc.n_layers + 2);
+    if (kind == GT_MODEL_S2P_TF) est += 4.0 * 4 * cfg.batch * (double)mc.n_heads * mc.window * mc.window * mc.n_layers;
+    GT_CHECK(est < 0x1p60, GT_EXIT_USAGE,
+             "bench model: batch %d x window %d of %s needs about %.3g bytes, beyond what can be addressed: give a "
+             "smaller --batch or --window", cfg.batch, mc.window, gt_model_kind_name((gt_model_kind)kind), est);
     gt_nn_bench_result res;
     gt_nn_bench_model(&cfg, &res);
     gt_nn_bench_print(stdout, &cfg, &res);

@@ -40,9 +40,36 @@ static int train_knows(const char *key) {
     return 0;
 }
 
+static const gt_opt *train_opt(const char *key) {
+    for (const gt_opt *o = gt_cmd_train.opts; o && o->key; o++)
+        if (!strcmp(o->key, key)) return o;
+    return NULL;
+}
+
+/* Every level of a factor that sets a 'gridtrain train' key is a valid value
+ * of that key (seed = 5-1 or a 5000-digit number failed only in the cells). */
+static void check_levels(const char *path, const gt_doe_matrix *m) {
+    for (int f = 0; f < m->n_factors; f++) {
+        const gt_doe_factor *F = &m->factors[f];
+        const gt_opt *o = F->is_filter ? NULL : train_opt(F->key);
+        for (int l = 0; o && l < F->n_levels; l++) {
+            const char *why = gt_opt_invalid(o, F->levels[l]);
+            GT_CHECK(!why, GT_EXIT_USAGE, "%s:%d: factor '%s' level '%.40s%s': %s (%s)", path, F->line, F->name,
+                     F->levels[l], strlen(F->levels[l]) > 40 ? "..." : "", why, F->key);
+        }
+    }
+    for (int i = 0; i < m->n_fixed; i++) {
+        const gt_opt *o = train_opt(m->fixed[i].key);
+        const char *why = o ? gt_opt_invalid(o, m->fixed[i].value) : NULL;
+        GT_CHECK(!why, GT_EXIT_USAGE, "%s: %s = '%.40s%s': %s", path, m->fixed[i].key, m->fixed[i].value,
+                 strlen(m->fixed[i].value) > 40 ? "..." : "", why);
+    }
+}
+
 static void load_matrix(const char *path, gt_doe_matrix *m) {
     char err[1024];
     GT_CHECK(gt_doe_matrix_load(path, train_knows, m, err, sizeof err) == 0, GT_EXIT_USAGE, "%s", err);
+    check_levels(path, m);
 }
 
 static int run(const gt_args *a, MPI_Comm comm) {

@@ -26,6 +26,11 @@
 #include "train/checkpoint.h"
 #include "train/device.h"
 #include "train/trainer.h"
+#include "core/fsutil.h"
+#include "data/dataset.h"
+#include "io/format.h"
+#include <cjson/cJSON.h>
+#include <hdf5.h>
 
 extern const gt_cmd gt_cmd_train;
 
@@ -38,6 +43,16 @@ static const gt_opt eval_opts[] = {
 
 /* ---------------------------------------------------- loading a model -- */
 
+/* The evaluated file's column names (appliances or channels, file order) and
+ * shortest sampling period: set by gt_eval_cli_data_sizes, checked against
+ * each run's stored ones by check_columns. */
+static struct {
+    char path[PATH_MAX];
+    int n;
+    char (*names)[GT_FORMAT_NAME_LEN + 1];
+    double period_s;
+} g_data;
+
 
 /* RUN_DIR, or RUN_DIR/checkpoints/ckpt-N.h5 -> RUN_DIR in run_dir and the
  * returned step N (-1 for a directory). Errors are user errors. */
@@ -45,7 +60,23 @@ static long long run_dir_of(const char *path, char *run_dir, size_t n_run_dir) {
     struct stat st;
     GT_CHECK(stat(path, &st) == 0, GT_EXIT_USAGE, "%s: no such run directory or checkpoint", path);
     snprintf(run_dir, n_run_dir, "%s", path);
-    if (S_ISDIR(st.st_mode)) return -1;
+    if (S_ISDIR(st.st_mode)) {
+        /* RUN_DIR/checkpoints given for the run: the run is the folder above */
+        size_t n = strlen(run_dir);
+        while (n > 1 && run_dir[n - 1] == '/') run_dir[--n] = 0;
+        const char *b = strrchr(run_dir, '/');
+        if (!strcmp(b ? b + 1 : run_dir, "checkpoints")) {
+            char probe[PATH_MAX + 32];
+            snprintf(probe, sizeof probe, "%s/checkpoints", run_dir);
+            struct stat st2;
+            if (stat(probe, &st2) != 0) { /* not a run directory that holds a checkpoints/ of its own */
+                if (b == run_dir) run_dir[1] = 0;
+                else if (b) run_dir[b - run_dir] = 0;
+                else snprintf(run_dir, n_run_dir, ".");
+            }
+        }
+        return -1;
+    }
     long long file_step = -1;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -72,7 +103,7 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
                        int64_t batch, int best, gt_engine_kind engine, MPI_Comm comm) {
     gt_data_config_resolve(&L->tc.data, task->kind);
     gt_model_config mc = L->tc.model;
-    task->check_model(&mc, path);
+    task->check_model(&mc, g_data.path[0] ? g_data.path : path); /* the data file is what does not fit */
     task->shape_model(&mc, &L->tc.data, n_cols);
     int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
     if (batch > 0) micro = batch;
@@ -106,6 +137,8 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
                                                 : "the newest");
 }
 
+static void check_columns(const char *path, const gt_eval_loaded *L, const gt_task_i *task, MPI_Comm comm);
+
 void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best,
                       gt_engine_kind engine, MPI_Comm comm, gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
@@ -128,6 +161,7 @@ void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64
     gt_train_config_from_args(&L->args, &L->tc);
     gt_train_config_stored_compat(&L->args, &L->tc);
     load_model(L, path, file_step, task, n_cols, batch, best, engine, comm);
+    check_columns(path, L, task, comm);
 }
 
 void gt_eval_cli_unload(gt_eval_loaded *L) {
@@ -136,11 +170,99 @@ void gt_eval_cli_unload(gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
 }
 
+
+/* Reads the fixed-length names of dataset `name` (n of them) and the
+ * shortest period from `pdset` (seconds, or rates in Hz with is_rate) of the
+ * open file; silently leaves them unset when unreadable (the schema check
+ * passed, so they are there). Every rank reads alike. */
+static void read_columns(hid_t f, const char *name, int n, const char *pdset, int is_rate, int n_items) {
+    free(g_data.names);
+    g_data.names = GT_CALLOC((size_t)(n > 0 ? n : 1), sizeof *g_data.names);
+    g_data.n = 0;
+    g_data.period_s = NAN;
+    char *buf = GT_CALLOC((size_t)(n > 0 ? n : 1), GT_FORMAT_NAME_LEN);
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT), t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, GT_FORMAT_NAME_LEN);
+    if (d >= 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0) {
+        for (int i = 0; i < n; i++) memcpy(g_data.names[i], buf + (size_t)i * GT_FORMAT_NAME_LEN, GT_FORMAT_NAME_LEN);
+        g_data.n = n;
+    }
+    H5Tclose(t);
+    if (d >= 0) H5Dclose(d);
+    free(buf);
+    double *p = GT_CALLOC((size_t)(n_items > 0 ? n_items : 1), sizeof *p);
+    d = H5Dopen2(f, pdset, H5P_DEFAULT);
+    if (d >= 0 && n_items > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, p) >= 0) {
+        double best = INFINITY;
+        for (int i = 0; i < n_items; i++) {
+            double q = is_rate ? (p[i] > 0 ? 1.0 / p[i] : NAN) : p[i];
+            if (q > 0 && q < best) best = q;
+        }
+        if (isfinite(best)) g_data.period_s = best;
+    }
+    if (d >= 0) H5Dclose(d);
+    free(p);
+}
+
+/* Collective (every rank decides alike). The run's stored column names
+ * (manifest.json data.columns) against the evaluated file's: a file whose columns differ by name or order is
+ * refused (exit 2) naming the file and the first mismatching column (the
+ * model's outputs would be mislabelled); a run stored without names: a
+ * warning. A sampling period more than 1 % off the run's: a warning (the
+ * windows span another duration; resampled data may be intended). */
+static void check_columns(const char *path, const gt_eval_loaded *L, const gt_task_i *task, MPI_Comm comm) {
+    if (!g_data.n) return;
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    char mp[PATH_MAX + 32];
+    snprintf(mp, sizeof mp, "%s/manifest.json", L->run_dir);
+    char *text = gt_read_file(mp, NULL);
+    cJSON *m = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *d = m ? cJSON_GetObjectItem(m, "data") : NULL;
+    const cJSON *cols = d ? cJSON_GetObjectItem(d, "columns") : NULL;
+    if (!cJSON_IsArray(cols)) {
+        if (rank == 0)
+            GT_WARN("%s: the run stores no column names (trained before they were stored): the columns of %s are "
+                    "matched by position", path, g_data.path);
+        cJSON_Delete(m);
+        return;
+    }
+    /* every column of the file: the model has one output per appliance
+     * (data.appliances only masks the loss) or one input per channel */
+    const int n_sel = g_data.n;
+    const int n_run = cJSON_GetArraySize(cols);
+    const char *what = task->kind == GT_TASK_NILM ? "appliance" : "channel";
+    char msg[3 * PATH_MAX + 512] = "";
+    for (int i = 0; i < n_run || i < n_sel; i++) {
+        const cJSON *c = cJSON_GetArrayItem(cols, i);
+        const char *want = c && cJSON_IsString(c) ? c->valuestring : NULL;
+        const char *got = i < n_sel ? g_data.names[i] : NULL;
+        if (want && got && !strcmp(want, got)) continue;
+        snprintf(msg, sizeof msg,
+                 "%s: %s column %d is %s%s%s but the run %s was trained with %s%s%s there (columns are matched by "
+                 "position: give a file with the run's %ss in the run's order)",
+                 g_data.path, what, i + 1, got ? "'" : "", got ? got : "missing", got ? "'" : "", path,
+                 want ? "'" : "", want ? want : "none", want ? "'" : "", what);
+        break;
+    }
+    const cJSON *pj = d ? cJSON_GetObjectItem(d, "period_s") : NULL;
+    const double p_run = cJSON_IsNumber(pj) ? pj->valuedouble : NAN;
+    cJSON_Delete(m);
+    if (msg[0]) gt_io_fail(comm, GT_EXIT_USAGE, msg);
+    if (rank == 0 && p_run > 0 && g_data.period_s > 0 && fabs(g_data.period_s / p_run - 1) > 0.01)
+        GT_WARN("%s: sampling period %g s, but the run %s was trained at %g s: its windows span %.3g times the "
+                "duration the model learned", g_data.path, g_data.period_s, path, p_run, g_data.period_s / p_run);
+}
+
 void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, const gt_task_i **task, int *n_cols) {
     gt_file_index ix;
     char err[GT_IO_ERR_LEN];
     hid_t f = gt_io_open(path, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
     if (f < 0) gt_io_fail(comm, GT_EXIT_DATA, err);
+    snprintf(g_data.path, sizeof g_data.path, "%s", path);
+    if (ix.kind == GT_KIND_NILM) read_columns(f, "appliance_meta/name", ix.n_cols, "households/period_s", 0, ix.n_items);
+    else read_columns(f, "channels/name", ix.n_cols, "turbines/rate_hz", 1, ix.n_items);
     H5Fclose(f);
     *task = gt_task_for_kind(ix.kind);
     *n_cols = ix.n_cols;
@@ -210,6 +332,15 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
         if (!*tok) continue;
         GT_CHECK(n < GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval.models: at most %d models in all", GT_EVAL_MAX_MODELS);
         gt_eval_cli_load(tok, task, cols, batch, best, dev.engine, comm, &Ls[n]);
+        /* the same run (and checkpoint) twice would weigh one model double in the ensemble */
+        for (int i = 0; i < n; i++) {
+            char ra[PATH_MAX], rb[PATH_MAX];
+            if (realpath(Ls[i].run_dir, ra) && realpath(Ls[n].run_dir, rb) && !strcmp(ra, rb) &&
+                Ls[i].step == Ls[n].step)
+                GT_FAIL(GT_EXIT_USAGE, "eval.models: %s is the same model (run %s, step %lld) as %s: give each "
+                        "ensemble member once", tok, Ls[n].run_dir, (long long)Ls[n].step,
+                        i == 0 ? main_path : "an earlier entry of eval.models");
+        }
         ems[n] = Ls[n].em;
         n++;
     }

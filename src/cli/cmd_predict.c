@@ -32,37 +32,47 @@ static const gt_opt predict_opts[] = {
 };
 
 /* Collective (every rank decides alike): the output must not be one of the
- * inputs (the data file, a model's checkpoint file or a run's checkpoints/):
- * it would be replaced while it is read. Same file = same device and inode,
- * so links and other spellings of the path count; an output that does not
- * exist yet is refused inside checkpoints/. */
+ * inputs (the data file, a model's checkpoint file) nor lie inside the run
+ * directory of a model (a run directory given, or the run a checkpoint
+ * RUN/checkpoints/ckpt-*.h5 belongs to): it would replace a file that is read
+ * (a checkpoint) or one of the run's own records (config.ini, manifest.json,
+ * eval.json, ...). Same file = same device and inode, so links and other
+ * spellings of the path count; an output that does not exist yet is refused
+ * inside a run directory. */
 static void refuse_output_over_inputs(const gt_args *a, const char *out, MPI_Comm comm) {
     char list[4096];
     snprintf(list, sizeof list, "%s,%s", a->pos[0], gt_args_str(a, "eval.models"));
     const char *inputs[2 * GT_EVAL_MAX_MODELS + 2];
-    char ckdirs[GT_EVAL_MAX_MODELS + 1][PATH_MAX + 16];
+    char rundirs[GT_EVAL_MAX_MODELS + 1][PATH_MAX + 16];
     int n = 0, n_dirs = 0;
     inputs[n++] = a->pos[1];
     char *save = NULL;
     for (char *tok = strtok_r(list, ",", &save); tok && n + 2 < (int)(sizeof inputs / sizeof *inputs);
          tok = strtok_r(NULL, ",", &save)) {
         if (!*tok) continue;
-        inputs[n++] = tok; /* a checkpoint file, or a run directory: then its checkpoints/ */
-        if (n_dirs <= GT_EVAL_MAX_MODELS) {
-            snprintf(ckdirs[n_dirs], sizeof ckdirs[0], "%s/checkpoints", tok);
-            inputs[n++] = ckdirs[n_dirs++];
-        }
+        inputs[n++] = tok; /* a run directory (refused as a whole), or a checkpoint file */
+        struct stat st;
+        if (n_dirs > GT_EVAL_MAX_MODELS || stat(tok, &st) != 0 || S_ISDIR(st.st_mode)) continue;
+        /* a checkpoint file: its run directory is the folder above checkpoints/ */
+        char *d = rundirs[n_dirs];
+        snprintf(d, sizeof rundirs[0], "%s", tok);
+        char *slash = strrchr(d, '/');
+        if (!slash) snprintf(d, sizeof rundirs[0], ".");
+        else if (slash == d) d[1] = 0;
+        else *slash = 0;
+        const char *base = strrchr(d, '/') ? strrchr(d, '/') + 1 : d;
+        if (strcmp(base, "checkpoints")) continue;
+        size_t k = strlen(d) - strlen("checkpoints");
+        if (k == 0) snprintf(d, sizeof rundirs[0], ".");
+        else d[k > 1 ? k - 1 : k] = 0; /* "RUN/checkpoints" -> "RUN", "/checkpoints" -> "/" */
+        inputs[n++] = rundirs[n_dirs++];
     }
     char why[2 * PATH_MAX + 128];
     for (int i = 0; i < n; i++) {
-        struct stat st;
-        /* a run directory itself is not read as a whole: writing RUN_DIR/pred.h5 is fine */
-        if (i > 0 && stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode) && strstr(inputs[i], "/checkpoints") == NULL)
-            continue;
         if (gt_output_is_input(out, inputs[i], why, sizeof why)) {
             char msg[sizeof why + 256];
-            snprintf(msg, sizeof msg, "predict: refusing to write the output: %s (it would be replaced while it is "
-                     "read); choose another -o", why);
+            snprintf(msg, sizeof msg, "predict: refusing to write the output: %s (a model's run directory and the "
+                     "inputs are never written); choose another -o", why);
             gt_io_fail(comm, GT_EXIT_USAGE, msg);
         }
     }

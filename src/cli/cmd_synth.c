@@ -1,6 +1,7 @@
 /* cli/cmd_synth.c: `gridtrain synth nilm|pdm -o FILE [options]`: writes one
  * synthetic dataset file collectively (io/write.h over synth/synth.h). */
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -72,7 +73,10 @@ static int run(const gt_args *a, MPI_Comm comm) {
         gt_nilm_synth_defaults(&c);
         SET("synth.seed", c.seed, (uint64_t)gt_args_int);
         SET("synth.days", c.days, gt_args_float);
-        SET("synth.households", c.n_households, (int)gt_args_int);
+        const int64_t hh = gt_args_is_set(a, "synth.households") ? gt_args_int(a, "synth.households") : c.n_households;
+        GT_CHECK(hh >= 1 && hh <= (1 << 24), GT_EXIT_USAGE, "synth.households must be 1 to %d (got %lld)", 1 << 24,
+                 (long long)hh);
+        c.n_households = (int)hh;
         SET("synth.period_s", c.period_s, gt_args_float);
         SET("synth.lowres_period_s", c.lowres_period_s, gt_args_float);
         SET("synth.spike_rate", c.spike_rate, gt_args_float);
@@ -90,8 +94,18 @@ static int run(const gt_args *a, MPI_Comm comm) {
         gt_pdm_synth_defaults(&c);
         SET("synth.seed", c.seed, (uint64_t)gt_args_int);
         SET("synth.days", c.days, gt_args_float);
-        SET("synth.farms", c.n_farms, (int)gt_args_int);
-        SET("synth.turbines_per_farm", c.turbines_per_farm, (int)gt_args_int);
+        /* farm codes are 0..65535 in the file (what train and inspect accept);
+         * the turbine count stays far inside int range */
+        const int64_t farms = gt_args_is_set(a, "synth.farms") ? gt_args_int(a, "synth.farms") : c.n_farms;
+        const int64_t tpf = gt_args_is_set(a, "synth.turbines_per_farm") ? gt_args_int(a, "synth.turbines_per_farm")
+                                                                          : c.turbines_per_farm;
+        GT_CHECK(farms >= 1 && farms <= 65536, GT_EXIT_USAGE,
+                 "synth.farms = %lld: give 1 to 65536 (farm codes are 0..65535)", (long long)farms);
+        GT_CHECK(tpf >= 1 && tpf <= (1 << 24) && farms * tpf <= (1 << 24), GT_EXIT_USAGE,
+                 "synth.turbines_per_farm = %lld: give 1 or more, at most %d turbines in all (farms x turbines)",
+                 (long long)tpf, 1 << 24);
+        c.n_farms = (int)farms;
+        c.turbines_per_farm = (int)tpf;
         SET("synth.rate_hz", c.rate_hz, gt_args_float);
         SET("synth.shock_rate", c.shock_rate, gt_args_float);
         SET("synth.fault_fraction", c.fault_fraction, gt_args_float);

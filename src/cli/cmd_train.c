@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/train_args.h"
 #include "core/check.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "core/watchdog.h"
 #include "train/bench_train.h"
@@ -120,7 +121,7 @@ static const gt_opt opts[] = {
     {"run.keep", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_KEEP), "committed checkpoints kept", NULL},
     {"run.resume", "resume", GT_OPT_STR, "", "continue RUN_DIR from its newest valid checkpoint (its stored configuration, then overrides)", NULL},
     {"run.watchdog_s", NULL, GT_OPT_FLOAT, "1800", "end the job with a message when nothing progresses for this many seconds (a stalled collective, a hung file system or library call); 0 off", NULL},
-    {"run.overwrite", "overwrite", GT_OPT_BOOL, "false", "a fresh run may replace the run already in run.dir (its checkpoints, metrics and results are deleted first); without it such a directory is refused (exit 2)", NULL},
+    {"run.overwrite", "overwrite", GT_OPT_BOOL, "false", "a fresh run may replace the run already in run.dir (its checkpoints, metrics and results are deleted once the configuration, data and memory plan passed); without it such a directory is refused (exit 2)", NULL},
     /* gridtrain plan (never stored) */
     {"plan.ranks", "ranks", GT_OPT_INT, "0", "ranks to plan for; 0 = this job's", NULL},
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
@@ -293,6 +294,9 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "model.layers")) m->n_layers = as_int(a, "model.layers", 1, 1024);
     if (has(a, "model.hidden")) m->hidden = as_int(a, "model.hidden", 1, 1 << 20);
     if (has(a, "model.tbptt")) m->tbptt = as_int(a, "model.tbptt", 0, 1 << 24);
+    GT_CHECK(m->tbptt == 0 || kind == GT_MODEL_LSTM, GT_EXIT_USAGE,
+             "model.tbptt = %d: truncated backpropagation through time is for model.kind lstm, not %s", m->tbptt,
+             gt_model_kind_name((gt_model_kind)kind));
     int loss = gt_loss_kind_parse(gt_args_str(a, "model.loss"));
     GT_CHECK(loss >= 0, GT_EXIT_USAGE, "model.loss: unknown loss '%s' (mse|l1|mse+l1)", gt_args_str(a, "model.loss"));
     m->loss = (gt_loss_kind)loss;
@@ -314,7 +318,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
         m->dropout = (float)p;
     }
     double cs = gt_args_float(a, "model.conv_scale");
-    GT_CHECK(cs > 0, GT_EXIT_USAGE, "model.conv_scale must be > 0");
+    GT_CHECK(cs > 0 && isfinite(cs), GT_EXIT_USAGE, "model.conv_scale must be a finite number > 0 (got %g)", cs);
     if (kind == GT_MODEL_S2P_CNN) {
         GT_CHECK(m->n_layers <= GT_MODEL_MAX_CONV, GT_EXIT_USAGE, "model.layers: s2p_cnn has at most %d conv layers",
                  GT_MODEL_MAX_CONV);
@@ -323,7 +327,12 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
                 m->conv_channels[l] = m->conv_channels[l > 0 ? l - 1 : 0];
                 m->conv_kernels[l] = m->conv_kernels[l > 0 ? l - 1 : 0];
             }
-            int ch = (int)lround(m->conv_channels[l] * cs);
+            const double chd = nearbyint(m->conv_channels[l] * cs);
+            /* the same bound as model.hidden: every size computed from it stays in range */
+            GT_CHECK(chd <= (1 << 20), GT_EXIT_USAGE,
+                     "model.conv_scale = %g gives %.4g channels in conv layer %d (at most %d): give a smaller scale",
+                     cs, chd, l + 1, 1 << 20);
+            int ch = (int)chd;
             m->conv_channels[l] = ch < 1 ? 1 : ch;
         }
     }
@@ -336,6 +345,8 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->adamw.beta2 = gt_args_float(a, "optim.beta2");
     c->adamw.eps = gt_args_float(a, "optim.eps");
     c->clip = gt_args_float(a, "optim.clip");
+    GT_CHECK(c->clip >= 0 && isfinite(c->clip), GT_EXIT_USAGE, "optim.clip must be a finite number >= 0 (0 off; got %g)",
+             c->clip);
     GT_CHECK(c->adamw.beta1 >= 0 && c->adamw.beta1 < 1 && c->adamw.beta2 >= 0 && c->adamw.beta2 < 1 &&
                  c->adamw.eps > 0 && c->adamw.weight_decay >= 0,
              GT_EXIT_USAGE, "optim.beta1/beta2 must be in [0,1), optim.eps > 0, optim.weight_decay >= 0");
@@ -441,6 +452,48 @@ static char *temp_config(const char *text) {
     return path;
 }
 
+/* Settings a resumed run keeps from its checkpoint: they decide which windows
+ * are train, validation and test, what the windows hold, or the order and
+ * grouping of the data (every data.* key but data.file, train.batch,
+ * train.balance, train.seed). Changing one would continue a different
+ * training under the old run's name. Others (train.max_steps, train.epochs,
+ * optim.*, run.*, data.file moved elsewhere) may change: docs/training.md. */
+static int frozen_on_resume(const char *key) {
+    return (!strncmp(key, "data.", 5) && strcmp(key, "data.file") != 0) || !strcmp(key, "train.batch") ||
+           !strcmp(key, "train.balance") || !strcmp(key, "train.seed");
+}
+
+/* Whether the value strings say the same: equal text, or both numbers of
+ * equal value ("0.5" = "0.50"; "auto" only equals "auto"). */
+static int same_value(const char *x, const char *y) {
+    if (!strcmp(x, y)) return 1;
+    char *ex = NULL, *ey = NULL;
+    double vx = strtod(x, &ex), vy = strtod(y, &ey);
+    return ex != x && ey != y && *ex == 0 && *ey == 0 && vx == vy;
+}
+
+/* --resume: a command-line value of a frozen_on_resume key that differs from
+ * the run's stored configuration is refused (exit 2), like train.seed. */
+static void check_resume_overrides(const gt_args *a0, const char *stored_ini, const char *rdir) {
+    char *argv[2] = {"--config", (char *)stored_ini};
+    gt_args st;
+    gt_args_parse(&st, &gt_cmd_train, 2, argv);
+    for (int i = 0; i < a0->n_values; i++) {
+        const gt_opt *o = a0->spec[i];
+        if (!strcmp(a0->origin[i], "default") || !frozen_on_resume(o->key) ||
+            same_value(a0->value[i], gt_args_str_any(&st, o->key)))
+            continue;
+        char stored[256];
+        snprintf(stored, sizeof stored, "%s", gt_args_str_any(&st, o->key));
+        gt_args_free(&st);
+        GT_FAIL(GT_EXIT_USAGE,
+                "--resume %s: %s=%s differs from the run's %s: it changes which windows are train/validation/test or "
+                "the data order; start a new run (another run.dir) to change it",
+                rdir, o->key, a0->value[i], stored[0] ? stored : "unset (the default)");
+    }
+    gt_args_free(&st);
+}
+
 /* Resolves CONFIG / --resume into merged arguments (collective only in that
  * every rank does the same). */
 static void resolve_args(gt_args *out, const gt_args *a0, int *resume) {
@@ -452,6 +505,7 @@ static void resolve_args(gt_args *out, const gt_args *a0, int *resume) {
         GT_CHECK(text, GT_EXIT_USAGE, "--resume %s: no valid checkpoint (with its configuration) in %s/checkpoints",
                  rdir, rdir);
         char *tmp = temp_config(text);
+        check_resume_overrides(a0, tmp, rdir);
         merge_args(out, a0, tmp, rdir);
         unlink(tmp);
         free(tmp);
@@ -591,6 +645,15 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
     memset(&tg, 0, sizeof tg);
     const char *tier = gt_args_str(a0, "plan.tier");
     double gmem = (double)gt_args_size(a0, "plan.gpu_mem"), tflops = gt_args_float(a0, "plan.gpu_tflops");
+    GT_CHECK(tflops >= 0 && isfinite(tflops), GT_EXIT_USAGE, "plan.gpu_tflops must be a finite number >= 0 (got %g)",
+             tflops);
+    {
+        const char *calib = gt_args_str(a0, "plan.calibration");
+        char why[256];
+        FILE *cf = calib[0] ? gt_fopen_regular(calib, why, sizeof why) : NULL;
+        GT_CHECK(!calib[0] || cf, GT_EXIT_USAGE, "plan.calibration '%s': %s", calib, why);
+        if (cf) fclose(cf);
+    }
     if (tier[0]) GT_CHECK(gt_plan_tier(tier, rq.model.kind, &tg) == 0, GT_EXIT_USAGE, "plan.tier: unknown tier '%s'", tier);
     if (gmem > 0) {
         double b = gmem;
@@ -671,7 +734,7 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
         }
     }
     const double data_scale = gt_args_float(a0, "plan.data_scale");
-    GT_CHECK(data_scale > 0, GT_EXIT_USAGE, "plan.data_scale must be > 0");
+    GT_CHECK(data_scale > 0 && isfinite(data_scale), GT_EXIT_USAGE, "plan.data_scale must be a finite number > 0");
     if (rank == 0) {
         gt_plan_print(stdout, &rq, &tg, &p);
         gt_plan_scale_print(stdout, &rq, &tg, &p, &net, data_total * data_scale);

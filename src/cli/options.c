@@ -136,6 +136,8 @@ static const char *invalid(const gt_opt *o, const char *v) {
     return NULL;
 }
 
+const char *gt_opt_invalid(const gt_opt *o, const char *v) { return invalid(o, v); }
+
 static void set_value(gt_args *a, int idx, const char *v, const char *origin) {
     const gt_opt *o = a->spec[idx];
     const char *why = invalid(o, v);
@@ -162,12 +164,23 @@ typedef struct {
     int *seen_line, n_seen, cap_seen;
 } ini_ctx;
 
+/* fgets for inih, but a NUL byte is an error naming FILE:LINE (with fgets it
+ * ended the line's text silently: "window = 3\0001" read as 3). */
 static char *line_reader(char *str, int num, void *stream) {
     ini_ctx *c = stream;
-    char *r = fgets(str, num, c->f);
+    int n_read = 0, ch = 0;
+    while (n_read < num - 1 && (ch = getc(c->f)) != EOF) {
+        if (ch == 0)
+            GT_FAIL(GT_EXIT_USAGE, "%s:%d: a NUL byte at column %d (a binary or damaged file?)", c->path, c->line + 1,
+                    n_read + 1);
+        str[n_read++] = (char)ch;
+        if (ch == '\n') break;
+    }
+    str[n_read] = 0;
+    char *r = n_read ? str : NULL;
     if (r) {
         c->line++;
-        size_t n = strlen(r);
+        size_t n = (size_t)n_read;
         if (n == (size_t)num - 1 && r[n - 1] != '\n')
             GT_FAIL(GT_EXIT_USAGE, "%s:%d: line longer than %d characters", c->path, c->line, num - 2);
         c->continuation = r[0] == ' ' || r[0] == '\t';
@@ -354,6 +367,12 @@ static int must_find(const gt_args *a, const char *key, gt_opt_type type) {
     GT_ASSERT(idx >= 0);
     GT_ASSERT(a->spec[idx]->type == type);
     return idx;
+}
+
+const char *gt_args_str_any(const gt_args *a, const char *key) {
+    int idx = find_key(a, key);
+    GT_ASSERT(idx >= 0);
+    return a->value[idx];
 }
 
 const char *gt_args_str(const gt_args *a, const char *key) {

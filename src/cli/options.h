@@ -68,6 +68,7 @@ typedef struct gt_args {
 
 /* Typed getters; the key must be in the command's table (internal error otherwise). */
 const char *gt_args_str(const gt_args *a, const char *key);
+const char *gt_args_str_any(const gt_args *a, const char *key); /* the value as given, any type */
 int64_t gt_args_int(const gt_args *a, const char *key);
 double gt_args_float(const gt_args *a, const char *key);
 int gt_args_bool(const gt_args *a, const char *key);
@@ -79,6 +80,8 @@ int gt_args_is_set(const gt_args *a, const char *key);   /* not left at its defa
 /* Parse argv (after the subcommand name). Collective only in that every rank
  * parses the same argv; errors are user errors (exit 2). */
 void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv);
+/* NULL when v is a valid value of o (its type and choices), else a short reason. */
+const char *gt_opt_invalid(const gt_opt *o, const char *v);
 void gt_args_free(gt_args *a);
 /* Resolved configuration as INI, with where each value came from. */
 void gt_args_print(const gt_args *a, FILE *out);

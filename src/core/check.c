@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,42 @@ int gt_rank(void) { return g_rank; }
 int gt_nranks(void) { return g_size; }
 
 #define GT_MAX_OUTPUTS 8
-static char *g_outputs[GT_MAX_OUTPUTS];
+/* volatile: read by the signal handler below; a slot holds a complete string
+ * or NULL (stored after strdup, cleared before free) */
+static char *volatile g_outputs[GT_MAX_OUTPUTS];
+
+/* SIGINT / SIGTERM while an output is being written: remove its temporary
+ * (unlink is async-signal-safe), then die of the signal as before (the
+ * handler is reset on entry, SA_RESETHAND, and the signal raised again). */
+static void on_fatal_signal(int sig) {
+    for (int i = 0; i < GT_MAX_OUTPUTS; i++) {
+        const char *p = g_outputs[i];
+        if (p) unlink(p);
+    }
+    raise(sig);
+}
+
+/* Installs on_fatal_signal for SIGINT and SIGTERM where their action is the
+ * default one: a handler of the program's own (the trainer's SIGTERM
+ * checkpoint) and an ignored signal (a background job's SIGINT) stay. */
+static void install_signal_cleanup(void) {
+    static int done = 0;
+    if (done) return;
+    done = 1;
+    const int sigs[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 void gt_output_begin(const char *tmp_path) {
+    install_signal_cleanup();
     for (int i = 0; i < GT_MAX_OUTPUTS; i++)
         if (!g_outputs[i]) {
             g_outputs[i] = strdup(tmp_path);
@@ -36,8 +70,9 @@ void gt_output_begin(const char *tmp_path) {
 void gt_output_end(const char *tmp_path) {
     for (int i = 0; i < GT_MAX_OUTPUTS; i++)
         if (g_outputs[i] && !strcmp(g_outputs[i], tmp_path)) {
-            free(g_outputs[i]);
+            char *p = g_outputs[i];
             g_outputs[i] = NULL;
+            free(p);
         }
 }
 const char *gt_output_current(void) {

@@ -57,7 +57,9 @@ GT_NORETURN void gt_abort_nolock(int code);
  * them so a failed job leaves no partial file behind, and library failures
  * name the output they happened in. Not collective; every rank may register
  * the same name. gt_output_end forgets a name (after the rename, or the
- * writer's own cleanup). */
+ * writer's own cleanup). The first gt_output_begin also installs a SIGINT /
+ * SIGTERM handler (where the action is the default) that removes the
+ * registered temporaries and ends the process by the signal. */
 void gt_output_begin(const char *tmp_path);
 void gt_output_end(const char *tmp_path);
 const char *gt_output_current(void); /* the newest registered, or NULL */

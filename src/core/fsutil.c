@@ -142,6 +142,7 @@ int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes) {
 int gt_write_file_atomic(const char *path, const char *text) {
     char tmp[PATH_MAX + 16];
     if (gt_tmp_create(path, tmp, sizeof tmp) != 0) return -1;
+    gt_output_begin(tmp); /* removed on a fatal error or SIGINT/SIGTERM */
     int rc = -1, e = 0;
     FILE *f = fopen(tmp, "w");
     if (f) {
@@ -156,10 +157,9 @@ int gt_write_file_atomic(const char *path, const char *text) {
     } else {
         e = errno;
     }
-    if (rc != 0) {
-        unlink(tmp);
-        errno = e ? e : EIO;
-    }
+    if (rc != 0) unlink(tmp);
+    gt_output_end(tmp);
+    if (rc != 0) errno = e ? e : EIO;
     return rc;
 }
 

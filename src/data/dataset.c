@@ -113,6 +113,7 @@ struct gt_dataset {
     int64_t *g_first[GT_SPLIT_COUNT]; /* [n_items_total + 1] global window prefix in file order */
     int32_t *owner_local;             /* [n_items_total] local item index, -1 elsewhere */
     gt_norm_stats norm;
+    int64_t norm_count[1 + GT_DATA_MAX_CHANNELS]; /* finite train values behind norm, over all ranks */
     gt_screen_summary screen_local;
     uint8_t *spike_ch;    /* pdm [n_cols]: 1 where the spike test runs (cfg.spike_channels) */
     int64_t *spikes_ch;   /* pdm [n_cols]: spikes found per channel, this rank */
@@ -935,6 +936,7 @@ static void compute_norm(gt_dataset *ds, MPI_Comm comm) {
         ds->norm.mean[f] = mean[f];
         ds->norm.std[f] = sd > floor_ ? sd : floor_;
         n_empty += cnt_g[f] == 0;
+        ds->norm_count[f] = cnt_g[f];
     }
     if (n_empty) GT_WARN("data: %d feature(s) have no finite train samples (mean 0, std floored)", n_empty);
 }
@@ -1431,6 +1433,24 @@ int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->W * gt_data_config_n_i
 int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? ds->n_cols : 0; }
 int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }
+int64_t gt_dataset_norm_count(const gt_dataset *ds, int f) {
+    return f >= 0 && f < ds->norm.n ? ds->norm_count[f] : 0;
+}
+const char *gt_dataset_target_name(const gt_dataset *ds, int t) {
+    if (t < 0 || t >= ds->n_cols) return "?";
+    if (ds->task == GT_TASK_NILM && ds->nilm) return ds->nilm->meta[t].name;
+    if (ds->task == GT_TASK_PDM && ds->pdm) return ds->pdm->channels[t].name;
+    return "?";
+}
+double gt_dataset_min_period_s(const gt_dataset *ds) {
+    double p = INFINITY;
+    for (int li = 0; li < ds->n_items; li++) {
+        double q = ds->task == GT_TASK_NILM ? (ds->nilm ? ds->nilm->period_s[li] : NAN)
+                                            : (ds->pdm && ds->pdm->rate_hz[li] > 0 ? 1.0 / ds->pdm->rate_hz[li] : NAN);
+        if (q > 0 && q < p) p = q;
+    }
+    return p;
+}
 
 const gt_norm_stats *gt_dataset_item_norm(const gt_dataset *ds, int li) {
     return ds->item_norm ? &ds->item_norm[li] : &ds->norm;

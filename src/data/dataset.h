@@ -334,6 +334,14 @@ int64_t gt_dataset_n_x(const gt_dataset *ds);
 int64_t gt_dataset_n_y(const gt_dataset *ds);
 int gt_dataset_n_targets(const gt_dataset *ds); /* A (nilm) or C (pdm) */
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds);
+/* The finite train-split values (over all ranks) behind feature f of the
+ * statistics (nilm: 0 = aggregate, 1 + a = appliance a); 0 for none. */
+int64_t gt_dataset_norm_count(const gt_dataset *ds, int f);
+/* The name of column t: the appliance (nilm) or channel (pdm) in the order
+ * the model's targets have; "?" out of range. */
+const char *gt_dataset_target_name(const gt_dataset *ds, int t);
+/* The shortest sampling period (s) of this rank's items; +inf with none. Not collective. */
+double gt_dataset_min_period_s(const gt_dataset *ds);
 /* pdm with data.pdm_target = nbm: the channels' roles ([C], gt_nbm_role) and
  * their counts; NULL (and 0, 0) otherwise. */
 const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets);

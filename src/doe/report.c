@@ -88,6 +88,25 @@ static cJSON *read_json(const char *path) {
     return j;
 }
 
+/* A cell's eval.json: NULL with *damage NULL when there is none, NULL with
+ * *damage set when it is there but is no result (a NUL byte, not JSON, too
+ * deeply nested, not an object). */
+static cJSON *read_eval_json(const char *path, const char **damage) {
+    *damage = NULL;
+    size_t n = 0;
+    char *t = gt_read_file(path, &n);
+    if (!t) {
+        if (errno != ENOENT) *damage = "cannot be read as a regular file";
+        return NULL;
+    }
+    cJSON *j = NULL;
+    if (memchr(t, 0, n)) *damage = "a NUL byte";
+    else if (!(j = cJSON_Parse(t))) *damage = "not JSON";
+    else if (!cJSON_IsObject(j)) *damage = "not a JSON object", cJSON_Delete(j), j = NULL;
+    free(t);
+    return j;
+}
+
 /* value at a dotted path, or NaN */
 static double json_path(const cJSON *j, const char *path) {
     char tmp[256];
@@ -190,14 +209,23 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
             cJSON_Delete(cj);
         }
         snprintf(p2, sizeof p2, "%s/cells/%s/eval.json", dir, r->id);
-        cJSON *ev = read_json(p2);
-        if (ev) {
+        const char *damage = NULL;
+        cJSON *ev = read_eval_json(p2, &damage);
+        for (int m = 0; ev && m < N_METRICS; m++) {
+            r->value[m] = json_path(ev, k_metrics[m].name);
+            if (isinf(r->value[m])) damage = "a metric that is not a finite number";
+        }
+        if (damage) {
+            /* a damaged eval.json is no result: the cell failed, its values unused */
+            GT_WARN("doe report: %s is damaged (%s): cell %lld counted as failed", p2, damage, (long long)r->index);
+            for (int m = 0; m < N_METRICS; m++) r->value[m] = NAN;
+            r->status = GT_DOE_FAILED;
+        } else if (ev) {
             r->status = GT_DOE_DONE;
-            for (int m = 0; m < N_METRICS; m++) r->value[m] = json_path(ev, k_metrics[m].name);
-            cJSON_Delete(ev);
         } else if (r->status == GT_DOE_DONE) {
             r->status = GT_DOE_FAILED; /* done without eval.json: treat as failed */
         }
+        cJSON_Delete(ev);
     }
     cJSON_Delete(j);
     return 0;

@@ -2,10 +2,13 @@
  * shares (the objective, the bound context). See task.h. */
 #include "task/task.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
+#include "dist/reduce.h"
+#include "io/format.h"
 
 static const gt_task_i *const g_tasks[] = {&gt_task_nilm, &gt_task_pdm};
 
@@ -74,4 +77,46 @@ double gt_task_objective(const gt_task_ctx *tc, float *dpred, const float *pred,
                          int B, float coef) {
     if (tc->gated) return gt_gated_loss_sum(dpred, pred, y, mask, tc->thr, (size_t)B, (int)tc->n_y_ds, coef);
     return gt_loss_sum_grad(tc->loss, dpred, pred, y, mask, (size_t)B * tc->n_y, coef);
+}
+
+/* Collective. data.items ids (single ids and lo-hi ranges) that match no
+ * household/turbine of the file end the job (exit 2) naming them and the ids
+ * the file has: else the only symptom was an empty train split. */
+void gt_task_check_item_ids(const char *file, const gt_dataset *ds, const gt_data_config *dc, MPI_Comm comm) {
+    if (dc->items.n == 0) return;
+    int n = 0, rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    gt_item_usage *u = gt_dataset_usage(ds, comm, &n); /* rank 0: every item */
+    char missing[512] = "", have[512] = "";
+    int bad = 0;
+    if (rank == 0) {
+        for (int r = 0; r < dc->items.n; r++) {
+            int any = 0;
+            for (int i = 0; i < n && !any; i++) any = u[i].id >= dc->items.lo[r] && u[i].id <= dc->items.hi[r];
+            if (any) continue;
+            size_t l = strlen(missing);
+            if (l + 48 >= sizeof missing) continue;
+            if (dc->items.lo[r] == dc->items.hi[r])
+                snprintf(missing + l, sizeof missing - l, "%s%lld", bad ? ", " : "", (long long)dc->items.lo[r]);
+            else
+                snprintf(missing + l, sizeof missing - l, "%s%lld-%lld", bad ? ", " : "", (long long)dc->items.lo[r],
+                         (long long)dc->items.hi[r]);
+            bad++;
+        }
+        for (int i = 0; i < n; i++) {
+            size_t l = strlen(have);
+            if (l + 32 >= sizeof have) {
+                snprintf(have + l, sizeof have - l, ", ...");
+                break;
+            }
+            snprintf(have + l, sizeof have - l, "%s%lld", i ? ", " : "", (long long)u[i].id);
+        }
+    }
+    free(u);
+    bad = gt_dist_max_int(bad, comm);
+    if (!bad) return;
+    char msg[1400];
+    snprintf(msg, sizeof msg, "%s: data.items: no %s with id %s in the file (it has: %s)", file,
+             gt_dataset_item_name(ds), missing, have);
+    gt_io_fail(comm, GT_EXIT_USAGE, msg);
 }

@@ -3,10 +3,13 @@
  * (seq2point); targets and masks come from the dataset (per-appliance
  * strides, appliances not owned or not selected masked out). */
 #include <mpi.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "core/check.h"
 #include "core/log.h"
 #include "dist/allreduce.h"
+#include "io/format.h"
 #include "task/task.h"
 
 static void nilm_check_model(const gt_model_config *mc, const char *file) {
@@ -18,6 +21,29 @@ static void nilm_check_model(const gt_model_config *mc, const char *file) {
 static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
     gt_nilm_shard *sh = gt_nilm_shard_read(file, comm);
     gt_dataset *ds = gt_dataset_nilm(sh, dc, comm);
+    gt_task_check_item_ids(file, ds, dc, comm);
+    /* appliances without a single finite target in the train split: all of
+     * them trained nothing (loss 0, null metrics): refused; some: a warning.
+     * The counts are global, so every rank decides alike. */
+    const int A = gt_dataset_n_targets(ds);
+    char names[1024] = "";
+    int n_none = 0;
+    for (int a = 0; a < A; a++)
+        if (gt_dataset_norm_count(ds, 1 + a) == 0) {
+            size_t l = strlen(names);
+            if (l + 40 < sizeof names)
+                snprintf(names + l, sizeof names - l, "%s%s", n_none ? ", " : "", gt_dataset_target_name(ds, a));
+            n_none++;
+        }
+    if (A > 0 && n_none == A && gt_dataset_n_windows_global(ds, GT_SPLIT_TRAIN) > 0) { /* no windows: the trainer says so */
+        char msg[1400];
+        snprintf(msg, sizeof msg, "%s: no finite target in the train split for any appliance (%s): every value is "
+                 "missing (NaN) in the training rows; check the file or data.appliances", file, names);
+        gt_io_fail(comm, GT_EXIT_DATA, msg);
+    }
+    if (n_none)
+        GT_WARN("%s: %d of %d appliance(s) have no finite target in the train split and learn nothing: %s", file,
+                n_none, A, names);
     if (dc->augment > 0) {
         double n_act = (double)gt_dataset_n_activations(ds);
         gt_dist_allreduce_sum_d(&n_act, 1, comm);

@@ -12,7 +12,10 @@
  * Both keep the model's shape (n_in = n_out = C): nbm masks the other
  * channels out of the loss, so a run, a checkpoint and eval need nothing
  * else to tell them apart than the stored data.pdm_target. */
+#include <fnmatch.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include <string.h>
 
 #include "core/check.h"
@@ -47,6 +50,23 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
     }
     gt_pdm_shard *sh = gt_pdm_shard_read(file, comm);
     gt_dataset *ds = gt_dataset_pdm(sh, dc, comm);
+    gt_task_check_item_ids(file, ds, dc, comm);
+    /* data.spike_channels patterns: one that matches no channel of the file is
+     * likely a typo (the spike test then screens fewer channels than meant) */
+    if (rank == 0 && strcmp(dc->spike_channels, "auto") && strcmp(dc->spike_channels, "all") &&
+        strcmp(dc->spike_channels, "none")) {
+        char pats[sizeof dc->spike_channels];
+        memcpy(pats, dc->spike_channels, sizeof pats);
+        pats[sizeof pats - 1] = 0;
+        char *save = NULL;
+        for (char *p = strtok_r(pats, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+            while (*p == ' ') p++;
+            if (!*p) continue;
+            int any = 0;
+            for (int c = 0; c < gt_dataset_n_targets(ds) && !any; c++) any = fnmatch(p, gt_dataset_target_name(ds, c), 0) == 0;
+            if (!any) GT_WARN("%s: data.spike_channels pattern '%s' matches no channel of the file", file, p);
+        }
+    }
     int n_in, n_tg;
     if (gt_dataset_nbm_roles(ds, &n_in, &n_tg)) { /* the same roles on every rank: they come from the file's channels */
         GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,

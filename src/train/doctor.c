@@ -14,13 +14,23 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "core/check.h"
+#include "core/fsutil.h"
+#include "core/log.h"
 #include "train/run_json_impl.h"
+
+/* The most doctor reads of one file (the end of a larger one) and of one line. */
+#define GT_DOCTOR_READ_MAX (64 << 20)
+#define GT_DOCTOR_LINE_MAX 65536
 
 /* One sign of a cause in a log line. */
 typedef struct sign {
@@ -280,15 +290,50 @@ static void xid_number(gt_doctor_finding *f, const char *line) {
     prepend_fix(f, pre);
 }
 
-/* Scans one log; returns 1 if it could be read. */
-static int scan_log(gt_doctor_report *r, const char *path, int *log_exit) {
-    FILE *fp = fopen(path, "r");
+/* Opens a file doctor reads (a log, metrics.jsonl, forensics.jsonl) only if
+ * it is a regular file (a FIFO, a device such as /dev/zero or a directory is
+ * refused, never blocks); one larger than GT_DOCTOR_READ_MAX is read from its
+ * last GT_DOCTOR_READ_MAX bytes on (the end of a log holds the failure), from
+ * the first whole line there, with a note. NULL with why[] filled. */
+static FILE *open_bounded(const char *path, char *why, size_t why_bytes) {
+    FILE *fp = gt_fopen_regular(path, why, why_bytes);
+    if (!fp) return NULL;
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && st.st_size > GT_DOCTOR_READ_MAX) {
+        if (fseeko(fp, st.st_size - GT_DOCTOR_READ_MAX, SEEK_SET) == 0) {
+            int c;
+            while ((c = getc(fp)) != EOF && c != '\n') {} /* the first whole line */
+        }
+        GT_WARN("doctor: %s is %.0f MiB: only its last %d MiB read", path, (double)st.st_size / (1 << 20),
+                GT_DOCTOR_READ_MAX >> 20);
+    }
+    return fp;
+}
+
+/* One line of at most GT_DOCTOR_LINE_MAX bytes (the rest of a longer line is
+ * skipped), NUL bytes included as read; *budget bytes left to read in all.
+ * The length, or -1 at the end (or when the budget is spent). */
+static ssize_t read_line_bounded(FILE *fp, char *line, size_t cap, long long *budget) {
+    size_t n = 0;
+    int c, any = 0;
+    while (*budget > 0 && (c = getc(fp)) != EOF) {
+        (*budget)--;
+        any = 1;
+        if (c == '\n') break;
+        if (n + 1 < cap) line[n++] = c ? (char)c : ' ';
+    }
+    line[n] = 0;
+    return any ? (ssize_t)n : -1;
+}
+
+/* Scans one log; returns 1 if it could be read (else why[] says why). */
+static int scan_log(gt_doctor_report *r, const char *path, int *log_exit, char *why, size_t why_bytes) {
+    FILE *fp = open_bounded(path, why, why_bytes);
     if (!fp) return 0;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
+    char *line = GT_MALLOC(GT_DOCTOR_LINE_MAX);
+    long long budget = GT_DOCTOR_READ_MAX + (long long)GT_DOCTOR_LINE_MAX; /* a file that grows meanwhile */
     int ln = 0;
-    while ((len = getline(&line, &cap, fp)) > 0) {
+    while (read_line_bounded(fp, line, GT_DOCTOR_LINE_MAX, &budget) >= 0) {
         ln++;
         line[strcspn(line, "\n")] = 0;
         int is_error = strstr(line, "gridtrain: error: ") || (strstr(line, "gridtrain[rank ") && strstr(line, "]: error: "));
@@ -324,13 +369,14 @@ static int scan_log(gt_doctor_report *r, const char *path, int *log_exit) {
 static void read_forensics(gt_doctor_report *r, const char *dir) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/forensics.jsonl", dir);
-    FILE *fp = fopen(p, "r");
+    char why[256];
+    FILE *fp = open_bounded(p, why, sizeof why);
     if (!fp) return;
     gt_doctor_finding *f = finding(r, "nan", 1);
-    char *line = NULL;
-    size_t cap = 0;
+    char *line = GT_MALLOC(GT_DOCTOR_LINE_MAX);
+    long long budget = GT_DOCTOR_READ_MAX + (long long)GT_DOCTOR_LINE_MAX;
     int ln = 0, shown = 0;
-    while (getline(&line, &cap, fp) > 0) {
+    while (read_line_bounded(fp, line, GT_DOCTOR_LINE_MAX, &budget) >= 0) {
         ln++;
         cJSON *j = cJSON_Parse(line);
         if (!j) continue;
@@ -413,13 +459,14 @@ static void read_performance(gt_doctor_report *r, const char *dir) {
     /* metrics.jsonl: the stall of the logging intervals (also for a run that did not finish) */
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/metrics.jsonl", dir);
-    FILE *fp = fopen(p, "r");
+    char why[256];
+    FILE *fp = open_bounded(p, why, sizeof why);
     int n = 0, high = 0;
     double sum = 0, worst = 0;
     if (fp) {
-        char *line = NULL;
-        size_t cap = 0;
-        while (getline(&line, &cap, fp) > 0) {
+        char *line = GT_MALLOC(GT_DOCTOR_LINE_MAX);
+        long long budget = GT_DOCTOR_READ_MAX + (long long)GT_DOCTOR_LINE_MAX;
+        while (read_line_bounded(fp, line, GT_DOCTOR_LINE_MAX, &budget) >= 0) {
             cJSON *j = cJSON_Parse(line);
             const cJSON *ty = j ? cJSON_GetObjectItem(j, "type") : NULL;
             if (cJSON_IsString(ty) && !strcmp(ty->valuestring, "train")) {
@@ -476,7 +523,9 @@ static void scan_dir_logs(gt_doctor_report *r, const char *dir, const char *must
     for (int i = 0; i < k; i++) {
         char p[PATH_MAX + 300];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        scan_log(r, p, log_exit);
+        char why[256];
+        if (!scan_log(r, p, log_exit, why, sizeof why) && errno != ENOENT)
+            GT_WARN("doctor: %s not read: %s", p, why);
         free(names[i]);
     }
 }
@@ -523,11 +572,13 @@ int gt_doctor_run(const char *run_dir, const char *extra_logs, gt_doctor_report 
     }
     if (extra_logs && *extra_logs) {
         char *copy = strdup(extra_logs), *save = NULL;
-        for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save))
-            if (!scan_log(r, p, &log_exit)) {
+        for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+            char why[256];
+            if (!scan_log(r, p, &log_exit, why, sizeof why)) {
                 gt_doctor_finding *f = finding(r, "unknown", 1);
-                evidence(f, "%s: cannot be read", p);
+                evidence(f, "%s: cannot be read: %s", p, why);
             }
+        }
         free(copy);
     }
     if (!r->has_manifest && r->n_logs == 0) return -1;

@@ -168,6 +168,13 @@ static int check_previous_run(trainer *t, char *msg, size_t n) {
                  t->run_dir, found, t->run_dir);
         return GT_EXIT_USAGE;
     }
+    t->overwrite_pending = 1; /* deleted by gt_train_clear_previous_run once setup passed */
+    return 0;
+}
+
+/* Rank 0: deletes the previous run's files; 0, or an exit code with msg filled. */
+static int remove_previous_run(trainer *t, char *msg, size_t n) {
+    char p[PATH_MAX + 64];
     for (size_t i = 0; i < N_RUN_FILES; i++) {
         snprintf(p, sizeof p, "%s/%s", t->run_dir, k_run_files[i]);
         if (unlink(p) != 0 && errno != ENOENT) {
@@ -182,8 +189,18 @@ static int check_previous_run(trainer *t, char *msg, size_t n) {
             return GT_EXIT_RESOURCE;
         }
     }
-    GT_INFO("run.overwrite: removed the previous run in %s (%s)", t->run_dir, found);
+    GT_INFO("run.overwrite: removed the previous run in %s", t->run_dir);
     return 0;
+}
+
+void gt_train_clear_previous_run(trainer *t) {
+    if (!t->overwrite_pending) return;
+    char msg[2 * PATH_MAX + 256] = "";
+    int code = t->rank == 0 ? remove_previous_run(t, msg, sizeof msg) : 0;
+    gt_dist_bcast_bytes(&code, sizeof code, t->comm);
+    if (code) gt_io_fail(t->comm, code, msg);
+    t->overwrite_pending = 0;
+    gt_train_open_log(t); /* deferred: the previous run's log stayed whole while setup could still fail */
 }
 
 void gt_train_claim_run_dir(trainer *t) {
@@ -196,6 +213,7 @@ void gt_train_claim_run_dir(trainer *t) {
     }
     gt_dist_bcast_bytes(&code, sizeof code, t->comm);
     if (code) gt_io_fail(t->comm, code, msg); /* rank 0 prints, every rank ends */
+    gt_dist_bcast_bytes(&t->overwrite_pending, sizeof t->overwrite_pending, t->comm);
 }
 
 void gt_train_unlock_run_dir(trainer *t) {
@@ -330,6 +348,12 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     char hex[32];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)t->data_hash);
     cJSON_AddStringToObject(d, "xxh64", hex);
+    /* the model's columns by name and the sampling period: eval and predict
+     * refuse a file whose columns differ (they are matched by position) */
+    cJSON *cols = cJSON_AddArrayToObject(d, "columns");
+    for (int i = 0, n = gt_dataset_n_targets(t->ds); i < n; i++)
+        cJSON_AddItemToArray(cols, cJSON_CreateString(gt_dataset_target_name(t->ds, i)));
+    if (isfinite(t->period_s)) cJSON_AddNumberToObject(d, "period_s", t->period_s);
     cJSON_AddStringToObject(o, "task", t->task->name);
     cJSON_AddNumberToObject(o, "ranks", t->size);
     const char *ob = getenv("OPENBLAS_NUM_THREADS");

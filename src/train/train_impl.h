@@ -51,11 +51,13 @@ typedef struct trainer {
     gt_norm_stats ns;
     char run_dir[PATH_MAX];
     int lock_fd;            /* rank 0: run.lock held (flock) for the run, else -1 */
+    int overwrite_pending;  /* every rank: run.overwrite found a previous run, deleted once setup passed */
     FILE *metrics;
     int ev[EV_N];
     int64_t bpe, total_steps, eval_every;
     int64_t last_ckpt_step;
     double last_val;
+    double period_s;        /* the data's shortest sampling period over all ranks (manifest) */
     int64_t resumed_from;   /* -1: a fresh run */
     char start_time[32];
     uint64_t data_hash;
@@ -114,6 +116,9 @@ void gt_train_resolve_run_dir(trainer *t);              /* collective */
  * directory holding another run's files is refused (exit 2) unless
  * cfg->overwrite, which deletes them. */
 void gt_train_claim_run_dir(trainer *t);
+/* Collective. run.overwrite: deletes the previous run's files (after every
+ * check that can fail up front passed) and starts run.log anew. */
+void gt_train_clear_previous_run(trainer *t);
 void gt_train_unlock_run_dir(trainer *t);
 /* Collective. Every rank: its warnings and errors (rank 0: its info lines too) are also
  * appended to RUN_DIR/run.log from now on (core/log.h), what `gridtrain

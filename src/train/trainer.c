@@ -117,6 +117,7 @@ static void setup_data(trainer *t) {
     gt_event_begin(t->ev[EV_READ]);
     t->ds = t->task->open(cfg->data_file, &t->dcfg, t->comm);
     gt_event_end(t->ev[EV_READ]);
+    t->period_s = -gt_dist_max_d(-gt_dataset_min_period_s(t->ds), t->comm); /* the minimum over the ranks */
 }
 
 /* Before the model is allocated: what is resident now (libraries, the data
@@ -869,7 +870,9 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     if (cfg->write_outputs) {
         gt_train_resolve_run_dir(t);
         gt_train_claim_run_dir(t); /* locked until the end; another run's files refused */
-        gt_train_open_log(t);      /* RUN_DIR/run.log: warnings and errors of every rank */
+        /* RUN_DIR/run.log: warnings and errors of every rank; with run.overwrite
+         * of a previous run opened once that run is deleted (below) */
+        if (!t->overwrite_pending) gt_train_open_log(t);
         gt_signals_install();
     }
 
@@ -878,6 +881,9 @@ int gt_train_run(const gt_train_config *cfg, MPI_Comm comm, gt_train_result *res
     build_model(t);
     restore_state(t);
     plan_schedule(t);
+    /* run.overwrite deletes the previous run only now: a bad configuration,
+     * data file or memory plan above leaves it whole */
+    if (cfg->write_outputs) gt_train_clear_previous_run(t);
     if (cfg->write_outputs) gt_train_open_outputs(t);
     gt_train_gpu_start(t); /* GPU runs: NVML telemetry (train.gpu_telemetry_s) */
 

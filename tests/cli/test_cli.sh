@@ -89,6 +89,67 @@ if [ -n "${GT_SOURCE_DIR:-}" ]; then
   else echo "ok   docs-in-sync"; fi
 fi
 
+# bench model: the limits of train, and no size arithmetic that wraps
+check bench-batch-range 2 "bench.batch = 2147483647: give 0 \(the default\) to 16777216" -- \
+  "$GT" bench model --model lstm --batch 2147483647 --window 2147483647 --steps 1
+check bench-window-range 2 "bench.window = 99999999999" -- "$GT" bench model --window 99999999999 --steps 1
+check bench-size-overflow 2 "batch 16777216 x window 16777216 of lstm needs about 9.2.e\+18 bytes" -- \
+  "$GT" bench model --model lstm --batch 16777216 --window 16777216 --steps 1
+# (under AddressSanitizer a failed allocation must return NULL, as malloc does)
+check bench-too-large 4 "out of host memory allocating 4634005[0-9]{8} bytes" -- \
+  env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1" "$GT" bench model --model s2p_tf --batch 100000 --window 100000 --steps 1
+
+# model.conv_scale: the channel counts it gives stay in range (1e8 wrapped to 1 channel)
+printf '[model]\nkind = s2p_cnn\n' > "$tmp/cnn.ini"
+check conv-scale-range 2 "model.conv_scale = 1e\+08 gives 3e\+09 channels in conv layer 1 \(at most 1048576\)" -- \
+  "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.conv_scale=1e8
+check conv-scale-finite 2 "model.conv_scale" -- "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.conv_scale=-1
+
+# a NUL byte inside a line is refused with FILE:LINE (it silently truncated the value: window 3)
+printf '[data]\nwindow = 3\0001\n' > "$tmp/nul.ini"
+check config-nul 2 "nul.ini:2: a NUL byte at column 11" -- "$GT" train "$tmp/nul.ini" data.file="$tmp/none.h5" run.dir="$tmp/nul"
+printf '[data]\nwindow = 31\n\000\n' > "$tmp/nul2.ini"
+check config-nul-line 2 "nul2.ini:3: a NUL byte at column 1" -- "$GT" train "$tmp/nul2.ini" data.file="$tmp/none.h5" run.dir="$tmp/nul"
+
+# NILM targets: no finite value in the train split for any appliance is refused
+# naming the file and the appliances (it trained nothing and exited 0); some: a warning
+PY=${GT_PYTHON:-python3}
+if "$GT" synth nilm --households 3 --days 0.1 --seed 3 -o "$tmp/n.h5" --log-level warn >/dev/null 2>&1 &&
+   "$PY" -c 'import h5py, numpy as np, shutil, sys
+d = sys.argv[1]
+for name, cols in (("nan_all", None), ("nan_some", [0, 3])):
+    shutil.copy(d + "/n.h5", d + "/" + name + ".h5")
+    with h5py.File(d + "/" + name + ".h5", "r+") as f:
+        a = f["appliances"][...]
+        if cols is None: a[...] = np.nan
+        else: a[:, cols] = np.nan
+        f["appliances"][...] = a' "$tmp" 2>/dev/null; then
+  printf '[data]\nwindow = 31\n[model]\nkind = s2p_cnn\nconv_scale = 0.1\nhidden = 8\nlayers = 2\n[train]\nbatch = 8\nmax_steps = 2\nepochs = 1\n' > "$tmp/nilm.ini"
+  check nilm-no-finite-target 3 "nan_all.h5: no finite target in the train split for any appliance \(fridge, freezer, kettle" -- \
+    "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_all.h5" run.dir="$tmp/nan_all"
+  check nilm-some-without-target 0 "nan_some.h5: 2 of 15 appliance\(s\) have no finite target in the train split and learn nothing: fridge, microwave" -- \
+    "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_some.h5" run.dir="$tmp/nan_some"
+  check data-items-not-in-file 2 "n.h5: data.items: no household with id 999, 5-9 in the file \(it has: 1, 2, 3\)" -- \
+    "$GT" train "$tmp/nilm.ini" data.file="$tmp/n.h5" run.dir="$tmp/items" data.items=1,999,5-9
+else echo "skip nilm-no-finite-target (no h5py)"; fi
+
+# synth pdm: farm codes are 0..65535 (a file with more was written, then rejected by train)
+check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth pdm --farms 70000 -o "$tmp/f.h5"
+[ ! -e "$tmp/f.h5" ] && echo "ok   synth-farms-range: no file" || { echo "FAIL synth-farms-range: a file was written"; fail=1; }
+check synth-households-range 2 "synth.households must be 1 to 16777216" -- "$GT" synth nilm --households 9999999999 -o "$tmp/f.h5"
+
+# options that were silently accepted
+check optim-clip-negative 2 "optim.clip must be a finite number >= 0" -- \
+  "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" optim.clip=-1
+check tbptt-not-lstm 2 "model.tbptt = 4: truncated backpropagation through time is for model.kind lstm, not s2p_tf" -- \
+  "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" model.kind=s2p_tf model.tbptt=4
+if [ -e "$tmp/n.h5" ]; then
+  check plan-calibration-missing 2 "plan.calibration '$tmp/none.json': No such file" -- \
+    "$GT" plan "$tmp/nilm.ini" data.file="$tmp/n.h5" --calibration "$tmp/none.json"
+  check plan-gpu-tflops-negative 2 "plan.gpu_tflops must be a finite number >= 0 \(got -5\)" -- \
+    "$GT" plan "$tmp/nilm.ini" data.file="$tmp/n.h5" --gpu-tflops -5
+fi
+
 # under MPI a user error ends every rank promptly with a non-zero code
 if command -v mpiexec >/dev/null; then
   start=$(date +%s)

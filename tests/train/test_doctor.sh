@@ -166,4 +166,24 @@ expect gpu "$W/gpu" gpu "not f['failure'] and 'rank 1' in ev and 'HW thermal slo
 mkdir -p "$W/empty"
 "$GT" doctor "$W/empty" > /dev/null 2>&1
 [ $? = 3 ] || fail "doctor on an empty directory: want exit 3"
+# logs that are not regular files, or huge: refused or read from their end,
+# never an unbounded read or a block (each under a 30 s timeout)
+mkdir -p "$W/special" && cp "$W/good/manifest.json" "$W/special/"
+ln -sf /dev/zero "$W/special/run.log"
+timeout 30 "$GT" doctor "$W/special" > /dev/null 2> "$W/special.err"; rc=$?
+[ $rc = 0 ] && grep -q "run.log not read: not a regular file (a character device)" "$W/special.err" \
+  || { cat "$W/special.err" >&2; fail "doctor, run.log -> /dev/zero: exit $rc"; }
+rm "$W/special/run.log" && mkfifo "$W/special/run.log"
+timeout 30 "$GT" doctor "$W/special" > /dev/null 2> "$W/special.err"; rc=$?
+[ $rc = 0 ] && grep -q "run.log not read: not a regular file (a FIFO)" "$W/special.err" \
+  || { cat "$W/special.err" >&2; fail "doctor, run.log a FIFO: exit $rc"; }
+timeout 30 "$GT" doctor "$W/good" --log /dev/urandom > "$W/special.out" 2>&1; rc=$?
+[ $rc != 124 ] && grep -q "/dev/urandom: cannot be read: not a regular file" "$W/special.out" \
+  || { cat "$W/special.out" >&2; fail "doctor --log /dev/urandom: exit $rc"; }
+rm "$W/special/run.log"
+{ truncate -s 70M "$W/special/run.log" && echo "gridtrain: error: out of memory (exit 4)" >> "$W/special/run.log"; }
+timeout 60 "$GT" doctor "$W/special" > "$W/special.out" 2> "$W/special.err"; rc=$?
+[ $rc = 0 ] && grep -q "run.log is 70 MiB: only its last 64 MiB read" "$W/special.err" \
+  || { cat "$W/special.err" "$W/special.out" >&2; fail "doctor, a 70 MiB run.log: exit $rc"; }
+echo "ok   doctor: /dev/zero, FIFO, /dev/urandom, 70 MiB log"
 echo "test_doctor: ok ($n_ok fixtures)"
