@@ -59,23 +59,25 @@ static void simt_bwd(float *dqkv, float *scratch, const float *dout, const float
     gt_cuda_set_precision(GT_PREC_FP32);
     gt_attention_backward_cuda(dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C, s->NH, 0);
 }
+static void tc_run(gt_attention_tc_type type, int bwd, float *out, float *lse, float *scratch, const float *qkv,
+                   float *dqkv, const float *dout, const lab_shape *s) {
+    if (bwd) gt_attention_tc_backward_rows_cuda(type, dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C, s->NH, 0,
+                                                s->L, 0);
+    else gt_attention_tc_forward_rows_cuda(type, out, lse, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+}
 static void tc_fwd(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s) {
-    (void)scratch;
-    gt_attention_tc_forward_rows_cuda(GT_ATTENTION_TC_BF16, out, lse, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+    tc_run(GT_ATTENTION_TC_BF16, 0, out, lse, scratch, qkv, NULL, NULL, s);
 }
 static void tc_bwd(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out,
                    const float *lse, const lab_shape *s) {
-    gt_attention_tc_backward_rows_cuda(GT_ATTENTION_TC_BF16, dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C,
-                                       s->NH, 0, s->L, 0);
+    tc_run(GT_ATTENTION_TC_BF16, 1, (float *)out, (float *)lse, scratch, qkv, dqkv, dout, s);
 }
 static void tc16_fwd(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s) {
-    (void)scratch;
-    gt_attention_tc_forward_rows_cuda(GT_ATTENTION_TC_FP16, out, lse, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+    tc_run(GT_ATTENTION_TC_FP16, 0, out, lse, scratch, qkv, NULL, NULL, s);
 }
 static void tc16_bwd(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out,
                      const float *lse, const lab_shape *s) {
-    gt_attention_tc_backward_rows_cuda(GT_ATTENTION_TC_FP16, dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C,
-                                       s->NH, 0, s->L, 0);
+    tc_run(GT_ATTENTION_TC_FP16, 1, (float *)out, (float *)lse, scratch, qkv, dqkv, dout, s);
 }
 
 static const variant VARIANTS[] = {

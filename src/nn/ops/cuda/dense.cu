@@ -399,6 +399,24 @@ extern "C" void gt_conv1d_backward_cuda(float *dinp, float *dw, float *db, const
 
 // --------------------------------------------------------------- layernorm --
 // One warp per row; two-pass mean/variance like the CPU (biased variance).
+// The row's statistics and output from its sum s of x (this lane's part):
+// shared by the plain and the fused forward, so both give the same bits.
+__device__ __forceinline__ void ln_row(float *o, float *mean, float *rstd, const float *x, float s, const float *w,
+                                       const float *b, int row, int C, float eps, int lane) {
+    const float m = gt_warp_sum(s) / (float)C;
+    float v = 0.0f;
+    for (int i = lane; i < C; i += 32) {
+        float d = x[i] - m;
+        v += d * d;
+    }
+    const float r = 1.0f / sqrtf(gt_warp_sum(v) / (float)C + eps);
+    for (int i = lane; i < C; i += 32) o[i] = (x[i] - m) * r * w[i] + b[i];
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = r;
+    }
+}
+
 __global__ void k_ln_fwd(float *out, float *mean, float *rstd, const float *inp, const float *w, const float *b,
                          int N, int C, float eps) {
     const int lane = threadIdx.x & 31;
@@ -407,19 +425,7 @@ __global__ void k_ln_fwd(float *out, float *mean, float *rstd, const float *inp,
     const float *x = inp + (size_t)row * C;
     float s = 0.0f;
     for (int i = lane; i < C; i += 32) s += x[i];
-    const float m = gt_warp_sum(s) / (float)C;
-    float v = 0.0f;
-    for (int i = lane; i < C; i += 32) {
-        float d = x[i] - m;
-        v += d * d;
-    }
-    const float r = 1.0f / sqrtf(gt_warp_sum(v) / (float)C + eps);
-    float *o = out + (size_t)row * C;
-    for (int i = lane; i < C; i += 32) o[i] = (x[i] - m) * r * w[i] + b[i];
-    if (lane == 0) {
-        mean[row] = m;
-        rstd[row] = r;
-    }
+    ln_row(out + (size_t)row * C, mean, rstd, x, s, w, b, row, C, eps, lane);
 }
 
 // Residual add + LayerNorm, one warp per row: sum = a + (b + b_bias), then
@@ -443,19 +449,7 @@ __global__ void k_add_ln_fwd(float *sum, float *out, float *mean, float *rstd, c
         x[i] = v;
         s += v;
     }
-    const float m = gt_warp_sum(s) / (float)C;
-    float var = 0.0f;
-    for (int i = lane; i < C; i += 32) {
-        float d = x[i] - m;
-        var += d * d;
-    }
-    const float r = 1.0f / sqrtf(gt_warp_sum(var) / (float)C + eps);
-    float *o = out + (size_t)row * C;
-    for (int i = lane; i < C; i += 32) o[i] = (x[i] - m) * r * w[i] + bias[i];
-    if (lane == 0) {
-        mean[row] = m;
-        rstd[row] = r;
-    }
+    ln_row(out + (size_t)row * C, mean, rstd, x, s, w, bias, row, C, eps, lane);
 }
 
 // One warp per row: dinp only (dw and db are fixed-order column sums). ACC:
