@@ -93,18 +93,21 @@ run2 run.dir="$W/slurm/runs/4242" train.device=cuda > "$W/slurm/slurm-nilm_full-
 expect device "$W/slurm/runs/4242" device "'no usable GPU' in ev and 'slurm-nilm_full-4242.out' in ev"
 
 run2 run.dir="$W/good" > "$W/good.err" 2>&1 || { cat "$W/good.err" >&2; fail "the good run"; }
-# the stall this run measured depends on the machine's load (10.1 % once on a busy 2-core VM: a true
-# warning); the stall diagnosis is checked on synthesized copies below, so the good run's figures are zeroed
-"$PY" - "$W/good" <<'PYEOF'
+set_stall() { # DIR TIMING METRICS: a run's data stall figures in timing.json and the train rows of metrics.jsonl
+  "$PY" - "$1" "$2" "$3" <<'PYEOF'
 import json, sys
-d = sys.argv[1]
-t = json.load(open(d + "/timing.json")); t["data_stall"] = 0.0
+d, ts, ms = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+t = json.load(open(d + "/timing.json")); t["data_stall"] = ts
 json.dump(t, open(d + "/timing.json", "w"))
 rows = [json.loads(l) for l in open(d + "/metrics.jsonl")]
 for r in rows:
-    if "data_stall" in r: r["data_stall"] = 0.0
+    if r["type"] == "train": r["data_stall"] = ms
 open(d + "/metrics.jsonl", "w").write("".join(json.dumps(r) + "\n" for r in rows))
 PYEOF
+}
+# the stall this run measured depends on the machine's load (10.1 % once on a busy 2-core VM: a true
+# warning); the stall diagnosis is checked on synthesized copies below, so the good run's figures are zeroed
+set_stall "$W/good" 0 0
 expect ok "$W/good" ok "d['exit_code'] == 0 and d['finished']"
 
 # ---- synthesized from a finished run: the trainer never reached its end (no end_time), log lines added
@@ -138,16 +141,7 @@ expect time_limit "$W/tlimit" time_limit "'DUE TO TIME LIMIT' in ev and 'train.t
 
 # performance: a finished run whose timing.json and metrics.jsonl show a stalled loader / an unbalanced rank
 rm -rf "$W/stall"; cp -r "$W/good" "$W/stall"
-"$PY" - "$W/stall" <<'PYEOF'
-import json, sys
-d = sys.argv[1]
-t = json.load(open(d + "/timing.json")); t["data_stall"] = 0.42
-json.dump(t, open(d + "/timing.json", "w"))
-rows = [json.loads(l) for l in open(d + "/metrics.jsonl")]
-for r in rows:
-    if r["type"] == "train": r["data_stall"] = 0.4
-open(d + "/metrics.jsonl", "w").write("".join(json.dumps(r) + "\n" for r in rows))
-PYEOF
+set_stall "$W/stall" 0.42 0.4
 expect data_stall "$W/stall" data_stall "not f['failure'] and 'data_stall 42.0%' in ev and 'train.prefetch=on' in f['fix']"
 rm -rf "$W/imb"; cp -r "$W/good" "$W/imb"
 "$PY" - "$W/imb" <<'PYEOF'
