@@ -283,13 +283,8 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
         else if (!strcmp(k, "eval.quantile")) ec->pdm_quantile = gt_args_float(a, k);
         else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
         else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);
-        else if (!strcmp(k, "eval.ewma_s")) {
-            const char *v = gt_args_str(a, k);
-            char *end = NULL;
-            ec->pdm_ewma_s = !strcmp(v, "auto") ? -1 : strtod(v, &end);
-            GT_CHECK(!end || (end != v && *end == 0 && isfinite(ec->pdm_ewma_s) && ec->pdm_ewma_s >= 0),
-                     GT_EXIT_USAGE, "eval.ewma_s = '%s': give auto or seconds >= 0", v);
-        } else if (!strcmp(k, "eval.score")) {
+        else if (!strcmp(k, "eval.ewma_s")) ec->pdm_ewma_s = gt_args_auto_nonneg(a, k);
+        else if (!strcmp(k, "eval.score")) {
             ec->pdm_score = gt_pdm_score_parse(gt_args_str(a, k));
             GT_CHECK(ec->pdm_score >= 0, GT_EXIT_USAGE, "eval.score = '%s' (auto|mean|channel)", gt_args_str(a, k));
         }

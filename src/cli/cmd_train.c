@@ -59,7 +59,7 @@ static const gt_opt opts[] = {
     {"data.pdm_target", NULL, GT_OPT_STR, "next", "pdm: what the model predicts, whose error is the anomaly score: next = the next step of every channel from the window (prediction detector); nbm = a normal-behaviour model: the condition channels (temperatures, pressures, vibration) at each step from the operating channels (wind speed, power, rotor speed, ambient temperature, status, angles) of the window up to it, the condition channels never in its input (data.nbm_inputs, data.nbm_targets)", "next|nbm"},
     {"data.norm", NULL, GT_OPT_STR, "global", "pdm: normalisation statistics of each channel: global = over the train rows of all turbines; turbine = every turbine with its own mean and std over its train-split rows of normal operation (label 0 with data.train_normal_only), so sensor offsets and site differences between turbines do not read as anomalies; a held-out turbine uses the global ones", "global|turbine"},
     {"data.nbm_inputs", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the input channels: auto = every channel that is not a condition signal or a cumulative counter (energy, hours), plus ambient/outside temperatures; or comma-separated name patterns such as wind_*,power_*", NULL},
-    {"data.nbm_targets", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the predicted channels: auto = the condition signals (as data.spike_channels = auto, with their min/max/std aggregates) except ambient/outside temperatures; or comma-separated name patterns such as *bearing*,*oil*; a target is never an input", NULL},
+    {"data.nbm_targets", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the predicted channels: auto = the condition signals (as data.spike_channels = auto; not their min/max/std aggregates, which stay unused) except ambient/outside temperatures; the channel's name and its description (/channels/description) decide; or comma-separated name patterns such as *bearing*,*oil*; a target is never an input", NULL},
     {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
     {"data.power_limit_w", NULL, GT_OPT_FLOAT, "1e8", "nilm: a power (aggregate or appliance) beyond +-this many W is not a measurement (a meter spike of tens of kW is; 3e38 W is not): treated as missing (a gap) with a warning; 0 off", NULL},
     {"data.spike_min_w", NULL, GT_OPT_FLOAT, "5000", "nilm: an aggregate sample is a spike only when it also departs from its local median by more than this many W: appliance bursts of a few kW (a microwave's defrost pulses, a washing machine's spin) are loads, meter glitches tens of kW; 0: the Hampel rule alone (runs stored without this key)", NULL},
@@ -252,14 +252,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     d->pdm_row_missing = gt_args_float(a, "data.pdm_row_missing");
     GT_CHECK(d->pdm_row_missing >= 0 && d->pdm_row_missing <= 1, GT_EXIT_USAGE,
              "data.pdm_row_missing must be a share in [0, 1] (got %g)", d->pdm_row_missing);
-    const char *fm = gt_args_str(a, "data.fill_max_s");
-    if (!strcmp(fm, "auto")) d->fill_max_s = -1;
-    else {
-        char *end = NULL;
-        d->fill_max_s = strtod(fm, &end);
-        GT_CHECK(end != fm && *end == '\0' && isfinite(d->fill_max_s) && d->fill_max_s >= 0, GT_EXIT_USAGE,
-                 "data.fill_max_s = '%s': give auto or seconds >= 0", fm);
-    }
+    d->fill_max_s = gt_args_auto_nonneg(a, "data.fill_max_s");
     /* values are checked where they enter: the readers of io/ (process-wide) */
     const double power_limit = gt_args_float(a, "data.power_limit_w"), signal_limit = gt_args_float(a, "data.signal_limit");
     GT_CHECK(power_limit >= 0 && signal_limit >= 0, GT_EXIT_USAGE,

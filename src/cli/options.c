@@ -388,6 +388,15 @@ double gt_args_float(const gt_args *a, const char *key) {
     GT_ASSERT(parse_float(a->value[must_find(a, key, GT_OPT_FLOAT)], &v));
     return v;
 }
+double gt_args_auto_nonneg(const gt_args *a, const char *key) {
+    const char *v = gt_args_str(a, key);
+    if (!strcmp(v, "auto")) return -1;
+    char *end = NULL;
+    double x = strtod(v, &end);
+    GT_CHECK(end != v && *end == '\0' && isfinite(x) && x >= 0, GT_EXIT_USAGE, "%s = '%s': give auto or a number >= 0",
+             key, v);
+    return x;
+}
 int gt_args_bool(const gt_args *a, const char *key) {
     int v = 0;
     GT_ASSERT(parse_bool(a->value[must_find(a, key, GT_OPT_BOOL)], &v));

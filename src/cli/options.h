@@ -71,6 +71,9 @@ const char *gt_args_str(const gt_args *a, const char *key);
 const char *gt_args_str_any(const gt_args *a, const char *key); /* the value as given, any type */
 int64_t gt_args_int(const gt_args *a, const char *key);
 double gt_args_float(const gt_args *a, const char *key);
+/* A string option holding "auto" (-1) or a finite number >= 0; anything else
+ * ends the run (exit 2) naming the key and the value. */
+double gt_args_auto_nonneg(const gt_args *a, const char *key);
 int gt_args_bool(const gt_args *a, const char *key);
 int64_t gt_args_size(const gt_args *a, const char *key); /* bytes: 512, 64K, 4M, 2G */
 /* "512", "64K", "4M", "2G", "1.5TiB" -> bytes (binary units); 0 if malformed. */

@@ -412,8 +412,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
             if (ti[k].holdout) continue;
             double *v = vs + (size_t)k * 3 * C;
             const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
-            chan_ewma ch;
-            chan_ewma_init(&ch, C, span);
+            chan_ewma ch = {0};
+            if (chan) chan_ewma_init(&ch, C, span);
             int64_t lo1 = ti[k].c1; /* channel mode: the state warms up over 40 spans before the calibration rows */
             if (chan) lo1 -= T + (int64_t)ceil(40 * span);
             if (lo1 < 0) lo1 = 0;
@@ -470,8 +470,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
             int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
             if (lo2 < 0) lo2 = 0;
             if (ti[k].skip && !all_rows) continue;
-            chan_ewma ch;
-            chan_ewma_init(&ch, C, span);
+            chan_ewma ch = {0};
+            if (chan) chan_ewma_init(&ch, C, span);
             raw_ctx rc = {raw, inv, bias + (size_t)k * C, C, chan ? &ch : NULL};
             window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
                           lo2, ti[k].n, raw_visit, &rc);
