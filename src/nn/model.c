@@ -190,6 +190,11 @@ int gt_model_conv_cudnn(void) {
 #endif
 }
 
+int gt_model_attention_mma(void) {
+    const char *v = getenv("GT_ATTN_IMPL");
+    return v && strcmp(v, "mma") == 0;
+}
+
 size_t gt_model_device_work_elems(const gt_model_config *c) {
     size_t w = 0;
     switch (c->kind) {
@@ -206,7 +211,11 @@ size_t gt_model_device_work_elems(const gt_model_config *c) {
         if (gt_model_conv_cudnn()) w = gt_conv1d_cudnn_al(w) + dnn; /* after the kernels' scratch */
         break;
     }
-    case GT_MODEL_S2P_TF: w = gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads); break;
+    case GT_MODEL_S2P_TF:
+        w = gt_model_attention_mma() /* D and the kernels' bf16 copies of q, k, v, dout */
+                ? gt_attention_mma_scratch_size(c->max_batch, c->window, c->d_model, c->n_heads)
+                : gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads);
+        break;
     case GT_MODEL_LSTM:
         w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);
         if (gt_model_lstm_cudnn()) /* cuDNN's area after the kernels' scratch, 256-byte aligned */

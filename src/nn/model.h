@@ -287,6 +287,14 @@ int gt_model_lstm_cudnn(void);
  * GT_CONV_IMPL=kernels): im2col + cuBLAS (nn/ops/cuda/dense.cu). Read at each
  * call, so the planner and gt_cuda_model_create agree within a process. */
 int gt_model_conv_cudnn(void);
+/* 1 when the device model's bf16 attention runs the mma.sync kernels (nn/ops/
+ * cuda/attention_mma.cu, a lab variant) instead of the wmma kernels
+ * (attention_tc.cu): the environment variable GT_ATTN_IMPL is "mma"; the work
+ * area then holds the bf16 copies of q, k, v and dout (nn/ops/cuda/sizes.h
+ * gt_attention_mma_scratch_size). Otherwise 0 (the default, or
+ * GT_ATTN_IMPL=wmma). Only BF16 precision is affected. Read at each call, so
+ * the planner and gt_cuda_model_create agree within a process. */
+int gt_model_attention_mma(void);
 /* bf16 activation storage: 1 when a GPU engine keeps activation `name` of a
  * model of cfg in bf16 (2 bytes per element) rather than fp32. Where it is
  * safe, with train.precision = bf16 only (fp32 range; fp16 would need

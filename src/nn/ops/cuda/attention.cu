@@ -327,13 +327,20 @@ static bool use_tensor_cores(int nq, gt_attention_tc_type *type) {
     *type = p == GT_PREC_FP16 ? GT_ATTENTION_TC_FP16 : GT_ATTENTION_TC_BF16;
     return (p == GT_PREC_BF16 || p == GT_PREC_FP16) && nq >= ATT_TC_MIN_ROWS && gt_attention_tc_usable();
 }
+// bf16 tiles on the mma kernels of attention_mma.cu when selected
+// (gt_attention_tc_set_kernel; the default, GT_ATTENTION_TC_WMMA, keeps
+// attention_tc.cu); fp16 tiles always on attention_tc.cu.
+static bool use_mma(gt_attention_tc_type type) {
+    return type == GT_ATTENTION_TC_BF16 && gt_attention_tc_get_kernel() == GT_ATTENTION_TC_MMA;
+}
 
 extern "C" void gt_attention_forward_rows_cuda(float *out, float *lse, float *scratch, const float *qkv, int B,
                                                int L, int C, int NH, int q0, int nq, cudaStream_t st) {
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
     gt_attention_tc_type type;
     if (use_tensor_cores(nq, &type)) {
-        gt_attention_tc_forward_rows_cuda(type, out, lse, qkv, B, L, C, NH, q0, nq, st);
+        if (use_mma(type)) gt_attention_mma_forward_rows_cuda(out, lse, scratch, qkv, B, L, C, NH, q0, nq, st);
+        else gt_attention_tc_forward_rows_cuda(type, out, lse, qkv, B, L, C, NH, q0, nq, st);
         return;
     }
     const int hs = C / NH;
@@ -353,7 +360,9 @@ extern "C" void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, con
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
     gt_attention_tc_type type;
     if (use_tensor_cores(nq, &type)) {
-        gt_attention_tc_backward_rows_cuda(type, dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
+        if (use_mma(type))
+            gt_attention_mma_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
+        else gt_attention_tc_backward_rows_cuda(type, dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
         return;
     }
     const int hs = C / NH;

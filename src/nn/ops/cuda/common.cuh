@@ -85,3 +85,5 @@ void gt_attention_backward_prep_cuda(float *D, float *dqkv, const float *dout, c
 // current device (attention_tc.cu), outside any graph capture: called by
 // gt_cuda_stream_prepare. Does nothing below compute capability 8.0.
 void gt_attention_tc_prepare(void);
+// The same for the mma kernels (attention_mma.cu).
+void gt_attention_mma_prepare(void);

@@ -87,6 +87,7 @@ struct gt_cuda_model {
     size_t n_work;
     gt_lstm_cudnn *lstm_dnn;             // the LSTM on cuDNN (in work), or NULL: the kernels
     int lstm_dnn_stack;                  // lstm_dnn runs the whole stack in one call
+    gt_attention_tc_kernel attn_kernel;  // bf16 attention: wmma (default) or mma (GT_ATTN_IMPL=mma; work sized for it)
     gt_conv1d_cudnn *conv_dnn[GT_MODEL_MAX_CONV]; // s2p_cnn's layers on cuDNN (one area in work), or NULL: the kernels
     float *loss_dev;     // (1)
     double *sumsq_dev;   // (1)
@@ -547,6 +548,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     m->plan.x = m->plan.pred = m->plan.dpred = nullptr;
     m->plan.impl = nullptr;
     m->prec = (gt_cuda_prec)amp;
+    m->attn_kernel = gt_model_attention_mma() ? GT_ATTENTION_TC_MMA : GT_ATTENTION_TC_WMMA;
     m->fc1_bf16 = gt_model_act_device_bf16(&m->plan.cfg, "blocks.0.fc1");
     const gt_model_config *c = &m->plan.cfg;
     const size_t np = m->plan.n_params, B = (size_t)c->max_batch;
@@ -823,6 +825,7 @@ static void graph_replay(gt_cuda_model *m, const graph_slot *g) {
 // Forward (backward = 0) or backward of B samples: replayed, captured or eager.
 static void run_pass(gt_cuda_model *m, int backward, int B, float dloss) {
     gt_cuda_set_precision(m->prec);
+    gt_attention_tc_set_kernel(m->attn_kernel); // the one the work area was sized for
     graph_slot *g = m->graphs ? graph_find(m, backward, B, dloss) : nullptr;
     if (g && g->n_seg > 0) {
         graph_replay(m, g);

@@ -271,6 +271,27 @@ void gt_attention_tc_forward_rows_cuda(gt_attention_tc_type type, float *out, fl
 void gt_attention_tc_backward_rows_cuda(gt_attention_tc_type type, float *dqkv, float *scratch, const float *dout,
                                         const float *qkv, const float *out, const float *lse, int B, int L, int C,
                                         int NH, int q0, int nq, cudaStream_t stream);
+/* Which bf16 tensor-core kernels the calls above run in GT_PREC_BF16 (per
+ * process, like the precision): GT_ATTENTION_TC_WMMA (the default) the wmma
+ * kernels of attention_tc.cu; GT_ATTENTION_TC_MMA the mma.sync kernels of
+ * attention_mma.cu (register-resident scores, cp.async, a lab variant), which
+ * then need scratch of gt_attention_mma_scratch_elems(B,L,C,NH) floats in
+ * both calls (the device model sizes its work area so when GT_ATTN_IMPL=mma,
+ * nn/model.h gt_model_attention_mma). FP16 keeps the wmma kernels. */
+typedef enum gt_attention_tc_kernel { GT_ATTENTION_TC_WMMA = 0, GT_ATTENTION_TC_MMA = 1 } gt_attention_tc_kernel;
+void gt_attention_tc_set_kernel(gt_attention_tc_kernel kernel);
+gt_attention_tc_kernel gt_attention_tc_get_kernel(void);
+/* The mma kernels directly, in any precision mode (tests, the lab): same
+ * arguments and results as the _tc_ calls with GT_ATTENTION_TC_BF16, but both
+ * take scratch of gt_attention_mma_scratch_elems(B,L,C,NH) floats (D and bf16
+ * copies of q, k, v, dout: nn/ops/cuda/sizes.h). Head sizes up to 64; above,
+ * they run the wmma bf16 kernels. */
+size_t gt_attention_mma_scratch_elems(int B, int L, int C, int NH);
+void gt_attention_mma_forward_rows_cuda(float *out, float *lse, float *scratch, const float *qkv, int B, int L, int C,
+                                        int NH, int q0, int nq, cudaStream_t stream);
+void gt_attention_mma_backward_rows_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                         const float *out, const float *lse, int B, int L, int C, int NH, int q0,
+                                         int nq, cudaStream_t stream);
 
 /* --------------------------------------------------------------- LSTM --
  * Per step: one cuBLAS GEMM (B,H)x(H,4H) and one fused cell kernel; the
