@@ -13,6 +13,7 @@
 #   ops-vs-cpu    every op forward/backward and the device model vs the CPU,
 #                 fp32 / bf16 / fp16 / tf32 (gpu_test_ops_cuda, gpu_test_model_cuda,
 #                 gpu_test_attention_tc: the bf16 tensor-core attention,
+#                 gpu_test_attention_mma: the mma.sync attention (lab variant mma_bf16),
 #                 gpu_test_lstm_cudnn: the LSTM on cuDNN vs the CPU and the kernels,
 #                 gpu_test_conv_cudnn: the convolutions on cuDNN vs the CPU)
 #   engine        tests/nn/test_engine.c: the host and the CUDA engine on the
@@ -31,7 +32,7 @@
 #                 LSTM model with GT_LSTM_IMPL=cudnn and cudnn-stack, CUDA graph
 #                 on (rows gridtrain-cudnn, gridtrain-cudnn-stack)
 #   attn-lab      the attention kernel lab (tests/gpu/dev/attention.c): each
-#                 variant (fp32 SIMT, bf16 tensor cores) on s2p_tf's shape vs
+#                 variant (fp32 SIMT, bf16/fp16 wmma, bf16 mma.sync) on s2p_tf's shape vs
 #                 the CPU and timed; FAIL only when it cannot run or a
 #                 variant misses its tolerance; times and share of the bf16
 #                 peak in the summary
@@ -207,7 +208,7 @@ fi
 # ----------------------------------------------------------------------- checks --
 if [ -f "$B/CTestTestfile.cmake" ]; then
   ctest_step spills 120 -L gpu-build
-  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|fused_cuda|model_cuda|attention_tc|lstm_cudnn|conv_cudnn)$'
+  ctest_step ops-vs-cpu 180 -R '^gpu_test_(ops_cuda|fused_cuda|model_cuda|attention_tc|attention_mma|lstm_cudnn|conv_cudnn)$'
   ctest_step engine 120 -R '^test_nn_engine$'
   ctest_step graph 120 -R '^gpu_test_graph_cuda$'
   if [ "$HAVE_NCCL" = 1 ]; then

@@ -2,6 +2,7 @@
  * allocates, for every kind and several micro-batches; gt_model_device_bytes
  * equals the list of device buffers of gt_cuda_model_create, checked by hand
  * on a tiny s2p_cnn (the GPU test compares it with the real allocation). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/model.h"
@@ -98,6 +99,20 @@ int main(void) {
     size_t w1 = gt_model_device_work_elems(&t);
     t.window *= 2;
     TEST_EQ_INT(gt_model_device_work_elems(&t), 2 * w1);
+    /* GT_ATTN_IMPL=mma (the mma.sync attention, nn/ops/cuda/attention_mma.cu): D, rounded up to 64 floats, and
+     * the bf16 copies of q, k, v, dout (4 x B NH L HSP bf16 = 2 B NH L HSP floats); wmma or unset: D only */
+    unsetenv("GT_ATTN_IMPL");
+    TEST_CHECK(!gt_model_attention_mma());
+    const size_t w_wmma = gt_model_device_work_elems(&t), bhl = (size_t)t.max_batch * t.n_heads * t.window;
+    TEST_EQ_INT(w_wmma, bhl);
+    setenv("GT_ATTN_IMPL", "mma", 1);
+    TEST_CHECK(gt_model_attention_mma());
+    const int hs = t.d_model / t.n_heads, hsp = hs <= 16 ? 16 : hs <= 32 ? 32 : 64;
+    TEST_CHECK(hs <= 64);
+    TEST_EQ_INT(gt_model_device_work_elems(&t), (bhl + 63) / 64 * 64 + 2 * bhl * hsp);
+    setenv("GT_ATTN_IMPL", "wmma", 1);
+    TEST_EQ_INT(gt_model_device_work_elems(&t), w_wmma);
+    unsetenv("GT_ATTN_IMPL");
     fprintf(stderr, "model sizes: %d configurations planned == allocated; device bytes of the tiny s2p_cnn %zu\n",
             checked, want);
     TEST_DONE();

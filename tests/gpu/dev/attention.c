@@ -3,7 +3,7 @@
  * reference and times its forward and backward.
  *
  *   gt_gpu_attn_lab [--B 8] [--L 4096] [--C 256] [--NH 8] [--reps 20] [--warmup 3]
- *                   [--check-batches 1] [--only simt|tc]
+ *                   [--check-batches 1] [--only simt|tc|mma]
  *
  * Default shape: s2p_tf's attention at the benchmark's batch (tests/gpu/
  * bench_gpu.c: B = 8, L = 4096, d_model 256, 8 heads, hs 32); one call is one
@@ -12,6 +12,10 @@
  *   simt_fp32  attention.cu: fp32 SIMT kernels (FP32 and TF32 precision)
  *   tc_bf16    attention_tc.cu: bf16 tensor cores (BF16 precision)
  *   tc_fp16    attention_tc.cu: fp16 tensor cores (FP16 precision)
+ *   mma_bf16   attention_mma.cu: bf16 mma.sync m16n8k16, scores in registers,
+ *              cp.async double buffer (BF16 precision with
+ *              gt_attention_tc_set_kernel(GT_ATTENTION_TC_MMA), GT_ATTN_IMPL=mma;
+ *              head sizes above 64 run tc_bf16's kernels)
  * Check: the first --check-batches batch elements (batches are independent)
  * against gt_attention_forward / gt_attention_backward on the CPU: relative
  * L2 error of out and of dqkv within the variant's tolerance (those of
@@ -80,11 +84,21 @@ static void tc16_bwd(float *dqkv, float *scratch, const float *dout, const float
     tc_run(GT_ATTENTION_TC_FP16, 1, (float *)out, (float *)lse, scratch, qkv, dqkv, dout, s);
 }
 
+static void mma_fwd(float *out, float *lse, float *scratch, const float *qkv, const lab_shape *s) {
+    gt_attention_mma_forward_rows_cuda(out, lse, scratch, qkv, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+}
+static void mma_bwd(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *out,
+                    const float *lse, const lab_shape *s) {
+    gt_attention_mma_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, s->B, s->L, s->C, s->NH, 0, s->L, 0);
+}
+
 static const variant VARIANTS[] = {
     {"simt_fp32", GT_PREC_FP32, simt_fwd, simt_bwd, 1e-4, 1e-4},
     {"tc_bf16", GT_PREC_BF16, tc_fwd, tc_bwd, 1.5e-2, 3e-2},
     /* fp16 tiles: 3 more mantissa bits than bf16, so 8x tighter than bf16 would be; 4x allows for dS */
     {"tc_fp16", GT_PREC_FP16, tc16_fwd, tc16_bwd, 4e-3, 8e-3},
+    /* the bf16 tensor cores' bounds, as tc_bf16 (tests/gpu/test_attention_mma.c) */
+    {"mma_bf16", GT_PREC_BF16, mma_fwd, mma_bwd, 1.5e-2, 3e-2},
 };
 
 /* median ms of reps calls of fwd (which = 0) or bwd (which = 1) */
@@ -125,7 +139,7 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr,
                     "usage: %s [--B N] [--L N] [--C N] [--NH N] [--reps N] [--warmup N] [--check-batches N] "
-                    "[--only simt|tc]\n",
+                    "[--only simt|tc|mma]\n",
                     argv[0]);
             return 2;
         }
@@ -161,8 +175,11 @@ int main(int argc, char **argv) {
         free(scr);
     }
 
+    /* scratch: D for the SIMT and wmma paths; D and the bf16 copies for mma_bf16 (the larger) */
+    const size_t n_scr_tc = gt_attention_cuda_scratch_elems(s.B, s.L, s.NH),
+                 n_scr_mma = gt_attention_mma_scratch_elems(s.B, s.L, s.C, s.NH);
     lab_bufs d = {gtu_dev(qkv, nqkv), gt_cuda_alloc_floats(no), gt_cuda_alloc_floats(nl), gtu_dev(g, no),
-                  gt_cuda_alloc_floats(nqkv), gt_cuda_alloc_floats(gt_attention_cuda_scratch_elems(s.B, s.L, s.NH))};
+                  gt_cuda_alloc_floats(nqkv), gt_cuda_alloc_floats(n_scr_mma > n_scr_tc ? n_scr_mma : n_scr_tc)};
     const double fwd_flops = 4.0 * s.B * s.NH * (double)s.L * s.L * hs, bwd_flops = 2.5 * fwd_flops;
     int rc = 0;
     for (size_t k = 0; k < sizeof VARIANTS / sizeof VARIANTS[0]; k++) {
