@@ -29,13 +29,14 @@
 // (L / 128 times per head), so it dominates global/L2 traffic, and bf16 halves
 // it; every row is HSP x 2 bytes, 16-byte aligned, padded with zeros (no
 // column masks, no scalar staging path for odd head sizes); and the
-// registers stay with the accumulators. Cost: one read of qkv (and dout) and
-// one write of the copies per call (B L 3C x 6 bytes forward, B L 4C x 6
-// backward: about 5 % of the kernels' expected time at s2p_tf's shape), and
-// memory: the scratch grows from D (B NH L floats) to D + 4 bf16 copies,
+// registers stay with the accumulators. Cost: one read of q, k, v (and dout)
+// and one write of the copies per call (6 bytes per element: 25 M elements,
+// ~40 us at 4 TB/s, for the forward at s2p_tf's shape below, ~10 % of its
+// expected 0.4 ms; 34 M, ~50 us, ~4 % of the backward), and memory: the
+// scratch grows from D (B NH L floats) to D + 4 bf16 copies,
 // gt_attention_mma_scratch_size (sizes.h) = B NH L + 2 B NH L HSP floats
-// (about 32 MiB per sample-batch of 8 at L 4096, d_model 256; one area shared
-// by all layers, as D is), counted by the planner when GT_ATTN_IMPL=mma
+// (64 MiB at B 8, L 4096, 8 heads, HSP 32; one area shared by all layers, as
+// D is), counted by the planner when GT_ATTN_IMPL=mma
 // (gt_model_device_work_elems).
 //
 // Tiles: blocks of 8 warps (256 threads). The forward and dQ kernels own 128
@@ -79,42 +80,42 @@
 // emulate one warp's ldmatrix + mma on the CPU and these kernels' tile
 // loops against the CPU attention (ctest test_nn_attention_mma_host).
 //
-// Expected figures, by counting (not measured: no GPU has run these kernels).
+// Expected figures, by counting (NOT MEASURED: no GPU has run these kernels).
 // s2p_tf: B 8, L 4096, NH 8, hs 32 (HSP 32); one layer's forward is 4 B NH
-// L^2 hs = 137 GFLOP, backward 2.5x (the lab's metric).
-//   Arithmetic intensity. Per 64-key tile a block does 4 x 128 x 64 x HSP
-//   FLOPs and streams 2 x 64 x HSP bf16 elements (K and V) from L2: 128
-//   FLOPs per byte at any HSP (Br = 128 rows per block). At 35 % of
-//   989 TFLOP/s that is 2.7 TB/s from L2 (the fp32 staging of
-//   attention_tc.cu with 64-row tiles needs 4x that), well inside H200's L2
-//   bandwidth; DRAM sees each K/V tile once per head while it stays in L2
-//   (L x HSP x 2 x 2 bytes = 0.5 MiB per head at HSP 32).
-//   Shared memory. Per 64-key tile and warp: ldmatrix reads 64 x HSP x 2 x 2
-//   bytes (K and V, every warp reads the whole tile) for 4 x 16 x 64 x HSP
-//   FLOPs: 16 FLOPs per byte read, 64 B per clock per SM at 35 % peak
-//   (989e12 x 0.35 / 132 SMs / 1.83 GHz = 1430 FLOPs per clock per SM,
-//   90 B per clock), against 128 B per clock: within the bandwidth, with S
-//   and P never in shared memory (attention_tc.cu moves each score through
-//   shared memory about five times, which bounds it near 15 %).
-//   Exponentials. One exp2f per score (MUFU, 16 per clock per SM) against
-//   4 x HSP = 128 tensor FLOPs per score at HSP 32: 1430 FLOPs per clock
-//   need 11 exp2 per clock per SM, 70 % of the MUFU rate; the FMA/max work
-//   per score (about 6 instructions) adds ~45 % of the FP32 issue rate. At
-//   hs 32 the softmax, not the tensor cores, is the bound: the design can
-//   reach about 35-40 % of peak forward at hs 32, more at hs 64 (the same
-//   softmax work per score, twice the FLOPs); the backward (5 mma per 2 in
-//   the forward, one exp2 per score per kernel, two kernels recomputing S and
-//   dP: 3.5x the forward's mma work for 2.5x counted) about 25-30 %.
-//   Registers (ptxas, CUDA 13, sm_90; see docs/benchmarks.md for the figures
-//   at each HSP): the forward holds Q (HSP/4), O (HSP/2), S (32) and the
-//   row state; 2 blocks of 256 threads per SM (<= 128 registers), 16 warps.
-//   Occupancy. Shared memory per block (HSP + 8) x 2 bytes x (128 + 4 x 64)
-//   rows forward = 30 KiB at HSP 32, (128 x 2 + 4 x 64) rows backward =
-//   40 KiB; 2 blocks per SM use at most 148 KiB of 228 KiB at HSP 64.
-//   Grid: B NH L / 128 = 2048 blocks over 132 SMs (7.8 waves at 2 per SM).
-//   Conversion: 2 x 25 M elements forward, read 4 + write 2 bytes, ~40 us at
-//   4 TB/s against ~0.4 ms for the forward at 35 %: about 10 % forward, 5 %
-//   backward.
+// L^2 hs = 137 GFLOP, backward 2.5x (the lab's metric). H100/H200 SXM: 132
+// SMs at ~1.83 GHz, 989 TFLOP/s dense bf16 = ~4100 FLOPs per clock per SM;
+// 35 % of it is ~1430.
+//   L2 / DRAM. Per 64-key tile a block does 4 x 128 x 64 x HSP FLOPs and
+//   streams 2 x 64 x HSP bf16 elements (K and V): 128 FLOPs per byte at any
+//   HSP (128 rows per block). At 35 % of peak that is 2.7 TB/s from L2 (the
+//   fp32 staging of attention_tc.cu with 64-row tiles needs 4x that); DRAM
+//   sees each head's K and V (0.5 MiB at HSP 32) about once while they stay
+//   in L2.
+//   Shared memory. Per warp and 64-key tile, ldmatrix reads K and V whole
+//   (64 x HSP x 2 bytes each) for 4 x 16 x 64 x HSP FLOPs: 16 FLOPs per byte,
+//   ~90 B per clock per SM at 35 % against 128 B per clock: 70 % of the
+//   shared-memory bandwidth, where attention_tc.cu moves every score through
+//   shared memory about five times (which bounds it near 15 %).
+//   Exponentials. One exp2 per score (MUFU: 16 per clock per SM) against
+//   4 x HSP tensor FLOPs per score: at HSP 32 the MUFU alone caps the forward
+//   at 16 x 128 = 2048 FLOPs per clock, 50 % of peak, and 35 % needs 70 % of
+//   the MUFU rate plus ~6 FP32 instructions per score (scale, max, subtract,
+//   convert, sum, mask: about half the FP32 issue rate). At hs 32 the
+//   softmax, not the tensor cores, is the bound: expected 30-40 % of peak
+//   forward at hs 32, 40-50 % at hs 64 (the same softmax work, twice the
+//   FLOPs per score). Backward: 14 HSP tensor FLOPs per score done (dQ
+//   kernel S, dP, dQ; dK/dV kernel S, dP, dV, dK) for 10 HSP counted and 2
+//   exp2 per score: 25-30 % of peak expected (the HSP 64 dK/dV kernel holds
+//   165 registers: one block of 8 warps per SM, little latency hiding).
+//   Registers (ptxas, CUDA 13; sm_90 / sm_80), HSP 16, 32, 64: forward 84 /
+//   83, 102 / 98, 128 / 128; dQ 66 / 66, 88 / 88, 121 / 121; dK/dV 79 / 75,
+//   115 / 111, 167 / 165; no spills, no stack frame (ctest
+//   gpu_register_spills). Conversion kernel 28 / 26.
+//   Occupancy. Launch bounds ask 2 blocks of 256 threads per SM (<= 128
+//   registers, 16 warps) everywhere but the HSP 64 dK/dV kernel (1 block). Shared memory per block: (HSP + 8) x 2 bytes x (128 + 4 x 64)
+//   rows forward = 30 KiB at HSP 32, 54 KiB at 64; (2 x 128 + 4 x 64) rows
+//   backward = 40 / 72 KiB (+ 512 B for lse and D in dK/dV). Grid at s2p_tf's
+//   shape: B NH L / 128 = 2048 blocks over 132 SMs, 7.8 waves at 2 per SM.
 // Needs sm_80 or newer (bf16 mma, ldmatrix, cp.async).
 #include <cuda_bf16.h>
 
@@ -133,10 +134,11 @@ typedef __nv_bfloat16 bf16;
 #define MM_LOG2E 1.4426950408889634f
 
 // Resident blocks asked of ptxas: 2 (a 128-register cap) where the kernel's
-// live state fits; the HSP 64 backward holds twice the accumulators and gets
-// the whole register file (1 block of 8 warps).
-#define MM_MIN_BLOCKS_FWD(HSP) 2
-#define MM_MIN_BLOCKS_BWD(HSP) ((HSP) <= 32 ? 2 : 1)
+// live state fits; the HSP 64 dK/dV kernel holds two HSP-wide accumulators
+// (dK, dV: 64 floats per lane) and K, V fragments, and gets the whole
+// register file (1 block of 8 warps; capped at 128 it would spill).
+#define MM_MIN_BLOCKS 2
+#define MM_MIN_BLOCKS_DKV(HSP) ((HSP) <= 32 ? 2 : 1)
 
 template <int HSP>
 struct mm_shape {
@@ -248,7 +250,7 @@ __global__ void k_mm_to_bf16(bf16 *dst, const float *src, int B, int L, int NH, 
 
 // grid (ceil(nq/128), NH, B): 128 query rows per block, all key tiles
 template <int HSP>
-__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_FWD(HSP))
+__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
     k_attn_mma_fwd(float *out, float *lse, const bf16 *qb, const bf16 *kb, const bf16 *vb, int L, int C, int NH,
                    int hs, int q0, int nq, float scale) {
     MM_ARCH_GUARD();
@@ -362,7 +364,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_FWD(HSP))
 
 // grid (ceil(nq/128), NH, B): 128 query rows per block, all key tiles
 template <int HSP>
-__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_BWD(HSP))
+__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
     k_attn_mma_dq(float *dqkv, const bf16 *qb, const bf16 *kb, const bf16 *vb, const bf16 *gb, const float *lse,
                   const float *D, int L, int C, int NH, int hs, int q0, int nq, float scale) {
     MM_ARCH_GUARD();
@@ -461,7 +463,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_BWD(HSP))
 
 // grid (ceil(L/128), NH, B): 128 key rows per block, query tiles of [q0, q0 + nq)
 template <int HSP>
-__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_BWD(HSP))
+__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_DKV(HSP))
     k_attn_mma_dkv(float *dqkv, const bf16 *qb, const bf16 *kb, const bf16 *vb, const bf16 *gb, const float *lse,
                    const float *D, int L, int C, int NH, int hs, int q0, int nq, float scale) {
     MM_ARCH_GUARD();

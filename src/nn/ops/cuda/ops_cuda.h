@@ -245,8 +245,10 @@ int gt_cuda_unscale_check(float *g, size_t n, float inv_scale, cudaStream_t stre
  * Precision: fp32 SIMT kernels (attention.cu) in every mode but GT_PREC_BF16,
  * where calls of 64 or more query rows run the bf16 tensor-core kernels
  * (attention_tc.cu: bf16 products, fp32 softmax and accumulation) on devices
- * of compute capability 8.0 or newer. Both paths share the layouts and the
- * lse convention: either's forward feeds either's backward. */
+ * of compute capability 8.0 or newer (or, for bf16 when selected by
+ * gt_attention_tc_set_kernel(GT_ATTENTION_TC_MMA), the mma.sync kernels of
+ * attention_mma.cu, whose scratch is larger: see below). All paths share the
+ * layouts and the lse convention: either's forward feeds either's backward. */
 size_t gt_attention_cuda_scratch_elems(int B, int L, int NH);
 void gt_attention_forward_cuda(float *out, float *lse, float *scratch, const float *qkv, int B, int L, int C,
                                int NH, cudaStream_t stream);
