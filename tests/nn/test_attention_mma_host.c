@@ -30,24 +30,22 @@
 #include "nn_test_util.h"
 #include "test.h"
 
-#define OWN 128 /* the kernels' MM_OWN, MM_STR, MM_WARPS */
-#define STR 64
-#define WARPS 8
+#define OWN GT_ATTN_MMA_OWN /* the kernels' block shape */
+#define STR GT_ATTN_MMA_STR
+#define WARPS GT_ATTN_MMA_WARPS
 #define LOG2E 1.4426950408889634f
 
 /* ------------------------------------------------------- the emulator -- */
 
 /* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: lane l gives the
- * address (ar[l], ac[l]) (row, column of a row-major tile sm, row stride ld)
- * of row gt_ldm_src_row(l) of matrix gt_ldm_src_matrix(l); register j of lane
- * l receives element e = matrix j's (gt_ldm_dst_row, gt_ldm_dst_col). */
-static void emu_ldm_x4(float out[32][4][2], const float *sm, int ld, const int ar[32], const int ac[32], int trans) {
-    int row_addr[4][8][2];
-    int seen[4][8] = {{0}};
+ * address sm + off[l] of row gt_ldm_src_row(l) of matrix gt_ldm_src_matrix(l)
+ * (8 consecutive b16 elements); register j of lane l receives element e =
+ * matrix j's (gt_ldm_dst_row, gt_ldm_dst_col). */
+static void emu_ldm_x4(float out[32][4][2], const float *sm, const int off[32], int trans) {
+    int row_off[4][8], seen[4][8] = {{0}};
     for (int l = 0; l < 32; l++) {
         const int j = gt_ldm_src_matrix(l), r = gt_ldm_src_row(l);
-        row_addr[j][r][0] = ar[l];
-        row_addr[j][r][1] = ac[l];
+        row_off[j][r] = off[l];
         seen[j][r]++;
     }
     for (int j = 0; j < 4; j++)
@@ -56,7 +54,7 @@ static void emu_ldm_x4(float out[32][4][2], const float *sm, int ld, const int a
         for (int j = 0; j < 4; j++)
             for (int e = 0; e < 2; e++) {
                 const int r = gt_ldm_dst_row(l, e, trans), c = gt_ldm_dst_col(l, e, trans);
-                out[l][j][e] = sm[(size_t)row_addr[j][r][0] * ld + row_addr[j][r][1] + c];
+                out[l][j][e] = sm[row_off[j][r] + c];
             }
 }
 
@@ -81,26 +79,25 @@ static void emu_mma(float d[32][4], float a[32][4][2], float b0[32][2], float b1
         }
 }
 
-/* The kernel's ldmatrix addresses: block at (r0, c0) of a tile, per lane */
+/* The kernels' ldmatrix addresses: the block at (r0, c0) of a tile of row stride ld, per lane */
 typedef enum { LDM_A, LDM_BN, LDM_BK } ldm_kind;
-static void ldm_addr(ldm_kind k, int r0, int c0, int ar[32], int ac[32]) {
-    for (int l = 0; l < 32; l++) {
-        ar[l] = r0 + (k == LDM_A ? gt_ldm_a_row(l) : k == LDM_BN ? gt_ldm_bn_row(l) : gt_ldm_bk_row(l));
-        ac[l] = c0 + (k == LDM_A ? gt_ldm_a_col(l) : k == LDM_BN ? gt_ldm_bn_col(l) : gt_ldm_bk_col(l));
-    }
+static void ldm_offsets(ldm_kind k, int r0, int c0, int ld, int off[32]) {
+    for (int l = 0; l < 32; l++)
+        off[l] = k == LDM_A ? gt_ldm_a_off(l, r0, c0, ld) : k == LDM_BN ? gt_ldm_bn_off(l, r0, c0, ld)
+                                                                       : gt_ldm_bk_off(l, r0, c0, ld);
 }
 /* an A fragment: ldmatrix.x4 (no .trans) of the 16x16 block at (r0, c0) */
 static void load_a(float a[32][4][2], const float *sm, int ld, int r0, int c0) {
-    int ar[32], ac[32];
-    ldm_addr(LDM_A, r0, c0, ar, ac);
-    emu_ldm_x4(a, sm, ld, ar, ac, 0);
+    int off[32];
+    ldm_offsets(LDM_A, r0, c0, ld, off);
+    emu_ldm_x4(a, sm, off, 0);
 }
 /* B fragments of two n-tiles: registers 0, 1 -> b0 (n-tile 0), 2, 3 -> b1 */
 static void load_b(float b0[32][2][2], float b1[32][2][2], ldm_kind k, const float *sm, int ld, int r0, int c0) {
-    int ar[32], ac[32];
+    int off[32];
     float x[32][4][2];
-    ldm_addr(k, r0, c0, ar, ac);
-    emu_ldm_x4(x, sm, ld, ar, ac, k == LDM_BK);
+    ldm_offsets(k, r0, c0, ld, off);
+    emu_ldm_x4(x, sm, off, k == LDM_BK);
     for (int l = 0; l < 32; l++)
         for (int r = 0; r < 2; r++)
             for (int e = 0; e < 2; e++) {
@@ -168,12 +165,13 @@ static void test_maps(void) {
         for (int k = 0; k < 16; k++) n_off += a[r][k] != 1 || (k < 8 && (b[r][k] != 1 || c[r][k] != 1));
     TEST_EQ_INT(n_off, 0);
     /* the kernels' ldmatrix address plans give every row of a 16x16 block once per 8-column half */
-    for (int k = 0; k < 3; k++) {
-        int ar[32], ac[32], hit[16][2] = {{0}};
-        ldm_addr((ldm_kind)k, 0, 0, ar, ac);
+    for (int k = 0; k < 3; k++) { /* at row stride 40 (HSP 32 + 8), block (16, 8) */
+        int off[32], hit[16][2] = {{0}};
+        ldm_offsets((ldm_kind)k, 16, 8, 40, off);
         for (int l = 0; l < 32; l++) {
-            TEST_REQUIRE(ar[l] >= 0 && ar[l] < 16 && (ac[l] == 0 || ac[l] == 8));
-            hit[ar[l]][ac[l] / 8]++;
+            const int r = off[l] / 40 - 16, c = off[l] % 40 - 8;
+            TEST_REQUIRE(r >= 0 && r < 16 && (c == 0 || c == 8));
+            hit[r][c / 8]++;
         }
         for (int r = 0; r < 16; r++) TEST_CHECK(hit[r][0] == 1 && hit[r][1] == 1);
     }
@@ -267,6 +265,7 @@ typedef struct shape {
     int B, L, C, NH, q0, nq;
 } shape;
 static int hsp_of(int hs) { return hs <= 16 ? 16 : hs <= 32 ? 32 : 64; }
+#define LDH_OF(hsp) gt_attn_mma_ldh(hsp)
 
 /* k_mm_to_bf16: (L, HSP) head-major copy of head h of batch b, rows [t0, t1), zero elsewhere */
 static float *to_bf16_copy(const float *src, int ld, const shape *s, int b, int h, int t0, int t1) {
@@ -278,7 +277,7 @@ static float *to_bf16_copy(const float *src, int ld, const shape *s, int b, int 
 }
 /* mm_load: rows [r0, r0 + R) of a (L, HSP) copy into a (R, HSP + 8) tile; rows at or past rend zero */
 static void stage(float *tile, const float *src, int hsp, int R, int r0, int rend) {
-    const int ld = hsp + 8;
+    const int ld = LDH_OF(hsp);
     memset(tile, 0, sizeof(float) * (size_t)R * ld);
     for (int r = 0; r < R && r0 + r < rend; r++) memcpy(tile + (size_t)r * ld, src + (size_t)(r0 + r) * hsp, sizeof(float) * hsp);
 }
@@ -290,7 +289,7 @@ static void shfl_xor(float out[32], const float v[32], int mask) {
 /* k_attn_mma_fwd, block bx, head (b, h): out rows, lse */
 static void emu_fwd(float *out, float *lse, const float *qb, const float *kb, const float *vb, const shape *s, int b,
                     int h, int bx) {
-    const int hs = s->C / s->NH, HSP = hsp_of(hs), LDH = HSP + 8, NK = HSP / 16, NN = HSP / 8;
+    const int hs = s->C / s->NH, HSP = hsp_of(hs), LDH = LDH_OF(HSP), NK = HSP / 16, NN = HSP / 8;
     const int L = s->L, i0 = s->q0 + bx * OWN, q1 = s->q0 + s->nq, ntiles = (L + STR - 1) / STR;
     const float scale = 1.0f / sqrtf((float)hs), sl2 = scale * LOG2E;
     float *qs = malloc(sizeof(float) * OWN * LDH), *ks = malloc(sizeof(float) * STR * LDH),
@@ -381,7 +380,7 @@ static void emu_fwd(float *out, float *lse, const float *qb, const float *kb, co
 /* k_attn_mma_dq, block bx, head (b, h): the dq rows of dqkv */
 static void emu_dq(float *dqkv, const float *qb, const float *kb, const float *vb, const float *gb, const float *lse,
                    const float *D, const shape *s, int b, int h, int bx) {
-    const int hs = s->C / s->NH, HSP = hsp_of(hs), LDH = HSP + 8, NK = HSP / 16, NN = HSP / 8;
+    const int hs = s->C / s->NH, HSP = hsp_of(hs), LDH = LDH_OF(HSP), NK = HSP / 16, NN = HSP / 8;
     const int L = s->L, i0 = s->q0 + bx * OWN, q1 = s->q0 + s->nq, ntiles = (L + STR - 1) / STR;
     const size_t bh = (size_t)b * s->NH + h;
     const float scale = 1.0f / sqrtf((float)hs), sl2 = scale * LOG2E;
@@ -452,7 +451,7 @@ static void emu_dq(float *dqkv, const float *qb, const float *kb, const float *v
 /* k_attn_mma_dkv, block bx, head (b, h): the dk, dv rows of dqkv */
 static void emu_dkv(float *dqkv, const float *qb, const float *kb, const float *vb, const float *gb, const float *lse,
                     const float *D, const shape *s, int b, int h, int bx) {
-    const int hs = s->C / s->NH, HSP = hsp_of(hs), LDH = HSP + 8, NK = HSP / 16, NN = HSP / 8;
+    const int hs = s->C / s->NH, HSP = hsp_of(hs), LDH = LDH_OF(HSP), NK = HSP / 16, NN = HSP / 8;
     const int L = s->L, s0 = bx * OWN, q1 = s->q0 + s->nq, ntiles = (s->nq + STR - 1) / STR;
     const size_t bh = (size_t)b * s->NH + h;
     const float scale = 1.0f / sqrtf((float)hs), sl2 = scale * LOG2E;

@@ -126,10 +126,10 @@
 
 typedef __nv_bfloat16 bf16;
 
-#define MM_WARPS 8
+#define MM_WARPS GT_ATTN_MMA_WARPS
 #define MM_THREADS (32 * MM_WARPS)
-#define MM_OWN 128 // rows a block owns: queries (forward, dQ) or keys (dK/dV); 16 per warp
-#define MM_STR 64  // rows of a streamed tile: keys (forward, dQ) or queries (dK/dV)
+#define MM_OWN GT_ATTN_MMA_OWN // rows a block owns: queries (forward, dQ) or keys (dK/dV); 16 per warp
+#define MM_STR GT_ATTN_MMA_STR // rows of a streamed tile: keys (forward, dQ) or queries (dK/dV)
 #define MM_MAX_HSP 64
 #define MM_LOG2E 1.4426950408889634f
 
@@ -142,7 +142,7 @@ typedef __nv_bfloat16 bf16;
 
 template <int HSP>
 struct mm_shape {
-    static constexpr int LDH = HSP + 8;  // bf16 row stride of a shared-memory tile
+    static constexpr int LDH = HSP + 8;  // bf16 row stride of a shared-memory tile (gt_attn_mma_ldh)
     static constexpr int NK = HSP / 16;  // 16-wide k-chunks of a head row (S = Q K^T)
     static constexpr int NN = HSP / 8;   // 8-wide n-tiles of a head row (O, dQ, dK, dV)
     static constexpr int OWN = MM_OWN * LDH;
@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
     uint32_t qf[T::NK][4]; // this warp's 16 query rows as A fragments, loaded once
 #pragma unroll
     for (int kk = 0; kk < T::NK; kk++)
-        mm_ldm_x4(qf[kk], qs + (warp * 16 + gt_ldm_a_row(lane)) * T::LDH + kk * 16 + gt_ldm_a_col(lane));
+        mm_ldm_x4(qf[kk], qs + gt_ldm_a_off(lane, warp * 16, kk * 16, T::LDH));
     float o[T::NN][4];     // O (16, HSP), C fragments
 #pragma unroll
     for (int n = 0; n < T::NN; n++)
@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
 #pragma unroll
             for (int kk = 0; kk < T::NK; kk++) {
                 uint32_t b[4];
-                mm_ldm_x4(b, kt + (np * 16 + gt_ldm_bn_row(lane)) * T::LDH + kk * 16 + gt_ldm_bn_col(lane));
+                mm_ldm_x4(b, kt + gt_ldm_bn_off(lane, np * 16, kk * 16, T::LDH));
                 mm_mma(s[2 * np], qf[kk], b[0], b[1]);
                 mm_mma(s[2 * np + 1], qf[kk], b[2], b[3]);
             }
@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
 #pragma unroll
             for (int np = 0; np < T::NN / 2; np++) {
                 uint32_t b[4];
-                mm_ldm_x4_t(b, vt + (kk * 16 + gt_ldm_bk_row(lane)) * T::LDH + np * 16 + gt_ldm_bk_col(lane));
+                mm_ldm_x4_t(b, vt + gt_ldm_bk_off(lane, kk * 16, np * 16, T::LDH));
                 mm_mma(o[2 * np], pa, b[0], b[1]);
                 mm_mma(o[2 * np + 1], pa, b[2], b[3]);
             }
@@ -396,7 +396,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
     uint32_t qf[T::NK][4], gf[T::NK][4]; // this warp's Q and dO rows as A fragments, loaded once
 #pragma unroll
     for (int kk = 0; kk < T::NK; kk++) {
-        const int off = (warp * 16 + gt_ldm_a_row(lane)) * T::LDH + kk * 16 + gt_ldm_a_col(lane);
+        const int off = gt_ldm_a_off(lane, warp * 16, kk * 16, T::LDH);
         mm_ldm_x4(qf[kk], qs + off);
         mm_ldm_x4(gf[kk], gs + off);
     }
@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
             float s[2][4] = {}, dp[2][4] = {};
 #pragma unroll
             for (int kk = 0; kk < T::NK; kk++) {
-                const int off = (kc * 16 + gt_ldm_bn_row(lane)) * T::LDH + kk * 16 + gt_ldm_bn_col(lane);
+                const int off = gt_ldm_bn_off(lane, kc * 16, kk * 16, T::LDH);
                 uint32_t b[4];
                 mm_ldm_x4(b, kt + off); // S = Q K^T
                 mm_mma(s[0], qf[kk], b[0], b[1]);
@@ -443,7 +443,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
 #pragma unroll
             for (int np = 0; np < T::NN / 2; np++) { // dQ += dS K
                 uint32_t b[4];
-                mm_ldm_x4_t(b, kt + (kc * 16 + gt_ldm_bk_row(lane)) * T::LDH + np * 16 + gt_ldm_bk_col(lane));
+                mm_ldm_x4_t(b, kt + gt_ldm_bk_off(lane, kc * 16, np * 16, T::LDH));
                 mm_mma(dq[2 * np], da, b[0], b[1]);
                 mm_mma(dq[2 * np + 1], da, b[2], b[3]);
             }
@@ -493,7 +493,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_DKV(HSP))
     uint32_t kf[T::NK][4], vf[T::NK][4]; // this warp's K and V rows as A fragments, loaded once
 #pragma unroll
     for (int kk = 0; kk < T::NK; kk++) {
-        const int off = (warp * 16 + gt_ldm_a_row(lane)) * T::LDH + kk * 16 + gt_ldm_a_col(lane);
+        const int off = gt_ldm_a_off(lane, warp * 16, kk * 16, T::LDH);
         mm_ldm_x4(kf[kk], ks + off);
         mm_ldm_x4(vf[kk], vs + off);
     }
@@ -527,7 +527,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_DKV(HSP))
             float s[2][4] = {}, dp[2][4] = {};
 #pragma unroll
             for (int kk = 0; kk < T::NK; kk++) {
-                const int off = (qc * 16 + gt_ldm_bn_row(lane)) * T::LDH + kk * 16 + gt_ldm_bn_col(lane);
+                const int off = gt_ldm_bn_off(lane, qc * 16, kk * 16, T::LDH);
                 uint32_t b[4];
                 mm_ldm_x4(b, qt + off); // S^T = K Q^T (keys x queries)
                 mm_mma(s[0], kf[kk], b[0], b[1]);
@@ -549,7 +549,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_DKV(HSP))
             mm_c2a(da, ds[0], ds[1]);
 #pragma unroll
             for (int np = 0; np < T::NN / 2; np++) {
-                const int off = (qc * 16 + gt_ldm_bk_row(lane)) * T::LDH + np * 16 + gt_ldm_bk_col(lane);
+                const int off = gt_ldm_bk_off(lane, qc * 16, np * 16, T::LDH);
                 uint32_t b[4];
                 mm_ldm_x4_t(b, gt + off); // dV += P^T dO
                 mm_mma(dv[2 * np], pa, b[0], b[1]);

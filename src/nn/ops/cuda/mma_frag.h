@@ -80,9 +80,32 @@ GT_MMA_FN int gt_ldm_bn_col(int lane) { return 8 * ((lane >> 3) & 1); }
 GT_MMA_FN int gt_ldm_bk_row(int lane) { return (lane & 7) + 8 * ((lane >> 3) & 1); }
 GT_MMA_FN int gt_ldm_bk_col(int lane) { return 8 * (lane >> 4); }
 
+/* ... and as element offsets in a row-major tile of row stride ld, for the
+ * block at (r0, c0): what the kernels hand to ldmatrix */
+GT_MMA_FN int gt_ldm_a_off(int lane, int r0, int c0, int ld) {
+    return (r0 + gt_ldm_a_row(lane)) * ld + c0 + gt_ldm_a_col(lane);
+}
+GT_MMA_FN int gt_ldm_bn_off(int lane, int r0, int c0, int ld) {
+    return (r0 + gt_ldm_bn_row(lane)) * ld + c0 + gt_ldm_bn_col(lane);
+}
+GT_MMA_FN int gt_ldm_bk_off(int lane, int r0, int c0, int ld) {
+    return (r0 + gt_ldm_bk_row(lane)) * ld + c0 + gt_ldm_bk_col(lane);
+}
+
 /* C fragments -> A fragment (registers, no shared memory) */
 GT_MMA_FN int gt_c2a_tile(int r) { return r >> 1; }
 GT_MMA_FN int gt_c2a_elem(int r, int e) { return 2 * (r & 1) + e; }
+
+/* ------------------------------------------- the kernels' block shape --
+ * Blocks of GT_ATTN_MMA_WARPS warps own GT_ATTN_MMA_OWN rows (16 per warp:
+ * queries in the forward and dQ kernels, keys in the dK/dV kernel) and stream
+ * tiles of GT_ATTN_MMA_STR rows (keys, or queries); shared-memory tiles have
+ * rows of gt_attn_mma_ldh(HSP) bf16 elements (HSP + 8: an odd multiple of 16
+ * bytes, so the 8 rows of an ldmatrix hit 8 different bank groups). */
+#define GT_ATTN_MMA_WARPS 8
+#define GT_ATTN_MMA_OWN (16 * GT_ATTN_MMA_WARPS)
+#define GT_ATTN_MMA_STR 64
+GT_MMA_FN int gt_attn_mma_ldh(int hsp) { return hsp + 8; }
 
 /* ------------------------------------------------------------- bf16 -- */
 /* x rounded to the nearest bf16 (ties to even), as __float2bfloat16 (finite x) */
