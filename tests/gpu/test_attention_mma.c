@@ -175,7 +175,7 @@ int main(void) {
         test_mma(2, 200, 256, 4, 10, 150, exact); /* hs 64, a row range over two query tiles (128 rows each) */
     }
     test_mma(2, 4096, 64, 2, 0, 4096, 0); /* L 4096, hs 32: 64 key tiles per row */
-    test_mma(1, 4096, 256, 4, 0, 4096, 0); /* L 4096, hs 64 */
+    test_mma(1, 4096, 128, 2, 0, 4096, 0); /* L 4096, hs 64 */
     printf("fallback and dispatch\n");
     same_bits("hs 100: the wmma kernels", path_mma, path_wmma, 2, 64, 200, 2);
     same_bits("hs 128: the wmma kernels", path_mma, path_wmma, 2, 75, 256, 2);
