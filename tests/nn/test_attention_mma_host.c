@@ -16,7 +16,7 @@
  *      attention (nn/ops/cpu/attention.c) on inputs that are bf16 values,
  *      within the bounds tests/gpu/test_attention_tc.c sets for that case
  *      (out 3.75e-3, each gradient 7.5e-3 relative L2; lse 5e-3 + 2.5e-3 |lse|),
- *      at head sizes 5, 24, 32 and 64 (HSP 16, 32, 64), several key and query
+ *      at head sizes 5, 24, 32, 64, 100 and 128 (HSP 16 to 128), several key and query
  *      tiles with partial last tiles, a query row range, more than one head.
  * The emulation keeps the kernels' block shape (8 warps, 128 owned rows,
  * 64-row streamed tiles) and their padded shared-memory row stride. */
@@ -27,6 +27,7 @@
 
 #include "nn/ops/attention.h"
 #include "nn/ops/cuda/mma_frag.h"
+#include "nn/ops/cuda/sizes.h"
 #include "nn_test_util.h"
 #include "test.h"
 
@@ -264,7 +265,7 @@ static void test_products(void) {
 typedef struct shape {
     int B, L, C, NH, q0, nq;
 } shape;
-static int hsp_of(int hs) { return hs <= 16 ? 16 : hs <= 32 ? 32 : 64; }
+static int hsp_of(int hs) { return gt_attention_mma_hsp(hs); }
 #define LDH_OF(hsp) gt_attn_mma_ldh(hsp)
 
 /* k_mm_to_bf16: (L, HSP) head-major copy of head h of batch b, rows [t0, t1), zero elsewhere */
@@ -296,7 +297,7 @@ static void emu_fwd(float *out, float *lse, const float *qb, const float *kb, co
           *vs = malloc(sizeof(float) * STR * LDH);
     stage(qs, qb, HSP, OWN, i0, q1);
     for (int warp = 0; warp < WARPS; warp++) {
-        static float qf[4][32][4][2], o[8][32][4], sc[STR / 8][32][4];
+        static float qf[8][32][4][2], o[16][32][4], sc[STR / 8][32][4];
         float m[32][2], lp[32][2];
         for (int kk = 0; kk < NK; kk++) load_a(qf[kk], qs, LDH, warp * 16, kk * 16);
         memset(o, 0, sizeof o);
@@ -389,7 +390,7 @@ static void emu_dq(float *dqkv, const float *qb, const float *kb, const float *v
     stage(qs, qb, HSP, OWN, i0, q1);
     stage(gs, gb, HSP, OWN, i0, q1);
     for (int warp = 0; warp < WARPS; warp++) {
-        static float qf[4][32][4][2], gf[4][32][4][2], dq[8][32][4];
+        static float qf[8][32][4][2], gf[8][32][4][2], dq[16][32][4];
         const int t0 = i0 + warp * 16;
         float lr[32][2], dr[32][2];
         for (int l = 0; l < 32; l++)
@@ -461,7 +462,7 @@ static void emu_dkv(float *dqkv, const float *qb, const float *kb, const float *
     stage(ks, kb, HSP, OWN, s0, L);
     stage(vs, vb, HSP, OWN, s0, L);
     for (int warp = 0; warp < WARPS; warp++) {
-        static float kf[4][32][4][2], vf[4][32][4][2], dk[8][32][4], dv[8][32][4];
+        static float kf[8][32][4][2], vf[8][32][4][2], dk[16][32][4], dv[16][32][4];
         for (int kk = 0; kk < NK; kk++) {
             load_a(kf[kk], ks, LDH, warp * 16, kk * 16);
             load_a(vf[kk], vs, LDH, warp * 16, kk * 16);
@@ -612,5 +613,7 @@ int main(void) {
     test_loops((shape){2, 150, 64, 1, 10, 130}, 17);  /* hs 64, B 2: a row range over 3 query tiles */
     test_loops((shape){1, 70, 15, 3, 0, 70}, 19);     /* hs 5 -> HSP 16, 3 heads */
     test_loops((shape){1, 1, 64, 2, 0, 1}, 23);       /* L 1 */
+    test_loops((shape){1, 90, 200, 2, 0, 90}, 29);    /* hs 100 -> HSP 128 */
+    test_loops((shape){1, 140, 128, 1, 5, 120}, 31);  /* hs 128, a row range */
     TEST_DONE();
 }

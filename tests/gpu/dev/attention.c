@@ -14,8 +14,7 @@
  *   tc_fp16    attention_tc.cu: fp16 tensor cores (FP16 precision)
  *   mma_bf16   attention_mma.cu: bf16 mma.sync m16n8k16, scores in registers,
  *              cp.async double buffer (BF16 precision with
- *              gt_attention_tc_set_kernel(GT_ATTENTION_TC_MMA), GT_ATTN_IMPL=mma;
- *              head sizes above 64 run tc_bf16's kernels)
+ *              gt_attention_tc_set_kernel(GT_ATTENTION_TC_MMA), GT_ATTN_IMPL=mma)
  * Check: the first --check-batches batch elements (batches are independent)
  * against gt_attention_forward / gt_attention_backward on the CPU: relative
  * L2 error of out and of dqkv within the variant's tolerance (those of

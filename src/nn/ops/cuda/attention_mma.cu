@@ -11,10 +11,10 @@
 // attention_tc.cu (P and dS rounded to bf16, the forward's row sum adding the
 // rounded P): either path's out and lse feed the other's backward.
 //
-// Head sizes: hs <= 64 (padded to HSP = 16, 32 or 64) run these kernels;
-// hs 65..128 fall back to the wmma bf16 kernels of attention_tc.cu (the
-// register budget below holds for HSP <= 64 only). fp16 tiles (FP16
-// precision) always take the wmma kernels.
+// Head sizes: any up to 128, padded to HSP = 16, 32, 64 or 128 (as the wmma
+// kernels); HSP 128 runs one block per SM and its dK/dV kernel reloads the K
+// and V fragments from shared memory instead of holding them. fp16 tiles
+// (FP16 precision) always take the wmma kernels.
 //
 // Staging: a bf16 copy, not register staging. cp.async copies global ->
 // shared without passing through registers but cannot convert, and q, k, v
@@ -107,15 +107,19 @@
 //   kernel S, dP, dQ; dK/dV kernel S, dP, dV, dK) for 10 HSP counted and 2
 //   exp2 per score: 25-30 % of peak expected (the HSP 64 dK/dV kernel holds
 //   165 registers: one block of 8 warps per SM, little latency hiding).
-//   Registers (ptxas, CUDA 13; sm_90 / sm_80), HSP 16, 32, 64: forward 84 /
-//   83, 102 / 98, 128 / 128; dQ 66 / 66, 88 / 88, 121 / 121; dK/dV 79 / 75,
-//   115 / 111, 167 / 165; no spills, no stack frame (ctest
-//   gpu_register_spills). Conversion kernel 28 / 26.
+//   Registers (ptxas, CUDA 13; sm_90 / sm_80) at HSP 16, 32, 64, 128:
+//     forward  84 / 83,  102 / 98,  128 / 128, 206 / 202
+//     dQ       66 / 66,   88 / 88,  121 / 121, 205 / 205
+//     dK/dV    79 / 75,  115 / 111, 167 / 165, 215 / 207
+//   no spills, no stack frame (ctest gpu_register_spills); conversion
+//   kernel 28 / 26.
 //   Occupancy. Launch bounds ask 2 blocks of 256 threads per SM (<= 128
-//   registers, 16 warps) everywhere but the HSP 64 dK/dV kernel (1 block). Shared memory per block: (HSP + 8) x 2 bytes x (128 + 4 x 64)
-//   rows forward = 30 KiB at HSP 32, 54 KiB at 64; (2 x 128 + 4 x 64) rows
-//   backward = 40 / 72 KiB (+ 512 B for lse and D in dK/dV). Grid at s2p_tf's
-//   shape: B NH L / 128 = 2048 blocks over 132 SMs, 7.8 waves at 2 per SM.
+//   registers, 16 warps) up to HSP 64 but for the HSP 64 dK/dV kernel, 1
+//   block (8 warps) there and at HSP 128. Shared memory per block: (HSP + 8)
+//   x 2 bytes x (128 + 4 x 64) rows forward = 30 / 54 / 102 KiB at HSP 32 /
+//   64 / 128; (2 x 128 + 4 x 64) rows backward = 40 / 72 / 136 KiB (+ 512 B
+//   for lse and D in dK/dV). Grid at s2p_tf's shape: B NH L / 128 = 2048
+//   blocks over 132 SMs, 7.8 waves at 2 per SM.
 // Needs sm_80 or newer (bf16 mma, ldmatrix, cp.async).
 #include <cuda_bf16.h>
 
@@ -130,14 +134,15 @@ typedef __nv_bfloat16 bf16;
 #define MM_THREADS (32 * MM_WARPS)
 #define MM_OWN GT_ATTN_MMA_OWN // rows a block owns: queries (forward, dQ) or keys (dK/dV); 16 per warp
 #define MM_STR GT_ATTN_MMA_STR // rows of a streamed tile: keys (forward, dQ) or queries (dK/dV)
-#define MM_MAX_HSP 64
+#define MM_MAX_HSP 128
 #define MM_LOG2E 1.4426950408889634f
 
 // Resident blocks asked of ptxas: 2 (a 128-register cap) where the kernel's
 // live state fits; the HSP 64 dK/dV kernel holds two HSP-wide accumulators
 // (dK, dV: 64 floats per lane) and K, V fragments, and gets the whole
-// register file (1 block of 8 warps; capped at 128 it would spill).
-#define MM_MIN_BLOCKS 2
+// register file (1 block of 8 warps; capped at 128 it would spill), as does
+// every kernel at HSP 128.
+#define MM_MIN_BLOCKS(HSP) ((HSP) <= 64 ? 2 : 1)
 #define MM_MIN_BLOCKS_DKV(HSP) ((HSP) <= 32 ? 2 : 1)
 
 template <int HSP>
@@ -150,7 +155,7 @@ struct mm_shape {
     static constexpr size_t FWD_BYTES = (size_t)(OWN + 4 * STR) * 2;
     static constexpr size_t DQ_BYTES = (size_t)(2 * OWN + 4 * STR) * 2;
     static constexpr size_t DKV_BYTES = (size_t)(2 * OWN + 4 * STR) * 2 + 2 * 2 * MM_STR * sizeof(float);
-    static_assert(HSP % 16 == 0 && HSP <= MM_MAX_HSP, "HSP: 16, 32 or 64");
+    static_assert(HSP % 16 == 0 && HSP <= MM_MAX_HSP, "HSP: 16, 32, 64 or 128");
     static_assert((LDH * 2) % 16 == 0 && ((LDH * 2 / 16) & 1) == 1, "row stride: an odd multiple of 16 bytes");
 };
 
@@ -250,7 +255,7 @@ __global__ void k_mm_to_bf16(bf16 *dst, const float *src, int B, int L, int NH, 
 
 // grid (ceil(nq/128), NH, B): 128 query rows per block, all key tiles
 template <int HSP>
-__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
+__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS(HSP))
     k_attn_mma_fwd(float *out, float *lse, const bf16 *qb, const bf16 *kb, const bf16 *vb, int L, int C, int NH,
                    int hs, int q0, int nq, float scale) {
     MM_ARCH_GUARD();
@@ -364,7 +369,7 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
 
 // grid (ceil(nq/128), NH, B): 128 query rows per block, all key tiles
 template <int HSP>
-__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS)
+__global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS(HSP))
     k_attn_mma_dq(float *dqkv, const bf16 *qb, const bf16 *kb, const bf16 *vb, const bf16 *gb, const float *lse,
                   const float *D, int L, int C, int NH, int hs, int q0, int nq, float scale) {
     MM_ARCH_GUARD();
@@ -490,12 +495,18 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_DKV(HSP))
     }
     mm_wait<1>();
     __syncthreads();
-    uint32_t kf[T::NK][4], vf[T::NK][4]; // this warp's K and V rows as A fragments, loaded once
+    // This warp's K and V rows as A fragments: loaded once and held up to HSP
+    // 64; at HSP 128 (64 more registers beside dK and dV's 128) reloaded from
+    // shared memory at each use.
+    constexpr bool HOLD = HSP <= 64;
+    uint32_t kf[HOLD ? T::NK : 1][4], vf[HOLD ? T::NK : 1][4];
+    if constexpr (HOLD) {
 #pragma unroll
-    for (int kk = 0; kk < T::NK; kk++) {
-        const int off = gt_ldm_a_off(lane, warp * 16, kk * 16, T::LDH);
-        mm_ldm_x4(kf[kk], ks + off);
-        mm_ldm_x4(vf[kk], vs + off);
+        for (int kk = 0; kk < T::NK; kk++) {
+            const int off = gt_ldm_a_off(lane, warp * 16, kk * 16, T::LDH);
+            mm_ldm_x4(kf[kk], ks + off);
+            mm_ldm_x4(vf[kk], vs + off);
+        }
     }
     float dk[T::NN][4], dv[T::NN][4];
 #pragma unroll
@@ -529,12 +540,18 @@ __global__ void __launch_bounds__(MM_THREADS, MM_MIN_BLOCKS_DKV(HSP))
             for (int kk = 0; kk < T::NK; kk++) {
                 const int off = gt_ldm_bn_off(lane, qc * 16, kk * 16, T::LDH);
                 uint32_t b[4];
+                const int ka = HOLD ? kk : 0;
+                if constexpr (!HOLD) {
+                    const int offa = gt_ldm_a_off(lane, warp * 16, kk * 16, T::LDH);
+                    mm_ldm_x4(kf[0], ks + offa);
+                    mm_ldm_x4(vf[0], vs + offa);
+                }
                 mm_ldm_x4(b, qt + off); // S^T = K Q^T (keys x queries)
-                mm_mma(s[0], kf[kk], b[0], b[1]);
-                mm_mma(s[1], kf[kk], b[2], b[3]);
+                mm_mma(s[0], kf[ka], b[0], b[1]);
+                mm_mma(s[1], kf[ka], b[2], b[3]);
                 mm_ldm_x4(b, gt + off); // dP^T = V dO^T
-                mm_mma(dp[0], vf[kk], b[0], b[1]);
-                mm_mma(dp[1], vf[kk], b[2], b[3]);
+                mm_mma(dp[0], vf[ka], b[0], b[1]);
+                mm_mma(dp[1], vf[ka], b[2], b[3]);
             }
             float p[2][4], ds[2][4];
 #pragma unroll
@@ -606,6 +623,7 @@ void gt_attention_mma_prepare(void) {
     mm_optin<16>();
     mm_optin<32>();
     mm_optin<64>();
+    mm_optin<128>();
 }
 
 // The scratch's pieces: D (B NH L floats, rounded up to 64), then the bf16
@@ -633,12 +651,15 @@ static void mm_convert(bf16 *dst, const float *src, int B, int L, int NH, int hs
     GT_CUDA_LAUNCH_CHECK();
 }
 
-// 0 when hs is above the mma kernels' head sizes (the wmma kernels then run)
+// The padded head size for hs (checked): 16, 32, 64 or 128.
 static int mm_hsp(int B, int L, int C, int NH, int q0, int nq) {
     GT_CHECK(NH > 0 && C % NH == 0 && L > 0 && B > 0 && q0 >= 0 && nq > 0 && q0 + nq <= L, GT_EXIT_USAGE,
              "attention (CUDA, mma): bad shape B=%d L=%d C=%d NH=%d rows [%d,%d)", B, L, C, NH, q0, q0 + nq);
-    const int hsp = gt_attention_mma_hsp(C / NH);
-    return hsp <= MM_MAX_HSP ? hsp : 0;
+    GT_CHECK(C / NH <= MM_MAX_HSP, GT_EXIT_USAGE,
+             "attention (CUDA): head size %d (model.d_model / model.heads) is above %d: use more heads, or "
+             "train.device=cpu",
+             C / NH, MM_MAX_HSP);
+    return gt_attention_mma_hsp(C / NH);
 }
 
 template <int HSP>
@@ -670,10 +691,6 @@ extern "C" void gt_attention_mma_forward_rows_cuda(float *out, float *lse, float
     GT_CHECK(gt_attention_tc_usable(), GT_EXIT_USAGE,
              "attention (CUDA): the tensor-core kernels need compute capability 8.0 or newer");
     const int hsp = mm_hsp(B, L, C, NH, q0, nq);
-    if (!hsp) { // head size above 64: the wmma kernels
-        gt_attention_tc_forward_rows_cuda(GT_ATTENTION_TC_BF16, out, lse, qkv, B, L, C, NH, q0, nq, st);
-        return;
-    }
     const int hs = C / NH;
     const mm_scratch s = mm_carve(scratch, B, L, NH, hsp);
     mm_convert(s.q, qkv, B, L, NH, hs, hsp, 3 * C, q0, q0 + nq, st); // only the rows read
@@ -682,7 +699,8 @@ extern "C" void gt_attention_mma_forward_rows_cuda(float *out, float *lse, float
     switch (hsp) {
     case 16: mm_forward<16>(out, lse, &s, B, L, C, NH, q0, nq, st); break;
     case 32: mm_forward<32>(out, lse, &s, B, L, C, NH, q0, nq, st); break;
-    default: mm_forward<64>(out, lse, &s, B, L, C, NH, q0, nq, st); break;
+    case 64: mm_forward<64>(out, lse, &s, B, L, C, NH, q0, nq, st); break;
+    default: mm_forward<128>(out, lse, &s, B, L, C, NH, q0, nq, st); break;
     }
 }
 
@@ -692,11 +710,6 @@ extern "C" void gt_attention_mma_backward_rows_cuda(float *dqkv, float *scratch,
     GT_CHECK(gt_attention_tc_usable(), GT_EXIT_USAGE,
              "attention (CUDA): the tensor-core kernels need compute capability 8.0 or newer");
     const int hsp = mm_hsp(B, L, C, NH, q0, nq);
-    if (!hsp) { // D at the start of scratch, as the wmma path expects
-        gt_attention_tc_backward_rows_cuda(GT_ATTENTION_TC_BF16, dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0,
-                                           nq, st);
-        return;
-    }
     const int hs = C / NH;
     const mm_scratch s = mm_carve(scratch, B, L, NH, hsp);
     gt_attention_backward_prep_cuda(s.D, dqkv, dout, out, B, L, C, NH, q0, nq, st);
@@ -707,6 +720,7 @@ extern "C" void gt_attention_mma_backward_rows_cuda(float *dqkv, float *scratch,
     switch (hsp) {
     case 16: mm_backward<16>(dqkv, &s, lse, B, L, C, NH, q0, nq, st); break;
     case 32: mm_backward<32>(dqkv, &s, lse, B, L, C, NH, q0, nq, st); break;
-    default: mm_backward<64>(dqkv, &s, lse, B, L, C, NH, q0, nq, st); break;
+    case 64: mm_backward<64>(dqkv, &s, lse, B, L, C, NH, q0, nq, st); break;
+    default: mm_backward<128>(dqkv, &s, lse, B, L, C, NH, q0, nq, st); break;
     }
 }

@@ -286,8 +286,7 @@ gt_attention_tc_kernel gt_attention_tc_get_kernel(void);
 /* The mma kernels directly, in any precision mode (tests, the lab): same
  * arguments and results as the _tc_ calls with GT_ATTENTION_TC_BF16, but both
  * take scratch of gt_attention_mma_scratch_elems(B,L,C,NH) floats (D and bf16
- * copies of q, k, v, dout: nn/ops/cuda/sizes.h). Head sizes up to 64; above,
- * they run the wmma bf16 kernels. */
+ * copies of q, k, v, dout: nn/ops/cuda/sizes.h). Any head size up to 128. */
 size_t gt_attention_mma_scratch_elems(int B, int L, int C, int NH);
 void gt_attention_mma_forward_rows_cuda(float *out, float *lse, float *scratch, const float *qkv, int B, int L, int C,
                                         int NH, int q0, int nq, cudaStream_t stream);

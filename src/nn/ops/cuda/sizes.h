@@ -18,15 +18,14 @@ static inline size_t gt_conv1d_cuda_scratch_size(int IC, int OC, int W, int K) {
 /* attention backward: D = rowsum(dO * O) per (batch, head, row): linear in L */
 static inline size_t gt_attention_cuda_scratch_size(int B, int L, int NH) { return (size_t)B * NH * L; }
 /* attention on the mma kernels (attention_mma.cu, GT_ATTENTION_TC_MMA): the
- * padded head size HSP of head size hs (16, 32, 64 or 128; above 64 the wmma
- * kernels run), and the scratch: D (B NH L floats, rounded up to 64 so the
- * copies start 256-byte aligned) then bf16 copies of q, k, v and dout,
- * (B, NH, L, HSP) each, 2 B NH L HSP floats in all; D only for HSP 128. */
+ * padded head size HSP of head size hs (16, 32, 64 or 128), and the scratch:
+ * D (B NH L floats, rounded up to 64 so the copies start 256-byte aligned)
+ * then bf16 copies of q, k, v and dout, (B, NH, L, HSP) each: 2 B NH L HSP
+ * floats. */
 static inline int gt_attention_mma_hsp(int hs) { return hs <= 16 ? 16 : hs <= 32 ? 32 : hs <= 64 ? 64 : 128; }
 static inline size_t gt_attention_mma_scratch_size(int B, int L, int C, int NH) {
     const size_t nd = ((size_t)B * NH * L + 63) / 64 * 64;
-    const int hsp = gt_attention_mma_hsp(C / NH);
-    return hsp > 64 ? nd : nd + 2 * (size_t)B * NH * L * hsp;
+    return nd + 2 * (size_t)B * NH * L * gt_attention_mma_hsp(C / NH);
 }
 /* LSTM: two (B, H) state rows and the shifted hidden states (B, T, H) */
 static inline size_t gt_lstm_cuda_scratch_size(int B, int T, int H) {
