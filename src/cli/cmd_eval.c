@@ -284,6 +284,8 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
         else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
         else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);
         else if (!strcmp(k, "eval.ewma_s")) ec->pdm_ewma_s = gt_args_auto_nonneg(a, k);
+        else if (!strcmp(k, "eval.channel_quantile")) ec->pdm_channel_quantile = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.envelope")) ec->pdm_envelope = gt_args_float(a, k);
         else if (!strcmp(k, "eval.score")) {
             ec->pdm_score = gt_pdm_score_parse(gt_args_str(a, k));
             GT_CHECK(ec->pdm_score >= 0, GT_EXIT_USAGE, "eval.score = '%s' (auto|mean|channel)", gt_args_str(a, k));
@@ -300,9 +302,11 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
              GT_EXIT_USAGE, "eval.fill_s (%g) and eval.min_on_s (%g) must be finite and >= 0", ec->nilm_fill_s,
              ec->nilm_min_on_s);
     GT_CHECK(ec->pdm_quantile > 0 && ec->pdm_quantile <= 1 && ec->pdm_margin > 0 &&
-                 ec->pdm_min_duration_s >= 0 && ec->pdm_merge_gap_s >= 0 && ec->pdm_hop >= 0 && ec->pdm_val_false_alarms >= 0,
+                 ec->pdm_min_duration_s >= 0 && ec->pdm_merge_gap_s >= 0 && ec->pdm_hop >= 0 && ec->pdm_val_false_alarms >= 0 &&
+                 ec->pdm_channel_quantile >= 0 && ec->pdm_channel_quantile < 1 && isfinite(ec->pdm_envelope),
              GT_EXIT_USAGE,
-             "eval: quantile in (0, 1], margin > 0, min_duration_s, merge_gap_s, hop, val_false_alarms >= 0");
+             "eval: quantile in (0, 1], margin > 0, min_duration_s, merge_gap_s, hop, val_false_alarms >= 0, "
+             "channel_quantile in [0, 1)");
 }
 
 int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,

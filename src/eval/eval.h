@@ -59,6 +59,11 @@ typedef struct gt_eval_config {
     double pdm_ewma_s;        /* EWMA span in seconds: alpha = 2 / (span rows + 1); < 0 (default): auto,
                                  10 s for rows of 1 s or shorter, else 36 rows (6 h of 10-minute SCADA) */
     int pdm_score;            /* gt_pdm_score: how a row's channel residuals make its score */
+    double pdm_envelope;      /* normal-behaviour models: rows whose inputs leave the training rows' range
+                                 widened by this share of it on each side are not scored; < 0: off
+                                 (default 0.1) */
+    double pdm_channel_quantile; /* score channel: a channel's term is m_c^2 / (this quantile of m_c^2 over the
+                                    calibration rows); 0 (default): / its calibration mean */
     double pdm_min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
     double pdm_merge_gap_s;   /* alarm runs closer than this are merged (default 60) */
     int64_t pdm_hop;          /* rows between scoring windows; 0 = window / 2 */
@@ -161,8 +166,17 @@ typedef struct gt_pdm_care_event {
     gt_care_event_eval r;
 } gt_pdm_care_event;
 
+/* eval.envelope: rows not scored because the operating inputs left the
+ * training rows' range (normal-behaviour models). */
+typedef struct gt_pdm_envelope {
+    int64_t rows_out, rows_scored; /* over every row of the file that had a score */
+    int channel;                   /* the input channel most often responsible, -1: none */
+    char channel_name[GT_FORMAT_NAME_LEN];
+} gt_pdm_envelope;
+
 typedef struct gt_pdm_eval {
     double threshold;        /* on the reported score scale */
+    gt_pdm_envelope envelope;
     double quantile_value;   /* the validation quantile before the margin */
     int64_t n_val_scores;
     int n_models;

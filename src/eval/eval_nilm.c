@@ -24,6 +24,8 @@ void gt_eval_config_defaults(gt_eval_config *c) {
     c->pdm_val_false_alarms = 0.5;
     c->pdm_ewma_s = -1; /* auto: gt_eval_ewma_span_rows */
     c->pdm_score = GT_PDM_SCORE_AUTO;
+    c->pdm_envelope = 0.1;
+    c->pdm_channel_quantile = 0.99;
     c->pdm_min_duration_s = 0;
     c->pdm_merge_gap_s = 60;
     c->pdm_hop = 0;

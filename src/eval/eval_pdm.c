@@ -217,17 +217,23 @@ typedef struct val_ctx {
     int C;
     chan_ewma *ch;   /* channel mode; NULL: mean mode */
     int64_t from;    /* channel mode: rows before this warm the state up only */
+    float *keep;     /* eval.channel_quantile: the state m of every qstep-th calibration row, [.][C] (NaN: none) */
+    int64_t qstep, qi, n_keep;
 } val_ctx;
 static void val_visit(void *vc, int64_t r, const float *d) {
     val_ctx *c = vc;
     if (c->ch) {
         chan_ewma_step(c->ch, c->C, d);
         if (r < c->from || c->labels[r]) return;
-        for (int k = 0; k < c->C; k++)
-            if (c->ch->on[k] && isfinite(d[k])) {
+        float *kp = c->keep && c->qi++ % c->qstep == 0 ? c->keep + (size_t)c->n_keep++ * c->C : NULL;
+        for (int k = 0; k < c->C; k++) {
+            const int ok = c->ch->on[k] && isfinite(d[k]);
+            if (ok) {
                 const double m = c->ch->m[k];
                 c->sum[k] += m * m, c->cnt[k] += 1, c->sum_d[k] += m;
             }
+            if (kp) kp[k] = ok ? (float)c->ch->m[k] : NAN;
+        }
         return;
     }
     if (c->labels[r]) return;
@@ -242,28 +248,34 @@ typedef struct raw_ctx {
     const double *bias; /* [C] the turbine's residual offset (eval.turbine_offset; else 0) */
     int C;
     chan_ewma *ch;      /* channel mode; NULL: mean mode */
+    int16_t *top;       /* turbine's rows: the channel with the largest term (-1: none) */
 } raw_ctx;
 static void raw_visit(void *vc, int64_t r, const float *d) {
     raw_ctx *c = vc;
     if (c->ch) { /* the largest squared normalised EWMA residual of the channels with a residual here */
         chan_ewma_step(c->ch, c->C, d);
         double best = -1;
+        int arg = -1;
         for (int j = 0; j < c->C; j++)
             if (isfinite(d[j]) && c->inv[j] > 0 && c->ch->on[j]) {
                 const double e = c->ch->m[j] - c->bias[j], v = e * e * c->inv[j];
-                if (v > best) best = v;
+                if (v > best) best = v, arg = j;
             }
         c->raw[r] = best >= 0 ? (float)best : NAN;
+        c->top[r] = (int16_t)arg;
         return;
     }
-    double s = 0;
-    int k = 0;
+    double s = 0, best = -1;
+    int k = 0, arg = -1;
     for (int j = 0; j < c->C; j++)
         if (isfinite(d[j]) && c->inv[j] > 0) { /* inv 0: not in the score (no residual, or none calibrated) */
             float e = d[j] - (float)c->bias[j];
-            s += (double)(e * e) * c->inv[j], k++;
+            const double v = (double)(e * e) * c->inv[j];
+            s += v, k++;
+            if (v > best) best = v, arg = j;
         }
     c->raw[r] = k ? (float)(s / k) : NAN;
+    c->top[r] = (int16_t)arg;
 }
 
 /* Collective: quantile q of the scores of validation rows with label 0 of
@@ -359,19 +371,117 @@ static double raise_for_val_alarms(const gt_pdm_shard *sh, const tinfo *ti, cons
     return thr;
 }
 
+/* eval.envelope (normal-behaviour models): rows whose operating inputs over
+ * the model's window up to them leave the range the training rows spanned
+ * are not scored. The inputs checked are the operational ones
+ * (gt_data_channel_kind: wind speed, power, speeds, currents; not ambient
+ * temperature, which drifts with the season and enters the physics about
+ * linearly, nor angles or aggregates). Per such channel c, [lo_c, hi_c] = min and max over the
+ * training rows of normal operation (train split, calibration mask) of every
+ * training turbine (collective), widened by tol x (hi_c - lo_c) on each
+ * side; a row with a sample outside it marks itself and the next T - 1 rows
+ * (the windows that see it) out of the envelope: their score becomes NaN (no
+ * alarm, no calibration, counted). A normal-behaviour model extrapolates
+ * there (a storm above any wind of the training weeks, a sustained full load
+ * they never held), so its residual says nothing about the turbine. Returns
+ * the rows marked (local). */
+typedef struct env_out {
+    int64_t rows_out;           /* local rows set NaN */
+    int64_t rows_scored;        /* local rows with a score before */
+    int64_t by_channel[GT_DATA_MAX_CHANNELS]; /* local rows out because of that channel (the first out) */
+} env_out;
+static void envelope_apply(const gt_pdm_shard *sh, const tinfo *ti, const uint8_t *excl, const uint8_t *role,
+                           int T, double tol, float *score, MPI_Comm comm, env_out *eo) {
+    const int C = sh->n_channels, nt = sh->n_turbines;
+    double lo[GT_DATA_MAX_CHANNELS], hi[GT_DATA_MAX_CHANNELS];
+    uint8_t use[GT_DATA_MAX_CHANNELS]; /* the operational inputs */
+    for (int c = 0; c < C; c++) {
+        lo[c] = INFINITY, hi[c] = -INFINITY;
+        use[c] = role[c] == GT_NBM_INPUT &&
+                 gt_data_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc, sh->channels[c].unit) ==
+                     GT_CHANNEL_OPERATIONAL;
+    }
+    for (int k = 0; k < nt; k++) {
+        if (ti[k].holdout) continue;
+        for (int64_t r = ti[k].a0; r < ti[k].b1; r++) {
+            if (excl[ti[k].r0 + r]) continue;
+            const float *x = sh->signals + (ti[k].r0 + r) * C;
+            for (int c = 0; c < C; c++)
+                if (use[c] && isfinite(x[c])) {
+                    if (x[c] < lo[c]) lo[c] = x[c];
+                    if (x[c] > hi[c]) hi[c] = x[c];
+                }
+        }
+    }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lo, C, MPI_DOUBLE, MPI_MIN, comm));
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, hi, C, MPI_DOUBLE, MPI_MAX, comm));
+    for (int c = 0; c < C; c++) {
+        if (!(hi[c] >= lo[c])) { /* no training sample: no bound */
+            lo[c] = -INFINITY, hi[c] = INFINITY;
+            continue;
+        }
+        const double w = tol * (hi[c] - lo[c]);
+        lo[c] -= w, hi[c] += w;
+    }
+    memset(eo, 0, sizeof *eo);
+    for (int k = 0; k < nt; k++) {
+        int64_t until = -1; /* rows < until are out */
+        int why = -1;
+        for (int64_t r = 0; r < ti[k].n; r++) {
+            const float *x = sh->signals + (ti[k].r0 + r) * C;
+            for (int c = 0; c < C; c++)
+                if (use[c] && isfinite(x[c]) && (x[c] < lo[c] || x[c] > hi[c])) {
+                    until = r + T, why = c;
+                    break;
+                }
+            float *v = score + ti[k].r0 + r;
+            if (!isfinite(*v)) continue;
+            eo->rows_scored++;
+            if (r < until) eo->rows_out++, eo->by_channel[why]++, *v = NAN;
+        }
+    }
+}
+
+/* Collective: the envelope's totals over the ranks; who != NULL: logs them. */
+static void envelope_summary(const env_out *eo, const gt_pdm_shard *sh, MPI_Comm comm, gt_pdm_envelope *es,
+                             const char *who) {
+    const int C = sh->n_channels;
+    int64_t *by = GT_MALLOC(sizeof(int64_t) * (size_t)C);
+    memcpy(by, eo->by_channel, sizeof(int64_t) * (size_t)C);
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, by, C, MPI_INT64_T, MPI_SUM, comm));
+    memset(es, 0, sizeof *es);
+    es->rows_out = gt_dist_sum_i64(eo->rows_out, comm);
+    es->rows_scored = gt_dist_sum_i64(eo->rows_scored, comm);
+    es->channel = -1;
+    int64_t best = 0;
+    for (int c = 0; c < C; c++)
+        if (by[c] > best) best = by[c], es->channel = c;
+    if (es->channel >= 0) snprintf(es->channel_name, sizeof es->channel_name, "%s", sh->channels[es->channel].name);
+    free(by);
+    if (who && es->rows_out > 0)
+        GT_INFO("%s: %lld of %lld scored rows (%.2f%%) have operating inputs outside the range of the training rows "
+                "(most often %s) and are not scored: the normal-behaviour model would extrapolate there "
+                "(eval.envelope)", who, (long long)es->rows_out, (long long)es->rows_scored,
+                100.0 * (double)es->rows_out / (double)(es->rows_scored > 0 ? es->rows_scored : 1), es->channel_name);
+}
+
 /* Collective: the combined smoothed score of every local row (malloc'd) and
- * the threshold. all_rows = 0 (evaluation): rows before the calibration rows
- * of training turbines, and filtered-out turbines, are left NaN (not needed). */
+ * the threshold; *top_out (malloc'd): each row's top channel, the one with
+ * the largest term of the score (of the model whose score wins), -1 for
+ * none. all_rows = 0 (evaluation): rows before the calibration rows of
+ * training turbines, and filtered-out turbines, are left NaN (not needed). */
 static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const tinfo *ti, const gt_eval_model *ems,
                          int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr,
-                         double *qv_out, int64_t *n_val) {
+                         double *qv_out, int64_t *n_val, int16_t **top_out, env_out *env) {
     const int C = sh->n_channels, nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
-    for (int64_t i = 0; i < N; i++) comb[i] = NAN;
+    int16_t *topc = GT_MALLOC(sizeof(int16_t) * (size_t)N);
+    for (int64_t i = 0; i < N; i++) comb[i] = NAN, topc[i] = -1;
     float *sc = n_models > 1 ? GT_MALLOC(sizeof(float) * (size_t)N) : comb;
+    int16_t *top = n_models > 1 ? GT_MALLOC(sizeof(int16_t) * (size_t)N) : topc;
     int32_t *fidx = sh->index;
     int64_t guard = 0;
     double rate_max = 0;
@@ -408,7 +518,25 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         /* per turbine: sum d^2 [C], count [C], sum d [C] */
         const int chan = ec->pdm_score == GT_PDM_SCORE_CHANNEL || (ec->pdm_score == GT_PDM_SCORE_AUTO && role);
         double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 3 * C, sizeof(double));
+        /* eval.channel_quantile: the EWMA states of evenly thinned calibration rows (at most pdm_max_val
+         * values over the ranks), gathered for each channel's quantile */
+        const int chq = chan && ec->pdm_channel_quantile > 0;
+        float *keep = NULL;
+        int64_t qstep = 1, *keep_end = NULL;
+        if (chq) {
+            int64_t cnt = 0, cap = 0, rows_cap = ec->pdm_max_val / C > 64 ? ec->pdm_max_val / C : 64;
+            for (int k = 0; k < nt; k++)
+                if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
+            cnt = gt_dist_sum_i64(cnt, comm);
+            qstep = cnt > rows_cap ? (cnt + rows_cap - 1) / rows_cap : 1;
+            for (int k = 0; k < nt; k++)
+                if (!ti[k].holdout) cap += (ti[k].b2 - ti[k].c1) / qstep + 1;
+            keep = GT_MALLOC(sizeof(float) * (size_t)(cap + 1) * C);
+            keep_end = GT_CALLOC((size_t)(nt + 1), sizeof(int64_t));
+        }
+        int64_t n_keep = 0;
         for (int k = 0; k < nt; k++) {
+            if (chq) keep_end[k + 1] = n_keep;
             if (ti[k].holdout) continue;
             double *v = vs + (size_t)k * 3 * C;
             const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
@@ -417,10 +545,13 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
             int64_t lo1 = ti[k].c1; /* channel mode: the state warms up over 40 spans before the calibration rows */
             if (chan) lo1 -= T + (int64_t)ceil(40 * span);
             if (lo1 < 0) lo1 = 0;
-            val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C, chan ? &ch : NULL, ti[k].c1};
+            val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C, chan ? &ch : NULL, ti[k].c1,
+                          keep ? keep + (size_t)n_keep * C : NULL, qstep, 0, 0};
             window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
                           lo1, ti[k].b2, val_visit, &vc);
             chan_ewma_free(&ch);
+            n_keep += vc.n_keep;
+            if (chq) keep_end[k + 1] = n_keep;
         }
         /* eval.turbine_offset: a turbine's mean residual on its calibration rows is its sensors' offset
          * against the farm-wide model; it is removed from its residuals (and from the squares v_c
@@ -436,6 +567,27 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         }
         double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 3 * C + 8);
         gt_eval_gather_items(nt, fidx, vs, 3 * C, sh->n_turbines_total, all, comm);
+        double chq_w[GT_DATA_MAX_CHANNELS];
+        if (chq) { /* each channel's quantile of (m - bias)^2 over the kept rows of every rank */
+            for (int k = 0; k < nt; k++)
+                for (int64_t i = keep_end[k]; i < keep_end[k + 1]; i++)
+                    for (int c = 0; c < C; c++) {
+                        const double e = (double)keep[i * C + c] - bias[(size_t)k * C + c];
+                        keep[i * C + c] = (float)(e * e);
+                    }
+            int64_t tot = 0;
+            float *kall = gt_dist_allgatherv(keep, (int)(n_keep * C), MPI_FLOAT, &tot,
+                                             "eval: too many calibration values (lower eval.pdm_max_val)", comm);
+            const int64_t nr = tot / C;
+            double *col = GT_MALLOC(sizeof(double) * (size_t)(nr + 1));
+            for (int c = 0; c < C; c++) {
+                int64_t n = 0;
+                for (int64_t i = 0; i < nr; i++)
+                    if (isfinite(kall[i * C + c])) col[n++] = kall[i * C + c];
+                chq_w[c] = n > 0 ? gt_quantile(col, n, ec->pdm_channel_quantile) : NAN;
+            }
+            free(col), free(kall), free(keep), free(keep_end);
+        }
         double inv[GT_DATA_MAX_CHANNELS];
         int n_scored = 0, n_silent = 0;
         char silent[200] = "";
@@ -449,7 +601,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
                 if (n_silent++ < 4) snprintf(silent + l, sizeof silent - l, "%s%s", l ? ", " : "", sh->channels[c].name);
                 continue;
             }
-            double v = s / n;
+            double v = chq && isfinite(chq_w[c]) ? chq_w[c] : s / n;
             inv[c] = 1.0 / (v > 1e-12 ? v : 1e-12);
             n_scored++;
         }
@@ -463,7 +615,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         /* pass 2: raw score of every row, EWMA per turbine */
         for (int k = 0; k < nt; k++) {
             float *raw = sc + ti[k].r0;
-            for (int64_t r = 0; r < ti[k].n; r++) raw[r] = NAN;
+            for (int64_t r = 0; r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
             /* evaluation needs the calibration rows onwards (training turbines), after a
              * warm-up of T + 40 EWMA spans (the EWMA state forgets its start: e^-80) */
             const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
@@ -472,7 +624,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
             if (ti[k].skip && !all_rows) continue;
             chan_ewma ch = {0};
             if (chan) chan_ewma_init(&ch, C, span);
-            raw_ctx rc = {raw, inv, bias + (size_t)k * C, C, chan ? &ch : NULL};
+            raw_ctx rc = {raw, inv, bias + (size_t)k * C, C, chan ? &ch : NULL, top + ti[k].r0};
             window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
                           lo2, ti[k].n, raw_visit, &rc);
             chan_ewma_free(&ch);
@@ -486,12 +638,24 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
                      em->name ? em->name : "?");
             for (int64_t i = 0; i < sh->n_rows; i++) {
                 float v = (float)(sc[i] / q);
-                if (isfinite(v) && !(comb[i] >= v)) comb[i] = v;
+                if (isfinite(v) && !(comb[i] >= v)) comb[i] = v, topc[i] = top[i];
             }
         }
     }
     if (sc != comb) free(sc);
+    if (top != topc) free(top);
+    *top_out = topc;
     free(tns);
+    /* eval.envelope: the first model's roles (a normal-behaviour model), the longest window */
+    memset(env, 0, sizeof *env);
+    if (ec->pdm_envelope >= 0 && ems[0].data.pdm_target == GT_PDM_TARGET_NBM) {
+        uint8_t role[GT_DATA_MAX_CHANNELS];
+        int n_in, n_tg, Tmax = 1;
+        gt_data_nbm_roles(&ems[0].data, sh->channels, C, role, &n_in, &n_tg);
+        for (int j = 0; j < n_models; j++)
+            if (gt_engine_config(ems[j].e)->window > Tmax) Tmax = gt_engine_config(ems[j].e)->window;
+        envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
+    }
     double q = val_quantile(sh, ti, excl, comb, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv_out = q;
@@ -652,8 +816,11 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     int64_t n_ce = 0;
     int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);
     /* the CARE protocol scores every event dataset's prediction part, wherever it lies: every row gets a score */
+    int16_t *top;
+    env_out env;
     float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, ce != NULL, comm, &out->threshold,
-                              &out->quantile_value, &out->n_val_scores);
+                              &out->quantile_value, &out->n_val_scores, &top, &env);
+    envelope_summary(&env, sh, comm, &out->envelope, rank == 0 ? "eval" : NULL);
 
     /* conditions: codes seen in the segments */
     int ncond = 0;
@@ -754,27 +921,29 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
             int64_t lo = ti[k].e0, n = ti[k].e1 - lo;
             FILE *f = fopen(scores_csv, "w");
             if (f) {
-                fprintf(f, "# turbine id %lld (file index %d, %s), rows %lld.., threshold %.6g: time_h score label\n",
+                fprintf(f, "# turbine id %lld (file index %d, %s), rows %lld.., threshold %.6g: time_h score label "
+                           "channel (the channel with the largest term of the score)\n",
                         (long long)sh->id[k], sh->index[k], ti[k].holdout ? "held out" : "test split", (long long)lo,
                         out->threshold);
                 int64_t step = n / 4000 + 1;
                 for (int64_t a = 0; a < n; a += step) {
                     float mx = NAN;
-                    int lab = 0;
+                    int lab = 0, ch = -1;
                     for (int64_t r = a; r < a + step && r < n; r++) {
                         float v = score[ti[k].r0 + lo + r];
-                        if (isfinite(v) && !(mx >= v)) mx = v;
+                        if (isfinite(v) && !(mx >= v)) mx = v, ch = top[ti[k].r0 + lo + r];
                         if (sh->labels[ti[k].r0 + lo + r]) lab = 1;
                     }
                     double th = (double)a / ti[k].rate / 3600.0;
-                    if (isfinite(mx)) fprintf(f, "%.5f %.6g %d\n", th, mx, lab);
-                    else fprintf(f, "%.5f NaN %d\n", th, lab);
+                    const char *cn = ch >= 0 && ch < sh->n_channels ? sh->channels[ch].name : "-";
+                    if (isfinite(mx)) fprintf(f, "%.5f %.6g %d %s\n", th, mx, lab, cn);
+                    else fprintf(f, "%.5f NaN %d -\n", th, lab);
                 }
                 fclose(f);
             }
         }
     }
-    free(rec), free(all), free(score), free(ti);
+    free(rec), free(all), free(score), free(top), free(ti);
     gt_pdm_shard_free(sh);
 }
 
@@ -789,7 +958,11 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     tinfo *ti = plan_turbines(sh, &dsel, ec->pdm_calibrate_train);
     double thr, qv;
     int64_t nv;
-    float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv);
+    int16_t *top;
+    env_out env;
+    float *score = pdm_scores(data_file, sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv, &top, &env);
+    gt_pdm_envelope es;
+    envelope_summary(&env, sh, comm, &es, rank == 0 ? "predict" : NULL);
     uint8_t *alarm = GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1), 1);
     int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(nt > 0 ? nt : 1));
     for (int k = 0; k < nt; k++) {
@@ -813,11 +986,17 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_h5_attr_f64(o.f, "margin", ec->pdm_margin);
     gt_h5_attr_f64(o.f, "ewma_s", ec->pdm_ewma_s); /* -1: auto (gt_eval_ewma_span_rows) */
     gt_h5_attr_i64(o.f, "score", ec->pdm_score);
+    gt_h5_attr_f64(o.f, "channel_quantile", ec->pdm_channel_quantile);
+    gt_h5_attr_f64(o.f, "envelope", ec->pdm_envelope);
+    gt_h5_attr_i64(o.f, "envelope_rows_not_scored", es.rows_out);
     gt_h5_attr_i64(o.f, "n_models", n_models);
     gt_eval_out_attr_models(&o, "models", ems, n_models, 1);
     gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
     gt_eval_out_rows(&o, "score", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, score);
     gt_eval_out_rows(&o, "alarm", H5T_NATIVE_UINT8, H5T_STD_U8LE, 0, alarm);
+    gt_eval_out_rows(&o, "top_channel", H5T_NATIVE_INT16, H5T_STD_I16LE, 0, top);
+    gt_h5_write_strings(o.f, "channels", sh->channels[0].name, sizeof sh->channels[0], GT_FORMAT_NAME_LEN,
+                        sh->n_channels, comm); /* the names top_channel indexes */
     gt_eval_out_rows(&o, "labels", H5T_NATIVE_UINT8, H5T_STD_U8LE, 0, sh->labels);
     const int NT = sh->n_turbines_total;
     double *idl = GT_MALLOC(sizeof(double) * (size_t)(nt > 0 ? nt : 1)), *ida = GT_MALLOC(sizeof(double) * (size_t)NT + 8);
@@ -831,6 +1010,6 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     if (rank == 0)
         GT_INFO("predict: wrote %s: %d turbines, threshold %.6g (%g x the %g quantile %.6g of %lld validation scores)",
                 out_path, NT, thr, ec->pdm_margin, ec->pdm_quantile, qv, (long long)nv);
-    free(idl), free(ida), free(ids), free(alarm), free(nrows), free(score), free(ti);
+    free(idl), free(ida), free(ids), free(alarm), free(nrows), free(score), free(top), free(ti);
     gt_pdm_shard_free(sh);
 }

@@ -190,6 +190,12 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);
     cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", ec->pdm_val_false_alarms);
     cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
+    cJSON_AddNumberToObject(cal, "channel_quantile", ec->pdm_channel_quantile);
+    cJSON *env = cJSON_AddObjectToObject(o, "envelope"); /* eval.envelope: rows not scored */
+    cJSON_AddNumberToObject(env, "margin", ec->pdm_envelope);
+    cJSON_AddNumberToObject(env, "rows_not_scored", (double)e->envelope.rows_out);
+    cJSON_AddNumberToObject(env, "rows_scored_before", (double)e->envelope.rows_scored);
+    if (e->envelope.channel >= 0) cJSON_AddStringToObject(env, "channel", e->envelope.channel_name);
     if (ec->pdm_ewma_s < 0) cJSON_AddStringToObject(cal, "ewma_s", "auto");
     else cJSON_AddNumberToObject(cal, "ewma_s", ec->pdm_ewma_s);
     static const char *const score_names[3] = {"auto", "mean", "channel"};
@@ -463,6 +469,8 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_AddNumberToObject(c, "pdm_margin", ec->pdm_margin);
         cJSON_AddNumberToObject(c, "pdm_val_false_alarms", ec->pdm_val_false_alarms);
         cJSON_AddNumberToObject(c, "pdm_ewma_s", ec->pdm_ewma_s); /* -1: auto */
+        cJSON_AddNumberToObject(c, "pdm_channel_quantile", ec->pdm_channel_quantile);
+        cJSON_AddNumberToObject(c, "pdm_envelope", ec->pdm_envelope);
         cJSON_AddNumberToObject(c, "pdm_score", ec->pdm_score);
         cJSON_AddNumberToObject(c, "pdm_min_duration_s", ec->pdm_min_duration_s);
         cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);

@@ -156,6 +156,18 @@ int main(int argc, char **argv) {
     snprintf(out1, sizeof out1, "%s/scores_1.h5", dir);
     gt_eval_pdm(data, ems, 1, &ec, NULL, world, &eP);
     gt_eval_pdm(data, ems, 2, &ec, NULL, world, &mP);
+    /* the per-channel score with each channel scaled by its calibration quantile (eval.channel_quantile,
+     * gathered over the ranks) and by its calibration mean */
+    gt_eval_config ecC = ec, ecM = ec;
+    ecC.pdm_score = ecM.pdm_score = GT_PDM_SCORE_CHANNEL;
+    ecM.pdm_channel_quantile = 0;
+    gt_pdm_eval eC, eM, eC1;
+    gt_eval_pdm(data, ems, 1, &ecC, NULL, world, &eC);
+    gt_eval_pdm(data, ems, 1, &ecM, NULL, world, &eM);
+    TEST_CHECK(ecC.pdm_channel_quantile == 0.99 && isfinite(eC.threshold) && isfinite(eM.threshold));
+    /* a channel's 0.99 quantile of its squared EWMA residual is above its mean: smaller terms, lower threshold */
+    TEST_CHECK(eC.threshold < eM.threshold);
+    printf("channel score: threshold %.4g (by the 0.99 quantile) vs %.4g (by the mean)\n", eC.threshold, eM.threshold);
     gt_predict_pdm(data, ems, 1, &ec, outP, world);
     /* data.items filter of the run: only turbine id 1 calibrates and is evaluated */
     gt_eval_model only1 = ems[0];
@@ -174,6 +186,9 @@ int main(int argc, char **argv) {
         gt_predict_pdm(data, ems, 1, &ec, out1, self);
         TEST_CHECK(same_eval(&eP, &e1));
         TEST_CHECK(same_eval(&mP, &m1));
+        gt_eval_pdm(data, ems, 1, &ecC, NULL, self, &eC1);
+        TEST_CHECK(same_eval(&eC, &eC1)); /* the quantiles' gather is rank-independent */
+        gt_pdm_eval_free(&eC1);
         TEST_CHECK(isfinite(e1.threshold) && e1.threshold > 0 && isfinite(m1.threshold));
         TEST_CHECK(e1.overall.n_events >= 1);
         TEST_CLOSE(e1.overall.turbine_days, (8640 * 0.15 * 2 + 8640) / 86400.0, 2e-4, 0);
@@ -252,6 +267,7 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&self);
     }
     gt_pdm_eval_free(&eP);
+    gt_pdm_eval_free(&eC), gt_pdm_eval_free(&eM);
     gt_pdm_eval_free(&mP);
     gt_engine_free(ems[0].e);
     gt_engine_free(ems[1].e);

@@ -21,6 +21,10 @@ and 2 are healthy). `import care -> train (nbm) -> eval -> predict`:
 * eval.turbine_offset: a constant offset of one turbine's bearing sensor
   leaves threshold and alarms as they were (it is that turbine's mean
   residual), and changes them without the option;
+* eval_scores.csv and predict name the top channel: the drifting bearing
+  during the anomaly;
+* eval.envelope: a storm beyond the training rows' wind speeds is not
+  scored (counted, the wind channel named, NaN in predict);
 * a file without target channels under the configured patterns is refused
   with exit 2 naming the file;
 * a run stored before data.pdm_target existed (its config.ini without the
@@ -93,12 +97,17 @@ with open(os.path.join(run, "eval_scores.csv")) as f:
 m = re.search(r"turbine id (\d+) .*rows (\d+)\.\.", head)
 ck("eval_scores.csv traces turbine 0", m is not None and m.group(1) == "0", head)
 if m:
-    a = np.loadtxt(os.path.join(run, "eval_scores.csv"))
+    a = np.loadtxt(os.path.join(run, "eval_scores.csv"), usecols=(0, 1, 2))
+    top = np.loadtxt(os.path.join(run, "eval_scores.csv"), usecols=(3,), dtype=str)
     day = a[:, 0] / 24 + int(m.group(2)) / 144
     ev_rows = (day >= 34) & (day < 36)
     above = float(np.mean(a[ev_rows, 1] > thr)) if ev_rows.any() else 0.0
     ck(f"nbm: turbine 0's score above the threshold {thr:.3g} on {100 * above:.0f}% of the anomaly's rows (>= 60%)",
        above >= 0.6)
+    # the 4th column names the channel with the largest term: the drifting bearing during the anomaly
+    bear = float(np.mean(top[ev_rows] == "sensor_gearbox_bearing_avg")) if ev_rows.any() else 0.0
+    ck(f"nbm: eval_scores.csv names the bearing as the top channel on {100 * bear:.0f}% of the anomaly's rows "
+       "(>= 80%)", bear >= 0.8, list(top[ev_rows][:10]))
 # predict: the same calibration, finite scores of every turbine after its first window
 pred = os.path.join(d, "pred.h5")
 p = gt("predict", run, h5, "-o", pred)
@@ -109,7 +118,19 @@ try:
         ck("nbm: predict's threshold is eval's", abs(f.attrs["threshold"] - thr) <= 1e-9 * abs(thr),
            (f.attrs["threshold"], thr))
         s = f["score"][:]
-        ck(f"nbm: predict scores finite ({np.isfinite(s).mean():.3f} of the rows)", np.isfinite(s).mean() > 0.99)
+        nenv = int(f.attrs["envelope_rows_not_scored"])  # outside the training rows' wind range (eval.envelope)
+        ck(f"nbm: predict scores finite ({np.isfinite(s).mean():.3f} of the rows; {nenv} outside the envelope)",
+           (np.isfinite(s).sum() + nenv) / len(s) > 0.99 and nenv < 0.05 * len(s))
+        # /top_channel indexes /channels: turbine 0's alarm rows name the bearing, the other rows other channels too
+        names = [x.decode() for x in f["channels"][:]]
+        tc, al = f["top_channel"][:], f["alarm"][:].astype(bool)
+        t0 = slice(int(f["turbines/row_offset"][0]), int(f["turbines/row_offset"][1]))
+        named = [names[i] if i >= 0 else "-" for i in tc[t0][al[t0]]]
+        share = named.count("sensor_gearbox_bearing_avg") / max(len(named), 1)
+        ck(f"nbm: predict's top channel on turbine 0's {len(named)} alarm rows is the bearing ({100 * share:.0f}% >= 80%)",
+           len(named) > 0 and share >= 0.8, sorted(set(named)))
+        ck("nbm: predict's top channel is -1 or a target channel index",
+           tc.min() >= -1 and tc.max() < len(names) and len(set(tc[tc >= 0].tolist())) >= 2)
 except ImportError:
     print("h5py missing: predict output not read back")
 # per-turbine normalisation, training rows of the CARE train flag only (codes 0 train, 2 train_and_prediction):
@@ -161,6 +182,46 @@ try:
        abs(x["threshold"] - a["threshold"]) > 1e-3 * a["threshold"] or x["event"] != a["event"])
 except ImportError:
     print("h5py missing: the turbine offset case is skipped")
+# eval.envelope: a storm on healthy turbine 2 (wind speed 1.6x the file's maximum for its last day) leaves the
+# training rows' range: those rows (and the window after them) are not scored, eval.json counts them and names
+# the wind channel, predict's scores are NaN there; eval.envelope = -1 scores them (the control), and the
+# file without the storm has no row outside (the training covers the fixture's operating range)
+try:
+    import h5py
+    storm = os.path.join(d, "storm.h5")
+    shutil.copy(h5, storm)
+    with h5py.File(storm, "a") as f:
+        names = [x.decode() for x in f["channels/name"][:]]
+        c = names.index("wind_speed_3_avg")
+        r1 = int(f["turbines/row_offset"][3])
+        sig = f["signals"]
+        wmax = float(np.nanmax(sig[:, c]))
+        col = sig[r1 - 144:r1, c]
+        sig[r1 - 144:r1, c] = np.full_like(col, 1.6 * wmax)
+    env = {}
+    for data, opt in ((h5, "0.1"), (storm, "0.1"), (storm, "-1")):
+        p = gt("eval", run, data, f"eval.envelope={opt}")
+        ck(f"eval {os.path.basename(data)} envelope={opt}: exit 0", p.returncode == 0, p.stderr[-800:])
+        with open(os.path.join(run, "eval.json")) as f:
+            env[(data, opt)] = (json.load(f)["pdm"]["envelope"], p.stderr)
+    e0, e1, e2 = env[(h5, "0.1")][0], env[(storm, "0.1")][0], env[(storm, "-1")][0]
+    n0, n1 = e0["rows_not_scored"], e1["rows_not_scored"]
+    ck(f"envelope: the fixture's later weeks are windier than its training days: a few rows out ({n0} of "
+       f"{e0['rows_scored_before']})", n0 < 0.05 * e0["rows_scored_before"], e0)
+    ck(f"envelope: the storm's day and the window after it add at most 144 + 35 rows ({n0} -> {n1}) and the "
+       "wind channel is named", n0 < n1 <= n0 + 144 + 35 and e1.get("channel") == "wind_speed_3_avg"
+       and "wind_speed_3_avg" in env[(storm, "0.1")][1], e1)
+    ck("envelope = -1: every row scored", e2["rows_not_scored"] == 0, e2)
+    ps = os.path.join(d, "pred_storm.h5")
+    p = gt("predict", run, storm, "-o", ps)
+    with h5py.File(ps, "r") as f:
+        r1 = int(f["turbines/row_offset"][3])
+        sc = f["score"][:]
+        ck("envelope: predict's scores of the storm rows are NaN, those before it finite",
+           p.returncode == 0 and np.isnan(sc[r1 - 144:r1]).all() and np.isfinite(sc[r1 - 300:r1 - 144]).all()
+           and f.attrs["envelope_rows_not_scored"] == n1, p.stderr[-800:])
+except ImportError:
+    print("h5py missing: the envelope case is skipped")
 # no target channel under the patterns: a clear one-line error naming the file
 p = gt("train", cfg, f"run.dir={os.path.join(d, 'run_bad')}", "data.nbm_targets=no_such_channel*")
 ck("nbm without target channels: exit 2 naming the file and the setting",
