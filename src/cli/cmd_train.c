@@ -63,6 +63,7 @@ static const gt_opt opts[] = {
     {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
     {"data.power_limit_w", NULL, GT_OPT_FLOAT, "1e8", "nilm: a power (aggregate or appliance) beyond +-this many W is not a measurement (a meter spike of tens of kW is; 3e38 W is not): treated as missing (a gap) with a warning; 0 off", NULL},
     {"data.spike_min_w", NULL, GT_OPT_FLOAT, "5000", "nilm: an aggregate sample is a spike only when it also departs from its local median by more than this many W: appliance bursts of a few kW (a microwave's defrost pulses, a washing machine's spin) are loads, meter glitches tens of kW; 0: the Hampel rule alone (runs stored without this key)", NULL},
+    {"data.pdm_short_gap", NULL, GT_OPT_INT, "6", "pdm: a run of at most this many missing records (rows with more than data.pdm_row_missing of their channels missing) is imputed like missing samples instead of screening the windows touching it (exports drop a record or two; 6 rows = 1 h of 10-minute SCADA); 0: every missing record screens (runs stored without this key)", NULL},
     {"data.pdm_row_missing", NULL, GT_OPT_FLOAT, "0.5", "pdm: a row with more than this share of its channels missing (non-finite) is a missing record: windows touching it are screened (gap); fewer missing samples (a dead sensor, empty cells, one channel's dropout) keep the window, the model input gets the channel's training mean there and the loss and the anomaly score leave them out, the same in train, eval and predict; 0: any missing sample screens the window (runs stored without this key)", NULL},
     {"data.signal_limit", NULL, GT_OPT_FLOAT, "1e9", "pdm: a signal value beyond +-this (in the channel's unit) is treated as missing with a warning; 0 off", NULL},
     {"data.augment", NULL, GT_OPT_FLOAT, "0", "nilm: probability that a training window gets one more activation of one of its household's appliances (off in that window) added to the aggregate and, where it covers the midpoint, to the target; 0 = none", NULL},
@@ -192,6 +193,7 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
     if (!gt_args_is_set(a, "data.fill_max_s")) c->data.fill_max_s = 0; /* runs from before hole filling */
     if (!gt_args_is_set(a, "data.pdm_row_missing")) c->data.pdm_row_missing = 0; /* ... and before imputation */
+    if (!gt_args_is_set(a, "data.pdm_short_gap")) c->data.pdm_short_gap = 0; /* ... and before short gaps were */
     if (!gt_args_is_set(a, "data.spike_min_w")) c->data.spike_min_w = 0; /* ... and before the spike floor */
     if (!gt_args_is_set(a, "train.balance")) c->balance = 0; /* runs from before balanced batches */
     if (!gt_args_is_set(a, "data.spike_channels")) /* runs from before the channel kinds: every channel */
@@ -249,6 +251,9 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     d->spike_min_w = gt_args_float(a, "data.spike_min_w");
     GT_CHECK(d->spike_min_w >= 0 && isfinite(d->spike_min_w), GT_EXIT_USAGE,
              "data.spike_min_w must be >= 0 W (got %g)", d->spike_min_w);
+    d->pdm_short_gap = (int)gt_args_int(a, "data.pdm_short_gap");
+    GT_CHECK(d->pdm_short_gap >= 0 && d->pdm_short_gap <= 1000000, GT_EXIT_USAGE,
+             "data.pdm_short_gap must be a number of rows in [0, 1000000] (got %d)", d->pdm_short_gap);
     d->pdm_row_missing = gt_args_float(a, "data.pdm_row_missing");
     GT_CHECK(d->pdm_row_missing >= 0 && d->pdm_row_missing <= 1, GT_EXIT_USAGE,
              "data.pdm_row_missing must be a share in [0, 1] (got %g)", d->pdm_row_missing);

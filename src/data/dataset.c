@@ -211,6 +211,7 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->seed = 1;
     cfg->fill_max_s = -1; /* auto */
     cfg->pdm_row_missing = 0.5;
+    cfg->pdm_short_gap = 6;
     cfg->spike_min_w = 5000;
     snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
     cfg->pdm_target = GT_PDM_TARGET_NEXT;
@@ -718,6 +719,19 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
             }
         if (miss >= gap_min) flags[i] |= F_GAP;
         else if (miss) ds->screen_local.samples_imputed += miss;
+    }
+    /* pdm: a short run of missing records (telemetry dropped a record or two) is imputed like missing
+     * samples (gt_data_pdm_impute: input the training mean, loss and score leave it out), not screened */
+    for (int64_t i = 0; pdm && cfg->pdm_short_gap > 0 && i < n; i++) {
+        if (!(flags[i] & F_GAP)) continue;
+        int64_t e = i;
+        while (e < n && (flags[e] & F_GAP)) e++;
+        if (e - i <= cfg->pdm_short_gap)
+            for (int64_t r = i; r < e; r++) {
+                flags[r] &= (uint8_t)~F_GAP;
+                for (int c = 0; c < C; c++) ds->screen_local.samples_imputed += !isfinite(x[r * C + c]);
+            }
+        i = e;
     }
     if (cfg->screen != GT_SCREEN_OFF) {
         int64_t found = 0;

@@ -132,6 +132,9 @@ typedef struct gt_data_config {
                                      input gets 0 there (the channel's training mean,
                                      gt_data_pdm_impute), the loss and the anomaly score leave the
                                      sample out. Default 0.5; 0: any missing sample makes a gap row */
+    int pdm_short_gap;            /* pdm: a run of at most this many missing records (gap rows) is imputed
+                                     like missing samples instead of screening the windows touching it
+                                     (default 6; 0: every gap row screens; runs stored without the key) */
     int pdm_norm_turbine;         /* pdm: 1 = every turbine's channels normalised with its own statistics
                                      (gt_data_item_norm), 0 (default) = with those of all turbines */
     char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_data_nbm_roles) or

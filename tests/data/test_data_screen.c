@@ -12,6 +12,8 @@
  *   runs, 8 W noise): every spike flagged in /fault_flags is found (at most 10%
  *   extra: genuine inrush transients); REPAIR changes exactly the counted
  *   samples, brings every flagged one below 20 kW; DROP changes nothing.
+ *   PdM, data.pdm_short_gap: a run of up to 6 missing records is imputed (its samples counted), not
+ *   screened; 7 records, or the rule off, screen the windows touching them;
  *   PdM with pdm_train_normal_only: the train/val windows touching the labelled
  *   event rows 100..199 of the even turbines are screened ("event"), test and
  *   holdout windows are kept. */
@@ -234,6 +236,55 @@ static void check_pdm_events(const char *path, MPI_Comm comm, int T) {
     gt_dataset_free(ds);
 }
 
+/* data.pdm_short_gap: missing records (every channel NaN) in turbine 0's rows [300, 300 + a) and
+ * [600, 600 + b); returns the screen summary (samples imputed, windows screened for gaps). */
+static gt_screen_summary short_gap_run(const char *path, MPI_Comm comm, int64_t a, int64_t b, int short_gap) {
+    gt_data_config cfg;
+    gt_data_config_defaults(&cfg, GT_TASK_PDM);
+    cfg.window = 50;
+    cfg.stride = 10;
+    cfg.pdm_short_gap = short_gap;
+    gt_pdm_shard *sh = gt_pdm_shard_read(path, comm);
+    const int C = sh->n_channels;
+    for (int k = 0; k < sh->n_turbines; k++) {
+        if (sh->index[k] != 0) continue;
+        float *x = sh->signals + sh->row_offset[k] * C;
+        for (int64_t r = 300; r < 300 + a; r++)
+            for (int c = 0; c < C; c++) x[r * C + c] = NAN;
+        for (int64_t r = 600; r < 600 + b; r++)
+            for (int c = 0; c < C; c++) x[r * C + c] = NAN;
+    }
+    gt_dataset *ds = gt_dataset_pdm(sh, &cfg, comm);
+    gt_screen_summary g;
+    gt_dataset_screen_summary(ds, comm, &g);
+    gt_dataset_free(ds);
+    return g;
+}
+
+static void check_pdm_short_gap(const char *path, MPI_Comm comm) {
+    gt_pdm_shard *probe = gt_pdm_shard_read(path, comm);
+    const int C = probe->n_channels;
+    gt_pdm_shard_free(probe);
+    /* 3 missing records (short: imputed, by default at most 6) and 20 (a gap: screened) */
+    gt_screen_summary def = short_gap_run(path, comm, 3, 20, 6), off = short_gap_run(path, comm, 3, 20, 0);
+    gt_screen_summary longonly = short_gap_run(path, comm, 0, 20, 0), none = short_gap_run(path, comm, 0, 0, 6);
+    TEST_EQ_INT(none.windows_screened_gap, 0);
+    TEST_CHECK(longonly.windows_screened_gap > 0);
+    /* the short run screens nothing: exactly the windows of the long run, and its samples are imputed */
+    TEST_EQ_INT(def.windows_screened_gap, longonly.windows_screened_gap);
+    TEST_EQ_INT(def.samples_imputed - none.samples_imputed, 3 * C);
+    /* pdm_short_gap = 0 (runs stored without the key): the short run screens the windows touching it too */
+    TEST_CHECK(off.windows_screened_gap > def.windows_screened_gap);
+    TEST_EQ_INT(off.samples_imputed, none.samples_imputed);
+    /* a run of exactly the limit is imputed; one record longer is a gap */
+    gt_screen_summary six = short_gap_run(path, comm, 6, 20, 6);
+    TEST_EQ_INT(six.windows_screened_gap, longonly.windows_screened_gap);
+    TEST_EQ_INT(six.samples_imputed - none.samples_imputed, 6 * C);
+    gt_screen_summary seven = short_gap_run(path, comm, 7, 20, 6), seven_off = short_gap_run(path, comm, 7, 20, 0);
+    TEST_EQ_INT(seven.windows_screened_gap, seven_off.windows_screened_gap);
+    TEST_CHECK(seven.windows_screened_gap > def.windows_screened_gap);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     tg_mpi_init(&argc, &argv, &rank, &size);
@@ -261,6 +312,7 @@ int main(int argc, char **argv) {
     check_testgen(tg, comm, H, rank);
     check_synth(syn, comm, rank);
     check_pdm_events(pdm, comm, T);
+    check_pdm_short_gap(pdm, comm);
 
     MPI_Barrier(comm);
     if (rank == 0) remove(tg), remove(syn), remove(pdm);
