@@ -287,13 +287,14 @@ static void stats_add(house_stats *hs, const gt_series_stats *s) {
     hs->s.n_conflict += s->n_conflict;
     hs->s.n_backward += s->n_backward;
     hs->s.n_backward_far += s->n_backward_far;
+    hs->s.n_bad_lines += s->n_bad_lines;
 }
 
 /* Reads and cleans one channel file. Returns 0, 1 when missing or empty (warned),
  * -1 on error. */
 static int read_channel(const chan *c, int64_t tol, gt_series *s, gt_diag *d, house_stats *hs) {
     memset(s, 0, sizeof *s);
-    if (gt_import_file_bytes(c->path) < 0) return gt_diag_warn(d, "%s: missing channel file %s; channel skipped", c->named_at[0] ? c->named_at : c->path,
+    if (gt_import_file_bytes(c->path) < 0) return gt_diag_warn(d, GT_WARN_CHANNEL, "%s: missing channel file %s; channel skipped", c->named_at[0] ? c->named_at : c->path,
                             c->path) ? -1 : 1;
     gt_text t;
     if (gt_text_open(&t, c->path, d)) return -1;
@@ -309,7 +310,7 @@ static int read_channel(const chan *c, int64_t tol, gt_series *s, gt_diag *d, ho
     }
     if (s->n == 0) {
         gt_series_free(s);
-        return gt_diag_warn(d, "%s: empty channel (no samples); channel skipped", c->path) ? -1 : 1;
+        return gt_diag_warn(d, GT_WARN_CHANNEL, "%s: empty channel (no samples); channel skipped", c->path) ? -1 : 1;
     }
     return 0;
 }
@@ -340,7 +341,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
             rc = gt_series_clean(&refit_s[c], c == 0 ? h->csv : lbl, d, &ss);
             if (c == 0) {
                 ss.n_lines = rs.s.n_lines, ss.n_samples = rs.s.n_samples, ss.n_backward = rs.s.n_backward,
-                ss.n_backward_far = rs.s.n_backward_far;
+                ss.n_backward_far = rs.s.n_backward_far, ss.n_bad_lines = rs.s.n_bad_lines;
                 stats_add(hs, &ss);
             }
         }
@@ -479,8 +480,10 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_Comm_size(comm, &size);
     gt_diag d = {0};
     d.strict = o->strict;
+    d.max_bad_lines = o->max_bad_lines;
     nilm_plan P;
     plan_build(&P, o, map, &d);
+    gt_diag_item_end(&d, o->src, NULL, 0);
     gt_import_agree(comm, &d, 0);
     const int H = P.H, A = P.A;
     P.period_s = o->period_s;
@@ -500,7 +503,13 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     int err_item = INT_MAX;
     for (int i = 0; i < H; i++) {
         if (from[i] != rank) continue;
-        if (build_house(&P, i, o, &d, &hs)) {
+        int rc = build_house(&P, i, o, &d, &hs);
+        /* the warnings past the first few of the house, by kind: one line */
+        char item[PATH_MAX + 32];
+        if (o->format == GT_IMPORT_REFIT) snprintf(item, sizeof item, "%.4000s", P.h[i].csv);
+        else snprintf(item, sizeof item, "%.4000s/house_%d", o->src, P.h[i].number);
+        gt_diag_item_end(&d, item, NULL, 0);
+        if (rc) {
             err_item = i;
             break;
         }
@@ -514,7 +523,7 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.owns, H * A, MPI_UINT8_T, MPI_MAX, comm));
     int64_t loc[12] = {hs.bytes,          hs.s.n_lines,  hs.s.n_samples, hs.s.n_exact_dup,
                        hs.s.n_conflict,   hs.s.n_backward, hs.s.n_backward_far, hs.outside,
-                       hs.gap_rows,       hs.issues,     d.n_warn,       0};
+                       hs.gap_rows,       hs.issues,     d.n_warn,       hs.s.n_bad_lines};
     int64_t tot[12];
     MPI_CHECK(MPI_Allreduce(loc, tot, 12, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_max, 1, MPI_DOUBLE, MPI_MAX, comm));
@@ -530,9 +539,9 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     for (int a = 0; a < A; a++) meta_for(map, P.names[a], &P.meta[a]);
     snprintf(P.config, sizeof P.config,
              "format=%s; src=%s; houses=%d; period_s=%.17g; max_gap_s=%.17g; backward_tolerance_s=%.17g; "
-             "strict=%d; map=%s; ukdale_aggregate=%d",
+             "strict=%d; max_bad_lines=%d; map=%s; ukdale_aggregate=%d",
              gt_import_format_name(o->format), o->src, H, o->period_s, o->max_gap_s, o->backward_tol_s, o->strict,
-             map->n ? map->path : "(none)", (int)o->ukdale_agg);
+             o->max_bad_lines, map->n ? map->path : "(none)", (int)o->ukdale_agg);
     char gen[64]; /* the attribute keeps the file's former path: files stay byte-identical */
     snprintf(gen, sizeof gen, "gridtrain import %s (import/import_nilm.c)", gt_import_format_name(o->format));
     gt_nilm_source src = {
@@ -549,7 +558,7 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     st->text_bytes = tot[0];
     st->n_lines = tot[1], st->n_samples = tot[2], st->n_exact_dup = tot[3], st->n_conflict = tot[4];
     st->n_backward = tot[5], st->n_backward_far = tot[6], st->n_outside = tot[7], st->n_gap_rows = tot[8];
-    st->n_issues = tot[9], st->n_warnings = tot[10];
+    st->n_issues = tot[9], st->n_warnings = tot[10], st->n_bad_lines = tot[11];
     free(w);
     free(from);
     free(to);

@@ -352,15 +352,16 @@ def bad_uk(content, labels="1 aggregate\n2 kettle\n"):
     return src
 
 
+NO_SKIP = ("--max-bad-lines", "0")  # the first bad data line is the error (the default skips up to 10 per file)
 good = "".join(f"{T0 + 6 * i} 5\n" for i in range(10))
 src = bad_uk(good + f"{T0 + 66} abc\n")
-bad_case("non-numeric value", "ukdale", src, "", "house_1/channel_2.dat:11: non-numeric value 'abc'")
+bad_case("non-numeric value", "ukdale", src, "", "house_1/channel_2.dat:11: non-numeric value 'abc'", args=NO_SKIP)
 src = bad_uk(good + f"{T0 + 66}\n")
-bad_case("malformed line (1 field)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line")
+bad_case("malformed line (1 field)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line", args=NO_SKIP)
 src = bad_uk(good + f"{T0 + 66} 5 6\n")
-bad_case("malformed line (3 fields)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line")
+bad_case("malformed line (3 fields)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line", args=NO_SKIP)
 src = bad_uk(good + "14000000x6 5\n")
-bad_case("bad timestamp", "ukdale", src, "", "house_1/channel_2.dat:11: bad timestamp")
+bad_case("bad timestamp", "ukdale", src, "", "house_1/channel_2.dat:11: bad timestamp", args=NO_SKIP)
 src = bad_uk(good, labels="1 aggregate\n2 kettle\n3 toaster\n")
 bad_case("missing file named in labels (--strict)", "ukdale", src, "", "house_1/labels.dat:3: missing channel file",
          strict=True)
@@ -394,28 +395,111 @@ src = bad_uk(good, labels="1 aggregate\ntwo kettle\n")
 bad_case("malformed labels.dat", "ukdale", src, "", "house_1/labels.dat:2: malformed line")
 rsrc = tempfile.mkdtemp(dir=d)
 write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,5,6,7,8,0"]) + "\n")
-bad_case("refit: short row", "refit", rsrc, "", "CLEAN_House1.csv:6: malformed line")
+bad_case("refit: short row", "refit", rsrc, "", "CLEAN_House1.csv:6: malformed line", args=NO_SKIP)
 write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,x,6,7,8,9,0"]) + "\n")
-bad_case("refit: non-numeric value", "refit", rsrc, "", "CLEAN_House1.csv:6: non-numeric value 'x")
+bad_case("refit: non-numeric value", "refit", rsrc, "", "CLEAN_House1.csv:6: non-numeric value 'x", args=NO_SKIP)
 write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,5,6,7,8,9,2"]) + "\n")
-bad_case("refit: bad Issues", "refit", rsrc, "", "CLEAN_House1.csv:6: Issues must be 0 or 1")
+bad_case("refit: bad Issues", "refit", rsrc, "", "CLEAN_House1.csv:6: Issues must be 0 or 1", args=NO_SKIP)
 csrc = os.path.join(tempfile.mkdtemp(dir=d), "Wind Farm B")
 for fn in ("event_info.csv", "feature_description.csv"):
     write(f"{csrc}/{fn}", open(f"{cf}/{fn}", "rb").read(), "wb")
 lines = open(f"{cf}/datasets/30.csv").read().splitlines()
 lines[41] = lines[41].replace(";prediction;", ";predict;").replace(";train;", ";predict;")
 write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
-bad_case("care: bad train_test", "care", csrc, "", "datasets/30.csv:42: train_test must be")
+bad_case("care: bad train_test", "care", csrc, "", "datasets/30.csv:42: train_test must be", args=NO_SKIP)
 lines = open(f"{cf}/datasets/30.csv").read().splitlines()
 parts = lines[12].split(";")
 parts[6] = "1.2.3"
 lines[12] = ";".join(parts)
 write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
-bad_case("care: non-numeric sensor value", "care", csrc, "", "datasets/30.csv:13: non-numeric value '1.2.3'")
+bad_case("care: non-numeric sensor value", "care", csrc, "", "datasets/30.csv:13: non-numeric value '1.2.3'", args=NO_SKIP)
 lines = open(f"{cf}/datasets/30.csv").read().splitlines()
 lines[20] = lines[20] + ";1"
 write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
-bad_case("care: extra field", "care", csrc, "", "datasets/30.csv:21: malformed line")
+bad_case("care: extra field", "care", csrc, "", "datasets/30.csv:21: malformed line", args=NO_SKIP)
+# ------------------------------------------- bad lines skipped (--max-bad-lines) --
+# real exports: a stray bad line and a truncated last line. Up to --max-bad-lines (default 10) per file are
+# skipped: one warning naming the file and the first, the data of every other line as without them
+def skip_case(name, fmt, src, expect_warn, check, args=(), np_=2):
+    outp = os.path.join(d, "skip.h5")
+    rc, so, se = run(np_, fmt, src, "-o", outp, *args)
+    ok = rc == 0 and se.count(expect_warn) == 1 and "error" not in se
+    ck(f"{name}: exit 0, one warning {expect_warn!r}", ok, (rc, se[-800:]))
+    if ok:
+        with h5py.File(outp, "r") as f:
+            ck(f"{name}: the other lines' data", check(f, so))
+
+
+vals_ok = [5 + (i % 4) for i in range(40)]
+lines = [f"{T0 + 6 * i} {v}\n" for i, v in enumerate(vals_ok)]
+src = bad_uk("".join(lines[:20]) + f"{T0 + 121} 9x\n" + "".join(lines[20:]) + f"{T0 + 6 * 40}")  # line 21, line 42
+
+
+def uk_check(f, so):
+    ts, app = f["timestamps"][:], f["appliances"][:, 0]
+    ref = bin_means((T0 + 6 * np.arange(40)) * 1000, vals_ok, ts[0], 6000, len(ts))
+    return np.allclose(app, ref, equal_nan=True) and "bad lines skipped 2," in so
+
+
+skip_case("ukdale: a bad line and a truncated last line", "ukdale", src,
+          "house_1/channel_2.dat: 2 bad lines skipped (at most 10 per file: --max-bad-lines), the first at line 21: "
+          "non-numeric value '9x'", uk_check)
+bad_case("ukdale: more bad lines than --max-bad-lines", "ukdale", src, "",
+         "house_1/channel_2.dat:42: malformed line", args=("--max-bad-lines", "1"))
+bad_case("ukdale: a bad line with --strict", "ukdale", src, "", "house_1/channel_2.dat:21: non-numeric value '9x' (--strict)",
+         strict=True)
+rsk = tempfile.mkdtemp(dir=d)
+write(f"{rsk}/CLEAN_House1.csv", "\n".join(rows[:40] + [rows[40][:33]]))  # the last row cut in its Aggregate field
+
+
+def refit_check(f, so):
+    agg = f["aggregate"][:]
+    ts = f["timestamps"][:]
+    return np.allclose(agg, bin_means(np.array(ref_t[:39]) * 1000, ref_a[:39], ts[0], 8000, len(ts)), equal_nan=True)
+
+
+skip_case("refit: a truncated last row", "refit", rsk,
+          "CLEAN_House1.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 41: "
+          "malformed line", refit_check)
+csk = os.path.join(tempfile.mkdtemp(dir=d), "Wind Farm C")
+for fn in ("event_info.csv", "feature_description.csv"):
+    write(f"{csk}/{fn}", open(f"{cf}/{fn}", "rb").read(), "wb")
+lines = open(f"{cf}/datasets/30.csv").read().splitlines()
+lines[12] = lines[12].replace(";train;", ";tarin;")
+write(f"{csk}/datasets/30.csv", "\n".join(lines) + "\n")
+
+
+def care_check(f, so):
+    sig = f["signals"][:]
+    return f["turbines/row_offset"][-1] == 100 and np.isnan(sig[11]).all() and np.isfinite(sig[12, 1])
+
+
+skip_case("care: a stray bad line", "care", csk,
+          "datasets/30.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 13: "
+          "train_test must be 'train' or 'prediction' (got 'tarin')", care_check)
+
+# ------------------------------------------------ warnings beyond the first 10 --
+# the first 10 of a house are printed, then one line per house counts the rest by kind
+wsrc = tempfile.mkdtemp(dir=d)
+for h in (1, 2):
+    write(f"{wsrc}/house_{h}/labels.dat", "1 aggregate\n2 kettle\n")
+    write(f"{wsrc}/house_{h}/channel_1.dat", "".join(f"{T0 + 6 * i} 100\n" for i in range(400)))
+    # house 1: 2 conflicting duplicates, then 14 steps back by 600 s (beyond the 60 s tolerance; the samples they
+    # meet again are exact duplicates); house 2: 3 steps back
+    nb = 14 if h == 1 else 3
+    body = f"{T0 + 6} 1\n{T0 + 6} 2\n{T0 + 12} 1\n{T0 + 12} 3\n" if h == 1 else ""
+    body += "".join(f"{T0 + 1800 + 60 * i} 5\n{T0 + 1200 + 60 * i} 5\n" for i in range(nb))
+    write(f"{wsrc}/house_{h}/channel_2.dat", body)
+rc, so, se = run(1, "ukdale", wsrc, "-o", os.path.join(d, "warn.h5"))
+h1 = [ln for ln in se.splitlines() if "house_1/channel_2.dat:" in ln]
+ck("warnings: the first 10 of house 1 printed", rc == 0 and len(h1) == 10, (rc, se[-1500:]))
+ck("warnings: one summary line for house 1 counting the rest by kind",
+   se.count(f"{wsrc}/house_1: 6 more warnings not printed: 4 time stamps going back beyond the tolerance, "
+            "2 conflicting duplicates") == 1, se[-1500:])
+ck("warnings: house 2 printed in full, no summary",
+   len([ln for ln in se.splitlines() if "house_2/channel_2.dat:" in ln]) == 3 and "house_2: " not in se, se[-1500:])
+ck("warnings: the import summary counts all", "warnings 19" in so, so)
+
 # ------------------------------------------------- CARE format variants --
 def datasets_only(path):
     return {k: v for k, v in checksums(path).items() if not k.startswith("@")}
