@@ -86,12 +86,13 @@ static int run(const gt_args *a, MPI_Comm comm) {
                st.total_s);
         printf("import %s: parsed %.1f MB of text (%lld lines) in %.2f s on the slowest rank, %.0f MB/s per core; "
                "exact duplicates %lld, conflicting duplicates %lld, backward steps %lld (beyond tolerance %lld), "
-               "samples outside the span %lld, gap rows %lld, Issues=1 rows %lld, bad lines skipped %lld, warnings %lld\n",
+               "samples outside the span %lld, gap rows %lld, Issues=1 rows %lld, bad lines skipped %lld, "
+               "leg holes bridged %lld, warnings %lld\n",
                a->pos[0], st.text_bytes / 1e6, (long long)st.n_lines, st.parse_s_max,
                st.parse_s_sum > 0 ? st.text_bytes / 1e6 / st.parse_s_sum : 0.0, (long long)st.n_exact_dup,
                (long long)st.n_conflict, (long long)st.n_backward, (long long)st.n_backward_far,
                (long long)st.n_outside, (long long)st.n_gap_rows, (long long)st.n_issues, (long long)st.n_bad_lines,
-               (long long)st.n_warnings);
+               (long long)st.n_bridged, (long long)st.n_warnings);
     }
     return 0;
 }

@@ -70,6 +70,8 @@ typedef struct gt_import_stats {
     int64_t n_issues;         /* REFIT rows with Issues = 1 */
     int64_t n_warnings;
     int64_t n_bad_lines;      /* bad data lines skipped (--max-bad-lines) */
+    int64_t n_bridged;        /* NILM appliance cells of several channels where a channel's short hole was
+                               * bridged in the sum (gt_sum_legs) */
     double parse_s_max;       /* slowest rank's parse + resample time */
     double parse_s_sum;       /* summed over ranks (MB/s per core = text_bytes / parse_s_sum) */
     double total_s;

@@ -266,18 +266,17 @@ static void plan_free(nilm_plan *P) {
 
 static int64_t blob_bytes(int64_t n, int A) { return n * (4 * (int64_t)(1 + A) + 1); }
 
-/* Adds channel values (resampled, [n]) into column a of app [n, A]: the first
- * contributor is copied, later ones are summed (NaN when any is NaN). */
-static void add_column(float *app, int A, int a, const float *v, int64_t n, int first) {
-    for (int64_t k = 0; k < n; k++) {
-        float *x = &app[(size_t)k * A + a];
-        *x = first ? v[k] : *x + v[k];
-    }
-}
+/* The resampled channels ([n] each) of one appliance column, summed when all
+ * are known (gt_sum_legs). */
+typedef struct {
+    float **leg;
+    int n;
+} col_legs;
 
 typedef struct {
     gt_series_stats s;
     int64_t outside, gap_rows, issues, bytes;
+    int64_t bridged; /* appliance cells where a leg's short hole was bridged (gt_sum_legs) */
 } house_stats;
 
 static void stats_add(house_stats *hs, const gt_series_stats *s) {
@@ -393,8 +392,10 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
     for (int c = 0; c < n_agg; c++) gt_series_free(&agg[c]);
     for (size_t k = 0; k < (size_t)n * A; k++) app[k] = NAN;
     uint8_t *owns = P->owns + (size_t)i * A;
-    uint8_t *filled = GT_CALLOC((size_t)A, 1);
     int n_src = o->format == GT_IMPORT_REFIT ? 9 : h->n_chan;
+    /* the channels of each column, kept until all are read: several channels of one name (REDD's
+     * two legs of a 240 V appliance) are summed with their short holes bridged (gt_sum_legs) */
+    col_legs *cl = GT_CALLOC((size_t)A, sizeof(col_legs));
     for (int k = 0; k < n_src; k++) {
         gt_series s;
         int a;
@@ -411,26 +412,40 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
             if (a < 0) continue;
             int rc = read_channel(&h->ch[k], tol, &s, d, hs);
             if (rc < 0) {
-                free(filled);
+                for (int c = 0; c < A; c++) {
+                    for (int j = 0; j < cl[c].n; j++) free(cl[c].leg[j]);
+                    free(cl[c].leg);
+                }
+                free(cl);
                 free(tmp);
                 free(blob);
                 goto fail;
             }
             if (rc > 0) continue;
         }
-        hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, tmp, 1, 0);
-        add_column(app, A, a, tmp, n, !filled[a]);
-        filled[a] = 1;
+        float *v = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1));
+        hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, v, 1, 0);
+        cl[a].leg = GT_REALLOC(cl[a].leg, sizeof(float *) * (size_t)(cl[a].n + 1));
+        cl[a].leg[cl[a].n++] = v;
         owns[a] = 1;
         gt_series_free(&s);
     }
+    /* a leg's hole lasting at most --max-gap (the importer's limit of a short hole; 5 periods by
+     * default, as data.fill_max_s) is bridged in the sum where another leg has a value */
+    const int64_t max_hole_rows = gap / pms;
+    for (int c = 0; c < A; c++) {
+        if (cl[c].n > 0)
+            hs->bridged += gt_sum_legs((const float *const *)cl[c].leg, cl[c].n, n, max_hole_rows, app + c, (size_t)A);
+        for (int j = 0; j < cl[c].n; j++) free(cl[c].leg[j]);
+        free(cl[c].leg);
+    }
+    free(cl);
     /* gap rows: no data in the whole row (never invented, never kept half) */
     for (int64_t k = 0; k < n; k++)
         if (flags[k] & GT_IMPORT_GAP_BIT) {
             ag[k] = NAN;
             for (int a = 0; a < A; a++) app[(size_t)k * A + a] = NAN;
         }
-    free(filled);
     free(tmp);
     P->blob[i] = blob;
     P->n_rows[i] = n;
@@ -521,11 +536,11 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_rows, H, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.t0, H, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.owns, H * A, MPI_UINT8_T, MPI_MAX, comm));
-    int64_t loc[12] = {hs.bytes,          hs.s.n_lines,  hs.s.n_samples, hs.s.n_exact_dup,
+    int64_t loc[13] = {hs.bytes,          hs.s.n_lines,  hs.s.n_samples, hs.s.n_exact_dup,
                        hs.s.n_conflict,   hs.s.n_backward, hs.s.n_backward_far, hs.outside,
-                       hs.gap_rows,       hs.issues,     d.n_warn,       hs.s.n_bad_lines};
-    int64_t tot[12];
-    MPI_CHECK(MPI_Allreduce(loc, tot, 12, MPI_INT64_T, MPI_SUM, comm));
+                       hs.gap_rows,       hs.issues,     d.n_warn,       hs.s.n_bad_lines, hs.bridged};
+    int64_t tot[13];
+    MPI_CHECK(MPI_Allreduce(loc, tot, 13, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_max, 1, MPI_DOUBLE, MPI_MAX, comm));
     MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_sum, 1, MPI_DOUBLE, MPI_SUM, comm));
 
@@ -558,7 +573,7 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     st->text_bytes = tot[0];
     st->n_lines = tot[1], st->n_samples = tot[2], st->n_exact_dup = tot[3], st->n_conflict = tot[4];
     st->n_backward = tot[5], st->n_backward_far = tot[6], st->n_outside = tot[7], st->n_gap_rows = tot[8];
-    st->n_issues = tot[9], st->n_warnings = tot[10], st->n_bad_lines = tot[11];
+    st->n_issues = tot[9], st->n_warnings = tot[10], st->n_bad_lines = tot[11], st->n_bridged = tot[12];
     free(w);
     free(from);
     free(to);

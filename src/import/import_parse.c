@@ -595,6 +595,46 @@ int64_t gt_mark_gaps(const int64_t *t, int64_t n, const gt_grid *g, int64_t max_
     return marked;
 }
 
+int64_t gt_sum_legs(const float *const *legs, int n_legs, int64_t n, int64_t max_hole_rows, float *out, size_t stride) {
+    if (n_legs == 1) {
+        for (int64_t k = 0; k < n; k++) out[(size_t)k * stride] = legs[0][k];
+        return 0;
+    }
+    /* bridged[j]: leg j with its short holes interpolated (the same rule as data.fill_max_s) */
+    float *bridged = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)n_legs);
+    for (int j = 0; j < n_legs; j++) {
+        float *b = bridged + (size_t)j * (size_t)n;
+        memcpy(b, legs[j], sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            if (isfinite(b[i])) continue;
+            int64_t e = i;
+            while (e < n && !isfinite(b[e])) e++;
+            if (i > 0 && e < n && e - i <= max_hole_rows) { /* hole [i, e) with a value on both sides */
+                const double lo = b[i - 1], hi = b[e], span = (double)(e - i + 1);
+                for (int64_t k = i; k < e; k++) b[k] = (float)(lo + (hi - lo) * (double)(k - i + 1) / span);
+            }
+            i = e;
+        }
+    }
+    int64_t n_bridged = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int any = 0, miss = 0;
+        for (int j = 0; j < n_legs; j++) {
+            any |= isfinite(legs[j][k]) != 0;
+            miss += !isfinite(legs[j][k]);
+        }
+        float s = NAN;
+        if (any) {
+            s = bridged[k];
+            for (int j = 1; j < n_legs; j++) s += bridged[(size_t)j * (size_t)n + (size_t)k];
+            if (isfinite(s)) n_bridged += miss;
+        }
+        out[(size_t)k * stride] = s;
+    }
+    free(bridged);
+    return n_bridged;
+}
+
 /* ------------------------------------------------------------- delimited --- */
 
 int gt_split_fields(const char *p, const char *end, char sep, const char **f, int *len, int max_fields) {

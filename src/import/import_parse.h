@@ -194,6 +194,21 @@ int64_t gt_resample_mean(const int64_t *t, const float *v, int64_t n, const gt_g
 int64_t gt_mark_gaps(const int64_t *t, int64_t n, const gt_grid *g, int64_t max_gap_ms, uint8_t *flags,
                      uint8_t bit);
 
+/* The channels one appliance is metered on (REDD's two-circuit appliances:
+ * one channel per leg; any channels of one house mapped to one name), each
+ * resampled to n rows (legs[j][k]), summed row by row into out[k * stride],
+ * the legs added in order (float). A leg without a value in row k (NaN) counts
+ * with the linear interpolation between its values on both sides of that hole
+ * when the hole lasts at most max_hole_rows rows and another leg has a value
+ * in row k: meter clocks jitter independently, so a leg's bin is often empty
+ * where the other's is not, and one empty bin must not make the appliance
+ * missing. The row stays NaN where no leg has a value (as a one-channel
+ * appliance: never filled), or where a leg's hole is longer than
+ * max_hole_rows or open at an end of the item (the appliance is genuinely
+ * not measured there). One leg: copied as it is. Returns the cells a leg was
+ * bridged in. */
+int64_t gt_sum_legs(const float *const *legs, int n_legs, int64_t n, int64_t max_hole_rows, float *out, size_t stride);
+
 /* ------------------------------------------------------------ delimited --- */
 /* Splits one line [p, end) into fields at `sep` (double-quoted fields may hold
  * the separator; "" is a quote). Writes up to max_fields (start, length) pairs

@@ -592,6 +592,36 @@ static void test_warning_summary(void) {
     gt_series_free(&s);
 }
 
+/* Two legs of one appliance summed (gt_sum_legs): a leg's hole of at most
+ * max_hole_rows rows is bridged by linear interpolation where the other leg has
+ * a value; a longer hole, one open at an end, or no leg at all: NaN. */
+static void test_sum_legs(void) {
+    const float N = NAN;
+    const float l0[12] = {1, N, 3, 4, N, N, N, 8, 9, N, N, N};
+    const float l1[12] = {10, 20, 30, N, 50, 60, 70, 80, N, N, 110, 120};
+    const float *legs[2] = {l0, l1};
+    float out[24];
+    for (int k = 0; k < 24; k++) out[k] = -1;
+    TEST_EQ_INT(gt_sum_legs(legs, 2, 12, 2, out, 2), 3); /* rows 1, 3, 8 bridged */
+    const float want[12] = {11, 22, 33, 44, N, N, N, 88, 99, N, N, N};
+    for (int k = 0; k < 12; k++) {
+        if (isnan(want[k])) TEST_CHECK(isnan(out[2 * k]));
+        else TEST_CLOSE(out[2 * k], want[k], 0, 0);
+        TEST_CLOSE(out[2 * k + 1], -1, 0, 0); /* the stride is kept */
+    }
+    /* holes of 3 rows bridged with max_hole_rows 3: row 4..6 = l0 4 + (8 - 4) * (1..3) / 4 */
+    TEST_EQ_INT(gt_sum_legs(legs, 2, 12, 3, out, 1), 6);
+    TEST_CLOSE(out[4], 5 + 50, 0, 0);
+    TEST_CLOSE(out[6], 7 + 70, 0, 0);
+    TEST_CHECK(isnan(out[9]) && isnan(out[10])); /* l0's trailing hole is open */
+    /* no bridging (0 rows): the sum only where both legs have a value */
+    TEST_EQ_INT(gt_sum_legs(legs, 2, 12, 0, out, 1), 0);
+    TEST_CHECK(isnan(out[1]) && isnan(out[3]) && out[2] == 33 && out[7] == 88);
+    /* one leg: copied as it is, never filled */
+    TEST_EQ_INT(gt_sum_legs(legs, 1, 12, 5, out, 1), 0);
+    TEST_CHECK(out[0] == 1 && isnan(out[1]) && out[8] == 9 && isnan(out[9]));
+}
+
 int main(int argc, char **argv) {
     test_numbers();
     test_tv_and_clean();
@@ -603,6 +633,7 @@ int main(int argc, char **argv) {
     test_labels_and_map_messages();
     test_bad_lines();
     test_warning_summary();
+    test_sum_legs();
     if (argc > 1 && !strcmp(argv[1], "--bench")) bench();
     TEST_DONE();
 }
