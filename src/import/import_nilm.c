@@ -266,8 +266,8 @@ static void plan_free(nilm_plan *P) {
 
 static int64_t blob_bytes(int64_t n, int A) { return n * (4 * (int64_t)(1 + A) + 1); }
 
-/* The resampled channels ([n] each) of one appliance column, summed when all
- * are known (gt_sum_legs). */
+/* The resampled channels ([n] each) of an appliance column named by several
+ * channels, summed when all are read (gt_sum_legs). */
 typedef struct {
     float **leg;
     int n;
@@ -393,9 +393,15 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
     for (size_t k = 0; k < (size_t)n * A; k++) app[k] = NAN;
     uint8_t *owns = P->owns + (size_t)i * A;
     int n_src = o->format == GT_IMPORT_REFIT ? 9 : h->n_chan;
-    /* the channels of each column, kept until all are read: several channels of one name (REDD's
-     * two legs of a 240 V appliance) are summed with their short holes bridged (gt_sum_legs) */
+    /* a column of one channel is resampled into place; the channels of a column of several (REDD's
+     * two legs of a 240 V appliance) are kept until all are read, then summed with their short holes
+     * bridged (gt_sum_legs): only those cost a copy of the rows each */
     col_legs *cl = GT_CALLOC((size_t)A, sizeof(col_legs));
+    int *n_named = GT_CALLOC((size_t)A, sizeof(int));
+    for (int k = 0; k < n_src; k++) {
+        int a = o->format == GT_IMPORT_REFIT ? h->refit_col[k] : h->ch[k].role;
+        if (a >= 0) n_named[a]++;
+    }
     for (int k = 0; k < n_src; k++) {
         gt_series s;
         int a;
@@ -417,16 +423,21 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
                     free(cl[c].leg);
                 }
                 free(cl);
+                free(n_named);
                 free(tmp);
                 free(blob);
                 goto fail;
             }
             if (rc > 0) continue;
         }
-        float *v = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1));
-        hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, v, 1, 0);
-        cl[a].leg = GT_REALLOC(cl[a].leg, sizeof(float *) * (size_t)(cl[a].n + 1));
-        cl[a].leg[cl[a].n++] = v;
+        if (n_named[a] == 1) {
+            hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, app + a, (size_t)A, 0);
+        } else {
+            float *v = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1));
+            hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, v, 1, 0);
+            cl[a].leg = GT_REALLOC(cl[a].leg, sizeof(float *) * (size_t)(cl[a].n + 1));
+            cl[a].leg[cl[a].n++] = v;
+        }
         owns[a] = 1;
         gt_series_free(&s);
     }
@@ -440,6 +451,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
         free(cl[c].leg);
     }
     free(cl);
+    free(n_named);
     /* gap rows: no data in the whole row (never invented, never kept half) */
     for (int64_t k = 0; k < n; k++)
         if (flags[k] & GT_IMPORT_GAP_BIT) {
