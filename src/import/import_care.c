@@ -151,16 +151,38 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
                           f->path, GT_IMPORT_MAX_COLS);
             break;
         }
-        char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(head + got - nl1 - 1)) : NULL;
-        size_t len = nl2 ? (size_t)(nl2 - head) : (size_t)got;
+        /* the header and the first data lines, enough to reach a good row past up to max_bad_lines bad
+         * ones (skipped here silently: the full parse warns about them once); only whole lines, unless
+         * the head is the whole file */
+        size_t len = nl1 ? (size_t)(nl1 - head) : (size_t)got;
+        for (int64_t k = 0; nl1 && k <= (int64_t)d->max_bad_lines; k++) {
+            char *nl = len < (size_t)got ? memchr(head + len + 1, '\n', (size_t)got - len - 1) : NULL;
+            if (!nl) {
+                if (got < 4 << 20) len = (size_t)got;
+                break;
+            }
+            len = (size_t)(nl - head);
+        }
         gt_care_rows r;
         gt_series_stats ss = {0};
-        int rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, d, &ss);
+        gt_diag hd = *d; /* the head's warnings and skipped lines: the full parse reports them */
+        hd.quiet = 1;
+        int rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, &hd, &ss);
         free(head);
-        if (rc) break;
+        if (rc) {
+            gt_care_rows_free(&r);
+            gt_diag_error(d, hd.err_code, "%s", hd.err);
+            break;
+        }
         if (r.n == 0) {
             gt_care_rows_free(&r);
-            gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
+            size_t pl = strlen(f->path); /* the summary without its "FILE: " */
+            const char *why = !strncmp(hd.last_warn, f->path, pl) && hd.last_warn[pl] == ':' ? hd.last_warn + pl + 2
+                                                                                              : hd.last_warn;
+            if (ss.n_bad_lines)
+                gt_diag_error(d, GT_EXIT_DATA, "%s: no data row can be read: %s", f->path, why);
+            else
+                gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
             break;
         }
         if (r.index_col && gt_diag_warn(d, GT_WARN_OTHER, "%s:1: column %d ('%s') looks like a pandas index; dropped", f->path,

@@ -555,6 +555,24 @@ skip_case("care: a stray bad line", "care", csk,
           "datasets/30.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 13: "
           "train_test must be 'train' or 'prediction' (got 'tarin')", care_check)
 
+# the first data row bad: the farm's plan reads on to the next row (one warning, from the full parse)
+lines = open(f"{cf}/datasets/30.csv").read().splitlines()
+lines[1] = lines[1].replace(";train;", ";tarin;")
+write(f"{csk}/datasets/30.csv", "\n".join(lines) + "\n")
+
+
+def care_check2(f, so):
+    return list(f["turbines/id"][:]) == [3] and f["turbines/row_offset"][-1] == 99  # the asset of row 3; 99 rows
+
+
+skip_case("care: the first data row bad", "care", csk,
+          "datasets/30.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 2: "
+          "train_test must be 'train' or 'prediction' (got 'tarin')", care_check2)
+write(f"{csk}/datasets/30.csv", "\n".join(lines[:2]) + "\n")
+bad_case("care: no readable data row", "care", csk, "",
+         "datasets/30.csv: no data row can be read: 1 bad line skipped (at most 10 per file: --max-bad-lines), the "
+         "first at line 2: train_test must be")
+
 # ------------------------------------------------ warnings beyond the first 10 --
 # the first 10 of a house are printed, then one line per house counts the rest by kind
 wsrc = tempfile.mkdtemp(dir=d)
