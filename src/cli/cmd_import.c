@@ -1,6 +1,7 @@
 /* cli/cmd_import.c: `gridtrain import ukdale|redd|refit|care SRC -o OUT.h5`:
  * imports a public dataset into the gridtrain HDF5 format (import/import.h),
  * parsing houses/turbines in parallel under mpirun. docs/importers.md. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,8 @@ static const gt_opt opts[] = {
     {"import.appliances", "appliances", GT_OPT_STR, "", "label -> canonical name map (default: datasets/appliance_map.ini)", NULL},
     {"import.max_gap_s", "max-gap", GT_OPT_FLOAT, "0", "aggregate holes longer than this are gap rows (NaN, flagged); 0: 5 periods", NULL},
     {"import.backward_tolerance_s", "backward-tolerance", GT_OPT_FLOAT, "60", "time stamps going back more than this are warnings (data is sorted anyway)", NULL},
-    {"import.strict", "strict", GT_OPT_BOOL, "false", "warnings are errors (exit 3)", NULL},
+    {"import.strict", "strict", GT_OPT_BOOL, "false", "warnings are errors (exit 3); a bad data line too", NULL},
+    {"import.max_bad_lines", "max-bad-lines", GT_OPT_INT, "10", "bad data lines (malformed, a bad time stamp or value) skipped per file, one warning per file naming the first; one more ends the import naming FILE:LINE (exit 3); 0: the first does", NULL},
     {"import.ukdale_aggregate", "aggregate", GT_OPT_STR, "auto", "ukdale aggregate: mains.dat when present (auto), channel 1, or mains.dat", "auto|channel|mains"},
     {"import.lowres_period_s", "lowres-period", GT_OPT_FLOAT, "0", "nilm: also write the /lowres channel at this period (s); 0 none", NULL},
     {"import.compress", "compress", GT_OPT_INT, "0", "deflate level 0-9 (with shuffle); 0 stores uncompressed", NULL},
@@ -39,6 +41,10 @@ static int run(const gt_args *a, MPI_Comm comm) {
     o.max_gap_s = gt_args_float(a, "import.max_gap_s");
     o.backward_tol_s = gt_args_float(a, "import.backward_tolerance_s");
     o.strict = gt_args_bool(a, "import.strict");
+    const int64_t max_bad = gt_args_int(a, "import.max_bad_lines");
+    GT_CHECK(max_bad >= 0 && max_bad <= INT_MAX, GT_EXIT_USAGE, "import.max_bad_lines must be 0 to %d (got %lld)",
+             INT_MAX, (long long)max_bad);
+    o.max_bad_lines = (int)max_bad;
     o.map_path = gt_args_str(a, "import.appliances");
     o.lowres_period_s = gt_args_float(a, "import.lowres_period_s");
     const char *agg = gt_args_str(a, "import.ukdale_aggregate");
@@ -80,11 +86,13 @@ static int run(const gt_args *a, MPI_Comm comm) {
                st.total_s);
         printf("import %s: parsed %.1f MB of text (%lld lines) in %.2f s on the slowest rank, %.0f MB/s per core; "
                "exact duplicates %lld, conflicting duplicates %lld, backward steps %lld (beyond tolerance %lld), "
-               "samples outside the span %lld, gap rows %lld, Issues=1 rows %lld, warnings %lld\n",
+               "samples outside the span %lld, gap rows %lld, Issues=1 rows %lld, bad lines skipped %lld, "
+               "leg holes bridged %lld, warnings %lld\n",
                a->pos[0], st.text_bytes / 1e6, (long long)st.n_lines, st.parse_s_max,
                st.parse_s_sum > 0 ? st.text_bytes / 1e6 / st.parse_s_sum : 0.0, (long long)st.n_exact_dup,
                (long long)st.n_conflict, (long long)st.n_backward, (long long)st.n_backward_far,
-               (long long)st.n_outside, (long long)st.n_gap_rows, (long long)st.n_issues, (long long)st.n_warnings);
+               (long long)st.n_outside, (long long)st.n_gap_rows, (long long)st.n_issues, (long long)st.n_bad_lines,
+               (long long)st.n_bridged, (long long)st.n_warnings);
     }
     return 0;
 }
@@ -97,9 +105,12 @@ const gt_cmd gt_cmd_import = {
                "REFIT CLEAN (CLEAN_HouseN.csv), or one CARE wind farm (datasets/<event>.csv, event_info.csv,\n"
                "feature_description.csv). Channels are put on one clock: each row is the MEAN of the samples\n"
                "in [t, t+period) (NaN when none; never filled); aggregate holes longer than --max-gap are\n"
-               "gap rows (/fault_flags bit 2). Labels map to canonical names via --appliances. Bad lines end\n"
-               "the import naming FILE:LINE (exit 3); --strict makes warnings errors. Houses/turbines are\n"
-               "parsed in parallel under mpirun; the output does not depend on the rank count.\n"
+               "gap rows (/fault_flags bit 2). Labels map to canonical names via --appliances. Up to\n"
+               "--max-bad-lines bad data lines per file (default 10) are skipped with one warning naming the\n"
+               "file and the first; one more ends the import naming FILE:LINE (exit 3); --strict makes\n"
+               "warnings and bad lines errors. The first 10 warnings of a house/turbine are printed, then one\n"
+               "line counts the rest by kind. Houses/turbines are parsed in parallel under mpirun; the output\n"
+               "does not depend on the rank count.\n"
                "See docs/importers.md.",
     .opts = opts,
     .min_pos = 2,

@@ -256,6 +256,22 @@ void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t fil
  * entry with that id, or no training part for it (a file imported before
  * /care_events/train_start_row: import it again). */
 void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm);
+/* Collective. The data filters checked against the file before any window
+ * is built: an entry of data.items (nilm and pdm), data.farms,
+ * data.machine_types, data.conditions or data.train_conditions (pdm) -- a
+ * single code or a lo-hi range -- that matches no household/turbine id, farm,
+ * machine type or condition code of `file` ends the job with exit 2
+ * (GT_EXIT_USAGE) and one line naming the file, the option, the entries that
+ * match nothing and the values the file has (at most
+ * GT_DATA_FILTER_LIST_MAX, with their /legend names): otherwise the only
+ * symptom is an empty split. Condition codes present: those of the file's
+ * /segments and the codes 0..n-1 that /legend/condition names. Each rank
+ * passes its shard; rank 0 decides on the gathered values and every rank
+ * follows. Changes nothing when every entry matches. The one check of train,
+ * eval and predict. */
+#define GT_DATA_FILTER_LIST_MAX 20
+void gt_data_check_filters_nilm(const char *file, const gt_nilm_shard *sh, const gt_data_config *cfg, MPI_Comm comm);
+void gt_data_check_filters_pdm(const char *file, const gt_pdm_shard *sh, const gt_data_config *cfg, MPI_Comm comm);
 /* Offset of channel c at step t inside one nilm input window of W steps and C
  * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
  * place the layout rule lives (the dataset's fill, predict, eval samples). */

@@ -625,6 +625,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
              GT_DATA_MAX_TARGETS);
     nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
     const nilm_model *em = &ens;
+    gt_data_check_filters_nilm(data_file, sh, &em->data, comm); /* the run's data.items on this file */
     out->n_appliances = A;
     out->n_models = n_models;
     memcpy(out->meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
@@ -677,6 +678,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
              GT_DATA_MAX_TARGETS);
     nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
     const nilm_model *em = &ens;
+    gt_data_check_filters_nilm(data_file, sh, &em->data, comm); /* the run's data.items on this file */
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
     make_rule(data_file, em, ec, eval_stride(ec, rows), comm, &rule);

@@ -41,6 +41,7 @@ double gt_import_default_period(gt_import_format f) {
 void gt_import_opts_defaults(gt_import_opts *o) {
     memset(o, 0, sizeof *o);
     o->backward_tol_s = 60;
+    o->max_bad_lines = GT_IMPORT_MAX_BAD_LINES;
     gt_write_opts_defaults(&o->write);
 }
 
@@ -189,6 +190,7 @@ void gt_import_run(const gt_import_opts *o_in, MPI_Comm comm, gt_import_stats *s
              "import: the period must be a whole number of ms >= 1 ms (got %g s)", o.period_s);
     if (o.max_gap_s <= 0) o.max_gap_s = 5 * o.period_s;
     GT_CHECK(o.backward_tol_s >= 0, GT_EXIT_USAGE, "import: the backward tolerance must be >= 0 s");
+    GT_CHECK(o.max_bad_lines >= 0, GT_EXIT_USAGE, "import: --max-bad-lines must be >= 0 (got %d)", o.max_bad_lines);
     GT_CHECK(o.src && *o.src && o.out && *o.out, GT_EXIT_USAGE, "import: needs SRC and -o OUT");
     struct stat sb;
     GT_CHECK(stat(o.src, &sb) == 0 && S_ISDIR(sb.st_mode), GT_EXIT_DATA, "%s: not a directory (the dataset's folder)",
@@ -199,6 +201,7 @@ void gt_import_run(const gt_import_opts *o_in, MPI_Comm comm, gt_import_stats *s
     d.strict = o.strict;
     d.quiet = gt_rank() != 0; /* the map's warnings are the same on every rank */
     gt_import_map_load(o.map_path, &map, &d);
+    gt_diag_item_end(&d, map.n ? map.path : "appliance map", NULL, 0);
     gt_import_agree(comm, &d, 0);
     /* the output must not replace an input: a file of the dataset's folder
      * (or a new file inside it, which a later import would read), or the map */

@@ -32,6 +32,11 @@ const char *gt_import_format_name(gt_import_format f);
 /* Default period of a format, s (UK-DALE 6, REDD 3, REFIT 8, CARE 600). */
 double gt_import_default_period(gt_import_format f);
 
+/* Default of --max-bad-lines: a truncated last line or a few stray lines of a
+ * real export are skipped (one warning per file names the first), a file that
+ * is wrong throughout still fails by its 11th line. */
+#define GT_IMPORT_MAX_BAD_LINES 10
+
 typedef enum { GT_UKDALE_AGG_AUTO = 0, GT_UKDALE_AGG_CHANNEL = 1, GT_UKDALE_AGG_MAINS = 2 } gt_ukdale_agg;
 
 typedef struct gt_import_opts {
@@ -45,6 +50,8 @@ typedef struct gt_import_opts {
     double max_gap_s;         /* holes in the aggregate longer than this are gaps; <= 0: 5 periods */
     double backward_tol_s;    /* a time stamp going back more than this is a warning */
     int strict;               /* warnings are errors (exit GT_EXIT_DATA) */
+    int max_bad_lines;        /* bad data lines skipped per file with a warning (default
+                               * GT_IMPORT_MAX_BAD_LINES); one more is the error; 0: the first is */
     gt_ukdale_agg ukdale_agg; /* UK-DALE aggregate: mains.dat when present (auto), channel 1, mains.dat */
     double lowres_period_s;   /* NILM /lowres channel period; 0: none */
     gt_write_opts write;
@@ -62,6 +69,9 @@ typedef struct gt_import_stats {
     int64_t n_gap_rows;       /* rows flagged as gaps (NILM) */
     int64_t n_issues;         /* REFIT rows with Issues = 1 */
     int64_t n_warnings;
+    int64_t n_bad_lines;      /* bad data lines skipped (--max-bad-lines) */
+    int64_t n_bridged;        /* NILM appliance cells of several channels where a channel's short hole was
+                               * bridged in the sum (gt_sum_legs) */
     double parse_s_max;       /* slowest rank's parse + resample time */
     double parse_s_sum;       /* summed over ranks (MB/s per core = text_bytes / parse_s_sum) */
     double total_s;

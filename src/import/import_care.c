@@ -125,7 +125,7 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         n_ft = gt_parse_care_features(t.p, t.n, path, &ft, d);
         gt_text_close(&t);
         if (n_ft < 0) goto out;
-    } else if (gt_diag_warn(d, "%s: missing: channels get no units and no circular means", path)) {
+    } else if (gt_diag_warn(d, GT_WARN_OTHER, "%s: missing: channels get no units and no circular means", path)) {
         goto out;
     }
     /* headers and first rows: channel union, asset of each file */
@@ -151,19 +151,41 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
                           f->path, GT_IMPORT_MAX_COLS);
             break;
         }
-        char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(head + got - nl1 - 1)) : NULL;
-        size_t len = nl2 ? (size_t)(nl2 - head) : (size_t)got;
+        /* the header and the first data lines, enough to reach a good row past up to max_bad_lines bad
+         * ones (skipped here silently: the full parse warns about them once); only whole lines, unless
+         * the head is the whole file */
+        size_t len = nl1 ? (size_t)(nl1 - head) : (size_t)got;
+        for (int64_t k = 0; nl1 && k <= (int64_t)d->max_bad_lines; k++) {
+            char *nl = len < (size_t)got ? memchr(head + len + 1, '\n', (size_t)got - len - 1) : NULL;
+            if (!nl) {
+                if (got < 4 << 20) len = (size_t)got;
+                break;
+            }
+            len = (size_t)(nl - head);
+        }
         gt_care_rows r;
         gt_series_stats ss = {0};
-        int rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, d, &ss);
+        gt_diag hd = *d; /* the head's warnings and skipped lines: the full parse reports them */
+        hd.quiet = 1;
+        int rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, &hd, &ss);
         free(head);
-        if (rc) break;
-        if (r.n == 0) {
+        if (rc) {
             gt_care_rows_free(&r);
-            gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
+            gt_diag_error(d, hd.err_code, "%s", hd.err);
             break;
         }
-        if (r.index_col && gt_diag_warn(d, "%s:1: column %d ('%s') looks like a pandas index; dropped", f->path,
+        if (r.n == 0) {
+            gt_care_rows_free(&r);
+            size_t pl = strlen(f->path); /* the summary without its "FILE: " */
+            const char *why = !strncmp(hd.last_warn, f->path, pl) && hd.last_warn[pl] == ':' ? hd.last_warn + pl + 2
+                                                                                              : hd.last_warn;
+            if (ss.n_bad_lines)
+                gt_diag_error(d, GT_EXIT_DATA, "%s: no data row can be read: %s", f->path, why);
+            else
+                gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
+            break;
+        }
+        if (r.index_col && gt_diag_warn(d, GT_WARN_OTHER, "%s:1: column %d ('%s') looks like a pandas index; dropped", f->path,
                                         r.index_col, r.index_col == 1 ? "" : "Unnamed: 0")) {
             gt_care_rows_free(&r);
             break;
@@ -171,7 +193,7 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         asset[i] = r.asset[0];
         for (int k = 0; k < P->n_ev; k++)
             if (P->ev[k].event_id == f->event_id && P->ev[k].asset != asset[i] &&
-                gt_diag_warn(d, "%s:2: asset_id %lld, but event_info.csv gives asset %lld for event %lld", f->path,
+                gt_diag_warn(d, GT_WARN_OTHER, "%s:2: asset_id %lld, but event_info.csv gives asset %lld for event %lld", f->path,
                              (long long)asset[i], (long long)P->ev[k].asset, (long long)f->event_id))
                 break;
         f->n_fcols = r.n_cols;
@@ -207,7 +229,7 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         goto out;
     }
     if (C > GT_IMPORT_TRAIN_MAX_COLS &&
-        gt_diag_warn(d, "%s: %d sensor channels: training reads at most %d (train refuses this file; import a farm "
+        gt_diag_warn(d, GT_WARN_OTHER, "%s: %d sensor channels: training reads at most %d (train refuses this file; import a farm "
                         "with fewer columns)", o->src, C, GT_IMPORT_TRAIN_MAX_COLS)) {
         free(names);
         free(asset);
@@ -357,12 +379,12 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
             gt_diag_error(d, GT_EXIT_INTERNAL, "%s: header changed while importing", f->path);
             goto fail;
         }
-        if (r.n == 0 && gt_diag_warn(d, "%s: empty channel (no data rows)", f->path)) {
+        if (r.n == 0 && gt_diag_warn(d, GT_WARN_CHANNEL, "%s: empty channel (no data rows)", f->path)) {
             gt_care_rows_free(&r);
             goto fail;
         }
         if (r.n_status_empty > 0 &&
-            gt_diag_warn(d, "%s: %lld rows with an empty status_type_id: status 5 (other), left out of training and "
+            gt_diag_warn(d, GT_WARN_OTHER, "%s: %lld rows with an empty status_type_id: status 5 (other), left out of training and "
                             "normal_index", f->path, (long long)r.n_status_empty)) {
             gt_care_rows_free(&r);
             goto fail;
@@ -430,7 +452,7 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
                 cs->s.n_exact_dup++;
             } else {
                 cs->s.n_conflict++;
-                if (gt_diag_warn(d, "%s:%u: conflicting duplicate of the row at %s:%u (same time stamp, other values); keeping that one",
+                if (gt_diag_warn(d, GT_WARN_CONFLICT, "%s:%u: conflicting duplicate of the row at %s:%u (same time stamp, other values); keeping that one",
                                  P->f[ky[i].file].path, ky[i].line, P->f[file[q]].path, line[q])) {
                     free(ky);
                     free(keep);
@@ -485,7 +507,7 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
         if (a < 0) a = 0;
         if (b > n) b = n;
         if (a >= b) {
-            if (gt_diag_warn(d, "event_info.csv: anomaly event %lld of asset %lld lies outside the asset's data; not labelled",
+            if (gt_diag_warn(d, GT_WARN_OTHER, "event_info.csv: anomaly event %lld of asset %lld lies outside the asset's data; not labelled",
                              (long long)x->event_id, (long long)tb->asset)) {
                 free(ev);
                 free(cond_bits);
@@ -619,9 +641,11 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_Comm_size(comm, &size);
     gt_diag d = {0};
     d.strict = o->strict;
+    d.max_bad_lines = o->max_bad_lines;
     d.quiet = rank != 0; /* plan warnings are the same on every rank: rank 0 prints them */
     care_plan P;
     plan_build(&P, o, &d);
+    gt_diag_item_end(&d, o->src, NULL, 0);
     gt_import_agree(comm, &d, 0);
     d.quiet = 0;
     const int T = P.T, C = P.C;
@@ -642,11 +666,17 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     care_stats cs;
     memset(&cs, 0, sizeof cs);
     int err_item = INT_MAX;
-    for (int i = 0; i < T; i++)
-        if (from[i] == rank && build_turbine(&P, i, o, &d, &cs)) {
+    for (int i = 0; i < T; i++) {
+        if (from[i] != rank) continue;
+        int rc = build_turbine(&P, i, o, &d, &cs);
+        char item[64]; /* the warnings past the first few of the asset, by kind: one line */
+        snprintf(item, sizeof item, "asset %lld", (long long)P.t[i].asset);
+        gt_diag_item_end(&d, item, NULL, 0);
+        if (rc) {
             err_item = i;
             break;
         }
+    }
     double parse_s = gt_now() - tp;
     gt_import_agree(comm, &d, err_item);
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_rows, T, MPI_INT64_T, MPI_SUM, comm));
@@ -698,7 +728,7 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
         free(buf);
     }
     int64_t loc[9] = {cs.bytes, cs.s.n_lines, cs.s.n_samples, cs.s.n_exact_dup, cs.s.n_conflict, cs.s.n_backward,
-                      cs.s.n_backward_far, d.n_warn, 0};
+                      cs.s.n_backward_far, d.n_warn, cs.s.n_bad_lines};
     int64_t tot[9];
     MPI_CHECK(MPI_Allreduce(loc, tot, 9, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_max, 1, MPI_DOUBLE, MPI_MAX, comm));
@@ -710,9 +740,9 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
 
     snprintf(P.config, sizeof P.config,
              "format=care; src=%s; farm=%d; turbines=%d; files=%d; period_s=%.17g; backward_tolerance_s=%.17g; strict=%d; "
-             "labels: status 0,2 normal, 1 derated, 3 service, 4 downtime, 5 other, anomaly events win; "
-             "segments: train_test flag",
-             o->src, P.farm, T, P.F, o->period_s, o->backward_tol_s, o->strict);
+             "max_bad_lines=%d; labels: status 0,2 normal, 1 derated, 3 service, 4 downtime, 5 other, anomaly events "
+             "win; segments: train_test flag",
+             o->src, P.farm, T, P.F, o->period_s, o->backward_tol_s, o->strict, o->max_bad_lines);
     gt_pdm_source src = {
         .n_turbines = T, .n_channels = C, .channels = P.ch, .rate_hz = 1.0 / o->period_s,
         .machine_type_names = NULL, .n_machine_types = 0,
@@ -731,7 +761,7 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     st->n_rows = ws.n_rows_total;
     st->text_bytes = tot[0];
     st->n_lines = tot[1], st->n_samples = tot[2], st->n_exact_dup = tot[3], st->n_conflict = tot[4];
-    st->n_backward = tot[5], st->n_backward_far = tot[6], st->n_warnings = tot[7];
+    st->n_backward = tot[5], st->n_backward_far = tot[6], st->n_warnings = tot[7], st->n_bad_lines = tot[8];
     free(w);
     free(from);
     free(to);

@@ -91,6 +91,8 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
     }
     uint64_t line = 1;
     int64_t latest = INT64_MIN;
+    char why[160];
+    gt_bad_lines bad = {0};
     while (next_line(&p, end, &s, &e)) {
         line++;
         if (s == e) continue;
@@ -102,8 +104,8 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
         const char *r = gt_parse_unix_ms(q, e, &t);
         if (!r || r >= e || *r != ',') {
             excerpt(q, e, ex, sizeof ex);
-            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad Unix timestamp in '%s'", fname,
-                                 (unsigned long long)line, ex);
+            snprintf(why, sizeof why, "bad Unix timestamp in '%s'", ex);
+            goto bad_line;
         }
         q = r + 1;
         float vals[10];
@@ -113,8 +115,8 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
             double x;
             if (parse_value(q, fe, 0, &x)) {
                 excerpt(q, e, ex, sizeof ex);
-                return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: non-numeric value '%s' in column %d", fname,
-                                     (unsigned long long)line, ex, c + 3);
+                snprintf(why, sizeof why, "non-numeric value '%s' in column %d", ex, c + 3);
+                goto bad_line;
             }
             vals[c] = (float)x;
             q = fe + 1;
@@ -123,8 +125,8 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
         if (memchr(q, ',', (size_t)(e - q))) goto malformed;
         if (parse_value(q, e, 0, &iss) || (iss != 0 && iss != 1)) {
             excerpt(q, e, ex, sizeof ex);
-            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: Issues must be 0 or 1 (got '%s')", fname,
-                                 (unsigned long long)line, ex);
+            snprintf(why, sizeof why, "Issues must be 0 or 1 (got '%s')", ex);
+            goto bad_line;
         }
         int bad_t = gt_time_check(t, fname, line, d, st ? &st->s : NULL);
         if (bad_t < 0) return -1;
@@ -135,7 +137,7 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
             if (st) st->s.n_backward++;
             if (latest - t > backward_tol_ms) {
                 if (st) st->s.n_backward_far++;
-                if (gt_diag_warn(d, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the rows are sorted",
+                if (gt_diag_warn(d, GT_WARN_BACKWARD, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the rows are sorted",
                                  fname, (unsigned long long)line, (double)(latest - t) / 1000.0,
                                  (double)backward_tol_ms / 1000.0))
                     return -1;
@@ -147,14 +149,15 @@ int gt_parse_refit(const char *buf, size_t n, const char *fname, int64_t backwar
         continue;
     malformed:
         excerpt(s, e, ex, sizeof ex);
-        return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (expected 13 comma separated fields)",
-                             fname, (unsigned long long)line, ex);
+        snprintf(why, sizeof why, "malformed line '%s' (expected 13 comma separated fields)", ex);
+    bad_line: /* skipped while the file has at most d->max_bad_lines of them (a truncated last row), else the error */
+        if (gt_bad_line(d, &bad, fname, line, "%s", why)) return -1;
     }
     if (st) {
         st->s.n_lines += (int64_t)line;
         st->s.n_samples += series[0].n;
     }
-    return 0;
+    return gt_bad_lines_end(d, &bad, fname, st ? &st->s : NULL);
 }
 
 /* ------------------------------------------------------------------ CARE --- */
@@ -306,6 +309,8 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
     uint64_t line = 1;
     int64_t latest = INT64_MIN;
     int rc = 0;
+    char why[GT_IMPORT_MSG_LEN / 2];
+    gt_bad_lines bad = {0};
     while (next_line(&p, end, &s, &e)) {
         line++;
         if (s == e) continue;
@@ -314,9 +319,9 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
             break;
         }
         if (out->n == out->cap) care_grow(out);
-        float *row = out->v + (size_t)out->n * (size_t)C;
+        float *row = out->v + (size_t)out->n * (size_t)C; /* committed by out->n++ below; a bad line leaves it */
         int64_t t = 0, asset = 0;
-        int status = 0, train = 0;
+        int status = 0, train = 0, status_empty = 0;
         const char *q = s;
         int i = 0;
         for (;;) {
@@ -335,40 +340,36 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
                 double x;
                 if (parse_value(a, b, 1, &x)) {
                     excerpt(q, fe, ex, sizeof ex);
-                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: non-numeric value '%s' in column '%s'", fname,
-                                       (unsigned long long)line, ex, out->col[r]);
-                    goto done;
+                    snprintf(why, sizeof why, "non-numeric value '%s' in column '%s'", ex, out->col[r]);
+                    goto bad_line;
                 }
                 row[r] = (float)x;
             } else if (r == CARE_TIME) {
                 const char *z = gt_parse_datetime_ms(a, b, &t);
                 if (!z || z != b) {
                     excerpt(q, fe, ex, sizeof ex);
-                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad time_stamp '%s' (expected YYYY-MM-DD HH:MM:SS)",
-                                       fname, (unsigned long long)line, ex);
-                    goto done;
+                    snprintf(why, sizeof why, "bad time_stamp '%s' (expected YYYY-MM-DD HH:MM:SS)", ex);
+                    goto bad_line;
                 }
             } else if (r == CARE_TRAIN) {
                 if (field_is(a, (int)(b - a), "train")) train = 1;
                 else if (field_is(a, (int)(b - a), "prediction")) train = 2;
                 else {
                     excerpt(q, fe, ex, sizeof ex);
-                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: train_test must be 'train' or 'prediction' (got '%s')",
-                                       fname, (unsigned long long)line, ex);
-                    goto done;
+                    snprintf(why, sizeof why, "train_test must be 'train' or 'prediction' (got '%s')", ex);
+                    goto bad_line;
                 }
             } else if (r == CARE_STATUS && a == b) {
                 status = 5; /* unknown status: 'other', left out of training and normal_index */
-                out->n_status_empty++;
+                status_empty = 1;
             } else {
                 double x;
                 if (parse_value(a, b, 0, &x) || x != floor(x) || x < 0 || x > 1e15 ||
                     (r == CARE_STATUS && x > 255)) {
                     excerpt(q, fe, ex, sizeof ex);
-                    rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad %s '%s' (expected a non-negative integer)", fname,
-                                       (unsigned long long)line,
-                                       r == CARE_STATUS ? "status_type_id" : r == CARE_ASSET ? "asset_id" : "id", ex);
-                    goto done;
+                    snprintf(why, sizeof why, "bad %s '%s' (expected a non-negative integer)",
+                             r == CARE_STATUS ? "status_type_id" : r == CARE_ASSET ? "asset_id" : "id", ex);
+                    goto bad_line;
                 }
                 if (r == CARE_STATUS) status = (int)x;
                 else if (r == CARE_ASSET) asset = (int64_t)x;
@@ -379,9 +380,8 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
         }
         if (i < nf_min || i > nf) {
             excerpt(s, e, ex, sizeof ex);
-            rc = gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (%d fields, the header has %d)", fname,
-                               (unsigned long long)line, ex, i > nf ? nf + 1 : i, nf);
-            goto done;
+            snprintf(why, sizeof why, "malformed line '%s' (%d fields, the header has %d)", ex, i > nf ? nf + 1 : i, nf);
+            goto bad_line;
         }
         int bad_t = gt_time_check(t, fname, line, d, st);
         if (bad_t < 0) {
@@ -393,7 +393,7 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
             if (st) st->n_backward++;
             if (latest - t > backward_tol_ms) {
                 if (st) st->n_backward_far++;
-                if (gt_diag_warn(d, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the rows are sorted",
+                if (gt_diag_warn(d, GT_WARN_BACKWARD, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the rows are sorted",
                                  fname, (unsigned long long)line, (double)(latest - t) / 1000.0,
                                  (double)backward_tol_ms / 1000.0)) {
                     rc = -1;
@@ -403,17 +403,25 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
         } else {
             latest = t;
         }
+        out->n_status_empty += status_empty;
         out->t[out->n] = t;
         out->status[out->n] = (uint8_t)status;
         out->train[out->n] = (uint8_t)train;
         out->asset[out->n] = asset;
         out->line[out->n] = (uint32_t)line;
         out->n++;
+        continue;
+    bad_line: /* skipped while the file has at most d->max_bad_lines of them, else the error */
+        if (gt_bad_line(d, &bad, fname, line, "%s", why)) {
+            rc = -1;
+            goto done;
+        }
     }
     if (st) {
         st->n_lines += (int64_t)line;
         st->n_samples += out->n;
     }
+    if (rc == 0) rc = gt_bad_lines_end(d, &bad, fname, st);
 done:
     free(role);
     return rc;
@@ -615,7 +623,7 @@ int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map 
         x->line = line;
         for (int k = 0; k < m->n - 1; k++) /* O(n^2) over a hand-written file of a few hundred lines */
             if (!strcmp(m->e[k].section, x->section) && !strcmp(m->e[k].key, x->key)) {
-                if (gt_diag_warn(d, "%s:%d: [%s] %s is defined again (first at line %d); the last definition wins",
+                if (gt_diag_warn(d, GT_WARN_OTHER, "%s:%d: [%s] %s is defined again (first at line %d); the last definition wins",
                                  fname, line, x->section, x->key, m->e[k].line)) {
                     gt_map_free(m);
                     return -1;
@@ -623,7 +631,7 @@ int gt_map_parse(const char *buf, size_t n, const char *fname, gt_appliance_map 
                 break;
             }
         if (!x->value[0] && strcmp(x->section, "refit_houses") && strcmp(x->section, "meta") &&
-            gt_diag_warn(d, "%s:%d: [%s] %s has an empty value: the channel is dropped (write '-' to drop it)", fname,
+            gt_diag_warn(d, GT_WARN_OTHER, "%s:%d: [%s] %s has an empty value: the channel is dropped (write '-' to drop it)", fname,
                          line, x->section, x->key)) {
             gt_map_free(m);
             return -1;

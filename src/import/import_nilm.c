@@ -266,18 +266,17 @@ static void plan_free(nilm_plan *P) {
 
 static int64_t blob_bytes(int64_t n, int A) { return n * (4 * (int64_t)(1 + A) + 1); }
 
-/* Adds channel values (resampled, [n]) into column a of app [n, A]: the first
- * contributor is copied, later ones are summed (NaN when any is NaN). */
-static void add_column(float *app, int A, int a, const float *v, int64_t n, int first) {
-    for (int64_t k = 0; k < n; k++) {
-        float *x = &app[(size_t)k * A + a];
-        *x = first ? v[k] : *x + v[k];
-    }
-}
+/* The resampled channels ([n] each) of an appliance column named by several
+ * channels, summed when all are read (gt_sum_legs). */
+typedef struct {
+    float **leg;
+    int n;
+} col_legs;
 
 typedef struct {
     gt_series_stats s;
     int64_t outside, gap_rows, issues, bytes;
+    int64_t bridged; /* appliance cells where a leg's short hole was bridged (gt_sum_legs) */
 } house_stats;
 
 static void stats_add(house_stats *hs, const gt_series_stats *s) {
@@ -287,13 +286,14 @@ static void stats_add(house_stats *hs, const gt_series_stats *s) {
     hs->s.n_conflict += s->n_conflict;
     hs->s.n_backward += s->n_backward;
     hs->s.n_backward_far += s->n_backward_far;
+    hs->s.n_bad_lines += s->n_bad_lines;
 }
 
 /* Reads and cleans one channel file. Returns 0, 1 when missing or empty (warned),
  * -1 on error. */
 static int read_channel(const chan *c, int64_t tol, gt_series *s, gt_diag *d, house_stats *hs) {
     memset(s, 0, sizeof *s);
-    if (gt_import_file_bytes(c->path) < 0) return gt_diag_warn(d, "%s: missing channel file %s; channel skipped", c->named_at[0] ? c->named_at : c->path,
+    if (gt_import_file_bytes(c->path) < 0) return gt_diag_warn(d, GT_WARN_CHANNEL, "%s: missing channel file %s; channel skipped", c->named_at[0] ? c->named_at : c->path,
                             c->path) ? -1 : 1;
     gt_text t;
     if (gt_text_open(&t, c->path, d)) return -1;
@@ -309,7 +309,7 @@ static int read_channel(const chan *c, int64_t tol, gt_series *s, gt_diag *d, ho
     }
     if (s->n == 0) {
         gt_series_free(s);
-        return gt_diag_warn(d, "%s: empty channel (no samples); channel skipped", c->path) ? -1 : 1;
+        return gt_diag_warn(d, GT_WARN_CHANNEL, "%s: empty channel (no samples); channel skipped", c->path) ? -1 : 1;
     }
     return 0;
 }
@@ -340,7 +340,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
             rc = gt_series_clean(&refit_s[c], c == 0 ? h->csv : lbl, d, &ss);
             if (c == 0) {
                 ss.n_lines = rs.s.n_lines, ss.n_samples = rs.s.n_samples, ss.n_backward = rs.s.n_backward,
-                ss.n_backward_far = rs.s.n_backward_far;
+                ss.n_backward_far = rs.s.n_backward_far, ss.n_bad_lines = rs.s.n_bad_lines;
                 stats_add(hs, &ss);
             }
         }
@@ -392,8 +392,16 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
     for (int c = 0; c < n_agg; c++) gt_series_free(&agg[c]);
     for (size_t k = 0; k < (size_t)n * A; k++) app[k] = NAN;
     uint8_t *owns = P->owns + (size_t)i * A;
-    uint8_t *filled = GT_CALLOC((size_t)A, 1);
     int n_src = o->format == GT_IMPORT_REFIT ? 9 : h->n_chan;
+    /* a column of one channel is resampled into place; the channels of a column of several (REDD's
+     * two legs of a 240 V appliance) are kept until all are read, then summed with their short holes
+     * bridged (gt_sum_legs): only those cost a copy of the rows each */
+    col_legs *cl = GT_CALLOC((size_t)A, sizeof(col_legs));
+    int *n_named = GT_CALLOC((size_t)A, sizeof(int));
+    for (int k = 0; k < n_src; k++) {
+        int a = o->format == GT_IMPORT_REFIT ? h->refit_col[k] : h->ch[k].role;
+        if (a >= 0) n_named[a]++;
+    }
     for (int k = 0; k < n_src; k++) {
         gt_series s;
         int a;
@@ -410,26 +418,46 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
             if (a < 0) continue;
             int rc = read_channel(&h->ch[k], tol, &s, d, hs);
             if (rc < 0) {
-                free(filled);
+                for (int c = 0; c < A; c++) {
+                    for (int j = 0; j < cl[c].n; j++) free(cl[c].leg[j]);
+                    free(cl[c].leg);
+                }
+                free(cl);
+                free(n_named);
                 free(tmp);
                 free(blob);
                 goto fail;
             }
             if (rc > 0) continue;
         }
-        hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, tmp, 1, 0);
-        add_column(app, A, a, tmp, n, !filled[a]);
-        filled[a] = 1;
+        if (n_named[a] == 1) {
+            hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, app + a, (size_t)A, 0);
+        } else {
+            float *v = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1));
+            hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, v, 1, 0);
+            cl[a].leg = GT_REALLOC(cl[a].leg, sizeof(float *) * (size_t)(cl[a].n + 1));
+            cl[a].leg[cl[a].n++] = v;
+        }
         owns[a] = 1;
         gt_series_free(&s);
     }
+    /* a leg's hole lasting at most --max-gap (the importer's limit of a short hole; 5 periods by
+     * default, as data.fill_max_s) is bridged in the sum where another leg has a value */
+    const int64_t max_hole_rows = gap / pms;
+    for (int c = 0; c < A; c++) {
+        if (cl[c].n > 0)
+            hs->bridged += gt_sum_legs((const float *const *)cl[c].leg, cl[c].n, n, max_hole_rows, app + c, (size_t)A);
+        for (int j = 0; j < cl[c].n; j++) free(cl[c].leg[j]);
+        free(cl[c].leg);
+    }
+    free(cl);
+    free(n_named);
     /* gap rows: no data in the whole row (never invented, never kept half) */
     for (int64_t k = 0; k < n; k++)
         if (flags[k] & GT_IMPORT_GAP_BIT) {
             ag[k] = NAN;
             for (int a = 0; a < A; a++) app[(size_t)k * A + a] = NAN;
         }
-    free(filled);
     free(tmp);
     P->blob[i] = blob;
     P->n_rows[i] = n;
@@ -479,8 +507,10 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_Comm_size(comm, &size);
     gt_diag d = {0};
     d.strict = o->strict;
+    d.max_bad_lines = o->max_bad_lines;
     nilm_plan P;
     plan_build(&P, o, map, &d);
+    gt_diag_item_end(&d, o->src, NULL, 0);
     gt_import_agree(comm, &d, 0);
     const int H = P.H, A = P.A;
     P.period_s = o->period_s;
@@ -500,7 +530,13 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     int err_item = INT_MAX;
     for (int i = 0; i < H; i++) {
         if (from[i] != rank) continue;
-        if (build_house(&P, i, o, &d, &hs)) {
+        int rc = build_house(&P, i, o, &d, &hs);
+        /* the warnings past the first few of the house, by kind: one line */
+        char item[PATH_MAX + 32];
+        if (o->format == GT_IMPORT_REFIT) snprintf(item, sizeof item, "%.4000s", P.h[i].csv);
+        else snprintf(item, sizeof item, "%.4000s/house_%d", o->src, P.h[i].number);
+        gt_diag_item_end(&d, item, NULL, 0);
+        if (rc) {
             err_item = i;
             break;
         }
@@ -512,11 +548,11 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_rows, H, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.t0, H, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.owns, H * A, MPI_UINT8_T, MPI_MAX, comm));
-    int64_t loc[12] = {hs.bytes,          hs.s.n_lines,  hs.s.n_samples, hs.s.n_exact_dup,
+    int64_t loc[13] = {hs.bytes,          hs.s.n_lines,  hs.s.n_samples, hs.s.n_exact_dup,
                        hs.s.n_conflict,   hs.s.n_backward, hs.s.n_backward_far, hs.outside,
-                       hs.gap_rows,       hs.issues,     d.n_warn,       0};
-    int64_t tot[12];
-    MPI_CHECK(MPI_Allreduce(loc, tot, 12, MPI_INT64_T, MPI_SUM, comm));
+                       hs.gap_rows,       hs.issues,     d.n_warn,       hs.s.n_bad_lines, hs.bridged};
+    int64_t tot[13];
+    MPI_CHECK(MPI_Allreduce(loc, tot, 13, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_max, 1, MPI_DOUBLE, MPI_MAX, comm));
     MPI_CHECK(MPI_Allreduce(&parse_s, &st->parse_s_sum, 1, MPI_DOUBLE, MPI_SUM, comm));
 
@@ -530,9 +566,9 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     for (int a = 0; a < A; a++) meta_for(map, P.names[a], &P.meta[a]);
     snprintf(P.config, sizeof P.config,
              "format=%s; src=%s; houses=%d; period_s=%.17g; max_gap_s=%.17g; backward_tolerance_s=%.17g; "
-             "strict=%d; map=%s; ukdale_aggregate=%d",
+             "strict=%d; max_bad_lines=%d; map=%s; ukdale_aggregate=%d",
              gt_import_format_name(o->format), o->src, H, o->period_s, o->max_gap_s, o->backward_tol_s, o->strict,
-             map->n ? map->path : "(none)", (int)o->ukdale_agg);
+             o->max_bad_lines, map->n ? map->path : "(none)", (int)o->ukdale_agg);
     char gen[64]; /* the attribute keeps the file's former path: files stay byte-identical */
     snprintf(gen, sizeof gen, "gridtrain import %s (import/import_nilm.c)", gt_import_format_name(o->format));
     gt_nilm_source src = {
@@ -549,7 +585,7 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     st->text_bytes = tot[0];
     st->n_lines = tot[1], st->n_samples = tot[2], st->n_exact_dup = tot[3], st->n_conflict = tot[4];
     st->n_backward = tot[5], st->n_backward_far = tot[6], st->n_outside = tot[7], st->n_gap_rows = tot[8];
-    st->n_issues = tot[9], st->n_warnings = tot[10];
+    st->n_issues = tot[9], st->n_warnings = tot[10], st->n_bad_lines = tot[11], st->n_bridged = tot[12];
     free(w);
     free(from);
     free(to);

@@ -31,7 +31,14 @@ int gt_diag_error(gt_diag *d, int code, const char *fmt, ...) {
     return -1;
 }
 
-int gt_diag_warn(gt_diag *d, const char *fmt, ...) {
+const char *gt_warn_kind_name(gt_warn_kind k) {
+    static const char *const names[GT_WARN_KINDS] = {
+        "other", "time stamps going back beyond the tolerance", "conflicting duplicates",
+        "time stamps outside 1990..2100", "files with bad lines skipped", "missing or empty channels"};
+    return (unsigned)k < GT_WARN_KINDS ? names[k] : "other";
+}
+
+int gt_diag_warn(gt_diag *d, gt_warn_kind kind, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->last_warn, sizeof d->last_warn, fmt, ap);
@@ -39,12 +46,69 @@ int gt_diag_warn(gt_diag *d, const char *fmt, ...) {
     d->n_warn++;
     if (d->strict) return gt_diag_error(d, GT_EXIT_DATA, "%s (--strict)", d->last_warn);
     int max = d->max_print > 0 ? d->max_print : 10;
-    if (!d->quiet) {
-        if (d->n_printed < max) GT_WARN("%s", d->last_warn);
-        else if (d->n_printed == max) GT_WARN("further import warnings of this item are counted, not printed");
+    if (d->n_printed < max) {
+        if (!d->quiet) GT_WARN("%s", d->last_warn);
+    } else {
+        d->n_suppressed[(unsigned)kind < GT_WARN_KINDS ? kind : GT_WARN_OTHER]++;
     }
     d->n_printed++;
     return 0;
+}
+
+int64_t gt_diag_item_end(gt_diag *d, const char *item, char *out, size_t out_bytes) {
+    int64_t n = 0;
+    for (int k = 0; k < GT_WARN_KINDS; k++) n += d->n_suppressed[k];
+    if (out && out_bytes) out[0] = 0;
+    if (n > 0) {
+        /* the individual lines stop at max_print; what they would have said is counted here, by kind */
+        char msg[GT_IMPORT_MSG_LEN];
+        size_t l = (size_t)snprintf(msg, sizeof msg, "%s: %lld more warning%s not printed:", item, (long long)n,
+                                    n == 1 ? "" : "s");
+        int first = 1;
+        for (int k = 1; k <= GT_WARN_KINDS && l < sizeof msg; k++) {
+            int kk = k % GT_WARN_KINDS; /* "other" last */
+            if (!d->n_suppressed[kk]) continue;
+            l += (size_t)snprintf(msg + l, sizeof msg - l, "%s %lld %s", first ? "" : ",",
+                                  (long long)d->n_suppressed[kk], gt_warn_kind_name((gt_warn_kind)kk));
+            first = 0;
+        }
+        if (!d->quiet) GT_WARN("%s", msg);
+        if (out && out_bytes) snprintf(out, out_bytes, "%s", msg);
+    }
+    memset(d->n_suppressed, 0, sizeof d->n_suppressed);
+    d->n_printed = 0;
+    return n;
+}
+
+int gt_bad_line(gt_diag *d, gt_bad_lines *b, const char *fname, uint64_t line, const char *why, ...) {
+    char w[GT_IMPORT_MSG_LEN / 2];
+    va_list ap;
+    va_start(ap, why);
+    vsnprintf(w, sizeof w, why, ap);
+    va_end(ap);
+    if (d->strict)
+        return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: %s (--strict)", fname, (unsigned long long)line, w);
+    if (b->n >= d->max_bad_lines) {
+        if (d->max_bad_lines <= 0)
+            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: %s", fname, (unsigned long long)line, w);
+        return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: %s; more than --max-bad-lines %d bad lines in this file (the "
+                             "first at line %llu)", fname, (unsigned long long)line, w, d->max_bad_lines,
+                             (unsigned long long)b->first);
+    }
+    if (b->n == 0) {
+        b->first = line;
+        snprintf(b->first_why, sizeof b->first_why, "%s", w);
+    }
+    b->n++;
+    return 0;
+}
+
+int gt_bad_lines_end(gt_diag *d, const gt_bad_lines *b, const char *fname, gt_series_stats *st) {
+    if (b->n == 0) return 0;
+    if (st) st->n_bad_lines += b->n;
+    return gt_diag_warn(d, GT_WARN_BAD_LINES, "%s: %lld bad line%s skipped (at most %d per file: --max-bad-lines), "
+                        "the first at line %llu: %s", fname, (long long)b->n, b->n == 1 ? "" : "s", d->max_bad_lines,
+                        (unsigned long long)b->first, b->first_why);
 }
 
 /* ------------------------------------------------------------- text files -- */
@@ -318,7 +382,7 @@ static inline int is_blank(char c) { return c == ' ' || c == '\t'; }
 int gt_time_check(int64_t t, const char *fname, uint64_t line, gt_diag *d, gt_series_stats *st) {
     if (t >= GT_IMPORT_TS_MIN_MS && t < GT_IMPORT_TS_MAX_MS) return 0;
     if (st) st->n_bad_time++;
-    if (gt_diag_warn(d, "%s:%llu: time stamp %lld ms is outside 1990-01-01..2100-01-01; line skipped", fname,
+    if (gt_diag_warn(d, GT_WARN_TIME_RANGE, "%s:%llu: time stamp %lld ms is outside 1990-01-01..2100-01-01; line skipped", fname,
                      (unsigned long long)line, (long long)t))
         return -1;
     return 1;
@@ -333,7 +397,7 @@ static inline int note_time(gt_series *s, int64_t t, int64_t *latest, int64_t to
         if (st) st->n_backward++;
         if (*latest - t > tol) {
             if (st) st->n_backward_far++;
-            if (gt_diag_warn(d, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the samples are sorted",
+            if (gt_diag_warn(d, GT_WARN_BACKWARD, "%s:%llu: timestamp goes back %.3f s (more than the tolerance %.3f s); the samples are sorted",
                              fname, (unsigned long long)line, (double)(*latest - t) / 1000.0, (double)tol / 1000.0))
                 return -1;
         }
@@ -348,7 +412,9 @@ int gt_parse_tv(const char *buf, size_t n, const char *fname, int col, int min_f
     const char *p = buf, *end = buf + n;
     uint64_t line = 0;
     int64_t latest = INT64_MIN;
-    char ex[48];
+    char ex[48], why[160];
+    gt_bad_lines bad = {0};
+    const int64_t n0 = out->n;
     while (p < end) {
         line++;
         const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -366,8 +432,8 @@ int gt_parse_tv(const char *buf, size_t n, const char *fname, int col, int min_f
         const char *r = gt_parse_unix_ms(q, le, &t);
         if (!r || (r < le && !is_blank(*r))) {
             excerpt(q, le, ex, sizeof ex);
-            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad timestamp in '%s' (expected unix seconds)", fname,
-                                 (unsigned long long)line, ex);
+            snprintf(why, sizeof why, "bad timestamp in '%s' (expected unix seconds)", ex);
+            goto bad_line;
         }
         q = r;
         int fields = 1;
@@ -378,37 +444,41 @@ int gt_parse_tv(const char *buf, size_t n, const char *fname, int col, int min_f
             fields++;
             if (fields > max_fields) {
                 excerpt(p, le, ex, sizeof ex);
-                return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (expected at most %d fields)",
-                                     fname, (unsigned long long)line, ex, max_fields);
+                snprintf(why, sizeof why, "malformed line '%s' (expected at most %d fields)", ex, max_fields);
+                goto bad_line;
             }
             double x;
             r = gt_parse_f64(q, le, &x);
             if (!r || (r < le && !is_blank(*r))) {
                 excerpt(q, le, ex, sizeof ex);
-                return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: non-numeric value '%s'", fname,
-                                     (unsigned long long)line, ex);
+                snprintf(why, sizeof why, "non-numeric value '%s'", ex);
+                goto bad_line;
             }
             if (fields - 1 == col) val = x;
             q = r;
         }
         if (fields < min_fields) {
             excerpt(p, le, ex, sizeof ex);
-            return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (expected %d fields, got %d)", fname,
-                                 (unsigned long long)line, ex, min_fields, fields);
+            snprintf(why, sizeof why, "malformed line '%s' (expected %d fields, got %d)", ex, min_fields, fields);
+            goto bad_line;
         }
-        int bad = gt_time_check(t, fname, line, d, st);
-        if (bad < 0) return -1;
-        if (!bad) {
+        int bad_t = gt_time_check(t, fname, line, d, st);
+        if (bad_t < 0) return -1;
+        if (!bad_t) {
             if (note_time(out, t, &latest, backward_tol_ms, fname, line, d, st)) return -1;
             gt_series_push(out, t, (float)val, (uint32_t)line);
         }
         p = eol + 1;
+        continue;
+    bad_line: /* skipped while the file has at most d->max_bad_lines of them, else the error */
+        if (gt_bad_line(d, &bad, fname, line, "%s", why)) return -1;
+        p = eol + 1;
     }
     if (st) {
         st->n_lines += (int64_t)line;
-        st->n_samples += out->n;
+        st->n_samples += out->n - n0;
     }
-    return 0;
+    return gt_bad_lines_end(d, &bad, fname, st);
 }
 
 /* ------------------------------------------------------------------ sort --- */
@@ -443,7 +513,7 @@ int gt_series_clean(gt_series *s, const char *fname, gt_diag *d, gt_series_stats
                 if (st) st->n_exact_dup++;
             } else {
                 if (st) st->n_conflict++;
-                if (gt_diag_warn(d, "%s:%u: conflicting duplicate of the timestamp at line %u (%.9g vs %.9g); keeping line %u",
+                if (gt_diag_warn(d, GT_WARN_CONFLICT, "%s:%u: conflicting duplicate of the timestamp at line %u (%.9g vs %.9g); keeping line %u",
                                  fname, s->line[i], s->line[w - 1], (double)s->v[i], (double)s->v[w - 1],
                                  s->line[w - 1]))
                     return -1;
@@ -523,6 +593,46 @@ int64_t gt_mark_gaps(const int64_t *t, int64_t n, const gt_grid *g, int64_t max_
     MARK(gt_grid_row(g, t[n - 1]) + 1, g->n_rows);
 #undef MARK
     return marked;
+}
+
+int64_t gt_sum_legs(const float *const *legs, int n_legs, int64_t n, int64_t max_hole_rows, float *out, size_t stride) {
+    if (n_legs == 1) {
+        for (int64_t k = 0; k < n; k++) out[(size_t)k * stride] = legs[0][k];
+        return 0;
+    }
+    /* bridged[j]: leg j with its short holes interpolated (the same rule as data.fill_max_s) */
+    float *bridged = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)n_legs);
+    for (int j = 0; j < n_legs; j++) {
+        float *b = bridged + (size_t)j * (size_t)n;
+        memcpy(b, legs[j], sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            if (isfinite(b[i])) continue;
+            int64_t e = i;
+            while (e < n && !isfinite(b[e])) e++;
+            if (i > 0 && e < n && e - i <= max_hole_rows) { /* hole [i, e) with a value on both sides */
+                const double lo = b[i - 1], hi = b[e], span = (double)(e - i + 1);
+                for (int64_t k = i; k < e; k++) b[k] = (float)(lo + (hi - lo) * (double)(k - i + 1) / span);
+            }
+            i = e;
+        }
+    }
+    int64_t n_bridged = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int any = 0, miss = 0;
+        for (int j = 0; j < n_legs; j++) {
+            any |= isfinite(legs[j][k]) != 0;
+            miss += !isfinite(legs[j][k]);
+        }
+        float s = NAN;
+        if (any) {
+            s = bridged[k];
+            for (int j = 1; j < n_legs; j++) s += bridged[(size_t)j * (size_t)n + (size_t)k];
+            if (isfinite(s)) n_bridged += miss;
+        }
+        out[(size_t)k * stride] = s;
+    }
+    free(bridged);
+    return n_bridged;
 }
 
 /* ------------------------------------------------------------- delimited --- */

@@ -3,10 +3,13 @@
  * function of its input bytes and can run under libFuzzer.
  *
  * Error model: parsers never end the process on bad input. They report through a
- * gt_diag: an *error* (malformed line, non-numeric value) stops the parser, which
- * returns -1; a *warning* (timestamp going backwards beyond the tolerance,
- * conflicting duplicate, Issues=1 rows, ...) is counted and printed (the first
- * few), and becomes an error when diag->strict is set. Every message starts with
+ * gt_diag: an *error* (a bad header, a bad side file line, more bad data lines
+ * in one file than diag->max_bad_lines) stops the parser, which returns -1; a
+ * *bad data line* (malformed, non-numeric value) is skipped and counted up to
+ * that limit, one warning per file; a *warning* (timestamp going backwards
+ * beyond the tolerance, conflicting duplicate, ...) is counted and printed
+ * (the first few of each item, then a summary by kind), and becomes an error
+ * when diag->strict is set (bad data lines too). Every message starts with
  * "FILE:LINE: " (or "FILE: " when no line applies) so editors can jump to it.
  *
  * Time is int64 milliseconds since the Unix epoch (UTC) everywhere. */
@@ -28,21 +31,66 @@
 #define GT_IMPORT_LABEL_LEN 256 /* labels.dat label, bytes with the nul */
 
 /* ------------------------------------------------------------ diagnostics -- */
+/* What a warning is about: the per-item summary counts the warnings that were
+ * not printed by kind (gt_diag_item_end). */
+typedef enum gt_warn_kind {
+    GT_WARN_OTHER = 0,
+    GT_WARN_BACKWARD,   /* a time stamp going back more than the tolerance */
+    GT_WARN_CONFLICT,   /* a conflicting duplicate (same time, another value) */
+    GT_WARN_TIME_RANGE, /* a time stamp outside 1990..2100 (line skipped) */
+    GT_WARN_BAD_LINES,  /* a file's skipped bad lines (one warning per file) */
+    GT_WARN_CHANNEL,    /* a channel file missing or empty (channel skipped) */
+    GT_WARN_KINDS
+} gt_warn_kind;
+/* "time stamps going back beyond the tolerance", ...: the summary's words. */
+const char *gt_warn_kind_name(gt_warn_kind k);
+
 typedef struct gt_diag {
     int strict;        /* warnings become errors */
     int quiet;         /* print nothing (fuzzers, tests) */
-    int max_print;     /* warnings printed per diag (default 10 when 0) */
+    int max_print;     /* warnings printed per item (default 10 when 0) */
+    int max_bad_lines; /* bad data lines a file may have, skipped with a warning (gt_bad_line); 0: the first is an error */
     int64_t n_warn;    /* warnings seen (printed or not) */
-    int64_t n_printed;
+    int64_t n_printed; /* warnings of the current item (printed or not) */
+    int64_t n_suppressed[GT_WARN_KINDS]; /* of those, not printed, by kind (gt_diag_item_end) */
     int err_code;      /* 0: no error; else the exit code (GT_EXIT_DATA, ...) */
     char err[GT_IMPORT_MSG_LEN]; /* first error */
     char last_warn[GT_IMPORT_MSG_LEN]; /* last warning (tests) */
 } gt_diag;
-/* Records a warning; in strict mode records it as an error (GT_EXIT_DATA) and
- * returns -1, else returns 0. */
-int gt_diag_warn(gt_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records a warning of kind `kind`: printed while the current item has had
+ * fewer than max_print, else counted by kind for the item's summary. In
+ * strict mode records it as an error (GT_EXIT_DATA) and returns -1, else
+ * returns 0. */
+int gt_diag_warn(gt_diag *d, gt_warn_kind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Records an error (the first one is kept); returns -1. */
 int gt_diag_error(gt_diag *d, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Ends an item (a house, a turbine, a plan): when some of its warnings were
+ * not printed, one warning line "ITEM: N more warnings not printed: n1 KIND1,
+ * n2 KIND2" (unless quiet), written to `out` too when out is not NULL (tests);
+ * then the next item starts with a fresh print budget. Returns the warnings
+ * not printed. */
+int64_t gt_diag_item_end(gt_diag *d, const char *item, char *out, size_t out_bytes);
+
+/* Bad data lines of one file: a line of a data file that cannot be read (a
+ * wrong number of fields, a bad time stamp, a non-numeric value, a REFIT
+ * Issues or CARE train_test / status_type_id / id value out of its set) is
+ * skipped while the file has at most d->max_bad_lines of them (not in strict
+ * mode), and summarised at the end of the file by gt_bad_lines_end. */
+typedef struct gt_bad_lines {
+    int64_t n;                   /* lines skipped */
+    uint64_t first;              /* the line number of the first */
+    char first_why[GT_IMPORT_MSG_LEN / 2]; /* what was wrong with it */
+} gt_bad_lines;
+/* One bad line: `why` (printf) says what is wrong. Returns 0 (skip the line),
+ * or -1 with the error "FILE:LINE: WHY" in d when d->strict or when the file
+ * already had d->max_bad_lines bad lines. */
+int gt_bad_line(gt_diag *d, gt_bad_lines *b, const char *fname, uint64_t line, const char *why, ...)
+    __attribute__((format(printf, 5, 6)));
+struct gt_series_stats;
+/* After a file: one warning (GT_WARN_BAD_LINES) "FILE: N bad line(s) skipped
+ * (at most M per file: --max-bad-lines), the first at line L: WHY" when lines
+ * were skipped; adds them to st->n_bad_lines (st may be NULL). Returns 0. */
+int gt_bad_lines_end(gt_diag *d, const gt_bad_lines *b, const char *fname, struct gt_series_stats *st);
 
 /* ------------------------------------------------------------- text files -- */
 /* A read-only view of a whole file (mmap'ed; an empty file gives n = 0). */
@@ -78,7 +126,6 @@ const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms);
 /* Days from 1970-01-01 of a proleptic Gregorian date. */
 int64_t gt_days_from_civil(int64_t y, unsigned m, unsigned d);
 
-struct gt_series_stats;
 /* Sane time stamps: [1990-01-01, 2100-01-01) UTC, the range every reader of
  * the format accepts (io/format.h GT_IO_TS_MIN_MS / GT_IO_TS_MAX_MS). One
  * sample outside it would stretch an item's clock over decades (a single 1970
@@ -106,6 +153,7 @@ void gt_series_free(gt_series *s);
 typedef struct gt_series_stats {
     int64_t n_lines, n_samples, n_exact_dup, n_conflict, n_backward, n_backward_far;
     int64_t n_bad_time; /* samples skipped: time stamp outside [GT_IMPORT_TS_MIN_MS, GT_IMPORT_TS_MAX_MS) */
+    int64_t n_bad_lines; /* bad data lines skipped (gt_bad_line) */
 } gt_series_stats;
 
 /* Parses a whitespace separated "timestamp value ..." file (UK-DALE / REDD
@@ -145,6 +193,21 @@ int64_t gt_resample_mean(const int64_t *t, const float *v, int64_t n, const gt_g
  * sample: flags[k] |= bit. Returns the rows newly marked. */
 int64_t gt_mark_gaps(const int64_t *t, int64_t n, const gt_grid *g, int64_t max_gap_ms, uint8_t *flags,
                      uint8_t bit);
+
+/* The channels one appliance is metered on (REDD's two-circuit appliances:
+ * one channel per leg; any channels of one house mapped to one name), each
+ * resampled to n rows (legs[j][k]), summed row by row into out[k * stride],
+ * the legs added in order (float). A leg without a value in row k (NaN) counts
+ * with the linear interpolation between its values on both sides of that hole
+ * when the hole lasts at most max_hole_rows rows and another leg has a value
+ * in row k: meter clocks jitter independently, so a leg's bin is often empty
+ * where the other's is not, and one empty bin must not make the appliance
+ * missing. The row stays NaN where no leg has a value (as a one-channel
+ * appliance: never filled), or where a leg's hole is longer than
+ * max_hole_rows or open at an end of the item (the appliance is genuinely
+ * not measured there). One leg: copied as it is. Returns the cells a leg was
+ * bridged in. */
+int64_t gt_sum_legs(const float *const *legs, int n_legs, int64_t n, int64_t max_hole_rows, float *out, size_t stride);
 
 /* ------------------------------------------------------------ delimited --- */
 /* Splits one line [p, end) into fields at `sep` (double-quoted fields may hold

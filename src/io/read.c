@@ -474,3 +474,35 @@ int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n) {
     *n = k;
     return rows;
 }
+
+char *gt_legend_read(const char *path, const char *what, int *n) {
+    *n = 0;
+    char name[64];
+    snprintf(name, sizeof name, "/legend/%s", what);
+    gt_h5_quiet();
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return NULL;
+    char *names = NULL;
+    if (H5Lexists(f, "legend", H5P_DEFAULT) > 0 && H5Lexists(f, name, H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, name, H5P_DEFAULT), sp = d >= 0 ? H5Dget_space(d) : -1;
+        hssize_t m = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+        if (m > 0 && m <= GT_IO_MAX_LEGEND) {
+            names = GT_CALLOC((size_t)m, GT_FORMAT_NAME_LEN);
+            hid_t st = H5Tcopy(H5T_C_S1);
+            H5Tset_size(st, GT_FORMAT_NAME_LEN);
+            H5Tset_strpad(st, H5T_STR_NULLTERM);
+            if (H5Dread(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) >= 0) {
+                for (hssize_t k = 0; k < m; k++) names[(size_t)k * GT_FORMAT_NAME_LEN + GT_FORMAT_NAME_LEN - 1] = 0;
+                *n = (int)m;
+            } else {
+                free(names);
+                names = NULL;
+            }
+            H5Tclose(st);
+        }
+        if (sp >= 0) H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+    }
+    H5Fclose(f);
+    return names;
+}

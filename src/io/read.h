@@ -90,5 +90,11 @@ gt_pdm_shard *gt_pdm_shard_read(const char *path, MPI_Comm comm);
  * rank) and its entry count in *n; NULL and *n = 0 when the file has none. */
 int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n);
 void gt_pdm_shard_free(gt_pdm_shard *s);
+/* Not collective (a rank reads it alone). The names of /legend/<what>
+ * ("condition", "machine_type", "event_kind") of the file at path: a
+ * malloc'd table of *n names of GT_FORMAT_NAME_LEN bytes each (nul
+ * terminated), name k at k * GT_FORMAT_NAME_LEN; NULL and *n = 0 when the
+ * file has no such legend or cannot be read. */
+char *gt_legend_read(const char *path, const char *what, int *n);
 
 #endif

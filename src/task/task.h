@@ -95,8 +95,6 @@ const gt_task_i *gt_task_get(gt_task k);
 const gt_task_i *gt_task_for_file(const char *file, MPI_Comm comm);
 /* The task of a file kind (NULL for GT_KIND_UNKNOWN). */
 const gt_task_i *gt_task_for_kind(gt_file_kind k);
-/* Collective: data.items ids that match no household/turbine of file end the job (exit 2) naming them. */
-void gt_task_check_item_ids(const char *file, const gt_dataset *ds, const gt_data_config *dc, MPI_Comm comm);
 
 /* Bind a task to a model (mc, its prediction width n_y) and dataset; ybuf and
  * mbuf (micro x n_y each) hold derived targets. Refreshes the gated head's

@@ -49,8 +49,8 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
                 (long long)c->pred_lo, (long long)c->pred_hi, (long long)(c->pred_hi - c->pred_lo));
     }
     gt_pdm_shard *sh = gt_pdm_shard_read(file, comm);
+    gt_data_check_filters_pdm(file, sh, dc, comm); /* an id or code the file lacks: one line, not an empty split */
     gt_dataset *ds = gt_dataset_pdm(sh, dc, comm);
-    gt_task_check_item_ids(file, ds, dc, comm);
     /* data.spike_channels patterns: one that matches no channel of the file is
      * likely a typo (the spike test then screens fewer channels than meant) */
     if (rank == 0 && strcmp(dc->spike_channels, "auto") && strcmp(dc->spike_channels, "all") &&

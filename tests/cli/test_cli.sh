@@ -131,7 +131,41 @@ for name, cols in (("nan_all", None), ("nan_some", [0, 3])):
     "$GT" train "$tmp/nilm.ini" data.file="$tmp/nan_some.h5" run.dir="$tmp/nan_some"
   check data-items-not-in-file 2 "n.h5: data.items: no household with id 999, 5-9 in the file \(it has: 1, 2, 3\)" -- \
     "$GT" train "$tmp/nilm.ini" data.file="$tmp/n.h5" run.dir="$tmp/items" data.items=1,999,5-9
+  # eval and predict check the run's data.items against the file they read (it scored nothing)
+  "$GT" synth nilm --households 2 --days 0.1 --seed 3 -o "$tmp/n2.h5" --log-level warn >/dev/null 2>&1
+  check data-items-valid 0 "" -- "$GT" train "$tmp/nilm.ini" data.file="$tmp/n.h5" run.dir="$tmp/items3" data.items=3
+  check data-items-eval 2 "n2.h5: data.items: no household with id 3 in the file \(it has: 1, 2\)$" -- \
+    "$GT" eval "$tmp/items3" "$tmp/n2.h5"
+  check data-items-predict 2 "n2.h5: data.items: no household with id 3 in the file" -- \
+    "$GT" predict "$tmp/items3" "$tmp/n2.h5" -o "$tmp/items_pred.h5"
+  [ ! -e "$tmp/items_pred.h5" ] && echo "ok   data-items-predict: no file" || { echo "FAIL data-items-predict: a file was written"; fail=1; }
 else echo "skip nilm-no-finite-target (no h5py)"; fi
+
+# wind-farm data filters naming what the file lacks (a farm, machine type or condition code: it trained
+# or scored nothing and said "0 windows"): one line naming the file, the option, the entries and what the
+# file has, exit 2, in train, eval and predict alike; under MPI every rank ends at once
+"$GT" synth pdm --farms 2 --turbines 2 --days 0.02 --rate 1 -o "$tmp/p2.h5" --log-level warn >/dev/null 2>&1 \
+  || { echo "FAIL synth pdm for the filter checks"; fail=1; }
+printf '[data]\nwindow = 32\n[model]\nkind = lstm\nhidden = 8\nlayers = 1\n[train]\nbatch = 4\nmax_steps = 2\nepochs = 1\n' > "$tmp/lstm.ini"
+check filter-farms 2 "p2.h5: data.farms: no farm 7, 3-5 in the file \(it has: 0, 1\)$" -- \
+  "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/flt" data.farms=0,7,3-5
+check filter-machine-types 2 "p2.h5: data.machine_types: no machine type 4 in the file \(it has: 0 \(dfig_1500kw_3stage\), 1 \(dfig_2000kw_3stage\), 2 \(dfig_2500kw_3stage\)\)$" -- \
+  "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/flt" data.machine_types=4
+check filter-conditions 2 "p2.h5: data.conditions: no condition code 9 in the file \(it has: 0 \(low_wind\), 1 \(rated\), 2 \(turbulent\), 3 \(curtailed\)\)$" -- \
+  "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/flt" data.conditions=1,9
+check filter-train-conditions 2 "p2.h5: data.train_conditions: no condition code 4-8 in the file" -- \
+  "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/flt" data.train_conditions=0,4-8
+check filter-turbines 2 "p2.h5: data.items: no turbine with id 9 in the file \(it has: 1, 2, 3, 4\)$" -- \
+  "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/flt" data.items=9
+[ ! -e "$tmp/flt/config.ini" ] && echo "ok   filter: no run written" || { echo "FAIL filter: a refused run wrote its directory"; fail=1; }
+check filter-valid 0 "" -- "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/farm1" data.farms=1 data.conditions=0-3
+check filter-eval 2 "p.h5: data.farms: no farm 1 in the file \(it has: 0\)$" -- "$GT" eval "$tmp/farm1" "$tmp/p.h5"
+check filter-predict 2 "p.h5: data.farms: no farm 1 in the file" -- "$GT" predict "$tmp/farm1" "$tmp/p.h5" -o "$tmp/fp.h5"
+[ ! -e "$tmp/fp.h5" ] && echo "ok   filter-predict: no file" || { echo "FAIL filter-predict: a file was written"; fail=1; }
+if command -v mpiexec >/dev/null; then
+  check filter-mpi 2 "p.h5: data.farms: no farm 1 in the file" -- \
+    timeout 60 mpiexec -n 2 "$GT" predict "$tmp/farm1" "$tmp/p.h5" -o "$tmp/fp.h5"
+fi
 
 # synth pdm: farm codes are 0..65535 (a file with more was written, then rejected by train)
 check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth pdm --farms 70000 -o "$tmp/f.h5"

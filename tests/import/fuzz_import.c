@@ -1,7 +1,7 @@
 /* tests/import/fuzz_import.c: libFuzzer targets of the importers' parsers, one
  * per parser, selected at compile time (built with clang -fsanitize=fuzzer,
  * address,undefined by tests/import/CMakeLists.txt):
- *   -DGT_FUZZ=1  gt_parse_tv + gt_series_clean + gt_resample_mean + gt_mark_gaps
+ *   -DGT_FUZZ=1  gt_parse_tv + gt_series_clean + gt_resample_mean + gt_mark_gaps + gt_sum_legs
  *   -DGT_FUZZ=2  gt_parse_refit
  *   -DGT_FUZZ=3  gt_parse_care_rows / _events / _features
  *   -DGT_FUZZ=4  gt_parse_labels + gt_map_parse + gt_map_label
@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&d, 0, sizeof d);
     d.quiet = 1;
     d.strict = size > 0 && (data[0] & 1);
+    d.max_bad_lines = size > 0 ? (data[0] >> 1) % 4 : 0; /* bad lines skipped (0..3 per file) or the error */
 #if GT_FUZZ == 1
     gt_series s;
     memset(&s, 0, sizeof s);
@@ -36,6 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             uint8_t *fl = calloc((size_t)g.n_rows, 1);
             gt_resample_mean(s.t, s.v, s.n, &g, out, 1, (int)(s.n & 1));
             gt_mark_gaps(s.t, s.n, &g, 5000, fl, 2);
+            if (g.n_rows > 1) { /* two "legs": the series and itself one row later */
+                const float *legs[2] = {out, out + 1};
+                float *sum = malloc(sizeof(float) * (size_t)g.n_rows);
+                gt_sum_legs(legs, 2, g.n_rows - 1, (int64_t)(s.n % 7), sum, 1);
+                free(sum);
+            }
             free(out);
             free(fl);
         }

@@ -197,6 +197,83 @@ ck("redd: backward step beyond tolerance is a warning naming file:line",
 rc, so, se = run(2, "redd", rd, "-o", os.path.join(d, "r_tol.h5"), strict=True)
 ck("redd --strict: backward step is an error (exit 3)", rc == 3 and "channel_3.dat:22:" in se, (rc, se[-1500:]))
 
+# REDD two-circuit appliances: a 240 V appliance metered on both legs (two channels of one name, summed).
+# The legs' clocks jitter independently (+-1 s around 3 s), so one leg's 3 s bin is often empty where the
+# other's is not: a hole of a leg lasting at most --max-gap (5 periods) is bridged by linear interpolation
+# in the sum; a longer hole of one leg, or no leg at all, stays NaN (independent numpy reference below)
+r2 = os.path.join(d, "redd2")
+write(f"{r2}/house_3/labels.dat", "1 mains\n2 mains\n3 washer_dryer\n4 washer_dryer\n")
+N2 = 1200
+for c in (1, 2):
+    write(f"{r2}/house_3/channel_{c}.dat", "".join(f"{T0 + i} {200 + c}\n" for i in range(3 * N2)))
+wd = {}
+for c, seed in ((3, 11), (4, 12)):
+    jr = np.random.default_rng(seed)
+    ts = T0 + 3 * np.arange(N2) + jr.integers(-1, 2, N2)
+    vs = np.round(jr.uniform(0, 2000, N2), 1)
+    keep = np.ones(N2, bool)
+    if c == 3:
+        keep[400:420] = False  # leg 3: 60 s without samples (20 rows > 5): the appliance is missing there
+    else:
+        keep[700:712] = False  # leg 4: 36 s (12 rows)
+    ts, vs = ts[keep], vs[keep]
+    wd[c] = (ts, vs)
+    write(f"{r2}/house_3/channel_{c}.dat", "".join(f"{t} {v}\n" for t, v in zip(ts, vs)))
+
+
+def bridge(x, max_rows):
+    """independent reference of a leg's short holes: linear between the neighbours, holes <= max_rows"""
+    x = x.copy()
+    bad = np.isnan(x)
+    i = 0
+    while i < len(x):
+        if not bad[i]:
+            i += 1
+            continue
+        e = i
+        while e < len(x) and bad[e]:
+            e += 1
+        if i > 0 and e < len(x) and e - i <= max_rows:
+            x[i:e] = x[i - 1] + (x[e] - x[i - 1]) * np.arange(1, e - i + 1) / (e - i + 1)
+        i = e
+    return x
+
+
+rc, so, se = run(2, "redd", r2, "-o", os.path.join(d, "redd2.h5"))
+ck("redd two-leg appliance: import exits 0", rc == 0, se[-1500:])
+with h5py.File(os.path.join(d, "redd2.h5"), "r") as f:
+    names = [n.decode() for n in f["appliance_meta/name"][:]]
+    ts = f["timestamps"][:]
+    col = f["appliances"][:, names.index("washer_dryer")].astype(np.float64)
+P = 3000
+legs = [bin_means(wd[c][0] * 1000, wd[c][1], ts[0], P, len(ts)) for c in (3, 4)]
+naive = legs[0] + legs[1]
+anyv = ~np.isnan(legs[0]) | ~np.isnan(legs[1])
+ref = np.where(anyv, bridge(legs[0], 5) + bridge(legs[1], 5), np.nan)
+ck("redd two-leg appliance: jitter leaves single empty bins (the plain sum loses > 10 % of the rows)",
+   np.isnan(naive[20:-20]).mean() > 0.10, np.isnan(naive).mean())
+ck("redd two-leg appliance: sum with each leg's short holes bridged (numpy reference)",
+   np.allclose(col, ref, rtol=1e-6, equal_nan=True), np.flatnonzero(~np.isclose(col, ref, equal_nan=True))[:10])
+ck("redd two-leg appliance: rows with both legs measured are the plain sum",
+   np.allclose(col[~np.isnan(naive)], naive[~np.isnan(naive)], rtol=1e-6))
+r400 = np.searchsorted(ts, (T0 + 3 * 403) * 1000)
+r700 = np.searchsorted(ts, (T0 + 3 * 703) * 1000)
+ck("redd two-leg appliance: a leg's 60 s hole leaves the appliance missing (NaN)", np.all(np.isnan(col[r400:r400 + 14])),
+   col[r400:r400 + 14])
+ck("redd two-leg appliance: the other leg's 36 s hole too", np.all(np.isnan(col[r700:r700 + 6])), col[r700:r700 + 6])
+# NaN beside a measured leg: only inside the two long holes (the rows of samples 400..419 and 700..711) and
+# at the ends (a leg's hole open at an end is not bridged); a row where no leg has a sample stays NaN, as a
+# one-channel appliance's empty bin (never filled)
+lost = np.flatnonzero(np.isnan(col) & anyv)
+r_s = np.searchsorted(ts, (T0 + 3 * np.array([399, 420, 699, 712])) * 1000)
+inside = ((lost >= r_s[0]) & (lost <= r_s[1])) | ((lost >= r_s[2]) & (lost <= r_s[3])) | (lost < 2) | \
+    (lost >= len(ts) - 2)
+ck("redd two-leg appliance: NaN beside a measured leg only in the long holes", len(lost) >= 20 and inside.all(),
+   (len(lost), lost[~inside][:10]))
+ck("redd two-leg appliance: rows without any leg's sample stay NaN", np.all(np.isnan(col[~anyv])))
+ck("redd two-leg appliance: the summary counts the bridged cells",
+   f"leg holes bridged {int(np.sum(anyv & ~np.isnan(ref) & (np.isnan(legs[0]) | np.isnan(legs[1]))))}," in so, so)
+
 # -------------------------------------------------------------------- REFIT --
 rf = os.path.join(d, "refit")
 rows = ["Time,Unix,Aggregate,Appliance1,Appliance2,Appliance3,Appliance4,Appliance5,Appliance6,Appliance7,Appliance8,Appliance9,Issues"]
@@ -352,15 +429,16 @@ def bad_uk(content, labels="1 aggregate\n2 kettle\n"):
     return src
 
 
+NO_SKIP = ("--max-bad-lines", "0")  # the first bad data line is the error (the default skips up to 10 per file)
 good = "".join(f"{T0 + 6 * i} 5\n" for i in range(10))
 src = bad_uk(good + f"{T0 + 66} abc\n")
-bad_case("non-numeric value", "ukdale", src, "", "house_1/channel_2.dat:11: non-numeric value 'abc'")
+bad_case("non-numeric value", "ukdale", src, "", "house_1/channel_2.dat:11: non-numeric value 'abc'", args=NO_SKIP)
 src = bad_uk(good + f"{T0 + 66}\n")
-bad_case("malformed line (1 field)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line")
+bad_case("malformed line (1 field)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line", args=NO_SKIP)
 src = bad_uk(good + f"{T0 + 66} 5 6\n")
-bad_case("malformed line (3 fields)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line")
+bad_case("malformed line (3 fields)", "ukdale", src, "", "house_1/channel_2.dat:11: malformed line", args=NO_SKIP)
 src = bad_uk(good + "14000000x6 5\n")
-bad_case("bad timestamp", "ukdale", src, "", "house_1/channel_2.dat:11: bad timestamp")
+bad_case("bad timestamp", "ukdale", src, "", "house_1/channel_2.dat:11: bad timestamp", args=NO_SKIP)
 src = bad_uk(good, labels="1 aggregate\n2 kettle\n3 toaster\n")
 bad_case("missing file named in labels (--strict)", "ukdale", src, "", "house_1/labels.dat:3: missing channel file",
          strict=True)
@@ -394,28 +472,129 @@ src = bad_uk(good, labels="1 aggregate\ntwo kettle\n")
 bad_case("malformed labels.dat", "ukdale", src, "", "house_1/labels.dat:2: malformed line")
 rsrc = tempfile.mkdtemp(dir=d)
 write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,5,6,7,8,0"]) + "\n")
-bad_case("refit: short row", "refit", rsrc, "", "CLEAN_House1.csv:6: malformed line")
+bad_case("refit: short row", "refit", rsrc, "", "CLEAN_House1.csv:6: malformed line", args=NO_SKIP)
 write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,x,6,7,8,9,0"]) + "\n")
-bad_case("refit: non-numeric value", "refit", rsrc, "", "CLEAN_House1.csv:6: non-numeric value 'x")
+bad_case("refit: non-numeric value", "refit", rsrc, "", "CLEAN_House1.csv:6: non-numeric value 'x", args=NO_SKIP)
 write(f"{rsrc}/CLEAN_House1.csv", "\n".join(rows[:5] + ["2014-05-13 16:53:00,1400000100,5,1,2,3,4,5,6,7,8,9,2"]) + "\n")
-bad_case("refit: bad Issues", "refit", rsrc, "", "CLEAN_House1.csv:6: Issues must be 0 or 1")
+bad_case("refit: bad Issues", "refit", rsrc, "", "CLEAN_House1.csv:6: Issues must be 0 or 1", args=NO_SKIP)
 csrc = os.path.join(tempfile.mkdtemp(dir=d), "Wind Farm B")
 for fn in ("event_info.csv", "feature_description.csv"):
     write(f"{csrc}/{fn}", open(f"{cf}/{fn}", "rb").read(), "wb")
 lines = open(f"{cf}/datasets/30.csv").read().splitlines()
 lines[41] = lines[41].replace(";prediction;", ";predict;").replace(";train;", ";predict;")
 write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
-bad_case("care: bad train_test", "care", csrc, "", "datasets/30.csv:42: train_test must be")
+bad_case("care: bad train_test", "care", csrc, "", "datasets/30.csv:42: train_test must be", args=NO_SKIP)
 lines = open(f"{cf}/datasets/30.csv").read().splitlines()
 parts = lines[12].split(";")
 parts[6] = "1.2.3"
 lines[12] = ";".join(parts)
 write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
-bad_case("care: non-numeric sensor value", "care", csrc, "", "datasets/30.csv:13: non-numeric value '1.2.3'")
+bad_case("care: non-numeric sensor value", "care", csrc, "", "datasets/30.csv:13: non-numeric value '1.2.3'", args=NO_SKIP)
 lines = open(f"{cf}/datasets/30.csv").read().splitlines()
 lines[20] = lines[20] + ";1"
 write(f"{csrc}/datasets/30.csv", "\n".join(lines) + "\n")
-bad_case("care: extra field", "care", csrc, "", "datasets/30.csv:21: malformed line")
+bad_case("care: extra field", "care", csrc, "", "datasets/30.csv:21: malformed line", args=NO_SKIP)
+# ------------------------------------------- bad lines skipped (--max-bad-lines) --
+# real exports: a stray bad line and a truncated last line. Up to --max-bad-lines (default 10) per file are
+# skipped: one warning naming the file and the first, the data of every other line as without them
+def skip_case(name, fmt, src, expect_warn, check, args=(), np_=2):
+    outp = os.path.join(d, "skip.h5")
+    rc, so, se = run(np_, fmt, src, "-o", outp, *args)
+    ok = rc == 0 and se.count(expect_warn) == 1 and "error" not in se
+    ck(f"{name}: exit 0, one warning {expect_warn!r}", ok, (rc, se[-800:]))
+    if ok:
+        with h5py.File(outp, "r") as f:
+            ck(f"{name}: the other lines' data", check(f, so))
+
+
+vals_ok = [5 + (i % 4) for i in range(40)]
+lines = [f"{T0 + 6 * i} {v}\n" for i, v in enumerate(vals_ok)]
+src = bad_uk("".join(lines[:20]) + f"{T0 + 121} 9x\n" + "".join(lines[20:]) + f"{T0 + 6 * 40}")  # line 21, line 42
+
+
+def uk_check(f, so):
+    ts, app = f["timestamps"][:], f["appliances"][:, 0]
+    ref = bin_means((T0 + 6 * np.arange(40)) * 1000, vals_ok, ts[0], 6000, len(ts))
+    return np.allclose(app, ref, equal_nan=True) and "bad lines skipped 2," in so
+
+
+skip_case("ukdale: a bad line and a truncated last line", "ukdale", src,
+          "house_1/channel_2.dat: 2 bad lines skipped (at most 10 per file: --max-bad-lines), the first at line 21: "
+          "non-numeric value '9x'", uk_check)
+bad_case("ukdale: more bad lines than --max-bad-lines", "ukdale", src, "",
+         "house_1/channel_2.dat:42: malformed line", args=("--max-bad-lines", "1"))
+bad_case("ukdale: a bad line with --strict", "ukdale", src, "", "house_1/channel_2.dat:21: non-numeric value '9x' (--strict)",
+         strict=True)
+rsk = tempfile.mkdtemp(dir=d)
+write(f"{rsk}/CLEAN_House1.csv", "\n".join(rows[:40] + [rows[40][:33]]))  # the last row cut in its Aggregate field
+
+
+def refit_check(f, so):
+    agg = f["aggregate"][:]
+    ts = f["timestamps"][:]
+    return np.allclose(agg, bin_means(np.array(ref_t[:39]) * 1000, ref_a[:39], ts[0], 8000, len(ts)), equal_nan=True)
+
+
+skip_case("refit: a truncated last row", "refit", rsk,
+          "CLEAN_House1.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 41: "
+          "malformed line", refit_check)
+csk = os.path.join(tempfile.mkdtemp(dir=d), "Wind Farm C")
+for fn in ("event_info.csv", "feature_description.csv"):
+    write(f"{csk}/{fn}", open(f"{cf}/{fn}", "rb").read(), "wb")
+lines = open(f"{cf}/datasets/30.csv").read().splitlines()
+lines[12] = lines[12].replace(";train;", ";tarin;")
+write(f"{csk}/datasets/30.csv", "\n".join(lines) + "\n")
+
+
+def care_check(f, so):
+    sig = f["signals"][:]
+    return f["turbines/row_offset"][-1] == 100 and np.isnan(sig[11]).all() and np.isfinite(sig[12, 1])
+
+
+skip_case("care: a stray bad line", "care", csk,
+          "datasets/30.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 13: "
+          "train_test must be 'train' or 'prediction' (got 'tarin')", care_check)
+
+# the first data row bad: the farm's plan reads on to the next row (one warning, from the full parse)
+lines = open(f"{cf}/datasets/30.csv").read().splitlines()
+lines[1] = lines[1].replace(";train;", ";tarin;")
+write(f"{csk}/datasets/30.csv", "\n".join(lines) + "\n")
+
+
+def care_check2(f, so):
+    return list(f["turbines/id"][:]) == [3] and f["turbines/row_offset"][-1] == 99  # the asset of row 3; 99 rows
+
+
+skip_case("care: the first data row bad", "care", csk,
+          "datasets/30.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 2: "
+          "train_test must be 'train' or 'prediction' (got 'tarin')", care_check2)
+write(f"{csk}/datasets/30.csv", "\n".join(lines[:2]) + "\n")
+bad_case("care: no readable data row", "care", csk, "",
+         "datasets/30.csv: no data row can be read: 1 bad line skipped (at most 10 per file: --max-bad-lines), the "
+         "first at line 2: train_test must be")
+
+# ------------------------------------------------ warnings beyond the first 10 --
+# the first 10 of a house are printed, then one line per house counts the rest by kind
+wsrc = tempfile.mkdtemp(dir=d)
+for h in (1, 2):
+    write(f"{wsrc}/house_{h}/labels.dat", "1 aggregate\n2 kettle\n")
+    write(f"{wsrc}/house_{h}/channel_1.dat", "".join(f"{T0 + 6 * i} 100\n" for i in range(400)))
+    # house 1: 2 conflicting duplicates, then 14 steps back by 600 s (beyond the 60 s tolerance; the samples they
+    # meet again are exact duplicates); house 2: 3 steps back
+    nb = 14 if h == 1 else 3
+    body = f"{T0 + 6} 1\n{T0 + 6} 2\n{T0 + 12} 1\n{T0 + 12} 3\n" if h == 1 else ""
+    body += "".join(f"{T0 + 1800 + 60 * i} 5\n{T0 + 1200 + 60 * i} 5\n" for i in range(nb))
+    write(f"{wsrc}/house_{h}/channel_2.dat", body)
+rc, so, se = run(1, "ukdale", wsrc, "-o", os.path.join(d, "warn.h5"))
+h1 = [ln for ln in se.splitlines() if "house_1/channel_2.dat:" in ln]
+ck("warnings: the first 10 of house 1 printed", rc == 0 and len(h1) == 10, (rc, se[-1500:]))
+ck("warnings: one summary line for house 1 counting the rest by kind",
+   se.count(f"{wsrc}/house_1: 6 more warnings not printed: 4 time stamps going back beyond the tolerance, "
+            "2 conflicting duplicates") == 1, se[-1500:])
+ck("warnings: house 2 printed in full, no summary",
+   len([ln for ln in se.splitlines() if "house_2/channel_2.dat:" in ln]) == 3 and "house_2: " not in se, se[-1500:])
+ck("warnings: the import summary counts all", "warnings 19" in so, so)
+
 # ------------------------------------------------- CARE format variants --
 def datasets_only(path):
     return {k: v for k, v in checksums(path).items() if not k.startswith("@")}

@@ -450,6 +450,178 @@ static void bench(void) {
 
 /* Tests always; the parse-speed benchmark (64 MB of text, a few seconds) only
  * with --bench: a speed figure is a benchmark to read, not a pass/fail test. */
+/* Bad data lines (--max-bad-lines): the same policy in the channel, REFIT and
+ * CARE parsers. Up to max_bad_lines per file are skipped (the other lines'
+ * values intact) and summarised in one warning naming the file and the first;
+ * one more is the error naming FILE:LINE; 0 or strict: the first is. */
+static void test_bad_lines(void) {
+    /* a channel file: a non-numeric value (line 2), 3 fields (line 4), a truncated last line (line 6) */
+    const char *tv = "1400000000 1\n1400000006 x\n1400000012 3\n1400000018 4 5\n1400000024 6\n1400000030";
+    gt_series s = {0};
+    gt_series_stats st = {0};
+    gt_diag d = {0};
+    d.quiet = 1;
+    d.max_bad_lines = 10;
+    TEST_EQ_INT(gt_parse_tv(tv, strlen(tv), "c.dat", 1, 2, 2, 60000, &s, &d, &st), 0);
+    TEST_EQ_INT(s.n, 3);
+    TEST_EQ_INT(s.t[1], 1400000012000LL);
+    TEST_CLOSE(s.v[0], 1, 0, 0);
+    TEST_CLOSE(s.v[1], 3, 0, 0);
+    TEST_CLOSE(s.v[2], 6, 0, 0);
+    TEST_EQ_INT(s.line[2], 5);
+    TEST_EQ_INT(st.n_bad_lines, 3);
+    TEST_EQ_INT(st.n_samples, 3);
+    TEST_EQ_INT(d.n_warn, 1); /* one warning for the file */
+    TEST_CHECK(d.err_code == 0);
+    TEST_CHECK(!strcmp(d.last_warn, "c.dat: 3 bad lines skipped (at most 10 per file: --max-bad-lines), the first at "
+                                    "line 2: non-numeric value 'x'"));
+    gt_series_free(&s);
+    /* above the limit: the error of the line past it, as without the option, and where the first was */
+    gt_diag e = {0};
+    e.quiet = 1;
+    e.max_bad_lines = 2;
+    TEST_EQ_INT(gt_parse_tv(tv, strlen(tv), "c.dat", 1, 2, 2, 60000, &s, &e, NULL), -1);
+    TEST_CHECK(!strcmp(e.err, "c.dat:6: malformed line '1400000030' (expected 2 fields, got 1); more than "
+                              "--max-bad-lines 2 bad lines in this file (the first at line 2)"));
+    TEST_EQ_INT(e.n_warn, 0);
+    gt_series_free(&s);
+    gt_diag z = {0}; /* 0: the first bad line is the error, worded as it always was */
+    z.quiet = 1;
+    TEST_EQ_INT(gt_parse_tv(tv, strlen(tv), "c.dat", 1, 2, 2, 60000, &s, &z, NULL), -1);
+    TEST_CHECK(!strcmp(z.err, "c.dat:2: non-numeric value 'x'"));
+    gt_series_free(&s);
+    gt_diag k = {0}; /* strict: the first is the error whatever the limit */
+    k.quiet = 1, k.strict = 1, k.max_bad_lines = 10;
+    TEST_EQ_INT(gt_parse_tv(tv, strlen(tv), "c.dat", 1, 2, 2, 60000, &s, &k, NULL), -1);
+    TEST_CHECK(!strcmp(k.err, "c.dat:2: non-numeric value 'x' (--strict)"));
+    gt_series_free(&s);
+    /* the limit counts per file: a second file starts again */
+    gt_diag m = {0};
+    m.quiet = 1, m.max_bad_lines = 3;
+    TEST_EQ_INT(gt_parse_tv(tv, strlen(tv), "a.dat", 1, 2, 2, 60000, &s, &m, NULL), 0);
+    TEST_EQ_INT(gt_parse_tv(tv, strlen(tv), "b.dat", 1, 2, 2, 60000, &s, &m, NULL), 0);
+    TEST_EQ_INT(s.n, 6);
+    TEST_EQ_INT(m.n_warn, 2);
+    gt_series_free(&s);
+
+    /* REFIT: a stray bad Issues value (line 3) and a truncated last row (line 5) */
+    const char *hdr = "Time,Unix,Aggregate,Appliance1,Appliance2,Appliance3,Appliance4,Appliance5,Appliance6,"
+                      "Appliance7,Appliance8,Appliance9,Issues\n";
+    char refit[1024];
+    snprintf(refit, sizeof refit, "%s%s%s%s%s", hdr, "x,1400000000,100,1,2,3,4,5,6,7,8,9,0\n",
+             "x,1400000008,200,1,2,3,4,5,6,7,8,9,7\n", "x,1400000016,300,1,2,3,4,5,6,7,8,9,1\n",
+             "x,1400000024,400,1,2,3,4");
+    gt_series rs[10];
+    memset(rs, 0, sizeof rs);
+    gt_refit_stats rst;
+    memset(&rst, 0, sizeof rst);
+    gt_diag r = {0};
+    r.quiet = 1, r.max_bad_lines = 10;
+    TEST_EQ_INT(gt_parse_refit(refit, strlen(refit), "CLEAN_House1.csv", 60000, rs, &r, &rst), 0);
+    TEST_EQ_INT(rs[0].n, 2);
+    TEST_CLOSE(rs[0].v[0], 100, 0, 0);
+    TEST_CLOSE(rs[0].v[1], 300, 0, 0);
+    TEST_EQ_INT(rs[9].n, 2);
+    TEST_CLOSE(rs[9].v[1], 9, 0, 0);
+    TEST_EQ_INT(rst.n_issues, 1);
+    TEST_EQ_INT(rst.s.n_bad_lines, 2);
+    TEST_CHECK(!strcmp(r.last_warn, "CLEAN_House1.csv: 2 bad lines skipped (at most 10 per file: --max-bad-lines), "
+                                    "the first at line 3: Issues must be 0 or 1 (got '7')"));
+    for (int c = 0; c < 10; c++) gt_series_free(&rs[c]);
+    gt_diag r0 = {0};
+    r0.quiet = 1;
+    TEST_EQ_INT(gt_parse_refit(refit, strlen(refit), "CLEAN_House1.csv", 60000, rs, &r0, &rst), -1);
+    TEST_CHECK(!strcmp(r0.err, "CLEAN_House1.csv:3: Issues must be 0 or 1 (got '7')"));
+    for (int c = 0; c < 10; c++) gt_series_free(&rs[c]);
+
+    /* CARE: a row with a bad train_test and an empty status (line 3) is skipped whole: no status count */
+    const char *care = "time_stamp;asset_id;id;train_test;status_type_id;s_avg\n"
+                       "2022-01-01 00:00:00;3;0;train;0;1.5\n"
+                       "2022-01-01 00:10:00;3;1;tarin;;2\n"
+                       "2022-01-01 00:20:00;3;2;prediction;;2.5\n"
+                       "2022-01-01 00:30:00;3;3;predic";
+    gt_care_rows cr;
+    gt_series_stats cst = {0};
+    gt_diag c = {0};
+    c.quiet = 1, c.max_bad_lines = 10;
+    TEST_EQ_INT(gt_parse_care_rows(care, strlen(care), "30.csv", 0, &cr, &c, &cst), 0);
+    TEST_EQ_INT(cr.n, 2);
+    TEST_EQ_INT(cr.n_status_empty, 1);
+    TEST_EQ_INT(cr.t[1] - cr.t[0], 1200000);
+    TEST_CLOSE(cr.v[1], 2.5, 0, 0);
+    TEST_EQ_INT(cr.line[1], 4);
+    TEST_EQ_INT(cst.n_bad_lines, 2);
+    TEST_CHECK(!strcmp(c.last_warn, "30.csv: 2 bad lines skipped (at most 10 per file: --max-bad-lines), the first "
+                                    "at line 3: train_test must be 'train' or 'prediction' (got 'tarin')"));
+    gt_care_rows_free(&cr);
+    gt_diag c1 = {0};
+    c1.quiet = 1, c1.max_bad_lines = 1;
+    TEST_EQ_INT(gt_parse_care_rows(care, strlen(care), "30.csv", 0, &cr, &c1, NULL), -1);
+    TEST_CHECK(strstr(c1.err, "30.csv:5: train_test must be 'train' or 'prediction' (got 'predic'); more than "
+                              "--max-bad-lines 1 bad lines in this file (the first at line 3)") == c1.err);
+    gt_care_rows_free(&cr);
+}
+
+/* Warnings past the first max_print of an item are counted by kind and
+ * summarised in one line when the item ends; the next item prints again. */
+static void test_warning_summary(void) {
+    gt_diag d = {0};
+    d.quiet = 1;
+    d.max_print = 2;
+    /* 8 backward steps beyond the tolerance (every line after the first: 600 s is the latest) and 2
+     * conflicting duplicates (0 s and 100 s with other values) in one channel */
+    const char *txt = "1400000600 1\n1400000500 1\n1400000400 1\n1400000300 1\n1400000200 1\n1400000100 1\n"
+                      "1400000000 1\n1400000000 2\n1400000100 3\n";
+    gt_series s = {0};
+    TEST_EQ_INT(gt_parse_tv(txt, strlen(txt), "h/c.dat", 1, 2, 2, 60000, &s, &d, NULL), 0);
+    TEST_EQ_INT(gt_series_clean(&s, "h/c.dat", &d, NULL), 0);
+    TEST_EQ_INT(d.n_warn, 10);
+    TEST_EQ_INT(d.n_suppressed[GT_WARN_BACKWARD], 6); /* the first 2 printed */
+    TEST_EQ_INT(d.n_suppressed[GT_WARN_CONFLICT], 2);
+    char line[GT_IMPORT_MSG_LEN];
+    TEST_EQ_INT(gt_diag_item_end(&d, "h", line, sizeof line), 8);
+    TEST_CHECK(!strcmp(line, "h: 8 more warnings not printed: 6 time stamps going back beyond the tolerance, 2 "
+                             "conflicting duplicates"));
+    TEST_EQ_INT(d.n_printed, 0);
+    TEST_EQ_INT(d.n_suppressed[GT_WARN_BACKWARD], 0);
+    /* the next item: printed again, nothing to summarise */
+    TEST_EQ_INT(gt_diag_warn(&d, GT_WARN_OTHER, "x"), 0);
+    TEST_EQ_INT(d.n_suppressed[GT_WARN_OTHER], 0);
+    TEST_EQ_INT(gt_diag_item_end(&d, "h2", line, sizeof line), 0);
+    TEST_CHECK(line[0] == 0);
+    gt_series_free(&s);
+}
+
+/* Two legs of one appliance summed (gt_sum_legs): a leg's hole of at most
+ * max_hole_rows rows is bridged by linear interpolation where the other leg has
+ * a value; a longer hole, one open at an end, or no leg at all: NaN. */
+static void test_sum_legs(void) {
+    const float N = NAN;
+    const float l0[12] = {1, N, 3, 4, N, N, N, 8, 9, N, N, N};
+    const float l1[12] = {10, 20, 30, N, 50, 60, 70, 80, N, N, 110, 120};
+    const float *legs[2] = {l0, l1};
+    float out[24];
+    for (int k = 0; k < 24; k++) out[k] = -1;
+    TEST_EQ_INT(gt_sum_legs(legs, 2, 12, 2, out, 2), 3); /* rows 1, 3, 8 bridged */
+    const float want[12] = {11, 22, 33, 44, N, N, N, 88, 99, N, N, N};
+    for (int k = 0; k < 12; k++) {
+        if (isnan(want[k])) TEST_CHECK(isnan(out[2 * k]));
+        else TEST_CLOSE(out[2 * k], want[k], 0, 0);
+        TEST_CLOSE(out[2 * k + 1], -1, 0, 0); /* the stride is kept */
+    }
+    /* holes of 3 rows bridged with max_hole_rows 3: row 4..6 = l0 4 + (8 - 4) * (1..3) / 4 */
+    TEST_EQ_INT(gt_sum_legs(legs, 2, 12, 3, out, 1), 6);
+    TEST_CLOSE(out[4], 5 + 50, 0, 0);
+    TEST_CLOSE(out[6], 7 + 70, 0, 0);
+    TEST_CHECK(isnan(out[9]) && isnan(out[10])); /* l0's trailing hole is open */
+    /* no bridging (0 rows): the sum only where both legs have a value */
+    TEST_EQ_INT(gt_sum_legs(legs, 2, 12, 0, out, 1), 0);
+    TEST_CHECK(isnan(out[1]) && isnan(out[3]) && out[2] == 33 && out[7] == 88);
+    /* one leg: copied as it is, never filled */
+    TEST_EQ_INT(gt_sum_legs(legs, 1, 12, 5, out, 1), 0);
+    TEST_CHECK(out[0] == 1 && isnan(out[1]) && out[8] == 9 && isnan(out[9]));
+}
+
 int main(int argc, char **argv) {
     test_numbers();
     test_tv_and_clean();
@@ -459,6 +631,9 @@ int main(int argc, char **argv) {
     test_care_variants();
     test_care_many_columns();
     test_labels_and_map_messages();
+    test_bad_lines();
+    test_warning_summary();
+    test_sum_legs();
     if (argc > 1 && !strcmp(argv[1], "--bench")) bench();
     TEST_DONE();
 }
