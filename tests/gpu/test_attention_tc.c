@@ -20,46 +20,9 @@
  * results of their tile type bit for bit for a full call and the fp32 SIMT
  * results for a one-row call.
  * Skips (77) without a GPU or on a device below compute capability 8.0. */
+#include "attn_test_util.h"
 #include "gpu_test_util.h"
 #include "nn/ops/attention.h"
-
-/* round to the nearest bf16 (ties to even), as __float2bfloat16 does */
-static float to_bf16(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static void check_lse(const char *what, const float *got, const float *ref, size_t n, double atol, double rtol) {
-    size_t bad = 0, worst = 0;
-    double wr = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double err = fabs((double)got[i] - ref[i]), lim = atol + rtol * fabs((double)ref[i]);
-        if (!(err <= lim)) bad++;
-        if (!(err / lim <= wr)) {
-            wr = err / lim;
-            worst = i;
-        }
-    }
-    printf("  %-40s n=%-8zu max err/tol %.3f at %zu (got %.7g ref %.7g)%s\n", what, n, wr, worst, got[worst],
-           ref[worst], bad ? "  FAIL" : "");
-    if (bad) {
-        fprintf(stderr, "%s: %zu of %zu elements outside atol %.3g rtol %.3g\n", what, bad, n, atol, rtol);
-        gt_test_failures++;
-    }
-}
-
-/* q, k, v parts of a (B,L,3C) tensor, each gathered into (B*L*C) */
-static void split_qkv(float *part[3], const float *x, int B, int L, int C) {
-    for (int p = 0; p < 3; p++) {
-        part[p] = malloc((size_t)B * L * C * sizeof(float));
-        for (size_t row = 0; row < (size_t)B * L; row++)
-            memcpy(part[p] + row * C, x + row * 3 * C + (size_t)p * C, (size_t)C * sizeof(float));
-    }
-}
 
 static void test_tc_type(gt_attention_tc_type type, int B, int L, int C, int NH, int q0, int nq, int exact) {
     const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
