@@ -172,6 +172,17 @@ check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth 
 [ ! -e "$tmp/f.h5" ] && echo "ok   synth-farms-range: no file" || { echo "FAIL synth-farms-range: a file was written"; fail=1; }
 check synth-households-range 2 "synth.households must be 1 to 16777216" -- "$GT" synth nilm --households 9999999999 -o "$tmp/f.h5"
 
+# integer options narrowed to int after their range check: 2^32 + 6 was accepted as 6, 2^32 + 1 as level 1
+check pdm-short-gap-wrap 2 "data.pdm_short_gap must be a number of rows in \[0, 1000000\] \(got 4294967302\)" -- \
+  "$GT" train "$tmp/lstm.ini" data.file="$tmp/p.h5" run.dir="$tmp/sg" data.pdm_short_gap=4294967302
+[ ! -e "$tmp/sg" ] && echo "ok   pdm-short-gap-wrap: no run written" || { echo "FAIL pdm-short-gap-wrap: a run was written"; fail=1; }
+check synth-compress-wrap 2 "synth.compress must be 0..9 \(got 4294967297\)" -- \
+  "$GT" synth pdm --farms 1 --turbines 1 --days 0.02 --rate 1 --compress 4294967297 -o "$tmp/cw.h5"
+mkdir -p "$tmp/nosrc"
+check import-compress-wrap 2 "import.compress must be 0..9 \(got 4294967297\)" -- \
+  "$GT" import care "$tmp/nosrc" --compress 4294967297 -o "$tmp/cw.h5"
+[ ! -e "$tmp/cw.h5" ] && echo "ok   compress-wrap: no file" || { echo "FAIL compress-wrap: a file was written"; fail=1; }
+
 # options that were silently accepted
 check optim-clip-negative 2 "optim.clip must be a finite number >= 0" -- \
   "$GT" train "$tmp/cnn.ini" data.file="$tmp/none.h5" run.dir="$tmp/cs" optim.clip=-1
