@@ -298,6 +298,9 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
     }
     GT_CHECK(ec->nilm_stride >= 0 && ec->nilm_max_windows > 0, GT_EXIT_USAGE,
              "eval.stride must be >= 0 and eval.max_windows > 0");
+    /* the warm-up and guard rows are whole multiples of the span in rows (int64): 1e308 s overflowed them */
+    GT_CHECK(ec->pdm_ewma_s <= 1e9, GT_EXIT_USAGE, "eval.ewma_s = %g: give auto or a number of seconds in [0, 1e9]",
+             ec->pdm_ewma_s);
     GT_CHECK(ec->nilm_fill_s >= 0 && ec->nilm_min_on_s >= 0 && isfinite(ec->nilm_fill_s) && isfinite(ec->nilm_min_on_s),
              GT_EXIT_USAGE, "eval.fill_s (%g) and eval.min_on_s (%g) must be finite and >= 0", ec->nilm_fill_s,
              ec->nilm_min_on_s);

@@ -160,6 +160,14 @@ check filter-turbines 2 "p2.h5: data.items: no turbine with id 9 in the file \(i
 [ ! -e "$tmp/flt/config.ini" ] && echo "ok   filter: no run written" || { echo "FAIL filter: a refused run wrote its directory"; fail=1; }
 check filter-valid 0 "" -- "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/farm1" data.farms=1 data.conditions=0-3
 check filter-eval 2 "p.h5: data.farms: no farm 1 in the file \(it has: 0\)$" -- "$GT" eval "$tmp/farm1" "$tmp/p.h5"
+# eval.ewma_s beyond any record: its span in rows overflowed the warm-up arithmetic (1e308 s); eval.json kept
+cp "$tmp/farm1/eval.json" "$tmp/farm1_eval.json"
+check eval-ewma-range 2 "eval.ewma_s = 1e\+308: give auto or a number of seconds in \[0, 1e9\]" -- \
+  "$GT" eval "$tmp/farm1" eval.ewma_s=1e308
+check predict-ewma-range 2 "eval.ewma_s = 1e\+10" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=1e10
+cmp -s "$tmp/farm1/eval.json" "$tmp/farm1_eval.json" && [ ! -e "$tmp/ew.h5" ] && echo "ok   ewma-range: outputs kept" \
+  || { echo "FAIL ewma-range: eval.json changed or a file was written"; fail=1; }
+check eval-ewma-valid 0 "" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=1e9
 check filter-predict 2 "p.h5: data.farms: no farm 1 in the file" -- "$GT" predict "$tmp/farm1" "$tmp/p.h5" -o "$tmp/fp.h5"
 [ ! -e "$tmp/fp.h5" ] && echo "ok   filter-predict: no file" || { echo "FAIL filter-predict: a file was written"; fail=1; }
 if command -v mpiexec >/dev/null; then
