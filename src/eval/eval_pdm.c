@@ -655,6 +655,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         for (int j = 0; j < n_models; j++)
             if (gt_engine_config(ems[j].e)->window > Tmax) Tmax = gt_engine_config(ems[j].e)->window;
         envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
+        for (int64_t i = 0; i < N; i++) /* a row not scored names no channel (it named the one before) */
+            if (!isfinite(comb[i])) topc[i] = -1;
     }
     double q = val_quantile(sh, ti, excl, comb, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");

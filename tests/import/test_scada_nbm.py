@@ -131,6 +131,8 @@ try:
            len(named) > 0 and share >= 0.8, sorted(set(named)))
         ck("nbm: predict's top channel is -1 or a target channel index",
            tc.min() >= -1 and tc.max() < len(names) and len(set(tc[tc >= 0].tolist())) >= 2)
+        ck("nbm: predict's top channel is -1 exactly where there is no score (rows outside the envelope too)",
+           np.array_equal(tc < 0, ~np.isfinite(s)), int(((tc >= 0) & ~np.isfinite(s)).sum()))
 except ImportError:
     print("h5py missing: predict output not read back")
 # per-turbine normalisation, training rows of the CARE train flag only (codes 0 train, 2 train_and_prediction):
@@ -220,6 +222,8 @@ try:
         ck("envelope: predict's scores of the storm rows are NaN, those before it finite",
            p.returncode == 0 and np.isnan(sc[r1 - 144:r1]).all() and np.isfinite(sc[r1 - 300:r1 - 144]).all()
            and f.attrs["envelope_rows_not_scored"] == n1, p.stderr[-800:])
+        ck("envelope: predict's storm rows name no top channel",
+           (f["top_channel"][r1 - 144:r1] == -1).all(), f["top_channel"][r1 - 144:r1])
 except ImportError:
     print("h5py missing: the envelope case is skipped")
 # no target channel under the patterns: a clear one-line error naming the file
