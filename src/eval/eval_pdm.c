@@ -662,6 +662,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv_out = q;
     *thr = ec->pdm_margin * q;
+    GT_CHECK(isfinite(*thr), GT_EXIT_USAGE, "eval.margin = %g times the validation quantile %g is no finite threshold",
+             ec->pdm_margin, q); /* every rank: q is the same on all */
     if (ec->pdm_val_false_alarms > 0) *thr = raise_for_val_alarms(sh, ti, excl, comb, ec, *thr, comm);
     free(excl);
     return comb;

@@ -168,6 +168,11 @@ check predict-ewma-range 2 "eval.ewma_s = 1e\+10" -- "$GT" predict "$tmp/farm1" 
 cmp -s "$tmp/farm1/eval.json" "$tmp/farm1_eval.json" && [ ! -e "$tmp/ew.h5" ] && echo "ok   ewma-range: outputs kept" \
   || { echo "FAIL ewma-range: eval.json changed or a file was written"; fail=1; }
 check eval-ewma-valid 0 "" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=1e9
+# eval.margin so large that the threshold overflows: no alarm could ever be raised (eval.json said threshold null)
+check eval-margin-overflow 2 "eval.margin = 1e\+308 times the validation quantile .* is no finite threshold" -- \
+  "$GT" eval "$tmp/farm1" eval.margin=1e308
+cmp -s "$tmp/farm1/eval.json" "$tmp/farm1_eval.json" && echo "ok   eval-margin-overflow: eval.json kept" \
+  || { echo "FAIL eval-margin-overflow: eval.json changed"; fail=1; }
 check filter-predict 2 "p.h5: data.farms: no farm 1 in the file" -- "$GT" predict "$tmp/farm1" "$tmp/p.h5" -o "$tmp/fp.h5"
 [ ! -e "$tmp/fp.h5" ] && echo "ok   filter-predict: no file" || { echo "FAIL filter-predict: a file was written"; fail=1; }
 if command -v mpiexec >/dev/null; then
