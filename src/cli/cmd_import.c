@@ -60,6 +60,10 @@ static int run(const gt_args *a, MPI_Comm comm) {
     GT_CHECK(o.write.chunk_rows >= 0 && !(o.write.chunk_rows == 0 && o.write.deflate > 0), GT_EXIT_USAGE,
              "import.chunk_rows must be >= 0, and > 0 with compression");
     GT_CHECK(o.write.batch_bytes >= 1 << 20, GT_EXIT_USAGE, "import.batch must be at least 1M");
+    /* options of the other formats were ignored without a word */
+    GT_CHECK(o.format != GT_IMPORT_CARE || o.lowres_period_s == 0, GT_EXIT_USAGE,
+             "import: --lowres-period is for ukdale, redd and refit");
+    GT_CHECK(o.format == GT_IMPORT_UKDALE || !strcmp(agg, "auto"), GT_EXIT_USAGE, "import: --aggregate is for ukdale");
     int houses[1024], nh = 0;
     const char *hs = gt_args_str(a, "import.houses");
     if (*hs) {

@@ -195,6 +195,10 @@ mkdir -p "$tmp/nosrc"
 check import-compress-wrap 2 "import.compress must be 0..9 \(got 4294967297\)" -- \
   "$GT" import care "$tmp/nosrc" --compress 4294967297 -o "$tmp/cw.h5"
 [ ! -e "$tmp/cw.h5" ] && echo "ok   compress-wrap: no file" || { echo "FAIL compress-wrap: a file was written"; fail=1; }
+# options of another format were ignored silently
+check import-care-lowres 2 "import: --lowres-period is for ukdale, redd and refit" -- \
+  "$GT" import care "$tmp/nosrc" --lowres-period 60 -o "$tmp/cw.h5"
+check import-refit-aggregate 2 "import: --aggregate is for ukdale" -- "$GT" import refit "$tmp/nosrc" --aggregate mains -o "$tmp/cw.h5"
 
 # options that were silently accepted
 check optim-clip-negative 2 "optim.clip must be a finite number >= 0" -- \
