@@ -160,8 +160,8 @@ void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64
     unlink(tpath);
     gt_train_config_from_args(&L->args, &L->tc);
     gt_train_config_stored_compat(&L->args, &L->tc);
+    check_columns(path, L, task, comm); /* before the model: a file of another column count named the checkpoint */
     load_model(L, path, file_step, task, n_cols, batch, best, engine, comm);
-    check_columns(path, L, task, comm);
 }
 
 void gt_eval_cli_unload(gt_eval_loaded *L) {

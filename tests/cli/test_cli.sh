@@ -180,6 +180,27 @@ if command -v mpiexec >/dev/null; then
     timeout 60 mpiexec -n 2 "$GT" predict "$tmp/farm1" "$tmp/p.h5" -o "$tmp/fp.h5"
 fi
 
+# eval/predict on a file with one channel more than the run's: the error names the file and the column (it
+# named the checkpoint: "the model configuration differs from the checkpointed run's")
+for nc in 2 3; do
+  "$PY" -c 'import os, sys
+out, nc = sys.argv[1], int(sys.argv[2])
+os.makedirs(out + "/datasets", exist_ok=True)
+cols = ["sensor_%d_avg" % c for c in range(nc)]
+rows = ["2020-09-%02d %02d:%02d:00;0;%d;train;0;" % (1 + i // 144, i // 6 % 24, i % 6 * 10, i) +
+        ";".join("%.2f" % (20 + c + (i * (c + 3)) % 7) for c in range(nc)) for i in range(600)]
+open(out + "/datasets/10.csv", "w").write(";".join(["time_stamp", "asset_id", "id", "train_test", "status_type_id"] + cols)
+                                          + "\n" + "\n".join(rows) + "\n")
+open(out + "/event_info.csv", "w").write("asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id\n")' \
+    "$tmp/farm$nc" "$nc" && "$GT" import care "$tmp/farm$nc" -o "$tmp/c$nc.h5" --log-level warn >/dev/null 2>&1 \
+    || { echo "FAIL CARE fixture with $nc channels"; fail=1; }
+done
+printf '[data]\nwindow = 8\nstride = 4\n[model]\nkind = lstm\nhidden = 8\nlayers = 1\n[train]\nbatch = 4\nmax_steps = 2\nepochs = 1\n' > "$tmp/c.ini"
+check columns-run 0 "" -- "$GT" train "$tmp/c.ini" data.file="$tmp/c2.h5" run.dir="$tmp/c2run"
+check columns-more-eval 2 "c3.h5: channel column 3 is 'sensor_2_avg' but the run $tmp/c2run was trained with none there" -- \
+  "$GT" eval "$tmp/c2run" "$tmp/c3.h5"
+check columns-more-predict 2 "c3.h5: channel column 3 is 'sensor_2_avg'" -- "$GT" predict "$tmp/c2run" "$tmp/c3.h5" -o "$tmp/c3p.h5"
+
 # synth pdm: farm codes are 0..65535 (a file with more was written, then rejected by train)
 check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth pdm --farms 70000 -o "$tmp/f.h5"
 [ ! -e "$tmp/f.h5" ] && echo "ok   synth-farms-range: no file" || { echo "FAIL synth-farms-range: a file was written"; fail=1; }
