@@ -200,6 +200,10 @@ check columns-run 0 "" -- "$GT" train "$tmp/c.ini" data.file="$tmp/c2.h5" run.di
 check columns-more-eval 2 "c3.h5: channel column 3 is 'sensor_2_avg' but the run $tmp/c2run was trained with none there" -- \
   "$GT" eval "$tmp/c2run" "$tmp/c3.h5"
 check columns-more-predict 2 "c3.h5: channel column 3 is 'sensor_2_avg'" -- "$GT" predict "$tmp/c2run" "$tmp/c3.h5" -o "$tmp/c3p.h5"
+# predict into a directory: refused before the computation (it failed at the rename, without a reason)
+mkdir -p "$tmp/pdir"
+check predict-into-directory 4 "cannot create the output '$tmp/pdir': Is a directory" -- \
+  "$GT" predict "$tmp/c2run" "$tmp/c2.h5" -o "$tmp/pdir"
 
 # synth pdm: farm codes are 0..65535 (a file with more was written, then rejected by train)
 check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth pdm --farms 70000 -o "$tmp/f.h5"
