@@ -99,11 +99,14 @@ static long long run_dir_of(const char *path, char *run_dir, size_t n_run_dir) {
  * `engine` (chosen by gt_train_device_select), its checkpoint of RUN_DIR
  * loaded into the host model and pushed to the engine (file_step >= 0:
  * exactly that step; else the best-validation one or the newest). */
+static void check_columns(const char *path, const gt_eval_loaded *L, const gt_task_i *task, MPI_Comm comm);
+
 static void load_model(gt_eval_loaded *L, const char *path, long long file_step, const gt_task_i *task, int n_cols,
                        int64_t batch, int best, gt_engine_kind engine, MPI_Comm comm) {
     gt_data_config_resolve(&L->tc.data, task->kind);
     gt_model_config mc = L->tc.model;
     task->check_model(&mc, g_data.path[0] ? g_data.path : path); /* the data file is what does not fit */
+    check_columns(path, L, task, comm); /* before the checkpoint: a file of another column count named it */
     task->shape_model(&mc, &L->tc.data, n_cols);
     int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
     if (batch > 0) micro = batch;
@@ -137,8 +140,6 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
                                                 : "the newest");
 }
 
-static void check_columns(const char *path, const gt_eval_loaded *L, const gt_task_i *task, MPI_Comm comm);
-
 void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best,
                       gt_engine_kind engine, MPI_Comm comm, gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
@@ -160,7 +161,6 @@ void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64
     unlink(tpath);
     gt_train_config_from_args(&L->args, &L->tc);
     gt_train_config_stored_compat(&L->args, &L->tc);
-    check_columns(path, L, task, comm); /* before the model: a file of another column count named the checkpoint */
     load_model(L, path, file_step, task, n_cols, batch, best, engine, comm);
 }
 
