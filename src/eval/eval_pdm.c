@@ -670,7 +670,19 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
 }
 
 /* d: the first model's data settings with data.care_event resolved (gt_data_care_select) */
-static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, int cal_train) {
+static int max_window(const gt_eval_model *ems, int n_models) {
+    int T = 1;
+    for (int j = 0; j < n_models; j++)
+        if (gt_engine_config(ems[j].e)->window > T) T = gt_engine_config(ems[j].e)->window;
+    return T;
+}
+
+/* T: the longest window of the models. A turbine's first rows are predicted with less context than the
+ * others (the first window's early steps) and start the EWMA of the score: their residuals are several
+ * times the turbine's usual ones, so the rows up to T + 3 EWMA spans from its start calibrate nothing
+ * (with eval.calibrate = train_val they set the threshold). */
+static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T) {
+    const int cal_train = ec->pdm_calibrate_train;
     tinfo *ti = GT_CALLOC((size_t)(sh->n_turbines > 0 ? sh->n_turbines : 1), sizeof(tinfo));
     for (int k = 0; k < sh->n_turbines; k++) {
         ti[k].r0 = sh->row_offset[k];
@@ -683,6 +695,8 @@ static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, int
         ti[k].e0 = r.holdout ? 0 : r.lo[GT_SPLIT_TEST];
         ti[k].e1 = r.holdout ? ti[k].n : r.hi[GT_SPLIT_TEST];
         ti[k].c1 = cal_train ? ti[k].a0 : ti[k].b1;
+        const int64_t warm = T + (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, ti[k].rate));
+        if (ti[k].c1 < warm) ti[k].c1 = warm < ti[k].b2 ? warm : ti[k].b2;
         ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) ||
                      !gt_data_filter_has(&d->farms, sh->farm[k]) ||
                      !gt_data_filter_has(&d->machine_types, sh->machine_type[k]);
@@ -817,7 +831,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     out->n_rows = rows;
     gt_data_config dsel = ems[0].data; /* data.care_event: one event dataset's parts (the authors' protocol) */
     gt_data_care_select(&dsel, data_file, comm);
-    tinfo *ti = plan_turbines(sh, &dsel, ec->pdm_calibrate_train);
+    tinfo *ti = plan_turbines(sh, &dsel, ec, max_window(ems, n_models));
     int64_t n_ce = 0;
     int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);
     /* the CARE protocol scores every event dataset's prediction part, wherever it lies: every row gets a score */
@@ -961,7 +975,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     const int nt = sh->n_turbines;
     gt_data_config dsel = ems[0].data;
     gt_data_care_select(&dsel, data_file, comm);
-    tinfo *ti = plan_turbines(sh, &dsel, ec->pdm_calibrate_train);
+    tinfo *ti = plan_turbines(sh, &dsel, ec, max_window(ems, n_models));
     double thr, qv;
     int64_t nv;
     int16_t *top;

@@ -135,6 +135,16 @@ try:
            np.array_equal(tc < 0, ~np.isfinite(s)), int(((tc >= 0) & ~np.isfinite(s)).sum()))
 except ImportError:
     print("h5py missing: predict output not read back")
+# eval.calibrate = train_val: the calibration starts T + 3 EWMA spans into each turbine (its first rows are
+# predicted without context and start the EWMA; they set the threshold: 5.7 x the validation quantile)
+tv = os.path.join(d, "run_nbm_tv")
+shutil.copytree(run, tv)
+p = gt("eval", tv, "eval.calibrate=train_val")
+with open(os.path.join(tv, "eval.json")) as f:
+    ctv = json.load(f)["pdm"]["calibration"]
+qv = pdm["calibration"]["quantile_value"]
+ck(f"eval.calibrate = train_val: the quantile is of normal rows ({ctv['quantile_value']:.3g}, validation {qv:.3g})",
+   p.returncode == 0 and ctv["rows"] == "train_val" and ctv["quantile_value"] < 2.5 * qv, p.stderr[-800:])
 # per-turbine normalisation, training rows of the CARE train flag only (codes 0 train, 2 train_and_prediction):
 # trains and detects the event; predict computes the same per-turbine statistics as eval (same threshold)
 tn = os.path.join(d, "run_nbm_turbine")
