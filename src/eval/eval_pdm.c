@@ -465,6 +465,13 @@ static void envelope_summary(const env_out *eo, const gt_pdm_shard *sh, MPI_Comm
                 100.0 * (double)es->rows_out / (double)(es->rows_scored > 0 ? es->rows_scored : 1), es->channel_name);
 }
 
+static int max_window(const gt_eval_model *ems, int n_models) {
+    int T = 1;
+    for (int j = 0; j < n_models; j++)
+        if (gt_engine_config(ems[j].e)->window > T) T = gt_engine_config(ems[j].e)->window;
+    return T;
+}
+
 /* Collective: the combined smoothed score of every local row (malloc'd) and
  * the threshold; *top_out (malloc'd): each row's top channel, the one with
  * the largest term of the score (of the model whose score wins), -1 for
@@ -491,6 +498,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
     guard += (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, rate_max));
     uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
+    const int Tmax = max_window(ems, n_models);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
@@ -629,6 +637,10 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
                           lo2, ti[k].n, raw_visit, &rc);
             chan_ewma_free(&ch);
             if (!chan) gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2); /* channel: smoothed already */
+            /* the turbine's first rows (plan_turbines: no calibration there) are not scored either: predicted
+             * with less context, they start the EWMA and raised an alarm at the start of every turbine */
+            const int64_t warm = Tmax + (int64_t)ceil(3 * span);
+            for (int64_t r = 0; r < warm && r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
         }
         free(bias);
         if (n_models > 1) {
@@ -670,13 +682,6 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
 }
 
 /* d: the first model's data settings with data.care_event resolved (gt_data_care_select) */
-static int max_window(const gt_eval_model *ems, int n_models) {
-    int T = 1;
-    for (int j = 0; j < n_models; j++)
-        if (gt_engine_config(ems[j].e)->window > T) T = gt_engine_config(ems[j].e)->window;
-    return T;
-}
-
 /* T: the longest window of the models. A turbine's first rows are predicted with less context than the
  * others (the first window's early steps) and start the EWMA of the score: their residuals are several
  * times the turbine's usual ones, so the rows up to T + 3 EWMA spans from its start calibrate nothing
