@@ -615,7 +615,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         }
         GT_CHECK(n_scored > 0, GT_EXIT_DATA,
                  "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine held "
-                 "out, data.split_val = 0, or every channel missing there)");
+                 "out, data.split_val = 0, every channel missing there, or no validation row past a turbine's first window + 3 "
+                 "EWMA spans: eval.ewma_s too long)");
         if (n_silent && rank == 0)
             GT_WARN("eval: %d channel(s) have no sample on the calibration rows (%s%s): they are left out of the "
                     "anomaly score", n_silent, silent, n_silent > 4 ? ", ..." : "");
