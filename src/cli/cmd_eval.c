@@ -318,6 +318,8 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     int cols = 0;
     gt_eval_cli_data_sizes(data, comm, &task, &cols);
     int64_t batch = gt_args_int(a, "eval.batch");
+    GT_CHECK(batch >= 0, GT_EXIT_USAGE, "eval.batch = %lld: give 0 (the run's micro-batch) or a positive size",
+             (long long)batch); /* a negative one was taken as 0 */
     int best = !strcmp(gt_args_str(a, "eval.checkpoint"), "best");
     int req = gt_device_request_parse(gt_args_str(a, "eval.device"));
     GT_ASSERT(req >= 0); /* the option table allows auto|cpu|cuda only */

@@ -170,6 +170,7 @@ cmp -s "$tmp/farm1/eval.json" "$tmp/farm1_eval.json" && [ ! -e "$tmp/ew.h5" ] &&
 check eval-ewma-valid 0 "" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=100
 # a span within the bound but longer than the turbines: no calibration row after each turbine's warm-up, named
 check eval-ewma-long 3 "eval.ewma_s too long" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=1e9
+check eval-batch-negative 2 "eval.batch = -1: give 0" -- "$GT" eval "$tmp/farm1" eval.batch=-1
 # eval.margin so large that the threshold overflows: no alarm could ever be raised (eval.json said threshold null)
 check eval-margin-overflow 2 "eval.margin = 1e\+308 times the validation quantile .* is no finite threshold" -- \
   "$GT" eval "$tmp/farm1" eval.margin=1e308
