@@ -99,11 +99,14 @@ static long long run_dir_of(const char *path, char *run_dir, size_t n_run_dir) {
  * `engine` (chosen by gt_train_device_select), its checkpoint of RUN_DIR
  * loaded into the host model and pushed to the engine (file_step >= 0:
  * exactly that step; else the best-validation one or the newest). */
+static void check_columns(const char *path, const gt_eval_loaded *L, const gt_task_i *task, MPI_Comm comm);
+
 static void load_model(gt_eval_loaded *L, const char *path, long long file_step, const gt_task_i *task, int n_cols,
                        int64_t batch, int best, gt_engine_kind engine, MPI_Comm comm) {
     gt_data_config_resolve(&L->tc.data, task->kind);
     gt_model_config mc = L->tc.model;
     task->check_model(&mc, g_data.path[0] ? g_data.path : path); /* the data file is what does not fit */
+    check_columns(path, L, task, comm); /* before the checkpoint: a file of another column count named it */
     task->shape_model(&mc, &L->tc.data, n_cols);
     int64_t micro = L->tc.micro_batch > 0 && L->tc.micro_batch < L->tc.batch ? L->tc.micro_batch : L->tc.batch;
     if (batch > 0) micro = batch;
@@ -137,8 +140,6 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
                                                 : "the newest");
 }
 
-static void check_columns(const char *path, const gt_eval_loaded *L, const gt_task_i *task, MPI_Comm comm);
-
 void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best,
                       gt_engine_kind engine, MPI_Comm comm, gt_eval_loaded *L) {
     memset(L, 0, sizeof *L);
@@ -161,7 +162,6 @@ void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64
     gt_train_config_from_args(&L->args, &L->tc);
     gt_train_config_stored_compat(&L->args, &L->tc);
     load_model(L, path, file_step, task, n_cols, batch, best, engine, comm);
-    check_columns(path, L, task, comm);
 }
 
 void gt_eval_cli_unload(gt_eval_loaded *L) {
@@ -298,6 +298,9 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
     }
     GT_CHECK(ec->nilm_stride >= 0 && ec->nilm_max_windows > 0, GT_EXIT_USAGE,
              "eval.stride must be >= 0 and eval.max_windows > 0");
+    /* the warm-up and guard rows are whole multiples of the span in rows (int64): 1e308 s overflowed them */
+    GT_CHECK(ec->pdm_ewma_s <= 1e9, GT_EXIT_USAGE, "eval.ewma_s = %g: give auto or a number of seconds in [0, 1e9]",
+             ec->pdm_ewma_s);
     GT_CHECK(ec->nilm_fill_s >= 0 && ec->nilm_min_on_s >= 0 && isfinite(ec->nilm_fill_s) && isfinite(ec->nilm_min_on_s),
              GT_EXIT_USAGE, "eval.fill_s (%g) and eval.min_on_s (%g) must be finite and >= 0", ec->nilm_fill_s,
              ec->nilm_min_on_s);
@@ -315,6 +318,8 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     int cols = 0;
     gt_eval_cli_data_sizes(data, comm, &task, &cols);
     int64_t batch = gt_args_int(a, "eval.batch");
+    GT_CHECK(batch >= 0, GT_EXIT_USAGE, "eval.batch = %lld: give 0 (the run's micro-batch) or a positive size",
+             (long long)batch); /* a negative one was taken as 0 */
     int best = !strcmp(gt_args_str(a, "eval.checkpoint"), "best");
     int req = gt_device_request_parse(gt_args_str(a, "eval.device"));
     GT_ASSERT(req >= 0); /* the option table allows auto|cpu|cuda only */

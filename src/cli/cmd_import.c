@@ -50,15 +50,20 @@ static int run(const gt_args *a, MPI_Comm comm) {
     const char *agg = gt_args_str(a, "import.ukdale_aggregate");
     o.ukdale_agg = !strcmp(agg, "channel") ? GT_UKDALE_AGG_CHANNEL : !strcmp(agg, "mains") ? GT_UKDALE_AGG_MAINS
                                                                                            : GT_UKDALE_AGG_AUTO;
-    o.write.deflate = (int)gt_args_int(a, "import.compress");
+    const int64_t deflate = gt_args_int(a, "import.compress"); /* checked before it narrows to int */
+    GT_CHECK(deflate >= 0 && deflate <= 9, GT_EXIT_USAGE, "import.compress must be 0..9 (got %lld)", (long long)deflate);
+    o.write.deflate = (int)deflate;
     o.write.chunk_rows = gt_args_int(a, "import.chunk_rows");
     o.write.batch_bytes = gt_args_size(a, "import.batch");
     GT_CHECK(o.period_s >= 0 && o.max_gap_s >= 0 && o.backward_tol_s >= 0 && o.lowres_period_s >= 0, GT_EXIT_USAGE,
              "import: periods, max_gap and backward_tolerance must be >= 0");
-    GT_CHECK(o.write.deflate >= 0 && o.write.deflate <= 9, GT_EXIT_USAGE, "import.compress must be 0..9");
     GT_CHECK(o.write.chunk_rows >= 0 && !(o.write.chunk_rows == 0 && o.write.deflate > 0), GT_EXIT_USAGE,
              "import.chunk_rows must be >= 0, and > 0 with compression");
     GT_CHECK(o.write.batch_bytes >= 1 << 20, GT_EXIT_USAGE, "import.batch must be at least 1M");
+    /* options of the other formats were ignored without a word */
+    GT_CHECK(o.format != GT_IMPORT_CARE || o.lowres_period_s == 0, GT_EXIT_USAGE,
+             "import: --lowres-period is for ukdale, redd and refit");
+    GT_CHECK(o.format == GT_IMPORT_UKDALE || !strcmp(agg, "auto"), GT_EXIT_USAGE, "import: --aggregate is for ukdale");
     int houses[1024], nh = 0;
     const char *hs = gt_args_str(a, "import.houses");
     if (*hs) {

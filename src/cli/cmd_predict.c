@@ -7,6 +7,7 @@
  * every rank predicts its households/turbines and writes its rows; the file
  * does not depend on the number of ranks. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,12 @@ static int run_predict(const gt_args *a, MPI_Comm comm) {
     const char *out = gt_args_str(a, "predict.output");
     GT_CHECK(out[0], GT_EXIT_USAGE, "predict: no output file (-o OUT.h5)");
     refuse_output_over_inputs(a, out, comm);
+    struct stat st; /* a directory failed only at the rename, after the whole computation */
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        char msg[PATH_MAX + 128];
+        snprintf(msg, sizeof msg, "cannot create the output '%s': %s", out, strerror(EISDIR));
+        gt_io_fail(comm, GT_EXIT_RESOURCE, msg);
+    }
     const char *data = a->pos[1];
     gt_eval_config ec;
     gt_eval_cli_config(a, &ec);

@@ -58,9 +58,10 @@ static int run(const gt_args *a, MPI_Comm comm) {
     gt_write_opts wo;
     gt_write_opts_defaults(&wo);
     wo.chunk_rows = gt_args_int(a, "synth.chunk_rows");
-    wo.deflate = (int)gt_args_int(a, "synth.compress");
+    const int64_t deflate = gt_args_int(a, "synth.compress"); /* checked before it narrows to int */
     wo.batch_bytes = gt_args_size(a, "synth.batch");
-    GT_CHECK(wo.deflate >= 0 && wo.deflate <= 9, GT_EXIT_USAGE, "synth.compress must be 0..9 (got %d)", wo.deflate);
+    GT_CHECK(deflate >= 0 && deflate <= 9, GT_EXIT_USAGE, "synth.compress must be 0..9 (got %lld)", (long long)deflate);
+    wo.deflate = (int)deflate;
     GT_CHECK(wo.chunk_rows >= 0, GT_EXIT_USAGE, "synth.chunk_rows must be >= 0");
     GT_CHECK(!(wo.chunk_rows == 0 && wo.deflate > 0), GT_EXIT_USAGE,
              "synth.compress > 0 needs a chunked layout (synth.chunk_rows > 0)");

@@ -251,9 +251,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     d->spike_min_w = gt_args_float(a, "data.spike_min_w");
     GT_CHECK(d->spike_min_w >= 0 && isfinite(d->spike_min_w), GT_EXIT_USAGE,
              "data.spike_min_w must be >= 0 W (got %g)", d->spike_min_w);
-    d->pdm_short_gap = (int)gt_args_int(a, "data.pdm_short_gap");
-    GT_CHECK(d->pdm_short_gap >= 0 && d->pdm_short_gap <= 1000000, GT_EXIT_USAGE,
-             "data.pdm_short_gap must be a number of rows in [0, 1000000] (got %d)", d->pdm_short_gap);
+    const int64_t short_gap = gt_args_int(a, "data.pdm_short_gap"); /* checked before it narrows to int */
+    GT_CHECK(short_gap >= 0 && short_gap <= 1000000, GT_EXIT_USAGE,
+             "data.pdm_short_gap must be a number of rows in [0, 1000000] (got %lld)", (long long)short_gap);
+    d->pdm_short_gap = (int)short_gap;
     d->pdm_row_missing = gt_args_float(a, "data.pdm_row_missing");
     GT_CHECK(d->pdm_row_missing >= 0 && d->pdm_row_missing <= 1, GT_EXIT_USAGE,
              "data.pdm_row_missing must be a share in [0, 1] (got %g)", d->pdm_row_missing);

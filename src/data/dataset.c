@@ -33,6 +33,7 @@
 #include "data/dataset.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
@@ -144,14 +145,15 @@ int gt_data_filter_parse(gt_data_filter *f, const char *text, char *err, size_t 
     while (*p) {
         char *end;
         while (*p == ' ') p++;
+        errno = 0; /* an id beyond long long is not one: strtoll gave LLONG_MAX, named as the id */
         long long lo = strtoll(p, &end, 10), hi;
-        if (end == p) goto bad;
+        if (end == p || errno == ERANGE) goto bad;
         p = end;
         while (*p == ' ') p++;
         if (*p == '-' ) {
             p++;
             hi = strtoll(p, &end, 10);
-            if (end == p) goto bad;
+            if (end == p || errno == ERANGE) goto bad;
             p = end;
         } else {
             hi = lo;

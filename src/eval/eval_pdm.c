@@ -465,6 +465,13 @@ static void envelope_summary(const env_out *eo, const gt_pdm_shard *sh, MPI_Comm
                 100.0 * (double)es->rows_out / (double)(es->rows_scored > 0 ? es->rows_scored : 1), es->channel_name);
 }
 
+static int max_window(const gt_eval_model *ems, int n_models) {
+    int T = 1;
+    for (int j = 0; j < n_models; j++)
+        if (gt_engine_config(ems[j].e)->window > T) T = gt_engine_config(ems[j].e)->window;
+    return T;
+}
+
 /* Collective: the combined smoothed score of every local row (malloc'd) and
  * the threshold; *top_out (malloc'd): each row's top channel, the one with
  * the largest term of the score (of the model whose score wins), -1 for
@@ -491,6 +498,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
     guard += (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, rate_max));
     uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
+    const int Tmax = max_window(ems, n_models);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
@@ -607,7 +615,8 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         }
         GT_CHECK(n_scored > 0, GT_EXIT_DATA,
                  "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine held "
-                 "out, data.split_val = 0, or every channel missing there)");
+                 "out, data.split_val = 0, every channel missing there, or no validation row past a turbine's first window + 3 "
+                 "EWMA spans: eval.ewma_s too long)");
         if (n_silent && rank == 0)
             GT_WARN("eval: %d channel(s) have no sample on the calibration rows (%s%s): they are left out of the "
                     "anomaly score", n_silent, silent, n_silent > 4 ? ", ..." : "");
@@ -629,6 +638,10 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
                           lo2, ti[k].n, raw_visit, &rc);
             chan_ewma_free(&ch);
             if (!chan) gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2); /* channel: smoothed already */
+            /* the turbine's first rows (plan_turbines: no calibration there) are not scored either: predicted
+             * with less context, they start the EWMA and raised an alarm at the start of every turbine */
+            const int64_t warm = Tmax + (int64_t)ceil(3 * span);
+            for (int64_t r = 0; r < warm && r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
         }
         free(bias);
         if (n_models > 1) {
@@ -655,18 +668,27 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
         for (int j = 0; j < n_models; j++)
             if (gt_engine_config(ems[j].e)->window > Tmax) Tmax = gt_engine_config(ems[j].e)->window;
         envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
+        for (int64_t i = 0; i < N; i++) /* a row not scored names no channel (it named the one before) */
+            if (!isfinite(comb[i])) topc[i] = -1;
     }
     double q = val_quantile(sh, ti, excl, comb, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv_out = q;
     *thr = ec->pdm_margin * q;
+    GT_CHECK(isfinite(*thr), GT_EXIT_USAGE, "eval.margin = %g times the validation quantile %g is no finite threshold",
+             ec->pdm_margin, q); /* every rank: q is the same on all */
     if (ec->pdm_val_false_alarms > 0) *thr = raise_for_val_alarms(sh, ti, excl, comb, ec, *thr, comm);
     free(excl);
     return comb;
 }
 
 /* d: the first model's data settings with data.care_event resolved (gt_data_care_select) */
-static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, int cal_train) {
+/* T: the longest window of the models. A turbine's first rows are predicted with less context than the
+ * others (the first window's early steps) and start the EWMA of the score: their residuals are several
+ * times the turbine's usual ones, so the rows up to T + 3 EWMA spans from its start calibrate nothing
+ * (with eval.calibrate = train_val they set the threshold). */
+static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T) {
+    const int cal_train = ec->pdm_calibrate_train;
     tinfo *ti = GT_CALLOC((size_t)(sh->n_turbines > 0 ? sh->n_turbines : 1), sizeof(tinfo));
     for (int k = 0; k < sh->n_turbines; k++) {
         ti[k].r0 = sh->row_offset[k];
@@ -679,6 +701,8 @@ static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, int
         ti[k].e0 = r.holdout ? 0 : r.lo[GT_SPLIT_TEST];
         ti[k].e1 = r.holdout ? ti[k].n : r.hi[GT_SPLIT_TEST];
         ti[k].c1 = cal_train ? ti[k].a0 : ti[k].b1;
+        const int64_t warm = T + (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, ti[k].rate));
+        if (ti[k].c1 < warm) ti[k].c1 = warm < ti[k].b2 ? warm : ti[k].b2;
         ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) ||
                      !gt_data_filter_has(&d->farms, sh->farm[k]) ||
                      !gt_data_filter_has(&d->machine_types, sh->machine_type[k]);
@@ -813,7 +837,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     out->n_rows = rows;
     gt_data_config dsel = ems[0].data; /* data.care_event: one event dataset's parts (the authors' protocol) */
     gt_data_care_select(&dsel, data_file, comm);
-    tinfo *ti = plan_turbines(sh, &dsel, ec->pdm_calibrate_train);
+    tinfo *ti = plan_turbines(sh, &dsel, ec, max_window(ems, n_models));
     int64_t n_ce = 0;
     int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);
     /* the CARE protocol scores every event dataset's prediction part, wherever it lies: every row gets a score */
@@ -957,7 +981,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     const int nt = sh->n_turbines;
     gt_data_config dsel = ems[0].data;
     gt_data_care_select(&dsel, data_file, comm);
-    tinfo *ti = plan_turbines(sh, &dsel, ec->pdm_calibrate_train);
+    tinfo *ti = plan_turbines(sh, &dsel, ec, max_window(ems, n_models));
     double thr, qv;
     int64_t nv;
     int16_t *top;

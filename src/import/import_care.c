@@ -154,20 +154,38 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         /* the header and the first data lines, enough to reach a good row past up to max_bad_lines bad
          * ones (skipped here silently: the full parse warns about them once); only whole lines, unless
          * the head is the whole file */
-        size_t len = nl1 ? (size_t)(nl1 - head) : (size_t)got;
-        for (int64_t k = 0; nl1 && k <= (int64_t)d->max_bad_lines; k++) {
-            char *nl = len < (size_t)got ? memchr(head + len + 1, '\n', (size_t)got - len - 1) : NULL;
-            if (!nl) {
-                if (got < 4 << 20) len = (size_t)got;
+        gt_care_rows r;
+        gt_series_stats ss;
+        gt_diag hd;
+        int rc;
+        for (size_t lim = 4 << 20;; lim *= 4) {
+            size_t len = nl1 ? (size_t)(nl1 - head) : (size_t)got;
+            for (int64_t k = 0; nl1 && k <= (int64_t)d->max_bad_lines; k++) {
+                char *nl = len < (size_t)got ? memchr(head + len + 1, '\n', (size_t)got - len - 1) : NULL;
+                if (!nl) {
+                    if ((size_t)got < lim) len = (size_t)got;
+                    break;
+                }
+                len = (size_t)(nl - head);
+            }
+            memset(&ss, 0, sizeof ss);
+            hd = *d; /* the head's warnings and skipped lines: the full parse reports them */
+            hd.quiet = 1;
+            rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, &hd, &ss);
+            /* only bad lines in a cut head, no more than may be skipped: the rows lie past long bad
+             * lines (megabytes of them), read a longer head */
+            if (rc || r.n > 0 || (size_t)got < lim) break;
+            gt_care_rows_free(&r);
+            free(head);
+            got = gt_text_head(f->path, lim * 4, &head);
+            if (got < 0) {
+                rc = -1, hd.err_code = GT_EXIT_DATA;
+                snprintf(hd.err, sizeof hd.err, "%.400s: cannot read", f->path);
+                memset(&r, 0, sizeof r);
                 break;
             }
-            len = (size_t)(nl - head);
+            nl1 = memchr(head, '\n', (size_t)got);
         }
-        gt_care_rows r;
-        gt_series_stats ss = {0};
-        gt_diag hd = *d; /* the head's warnings and skipped lines: the full parse reports them */
-        hd.quiet = 1;
-        int rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, &hd, &ss);
         free(head);
         if (rc) {
             gt_care_rows_free(&r);

@@ -465,7 +465,7 @@ int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_e
     if (header_cols(s, e, sep, names, 5, idx, fname, d)) return -1;
     int cnt = 0, cap = 0;
     gt_care_event *ev = NULL;
-    uint64_t line = 1;
+    uint64_t line = 1, *ev_line = NULL; /* the line of each event (a repeated event_id names both) */
     while (next_line(&p, end, &s, &e)) {
         line++;
         if (s == e) continue;
@@ -476,7 +476,7 @@ int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_e
         for (int k = 0; k < 5; k++) need = idx[k] + 1 > need ? idx[k] + 1 : need;
         if (nf < need) {
             excerpt(s, e, ex, sizeof ex);
-            free(ev);
+            free(ev), free(ev_line);
             return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: malformed line '%s' (%d fields)", fname,
                                  (unsigned long long)line, ex, nf);
         }
@@ -504,12 +504,27 @@ int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_e
         if (!bad && x.end_ms < x.start_ms) bad = 1, which = "event_end (before event_start)";
         if (bad) {
             excerpt(s, e, ex, sizeof ex);
-            free(ev);
+            free(ev), free(ev_line);
             return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad %s in '%s'", fname, (unsigned long long)line, which, ex);
         }
-        if (cnt == cap) ev = GT_REALLOC(ev, sizeof *ev * (size_t)(cap = cap ? cap * 2 : 16));
+        /* an event id names one event dataset (datasets/<event_id>.csv): a repeated one left the
+         * file's turbine and label to whichever line was read first */
+        for (int k = 0; k < cnt; k++)
+            if (ev[k].event_id == x.event_id) {
+                const unsigned long long first = ev_line[k];
+                free(ev), free(ev_line);
+                return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: event_id %lld repeats line %llu", fname,
+                                     (unsigned long long)line, (long long)x.event_id, first);
+            }
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 16;
+            ev = GT_REALLOC(ev, sizeof *ev * (size_t)cap);
+            ev_line = GT_REALLOC(ev_line, sizeof *ev_line * (size_t)cap);
+        }
+        ev_line[cnt] = line;
         ev[cnt++] = x;
     }
+    free(ev_line);
     *out = ev;
     return cnt;
 }

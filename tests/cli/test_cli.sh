@@ -160,6 +160,22 @@ check filter-turbines 2 "p2.h5: data.items: no turbine with id 9 in the file \(i
 [ ! -e "$tmp/flt/config.ini" ] && echo "ok   filter: no run written" || { echo "FAIL filter: a refused run wrote its directory"; fail=1; }
 check filter-valid 0 "" -- "$GT" train "$tmp/lstm.ini" data.file="$tmp/p2.h5" run.dir="$tmp/farm1" data.farms=1 data.conditions=0-3
 check filter-eval 2 "p.h5: data.farms: no farm 1 in the file \(it has: 0\)$" -- "$GT" eval "$tmp/farm1" "$tmp/p.h5"
+# eval.ewma_s beyond any record: its span in rows overflowed the warm-up arithmetic (1e308 s); eval.json kept
+cp "$tmp/farm1/eval.json" "$tmp/farm1_eval.json"
+check eval-ewma-range 2 "eval.ewma_s = 1e\+308: give auto or a number of seconds in \[0, 1e9\]" -- \
+  "$GT" eval "$tmp/farm1" eval.ewma_s=1e308
+check predict-ewma-range 2 "eval.ewma_s = 1e\+10" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=1e10
+cmp -s "$tmp/farm1/eval.json" "$tmp/farm1_eval.json" && [ ! -e "$tmp/ew.h5" ] && echo "ok   ewma-range: outputs kept" \
+  || { echo "FAIL ewma-range: eval.json changed or a file was written"; fail=1; }
+check eval-ewma-valid 0 "" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=100
+# a span within the bound but longer than the turbines: no calibration row after each turbine's warm-up, named
+check eval-ewma-long 3 "eval.ewma_s too long" -- "$GT" predict "$tmp/farm1" "$tmp/p2.h5" -o "$tmp/ew.h5" eval.ewma_s=1e9
+check eval-batch-negative 2 "eval.batch = -1: give 0" -- "$GT" eval "$tmp/farm1" eval.batch=-1
+# eval.margin so large that the threshold overflows: no alarm could ever be raised (eval.json said threshold null)
+check eval-margin-overflow 2 "eval.margin = 1e\+308 times the validation quantile .* is no finite threshold" -- \
+  "$GT" eval "$tmp/farm1" eval.margin=1e308
+cmp -s "$tmp/farm1/eval.json" "$tmp/farm1_eval.json" && echo "ok   eval-margin-overflow: eval.json kept" \
+  || { echo "FAIL eval-margin-overflow: eval.json changed"; fail=1; }
 check filter-predict 2 "p.h5: data.farms: no farm 1 in the file" -- "$GT" predict "$tmp/farm1" "$tmp/p.h5" -o "$tmp/fp.h5"
 [ ! -e "$tmp/fp.h5" ] && echo "ok   filter-predict: no file" || { echo "FAIL filter-predict: a file was written"; fail=1; }
 if command -v mpiexec >/dev/null; then
@@ -167,10 +183,50 @@ if command -v mpiexec >/dev/null; then
     timeout 60 mpiexec -n 2 "$GT" predict "$tmp/farm1" "$tmp/p.h5" -o "$tmp/fp.h5"
 fi
 
+# eval/predict on a file with one channel more than the run's: the error names the file and the column (it
+# named the checkpoint: "the model configuration differs from the checkpointed run's")
+for nc in 2 3; do
+  "$PY" -c 'import os, sys
+out, nc = sys.argv[1], int(sys.argv[2])
+os.makedirs(out + "/datasets", exist_ok=True)
+cols = ["sensor_%d_avg" % c for c in range(nc)]
+rows = ["2020-09-%02d %02d:%02d:00;0;%d;train;0;" % (1 + i // 144, i // 6 % 24, i % 6 * 10, i) +
+        ";".join("%.2f" % (20 + c + (i * (c + 3)) % 7) for c in range(nc)) for i in range(600)]
+open(out + "/datasets/10.csv", "w").write(";".join(["time_stamp", "asset_id", "id", "train_test", "status_type_id"] + cols)
+                                          + "\n" + "\n".join(rows) + "\n")
+open(out + "/event_info.csv", "w").write("asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id\n")' \
+    "$tmp/farm$nc" "$nc" && "$GT" import care "$tmp/farm$nc" -o "$tmp/c$nc.h5" --log-level warn >/dev/null 2>&1 \
+    || { echo "FAIL CARE fixture with $nc channels"; fail=1; }
+done
+printf '[data]\nwindow = 8\nstride = 4\n[model]\nkind = lstm\nhidden = 8\nlayers = 1\n[train]\nbatch = 4\nmax_steps = 2\nepochs = 1\n' > "$tmp/c.ini"
+check columns-run 0 "" -- "$GT" train "$tmp/c.ini" data.file="$tmp/c2.h5" run.dir="$tmp/c2run"
+check columns-more-eval 2 "c3.h5: channel column 3 is 'sensor_2_avg' but the run $tmp/c2run was trained with none there" -- \
+  "$GT" eval "$tmp/c2run" "$tmp/c3.h5"
+check columns-more-predict 2 "c3.h5: channel column 3 is 'sensor_2_avg'" -- "$GT" predict "$tmp/c2run" "$tmp/c3.h5" -o "$tmp/c3p.h5"
+# predict into a directory: refused before the computation (it failed at the rename, without a reason)
+mkdir -p "$tmp/pdir"
+check predict-into-directory 4 "cannot create the output '$tmp/pdir': Is a directory" -- \
+  "$GT" predict "$tmp/c2run" "$tmp/c2.h5" -o "$tmp/pdir"
+
 # synth pdm: farm codes are 0..65535 (a file with more was written, then rejected by train)
 check synth-farms-range 2 "synth.farms = 70000: give 1 to 65536" -- "$GT" synth pdm --farms 70000 -o "$tmp/f.h5"
 [ ! -e "$tmp/f.h5" ] && echo "ok   synth-farms-range: no file" || { echo "FAIL synth-farms-range: a file was written"; fail=1; }
 check synth-households-range 2 "synth.households must be 1 to 16777216" -- "$GT" synth nilm --households 9999999999 -o "$tmp/f.h5"
+
+# integer options narrowed to int after their range check: 2^32 + 6 was accepted as 6, 2^32 + 1 as level 1
+check pdm-short-gap-wrap 2 "data.pdm_short_gap must be a number of rows in \[0, 1000000\] \(got 4294967302\)" -- \
+  "$GT" train "$tmp/lstm.ini" data.file="$tmp/p.h5" run.dir="$tmp/sg" data.pdm_short_gap=4294967302
+[ ! -e "$tmp/sg" ] && echo "ok   pdm-short-gap-wrap: no run written" || { echo "FAIL pdm-short-gap-wrap: a run was written"; fail=1; }
+check synth-compress-wrap 2 "synth.compress must be 0..9 \(got 4294967297\)" -- \
+  "$GT" synth pdm --farms 1 --turbines 1 --days 0.02 --rate 1 --compress 4294967297 -o "$tmp/cw.h5"
+mkdir -p "$tmp/nosrc"
+check import-compress-wrap 2 "import.compress must be 0..9 \(got 4294967297\)" -- \
+  "$GT" import care "$tmp/nosrc" --compress 4294967297 -o "$tmp/cw.h5"
+[ ! -e "$tmp/cw.h5" ] && echo "ok   compress-wrap: no file" || { echo "FAIL compress-wrap: a file was written"; fail=1; }
+# options of another format were ignored silently
+check import-care-lowres 2 "import: --lowres-period is for ukdale, redd and refit" -- \
+  "$GT" import care "$tmp/nosrc" --lowres-period 60 -o "$tmp/cw.h5"
+check import-refit-aggregate 2 "import: --aggregate is for ukdale" -- "$GT" import refit "$tmp/nosrc" --aggregate mains -o "$tmp/cw.h5"
 
 # options that were silently accepted
 check optim-clip-negative 2 "optim.clip must be a finite number >= 0" -- \

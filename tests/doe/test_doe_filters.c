@@ -124,6 +124,12 @@ int main(int argc, char **argv) {
     TEST_EQ_INT(gt_data_filter_parse(&f, "1,a", err, sizeof err), -1);
     TEST_CHECK(strstr(err, "not a list of integers") != NULL);
     TEST_EQ_INT(gt_data_filter_parse(&f, "1,", err, sizeof err), -1);
+    /* an id beyond long long is refused (it was taken as LLONG_MAX, and a range up to it as a valid one) */
+    TEST_EQ_INT(gt_data_filter_parse(&f, "99999999999999999999", err, sizeof err), -1);
+    TEST_CHECK(strstr(err, "not a list of integers") != NULL);
+    TEST_EQ_INT(gt_data_filter_parse(&f, "0-99999999999999999999", err, sizeof err), -1);
+    TEST_EQ_INT(gt_data_filter_parse(&f, "-99999999999999999999-0", err, sizeof err), -1);
+    TEST_EQ_INT(gt_data_filter_parse(&f, "0-9223372036854775807", err, sizeof err), 0);
 
     char dir[512], file[600], nfile[600];
     tt_scratch(dir, sizeof dir, "doe-filters", comm);

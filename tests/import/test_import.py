@@ -568,6 +568,12 @@ def care_check2(f, so):
 skip_case("care: the first data row bad", "care", csk,
           "datasets/30.csv: 1 bad line skipped (at most 10 per file: --max-bad-lines), the first at line 2: "
           "train_test must be 'train' or 'prediction' (got 'tarin')", care_check2)
+# bad first data lines longer than the plan's 4 MiB head (a binary blob): it read on (it said "no data row
+# can be read" of a file whose rows follow them)
+write(f"{csk}/datasets/30.csv", "\n".join(lines[:1] + ["x" * (1 << 20)] * 5 + lines[2:]) + "\n")
+skip_case("care: 5 MiB of bad first lines", "care", csk,
+          "datasets/30.csv: 5 bad lines skipped (at most 10 per file: --max-bad-lines), the first at line 2: "
+          "bad time_stamp", care_check2)
 write(f"{csk}/datasets/30.csv", "\n".join(lines[:2]) + "\n")
 bad_case("care: no readable data row", "care", csk, "",
          "datasets/30.csv: no data row can be read: 1 bad line skipped (at most 10 per file: --max-bad-lines), the "

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/check.h"
 #include "import/import_parse.h"
 #include "test.h"
 
@@ -192,6 +193,21 @@ static void test_care(void) {
     TEST_CHECK(isnan(r.v[1]) && r.v[2] == 2 && r.v[3] == 3 && r.train[1] == 2 && r.status[1] == 4 && r.asset[0] == 3);
     TEST_EQ_INT(r.t[1] - r.t[0], 600000);
     gt_care_rows_free(&r);
+    /* event_info.csv: an event id twice is an error naming both lines (the first line's turbine and
+     * label were used, the asset's file of the second imported as no event dataset) */
+    const char *ei = "asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id\n"
+                     "0;10;anomaly;2020-10-17 12:30:00;4896;2020-10-19 12:30:00;5184\n"
+                     "2;30;normal;2020-10-13 12:30:00;4320;2020-10-23 12:20:00;5759\n"
+                     "1;10;normal;2020-10-13 12:30:00;4320;2020-10-23 12:20:00;5759\n";
+    gt_care_event *ev = NULL;
+    gt_diag de = {0};
+    de.quiet = 1;
+    TEST_EQ_INT(gt_parse_care_events(ei, strlen(ei), "event_info.csv", &ev, &de), -1);
+    TEST_CHECK(ev == NULL && de.err_code == GT_EXIT_DATA && strstr(de.err, "event_info.csv:4: event_id 10 repeats line 2"));
+    gt_diag dg = {0};
+    TEST_EQ_INT(gt_parse_care_events(ei, strlen(ei) - 62, "event_info.csv", &ev, &dg), 2); /* without the last line */
+    TEST_CHECK(ev && ev[0].event_id == 10 && ev[0].anomaly == 1 && ev[1].event_id == 30 && ev[1].asset == 2);
+    free(ev);
 }
 
 /* CARE format variants read as the plain file: a UTF-8 BOM, quoted fields, a

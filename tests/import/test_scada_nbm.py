@@ -119,8 +119,15 @@ try:
            (f.attrs["threshold"], thr))
         s = f["score"][:]
         nenv = int(f.attrs["envelope_rows_not_scored"])  # outside the training rows' wind range (eval.envelope)
+        # each turbine's first T + 3 EWMA spans (36 + 3 x 36 rows) are not scored: predicted without context,
+        # they start the EWMA (they raised an alarm at the start of every turbine)
+        ro = f["turbines/row_offset"][:]
+        warm = 36 + 3 * 36
+        ck("nbm: predict leaves each turbine's first T + 3 spans unscored, no alarm there, scores after them",
+           all(np.isnan(s[a:a + warm]).all() and not f["alarm"][a:a + warm].any() and np.isfinite(s[a + warm])
+               for a in ro[:-1]), [np.isfinite(s[a:a + warm + 1]).sum() for a in ro[:-1]])
         ck(f"nbm: predict scores finite ({np.isfinite(s).mean():.3f} of the rows; {nenv} outside the envelope)",
-           (np.isfinite(s).sum() + nenv) / len(s) > 0.99 and nenv < 0.05 * len(s))
+           (np.isfinite(s).sum() + nenv + warm * (len(ro) - 1)) / len(s) > 0.99 and nenv < 0.05 * len(s))
         # /top_channel indexes /channels: turbine 0's alarm rows name the bearing, the other rows other channels too
         names = [x.decode() for x in f["channels"][:]]
         tc, al = f["top_channel"][:], f["alarm"][:].astype(bool)
@@ -131,8 +138,20 @@ try:
            len(named) > 0 and share >= 0.8, sorted(set(named)))
         ck("nbm: predict's top channel is -1 or a target channel index",
            tc.min() >= -1 and tc.max() < len(names) and len(set(tc[tc >= 0].tolist())) >= 2)
+        ck("nbm: predict's top channel is -1 exactly where there is no score (rows outside the envelope too)",
+           np.array_equal(tc < 0, ~np.isfinite(s)), int(((tc >= 0) & ~np.isfinite(s)).sum()))
 except ImportError:
     print("h5py missing: predict output not read back")
+# eval.calibrate = train_val: the calibration starts T + 3 EWMA spans into each turbine (its first rows are
+# predicted without context and start the EWMA; they set the threshold: 5.7 x the validation quantile)
+tv = os.path.join(d, "run_nbm_tv")
+shutil.copytree(run, tv)
+p = gt("eval", tv, "eval.calibrate=train_val")
+with open(os.path.join(tv, "eval.json")) as f:
+    ctv = json.load(f)["pdm"]["calibration"]
+qv = pdm["calibration"]["quantile_value"]
+ck(f"eval.calibrate = train_val: the quantile is of normal rows ({ctv['quantile_value']:.3g}, validation {qv:.3g})",
+   p.returncode == 0 and ctv["rows"] == "train_val" and ctv["quantile_value"] < 2.5 * qv, p.stderr[-800:])
 # per-turbine normalisation, training rows of the CARE train flag only (codes 0 train, 2 train_and_prediction):
 # trains and detects the event; predict computes the same per-turbine statistics as eval (same threshold)
 tn = os.path.join(d, "run_nbm_turbine")
@@ -227,6 +246,8 @@ try:
         ck("envelope: predict's scores of the storm rows are NaN, those before it finite",
            p.returncode == 0 and np.isnan(sc[r1 - 144:r1]).all() and np.isfinite(sc[r1 - 300:r1 - 144]).all()
            and f.attrs["envelope_rows_not_scored"] == n1, p.stderr[-800:])
+        ck("envelope: predict's storm rows name no top channel",
+           (f["top_channel"][r1 - 144:r1] == -1).all(), f["top_channel"][r1 - 144:r1])
 except ImportError:
     print("h5py missing: the envelope case is skipped")
 # no target channel under the patterns: a clear one-line error naming the file
