@@ -301,7 +301,7 @@ static double val_quantile(const gt_pdm_shard *sh, const tinfo *ti, const uint8_
     }
     int64_t tot = 0;
     float *all = gt_dist_allgatherv(mine, n, MPI_FLOAT, &tot,
-                                    "eval: too many validation scores (lower eval.pdm_max_val)", comm);
+                                    "eval: too many validation scores to gather (more than 2^31 over the ranks)", comm);
     double *v = GT_MALLOC(sizeof(double) * (size_t)(tot + 1));
     for (int64_t i = 0; i < tot; i++) v[i] = all[i];
     double qv = gt_quantile(v, tot, q);
@@ -585,7 +585,7 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
                     }
             int64_t tot = 0;
             float *kall = gt_dist_allgatherv(keep, (int)(n_keep * C), MPI_FLOAT, &tot,
-                                             "eval: too many calibration values (lower eval.pdm_max_val)", comm);
+                                             "eval: too many calibration values to gather (more than 2^31 over the ranks)", comm);
             const int64_t nr = tot / C;
             double *col = GT_MALLOC(sizeof(double) * (size_t)(nr + 1));
             for (int c = 0; c < C; c++) {
@@ -659,18 +659,20 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
     if (top != topc) free(top);
     *top_out = topc;
     free(tns);
-    /* eval.envelope: the first model's roles (a normal-behaviour model), the longest window */
+    /* eval.envelope: the roles of the first normal-behaviour model among the models (in any order of
+     * eval.models), the longest window */
     memset(env, 0, sizeof *env);
-    if (ec->pdm_envelope >= 0 && ems[0].data.pdm_target == GT_PDM_TARGET_NBM) {
+    int nbm = -1;
+    for (int j = 0; j < n_models && nbm < 0; j++)
+        if (ems[j].data.pdm_target == GT_PDM_TARGET_NBM) nbm = j;
+    if (ec->pdm_envelope >= 0 && nbm >= 0) {
         uint8_t role[GT_DATA_MAX_CHANNELS];
-        int n_in, n_tg, Tmax = 1;
-        gt_data_nbm_roles(&ems[0].data, sh->channels, C, role, &n_in, &n_tg);
-        for (int j = 0; j < n_models; j++)
-            if (gt_engine_config(ems[j].e)->window > Tmax) Tmax = gt_engine_config(ems[j].e)->window;
+        int n_in, n_tg;
+        gt_data_nbm_roles(&ems[nbm].data, sh->channels, C, role, &n_in, &n_tg);
         envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
-        for (int64_t i = 0; i < N; i++) /* a row not scored names no channel (it named the one before) */
-            if (!isfinite(comb[i])) topc[i] = -1;
     }
+    for (int64_t i = 0; i < N; i++) /* a row not scored names no channel */
+        if (!isfinite(comb[i])) topc[i] = -1;
     double q = val_quantile(sh, ti, excl, comb, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv_out = q;

@@ -275,6 +275,16 @@ with open(os.path.join(nxt, "eval.json")) as f:
 ck("stored run without the nbm keys: the same threshold and event metrics as the next-step run",
    after["threshold"] == before["threshold"] and after["event"] == before["event"],
    (after["threshold"], before["threshold"]))
+# multi-model eval: the envelope uses the normal-behaviour model's roles wherever it is in the list
+storm = os.path.join(d, "storm.h5")
+if os.path.exists(storm):
+    rows = {}
+    for main_run, other in ((run, nxt), (nxt, run)):
+        p = gt("eval", main_run, storm, f"eval.models={other}")
+        with open(os.path.join(main_run, "eval.json")) as f:
+            rows[main_run] = json.load(f)["pdm"]["envelope"]["rows_not_scored"] if p.returncode == 0 else -1
+    ck(f"eval.models: the envelope applies with the nbm run first or second ({rows[run]}, {rows[nxt]} rows)",
+       rows[run] > 0 and rows[nxt] > 0, p.stderr[-800:])
 if FAIL:
     print(f"{len(FAIL)} check(s) failed; files kept in {d}")
     sys.exit(1)
