@@ -842,13 +842,14 @@ static void index_item(gt_dataset *ds, int li, uint8_t *flags) {
         if (miss >= gap_min) flags[i] |= F_GAP;
         else if (miss) ds->screen_local.samples_imputed += miss;
     }
-    /* pdm: a short run of missing records (telemetry dropped a record or two) is imputed like missing
-     * samples (gt_data_pdm_impute: input the training mean, loss and score leave it out), not screened */
+    /* pdm: a short run of missing records (telemetry dropped a record or two) between two records is
+     * imputed like missing samples (gt_data_pdm_impute: input the training mean, loss and score leave
+     * it out), not screened; a run at the turbine's start or end has no record on one side: a gap */
     for (int64_t i = 0; pdm && cfg->pdm_short_gap > 0 && i < n; i++) {
         if (!(flags[i] & F_GAP)) continue;
         int64_t e = i;
         while (e < n && (flags[e] & F_GAP)) e++;
-        if (e - i <= cfg->pdm_short_gap)
+        if (e - i <= cfg->pdm_short_gap && i > 0 && e < n)
             for (int64_t r = i; r < e; r++) {
                 flags[r] &= (uint8_t)~F_GAP;
                 for (int c = 0; c < C; c++) ds->screen_local.samples_imputed += !isfinite(x[r * C + c]);

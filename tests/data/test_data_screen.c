@@ -237,8 +237,10 @@ static void check_pdm_events(const char *path, MPI_Comm comm, int T) {
 }
 
 /* data.pdm_short_gap: missing records (every channel NaN) in turbine 0's rows [300, 300 + a) and
- * [600, 600 + b); returns the screen summary (samples imputed, windows screened for gaps). */
-static gt_screen_summary short_gap_run(const char *path, MPI_Comm comm, int64_t a, int64_t b, int short_gap) {
+ * [600, 600 + b), and its first `head` rows; returns the screen summary (samples imputed, windows
+ * screened for gaps). */
+static gt_screen_summary short_gap_head(const char *path, MPI_Comm comm, int64_t a, int64_t b, int64_t head,
+                                        int short_gap) {
     gt_data_config cfg;
     gt_data_config_defaults(&cfg, GT_TASK_PDM);
     cfg.window = 50;
@@ -253,12 +255,18 @@ static gt_screen_summary short_gap_run(const char *path, MPI_Comm comm, int64_t 
             for (int c = 0; c < C; c++) x[r * C + c] = NAN;
         for (int64_t r = 600; r < 600 + b; r++)
             for (int c = 0; c < C; c++) x[r * C + c] = NAN;
+        for (int64_t r = 0; r < head; r++)
+            for (int c = 0; c < C; c++) x[r * C + c] = NAN;
     }
     gt_dataset *ds = gt_dataset_pdm(sh, &cfg, comm);
     gt_screen_summary g;
     gt_dataset_screen_summary(ds, comm, &g);
     gt_dataset_free(ds);
     return g;
+}
+
+static gt_screen_summary short_gap_run(const char *path, MPI_Comm comm, int64_t a, int64_t b, int short_gap) {
+    return short_gap_head(path, comm, a, b, 0, short_gap);
 }
 
 static void check_pdm_short_gap(const char *path, MPI_Comm comm) {
@@ -283,6 +291,11 @@ static void check_pdm_short_gap(const char *path, MPI_Comm comm) {
     gt_screen_summary seven = short_gap_run(path, comm, 7, 20, 6), seven_off = short_gap_run(path, comm, 7, 20, 0);
     TEST_EQ_INT(seven.windows_screened_gap, seven_off.windows_screened_gap);
     TEST_CHECK(seven.windows_screened_gap > def.windows_screened_gap);
+    /* a short run at the turbine's start has no record before it: a gap, as with the rule off */
+    gt_screen_summary head = short_gap_head(path, comm, 0, 0, 3, 6), head_off = short_gap_head(path, comm, 0, 0, 3, 0);
+    TEST_CHECK(head.windows_screened_gap > 0);
+    TEST_EQ_INT(head.windows_screened_gap, head_off.windows_screened_gap);
+    TEST_EQ_INT(head.samples_imputed, none.samples_imputed);
 }
 
 int main(int argc, char **argv) {
