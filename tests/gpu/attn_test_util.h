@@ -49,4 +49,28 @@ static inline void split_qkv(float *part[3], const float *x, int B, int L, int C
     }
 }
 
+/* The backward's dqkv (B,L,3C) against the CPU's: dq, dk, dv within 3e-2 x k
+ * (relative L2), and dq exactly 0 outside the query rows [q0, q0 + nq). */
+static inline void check_attn_backward(const float *hgq, const float *gq, int B, int L, int C, int q0, int nq, double k) {
+    const size_t no = (size_t)B * L * C;
+    float *got[3], *ref[3];
+    split_qkv(got, hgq, B, L, C);
+    split_qkv(ref, gq, B, L, C);
+    gtu_rel_l2("bwd dq", got[0], ref[0], no, 3e-2 * k);
+    gtu_rel_l2("bwd dk", got[1], ref[1], no, 3e-2 * k);
+    gtu_rel_l2("bwd dv", got[2], ref[2], no, 3e-2 * k);
+    if (nq < L) { /* dq outside the rows: exactly zero */
+        size_t nz = 0;
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < L; t++)
+                if (t < q0 || t >= q0 + nq)
+                    for (int c = 0; c < C; c++) nz += got[0][((size_t)b * L + t) * C + c] != 0.0f;
+        TEST_EQ_INT(nz, 0);
+    }
+    for (int p = 0; p < 3; p++) {
+        free(got[p]);
+        free(ref[p]);
+    }
+}
+
 #endif
