@@ -10,16 +10,10 @@
 #include <string.h>
 
 #include "gpu_test_util.h"
+#include "nn/ops/cuda/mma_frag.h"
 
 /* round to the nearest bf16 (ties to even), as __float2bfloat16 does */
-static inline float to_bf16(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
+static inline float to_bf16(float x) { return gt_bf16_round(x); }
 
 static inline void check_lse(const char *what, const float *got, const float *ref, size_t n, double atol, double rtol) {
     size_t bad = 0, worst = 0;
