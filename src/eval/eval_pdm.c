@@ -490,15 +490,12 @@ static float *pdm_scores(const char *data_file, const gt_pdm_shard *sh, const ti
     float *sc = n_models > 1 ? GT_MALLOC(sizeof(float) * (size_t)N) : comb;
     int16_t *top = n_models > 1 ? GT_MALLOC(sizeof(int16_t) * (size_t)N) : topc;
     int32_t *fidx = sh->index;
-    int64_t guard = 0;
     double rate_max = 0;
     for (int k = 0; k < nt; k++)
         if (ti[k].rate > rate_max) rate_max = ti[k].rate;
-    for (int j = 0; j < n_models; j++)
-        if (gt_engine_config(ems[j].e)->window > guard) guard = gt_engine_config(ems[j].e)->window;
-    guard += (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, rate_max));
-    uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
     const int Tmax = max_window(ems, n_models);
+    const int64_t guard = Tmax + (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, rate_max));
+    uint8_t *excl = exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
