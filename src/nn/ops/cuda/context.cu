@@ -44,9 +44,11 @@ static stream_ctx *ctx_for(cudaStream_t st) {
     // A fixed workspace: no allocation inside a step, so a step can be
     // captured into a CUDA graph.
     CUDA_CHECK(cudaMalloc(&c->ws, GT_CUBLAS_WS_BYTES));
+    // The stream first: cublasSetStream resets the workspace to the default
+    // pool, so the workspace is set after it.
+    CUBLAS_CHECK(cublasSetStream(c->cublas, st));
     CUBLAS_CHECK(cublasSetWorkspace(c->cublas, c->ws, GT_CUBLAS_WS_BYTES));
     CUBLAS_CHECK(cublasSetMathMode(c->cublas, CUBLAS_DEFAULT_MATH));
-    CUBLAS_CHECK(cublasSetStream(c->cublas, st));
     CUDA_CHECK(cudaMalloc(&c->dscratch, 16 * sizeof(double)));
     CUDA_CHECK(cudaMalloc(&c->dparts, GT_CUDA_MAX_PARTS * sizeof(double)));
     CUDA_CHECK(cudaMalloc(&c->colparts, GT_CUDA_COL_PARTS * sizeof(float)));
