@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# CI test of tests/gpu/steps.sh (no GPU): fake steps that pass, skip (77),
+# sleep past their limit, or run past a clamped limit; asserts the results,
+# the verdict rule and the incremental verdict.json.
+set -u
+. "$(dirname "$0")/steps.sh"
+fail=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
+res() { local i; for i in "${!NAMES[@]}"; do [ "${NAMES[$i]}" = "$1" ] && echo "${RESULTS[$i]}"; done; }
+fresh() { OUT=$(mktemp -d); T0=$(date +%s); NAMES=(); RESULTS=(); SECS=(); NOTES=(); }
+REQUIRED="preflight build bench"
+# GPU visible, all required pass, one optional skipped -> pass-partial
+fresh; N_GPU=1; BUDGET=600
+record preflight PASS 0
+check "verdict.json incomplete right after preflight" "grep -q '\"verdict\": \"incomplete\"' $OUT/verdict.json"
+run_step build 10 true; run_step bench 10 true
+check "all required pass -> pass" "[ \"\$(verdict_of)\" = pass ]"
+run_step lab 10 bash -c 'exit 77'
+check "optional skip -> pass-partial" "[ \"\$(verdict_of)\" = pass-partial ]"
+# a step killed at its own (unclamped) limit -> FAIL; verdict.json still incomplete after it
+run_step hang 1 sleep 5
+check "timeout at own limit -> FAIL" "[ \"\$(res hang)\" = FAIL ]"
+check "verdict.json incomplete after a killed step" "grep -q '\"verdict\": \"incomplete\"' $OUT/verdict.json && grep -q '\"hang\"' $OUT/verdict.json"
+# clamped limit -> SKIP(time)
+fresh; N_GPU=1; BUDGET=17
+run_step slow 100 sleep 30
+check "clamped timeout -> SKIP(time)" "[ \"\$(res slow)\" = 'SKIP(time)' ]"
+# required step skipped with a GPU visible -> FAIL, verdict not pass
+fresh; N_GPU=1; BUDGET=600
+record preflight PASS 0; run_step build 10 bash -c 'exit 77'; run_step bench 10 true
+check "required skip with GPU -> FAIL" "[ \"\$(res build)\" = FAIL ] && [ \"\$(verdict_of)\" = fail ]"
+# no GPU visible: required skip stays SKIP
+fresh; N_GPU=0
+run_step build 10 bash -c 'exit 77'
+check "required skip without GPU -> SKIP, no-gpu" "[ \"\$(res build)\" = SKIP ] && [ \"\$(verdict_of)\" = no-gpu ]"
+write_verdict
+check "at most 8 files in OUT" "[ \$(ls $OUT | wc -l) -le 8 ]"
+exit $fail
