@@ -98,12 +98,13 @@ int gt_cli_main(int argc, char **argv) {
             return 0;
         }
 
+    /* before MPI_Init: under a tight limit Open MPI crashes inside it */
+    check_address_space();
     gt_dist_init(&argc, &argv);
     /* any command: GT_WATCHDOG_S=N ends a run that makes no progress for N s
      * with a message (train has its own run.watchdog_s, default 1800 s) */
     const char *wd = getenv("GT_WATCHDOG_S");
     if (wd && atof(wd) > 0) gt_watchdog_start(atof(wd));
-    check_address_space();
     gt_args args;
     gt_args_parse(&args, cmd, argc - 2, argv + 2);
     /* GT_LOG_LEVEL from the environment holds unless log.level is given explicitly */

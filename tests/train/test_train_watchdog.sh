@@ -86,6 +86,10 @@ rm -f "$W/started"
 if ldd "$GT" 2>/dev/null | grep libasan >/dev/null; then # no -q: SIGPIPE under pipefail
   echo "skip ulimit -v: an AddressSanitizer build"
 else
+( ulimit -v 100000; timeout -s KILL 60 "$GT" train "$W/t.ini" run.dir="$W/r4" train.max_steps=2 --log-level warn > "$W/as1.log" 2>&1 ); rc=$?
+if [ "$rc" = 4 ] && grep -q "the address-space limit (.ulimit -v.) leaves" "$W/as1.log"; then ok "ulimit -v 100000: exit 4 before MPI_Init"
+elif [ "$rc" = 127 ]; then ok "ulimit -v 100000: the loader refuses the binary (exit 127)"
+else bad "ulimit -v 100000 (crashed in MPI_Init before): exit $rc: $(tail -2 "$W/as1.log")"; fi
 ( ulimit -v 400000; timeout -s KILL 120 "$GT" train "$W/t.ini" run.dir="$W/r3" train.max_steps=2 --log-level warn > "$W/as.log" 2>&1 ); rc=$?
 if [ "$rc" = 4 ] && grep -q "the address-space limit ('ulimit -v') leaves" "$W/as.log"; then ok "ulimit -v 400000: exit 4 naming the limit"
 elif [ "$rc" = 127 ] && grep -q "error while loading shared libraries" "$W/as.log"; then
