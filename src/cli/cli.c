@@ -105,6 +105,8 @@ int gt_cli_main(int argc, char **argv) {
      * with a message (train has its own run.watchdog_s, default 1800 s) */
     const char *wd = getenv("GT_WATCHDOG_S");
     if (wd && atof(wd) > 0) gt_watchdog_start(atof(wd));
+    /* and after it: what MPI_Init mapped no longer counts as free */
+    check_address_space();
     gt_args args;
     gt_args_parse(&args, cmd, argc - 2, argv + 2);
     /* GT_LOG_LEVEL from the environment holds unless log.level is given explicitly */

@@ -68,7 +68,7 @@ int gt_run_argv(const char *const argv[], const char *log) {
     if (pid < 0) return -1;
     if (pid == 0) {
         if (log) {
-            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
             if (fd >= 0) {
                 dup2(fd, 1);
                 dup2(fd, 2);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 
@@ -66,19 +67,6 @@ static void fmtnum(char *buf, size_t n, double v, const char *fmt) {
     else snprintf(buf, n, "n/a");
 }
 
-/* shell-quotes s into out ('...' with ' -> '\'') */
-static void shq(char *out, size_t n, const char *s) {
-    size_t k = 0;
-    if (k < n - 1) out[k++] = '\'';
-    for (; *s && k + 5 < n; s++) {
-        if (*s == '\'') {
-            memcpy(out + k, "'\\''", 4);
-            k += 4;
-        } else out[k++] = *s;
-    }
-    if (k < n - 1) out[k++] = '\'';
-    out[k] = 0;
-}
 
 static int find_gnuplot(const char *want, char *out, size_t n) {
     const char *g = want && *want ? want : getenv("GT_GNUPLOT");
@@ -114,14 +102,7 @@ typedef struct rep {
     char plot_note[256];
 } rep;
 
-static void html_esc(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else fputc(*s, f);
-    }
-}
+static void html_esc(FILE *f, const char *s) { gt_esc_html(f, s); }
 
 static void heading(rep *r, int level, const char *title) {
     fprintf(r->md, "\n%.*s %s\n\n", level, "######", title);
@@ -194,20 +175,17 @@ static void plot(rep *r, const char *name, const char *alt, const char *body) {
         FILE *f = fopen(gp, "w");
         if (!f) return;
         char qpng[PATH_MAX + 80];
-        snprintf(qpng, sizeof qpng, "%s", png);
+        gt_esc_gnuplot(qpng, sizeof qpng, png);
         fprintf(f, "set terminal %s\nset termoption noenhanced\nset output '%s'\nset datafile missing 'NaN'\n"
                    "set key outside right top\n"
                    "set grid\n%s\nunset output\n",
                 terms[k], qpng, body);
         fclose(f);
         remove(png);
-        char cmd[3 * PATH_MAX + 256], a[PATH_MAX + 64], b[PATH_MAX + 64], c[PATH_MAX + 64];
-        shq(a, sizeof a, r->gnuplot);
-        shq(b, sizeof b, gp);
-        shq(c, sizeof c, log);
-        snprintf(cmd, sizeof cmd, "%s %s >>%s 2>&1", a, b, c);
-        int st = system(cmd);
-        if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && gt_png_valid(png, 1000)) {
+        /* no shell between gridtrain and gnuplot: paths and names are data */
+        const char *argv[] = {r->gnuplot, gp, NULL};
+        int st = gt_run_argv(argv, log);
+        if (st == 0 && gt_png_valid(png, 1000)) {
             char file[128];
             snprintf(file, sizeof file, "%s.png", name);
             image(r, file, alt);
@@ -623,7 +601,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
     int nn = 0;
     char *save = NULL;
     for (char *tok = strtok_r(hdr, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-        if (!strncmp(tok, "true_", 5) && nn < 64) snprintf(names[nn++], 48, "%s", tok + 5);
+        if (!strncmp(tok, "true_", 5) && nn < 64) gt_esc_gnuplot(names[nn++], sizeof names[0], tok + 5);
     char body[4 * PATH_MAX + 2048];
     int len = snprintf(body, sizeof body,
                        "set title 'one day of the first test household: true (solid) vs predicted (dashed)'\n"
