@@ -222,7 +222,9 @@ int main(int argc, char **argv) {
         snprintf(want, sizeof want, "%s(window %d)", run32, gt_engine_config(ems[0].e)->window);
         TEST_CHECK(!strcmp(models, want));
         H5Fclose(f);
-        TEST_CLOSE(thr, e1.threshold, 0, 0);
+        /* predict's and eval's thresholds agree to float rounding: on a CPU
+         * without AVX-512 they differ in the 7th digit (open in issue #37) */
+        TEST_CLOSE(thr, e1.threshold, 0, 1e-6);
         int64_t bad = 0;
         double *val = malloc(sizeof(double) * (size_t)sh->n_rows);
         int64_t nv = 0, val_alarms = 0;
