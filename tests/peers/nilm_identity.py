@@ -4,8 +4,9 @@ same predictions, to 1e-6 (relative for the sums):
 
 * the predictions: `gridtrain predict` (raw regression, eval.off_below_on =
   false) of a small trained seq2point run on a synthetic NILM file
-  (/predictions against /appliances, every row where both are finite), and random appliance-like series (on/off cycles with noise,
-  values exactly at 10 W included);
+  (/predictions against /appliances, every row where both are finite), and
+  random appliance-like series (on/off cycles with noise, values exactly at
+  10 W included);
 * gridtrain's values: tests/peers/nilm_tool, the functions eval uses
   (gt_nilm_acc_add, gt_nilm_metrics_from_acc);
 * NILMTK's (nilmtk.losses, the functions its experiment API scores with):
