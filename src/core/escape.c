@@ -148,12 +148,15 @@ void gt_esc_html(FILE *f, const char *s) {
 
 void gt_esc_md(FILE *f, const char *s) {
     char c[4];
-    int len;
+    int len, prev = 0; /* the previous byte */
     while (s && (len = u8_next(&s, c)) > 0) {
         unsigned char b = (unsigned char)c[0];
+        /* an underscore inside a word (machine_type) emphasises nothing */
+        int word_ = b == '_' && isalnum(prev) && isalnum((unsigned char)*s);
+        prev = len > 1 ? 0x80 : b;
         if (len > 1) fwrite(c, 1, (size_t)len, f);
         else if (b < 0x20 || b == 0x7f) fputc(' ', f);
-        else if (strchr("|\\`*_[]<>#&", b)) {
+        else if (!word_ && strchr("|\\`*_[]<>#&", b)) {
             fputc('\\', f);
             fputc(b, f);
         } else fputc(b, f);

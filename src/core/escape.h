@@ -32,7 +32,8 @@ void gt_esc_gnuplot(char *out, size_t n, const char *s);
 /* HTML text and attribute values: & < > " ' as entities, C0 control bytes
  * other than newline and tab as a space. */
 void gt_esc_html(FILE *f, const char *s);
-/* Markdown table cell / inline text: | \ ` * _ [ ] < > # & backslashed,
+/* Markdown table cell / inline text: | \ ` * _ [ ] < > # & backslashed (not
+ * an underscore between two letters or digits, which emphasises nothing),
  * newlines and control bytes as a space. */
 void gt_esc_md(FILE *f, const char *s);
 /* CSV field: quoted when it holds , " CR or LF (" doubled); a field starting

@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "dist/reduce.h"
 #include "eval/eval.h"
@@ -593,7 +594,11 @@ static void write_sample(const char *path, const sample_buf *smp, const gt_io_ap
         return;
     }
     fprintf(f, "# household file index %d: time_h aggregate_w", best);
-    for (int a = 0; a < A; a++) fprintf(f, " true_%s pred_%s", meta[a].name, meta[a].name);
+    for (int a = 0; a < A; a++) { /* one whitespace-free token per name: the header stays one comment line */
+        char tok[3 * GT_FORMAT_NAME_LEN];
+        gt_esc_token(tok, sizeof tok, meta[a].name);
+        fprintf(f, " true_%s pred_%s", tok, tok);
+    }
     fputc('\n', f);
     /* a blank line where windows were skipped (screened gaps or spikes): the
      * plot breaks its lines there instead of drawing across the hole */

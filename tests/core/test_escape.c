@@ -64,6 +64,8 @@ int main(void) {
     TEST_CHECK(same("html", b, "&lt;script&gt;alert(&#39;x&#39;)&amp;&quot; \xc3\xa9"));
     through(gt_esc_md, "a|b`c`*_[x](y)<s>#&\n\xe9", b, sizeof b);
     TEST_CHECK(same("md", b, "a\\|b\\`c\\`\\*\\_\\[x\\](y)\\<s\\>\\#\\& \xc3\xa9"));
+    through(gt_esc_md, "machine_type _x_ a_", b, sizeof b);
+    TEST_CHECK(same("md underscore", b, "machine_type \\_x\\_ a\\_"));
     through(gt_esc_csv, "=cmd|' /C calc'!A0", b, sizeof b);
     TEST_CHECK(same("csv formula", b, "'=cmd|' /C calc'!A0"));
     through(gt_esc_csv, "@x,\"y\"\n", b, sizeof b);
