@@ -112,13 +112,10 @@ void gt_esc_gnuplot(char *out, size_t n, const char *s) {
     char c[4];
     int len;
     while (s && (len = u8_next(&s, c)) > 0) {
-        if (len == 1 && c[0] == '\'') {
-            if (k + 2 >= n) break;
-            out[k++] = '\'';
-            out[k++] = '\'';
-            continue;
-        }
-        if (len == 1 && ((unsigned char)c[0] < 0x20 || c[0] == 0x7f)) c[0] = '?';
+        if (len == 1 && c[0] == '\'') { /* U+2019: gnuplot's '' escape fails at a string's start */
+            memcpy(c, "\xe2\x80\x99", 3);
+            len = 3;
+        } else if (len == 1 && ((unsigned char)c[0] < 0x20 || c[0] == 0x7f)) c[0] = '?';
         if (k + (size_t)len >= n) break;
         memcpy(out + k, c, (size_t)len);
         k += (size_t)len;
@@ -178,18 +175,19 @@ void gt_esc_csv(FILE *f, const char *s) {
     if (quote) fputc('"', f);
 }
 
-int gt_run_argv(const char *const argv[], const char *log) {
+int gt_run_argv(const char *dir, const char *const argv[], const char *log) {
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
-        if (log) {
+        if (log) { /* opened before the chdir: a relative log path is the caller's */
             int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
             if (fd >= 0) {
                 dup2(fd, 1);
                 dup2(fd, 2);
             }
         }
+        if (dir && chdir(dir)) _exit(127);
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }

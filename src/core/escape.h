@@ -25,9 +25,12 @@ void gt_fputs_utf8(FILE *f, const char *s);
  * loadtxt): letters, digits, UTF-8 and . _ - + : / ( ) [ ] kept, anything
  * else (space, control, quote, #, comma, ...) as '_'; empty as "-". */
 void gt_esc_token(char *out, size_t n, const char *s);
-/* gnuplot: the body of a single-quoted string ('' for ', control bytes and
- * newlines as '?'); no backslash, backtick or macro substitution happens in
- * gnuplot's single-quoted strings. Truncates to n-1 bytes, never mid-escape. */
+/* gnuplot: the body of a single-quoted string: ' as U+2019 (gnuplot's ''
+ * escape does not work at the start of a string or after another ''),
+ * control bytes and newlines as '?'; no backslash, backtick or macro
+ * substitution happens in gnuplot's single-quoted strings. For names in
+ * titles and tics: file names in scripts are constant (gnuplot runs in the
+ * plot directory, gt_run_argv). Truncates to n-1 bytes, never mid-character. */
 void gt_esc_gnuplot(char *out, size_t n, const char *s);
 /* HTML text and attribute values: & < > " ' as entities, C0 control bytes
  * other than newline and tab as a space. */
@@ -39,8 +42,9 @@ void gt_esc_md(FILE *f, const char *s);
 /* CSV field: quoted when it holds , " CR or LF (" doubled); a field starting
  * with = + - @ TAB or CR gets a ' prefix (no spreadsheet formula). */
 void gt_esc_csv(FILE *f, const char *s);
-/* Runs argv[0] (PATH lookup) with argv, no shell; stdout and stderr appended
- * to log (or inherited when NULL). Returns the exit status, -1 when it could
- * not start or died on a signal. */
-int gt_run_argv(const char *const argv[], const char *log);
+/* Runs argv[0] (PATH lookup) with argv, no shell, in directory dir (NULL:
+ * the current one); stdout and stderr appended to log (or inherited when
+ * NULL). Returns the exit status, -1 when it could not start or died on a
+ * signal (127: could not run, or no such dir). */
+int gt_run_argv(const char *dir, const char *const argv[], const char *log);
 #endif

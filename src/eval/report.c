@@ -191,17 +191,6 @@ static void image(rep *r, const char *name, const char *alt) {
     fputs("\"></p>\n", r->html);
 }
 
-/* A path of the run directory as the body of a gnuplot single-quoted string
- * (the run directory's name is data too). */
-typedef struct gp_path {
-    char s[2 * PATH_MAX + 128];
-} gp_path;
-static gp_path gp_q(const char *path) {
-    gp_path q;
-    gt_esc_gnuplot(q.s, sizeof q.s, path);
-    return q;
-}
-
 /* Runs gnuplot on plots/<name>.gp (body after the terminal/output lines);
  * adds the image when a valid PNG came out. */
 static void plot(rep *r, const char *name, const char *alt, const char *body) {
@@ -214,17 +203,20 @@ static void plot(rep *r, const char *name, const char *alt, const char *body) {
     for (int k = 0; k < 2; k++) {
         FILE *f = fopen(gp, "w");
         if (!f) return;
-        char qpng[PATH_MAX + 80];
-        gt_esc_gnuplot(qpng, sizeof qpng, png);
-        fprintf(f, "set terminal %s\nset termoption noenhanced\nset output '%s'\nset datafile missing 'NaN'\n"
+        /* gnuplot runs in plots/: the scripts name their files relative to
+         * it (name is one of the report's own), never by the run directory */
+        fprintf(f, "set terminal %s\nset termoption noenhanced\nset output '%s.png'\nset datafile missing 'NaN'\n"
                    "set key outside right top\n"
                    "set grid\n%s\nunset output\n",
-                terms[k], qpng, body);
+                terms[k], name, body);
         fclose(f);
         remove(png);
         /* no shell between gridtrain and gnuplot: paths and names are data */
-        const char *argv[] = {r->gnuplot, gp, NULL};
-        int st = gt_run_argv(argv, log);
+        char plots[PATH_MAX + 64], script[128];
+        snprintf(plots, sizeof plots, "%s/plots", r->dir);
+        snprintf(script, sizeof script, "%s.gp", name);
+        const char *argv[] = {r->gnuplot, script, NULL};
+        int st = gt_run_argv(plots, argv, log);
         if (st == 0 && gt_png_valid(png, 1000)) {
             char file[128];
             snprintf(file, sizeof file, "%s.png", name);
@@ -456,7 +448,7 @@ static void sec_training(rep *r, const cJSON *ev) {
     snprintf(body, sizeof body,
              "set title 'training and validation loss (masked MSE, normalised units)'\nset xlabel 'step'\n"
              "set ylabel 'loss'\nset logscale y\nplot '%s' index 0 using 1:2 with lines lw 2 title 'train'%s",
-             gp_q(dat).s, n_val ? ", '' index 1 using 1:2 with linespoints lw 2 title 'validation'" : "");
+             "loss.dat", n_val ? ", '' index 1 using 1:2 with linespoints lw 2 title 'validation'" : "");
     plot(r, "loss", "loss curves", body);
 }
 
@@ -610,7 +602,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
             snprintf(body + len, cap - len,
                      ")\nplot '%s' using 2 title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb 'black' title "
                      "'F1 target 0.8'",
-                     gp_q(dat).s);
+                     "nilm_f1_ea.dat");
             plot(r, "nilm_f1_ea", "per-appliance F1 and EA", body);
             free(body);
         }
@@ -659,7 +651,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
                        "set title 'one day of the first test household: true (solid) vs predicted (dashed)'\n"
                        "set xlabel 'hours'\nset ylabel 'W'\n"
                        "plot '%s' using 1:2 with lines lc rgb '#bbbbbb' title 'aggregate'",
-                       gp_q(csv).s);
+                       "../eval_sample.csv");
     const char *col[3] = {"#1f77b4", "#d62728", "#2ca02c"};
     for (int k = 0; k < 3; k++) {
         if (top[k] < 0 || top[k] >= nn) continue;
@@ -742,7 +734,7 @@ static void sec_pdm(rep *r, const cJSON *ev) {
                  "set style fill transparent solid 0.3 noborder\n"
                  "plot '%s' using 1:($3 > 0 ? ymax : 1/0) with impulses lc rgb '#ff9999' title 'event', "
                  "'' using 1:2 with lines lc rgb '#1f77b4' title 'score', thr with lines lw 2 dt 2 lc rgb 'black' title 'threshold'",
-                 jnum(p, "threshold"), gp_q(csv).s, gp_q(csv).s);
+                 jnum(p, "threshold"), "../eval_scores.csv", "../eval_scores.csv");
         plot(r, "pdm_scores", "anomaly score with threshold and events", body);
     }
 }
@@ -808,7 +800,7 @@ static void sec_gpu(rep *r, const cJSON *man) {
     snprintf(body, sizeof body,
              "set title 'GPU utilisation per rank'\nset xlabel 'training time (s)'\nset ylabel 'busy %%'\n"
              "set yrange [0:105]\nplot for [i=0:%d] '%s' index i using 1:2 with lines lw 2 title sprintf('rank %%d', i)",
-             ranks - 1, gp_q(dat).s);
+             ranks - 1, "gpu.dat");
     plot(r, "gpu", "GPU utilisation per rank", body);
 }
 
@@ -820,6 +812,8 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     snprintf(p, sizeof p, "%s/plots", run_dir);
     mkdir(p, 0755);
     r.have_gnuplot = find_gnuplot(gnuplot, r.gnuplot, sizeof r.gnuplot);
+    char abs[PATH_MAX]; /* gnuplot runs in plots/: a relative path of it would not be found there */
+    if (r.have_gnuplot && r.gnuplot[0] != '/' && realpath(r.gnuplot, abs)) snprintf(r.gnuplot, sizeof r.gnuplot, "%s", abs);
     snprintf(p, sizeof p, "%s/report.md", run_dir);
     snprintf(ph, sizeof ph, "%s/report.html", run_dir);
     /* new unique temporaries: two evaluations of one run never share one */

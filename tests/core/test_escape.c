@@ -46,10 +46,10 @@ int main(void) {
     free(d);
 
     /* gnuplot single-quoted string body */
-    gt_esc_gnuplot(b, sizeof b, "'.system('touch P').'\n\xe9");
-    TEST_CHECK(same("gnuplot", b, "''.system(''touch P'').''?\xc3\xa9"));
-    gt_esc_gnuplot(b, 4, "a'b"); /* the escape is not cut in half */
-    TEST_CHECK(same("gnuplot cut", b, "a''"));
+    gt_esc_gnuplot(b, sizeof b, "'.system('touch P').'\n\xe9`x`");
+    TEST_CHECK(same("gnuplot", b, "\xe2\x80\x99.system(\xe2\x80\x99touch P\xe2\x80\x99).\xe2\x80\x99?\xc3\xa9`x`"));
+    gt_esc_gnuplot(b, 4, "a'b"); /* a character is not cut in half */
+    TEST_CHECK(same("gnuplot cut", b, "a"));
 
     /* data token */
     gt_esc_token(b, sizeof b, "=cmd|' /C calc'!A0");

@@ -111,7 +111,7 @@ if kind == "nilm":
     ck("report.md: a formula-like name", "=cmd\\|' /C calc'!A0" in md)
     ck("report.html: <script> as text", "&lt;script&gt;alert(1)&lt;/script&gt;" in html)
     gp = open(os.path.join(run, "plots", "nilm_f1_ea.gp"), encoding="utf-8").read()
-    ck("nilm_f1_ea.gp: the names as escaped xtics", "'''.system(''touch PWNED'').''' " in gp)
+    ck("nilm_f1_ea.gp: the names as xtics, ' as U+2019", "'\u2019.system(\u2019touch PWNED\u2019).\u2019' " in gp)
 else:
     by_t = ev["pdm"]["by_machine_type"]
     by_c = ev["pdm"]["by_condition"]
@@ -129,7 +129,7 @@ gps = [f for f in os.listdir(os.path.join(run, "plots")) if f.endswith(".gp")]
 ck("plot scripts written", len(gps) >= 2)
 for f in gps:
     t = open(os.path.join(run, "plots", f), encoding="utf-8").read()
-    ck(f"{f}: the run directory in its paths, escaped", "''.system(''touch PWNED'').''" in t)
+    ck(f"{f}: no path of the run directory (gnuplot runs in plots/)", "<b>x" not in t and "run " not in t)
 sys.exit(0 if ok else 1)
 PY
 if command -v gnuplot >/dev/null 2>&1; then # the plots were still drawn
