@@ -187,6 +187,8 @@ int gt_run_argv(const char *dir, const char *const argv[], const char *log) {
                 dup2(fd, 2);
             }
         }
+        int in = open("/dev/null", O_RDONLY | O_CLOEXEC); /* never waits on a terminal */
+        if (in >= 0) dup2(in, 0);
         if (dir && chdir(dir)) _exit(127);
         execvp(argv[0], (char *const *)argv);
         _exit(127);

@@ -43,8 +43,8 @@ void gt_esc_md(FILE *f, const char *s);
  * with = + - @ TAB or CR gets a ' prefix (no spreadsheet formula). */
 void gt_esc_csv(FILE *f, const char *s);
 /* Runs argv[0] (PATH lookup) with argv, no shell, in directory dir (NULL:
- * the current one); stdout and stderr appended to log (or inherited when
- * NULL). Returns the exit status, -1 when it could not start or died on a
+ * the current one), stdin from /dev/null; stdout and stderr appended to log
+ * (or inherited when NULL). Returns the exit status, -1 when it could not start or died on a
  * signal (127: could not run, or no such dir). */
 int gt_run_argv(const char *dir, const char *const argv[], const char *log);
 #endif

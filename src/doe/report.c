@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/check.h"
@@ -821,20 +820,10 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
     if (d->html) fputs("</body></html>\n", d->f);
 }
 
+/* gnuplot in the report directory, no shell (the scripts name only their own files) */
 static int run_gnuplot(const char *dir, const char *script) {
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (chdir(dir)) _exit(127);
-        int fd = open("/dev/null", 0);
-        if (fd >= 0) dup2(fd, 0);
-        execlp("gnuplot", "gnuplot", script, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    const char *argv[] = {"gnuplot", script, NULL};
+    return gt_run_argv(dir, argv, NULL) == 0 ? 0 : -1;
 }
 
 static FILE *open_out(const char *dir, const char *name) {

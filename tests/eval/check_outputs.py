@@ -176,6 +176,8 @@ def main():
                 first = open(p, "rb").readline()
                 if b"," in first:
                     check_csv(p)
+                elif not first:
+                    pass  # empty: valid CSV
                 else:
                     bad(f"{p}: a .csv that is neither CSV nor declared plot data")
             elif fn.endswith(".md"):

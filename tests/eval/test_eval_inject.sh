@@ -79,7 +79,10 @@ else
   gt_tiny_pdm_ini "$base/train.ini" "$base/data.h5" "$run" 20 10
   plot_args=(--plot-cols "eval_scores.csv=4" --plot-cols "plots/loss.dat=2")
 fi
-"$tool" train "$base/train.ini" >"$base/train.log" 2>&1 || { tail -20 "$base/train.log"; fail "train"; }
+"$tool" train "$base/train.ini" train.trace=true >"$base/train.log" 2>&1 || { tail -20 "$base/train.log"; fail "train"; }
+for f in manifest.json eval.json timing.json trace.json metrics.jsonl data_used.csv screened.csv report.md report.html; do
+  [ -e "$run/$f" ] || fail "$f not written"
+done
 "$tool" eval "$run" >"$base/eval.log" 2>&1 || { tail -20 "$base/eval.log"; fail "eval"; }
 # a log line in Latin-1 with a control byte, which doctor --json quotes as evidence
 printf 'gridtrain: error: data: caf\xe9 \x01 "<script>" | (exit 3)\n' > "$run/hostile.log"
