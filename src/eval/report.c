@@ -444,11 +444,11 @@ static void sec_training(rep *r, const cJSON *ev) {
         para(r, "metrics.jsonl holds no loss values yet.");
         return;
     }
-    char body[3 * PATH_MAX + 512];
+    char body[1024];
     snprintf(body, sizeof body,
              "set title 'training and validation loss (masked MSE, normalised units)'\nset xlabel 'step'\n"
-             "set ylabel 'loss'\nset logscale y\nplot '%s' index 0 using 1:2 with lines lw 2 title 'train'%s",
-             "loss.dat", n_val ? ", '' index 1 using 1:2 with linespoints lw 2 title 'validation'" : "");
+             "set ylabel 'loss'\nset logscale y\nplot 'loss.dat' index 0 using 1:2 with lines lw 2 title 'train'%s",
+             n_val ? ", '' index 1 using 1:2 with linespoints lw 2 title 'validation'" : "");
     plot(r, "loss", "loss curves", body);
 }
 
@@ -578,7 +578,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
              * script, as gnuplot single-quoted strings */
             const cJSON *e;
             const cJSON *apps = jget(test, "appliances");
-            size_t cap = 3 * PATH_MAX + 1024 + (size_t)cJSON_GetArraySize(apps) * (2 * GT_REPORT_NAME + 16);
+            size_t cap = 1024 + (size_t)cJSON_GetArraySize(apps) * (2 * GT_REPORT_NAME + 16);
             char *body = GT_MALLOC(cap), q[2 * GT_REPORT_NAME];
             size_t len = (size_t)snprintf(body, cap,
                                           "set title 'per-appliance F1 and EA (test split)'\nset style data histograms\n"
@@ -600,9 +600,8 @@ static void sec_nilm(rep *r, const cJSON *ev) {
             }
             fclose(o);
             snprintf(body + len, cap - len,
-                     ")\nplot '%s' using 2 title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb 'black' title "
-                     "'F1 target 0.8'",
-                     "nilm_f1_ea.dat");
+                     ")\nplot 'nilm_f1_ea.dat' using 2 title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb "
+                     "'black' title 'F1 target 0.8'");
             plot(r, "nilm_f1_ea", "per-appliance F1 and EA", body);
             free(body);
         }
@@ -662,8 +661,8 @@ static void sec_nilm(rep *r, const cJSON *ev) {
     int len = snprintf(body, sizeof body,
                        "set title '%s of test household %lld%s%s: true (shaded) vs predicted (line)'\n"
                        "set xlabel 'hours from the start of the sample'\nset ylabel 'W'\nset style fill transparent solid 0.3 noborder\n"
-                       "plot '%s' using 1:2 with lines lc rgb '#bbbbbb' title 'aggregate'",
-                       what, hid, *from ? ", from " : "", from, "../eval_sample.csv");
+                       "plot '../eval_sample.csv' using 1:2 with lines lc rgb '#bbbbbb' title 'aggregate'",
+                       what, hid, *from ? ", from " : "", from);
     const char *col[3] = {"#1f77b4", "#d62728", "#2ca02c"};
     for (int k = 0; k < 3; k++) {
         if (top[k] < 0 || top[k] >= nn) continue;
@@ -739,14 +738,14 @@ static void sec_pdm(rep *r, const cJSON *ev) {
     char csv[PATH_MAX + 64];
     snprintf(csv, sizeof csv, "%s/eval_scores.csv", r->dir);
     if (access(csv, R_OK) == 0 && isfinite(jnum(p, "threshold"))) {
-        char body[5 * PATH_MAX + 1024];
+        char body[1024];
         snprintf(body, sizeof body,
                  "set title 'anomaly score of one evaluation turbine (shaded: labelled events)'\nset xlabel 'hours'\n"
-                 "set ylabel 'score'\nset logscale y\nthr = %.9g\nstats '%s' using 2 nooutput\nymax = STATS_max * 2\n"
+                 "set ylabel 'score'\nset logscale y\nthr = %.9g\nstats '../eval_scores.csv' using 2 nooutput\nymax = STATS_max * 2\n"
                  "set style fill transparent solid 0.3 noborder\n"
-                 "plot '%s' using 1:($3 > 0 ? ymax : 1/0) with impulses lc rgb '#ff9999' title 'event', "
+                 "plot '../eval_scores.csv' using 1:($3 > 0 ? ymax : 1/0) with impulses lc rgb '#ff9999' title 'event', "
                  "'' using 1:2 with lines lc rgb '#1f77b4' title 'score', thr with lines lw 2 dt 2 lc rgb 'black' title 'threshold'",
-                 jnum(p, "threshold"), "../eval_scores.csv", "../eval_scores.csv");
+                 jnum(p, "threshold"));
         plot(r, "pdm_scores", "anomaly score with threshold and events", body);
     }
 }
@@ -808,11 +807,11 @@ static void sec_gpu(rep *r, const cJSON *man) {
     if (o) fclose(o);
     if (f) fclose(f);
     if (n == 0) return;
-    char body[3 * PATH_MAX + 256];
+    char body[512];
     snprintf(body, sizeof body,
              "set title 'GPU utilisation per rank'\nset xlabel 'training time (s)'\nset ylabel 'busy %%'\n"
-             "set yrange [0:105]\nplot for [i=0:%d] '%s' index i using 1:2 with lines lw 2 title sprintf('rank %%d', i)",
-             ranks - 1, "gpu.dat");
+             "set yrange [0:105]\nplot for [i=0:%d] 'gpu.dat' index i using 1:2 with lines lw 2 title sprintf('rank %%d', i)",
+             ranks - 1);
     plot(r, "gpu", "GPU utilisation per rank", body);
 }
 
