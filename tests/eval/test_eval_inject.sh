@@ -7,8 +7,9 @@
 # strings (system(), backticks), a shell ($(...)), HTML (<script>), Markdown
 # tables (|), CSV (=cmd|..., + - @) and JSON (quote, backslash, a Latin-1
 # byte). Nothing may run (no PWNED file), and every output must still parse
-# (tests/eval/check_outputs.py). Names with a newline or another control
-# character are refused by the schema with one line (exit 3).
+# (tests/eval/check_outputs.py). Appliance and channel names with a newline
+# or another control character are refused by the schema with one line
+# (exit 3); a legend name with a newline and a control byte is written escaped.
 # $1: gridtrain, $2: nilm or pdm.
 set -euo pipefail
 tool=$1
@@ -68,6 +69,8 @@ with h5py.File(path, "r+") as f:
             # event kinds named status_* are operating-status periods: the prefix is kept
             names = [(b"status_" if n.startswith(b"status_") else b"") + evil[(i + 3) % len(evil)] for i, n in
                      enumerate(names)]
+            if len(names) > 1:  # the legends take any bytes: a newline, a control byte, a Latin-1 byte
+                names[1] = b"new\nline\x01\xe9|x"
             ds[...] = np.array([x[:31] for x in names], dtype=ds.dtype)
 PY
 
@@ -124,6 +127,8 @@ else:
     top = [l.split()[3] for l in open(os.path.join(run, "eval_scores.csv"), encoding="utf-8") if not l.startswith("#")]
     ck("eval_scores.csv: channel names as one token", all(" " not in t for t in top))
     ck("report.md: the per-machine-type table", "### Per machine type" in md)
+    ck("eval.json: a legend name with a newline, a control byte and Latin-1", "new\nline\u0001\u00e9|x" in keys)
+    ck("report.md: that name in one table cell", "| new line \u00e9\\|x | " in md)
 d = json.load(open(doc, encoding="utf-8"))
 ck("doctor --json: the Latin-1 log line as UTF-8", "caf\u00e9" in json.dumps(d, ensure_ascii=False))
 man = json.load(open(os.path.join(run, "manifest.json"), encoding="utf-8"))
