@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/train_args.h"
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "eval/eval.h"
 #include "eval/report.h"
@@ -238,7 +239,9 @@ static void check_columns(const char *path, const gt_eval_loaded *L, const gt_ta
         const cJSON *c = cJSON_GetArrayItem(cols, i);
         const char *want = c && cJSON_IsString(c) ? c->valuestring : NULL;
         const char *got = i < n_sel ? g_data.names[i] : NULL;
-        if (want && got && !strcmp(want, got)) continue;
+        char got_u8[3 * sizeof g_data.names[0]]; /* the manifest holds names as valid UTF-8 (core/escape.h) */
+        if (got) gt_utf8_fix(got_u8, sizeof got_u8, got);
+        if (want && got && !strcmp(want, got_u8)) continue;
         snprintf(msg, sizeof msg,
                  "%s: %s column %d is %s%s%s but the run %s was trained with %s%s%s there (columns are matched by "
                  "position: give a file with the run's %ss in the run's order)",

@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "dist/reduce.h"
 #include "eval/eval.h"
@@ -602,7 +603,11 @@ static void write_sample(const char *path, const sample_buf *smp, const gt_io_ap
     char from[32] = "?";
     if (gmtime_r(&t0, &tm)) strftime(from, sizeof from, "%Y-%m-%dT%H:%M:%SZ", &tm);
     fprintf(f, "# household id %lld (file index %d) from %s; columns: time_h aggregate_w", (long long)smp->id, best, from);
-    for (int a = 0; a < A; a++) fprintf(f, " true_%s pred_%s", meta[a].name, meta[a].name);
+    for (int a = 0; a < A; a++) { /* one whitespace-free token per name: the header stays one comment line */
+        char tok[3 * GT_FORMAT_NAME_LEN];
+        gt_esc_token(tok, sizeof tok, meta[a].name);
+        fprintf(f, " true_%s pred_%s", tok, tok);
+    }
     fputc('\n', f);
     /* a blank line where windows were skipped (screened gaps or spikes): the
      * plot breaks its lines there instead of drawing across the hole */

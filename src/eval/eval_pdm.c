@@ -28,6 +28,7 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "data/dataset.h"
 #include "dist/reduce.h"
@@ -961,7 +962,8 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
                         if (sh->labels[ti[k].r0 + lo + r]) lab = 1;
                     }
                     double th = (double)a / ti[k].rate / 3600.0;
-                    const char *cn = ch >= 0 && ch < sh->n_channels ? sh->channels[ch].name : "-";
+                    char cn[3 * GT_FORMAT_NAME_LEN]; /* one token: the row keeps its 4 columns */
+                    gt_esc_token(cn, sizeof cn, ch >= 0 && ch < sh->n_channels ? sh->channels[ch].name : "-");
                     if (isfinite(mx)) fprintf(f, "%.5f %.6g %d %s\n", th, mx, lab, cn);
                     else fprintf(f, "%.5f NaN %d -\n", th, lab);
                 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
@@ -476,10 +477,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
         cJSON_AddNumberToObject(c, "eval_time_s", gt_now() - t0);
         char *txt = cJSON_Print(root);
-        size_t len = strlen(txt);
-        char *withnl = GT_MALLOC(len + 2);
-        memcpy(withnl, txt, len);
-        withnl[len] = '\n', withnl[len + 1] = 0;
+        char *withnl = gt_utf8_dup(txt, "\n"); /* names from the data file: valid UTF-8 JSON */
         /* the previous eval.json stays when this write fails, and the run fails: no silent loss */
         if (gt_write_file_atomic(json_path, withnl))
             GT_FAIL(GT_EXIT_RESOURCE, "eval: cannot write %s: %s (the previous one, if any, is left as it was)",

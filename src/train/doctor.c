@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "train/run_json_impl.h"
@@ -629,7 +630,8 @@ void gt_doctor_print(const gt_doctor_report *r, const char *run_dir, int json, F
             cJSON_AddItemToArray(fs, j);
         }
         char *s = cJSON_Print(o);
-        fprintf(out, "%s\n", s);
+        gt_fputs_utf8(out, s); /* log lines in any encoding: valid UTF-8 JSON */
+        fputc('\n', out);
         cJSON_free(s);
         cJSON_Delete(o);
         return;
