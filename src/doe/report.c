@@ -81,8 +81,12 @@ gt_doe_stat gt_doe_stat_of(const double *v, int n) {
 /* ---------------------------------------------------------------- load -- */
 
 static cJSON *read_json(const char *path) {
-    char *t = gt_read_file(path, NULL);
-    if (!t) return NULL;
+    char why[160];
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
+    if (!t) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(t);
     free(t);
     return j;
@@ -94,9 +98,10 @@ static cJSON *read_json(const char *path) {
 static cJSON *read_eval_json(const char *path, const char **damage) {
     *damage = NULL;
     size_t n = 0;
-    char *t = gt_read_file(path, &n);
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "an eval.json", &n, NULL, 0);
     if (!t) {
-        if (errno != ENOENT) *damage = "cannot be read as a regular file";
+        if (errno == EFBIG) *damage = "larger than the 64 MiB an eval.json may have";
+        else if (errno != ENOENT) *damage = "cannot be read as a regular file";
         return NULL;
     }
     cJSON *j = NULL;
