@@ -365,6 +365,43 @@ static int span_cmp(const void *a, const void *b) {
     return (x->code > y->code) - (x->code < y->code);
 }
 
+/* Stray time stamps of an asset (import_parse.h, gt_stray_edges) among its M time-ordered kept rows
+ * keep[] (times ts[], bits[]): each a warning naming FILE:LINE, then left out of keep/bits/ts, and
+ * the files' prediction and training ranges (pmin..tmax, by the asset's file k) taken again without
+ * them. Returns 0 or -1 (--strict: the error is in d). */
+static int care_strays(const care_plan *P, const turbine *tb, const uint8_t *train, const uint32_t *line,
+                       const int32_t *file, int64_t *keep, uint8_t *bits, int64_t *ts, int64_t *M, int64_t *pmin,
+                       int64_t *pmax, int64_t *tmin, int64_t *tmax, gt_diag *d, care_stats *cs) {
+    int64_t lo = 0, hi = *M;
+    if (gt_stray_edges(ts, *M, &lo, &hi) == 0) return 0;
+    for (int64_t i = 0; i < *M; i++) {
+        if (i == lo) i = hi;
+        if (i >= *M) break;
+        const int64_t near = i < lo ? lo : hi - 1, r = keep[i], q = keep[near];
+        cs->s.n_stray++;
+        if (gt_diag_warn(d, GT_WARN_TIME_RANGE, "%s:%u: time stamp lies %lld days %s the rest of asset %lld's "
+                         "rows (%s:%u): a stray clock; row skipped", P->f[file[r]].path, line[r],
+                         (long long)(llabs(ts[i] - ts[near]) / 86400000), i < lo ? "before" : "after",
+                         (long long)tb->asset, P->f[file[q]].path, line[q]))
+            return -1;
+    }
+    const int64_t n = hi - lo;
+    memmove(keep, keep + lo, sizeof *keep * (size_t)n);
+    memmove(bits, bits + lo, (size_t)n);
+    memmove(ts, ts + lo, sizeof *ts * (size_t)n);
+    *M = n;
+    for (int k = 0; k < tb->n_files; k++) pmin[k] = tmin[k] = INT64_MAX, pmax[k] = tmax[k] = INT64_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t r = keep[i];
+        int k = 0;
+        while (k < tb->n_files && tb->files[k] != file[r]) k++; /* an asset has a few files */
+        if (k == tb->n_files) continue;
+        if (train[r] & 2) pmin[k] = ts[i] < pmin[k] ? ts[i] : pmin[k], pmax[k] = ts[i] > pmax[k] ? ts[i] : pmax[k];
+        if (train[r] & 1) tmin[k] = ts[i] < tmin[k] ? ts[i] : tmin[k], tmax[k] = ts[i] > tmax[k] ? ts[i] : tmax[k];
+    }
+    return 0;
+}
+
 static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag *d, care_stats *cs) {
     turbine *tb = &P->t[ti];
     const int C = P->C;
@@ -488,9 +525,23 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     int64_t *ts = GT_MALLOC(sizeof(int64_t) * (size_t)M);
     float *col = GT_MALLOC(sizeof(float) * (size_t)M);
     for (int64_t i = 0; i < M; i++) ts[i] = t[keep[i]];
+    if (care_strays(P, tb, train, line, file, keep, bits, ts, &M, pmin, pmax, tmin, tmax, d, cs)) {
+        free(ts), free(col), free(keep), free(bits);
+        goto fail;
+    }
     gt_grid g = gt_grid_span(ts[0], ts[M - 1], pms);
     const int64_t n = g.n_rows;
-    void *blob = GT_MALLOC((size_t)n * ((size_t)C * 4 + 1));
+    int64_t at = 0; /* a grid of decades for a few rows: refused before it is allocated */
+    if (gt_grid_too_sparse(n, ts, M, &at)) {
+        const int64_t r = keep[at], q = keep[at > 0 ? at - 1 : 0];
+        gt_diag_error(d, GT_EXIT_DATA, "%s:%u: %lld days after %s:%u: the grid of asset %lld would have %lld rows of "
+                      "%g s for %lld rows (more than %d per row): fix the clock of the source", P->f[file[r]].path,
+                      line[r], (long long)((ts[at] - ts[at > 0 ? at - 1 : 0]) / 86400000), P->f[file[q]].path, line[q],
+                      (long long)tb->asset, (long long)n, o->period_s, (long long)M, GT_IMPORT_GRID_MAX_RATIO);
+        free(ts), free(col), free(keep), free(bits);
+        goto fail;
+    }
+    void *blob = GT_ALLOC_ARRAY(n, (size_t)C * 4 + 1, "import care: an asset's grid");
     float *sig = blob;
     uint8_t *lab = (uint8_t *)(sig + (size_t)n * C);
     for (int c = 0; c < C; c++) {
