@@ -277,8 +277,8 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
             const long long id = (long long)ids[e2];
             free(ids);
             return fail(err, en, path, F->line, "factor '%s' = all: %s: /care_events/event_id holds event %lld at "
-                        "entries %lld and %lld (%lld repeated entries in all): one entry per event dataset; re-import "
-                        "the farm", F->name, file, id, (long long)e1, (long long)e2, (long long)n_rep);
+                        "entries %lld and %lld (%lld entries repeat an earlier one): one entry per event dataset; "
+                        "re-import the farm", F->name, file, id, (long long)e1, (long long)e2, (long long)n_rep);
         }
         free(F->levels[0]);
         F->levels = GT_REALLOC(F->levels, sizeof(char *) * (size_t)k);
