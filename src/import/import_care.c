@@ -453,12 +453,13 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
             }
         if (N + r.n > cap) {
             cap = (N + r.n) * 2;
-            t = GT_REALLOC(t, (size_t)cap * 8);
-            v = GT_REALLOC(v, (size_t)cap * (size_t)C * 4);
-            status = GT_REALLOC(status, (size_t)cap);
-            train = GT_REALLOC(train, (size_t)cap);
-            line = GT_REALLOC(line, (size_t)cap * 4);
-            file = GT_REALLOC(file, (size_t)cap * 4);
+            const char *what = "import care: an asset's rows";
+            t = GT_REALLOC_ARRAY(t, cap, 8, what);
+            v = GT_REALLOC_ARRAY(v, cap * C, 4, what);
+            status = GT_REALLOC_ARRAY(status, cap, 1, what);
+            train = GT_REALLOC_ARRAY(train, cap, 1, what);
+            line = GT_REALLOC_ARRAY(line, cap, 4, what);
+            file = GT_REALLOC_ARRAY(file, cap, 4, what);
         }
         for (int64_t i = 0; i < r.n; i++) {
             float *row = v + (size_t)(N + i) * C;
@@ -549,7 +550,7 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
         gt_resample_mean(ts, col, M, &g, sig + c, (size_t)C, P->angle[c]);
     }
     /* labels from status (worst in the bin), conditions from the train/prediction bits */
-    uint8_t *cond_bits = GT_CALLOC((size_t)n, 1);
+    uint8_t *cond_bits = GT_CALLOC_ARRAY(n, 1, "import care: an asset's grid");
     memset(lab, 0, (size_t)n);
     for (int64_t i = 0; i < M; i++) {
         int64_t k = gt_grid_row(&g, ts[i]);

@@ -287,12 +287,13 @@ int gt_parse_care_header(const char *buf, size_t n, const char *fname, gt_care_r
 
 static void care_grow(gt_care_rows *r) {
     int64_t cap = r->cap ? r->cap * 2 : 1024;
-    r->t = GT_REALLOC(r->t, (size_t)cap * 8);
-    r->v = GT_REALLOC(r->v, (size_t)cap * (size_t)(r->n_cols ? r->n_cols : 1) * 4);
-    r->status = GT_REALLOC(r->status, (size_t)cap);
-    r->train = GT_REALLOC(r->train, (size_t)cap);
-    r->asset = GT_REALLOC(r->asset, (size_t)cap * 8);
-    r->line = GT_REALLOC(r->line, (size_t)cap * 4);
+    const char *what = "import care: a file's rows";
+    r->t = GT_REALLOC_ARRAY(r->t, cap, 8, what);
+    r->v = GT_REALLOC_ARRAY(r->v, cap * (r->n_cols ? r->n_cols : 1), 4, what);
+    r->status = GT_REALLOC_ARRAY(r->status, cap, 1, what);
+    r->train = GT_REALLOC_ARRAY(r->train, cap, 1, what);
+    r->asset = GT_REALLOC_ARRAY(r->asset, cap, 8, what);
+    r->line = GT_REALLOC_ARRAY(r->line, cap, 4, what);
     r->cap = cap;
 }
 

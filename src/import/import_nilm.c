@@ -394,7 +394,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
     float *ag = blob, *app = ag + n;
     uint8_t *flags = (uint8_t *)(app + (size_t)n * A);
     memset(flags, 0, (size_t)n);
-    float *tmp = GT_MALLOC(sizeof(float) * (size_t)n);
+    float *tmp = GT_ALLOC_ARRAY(n, sizeof(float), "import: a house's grid");
     gt_resample_mean(agg[0].t, agg[0].v, agg[0].n, &g, ag, 1, 0);
     hs->gap_rows += gt_mark_gaps(agg[0].t, agg[0].n, &g, gap, flags, GT_IMPORT_GAP_BIT);
     if (n_agg == 2) {
@@ -446,7 +446,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
         if (n_named[a] == 1) {
             hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, app + a, (size_t)A, 0);
         } else {
-            float *v = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1));
+            float *v = GT_ALLOC_ARRAY(n, sizeof(float), "import: a house's grid");
             hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, v, 1, 0);
             cl[a].leg = GT_REALLOC(cl[a].leg, sizeof(float *) * (size_t)(cl[a].n + 1));
             cl[a].leg[cl[a].n++] = v;
@@ -529,7 +529,7 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     P.period_s = o->period_s;
     P.n_rows = GT_CALLOC((size_t)H, sizeof(int64_t));
     P.t0 = GT_CALLOC((size_t)H, sizeof(int64_t));
-    P.owns = GT_CALLOC((size_t)H * A, 1);
+    P.owns = GT_CALLOC_ARRAY((int64_t)H * A, 1, "import: households x appliances");
     P.blob = GT_CALLOC((size_t)H, sizeof(void *));
 
     /* parse: items by text bytes */

@@ -350,9 +350,9 @@ const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms) {
 void gt_series_push(gt_series *s, int64_t t, float v, uint32_t line) {
     if (s->n == s->cap) {
         int64_t cap = s->cap ? s->cap * 2 : 4096;
-        s->t = GT_REALLOC(s->t, (size_t)cap * sizeof *s->t);
-        s->v = GT_REALLOC(s->v, (size_t)cap * sizeof *s->v);
-        s->line = GT_REALLOC(s->line, (size_t)cap * sizeof *s->line);
+        s->t = GT_REALLOC_ARRAY(s->t, cap, sizeof *s->t, "import: a channel's samples");
+        s->v = GT_REALLOC_ARRAY(s->v, cap, sizeof *s->v, "import: a channel's samples");
+        s->line = GT_REALLOC_ARRAY(s->line, cap, sizeof *s->line, "import: a channel's samples");
         s->cap = cap;
     }
     s->t[s->n] = t;
@@ -502,7 +502,7 @@ static int same_value(float a, float b) { return a == b || (isnan(a) && isnan(b)
 
 int gt_series_clean(gt_series *s, const char *fname, gt_diag *d, gt_series_stats *st) {
     if (s->unsorted) {
-        rec *r = GT_MALLOC(sizeof(rec) * (size_t)(s->n ? s->n : 1));
+        rec *r = GT_ALLOC_ARRAY(s->n, sizeof(rec), "import: a channel's samples");
         for (int64_t i = 0; i < s->n; i++) r[i] = (rec){s->t[i], s->v[i], s->line[i]};
         qsort(r, (size_t)s->n, sizeof(rec), rec_cmp);
         for (int64_t i = 0; i < s->n; i++) s->t[i] = r[i].t, s->v[i] = r[i].v, s->line[i] = r[i].line;
@@ -657,7 +657,7 @@ int64_t gt_sum_legs(const float *const *legs, int n_legs, int64_t n, int64_t max
         return 0;
     }
     /* bridged[j]: leg j with its short holes interpolated (the same rule as data.fill_max_s) */
-    float *bridged = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)n_legs);
+    float *bridged = GT_ALLOC_ARRAY((n > 0 ? n : 1) * (int64_t)n_legs, sizeof(float), "import: an appliance's legs");
     for (int j = 0; j < n_legs; j++) {
         float *b = bridged + (size_t)j * (size_t)n;
         memcpy(b, legs[j], sizeof(float) * (size_t)n);
