@@ -45,6 +45,11 @@ typedef struct {
 } dfile;
 
 typedef struct {
+    int64_t id;
+    int index; /* into the plan's ev */
+} care_ev_ref;
+
+typedef struct {
     int64_t asset;
     int n_files;
     int *files;  /* indices into plan.f */
@@ -59,6 +64,7 @@ typedef struct {
     uint8_t *angle;     /* [C] */
     gt_care_event *ev;
     int n_ev;
+    care_ev_ref *ev_by_id; /* [n_ev] sorted by id (ids are distinct): care_event_find */
     int farm;
     /* shared after parsing */
     int64_t *n_rows, *t0, *n_seg, *n_evt, *n_ce;
@@ -75,6 +81,24 @@ enum { CE_K = GT_CARE_EVENT_K };
 static int ll_cmp(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+/* event_info.csv's events by id: (id, index) sorted, binary search (a scan of every event for every
+ * file was files x events) */
+static int ev_id_cmp(const void *a, const void *b) {
+    const int64_t x = ((const care_ev_ref *)a)->id, y = ((const care_ev_ref *)b)->id;
+    return (x > y) - (x < y);
+}
+static void care_event_index(care_plan *P) {
+    P->ev_by_id = GT_ALLOC_ARRAY(P->n_ev, sizeof(care_ev_ref), "event_info.csv events");
+    for (int e = 0; e < P->n_ev; e++) P->ev_by_id[e] = (care_ev_ref){P->ev[e].event_id, e};
+    qsort(P->ev_by_id, (size_t)P->n_ev, sizeof(care_ev_ref), ev_id_cmp);
+}
+/* the event with this id, or NULL */
+static const gt_care_event *care_event_find(const care_plan *P, int64_t id) {
+    const care_ev_ref key = {id, -1},
+                      *hit = bsearch(&key, P->ev_by_id, (size_t)P->n_ev, sizeof key, ev_id_cmp);
+    return hit ? &P->ev[hit->index] : NULL;
 }
 
 static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
@@ -116,6 +140,7 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
     P->n_ev = gt_parse_care_events(t.p, t.n, path, &P->ev, d);
     gt_text_close(&t);
     if (P->n_ev < 0) goto out;
+    care_event_index(P);
     /* feature_description.csv (optional) */
     gt_care_feature *ft = NULL;
     int n_ft = 0;
@@ -209,11 +234,13 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
             break;
         }
         asset[i] = r.asset[0];
-        for (int k = 0; k < P->n_ev; k++)
-            if (P->ev[k].event_id == f->event_id && P->ev[k].asset != asset[i] &&
-                gt_diag_warn(d, GT_WARN_OTHER, "%s:2: asset_id %lld, but event_info.csv gives asset %lld for event %lld", f->path,
-                             (long long)asset[i], (long long)P->ev[k].asset, (long long)f->event_id))
-                break;
+        const gt_care_event *fe = care_event_find(P, f->event_id);
+        if (fe && fe->asset != asset[i] &&
+            gt_diag_warn(d, GT_WARN_OTHER, "%s:2: asset_id %lld, but event_info.csv gives asset %lld for event %lld", f->path,
+                         (long long)asset[i], (long long)fe->asset, (long long)f->event_id)) {
+            gt_care_rows_free(&r);
+            break;
+        }
         f->n_fcols = r.n_cols;
         f->colmap = GT_MALLOC(sizeof(int) * (size_t)(r.n_cols ? r.n_cols : 1));
         for (int c = 0; c < r.n_cols; c++) {
@@ -319,6 +346,7 @@ static void plan_free(care_plan *P) {
     free(P->ch);
     free(P->angle);
     free(P->ev);
+    free(P->ev_by_id);
     free(P->n_rows);
     free(P->t0);
     free(P->n_seg);
@@ -603,9 +631,7 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     int64_t n_ce = 0;
     for (int k = 0; k < tb->n_files; k++) {
         const dfile *f = &P->f[tb->files[k]];
-        const gt_care_event *x = NULL;
-        for (int e = 0; e < P->n_ev && !x; e++)
-            if (P->ev[e].event_id == f->event_id) x = &P->ev[e];
+        const gt_care_event *x = care_event_find(P, f->event_id);
         if (!x || pmin[k] > pmax[k]) continue;
         int64_t ps = gt_grid_row(&g, pmin[k]), pe = gt_grid_row(&g, pmax[k]) + 1;
         int64_t es = gt_grid_row(&g, x->start_ms), ee = gt_grid_row(&g, x->end_ms) + 1;
