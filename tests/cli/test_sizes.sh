@@ -5,6 +5,7 @@
 #     (train.trace_events = 2^62 wrapped malloc and crashed);
 #   - a JSON file read whole is refused from its size: a sparse 1 GiB
 #     plan-calibration.json names the file and the limit, exit 2, nothing read;
+#     a sparse 1 GiB manifest.json is a warning naming it (doctor reads on);
 #   - gridtrain import care: one stray time stamp 40 years after the rest of
 #     an asset's rows is skipped with a warning naming FILE:LINE (the grid
 #     stays the data's size), --strict makes it the error (exit 3); an
@@ -47,6 +48,13 @@ truncate -s 1G "$tmp/cal.json"
 check calibration-1g 2 "plan.calibration: cannot read $tmp/cal.json: 1073741824 bytes, more than the 67108864 a calibration file may have" -- \
   "$GT" plan "$tmp/tf.ini" --tier ga660m plan.calibration="$tmp/cal.json"
 one_line calibration-1g
+
+# a run directory whose manifest.json is a sparse 1 GiB file: doctor names it, reads the rest
+mkdir -p "$tmp/run"
+truncate -s 1G "$tmp/run/manifest.json"
+echo "train: started" > "$tmp/run/run.log"
+check manifest-1g 8 "warning: $tmp/run/manifest.json: 1073741824 bytes, more than the 67108864 manifest.json may have: not read" -- \
+  "$GT" doctor "$tmp/run"
 
 # a CARE farm: one asset, 300 rows every 10 minutes in 2022, then one more line dated 2062 (line 302)
 farm="$tmp/farm"
