@@ -128,7 +128,7 @@ static const gt_opt opts[] = {
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
     {"plan.tier", "tier", GT_OPT_STR, "", "plan for one GPU of a workstation tier (docs/tiers.md)", "|a350|ae450|ga660m"},
     {"plan.gpu_tflops", "gpu-tflops", GT_OPT_FLOAT, "0", "nominal dense bf16 TFLOP/s of that GPU for the step time (0: the tier's, else none)", NULL},
-    {"plan.calibration", "calibration", GT_OPT_STR, "", "GPU rate from a measurement: the plan-calibration.json a GPU verdict run (tests/gpu/run.sh) writes, the measured share of the nominal rate per model kind (default: the kernel review's estimates, docs/tiers.md)", NULL},
+    {"plan.calibration", "calibration", GT_OPT_STR, "", "GPU rate from a measurement: the plan-calibration.json a GPU verdict run (tests/gpu/run.sh) writes, the measured share of the nominal rate per model kind (default: estimates from the kernels' structure, not measured: docs/tiers.md)", NULL},
     {"plan.gpu_efficiency", "gpu-efficiency", GT_OPT_FLOAT, "0", "GPU rate: this share of the nominal dense bf16 rate (0: plan.calibration's, else the estimate for the model kind)", NULL},
     {"plan.cpu_mem", "cpu-mem", GT_OPT_SIZE, "0", "CPU plan: host memory per rank (0: available on this node / its ranks)", NULL},
     {"plan.ranks_per_node", "ranks-per-node", GT_OPT_INT, "0", "scale model: ranks (GPUs) per node (0: the tier's, or this job's ranks on this node)", NULL},
@@ -670,7 +670,7 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
         GT_CHECK(eff >= 0 && eff <= 1, GT_EXIT_USAGE, "plan.gpu_efficiency must be in [0, 1] (got %g)", eff);
         if (tflops > 0) tg.nominal_flops = tflops * 1e12;
         tg.efficiency = gt_plan_gpu_efficiency_estimate(rq.model.kind);
-        tg.efficiency_from = "the kernel review's estimate, not measured";
+        tg.efficiency_from = "an estimate from the kernels' structure, not measured";
         if (calib[0]) {
             tg.efficiency = gt_plan_calibration_read(calib, rq.model.kind, calib_gpu, sizeof calib_gpu);
             tg.efficiency_from = "measured";

@@ -580,7 +580,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
         return;
     }
     /* columns: 1 time, 2 aggregate, then true_a pred_a pairs: pick the 3 largest true energies */
-    double sums[64] = {0};
+    double sums[64] = {0}, last_h = 0;
     int ncol = 0;
     char line[8192];
     while (fgets(line, sizeof line, f)) {
@@ -589,6 +589,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
         for (;;) {
             double v = strtod(s, &end);
             if (end == s) break;
+            if (c == 0 && isfinite(v)) last_h = v;
             if (c >= 2 && (c - 2) % 2 == 0 && (c - 2) / 2 < 64 && isfinite(v)) sums[(c - 2) / 2] += v;
             c++;
             s = end;
@@ -602,27 +603,38 @@ static void sec_nilm(rep *r, const cJSON *ev) {
             if (a == top[0] || a == top[1]) continue;
             if (top[k] < 0 || sums[a] > sums[top[k]]) top[k] = a;
         }
+    /* which household and hours: "# household id I (file index N) from ISO; columns: ..." and the last time_h */
+    long long hid = -1;
+    int file_index = -1;
+    char from[32] = "";
+    if (sscanf(hdr, "# household id %lld (file index %d) from %31[0-9T:Z-]", &hid, &file_index, from) < 1) hid = -1;
+    double span_h = last_h;
     /* names from the header: "# ... time_h aggregate_w true_x pred_x ..." */
     char names[64][48];
     int nn = 0;
     char *save = NULL;
     for (char *tok = strtok_r(hdr, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
         if (!strncmp(tok, "true_", 5) && nn < 64) gt_esc_gnuplot(names[nn++], sizeof names[0], tok + 5);
+    char what[160];
+    if (span_h >= 23.5)
+        snprintf(what, sizeof what, "one day");
+    else
+        snprintf(what, sizeof what, "%.1f h (the whole test split of this household)", span_h);
     char body[4 * PATH_MAX + 2048];
     int len = snprintf(body, sizeof body,
-                       "set title 'one day of the first test household: true (solid) vs predicted (dashed)'\n"
-                       "set xlabel 'hours'\nset ylabel 'W'\n"
+                       "set title \"%s of test household %lld%s%s: true (shaded) vs predicted (line)\"\n"
+                       "set xlabel 'hours from the start of the sample'\nset ylabel 'W'\nset style fill transparent solid 0.3 noborder\n"
                        "plot '%s' using 1:2 with lines lc rgb '#bbbbbb' title 'aggregate'",
-                       csv);
+                       what, hid, *from ? ", from " : "", from, csv);
     const char *col[3] = {"#1f77b4", "#d62728", "#2ca02c"};
     for (int k = 0; k < 3; k++) {
         if (top[k] < 0 || top[k] >= nn) continue;
         len += snprintf(body + len, sizeof body - (size_t)len,
-                        ", '' using 1:%d with lines lw 2 lc rgb '%s' title '%s true', '' using 1:%d with lines lw 2 dt 2 "
+                        ", '' using 1:%d with filledcurves y1=0 lc rgb '%s' title '%s true', '' using 1:%d with lines lw 2 "
                         "lc rgb '%s' title '%s predicted'",
                         3 + 2 * top[k], col[k], names[top[k]], 4 + 2 * top[k], col[k], names[top[k]]);
     }
-    plot(r, "nilm_sample", "predicted vs true power, one day", body);
+    plot(r, "nilm_sample", "predicted vs true power of one test household", body);
 }
 
 static void pdm_group_table(rep *r, const cJSON *obj, const char *title, const char *keyname) {

@@ -145,7 +145,7 @@ void gt_plan_scale_print(FILE *f, const gt_plan_request *rq, const gt_plan_targe
  * gridtrain's CUDA kernels sustains (model FLOPs per second / nominal), per
  * model kind, until a measurement calibrates it (`gridtrain plan
  * plan.calibration=FILE`, the file tests/gpu/run.sh writes; or
- * plan.gpu_efficiency): the kernel review's estimates, NOT measured
+ * plan.gpu_efficiency): estimates from the kernels' structure, NOT measured
  * (docs/tiers.md "GPU rate"): s2p_cnn 0.03, s2p_tf 0.02, lstm 0.005. The
  * CPU plan measures its own rate. */
 double gt_plan_gpu_efficiency_estimate(gt_model_kind kind);
