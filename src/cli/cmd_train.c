@@ -350,8 +350,8 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
                  c->adamw.eps > 0 && c->adamw.weight_decay >= 0,
              GT_EXIT_USAGE, "optim.beta1/beta2 must be in [0,1), optim.eps > 0, optim.weight_decay >= 0");
 
-    c->batch = gt_args_int(a, "train.batch");
-    c->micro_batch = gt_args_int(a, "train.micro_batch");
+    c->batch = as_int(a, "train.batch", 1, GT_TRAIN_MAX_BATCH);
+    c->micro_batch = as_int(a, "train.micro_batch", 0, GT_TRAIN_MAX_BATCH);
     c->epochs = gt_args_int(a, "train.epochs");
     c->max_steps = gt_args_int(a, "train.max_steps");
     c->time_budget_min = gt_args_float(a, "train.time_budget");
@@ -394,7 +394,7 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(c->regression_warn >= 0 && c->regression_warn < 1, GT_EXIT_USAGE,
              "train.regression_warn must be in [0, 1) (0 turns the comparison off)");
     c->trace = gt_args_bool(a, "train.trace");
-    c->trace_events = gt_args_int(a, "train.trace_events");
+    c->trace_events = as_int(a, "train.trace_events", 1, GT_TRAIN_MAX_TRACE_EVENTS); /* the span buffer's size */
     c->trace_steps = gt_args_int(a, "train.trace_steps");
     c->trace_every = gt_args_int(a, "train.trace_every");
     GT_CHECK(c->trace_events >= 1 && c->trace_steps >= 0 && c->trace_every >= 1, GT_EXIT_USAGE,

@@ -74,8 +74,10 @@ int gt_doe_care_event_ids(const char *path, int64_t **ids) {
         hid_t d = H5Dopen2(f, "/care_events/event_id", H5P_DEFAULT);
         hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
         hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : 0;
-        if (cnt > 0 && cnt <= INT32_MAX / 2) {
-            *ids = GT_MALLOC(sizeof(int64_t) * (size_t)cnt);
+        if (cnt > GT_DOE_MAX_CELLS) { /* only counted: the caller refuses so many cells before any is read */
+            n = cnt > INT32_MAX ? INT32_MAX : (int)cnt;
+        } else if (cnt > 0) {
+            *ids = GT_ALLOC_ARRAY(cnt, sizeof(int64_t), "/care_events/event_id");
             if (H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *ids) >= 0) n = (int)cnt;
         }
         if (sp >= 0) H5Sclose(sp);

@@ -44,6 +44,9 @@
 
 #define GT_DOE_MAX_FACTORS 16
 #define GT_DOE_ID_LEN 13 /* 12 hex digits + NUL */
+/* The most cells one matrix may have (docs/doe.md): every cell is a Slurm
+ * array task and a directory; a matrix beyond it is refused at load. */
+#define GT_DOE_MAX_CELLS (1 << 20)
 
 typedef struct gt_doe_factor {
     char *name;    /* as written: "farm", "model.hidden" */
@@ -96,7 +99,8 @@ const char *gt_doe_fixed_get(const gt_doe_matrix *m, const char *key);
 
 /* The event dataset ids of a PdM file's /care_events, in file order
  * (malloc'd into *ids): the levels of a factor care_event = all. Returns the
- * count (0 without the table), or -1 when the file cannot be opened. */
+ * count (0 without the table), or -1 when the file cannot be opened; a count
+ * above GT_DOE_MAX_CELLS is returned without reading the ids (*ids NULL). */
 int gt_doe_care_event_ids(const char *path, int64_t **ids);
 
 /* Maps a level text to the value written to the train key: '+' -> ',' for

@@ -81,8 +81,12 @@ gt_doe_stat gt_doe_stat_of(const double *v, int n) {
 /* ---------------------------------------------------------------- load -- */
 
 static cJSON *read_json(const char *path) {
-    char *t = gt_read_file(path, NULL);
-    if (!t) return NULL;
+    char why[160];
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
+    if (!t) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(t);
     free(t);
     return j;
@@ -94,9 +98,10 @@ static cJSON *read_json(const char *path) {
 static cJSON *read_eval_json(const char *path, const char **damage) {
     *damage = NULL;
     size_t n = 0;
-    char *t = gt_read_file(path, &n);
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "an eval.json", &n, NULL, 0);
     if (!t) {
-        if (errno != ENOENT) *damage = "cannot be read as a regular file";
+        if (errno == EFBIG) *damage = "larger than the 64 MiB an eval.json may have";
+        else if (errno != ENOENT) *damage = "cannot be read as a regular file";
         return NULL;
     }
     cJSON *j = NULL;
@@ -135,6 +140,25 @@ void gt_doe_sweep_free(gt_doe_sweep *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* a factor's levels sorted by text, for finding a cell's level in log time */
+typedef struct {
+    const char *text;
+    int index;
+} level_ref;
+static int level_cmp(const void *a, const void *b) {
+    return strcmp(((const level_ref *)a)->text, ((const level_ref *)b)->text);
+}
+static int level_sort_cmp(const void *a, const void *b) { /* equal texts in level order */
+    const int c = level_cmp(a, b);
+    return c ? c : ((const level_ref *)a)->index - ((const level_ref *)b)->index;
+}
+/* index of the level named `text` among sorted[0..n) (the first of equal ones), or -1 */
+static int level_find(const level_ref *sorted, int n, const char *text) {
+    const level_ref key = {text, -1}, *hit = bsearch(&key, sorted, (size_t)n, sizeof key, level_cmp);
+    while (hit && hit > sorted && !strcmp(hit[-1].text, text)) hit--;
+    return hit ? hit->index : -1;
+}
+
 int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
     memset(s, 0, sizeof *s);
     s->seed_factor = -1;
@@ -164,9 +188,25 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         cJSON_ArrayForEach(l, lv) s->levels[k][s->n_levels[k]++] = GT_STRDUP(cJSON_IsString(l) ? l->valuestring : "?");
         if (!strcmp(s->key[k], "train.seed")) s->seed_factor = k;
     }
+    /* sizes of a damaged or crafted sweep.json: at most the cells a matrix may have (doe/matrix.h) */
+    int64_t prod = 1;
+    for (int k = 0; k < s->n_factors && prod <= GT_DOE_MAX_CELLS; k++) prod *= s->n_levels[k] > 0 ? s->n_levels[k] : 1;
     const cJSON *cells = cJSON_GetObjectItem(j, "cells"), *c;
     s->n_cells = cJSON_GetArraySize(cells);
-    s->cells = GT_CALLOC((size_t)(s->n_cells ? s->n_cells : 1), sizeof(gt_doe_result));
+    if (prod > GT_DOE_MAX_CELLS || s->n_cells > GT_DOE_MAX_CELLS) {
+        snprintf(err, en, "%s: more than %d cells or level combinations (the limit of one matrix; sweep.json damaged?)",
+                 path, GT_DOE_MAX_CELLS);
+        cJSON_Delete(j);
+        return -1;
+    }
+    s->cells = GT_CALLOC_ARRAY(s->n_cells ? s->n_cells : 1, sizeof(gt_doe_result), "doe report: cells of sweep.json");
+    level_ref *sorted[GT_DOE_MAX_FACTORS];
+    for (int k = 0; k < s->n_factors; k++) {
+        sorted[k] = GT_ALLOC_ARRAY(s->n_levels[k] > 0 ? s->n_levels[k] : 1, sizeof(level_ref), "doe report: levels");
+        for (int l = 0; l < s->n_levels[k]; l++) sorted[k][l] = (level_ref){s->levels[k][l], l};
+        qsort(sorted[k], (size_t)s->n_levels[k], sizeof(level_ref), level_sort_cmp);
+    }
+    int rc = 0;
     int64_t i = 0;
     cJSON_ArrayForEach(c, cells) {
         gt_doe_result *r = &s->cells[i++];
@@ -179,20 +219,19 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         if (!plain) {
             snprintf(err, en, "%s: cell %lld has id '%s', not a plain name (sweep.json damaged?)", path,
                      (long long)r->index, r->id);
-            cJSON_Delete(j);
-            return -1;
+            rc = -1;
+            break;
         }
-        for (int k = 0; k < s->n_factors; k++) {
+        for (int k = 0; k < s->n_factors && !rc; k++) {
             const cJSON *v = cJSON_GetObjectItem(lv, s->factor[k]);
-            r->level[k] = -1;
-            for (int l = 0; l < s->n_levels[k] && cJSON_IsString(v); l++)
-                if (!strcmp(s->levels[k][l], v->valuestring)) r->level[k] = l;
+            /* sorted levels, log time per cell (a scan of every level per cell was cells x levels) */
+            r->level[k] = cJSON_IsString(v) ? level_find(sorted[k], s->n_levels[k], v->valuestring) : -1;
             if (r->level[k] < 0) {
                 snprintf(err, en, "%s: cell %s has no valid level of factor '%s'", path, r->id, s->factor[k]);
-                cJSON_Delete(j);
-                return -1;
+                rc = -1;
             }
         }
+        if (rc) break;
         for (int m = 0; m < N_METRICS; m++) r->value[m] = NAN;
         char p2[PATH_MAX + 96];
         snprintf(p2, sizeof p2, "%s/cells/%s/cell.json", dir, r->id);
@@ -227,8 +266,9 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         }
         cJSON_Delete(ev);
     }
+    for (int k = 0; k < s->n_factors; k++) free(sorted[k]);
     cJSON_Delete(j);
-    return 0;
+    return rc;
 }
 
 /* ----------------------------------------------------------- summarize -- */
@@ -342,7 +382,7 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
     }
     if (o->row_factor >= 0 && o->col_factor >= 0 && o->row_factor != o->col_factor) {
         int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
-        o->two_way = GT_CALLOC((size_t)(R * C), sizeof(gt_doe_stat));
+        o->two_way = GT_CALLOC_ARRAY((int64_t)R * C, sizeof(gt_doe_stat), "doe report: two-way table");
         for (int a = 0; a < R; a++)
             for (int b = 0; b < C; b++) {
                 int n = 0;

@@ -26,8 +26,12 @@
 /* ---------------------------------------------------------------- files -- */
 
 static cJSON *read_json(const char *path) {
-    char *t = gt_read_file(path, NULL);
-    if (!t) return NULL;
+    char why[160];
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
+    if (!t) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(t);
     free(t);
     return j;
@@ -333,7 +337,9 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
 
     /* segments: "train: <why> after N steps (K skipped) in S s: ... params xxh64 H" in train.log */
     snprintf(path, sizeof path, "%s/train.log", cell_dir);
-    char *log = gt_read_file(path, NULL);
+    char why[160];
+    char *log = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, why, sizeof why);
+    if (!log && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     double train_s = 0;
     char params[32] = "";
     int segments = 0;

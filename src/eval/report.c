@@ -37,8 +37,12 @@ int gt_png_valid(const char *path, long min_bytes) {
 static cJSON *load_json(const char *dir, const char *name) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    char *s = gt_read_file(p, NULL);
-    if (!s) return NULL;
+    char why[160];
+    char *s = gt_read_file_bounded(p, GT_READ_JSON_MAX_BYTES, name, NULL, why, sizeof why);
+    if (!s) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", p, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(s);
     free(s);
     return j;
@@ -234,7 +238,9 @@ static void sec_config(rep *r, const cJSON *man) {
     heading(r, 2, "Configuration");
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/config.ini", r->dir);
-    char *cfg = gt_read_file(p, NULL);
+    char why[160];
+    char *cfg = gt_read_file_bounded(p, GT_READ_JSON_MAX_BYTES, "a config.ini", NULL, why, sizeof why);
+    if (!cfg && errno == EFBIG) GT_WARN("%s: %s: not read", p, why);
     if (man)
         para(r, "gridtrain %s, model %s (%.0f parameters), %s, %.0f rank(s), host %s, CPU %s, started %s, ended %s.",
              jstr(man, "gridtrain_version", "?"), jstr(man, "model_kind", "?"), jnum(man, "n_params"),

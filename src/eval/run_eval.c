@@ -37,7 +37,9 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
     if (bt && atoi(bt) > 0) ti->threads = atoi(bt);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", run_dir);
-    char *s = gt_read_file(path, NULL);
+    char why[160];
+    char *s = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a manifest.json", NULL, why, sizeof why);
+    if (!s && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     if (s) {
         cJSON *j = cJSON_Parse(s);
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ranks");
@@ -80,7 +82,8 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/timing.json", run_dir);
-    s = gt_read_file(path, NULL);
+    s = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a timing.json", NULL, why, sizeof why);
+    if (!s && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     if (s) {
         cJSON *j = cJSON_Parse(s);
         const cJSON *v;

@@ -79,7 +79,7 @@ void gt_import_move(void **blob, const int64_t *blob_bytes, const int *from, con
     for (int i = 0; i < n_items; i++) {
         if (from[i] == to[i] || (rank != from[i] && rank != to[i])) continue;
         int64_t nb = blob_bytes[i];
-        if (rank == to[i]) blob[i] = GT_MALLOC((size_t)(nb > 0 ? nb : 1));
+        if (rank == to[i]) blob[i] = GT_ALLOC_ARRAY(nb, 1, "import: an item's rows");
         for (int64_t s = 0; s < nb; s += piece) {
             int k = (int)(nb - s < piece ? nb - s : piece);
             if (rank == from[i]) MPI_CHECK(MPI_Send((char *)blob[i] + s, k, MPI_BYTE, to[i], i & 0x7fff, comm));

@@ -32,8 +32,10 @@
 
 double gt_train_trace_start(const trainer *t) {
     const gt_train_config *c = t->cfg;
-    GT_CHECK(c->trace_events >= 1 && c->trace_steps >= 0 && c->trace_every >= 1, GT_EXIT_USAGE,
-             "train.trace_events must be >= 1, train.trace_steps >= 0 and train.trace_every >= 1");
+    GT_CHECK(c->trace_events >= 1 && c->trace_events <= GT_TRAIN_MAX_TRACE_EVENTS && c->trace_steps >= 0 &&
+                 c->trace_every >= 1,
+             GT_EXIT_USAGE, "train.trace_events must be 1 to %d (got %lld), train.trace_steps >= 0 and "
+             "train.trace_every >= 1", GT_TRAIN_MAX_TRACE_EVENTS, (long long)c->trace_events);
     gt_dist_barrier(t->comm); /* the common origin of every rank's clock */
     double origin = gt_now();
     if (gt_trace_start(c->trace_events, c->trace_steps, c->trace_every))
