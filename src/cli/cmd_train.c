@@ -115,6 +115,7 @@ static const gt_opt opts[] = {
     {"train.trace_steps", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_STEPS), "trace: every step of the first N is traced ...", NULL},
     {"train.gpu_telemetry_s", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_GPU_TELEMETRY_S), "GPU runs: sample each rank's GPU through NVML (loaded at run time; none without a driver) every this many seconds: utilisation, memory, temperature, power, clocks, throttle reasons, ECC, Xid; a \"gpu\" row per rank in metrics.jsonl at each log interval, the summary in manifest.json, warnings for a throttling or idle GPU; 0 off (not stored)", NULL},
     {"train.regression_warn", NULL, GT_OPT_FLOAT, "0.2", "warn at the end of a run whose steady samples/s is below (1 - this) x the median of the earlier runs of the same configuration and hardware in the same parent directory (manifest.json config_hash, hardware_hash), naming the phase that slowed; 0 off (not stored)", NULL},
+    {"train.regression_min_s", NULL, GT_OPT_FLOAT, "2", "the throughput comparison (train.regression_warn) leaves out runs, this one and the earlier ones, that trained fewer seconds (timing.json train_time_s): too short to be steady (not stored)", NULL},
     {"train.trace_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVERY), "trace: ... then every N-th step (validation and checkpoints always)", NULL},
     {"run.dir", "run-dir", GT_OPT_STR, "", "run directory; default runs/<SLURM_JOB_ID or timestamp>", NULL},
     {"run.checkpoint_every", NULL, GT_OPT_INT, "0", "steps between checkpoints; 0 off (one is written at the end)", NULL},
@@ -142,7 +143,8 @@ static const gt_opt opts[] = {
 static int per_invocation(const char *key) {
     return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "run.watchdog_s") ||
            !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "train.trace", 11) ||
-           !strcmp(key, "train.regression_warn") || !strcmp(key, "train.gpu_telemetry_s") ||
+           !strcmp(key, "train.regression_warn") || !strcmp(key, "train.regression_min_s") ||
+           !strcmp(key, "train.gpu_telemetry_s") ||
            !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
@@ -393,6 +395,9 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->regression_warn = gt_args_float(a, "train.regression_warn");
     GT_CHECK(c->regression_warn >= 0 && c->regression_warn < 1, GT_EXIT_USAGE,
              "train.regression_warn must be in [0, 1) (0 turns the comparison off)");
+    c->regression_min_s = gt_args_float(a, "train.regression_min_s");
+    GT_CHECK(c->regression_min_s >= 0 && c->regression_min_s < 1e9, GT_EXIT_USAGE,
+             "train.regression_min_s must be >= 0 seconds");
     c->trace = gt_args_bool(a, "train.trace");
     c->trace_events = as_int(a, "train.trace_events", 1, GT_TRAIN_MAX_TRACE_EVENTS); /* the span buffer's size */
     c->trace_steps = gt_args_int(a, "train.trace_steps");

@@ -259,12 +259,13 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
             return fail(err, en, path, F->line, "factor '%s' = all needs a fixed data.file (its /care_events lists the "
                         "event datasets)", F->name);
         int64_t *ids = NULL;
-        int k = gt_doe_care_event_ids(file, &ids);
+        char why[512] = "";
+        int k = gt_doe_care_event_ids(file, &ids, why, sizeof why);
         if (k <= 0) {
             free(ids);
-            return fail(err, en, path, F->line, "factor '%s' = all: %s %s", F->name, file,
-                        k < 0 ? "cannot be opened as an HDF5 file"
-                              : "has no /care_events (import a CARE to Compare farm with 'gridtrain import care')");
+            if (k < 0) return fail(err, en, path, F->line, "factor '%s' = all: %s", F->name, why);
+            return fail(err, en, path, F->line, "factor '%s' = all: %s has no /care_events (import a CARE to Compare "
+                        "farm with 'gridtrain import care')", F->name, file);
         }
         if (k > GT_DOE_MAX_CELLS) {
             free(ids);

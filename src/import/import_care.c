@@ -99,6 +99,21 @@ static const gt_care_event *care_event_find(const care_plan *P, int64_t id) {
     const care_ev_ref key = {id, -1},
                       *hit = bsearch(&key, P->ev_by_id, (size_t)P->n_ev, sizeof key, ev_id_cmp);
     return hit ? &P->ev[hit->index] : NULL;
+/* Event ids: what event_info.csv accepts (import_csv.c). */
+#define CARE_MAX_EVENT_ID INT64_C(1000000000000000)
+
+/* The farm code (/turbines/farm): --farm when given, else the folder name's last letter ("Wind Farm A" -> 0,
+ * "B" -> 1, ..., case ignored). A name that does not end in a letter is refused: it became farm 0 without a
+ * word, the code of another farm. Returns the code or -1 (error in d). */
+static int farm_code(const gt_import_opts *o, gt_diag *d) {
+    if (o->farm >= 0) return o->farm;
+    size_t l = strlen(o->src);
+    while (l > 1 && o->src[l - 1] == '/') l--;
+    char c = l ? o->src[l - 1] : 0;
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a';
+    return gt_diag_error(d, GT_EXIT_DATA, "%.*s: the folder name does not end in a letter, which gives the farm code "
+                         "(Wind Farm A -> 0, B -> 1, ...): give the code with --farm N", (int)l, o->src);
 }
 
 static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
@@ -114,25 +129,32 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
     int n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(dp))) {
-        long long id;
-        char tail[8];
-        if (sscanf(e->d_name, "%lld.cs%1[v]%1s", &id, tail, tail + 2) != 2 || id < 0) continue;
+        /* datasets/<event_id>.csv, the id in digits without a leading zero: one id has one file name
+         * (sscanf's "%lld" read 010.csv as event 10, then read 10.csv for it twice) */
+        int64_t id;
+        int rc = gt_import_name_number(e->d_name, "", ".csv", CARE_MAX_EVENT_ID, &id);
+        if (rc == GT_NAME_OTHER && e->d_name[0] != '.' && strlen(e->d_name) > 4 &&
+            !strcmp(e->d_name + strlen(e->d_name) - 4, ".csv")) {
+            gt_diag_error(d, GT_EXIT_DATA, "%s/%s: not an event file name (<event_id>.csv, the id in digits)", dir,
+                          e->d_name);
+            break;
+        }
+        if (rc == GT_NAME_OTHER) continue;
+        if (rc != GT_NAME_OK) {
+            gt_import_name_error(dir, e->d_name, "event id", rc, "", ".csv", id, CARE_MAX_EVENT_ID, d);
+            break;
+        }
         if (n == cap) ids = GT_REALLOC(ids, sizeof(int64_t) * (size_t)(cap = cap ? cap * 2 : 64));
         ids[n++] = id;
     }
     closedir(dp);
+    if (d->err_code) goto out;
     if (n == 0) {
         gt_diag_error(d, GT_EXIT_DATA, "%s: no <event_id>.csv files", dir);
-        return;
+        goto out;
     }
     qsort(ids, (size_t)n, sizeof(int64_t), ll_cmp);
-    /* farm code from the folder name ("Wind Farm A" -> 0, "B" -> 1, ...) */
-    {
-        size_t l = strlen(o->src);
-        while (l > 1 && o->src[l - 1] == '/') l--;
-        char c = l ? o->src[l - 1] : 0;
-        P->farm = (c >= 'A' && c <= 'Z') ? c - 'A' : (c >= 'a' && c <= 'z') ? c - 'a' : 0;
-    }
+    if ((P->farm = farm_code(o, d)) < 0) goto out;
     /* event_info.csv */
     gt_text t;
     snprintf(path, sizeof path, "%.3900s/event_info.csv", o->src);

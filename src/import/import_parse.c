@@ -303,6 +303,13 @@ int64_t gt_days_from_civil(int64_t y, unsigned m, unsigned d) {
     return era * 146097 + (int64_t)doe - 719468;
 }
 
+int gt_days_in_month(int64_t y, unsigned m) {
+    static const unsigned char mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m < 1 || m > 12) return 0;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; /* Gregorian: 2000 is, 1900 and 2100 are not */
+    return mdays[m - 1] + (m == 2 && leap);
+}
+
 static const char *digits_n(const char *p, const char *end, int n, int *v) {
     if (end - p < n) return NULL;
     int x = 0;
@@ -335,9 +342,9 @@ const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms) {
             while (k < 3) frac *= 10, k++;
         }
     }
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || s > 60) return NULL;
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (D > mdays[M - 1]) return NULL;
+    /* seconds 0..59: the recordings' clocks (Unix time, pandas, SCADA loggers) have no leap second, and a
+     * ":60" accepted here would be the next minute's ":00" (two lines one time stamp) */
+    if (M < 1 || M > 12 || D < 1 || D > gt_days_in_month(Y, (unsigned)M) || h > 23 || m > 59 || s > 59) return NULL;
     if (p < end && *p == 'Z') p++;
     else if (end - p >= 6 && (p[0] == '+') && !memcmp(p + 1, "00:00", 5)) p += 6;
     int64_t days = gt_days_from_civil(Y, (unsigned)M, (unsigned)D);

@@ -121,10 +121,15 @@ const char *gt_parse_unix_ms(const char *p, const char *end, int64_t *ms);
 /* Signed decimal integer (at most 18 digits). */
 const char *gt_parse_i64(const char *p, const char *end, int64_t *v);
 /* "YYYY-MM-DD HH:MM[:SS[.fff]]" (or 'T' between), optional trailing "Z" or
- * "+00:00": UTC -> ms. Checks field ranges. */
+ * "+00:00": UTC -> ms. The one calendar parser of every importer: real
+ * Gregorian month lengths (29 February only in leap years), hours 0..23,
+ * minutes and seconds 0..59 (no leap second: ":60" is refused, as the
+ * recordings' clocks never write one). NULL on anything else. */
 const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms);
 /* Days from 1970-01-01 of a proleptic Gregorian date. */
 int64_t gt_days_from_civil(int64_t y, unsigned m, unsigned d);
+/* Days of month m (1..12) of year y (proleptic Gregorian); 0 for another m. */
+int gt_days_in_month(int64_t y, unsigned m);
 
 /* Sane time stamps: [1990-01-01, 2100-01-01) UTC, the range every reader of
  * the format accepts (io/format.h GT_IO_TS_MIN_MS / GT_IO_TS_MAX_MS). One

@@ -614,7 +614,7 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
     write_json_utf8(path, o);
     /* against the earlier runs of the same configuration and hardware beside this one */
     gt_regress_result rg;
-    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, &rg) == 0 &&
+    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, t->cfg->regression_min_s, &rg) == 0 &&
         rg.n_base > 0) {
         char line[1024];
         gt_regress_describe(&rg, line, sizeof line);

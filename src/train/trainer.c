@@ -75,6 +75,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->trace_steps = GT_TRAIN_DEFAULT_TRACE_STEPS;
     c->trace_every = GT_TRAIN_DEFAULT_TRACE_EVERY;
     c->regression_warn = GT_REGRESS_DEFAULT_THRESHOLD;
+    c->regression_min_s = GT_REGRESS_MIN_TRAIN_S;
     c->gpu_telemetry_s = GT_TRAIN_DEFAULT_GPU_TELEMETRY_S;
 }
 

@@ -141,6 +141,7 @@ typedef struct gt_train_config {
     double gpu_telemetry_s; /* GPU runs: NVML sampling period (seconds); 0 off (nn/telemetry.h) */
     double regression_warn; /* warn when samples/s falls below (1 - this) x the median of earlier runs of the
                                same configuration and hardware beside this one (train/regress.h); 0 off */
+    double regression_min_s; /* runs (this one and the earlier ones) that trained less are not compared */
     /* [run] */
     const char *run_dir;    /* NULL or "": runs/<SLURM_JOB_ID or timestamp> */
     int64_t checkpoint_every;  /* steps (0 = off) */

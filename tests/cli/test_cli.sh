@@ -203,7 +203,7 @@ rows = ["2020-09-%02d %02d:%02d:00;0;%d;train;0;" % (1 + i // 144, i // 6 % 24, 
 open(out + "/datasets/10.csv", "w").write(";".join(["time_stamp", "asset_id", "id", "train_test", "status_type_id"] + cols)
                                           + "\n" + "\n".join(rows) + "\n")
 open(out + "/event_info.csv", "w").write("asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id\n")' \
-    "$tmp/farm$nc" "$nc" && "$GT" import care "$tmp/farm$nc" -o "$tmp/c$nc.h5" --log-level warn >/dev/null 2>&1 \
+    "$tmp/farm$nc" "$nc" && "$GT" import care "$tmp/farm$nc" --farm 0 -o "$tmp/c$nc.h5" --log-level warn >/dev/null 2>&1 \
     || { echo "FAIL CARE fixture with $nc channels"; fail=1; }
 done
 printf '[data]\nwindow = 8\nstride = 4\n[model]\nkind = lstm\nhidden = 8\nlayers = 1\n[train]\nbatch = 4\nmax_steps = 2\nepochs = 1\n' > "$tmp/c.ini"

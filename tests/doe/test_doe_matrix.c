@@ -167,7 +167,9 @@ int main(void) {
     expect_error("[doe]\nname = .hidden\n[factors]\nseed = 1\n", 1, "not '.', '..' or a hidden name");
     expect_error("[doe]\nname = a/../b\n[factors]\nseed = 1\n", 1, "use letters, digits");
     {
-        /* 10^6 levels: the duplicate check is n log n (the pairwise one never finished) */
+        /* 10^6 levels: the duplicate check is n log n (the pairwise one, 5e11 comparisons, never finished and
+         * ends at the test's 600 s limit). No wall-clock threshold: the time is printed, not asserted (a
+         * loaded machine is slower; issue #37, class 8) */
         const int n = 1000000;
         size_t cap = (size_t)n * 9 + 256, len = 0;
         char *text = malloc(cap);
@@ -182,7 +184,6 @@ int main(void) {
         clock_gettime(CLOCK_MONOTONIC, &tb);
         double dt = (double)(tb.tv_sec - ta.tv_sec) + 1e-9 * (double)(tb.tv_nsec - ta.tv_nsec);
         TEST_CHECK(mb.n_cells == n);
-        TEST_CHECK(dt < 30.0);
         printf("10^6 levels parsed and checked in %.2f s\n", dt);
         gt_doe_matrix_free(&mb);
         /* and a duplicate among them is still found */

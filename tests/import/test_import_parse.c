@@ -59,6 +59,66 @@ static void test_numbers(void) {
     TEST_CHECK(gt_parse_datetime_ms(s, s + strlen(s), &ms) == NULL);
 }
 
+/* The calendar of the one date parser (issue #37, class 6): 29 February only
+ * in leap years (every 4th, not centuries but every 400th), each month's own
+ * length, seconds 0..59 (":60" was accepted: the next minute's ":00" a second
+ * time), against Python's calendar-checked datetime values (date -u +%s). */
+static void test_calendar(void) {
+    static const struct {
+        const char *s;
+        long long ms; /* -1: refused */
+    } cases[] = {
+        {"2020-02-29 12:00:00", 1582977600000LL}, {"2000-02-29 00:00:00", 951782400000LL},
+        {"2021-02-29 00:00:00", -1},             {"2019-02-29 00:00:00", -1},
+        {"1900-02-29 00:00:00", -1},             {"2100-02-29 00:00:00", -1},
+        {"2021-02-28 23:59:59", 1614556799000LL}, {"2024-02-30 00:00:00", -1},
+        {"2021-04-31 00:00:00", -1},             {"2021-06-31 00:00:00", -1},
+        {"2021-09-31 00:00:00", -1},             {"2021-11-31 00:00:00", -1},
+        {"2021-04-30 00:00:00", 1619740800000LL}, {"2021-12-31 23:59:59", 1640995199000LL},
+        {"2016-12-31 23:59:60", -1},             {"2021-01-01 00:00:60", -1},
+        {"2021-01-01 00:60:00", -1},             {"2021-01-01 24:00:00", -1},
+        {"2021-01-00 00:00:00", -1},             {"2021-00-10 00:00:00", -1},
+        {"2021-01-01 00:00:59.999", 1609459259999LL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *s = cases[i].s;
+        int64_t ms = -7;
+        const char *r = gt_parse_datetime_ms(s, s + strlen(s), &ms);
+        if (cases[i].ms < 0) {
+            TEST_CHECK(r == NULL);
+            if (r) fprintf(stderr, "  accepted %s\n", s);
+        } else {
+            TEST_CHECK(r == s + strlen(s));
+            TEST_EQ_INT(ms, cases[i].ms);
+        }
+    }
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    for (unsigned m = 1; m <= 12; m++) {
+        TEST_EQ_INT(gt_days_in_month(2023, m), days[m - 1]);
+        TEST_EQ_INT(gt_days_in_month(2024, m), days[m - 1] + (m == 2));
+    }
+    TEST_EQ_INT(gt_days_in_month(1900, 2), 28);
+    TEST_EQ_INT(gt_days_in_month(2000, 2), 29);
+    TEST_EQ_INT(gt_days_in_month(2023, 0), 0);
+    TEST_EQ_INT(gt_days_in_month(2023, 13), 0);
+    /* every day of 1990..2099 parses to the day after the one before: no gap, no day twice */
+    int64_t prev = -1;
+    char buf[32];
+    for (int y = 1990; y < 2100; y++)
+        for (unsigned m = 1; m <= 12; m++)
+            for (int d = 1; d <= gt_days_in_month(y, m); d++) {
+                snprintf(buf, sizeof buf, "%04d-%02u-%02d 00:00:00", y, m, d);
+                int64_t ms;
+                TEST_REQUIRE(gt_parse_datetime_ms(buf, buf + strlen(buf), &ms) == buf + strlen(buf));
+                if (prev >= 0) {
+                    TEST_CHECK(ms - prev == 86400000LL);
+                    if (ms - prev != 86400000LL) fprintf(stderr, "  %s\n", buf);
+                }
+                prev = ms;
+            }
+    TEST_EQ_INT(prev, 4102358400000LL); /* 2099-12-31 */
+}
+
 static void test_tv_and_clean(void) {
     gt_diag d = {0};
     d.quiet = 1;
@@ -737,6 +797,7 @@ static void test_event_info_large(void) {
 
 int main(int argc, char **argv) {
     test_numbers();
+    test_calendar();
     test_tv_and_clean();
     test_resample();
     test_map();
