@@ -99,6 +99,8 @@ static const gt_care_event *care_event_find(const care_plan *P, int64_t id) {
     const care_ev_ref key = {id, -1},
                       *hit = bsearch(&key, P->ev_by_id, (size_t)P->n_ev, sizeof key, ev_id_cmp);
     return hit ? &P->ev[hit->index] : NULL;
+}
+
 /* Event ids: what event_info.csv accepts (import_csv.c). */
 #define CARE_MAX_EVENT_ID INT64_C(1000000000000000)
 
