@@ -12,7 +12,6 @@
 
 #include "core/check.h"
 #include "core/fsutil.h"
-#include "core/repeat.h"
 
 /* Special factor names -> train key (filters take '+' joined sets). */
 static const struct {
@@ -272,15 +271,8 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
             return fail(err, en, path, F->line, "factor '%s' = all: %s lists %d event datasets in /care_events, more "
                         "than the %d cells a matrix may have", F->name, file, k, GT_DOE_MAX_CELLS);
         }
-        /* an id listed twice would be two identical cells (two array tasks training into one directory) */
-        int64_t e1 = -1, e2 = -1, n_rep = gt_repeats_i64(ids, k, &e1, &e2);
-        if (n_rep > 0) {
-            const long long id = (long long)ids[e2];
-            free(ids);
-            return fail(err, en, path, F->line, "factor '%s' = all: %s: /care_events/event_id holds event %lld at "
-                        "entries %lld and %lld (%lld entries repeat an earlier one): one entry per event dataset; "
-                        "re-import the farm", F->name, file, id, (long long)e1, (long long)e2, (long long)n_rep);
-        }
+        /* ids are >= 0 and unique: the checked reader refused a file with a repeat (it would be two
+         * identical cells, two array tasks training into one directory) */
         free(F->levels[0]);
         F->levels = GT_REALLOC(F->levels, sizeof(char *) * (size_t)k);
         for (int l = 0; l < k; l++) GT_CHECK(asprintf(&F->levels[l], "%lld", (long long)ids[l]) >= 0, GT_EXIT_RESOURCE,

@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <hdf5.h>
 
 #include "cli/commands.h"
 #include "doe/matrix.h"
@@ -74,26 +73,9 @@ static const char *id_of(const gt_doe_matrix *m, const char *const *lv) {
     return id;
 }
 
-/* an HDF5 file with /care_events/event_id of n entries: ids[] when given, else never written (fill) */
-static const char *care_file(const char *name, const long long *ids, hsize_t n) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    TEST_REQUIRE(f >= 0);
-    hid_t g = H5Gcreate2(f, "/care_events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t d = H5Dcreate2(g, "event_id", H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    TEST_REQUIRE(d >= 0);
-    if (ids) TEST_REQUIRE(H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) >= 0);
-    H5Dclose(d), H5Sclose(sp), H5Gclose(g), H5Fclose(f);
-    return path;
-}
-
 /* Sizes (issue #37, class 5): a matrix of more than GT_DOE_MAX_CELLS cells is
  * refused at load naming the factor's line (the cell-id check stopped at 2^20
- * cells, so larger matrices went unchecked); care_event = all over a
- * /care_events with a repeated id is refused, not expanded into identical
- * cells, and so is one of 2^22 entries (counted, never read). */
+ * cells, so larger matrices went unchecked). */
 static void test_sizes(void) {
     const int k = 1025; /* 1025 x 1025 = 1050625 > 2^20 */
     size_t cap = (size_t)k * 12 + 256, len = 0;
@@ -121,24 +103,8 @@ static void test_sizes(void) {
     TEST_EQ_INT(m.n_cells, GT_DOE_MAX_CELLS);
     gt_doe_matrix_free(&m);
     free(text);
-    /* /care_events with event 5 twice */
-    const long long ids[4] = {5, 7, 5, 9};
-    const char *h5 = care_file("care_rep.h5", ids, 4);
-    char mx[1024];
-    snprintf(mx, sizeof mx, "[doe]\nname = care\n[factors]\ncare_event = all\nseed = 1,2\n[fixed]\ndata.file = %s\n", h5);
-    expect_error(mx, 4, "/care_events/event_id holds event 5 at entries 0 and 2 (1 entries repeat an earlier one)");
-    /* distinct: 3 x 2 cells */
-    const long long ok_ids[3] = {5, 7, 9};
-    h5 = care_file("care_ok.h5", ok_ids, 3);
-    snprintf(mx, sizeof mx, "[doe]\nname = care\n[factors]\ncare_event = all\nseed = 1,2\n[fixed]\ndata.file = %s\n", h5);
-    load_ok("care_ok.ini", mx, &m);
-    TEST_EQ_INT(m.n_cells, 6);
-    TEST_CHECK(!strcmp(m.factors[0].levels[2], "9"));
-    gt_doe_matrix_free(&m);
-    /* 2^22 entries (all the fill value 0: 4 million identical tasks once): refused from the count */
-    h5 = care_file("care_huge.h5", NULL, (hsize_t)1 << 22);
-    snprintf(mx, sizeof mx, "[doe]\nname = care\n[factors]\ncare_event = all\n[fixed]\ndata.file = %s\n", h5);
-    expect_error(mx, 4, "lists 4194304 event datasets in /care_events, more than the 1048576 cells a matrix may have");
+    /* care_event = all over /care_events with a repeated or negative id, or 2^22 entries, is refused by
+     * io/'s checked reader (the file's schema): test_import_ident runs those through doe expand */
 }
 
 int main(void) {
