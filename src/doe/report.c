@@ -819,6 +819,9 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
 }
 
 static int run_gnuplot(const char *dir, const char *script) {
+    char svg[PATH_MAX + 64]; /* gnuplot opens it by name: whatever is there (a link) is removed first */
+    snprintf(svg, sizeof svg, "%s/%.*s.svg", dir, (int)strcspn(script, "."), script);
+    unlink(svg);
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -837,8 +840,8 @@ static int run_gnuplot(const char *dir, const char *script) {
 static FILE *open_out(const char *dir, const char *name) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (!f) GT_WARN("doe report: cannot write %s: %s", p, strerror(errno));
+    FILE *f = gt_fopen_atomic(p, 0); /* renamed into place at fclose: a link there is replaced, never followed */
+    if (!f) GT_WARN("doe report: cannot write %s: %s", p, gt_out_strerror(errno));
     return f;
 }
 
@@ -946,8 +949,9 @@ static int have_gnuplot(void) {
 }
 
 int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, int plots) {
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        GT_WARN("doe report: cannot create %s: %s", dir, strerror(errno));
+    /* dir itself a symbolic link (or not a directory): refused, never followed */
+    if (gt_out_dir_check(dir) != 0 || (mkdir(dir, 0755) && errno != EEXIST) || gt_out_dir_check(dir) != 0) {
+        GT_WARN("doe report: cannot create %s: %s", dir, gt_out_strerror(errno));
         return -1;
     }
     int idx[N_METRICS];
