@@ -780,6 +780,9 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
         GT_WARN("report: cannot write into %s: %s", p, gt_out_strerror(errno));
         return -1;
     }
+    snprintf(p, sizeof p, "%s/plots/gnuplot.log", run_dir);
+    struct stat lst; /* appended with O_NOFOLLOW (gt_run_argv): a link there is removed, not followed */
+    if (lstat(p, &lst) == 0 && S_ISLNK(lst.st_mode)) unlink(p);
     r.have_gnuplot = find_gnuplot(gnuplot, r.gnuplot, sizeof r.gnuplot);
     snprintf(p, sizeof p, "%s/report.md", run_dir);
     snprintf(ph, sizeof ph, "%s/report.html", run_dir);

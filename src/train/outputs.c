@@ -203,15 +203,16 @@ void gt_train_clear_previous_run(trainer *t) {
     gt_train_open_log(t); /* deferred: the previous run's log stayed whole while setup could still fail */
 }
 
-/* Rank 0: run_dir and its checkpoints/ and plots/ are real directories, not
- * symbolic links (outputs would land where they point; run.overwrite would
- * empty the directory a link names); 0, or an exit code with msg filled. */
+/* Rank 0: run_dir and its checkpoints/ and plots/ are not symbolic links
+ * (outputs would land where they point; run.overwrite would empty the
+ * directory a link names); 0, or an exit code with msg filled. A file where
+ * a directory goes fails where that directory is created. */
 static int check_run_links(const trainer *t, char *msg, size_t n) {
     char p[PATH_MAX + 64];
     for (int i = -1; i < 2; i++) {
         if (i < 0) snprintf(p, sizeof p, "%s", t->run_dir);
         else snprintf(p, sizeof p, "%s/%s", t->run_dir, k_run_dirs[i]);
-        if (gt_out_dir_check(p) != 0) {
+        if (gt_out_dir_check(p) != 0 && errno == ELOOP) {
             snprintf(msg, n, "run.dir '%s': cannot write into '%s': %s", t->run_dir, p, gt_out_strerror(errno));
             return GT_EXIT_RESOURCE;
         }
