@@ -951,7 +951,7 @@ static int have_gnuplot(void) {
 int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, int plots) {
     /* dir itself a symbolic link (or not a directory): refused, never followed */
     if (gt_out_dir_check(dir) != 0 || (mkdir(dir, 0755) && errno != EEXIST) || gt_out_dir_check(dir) != 0) {
-        GT_WARN("doe report: cannot create '%s': %s", dir, gt_out_strerror(errno));
+        gt_log_error("doe report: cannot create '%s': %s", dir, gt_out_strerror(errno)); /* exit 4 */
         return -1;
     }
     int idx[N_METRICS];
