@@ -87,7 +87,7 @@ int gt_errno_is_disk_full(int e) { return e == ENOSPC || e == EDQUOT || e == EFB
 int gt_output_disk_full(void) {
     const char *p = gt_output_current();
     if (!p) return 0;
-    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    int fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return gt_errno_is_disk_full(errno);
     struct stat st;
     int full = 0;

@@ -45,11 +45,56 @@ int gt_open_regular(const char *path, int *fd, char *why, size_t why_bytes);
 FILE *gt_fopen_regular(const char *path, char *why, size_t why_bytes);
 
 /* Creates a new, empty file "<path>.tmp.XXXXXX" (6 random characters, mode
- * 0666 less the umask, O_EXCL: never an existing file) in path's directory, so
- * that a rename onto path stays on one file system and concurrent writers of
- * the same output never share a temporary. Its name goes to tmp[tmp_bytes].
- * 0, or -1 with errno set. */
+ * 0666 less the umask, O_EXCL: never an existing file, nor a symbolic link) in
+ * path's directory, so that a rename onto path stays on one file system and
+ * concurrent writers of the same output never share a temporary. Its name goes
+ * to tmp[tmp_bytes]. 0, or -1 with errno set. */
 int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes);
+/* The same, open for reading and writing: the descriptor, or -1 with errno. */
+int gt_tmp_open(const char *path, char *tmp, size_t tmp_bytes);
+/* The same name, chosen but not left behind (created O_EXCL, then removed):
+ * for a library that creates the file itself with exclusive semantics
+ * (H5Fcreate with H5F_ACC_EXCL), which a file or symbolic link planted at the
+ * name meanwhile makes fail instead of being followed. 0, or -1 with errno. */
+int gt_tmp_name(const char *path, char *tmp, size_t tmp_bytes);
+
+/* ---- outputs never follow a symbolic link (docs/security.md, Writes) ----
+ * Every file gridtrain writes goes through gt_fopen_atomic (a temporary
+ * renamed over the name: a link planted there is replaced), gt_fopen_replace
+ * (the name removed, then created O_EXCL) or gt_open_append (O_NOFOLLOW), into
+ * directories checked by gt_mkdir_out / gt_out_dir_check. */
+
+/* strerror(e), except ELOOP: "it is a symbolic link (outputs never follow one)". */
+const char *gt_out_strerror(int e);
+
+/* Whether path may hold outputs: it does not exist, or it is a directory and
+ * not a symbolic link (a link to a directory included). 0, or -1 with errno
+ * ELOOP (a symbolic link) or ENOTDIR. Only the last component is checked: links
+ * above it (/scratch -> /mnt/...) are the user's choice. */
+int gt_out_dir_check(const char *path);
+
+/* gt_mkdir_p, then gt_out_dir_check: 0, or -1 with errno set. */
+int gt_mkdir_out(const char *path);
+
+/* A new output: writes go to a fresh temporary (gt_tmp_open) and fclose
+ * flushes it, fsyncs it when sync is set and renames it over path (a file or
+ * a symbolic link there is replaced, never written through); fclose returns
+ * EOF with errno set and removes the temporary when a write, the flush or the
+ * rename failed (path is then left as it was). NULL with errno set. */
+FILE *gt_fopen_atomic(const char *path, int sync);
+
+/* A stream written in place, for files read while they grow (metrics.jsonl,
+ * run.log): whatever is at path (a file, or a symbolic link itself) is removed
+ * and a new file created with O_EXCL. NULL with errno set (EISDIR: a
+ * directory is there). */
+FILE *gt_fopen_replace(const char *path);
+
+/* Opens path for appending, creating it (mode 0666 less the umask): never
+ * through a symbolic link (ELOOP), only a regular file (EINVAL otherwise; a
+ * FIFO never blocks). The descriptor (O_CLOEXEC), or -1 with errno set. */
+int gt_open_append(const char *path);
+/* The same as a stdio stream ("a"); NULL with errno set. */
+FILE *gt_fopen_append(const char *path);
 
 /* Whether writing `out` would replace or write into input `in`: out is the
  * same file as in (same device and inode: hard links and symbolic links

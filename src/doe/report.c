@@ -862,6 +862,9 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
 
 /* gnuplot in the report directory, no shell (the scripts name only their own files) */
 static int run_gnuplot(const char *dir, const char *script) {
+    char svg[PATH_MAX + 64]; /* gnuplot opens it by name: whatever is there (a link) is removed first */
+    snprintf(svg, sizeof svg, "%s/%.*s.svg", dir, (int)strcspn(script, "."), script);
+    unlink(svg);
     const char *argv[] = {"gnuplot", script, NULL};
     return gt_run_argv(dir, argv, NULL) == 0 ? 0 : -1;
 }
@@ -869,8 +872,8 @@ static int run_gnuplot(const char *dir, const char *script) {
 static FILE *open_out(const char *dir, const char *name) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (!f) GT_WARN("doe report: cannot write %s: %s", p, strerror(errno));
+    FILE *f = gt_fopen_atomic(p, 0); /* renamed into place at fclose: a link there is replaced, never followed */
+    if (!f) GT_WARN("doe report: cannot write %s: %s", p, gt_out_strerror(errno));
     return f;
 }
 
@@ -982,8 +985,9 @@ static int have_gnuplot(void) {
 }
 
 int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, int plots) {
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        GT_WARN("doe report: cannot create %s: %s", dir, strerror(errno));
+    /* dir itself a symbolic link (or not a directory): refused, never followed */
+    if (gt_out_dir_check(dir) != 0 || (mkdir(dir, 0755) && errno != EEXIST) || gt_out_dir_check(dir) != 0) {
+        gt_log_error("doe report: cannot create '%s': %s", dir, gt_out_strerror(errno)); /* exit 4 */
         return -1;
     }
     int idx[N_METRICS];

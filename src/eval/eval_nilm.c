@@ -1,5 +1,6 @@
 /* eval/eval_nilm.c: NILM evaluation and per-row prediction (see eval.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/escape.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "dist/reduce.h"
 #include "eval/eval.h"
@@ -591,9 +593,9 @@ static void write_sample(const char *path, const sample_buf *smp, const gt_io_ap
     int mine = smp->file_index >= 0 && smp->n > 0 ? smp->file_index : INT32_MAX;
     int best = gt_dist_min_int(mine, comm);
     if (best == INT32_MAX || mine != best) return;
-    FILE *f = fopen(path, "w");
+    FILE *f = gt_fopen_atomic(path, 0); /* a link there is replaced, never followed */
     if (!f) {
-        GT_WARN("eval: cannot write %s", path);
+        GT_WARN("eval: cannot write %s: %s", path, gt_out_strerror(errno));
         return;
     }
     /* the start (UTC) and the household: the report's plot title says which

@@ -29,6 +29,7 @@
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/escape.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "data/dataset.h"
 #include "dist/reduce.h"
@@ -946,7 +947,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
         if (g >= 0 && best_k >= 0 && g == best_key) {
             int k = best_k;
             int64_t lo = ti[k].e0, n = ti[k].e1 - lo;
-            FILE *f = fopen(scores_csv, "w");
+            FILE *f = gt_fopen_atomic(scores_csv, 0); /* a link there is replaced, never followed */
             if (f) {
                 fprintf(f, "# turbine id %lld (file index %d, %s), rows %lld.., threshold %.6g: time_h score label "
                            "channel (the channel with the largest term of the score)\n",

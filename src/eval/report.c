@@ -205,7 +205,7 @@ static void plot(rep *r, const char *name, const char *alt, const char *body) {
     snprintf(png, sizeof png, "%s/plots/%s.png", r->dir, name);
     snprintf(log, sizeof log, "%s/plots/gnuplot.log", r->dir);
     for (int k = 0; k < 2; k++) {
-        FILE *f = fopen(gp, "w");
+        FILE *f = gt_fopen_atomic(gp, 0); /* a link there is replaced, never followed */
         if (!f) return;
         /* gnuplot runs in plots/: the scripts name their files relative to
          * it (name is one of the report's own), never by the run directory */
@@ -417,7 +417,7 @@ static void sec_training(rep *r, const cJSON *ev) {
         para(r, "metrics.jsonl: not found.");
         return;
     }
-    FILE *o = fopen(dat, "w");
+    FILE *o = gt_fopen_atomic(dat, 0);
     if (!o) {
         fclose(f);
         return;
@@ -578,7 +578,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
     if (test && !cJSON_IsNull(test)) {
         char dat[PATH_MAX + 64];
         snprintf(dat, sizeof dat, "%s/plots/nilm_f1_ea.dat", r->dir);
-        FILE *o = fopen(dat, "w");
+        FILE *o = gt_fopen_atomic(dat, 0);
         if (o) {
             /* numbers only in the data file; the names are the xtics of the
              * script, as gnuplot single-quoted strings */
@@ -792,7 +792,7 @@ static void sec_gpu(rep *r, const cJSON *man) {
     char p[PATH_MAX + 64], dat[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
     snprintf(dat, sizeof dat, "%s/plots/gpu.dat", r->dir);
-    FILE *f = fopen(p, "r"), *o = f ? fopen(dat, "w") : NULL;
+    FILE *f = fopen(p, "r"), *o = f ? gt_fopen_atomic(dat, 0) : NULL;
     int ranks = cJSON_GetArraySize(g), n = 0;
     char *line = NULL;
     size_t cap = 0;
@@ -821,13 +821,29 @@ static void sec_gpu(rep *r, const cJSON *man) {
     plot(r, "gpu", "GPU utilisation per rank", body);
 }
 
+/* A new unique temporary next to path (gt_tmp_open: O_EXCL, never a link) as
+ * a stream; NULL with tmp[] empty when it cannot be created. */
+static FILE *fopen_tmp(const char *path, char *tmp, size_t tmp_bytes) {
+    int fd = gt_tmp_open(path, tmp, tmp_bytes);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd < 0) tmp[0] = 0;
+    else if (!f) close(fd);
+    return f;
+}
+
 int gt_report_write(const char *run_dir, const char *gnuplot) {
     rep r;
     memset(&r, 0, sizeof r);
     r.dir = run_dir;
     char p[PATH_MAX + 64], ph[PATH_MAX + 64], pt[PATH_MAX + 64], pht[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/plots", run_dir);
-    mkdir(p, 0755);
+    if (gt_mkdir_out(p) != 0) { /* plots/ a symbolic link: refused, never followed */
+        GT_WARN("report: cannot write into %s: %s", p, gt_out_strerror(errno));
+        return -1;
+    }
+    snprintf(p, sizeof p, "%s/plots/gnuplot.log", run_dir);
+    struct stat lst; /* appended with O_NOFOLLOW (gt_run_argv): a link there is removed, not followed */
+    if (lstat(p, &lst) == 0 && S_ISLNK(lst.st_mode)) unlink(p);
     r.have_gnuplot = find_gnuplot(gnuplot, r.gnuplot, sizeof r.gnuplot);
     char abs[PATH_MAX]; /* gnuplot runs in plots/: a relative path of it would not be found there */
     if (r.have_gnuplot && r.gnuplot[0] != '/' && realpath(r.gnuplot, abs)) snprintf(r.gnuplot, sizeof r.gnuplot, "%s", abs);
@@ -835,8 +851,8 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     snprintf(ph, sizeof ph, "%s/report.html", run_dir);
     /* new unique temporaries: two evaluations of one run never share one */
     pt[0] = pht[0] = 0;
-    r.md = gt_tmp_create(p, pt, sizeof pt) == 0 ? fopen(pt, "w") : NULL;
-    r.html = gt_tmp_create(ph, pht, sizeof pht) == 0 ? fopen(pht, "w") : NULL;
+    r.md = fopen_tmp(p, pt, sizeof pt);
+    r.html = fopen_tmp(ph, pht, sizeof pht);
     if (!r.md || !r.html) {
         if (r.md) fclose(r.md);
         if (r.html) fclose(r.html);

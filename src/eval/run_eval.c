@@ -452,6 +452,13 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
     char sample[PATH_MAX + 64], json_path[PATH_MAX + 64];
     snprintf(sample, sizeof sample, "%s/%s", run_dir, task->sample_file);
     snprintf(json_path, sizeof json_path, "%s/eval.json", run_dir);
+    if (rank == 0) /* run_dir or plots/ a symbolic link: refused before anything is written */
+        for (int i = 0; i < 2; i++) {
+            char d[PATH_MAX + 16];
+            snprintf(d, sizeof d, i ? "%s/plots" : "%s", run_dir);
+            GT_CHECK(gt_out_dir_check(d) == 0, GT_EXIT_RESOURCE, "eval: cannot write into '%s': %s", d,
+                     gt_out_strerror(errno));
+        }
     double t0 = gt_now();
     cJSON *root = rank == 0 ? cJSON_CreateObject() : NULL;
     if (root) {
