@@ -117,6 +117,9 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
     gt_model *m = gt_engine_model(e);
     gt_norm_stats ns;
     memset(&ns, 0, sizeof ns);
+    /* the features the run normalised (data/dataset.c): the aggregate and one per appliance, or one per
+     * channel; the checkpoint's /norm must have exactly these */
+    ns.n = task->kind == GT_TASK_NILM ? 1 + n_cols : n_cols;
     if (file_step >= 0) {
         L->step = gt_ckpt_load(L->run_dir, GT_CKPT_STEP, file_step, m, &L->ts, &ns, comm);
         GT_CHECK(L->step >= 0, GT_EXIT_DATA, "%s: not a valid committed checkpoint (see the warnings above)", path);

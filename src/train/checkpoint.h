@@ -64,8 +64,15 @@ const char *gt_ckpt_last_error(void);
 
 /* Collective. Loads the newest valid checkpoint of run_dir into m (which must
  * have the same parameter table; a mismatch is a user error naming the
- * tensor), ts and ns. Damaged ones are skipped with a warning. Returns the
- * step loaded, or -1 when there is none. */
+ * tensor and both models), ts and ns. Damaged ones are skipped with a
+ * warning. A checkpoint is untrusted input (anyone can recompute its marker):
+ * a link out of the file, a virtual or externally stored dataset, a tensor
+ * that is not float32 of the model's shape, a train state out of range, or
+ * /norm/mean and /norm/std of different lengths, of another length than
+ * ns->n on entry (when > 0: the features this run normalises), with a value
+ * that is not finite or a std <= 0, is a user error (exit 3) naming the file
+ * and the dataset or attribute, checked before it is read. Returns the step
+ * loaded, or -1 when there is none. */
 int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts, gt_norm_stats *ns,
                             MPI_Comm comm);
 
