@@ -1096,6 +1096,7 @@ char *gt_ckpt_read_config(const char *run_dir) {
     long long step = -1;
     char *path = find_valid(run_dir, &step);
     if (!path) return NULL;
+    check_run_identity(run_dir, path); /* the run is rebuilt from this text: it must be the run's */
     hid_t f = ckpt_open(path, H5P_DEFAULT);
     GT_CHECK(f >= 0, GT_EXIT_DATA, "cannot open checkpoint %s", path);
     GT_CHECK(obj_type(f, "config") == H5O_TYPE_DATASET, GT_EXIT_DATA, "checkpoint %s has no dataset '/config'", path);
