@@ -907,9 +907,9 @@ static void read_table(hid_t f, const char *path, const char *group, const gt_mo
 }
 
 /* The trainer state's values as the trainer can use them: counts not
- * negative, the best step not after the step, the floats finite (best_val
- * may be +inf: no validation yet), the loss scale and the learning-rate
- * factor in their ranges. A user error naming the attribute otherwise. */
+ * negative (best_step -1: none yet), the floats finite (best_val may be
+ * +inf: no validation yet), the loss scale > 0 and the learning-rate factor
+ * in (0, 1]. A user error naming the attribute otherwise. */
 static void check_state(const gt_train_state *st, const char *path) {
     const struct {
         int ok;
@@ -918,11 +918,11 @@ static void check_state(const gt_train_state *st, const char *path) {
         {st->step >= 0, "step"},
         {st->batch_k >= 0, "batch_k"},
         {st->samples >= 0, "samples"},
-        {st->best_step >= -1 && st->best_step <= st->step, "best_step"},
+        {st->best_step >= -1, "best_step"},
         {st->bad_evals >= 0, "bad_evals"},
         {st->bad_steps >= 0, "bad_steps"},
         {st->scale_good_steps >= 0, "scale_good_steps"},
-        {st->skipped_steps >= 0 && st->skipped_steps <= st->step, "skipped_steps"},
+        {st->skipped_steps >= 0, "skipped_steps"},
         {st->plateau_evals >= 0, "plateau_evals"},
         {!isnan(st->best_val) && st->best_val > -INFINITY, "best_val"},
         {isfinite(st->loss_scale) && st->loss_scale > 0, "loss_scale"},
@@ -934,11 +934,11 @@ static void check_state(const gt_train_state *st, const char *path) {
 }
 
 /* Collective (metadata). /norm/mean and /norm/std: float64 [n] each, the same
- * n, at most the capacity of ns, exactly ns->n on entry when that is > 0 (the
+ * n, at most the capacity of ns, exactly `expect` when that is > 0 (the
  * features the run normalises), every value finite and every std > 0 (a zero
  * or NaN statistic would turn every metric into NaN). Then read into ns. */
-static void read_norm(hid_t f, const char *path, gt_norm_stats *ns) {
-    const int cap = (int)(sizeof ns->mean / sizeof ns->mean[0]), expect = ns->n;
+static void read_norm(hid_t f, const char *path, gt_norm_stats *ns, int expect) {
+    const int cap = (int)(sizeof ns->mean / sizeof ns->mean[0]);
     hsize_t dm[H5S_MAX_RANK], dsd[H5S_MAX_RANK];
     LOAD_CHECK(obj_type(f, "norm") == H5O_TYPE_GROUP, "checkpoint %s has no group '/norm'", path);
     hid_t m = open_float_ds(f, path, "norm/mean", "norm/mean", sizeof(double), 1, NULL, dm, NULL);
@@ -1003,6 +1003,11 @@ int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts
 
 int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
                      gt_norm_stats *ns, MPI_Comm comm) {
+    return gt_ckpt_load_expect(run_dir, which, want, m, ts, ns, 0, comm);
+}
+
+int64_t gt_ckpt_load_expect(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
+                            gt_norm_stats *ns, int n_features, MPI_Comm comm) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     long long step = -1;
@@ -1082,7 +1087,7 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
     check_state(&st, path);
     if (ts) *ts = st;
 
-    if (ns) read_norm(f, path, ns);
+    if (ns) read_norm(f, path, ns, n_features);
     H5_CHECK(H5Fclose(f));
     s_load_comm = MPI_COMM_NULL;
     if (rank == 0)
