@@ -121,9 +121,12 @@ static int fsync_path(const char *path, int dir) {
     return rc;
 }
 
-/* XXH64 (seed 0) and size of a whole file. 0 or -1 with errno set. */
-static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes) {
-    FILE *f = fopen(path, "rb");
+/* XXH64 (seed 0) and size of a whole regular file (a FIFO is refused, not
+ * waited on). 0, or -1 with errno set and, when why is not NULL, the reason
+ * in why[128]. */
+static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes, char *why) {
+    char why_[128];
+    FILE *f = gt_fopen_regular(path, why ? why : why_, 128); /* a FIFO in checkpoints/ would block */
     if (!f) return -1;
     XXH64_state_t *st = XXH64_createState();
     GT_CHECK(st != NULL, GT_EXIT_RESOURCE, "out of memory");
@@ -138,6 +141,7 @@ static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes) {
     }
     int rc = ferror(f) ? -1 : 0;
     int e = errno;
+    if (rc && why) snprintf(why, 128, "%s", strerror(e));
     fclose(f);
     *hash = XXH64_digest(st);
     *size_bytes = total;
@@ -171,8 +175,9 @@ static int write_marker(const char *dir, const char *path, const char *text, ckp
     return rc;
 }
 
-static int read_marker(const char *path, uint64_t *hash, int64_t *size_bytes) {
-    FILE *f = fopen(path, "r");
+static int read_marker(const char *path, uint64_t *hash, int64_t *size_bytes, char *why) {
+    snprintf(why, 128, "malformed");
+    FILE *f = gt_fopen_regular(path, why, 128);
     if (!f) return -1;
     char buf[256];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -591,7 +596,7 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
     if (rank == 0) {
         uint64_t fh = 0;
         int64_t fbytes = 0;
-        if (file_hash(final, &fh, &fbytes) != 0) {
+        if (file_hash(final, &fh, &fbytes, NULL) != 0) {
             err_set(&e, errno, "cannot read back %s", final);
         } else {
             char text[128];
@@ -713,10 +718,11 @@ static char *find_valid_step(const char *run_dir, long long want, long long *ste
             uint64_t mh = 0, fh = 0;
             int64_t ms = 0, fs = 0;
             char why[128];
-            if (read_marker(ok, &mh, &ms) != 0) {
-                GT_WARN("checkpoint %s: commit marker %s is unreadable or malformed; trying the previous one", h5, ok);
-            } else if (file_hash(h5, &fh, &fs) != 0) {
-                GT_WARN("checkpoint %s cannot be read (%s); trying the previous one", h5, strerror(errno));
+            if (read_marker(ok, &mh, &ms, why) != 0) {
+                GT_WARN("checkpoint %s: commit marker %s is unreadable or malformed (%s); trying the previous one", h5,
+                        ok, why);
+            } else if (file_hash(h5, &fh, &fs, why) != 0) {
+                GT_WARN("checkpoint %s cannot be read (%s); trying the previous one", h5, why);
             } else if (fs != ms || fh != mh) {
                 GT_WARN("checkpoint %s is damaged: %lld bytes with xxh64 %016" PRIx64
                         ", its marker says %lld bytes with xxh64 %016" PRIx64 "; trying the previous one",

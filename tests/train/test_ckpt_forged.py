@@ -313,6 +313,16 @@ def main():
                 f["train_state"].attrs["best_step"] = 20
             write_marker(ckpt)
             jobs.append((k, "a checkpoint of the %s run as the newest" % name, run_dir, ckpt, words, ALL))
+        # the checkpoint or its marker a FIFO (a valid marker for a FIFO cannot exist): skipped, no hang
+        for victim in (CKPT, CKPT[:-3] + ".ok"):
+            run_dir = os.path.join(d, "fifo_" + os.path.basename(victim))
+            shutil.copytree(good, run_dir)
+            os.unlink(os.path.join(run_dir, victim))
+            os.mkfifo(os.path.join(run_dir, victim))
+            for cmd, args in commands(d, 998, run_dir, ("eval", "resume")):
+                rc, err = run(args, d)
+                check(rc in (2, 3) and "not a regular file" in err and os.path.basename(victim) in err,
+                      "%s a FIFO: %s: rc %r (expected 2 or 3 after a warning), %r" % (victim, cmd, rc, err[-400:]))
         print("%d forged runs" % len(jobs), flush=True)
 
         def one(j):
