@@ -53,6 +53,14 @@ static herr_t scan_refuse(open_scan *s, const char *fmt, ...) {
     return -1; /* stops H5Lvisit */
 }
 
+/* src as printable text in out: control bytes as '?' (names and targets of
+ * links reach the terminal). */
+static void printable(char *out, size_t out_bytes, const char *src) {
+    snprintf(out, out_bytes, "%s", src);
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+}
+
 /* A link's target as text: "FILE:/object" of an external link, the path of
  * a soft link (control bytes shown as '?': the text reaches the terminal). */
 static void link_target(hid_t g, const char *name, const H5L_info_t *li, char *out, size_t out_bytes) {
@@ -65,36 +73,36 @@ static void link_target(hid_t g, const char *name, const H5L_info_t *li, char *o
         const char *file = NULL, *obj = NULL;
         unsigned flags = 0;
         if (H5Lunpack_elink_val(val, n, &flags, &file, &obj) < 0) return;
-        snprintf(out, out_bytes, "%.400s:%.400s", file ? file : "?", obj ? obj : "?");
+        char both[1024];
+        snprintf(both, sizeof both, "%.400s:%.400s", file ? file : "?", obj ? obj : "?");
+        printable(out, out_bytes, both);
     } else {
-        snprintf(out, out_bytes, "%.800s", val);
+        printable(out, out_bytes, val);
     }
-    for (char *p = out; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
-static herr_t scan_dataset(open_scan *s, hid_t g, const char *name) {
+/* name: the link's path from the root; shown: the same, printable. */
+static herr_t scan_dataset(open_scan *s, hid_t g, const char *name, const char *shown) {
     hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
-    if (ds < 0) return scan_refuse(s, "/%s: cannot open dataset (damaged file?)", name);
+    if (ds < 0) return scan_refuse(s, "/%s: cannot open dataset (damaged file?)", shown);
     hid_t dcpl = H5Dget_create_plist(ds);
     herr_t rc = 0;
     if (dcpl < 0) {
-        rc = scan_refuse(s, "/%s: cannot read the dataset's storage properties (damaged file?)", name);
+        rc = scan_refuse(s, "/%s: cannot read the dataset's storage properties (damaged file?)", shown);
     } else if (H5Pget_layout(dcpl) == H5D_VIRTUAL) {
         rc = scan_refuse(s, "/%s: is a virtual dataset (its data would come from other files); gridtrain reads only "
                             "datasets stored in the file itself",
-                         name);
+                         shown);
     } else if (H5Pget_external_count(dcpl) != 0) {
-        char file[256] = "?";
+        char raw[256] = "?", file[256];
         off_t off = 0;
         hsize_t size = 0;
-        if (H5Pget_external(dcpl, 0, sizeof file, file, &off, &size) < 0) snprintf(file, sizeof file, "?");
-        file[sizeof file - 1] = 0;
-        for (char *p = file; *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+        if (H5Pget_external(dcpl, 0, sizeof raw, raw, &off, &size) < 0) snprintf(raw, sizeof raw, "?");
+        raw[sizeof raw - 1] = 0;
+        printable(file, sizeof file, raw);
         rc = scan_refuse(s, "/%s: keeps its data in external file '%s'; gridtrain reads only datasets stored in the "
                             "file itself",
-                         name, file);
+                         shown, file);
     }
     if (dcpl >= 0) H5Pclose(dcpl);
     H5Dclose(ds);
@@ -105,24 +113,25 @@ static herr_t scan_link(hid_t g, const char *name, const H5L_info_t *li, void *o
     open_scan *s = op;
     if (++s->n_links > GT_H5_MAX_LINKS)
         return scan_refuse(s, "more than %d objects (not a gridtrain file?)", GT_H5_MAX_LINKS);
-    char tgt[1024];
+    char tgt[1024], shown[512];
+    printable(shown, sizeof shown, name);
     switch (li->type) {
     case H5L_TYPE_HARD: break;
     case H5L_TYPE_SOFT:
         link_target(g, name, li, tgt, sizeof tgt);
         return scan_refuse(s, "/%s: is a soft link to '%s'; gridtrain reads only objects stored under their own name",
-                           name, tgt);
+                           shown, tgt);
     case H5L_TYPE_EXTERNAL:
         link_target(g, name, li, tgt, sizeof tgt);
-        return scan_refuse(s, "/%s: is an external link to '%s'; links to other files are not followed", name, tgt);
+        return scan_refuse(s, "/%s: is an external link to '%s'; links to other files are not followed", shown, tgt);
     default:
-        return scan_refuse(s, "/%s: is a user-defined link (type %d); such links are not followed", name,
+        return scan_refuse(s, "/%s: is a user-defined link (type %d); such links are not followed", shown,
                            (int)li->type);
     }
     H5O_info_t oi; /* a hard link: its path holds only hard links (parents are visited first) */
     if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0)
-        return scan_refuse(s, "/%s: cannot read the object (damaged file?)", name);
-    if (oi.type == H5O_TYPE_DATASET) return scan_dataset(s, g, name);
+        return scan_refuse(s, "/%s: cannot read the object (damaged file?)", shown);
+    if (oi.type == H5O_TYPE_DATASET) return scan_dataset(s, g, name, shown);
     return 0;
 }
 
