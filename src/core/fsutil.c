@@ -85,21 +85,46 @@ FILE *gt_fopen_regular(const char *path, char *why, size_t why_bytes) {
     return f;
 }
 
-char *gt_read_file(const char *path, size_t *n_bytes) {
-    FILE *f = gt_fopen_regular(path, NULL, 0);
+/* n_bytes 0: the file grew past the limit while it was read */
+static void too_large(char *why, size_t why_bytes, const char *what, unsigned long long n_bytes, size_t max_bytes) {
+    if (why && n_bytes)
+        snprintf(why, why_bytes, "%llu bytes, more than the %zu %s may have", n_bytes, max_bytes, what ? what : "it");
+    else if (why)
+        snprintf(why, why_bytes, "grew past the %zu bytes %s may have while it was read", max_bytes, what ? what : "it");
+    errno = EFBIG;
+}
+
+char *gt_read_file_bounded(const char *path, size_t max_bytes, const char *what, size_t *n_bytes, char *why,
+                           size_t why_bytes) {
+    FILE *f = gt_fopen_regular(path, why, why_bytes);
     if (!f) return NULL;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (unsigned long long)st.st_size > max_bytes) {
+        fclose(f);
+        too_large(why, why_bytes, what, (unsigned long long)st.st_size, max_bytes);
+        return NULL;
+    }
+    /* the size may change while reading: the loop stops one byte past the limit */
     size_t cap = 1 << 16, len = 0;
     char *buf = GT_MALLOC(cap);
     for (;;) {
         if (cap - len < 2) buf = GT_REALLOC(buf, cap *= 2);
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        size_t want = cap - len - 1;
+        if (want > max_bytes + 1 - len) want = max_bytes + 1 - len;
+        size_t got = fread(buf + len, 1, want, f);
         len += got;
-        if (got == 0) break;
+        if (got == 0 || len > max_bytes) break;
     }
     int err = ferror(f);
     fclose(f);
+    if (len > max_bytes) {
+        free(buf);
+        too_large(why, why_bytes, what, 0, max_bytes);
+        return NULL;
+    }
     if (err) {
         free(buf);
+        if (why) snprintf(why, why_bytes, "%s", strerror(EIO));
         errno = EIO;
         return NULL;
     }

@@ -11,10 +11,21 @@
  * exists and is not a directory). */
 int gt_mkdir_p(const char *path);
 
-/* The whole regular file as a NUL-terminated string (malloc'd, caller frees),
- * its length in *n_bytes when not NULL; NULL with errno set when it cannot be
- * read (EINVAL: not a regular file). Never blocks on a FIFO. */
-char *gt_read_file(const char *path, size_t *n_bytes);
+/* The one whole-file reader: the whole regular file as a NUL-terminated string
+ * (malloc'd, caller frees), its length in *n_bytes when not NULL. NULL with
+ * errno set when it cannot be read (ENOENT, EINVAL: not a regular file, EFBIG:
+ * larger than max_bytes, found from its size before anything is read, or while
+ * reading a file that grows) and a short reason in why[why_bytes] when why is
+ * not NULL ("1073741824 bytes, more than the 67108864 a manifest.json may
+ * have"; `what` names the kind of file there, may be NULL). Never blocks on a
+ * FIFO, never reads more than max_bytes + 1 bytes. */
+char *gt_read_file_bounded(const char *path, size_t max_bytes, const char *what, size_t *n_bytes, char *why,
+                           size_t why_bytes);
+/* The limit of every JSON document gridtrain reads whole (manifest.json,
+ * timing.json, eval.json, cell.json, sweep.json, plan-calibration.json) and of
+ * the small text files read with them (config.ini, a DOE cell's train.log):
+ * 64 MiB, far above what gridtrain writes (cJSON holds about 10x the text). */
+#define GT_READ_JSON_MAX_BYTES ((size_t)64 << 20)
 
 /* Writes text to a new unique temporary file next to path (gt_tmp_create),
  * fsyncs it and renames it into place (readers never see a partial file, two

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -25,8 +26,12 @@
 /* ---------------------------------------------------------------- files -- */
 
 static cJSON *read_json(const char *path) {
-    char *t = gt_read_file(path, NULL);
-    if (!t) return NULL;
+    char why[160];
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
+    if (!t) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(t);
     free(t);
     return j;
@@ -38,11 +43,7 @@ static int write_atomic(const char *path, const char *text) { return gt_write_fi
 
 static int write_json(const char *path, const cJSON *j) {
     char *s = cJSON_Print(j);
-    size_t n = strlen(s);
-    char *t = GT_MALLOC(n + 2);
-    memcpy(t, s, n);
-    t[n] = '\n';
-    t[n + 1] = 0;
+    char *t = gt_utf8_dup(s, "\n"); /* factor levels, paths: valid UTF-8 JSON */
     int rc = write_atomic(path, t);
     free(t);
     cJSON_free(s);
@@ -157,10 +158,7 @@ int gt_doe_write_sweep(const gt_doe_matrix *m) {
     /* concurrent tasks write the same content: a rename race is harmless; each
      * writes its own unique temporary */
     char *s = cJSON_Print(o);
-    size_t len = strlen(s);
-    char *withnl = GT_MALLOC(len + 2);
-    memcpy(withnl, s, len);
-    withnl[len] = '\n', withnl[len + 1] = 0;
+    char *withnl = gt_utf8_dup(s, "\n");
     int rc = gt_write_file_atomic(path, withnl) == 0 ? 0 : -1;
     free(withnl);
     cJSON_free(s);
@@ -339,7 +337,9 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
 
     /* segments: "train: <why> after N steps (K skipped) in S s: ... params xxh64 H" in train.log */
     snprintf(path, sizeof path, "%s/train.log", cell_dir);
-    char *log = gt_read_file(path, NULL);
+    char why[160];
+    char *log = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, why, sizeof why);
+    if (!log && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     double train_s = 0;
     char params[32] = "";
     int segments = 0;

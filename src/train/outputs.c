@@ -18,6 +18,7 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -249,10 +250,20 @@ FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode)
 void gt_train_write_json_line(FILE *f, void *cjson) {
     cJSON *o = cjson;
     char *s = cJSON_PrintUnformatted(o);
-    fprintf(f, "%s\n", s);
+    gt_fputs_utf8(f, s); /* names and log text from data: valid UTF-8 */
+    fputc('\n', f);
     fflush(f);
     cJSON_free(s);
     cJSON_Delete(o);
+}
+
+/* timing.json: printed, made valid UTF-8, written atomically. */
+static void write_json_utf8(const char *path, const cJSON *o) {
+    char *txt = cJSON_Print(o);
+    char *u = gt_utf8_dup(txt, NULL);
+    if (gt_write_file_atomic(path, u)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
+    free(u);
+    cJSON_free(txt);
 }
 
 /* JSON has no NaN/Inf: non-finite numbers are written as null. */
@@ -408,10 +419,7 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
         cJSON_AddNullToObject(o, "end_time");
     }
     char *s = cJSON_Print(o);
-    size_t len = strlen(s);
-    char *withnl = GT_MALLOC(len + 2);
-    memcpy(withnl, s, len);
-    withnl[len] = '\n', withnl[len + 1] = 0;
+    char *withnl = gt_utf8_dup(s, "\n"); /* a Latin-1 name or path: valid UTF-8 JSON */
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", t->run_dir);
     GT_CHECK(gt_write_file_atomic(path, withnl) == 0, GT_EXIT_RESOURCE, "cannot write '%s': %s", path, strerror(errno));
@@ -601,14 +609,12 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
         cJSON_AddNumberToObject(e, "calls_per_rank", csum[i] / t->size);
         cJSON_AddItemToArray(ev, e);
     }
-    char *txt = cJSON_Print(o);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/timing.json", t->run_dir);
-    if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
-    cJSON_free(txt);
+    write_json_utf8(path, o);
     /* against the earlier runs of the same configuration and hardware beside this one */
     gt_regress_result rg;
-    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, &rg) == 0 &&
+    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, t->cfg->regression_min_s, &rg) == 0 &&
         rg.n_base > 0) {
         char line[1024];
         gt_regress_describe(&rg, line, sizeof line);
@@ -626,9 +632,7 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
             json_num(g, "phase_s_per_step", rg.phase_s);
             json_num(g, "median_phase_s_per_step", rg.base_phase_s);
         }
-        txt = cJSON_Print(o);
-        if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
-        cJSON_free(txt);
+        write_json_utf8(path, o);
     }
     cJSON_Delete(o);
 }

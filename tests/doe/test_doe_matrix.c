@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hdf5.h>
+
 #include "cli/commands.h"
 #include "doe/matrix.h"
 #include "doe/run.h"
@@ -72,6 +74,73 @@ static const char *id_of(const gt_doe_matrix *m, const char *const *lv) {
     return id;
 }
 
+/* an HDF5 file with /care_events/event_id of n entries: ids[] when given, else never written (fill) */
+static const char *care_file(const char *name, const long long *ids, hsize_t n) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    TEST_REQUIRE(f >= 0);
+    hid_t g = H5Gcreate2(f, "/care_events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = H5Screate_simple(1, &n, NULL);
+    hid_t d = H5Dcreate2(g, "event_id", H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    TEST_REQUIRE(d >= 0);
+    if (ids) TEST_REQUIRE(H5Dwrite(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, ids) >= 0);
+    H5Dclose(d), H5Sclose(sp), H5Gclose(g), H5Fclose(f);
+    return path;
+}
+
+/* Sizes (issue #37, class 5): a matrix of more than GT_DOE_MAX_CELLS cells is
+ * refused at load naming the factor's line (the cell-id check stopped at 2^20
+ * cells, so larger matrices went unchecked); care_event = all over a
+ * /care_events with a repeated id is refused, not expanded into identical
+ * cells, and so is one of 2^22 entries (counted, never read). */
+static void test_sizes(void) {
+    const int k = 1025; /* 1025 x 1025 = 1050625 > 2^20 */
+    size_t cap = (size_t)k * 12 + 256, len = 0;
+    char *text = malloc(cap);
+    TEST_REQUIRE(text);
+    len += (size_t)snprintf(text, cap, "[doe]\nname = huge\n[factors]\nseed = ");
+    for (int i = 0; i < k; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i);
+    len += (size_t)snprintf(text + len, cap - len, "\ntrain.epochs = ");
+    for (int i = 0; i < k; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i + 1);
+    snprintf(text + len, cap - len, "\n");
+    expect_error(text, 5, "more than 1048576 cells (the limit of one matrix, docs/doe.md): factor 'train.epochs' brings "
+                          "them to 1050625");
+    free(text);
+    /* exactly at the limit: loaded, every id checked */
+    gt_doe_matrix m;
+    cap = 1024 * 12 + 256, len = 0;
+    text = malloc(cap);
+    TEST_REQUIRE(text);
+    len += (size_t)snprintf(text, cap, "[doe]\nname = limit\n[factors]\nseed = ");
+    for (int i = 0; i < 1024; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i);
+    len += (size_t)snprintf(text + len, cap - len, "\ntrain.epochs = ");
+    for (int i = 0; i < 1024; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i + 1);
+    snprintf(text + len, cap - len, "\n");
+    load_ok("limit.ini", text, &m);
+    TEST_EQ_INT(m.n_cells, GT_DOE_MAX_CELLS);
+    gt_doe_matrix_free(&m);
+    free(text);
+    /* /care_events with event 5 twice */
+    const long long ids[4] = {5, 7, 5, 9};
+    const char *h5 = care_file("care_rep.h5", ids, 4);
+    char mx[1024];
+    snprintf(mx, sizeof mx, "[doe]\nname = care\n[factors]\ncare_event = all\nseed = 1,2\n[fixed]\ndata.file = %s\n", h5);
+    expect_error(mx, 4, "/care_events/event_id holds event 5 at entries 0 and 2 (1 entries repeat an earlier one)");
+    /* distinct: 3 x 2 cells */
+    const long long ok_ids[3] = {5, 7, 9};
+    h5 = care_file("care_ok.h5", ok_ids, 3);
+    snprintf(mx, sizeof mx, "[doe]\nname = care\n[factors]\ncare_event = all\nseed = 1,2\n[fixed]\ndata.file = %s\n", h5);
+    load_ok("care_ok.ini", mx, &m);
+    TEST_EQ_INT(m.n_cells, 6);
+    TEST_CHECK(!strcmp(m.factors[0].levels[2], "9"));
+    gt_doe_matrix_free(&m);
+    /* 2^22 entries (all the fill value 0: 4 million identical tasks once): refused from the count */
+    h5 = care_file("care_huge.h5", NULL, (hsize_t)1 << 22);
+    snprintf(mx, sizeof mx, "[doe]\nname = care\n[factors]\ncare_event = all\n[fixed]\ndata.file = %s\n", h5);
+    expect_error(mx, 4, "lists 4194304 event datasets in /care_events, more than the 1048576 cells a matrix may have");
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "%s/doe-matrix-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
     TEST_REQUIRE(mkdtemp(g_dir));
@@ -98,7 +167,9 @@ int main(void) {
     expect_error("[doe]\nname = .hidden\n[factors]\nseed = 1\n", 1, "not '.', '..' or a hidden name");
     expect_error("[doe]\nname = a/../b\n[factors]\nseed = 1\n", 1, "use letters, digits");
     {
-        /* 10^6 levels: the duplicate check is n log n (the pairwise one never finished) */
+        /* 10^6 levels: the duplicate check is n log n (the pairwise one, 5e11 comparisons, never finished and
+         * ends at the test's 600 s limit). No wall-clock threshold: the time is printed, not asserted (a
+         * loaded machine is slower; issue #37, class 8) */
         const int n = 1000000;
         size_t cap = (size_t)n * 9 + 256, len = 0;
         char *text = malloc(cap);
@@ -113,7 +184,6 @@ int main(void) {
         clock_gettime(CLOCK_MONOTONIC, &tb);
         double dt = (double)(tb.tv_sec - ta.tv_sec) + 1e-9 * (double)(tb.tv_nsec - ta.tv_nsec);
         TEST_CHECK(mb.n_cells == n);
-        TEST_CHECK(dt < 30.0);
         printf("10^6 levels parsed and checked in %.2f s\n", dt);
         gt_doe_matrix_free(&mb);
         /* and a duplicate among them is still found */
@@ -203,6 +273,7 @@ int main(void) {
     gt_doe_matrix_free(&m);
     gt_doe_matrix_free(&m2);
     gt_doe_matrix_free(&m3);
+    test_sizes();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", g_dir);
