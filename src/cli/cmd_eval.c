@@ -119,11 +119,15 @@ static void load_model(gt_eval_loaded *L, const char *path, long long file_step,
     gt_model *m = gt_engine_model(e);
     gt_norm_stats ns;
     memset(&ns, 0, sizeof ns);
+    /* the features the run normalised (data/dataset.c): the aggregate and one per appliance, or one per
+     * channel; the checkpoint's /norm must have exactly these */
+    const int n_features = task->kind == GT_TASK_NILM ? 1 + n_cols : n_cols;
     if (file_step >= 0) {
-        L->step = gt_ckpt_load(L->run_dir, GT_CKPT_STEP, file_step, m, &L->ts, &ns, comm);
+        L->step = gt_ckpt_load_expect(L->run_dir, GT_CKPT_STEP, file_step, m, &L->ts, &ns, n_features, comm);
         GT_CHECK(L->step >= 0, GT_EXIT_DATA, "%s: not a valid committed checkpoint (see the warnings above)", path);
     } else {
-        L->step = gt_ckpt_load(L->run_dir, best ? GT_CKPT_BEST : GT_CKPT_LATEST, -1, m, &L->ts, &ns, comm);
+        L->step = gt_ckpt_load_expect(L->run_dir, best ? GT_CKPT_BEST : GT_CKPT_LATEST, -1, m, &L->ts, &ns,
+                                      n_features, comm);
         GT_CHECK(L->step >= 0, GT_EXIT_USAGE, "%s: no valid checkpoint in %s/checkpoints", path, L->run_dir);
     }
     gt_engine_push_state(e);

@@ -35,6 +35,7 @@
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
+#include "io/h5.h"
 #include "io/read.h"
 #include "task/task.h"
 
@@ -717,7 +718,8 @@ static tinfo *plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, con
 static void read_legend(const char *path, const char *ds_name, const char *what, char names[][GT_FORMAT_NAME_LEN],
                         int n) {
     for (int k = 0; k < n; k++) snprintf(names[k], GT_FORMAT_NAME_LEN, "%s_%d", what, k);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    char why[1024];
+    hid_t f = gt_h5_open_serial(path, why, sizeof why); /* checked by gt_io_open before */
     if (f < 0) return;
     if (H5Lexists(f, "legend", H5P_DEFAULT) > 0 && H5Lexists(f, ds_name, H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(f, ds_name, H5P_DEFAULT), sp = H5Dget_space(d);

@@ -1,12 +1,15 @@
 /* io/h5.c: small HDF5 helpers (see h5.h). */
 #include "io/h5.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/check.h"
 #include "core/check_h5.h"
+#include "core/fsutil.h"
 #include "core/watchdog.h"
 
 #define GT_IO_READ_INDIVIDUAL_DEFAULT 1
@@ -25,6 +28,144 @@ hid_t gt_h5_fapl(MPI_Comm comm) {
     H5_CHECK(H5Pset_all_coll_metadata_ops(fapl, 1));
     H5_CHECK(H5Pset_coll_metadata_write(fapl, 1));
     return fapl;
+}
+
+/* ------------------------------------------ opening untrusted files -- */
+
+/* The walk over every link of a file opened by gt_h5_open_ro: the first
+ * object that would make HDF5 read outside the file stops it (see h5.h). */
+typedef struct open_scan {
+    const char *path;
+    char *err;
+    size_t err_bytes;
+    long n_links;
+} open_scan;
+
+static herr_t scan_refuse(open_scan *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static herr_t scan_refuse(open_scan *s, const char *fmt, ...) {
+    int n = snprintf(s->err, s->err_bytes, "%s: ", s->path);
+    if (n >= 0 && (size_t)n < s->err_bytes) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->err + n, s->err_bytes - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1; /* stops H5Lvisit */
+}
+
+/* src as printable text in out: control bytes as '?' (names and targets of
+ * links reach the terminal). */
+static void printable(char *out, size_t out_bytes, const char *src) {
+    snprintf(out, out_bytes, "%s", src);
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+}
+
+/* A link's target as text: "FILE:/object" of an external link, the path of
+ * a soft link (control bytes shown as '?': the text reaches the terminal). */
+static void link_target(hid_t g, const char *name, const H5L_info_t *li, char *out, size_t out_bytes) {
+    char val[1024] = "";
+    out[0] = 0;
+    size_t n = li->u.val_size < sizeof val ? li->u.val_size : sizeof val;
+    if (n == 0 || H5Lget_val(g, name, val, n, H5P_DEFAULT) < 0) return;
+    val[sizeof val - 1] = 0;
+    if (li->type == H5L_TYPE_EXTERNAL) {
+        const char *file = NULL, *obj = NULL;
+        unsigned flags = 0;
+        if (H5Lunpack_elink_val(val, n, &flags, &file, &obj) < 0) return;
+        char both[1024];
+        snprintf(both, sizeof both, "%.400s:%.400s", file ? file : "?", obj ? obj : "?");
+        printable(out, out_bytes, both);
+    } else {
+        printable(out, out_bytes, val);
+    }
+}
+
+/* name: the link's path from the root; shown: the same, printable. */
+static herr_t scan_dataset(open_scan *s, hid_t g, const char *name, const char *shown) {
+    hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+    if (ds < 0) return scan_refuse(s, "/%s: cannot open dataset (damaged file?)", shown);
+    hid_t dcpl = H5Dget_create_plist(ds);
+    herr_t rc = 0;
+    if (dcpl < 0) {
+        rc = scan_refuse(s, "/%s: cannot read the dataset's storage properties (damaged file?)", shown);
+    } else if (H5Pget_layout(dcpl) == H5D_VIRTUAL) {
+        rc = scan_refuse(s, "/%s: is a virtual dataset (its data would come from other files); gridtrain reads only "
+                            "datasets stored in the file itself",
+                         shown);
+    } else if (H5Pget_external_count(dcpl) != 0) {
+        char raw[256] = "?", file[256];
+        off_t off = 0;
+        hsize_t size = 0;
+        if (H5Pget_external(dcpl, 0, sizeof raw, raw, &off, &size) < 0) snprintf(raw, sizeof raw, "?");
+        raw[sizeof raw - 1] = 0;
+        printable(file, sizeof file, raw);
+        rc = scan_refuse(s, "/%s: keeps its data in external file '%s'; gridtrain reads only datasets stored in the "
+                            "file itself",
+                         shown, file);
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
+    H5Dclose(ds);
+    return rc;
+}
+
+static herr_t scan_link(hid_t g, const char *name, const H5L_info_t *li, void *op) {
+    open_scan *s = op;
+    if (++s->n_links > GT_H5_MAX_LINKS)
+        return scan_refuse(s, "more than %d objects (not a gridtrain file?)", GT_H5_MAX_LINKS);
+    char tgt[1024], shown[512];
+    printable(shown, sizeof shown, name);
+    switch (li->type) {
+    case H5L_TYPE_HARD: break;
+    case H5L_TYPE_SOFT:
+        link_target(g, name, li, tgt, sizeof tgt);
+        return scan_refuse(s, "/%s: is a soft link to '%s'; gridtrain reads only objects stored under their own name",
+                           shown, tgt);
+    case H5L_TYPE_EXTERNAL:
+        link_target(g, name, li, tgt, sizeof tgt);
+        return scan_refuse(s, "/%s: is an external link to '%s'; links to other files are not followed", shown, tgt);
+    default:
+        return scan_refuse(s, "/%s: is a user-defined link (type %d); such links are not followed", shown,
+                           (int)li->type);
+    }
+    H5O_info_t oi; /* a hard link: its path holds only hard links (parents are visited first) */
+    if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0)
+        return scan_refuse(s, "/%s: cannot read the object (damaged file?)", shown);
+    if (oi.type == H5O_TYPE_DATASET) return scan_dataset(s, g, name, shown);
+    return 0;
+}
+
+hid_t gt_h5_open_ro(const char *path, hid_t fapl, char *err, size_t err_bytes) {
+    gt_h5_quiet();
+    err[0] = 0;
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        snprintf(err, err_bytes, "%s: cannot open file: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) { /* a FIFO would block HDF5's open for ever */
+        snprintf(err, err_bytes, "%s: not a regular file (%s)", path, gt_file_type_name(sb.st_mode));
+        return -1;
+    }
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    if (f < 0) {
+        snprintf(err, err_bytes, "%s: cannot open as HDF5 (damaged or truncated?)", path);
+        return -1;
+    }
+    /* Every link is looked at before anything is read: H5Lvisit follows hard
+     * links only (each group once), so no link it meets has been traversed. */
+    open_scan s = {path, err, err_bytes, 0};
+    herr_t rc = H5Lvisit(f, H5_INDEX_NAME, H5_ITER_INC, scan_link, &s);
+    if (rc < 0 && !err[0]) snprintf(err, err_bytes, "%s: cannot list its objects (damaged file?)", path);
+    if (rc != 0) {
+        H5Fclose(f);
+        return GT_H5_REFUSED;
+    }
+    return f;
+}
+
+hid_t gt_h5_open_serial(const char *path, char *err, size_t err_bytes) {
+    return gt_h5_open_ro(path, H5P_DEFAULT, err, err_bytes);
 }
 
 int gt_h5_read_individual(void) {

@@ -24,6 +24,25 @@ void gt_h5_quiet(void);
 /* File access list for the MPI-IO driver over comm with collective metadata
  * reads and writes. Caller closes it with H5Pclose. Not collective. */
 hid_t gt_h5_fapl(MPI_Comm comm);
+/* Opens an HDF5 file that may come from anyone (a data file, a checkpoint)
+ * read-only with fapl (H5P_DEFAULT: the serial driver; gt_h5_fapl: MPI-IO,
+ * then collective over its communicator) and checks, before anything else is
+ * read, that nothing in it makes HDF5 read outside it or block: it must be a
+ * regular file (a FIFO blocks), and every link in it a hard link (no soft
+ * link, no external link: one to a FIFO blocks, one to any file reads it;
+ * no user-defined link), every dataset stored in the file itself (no virtual
+ * dataset, no external raw storage), at most GT_H5_MAX_LINKS links. Returns
+ * the file; -1 when it is not a regular HDF5 file HDF5 can open, or
+ * GT_H5_REFUSED when it opened but holds such an object; err then has one line
+ * naming the file and the object ("PATH: /model/fc1.weight: is an external
+ * link to 'x.h5:/y'; ..."). Every
+ * other HDF5 open of such a file in gridtrain goes through it, so later
+ * H5Dopen2 / H5Gopen2 calls with default lists meet only hard links. */
+#define GT_H5_MAX_LINKS 100000
+#define GT_H5_REFUSED ((hid_t)-2)
+hid_t gt_h5_open_ro(const char *path, hid_t fapl, char *err, size_t err_bytes);
+/* gt_h5_open_ro with the serial driver. Not collective. */
+hid_t gt_h5_open_serial(const char *path, char *err, size_t err_bytes);
 /* Transfer list for collective data transfer (H5Dread/H5Dwrite are collective).
  * Caller closes it. For reads (for_read = 1) of unfiltered data the MPI layer may
  * do individual I/O under the collective call: GT_IO_READ_MODE=individual

@@ -439,8 +439,8 @@ int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n) {
     int64_t k = 0;
     int64_t *rows = NULL;
     if (rank == 0) { /* a small table: rank 0 reads it serially, everyone gets a copy */
-        gt_h5_quiet();
-        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        char why[1024];
+        hid_t f = gt_h5_open_serial(path, why, sizeof why); /* read by gt_io_open before: < 0 only if replaced */
         if (f >= 0 && H5Lexists(f, "care_events", H5P_DEFAULT) > 0 &&
             H5Lexists(f, "/care_events/turbine", H5P_DEFAULT) > 0) {
             hid_t ds = H5Dopen2(f, "/care_events/turbine", H5P_DEFAULT), sp = H5Dget_space(ds);
@@ -491,8 +491,8 @@ char *gt_legend_read(const char *path, const char *what, int *n) {
     *n = 0;
     char name[64];
     snprintf(name, sizeof name, "/legend/%s", what);
-    gt_h5_quiet();
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    char why[1024];
+    hid_t f = gt_h5_open_serial(path, why, sizeof why);
     if (f < 0) return NULL;
     char *names = NULL;
     if (H5Lexists(f, "legend", H5P_DEFAULT) > 0 && H5Lexists(f, name, H5P_DEFAULT) > 0) {

@@ -572,12 +572,9 @@ hid_t gt_io_open(const char *path, MPI_Comm comm, gt_file_kind expect, gt_file_i
         return -1;
     }
     hid_t fapl = gt_h5_fapl(comm);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    hid_t f = gt_h5_open_ro(path, fapl, err, err_bytes); /* links, virtual and external storage refused */
     H5Pclose(fapl);
-    if (f < 0) {
-        fail(v, "cannot open as HDF5 (damaged or truncated?)");
-        return -1;
-    }
+    if (f < 0) return -1;
     char kind[64];
     int rc = 0;
     if (gt_h5_attr_read_str(f, "kind", kind, sizeof kind) < 0)

@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -51,10 +52,12 @@
 #include "core/log.h"
 #include "dist/reduce.h"
 #include "io/h5.h"
+#include "train/run_json_impl.h"
 
 #define CKPT_MAGIC "gridtrain-checkpoint"
 #define CKPT_VERSION 1
 #define CKPT_RANK_COLS 4
+#define CKPT_MAX_CONFIG_BYTES (1 << 20) /* a resolved configuration is a few KiB */
 
 /* ------------------------------------------------------------ utilities -- */
 
@@ -118,9 +121,12 @@ static int fsync_path(const char *path, int dir) {
     return rc;
 }
 
-/* XXH64 (seed 0) and size of a whole file. 0 or -1 with errno set. */
-static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes) {
-    FILE *f = fopen(path, "rb");
+/* XXH64 (seed 0) and size of a whole regular file (a FIFO is refused, not
+ * waited on). 0, or -1 with errno set and, when why is not NULL, the reason
+ * in why[128]. */
+static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes, char *why) {
+    char why_[128];
+    FILE *f = gt_fopen_regular(path, why ? why : why_, 128); /* a FIFO in checkpoints/ would block */
     if (!f) return -1;
     XXH64_state_t *st = XXH64_createState();
     GT_CHECK(st != NULL, GT_EXIT_RESOURCE, "out of memory");
@@ -135,6 +141,7 @@ static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes) {
     }
     int rc = ferror(f) ? -1 : 0;
     int e = errno;
+    if (rc && why) snprintf(why, 128, "%s", strerror(e));
     fclose(f);
     *hash = XXH64_digest(st);
     *size_bytes = total;
@@ -170,8 +177,9 @@ static int write_marker(const char *dir, const char *path, const char *text, ckp
     return rc;
 }
 
-static int read_marker(const char *path, uint64_t *hash, int64_t *size_bytes) {
-    FILE *f = fopen(path, "r");
+static int read_marker(const char *path, uint64_t *hash, int64_t *size_bytes, char *why) {
+    snprintf(why, 128, "malformed");
+    FILE *f = gt_fopen_regular(path, why, 128);
     if (!f) return -1;
     char buf[256];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -590,7 +598,7 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
     if (rank == 0) {
         uint64_t fh = 0;
         int64_t fbytes = 0;
-        if (file_hash(final, &fh, &fbytes) != 0) {
+        if (file_hash(final, &fh, &fbytes, NULL) != 0) {
             err_set(&e, errno, "cannot read back %s", final);
         } else {
             char text[128];
@@ -651,12 +659,23 @@ static MPI_Comm s_load_comm = MPI_COMM_NULL;
         }                                                                          \
     } while (0)
 
+/* Opens a checkpoint read-only (fapl: H5P_DEFAULT or gt_h5_fapl's; see
+ * gt_h5_open_ro): < 0 when HDF5 cannot open it. The commit marker's checksum
+ * proves only that the bytes are the ones committed, not who wrote them: a
+ * file with a link out of it (soft, external), a virtual dataset or external
+ * storage is refused (exit 3) naming the object, never followed. */
+static hid_t ckpt_open(const char *path, hid_t fapl) {
+    char why[1280];
+    hid_t f = gt_h5_open_ro(path, fapl, why, sizeof why);
+    LOAD_CHECK(f != GT_H5_REFUSED, "checkpoint %s", why);
+    return f;
+}
+
 /* Opens path read-only with the serial driver and checks magic and version:
  * 1 good, 0 not a gridtrain checkpoint (why in `why`). A newer format version
  * is a user error. */
 static int check_header(const char *path, char *why, size_t why_bytes) {
-    gt_h5_quiet();
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = ckpt_open(path, H5P_DEFAULT);
     if (f < 0) {
         snprintf(why, why_bytes, "HDF5 cannot open it");
         return 0;
@@ -701,10 +720,11 @@ static char *find_valid_step(const char *run_dir, long long want, long long *ste
             uint64_t mh = 0, fh = 0;
             int64_t ms = 0, fs = 0;
             char why[128];
-            if (read_marker(ok, &mh, &ms) != 0) {
-                GT_WARN("checkpoint %s: commit marker %s is unreadable or malformed; trying the previous one", h5, ok);
-            } else if (file_hash(h5, &fh, &fs) != 0) {
-                GT_WARN("checkpoint %s cannot be read (%s); trying the previous one", h5, strerror(errno));
+            if (read_marker(ok, &mh, &ms, why) != 0) {
+                GT_WARN("checkpoint %s: commit marker %s is unreadable or malformed (%s); trying the previous one", h5,
+                        ok, why);
+            } else if (file_hash(h5, &fh, &fs, why) != 0) {
+                GT_WARN("checkpoint %s cannot be read (%s); trying the previous one", h5, why);
             } else if (fs != ms || fh != mh) {
                 GT_WARN("checkpoint %s is damaged: %lld bytes with xxh64 %016" PRIx64
                         ", its marker says %lld bytes with xxh64 %016" PRIx64 "; trying the previous one",
@@ -729,16 +749,12 @@ static char *find_valid(const char *run_dir, long long *step_out) { return find_
 /* Not collective: /train_state best_step of a checkpoint file, or -1. */
 static long long read_best_step(const char *path) {
     long long best = -1;
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f = ckpt_open(path, H5P_DEFAULT);
     if (f < 0) return -1;
     hid_t g = H5Gopen2(f, "train_state", H5P_DEFAULT);
     if (g >= 0) {
         int64_t v = -1;
-        if (H5Aexists(g, "best_step") > 0) {
-            hid_t a = H5Aopen(g, "best_step", H5P_DEFAULT);
-            if (a >= 0 && H5Aread(a, H5T_NATIVE_INT64, &v) >= 0) best = (long long)v;
-            if (a >= 0) H5Aclose(a);
-        }
+        if (gt_h5_attr_read_i64(g, "best_step", &v) == 0 && v >= 0) best = (long long)v; /* scalar only */
         H5Gclose(g);
     }
     H5Fclose(f);
@@ -765,11 +781,21 @@ static char *choose(const char *run_dir, gt_ckpt_which which, int64_t step, long
     return p;
 }
 
+/* Reads the numeric attribute `name` of obj into out (one value of mtype):
+ * it must be a single number of the same class (integer or floating point)
+ * as mtype, else a user error naming it (an array attribute would overrun out). */
 static void r_attr(hid_t obj, const char *file, const char *obj_name, const char *name, hid_t mtype, void *out) {
     LOAD_CHECK(H5Aexists(obj, name) > 0, "checkpoint %s: %s has no attribute '%s'", file,
              obj_name, name);
     hid_t a = H5_CHECK(H5Aopen(obj, name, H5P_DEFAULT));
-    H5_CHECK(H5Aread(a, mtype, out));
+    hid_t t = H5_CHECK(H5Aget_type(a)), sp = H5_CHECK(H5Aget_space(a));
+    const int one = H5Sget_simple_extent_npoints(sp) == 1, same = H5Tget_class(t) == H5Tget_class(mtype);
+    H5Tclose(t);
+    H5Sclose(sp);
+    LOAD_CHECK(one && same, "checkpoint %s: attribute '%s' of %s is not a single %s", file, name, obj_name,
+               H5Tget_class(mtype) == H5T_FLOAT ? "floating-point number" : "integer");
+    LOAD_CHECK(H5Aread(a, mtype, out) >= 0, "checkpoint %s: attribute '%s' of %s cannot be read", file, name,
+               obj_name);
     H5Aclose(a);
 }
 
@@ -781,39 +807,96 @@ static void shape_str(char *out, size_t out_bytes, int ndim, const hsize_t *dims
     if (k < out_bytes) snprintf(out + k, out_bytes - k, ")");
 }
 
+/* "a s2p_cnn model of 1130 parameters in 8 tensors": the checkpoint's (its root
+ * attributes, as written) and the run's, for the one line of a mismatch. */
+static void ckpt_model_desc(hid_t f, char *out, size_t out_bytes) {
+    char kind[64] = "?";
+    int64_t n_params = -1, n_tensors = -1;
+    if (gt_h5_attr_read_str(f, "model_kind", kind, sizeof kind) != 0) snprintf(kind, sizeof kind, "?");
+    for (char *p = kind; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    gt_h5_attr_read_i64(f, "n_params", &n_params);
+    gt_h5_attr_read_i64(f, "n_tensors", &n_tensors);
+    snprintf(out, out_bytes, "a %s model of %lld parameters in %lld tensors", kind, (long long)n_params,
+             (long long)n_tensors);
+}
+static void run_model_desc(const gt_model *m, char *out, size_t out_bytes) {
+    snprintf(out, out_bytes, "a %s model of %lld parameters in %d tensors", gt_model_kind_name(m->cfg.kind),
+             (long long)m->n_params, m->n_tensors);
+}
+#define MODEL_DIFFERS                                                                                      \
+    "; the checkpoint holds %s, this run builds %s (the model configuration differs from the checkpointed " \
+    "run's)"
+
+static H5O_type_t obj_type(hid_t loc, const char *name) {
+    H5O_info_t oi;
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) < 0)
+        return H5O_TYPE_UNKNOWN;
+    return oi.type;
+}
+
+static void type_str(hid_t t, char *out, size_t out_bytes) {
+    H5T_class_t c = H5Tget_class(t);
+    size_t n = H5Tget_size(t);
+    if (c == H5T_FLOAT) snprintf(out, out_bytes, "float%zu", 8 * n);
+    else if (c == H5T_INTEGER) snprintf(out, out_bytes, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", 8 * n);
+    else if (c == H5T_STRING) snprintf(out, out_bytes, "a string");
+    else snprintf(out, out_bytes, "HDF5 type class %d", (int)c);
+}
+
+/* Opens dataset `name` of loc (a hard link: ckpt_open refused any other) that
+ * must be of floating-point type `bytes` wide, rank `ndim` and, where want is
+ * given, exactly the shape want[ndim]; its dims go to dims (H5S_MAX_RANK).
+ * Any difference is a user error naming the file and /<where>. Returns the
+ * open dataset (caller closes it). */
+static hid_t open_float_ds(hid_t loc, const char *path, const char *where, const char *name, size_t bytes, int ndim,
+                           const hsize_t *want, hsize_t *dims, const char *extra) {
+    LOAD_CHECK(obj_type(loc, name) == H5O_TYPE_DATASET, "checkpoint %s has no dataset '/%s'%s", path, where,
+               extra ? extra : "");
+    hid_t ds = H5_CHECK(H5Dopen2(loc, name, H5P_DEFAULT));
+    hid_t t = H5_CHECK(H5Dget_type(ds)), sp = H5_CHECK(H5Dget_space(ds));
+    char tn[48];
+    type_str(t, tn, sizeof tn);
+    const int type_ok = H5Tget_class(t) == H5T_FLOAT && H5Tget_size(t) == bytes;
+    H5Tclose(t);
+    LOAD_CHECK(type_ok, "checkpoint %s: dataset '/%s' is %s, expected float%zu%s", path, where, tn, 8 * bytes,
+               extra ? extra : "");
+    int nd = H5Sget_simple_extent_ndims(sp);
+    LOAD_CHECK(nd >= 0 && nd <= H5S_MAX_RANK && H5Sget_simple_extent_dims(sp, dims, NULL) == nd,
+               "checkpoint %s: dataset '/%s' has no readable shape", path, where);
+    H5Sclose(sp);
+    int same = nd == ndim;
+    for (int d = 0; same && want && d < ndim; d++) same = dims[d] == want[d];
+    if (!same) {
+        char a[96] = "", b[96] = "(n)";
+        shape_str(a, sizeof a, nd, dims);
+        if (want) shape_str(b, sizeof b, ndim, want);
+        LOAD_CHECK(0, "checkpoint %s: dataset '/%s' has shape %s, expected %s%s", path, where, a, b,
+                   extra ? extra : "");
+    }
+    return ds;
+}
+
 /* Collective (metadata). Checks the file's /<group> table against the model's
- * and reads it into buf. */
+ * (every tensor a float32 dataset of the model's shape, no other entry)
+ * before reading it into buf. */
 static void read_table(hid_t f, const char *path, const char *group, const gt_model *m, float *buf) {
-    LOAD_CHECK(H5Lexists(f, group, H5P_DEFAULT) > 0, "checkpoint %s has no group '/%s'",
-             path, group);
+    char ck[160], run[160], extra[480];
+    ckpt_model_desc(f, ck, sizeof ck);
+    run_model_desc(m, run, sizeof run);
+    snprintf(extra, sizeof extra, MODEL_DIFFERS, ck, run);
+    LOAD_CHECK(obj_type(f, group) == H5O_TYPE_GROUP, "checkpoint %s has no group '/%s'", path, group);
     hid_t g = H5_CHECK(H5Gopen2(f, group, H5P_DEFAULT));
     for (int i = 0; i < m->n_tensors; i++) {
         const gt_param_tensor *t = &m->tensors[i];
-        LOAD_CHECK(H5Lexists(g, t->name, H5P_DEFAULT) > 0,
-                 "checkpoint %s has no tensor '/%s/%s' that this run's %s model needs (the model "
-                 "configuration differs from the checkpointed run's)",
-                 path, group, t->name, gt_model_kind_name(m->cfg.kind));
-        hid_t ds = H5_CHECK(H5Dopen2(g, t->name, H5P_DEFAULT));
-        hid_t sp = H5_CHECK(H5Dget_space(ds));
-        hsize_t dims[H5S_MAX_RANK];
-        int nd = H5_CHECK(H5Sget_simple_extent_dims(sp, dims, NULL));
-        hsize_t want[4];
-        int same = nd == t->ndim;
-        for (int d = 0; d < t->ndim; d++) {
-            want[d] = (hsize_t)t->shape[d];
-            if (same && dims[d] != want[d]) same = 0;
-        }
-        if (!same) {
-            char a[96], b[96];
-            shape_str(a, sizeof a, nd, dims);
-            shape_str(b, sizeof b, t->ndim, want);
-            LOAD_CHECK(0,
-                    "checkpoint %s: tensor '/%s/%s' has shape %s, this run's %s model has %s (the "
-                    "model configuration differs from the checkpointed run's)",
-                    path, group, t->name, a, gt_model_kind_name(m->cfg.kind), b);
-        }
-        H5_CHECK(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf + t->offset));
-        H5Sclose(sp);
+        char where[320];
+        snprintf(where, sizeof where, "%s/%s", group, t->name);
+        hsize_t want[4], dims[H5S_MAX_RANK];
+        for (int d = 0; d < t->ndim; d++) want[d] = (hsize_t)t->shape[d];
+        hid_t ds = open_float_ds(g, path, where, t->name, sizeof(float), t->ndim, want, dims, extra);
+        LOAD_CHECK(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf + t->offset) >= 0,
+                   "checkpoint %s: dataset '/%s' cannot be read (damaged, or compressed with a filter this build "
+                   "lacks)", path, where);
         H5Dclose(ds);
     }
     H5G_info_t gi;
@@ -822,13 +905,103 @@ static void read_table(hid_t f, const char *path, const char *group, const gt_mo
         for (hsize_t k = 0; k < gi.nlinks; k++) {
             char name[256] = "";
             H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof name, H5P_DEFAULT);
-            LOAD_CHECK(gt_model_find_tensor(m, name) >= 0,
-                     "checkpoint %s has tensor '/%s/%s' that this run's %s model lacks (the model "
-                     "configuration differs from the checkpointed run's)",
-                     path, group, name, gt_model_kind_name(m->cfg.kind));
+            for (char *p = name; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+            LOAD_CHECK(gt_model_find_tensor(m, name) >= 0, "checkpoint %s has tensor '/%s/%s' that this run's model lacks%s",
+                       path, group, name, extra);
         }
     }
     H5Gclose(g);
+}
+
+/* The trainer state's values as the trainer can use them: counts not
+ * negative (best_step -1: none yet), the floats finite (best_val may be
+ * +inf: no validation yet), the loss scale > 0 and the learning-rate factor
+ * in (0, 1]. A user error naming the attribute otherwise. */
+static void check_state(const gt_train_state *st, const char *path) {
+    const struct {
+        int ok;
+        const char *name;
+    } c[] = {
+        {st->step >= 0, "step"},
+        {st->batch_k >= 0, "batch_k"},
+        {st->samples >= 0, "samples"},
+        {st->best_step >= -1, "best_step"},
+        {st->bad_evals >= 0, "bad_evals"},
+        {st->bad_steps >= 0, "bad_steps"},
+        {st->scale_good_steps >= 0, "scale_good_steps"},
+        {st->skipped_steps >= 0, "skipped_steps"},
+        {st->plateau_evals >= 0, "plateau_evals"},
+        {!isnan(st->best_val) && st->best_val > -INFINITY, "best_val"},
+        {isfinite(st->loss_scale) && st->loss_scale > 0, "loss_scale"},
+        {isfinite(st->elapsed_s) && st->elapsed_s >= 0, "elapsed_s"},
+        {isfinite(st->lr_factor) && st->lr_factor > 0 && st->lr_factor <= 1, "lr_factor"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        LOAD_CHECK(c[i].ok, "checkpoint %s: attribute '%s' of /train_state is out of range", path, c[i].name);
+}
+
+/* Collective (metadata). /norm/mean and /norm/std: float64 [n] each, the same
+ * n, at most the capacity of ns, exactly `expect` when that is > 0 (the
+ * features the run normalises), every value finite and every std > 0 (a zero
+ * or NaN statistic would turn every metric into NaN). Then read into ns. */
+static void read_norm(hid_t f, const char *path, gt_norm_stats *ns, int expect) {
+    const int cap = (int)(sizeof ns->mean / sizeof ns->mean[0]);
+    hsize_t dm[H5S_MAX_RANK], dsd[H5S_MAX_RANK];
+    LOAD_CHECK(obj_type(f, "norm") == H5O_TYPE_GROUP, "checkpoint %s has no group '/norm'", path);
+    hid_t m = open_float_ds(f, path, "norm/mean", "norm/mean", sizeof(double), 1, NULL, dm, NULL);
+    hid_t s = open_float_ds(f, path, "norm/std", "norm/std", sizeof(double), 1, NULL, dsd, NULL);
+    LOAD_CHECK(dm[0] == dsd[0], "checkpoint %s: /norm/std has %llu values, /norm/mean %llu (one per feature each)",
+               path, (unsigned long long)dsd[0], (unsigned long long)dm[0]);
+    LOAD_CHECK(dm[0] <= (hsize_t)cap, "checkpoint %s: /norm/mean has %llu features, at most %d are supported", path,
+               (unsigned long long)dm[0], cap);
+    LOAD_CHECK(expect <= 0 || dm[0] == (hsize_t)expect,
+               "checkpoint %s: /norm/mean has %llu features, this run normalises %d (a checkpoint of another run?)",
+               path, (unsigned long long)dm[0], expect);
+    gt_norm_stats in;
+    memset(&in, 0, sizeof in);
+    in.n = (int)dm[0];
+    LOAD_CHECK(in.n == 0 || (H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, in.mean) >= 0 &&
+                             H5Dread(s, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, in.std) >= 0),
+               "checkpoint %s: /norm cannot be read (damaged?)", path);
+    H5Dclose(m);
+    H5Dclose(s);
+    for (int i = 0; i < in.n; i++) {
+        LOAD_CHECK(isfinite(in.mean[i]), "checkpoint %s: /norm/mean[%d] is %g (not a finite number)", path, i,
+                   in.mean[i]);
+        LOAD_CHECK(isfinite(in.std[i]) && in.std[i] > 0,
+                   "checkpoint %s: /norm/std[%d] is %g (a standard deviation must be finite and > 0)", path, i,
+                   in.std[i]);
+    }
+    *ns = in;
+}
+
+/* Rank 0, not collective. The chosen checkpoint against the run it lies in:
+ * RUN_DIR/manifest.json (written by the run's trainer after it loaded or
+ * built its model) names the model kind, its parameter count and the task.
+ * A checkpoint of another model (one copied from another run, with a marker
+ * recomputed) is a user error naming both; a run without a manifest (the C
+ * API, a run that never started) is not checked. */
+static void check_run_identity(const char *run_dir, const char *path) {
+    cJSON *j = gt_run_json_load(run_dir, "manifest.json");
+    const char *kind = j ? gt_run_json_str(j, "model_kind") : NULL, *task = j ? gt_run_json_str(j, "task") : NULL;
+    const double np = j ? gt_run_json_num(j, "n_params") : NAN;
+    if (kind && isfinite(np)) {
+        hid_t f = ckpt_open(path, H5P_DEFAULT);
+        if (f >= 0) {
+            char ck_kind[64] = "", ck[160];
+            int64_t ck_np = -1;
+            gt_h5_attr_read_str(f, "model_kind", ck_kind, sizeof ck_kind);
+            gt_h5_attr_read_i64(f, "n_params", &ck_np);
+            ckpt_model_desc(f, ck, sizeof ck);
+            H5Fclose(f);
+            LOAD_CHECK(strcmp(ck_kind, kind) == 0 && (double)ck_np == np,
+                       "checkpoint %s holds %s; the run %s trained a %.40s model of %.0f parameters (task %.16s, its "
+                       "manifest.json): a checkpoint of another run?",
+                       path, ck, run_dir, kind, np, task ? task : "?");
+        }
+    }
+    cJSON_Delete(j);
 }
 
 int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts, gt_norm_stats *ns,
@@ -838,6 +1011,11 @@ int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts
 
 int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
                      gt_norm_stats *ns, MPI_Comm comm) {
+    return gt_ckpt_load_expect(run_dir, which, want, m, ts, ns, 0, comm);
+}
+
+int64_t gt_ckpt_load_expect(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
+                            gt_norm_stats *ns, int n_features, MPI_Comm comm) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     long long step = -1;
@@ -845,6 +1023,7 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
     int len = 0;
     if (rank == 0) {
         path = choose(run_dir, which, want, &step);
+        if (path) check_run_identity(run_dir, path);
         len = path ? (int)strlen(path) + 1 : 0;
     }
     gt_dist_bcast_bytes(&len, sizeof len, comm);
@@ -863,21 +1042,27 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
 
     s_load_comm = comm;
     hid_t fapl = gt_h5_fapl(comm);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    hid_t f = ckpt_open(path, fapl);
     H5Pclose(fapl);
     LOAD_CHECK(f >= 0, "cannot open checkpoint %s", path);
 
-    char kind[64] = "";
+    char kind[64] = "", ck[160], run[160];
     LOAD_CHECK(gt_h5_attr_read_str(f, "model_kind", kind, sizeof kind) == 0,
              "checkpoint %s has no model_kind attribute", path);
+    ckpt_model_desc(f, ck, sizeof ck);
+    run_model_desc(m, run, sizeof run);
     LOAD_CHECK(strcmp(kind, gt_model_kind_name(m->cfg.kind)) == 0,
-             "checkpoint %s holds a %s model, this run builds a %s model (resume with the "
-             "checkpointed run's configuration)",
-             path, kind, gt_model_kind_name(m->cfg.kind));
+             "checkpoint %s holds %s, this run builds %s (resume with the checkpointed run's configuration)", path,
+             ck, run);
 
     read_table(f, path, "model", m, m->params);
     read_table(f, path, "adam_m", m, m->adam_m);
     read_table(f, path, "adam_v", m, m->adam_v);
+    int64_t np = -1, nt = -1; /* the tables matched: attributes that disagree were edited */
+    LOAD_CHECK(gt_h5_attr_read_i64(f, "n_params", &np) == 0 && gt_h5_attr_read_i64(f, "n_tensors", &nt) == 0 &&
+                   np == (int64_t)m->n_params && nt == m->n_tensors,
+               "checkpoint %s: root attributes n_params and n_tensors (%s) do not describe its tables (%s)", path, ck,
+               run);
 
     /* the bytes passed the marker's checksum; this catches a bad conversion or
      * memory error on the way in */
@@ -895,8 +1080,8 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
 
     gt_train_state st;
     memset(&st, 0, sizeof st);
-    hid_t g = H5Gopen2(f, "train_state", H5P_DEFAULT);
-    LOAD_CHECK(g >= 0, "checkpoint %s has no group '/train_state'", path);
+    LOAD_CHECK(obj_type(f, "train_state") == H5O_TYPE_GROUP, "checkpoint %s has no group '/train_state'", path);
+    hid_t g = H5_CHECK(H5Gopen2(f, "train_state", H5P_DEFAULT));
     st.lr_factor = 1.0; /* the values of a run from before the optional fields */
     st.plateau_evals = 0;
     for (int i = 0; i < N_STATE_FIELDS; i++) {
@@ -907,24 +1092,10 @@ int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_
     H5Gclose(g);
     LOAD_CHECK(st.step == step, "checkpoint %s holds step %lld, its name says %lld", path,
              (long long)st.step, step);
+    check_state(&st, path);
     if (ts) *ts = st;
 
-    if (ns) {
-        hid_t ds = H5Dopen2(f, "norm/mean", H5P_DEFAULT);
-        LOAD_CHECK(ds >= 0, "checkpoint %s has no dataset '/norm/mean'", path);
-        hid_t sp = H5_CHECK(H5Dget_space(ds));
-        hssize_t n = H5Sget_simple_extent_npoints(sp);
-        H5Sclose(sp);
-        H5Dclose(ds);
-        int cap = (int)(sizeof ns->mean / sizeof ns->mean[0]);
-        LOAD_CHECK(n >= 0 && n <= cap,
-                 "checkpoint %s: /norm/mean has %lld features, at most %d are supported", path,
-                 (long long)n, cap);
-        memset(ns, 0, sizeof *ns);
-        ns->n = (int)n;
-        gt_h5_read_all(f, "norm/mean", H5T_NATIVE_DOUBLE, ns->mean);
-        gt_h5_read_all(f, "norm/std", H5T_NATIVE_DOUBLE, ns->std);
-    }
+    if (ns) read_norm(f, path, ns, n_features);
     H5_CHECK(H5Fclose(f));
     s_load_comm = MPI_COMM_NULL;
     if (rank == 0)
@@ -938,16 +1109,22 @@ char *gt_ckpt_read_config(const char *run_dir) {
     long long step = -1;
     char *path = find_valid(run_dir, &step);
     if (!path) return NULL;
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    check_run_identity(run_dir, path); /* the run is rebuilt from this text: it must be the run's */
+    hid_t f = ckpt_open(path, H5P_DEFAULT);
     GT_CHECK(f >= 0, GT_EXIT_DATA, "cannot open checkpoint %s", path);
-    hid_t ds = H5Dopen2(f, "config", H5P_DEFAULT);
-    GT_CHECK(ds >= 0, GT_EXIT_DATA, "checkpoint %s has no dataset '/config'", path);
-    hid_t t = H5_CHECK(H5Dget_type(ds));
-    GT_CHECK(H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0, GT_EXIT_DATA,
-             "checkpoint %s: '/config' is not a fixed-length string", path);
+    GT_CHECK(obj_type(f, "config") == H5O_TYPE_DATASET, GT_EXIT_DATA, "checkpoint %s has no dataset '/config'", path);
+    hid_t ds = H5_CHECK(H5Dopen2(f, "config", H5P_DEFAULT));
+    hid_t t = H5_CHECK(H5Dget_type(ds)), sp = H5_CHECK(H5Dget_space(ds));
+    const hssize_t n_el = H5Sget_simple_extent_npoints(sp);
+    H5Sclose(sp);
+    GT_CHECK(H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 && n_el == 1, GT_EXIT_DATA,
+             "checkpoint %s: '/config' is not one fixed-length string", path);
     size_t n = H5Tget_size(t);
+    GT_CHECK(n >= 1 && n <= CKPT_MAX_CONFIG_BYTES, GT_EXIT_DATA,
+             "checkpoint %s: '/config' is a string of %zu bytes (at most %d)", path, n, CKPT_MAX_CONFIG_BYTES);
     char *text = GT_CALLOC(n + 1, 1);
-    H5_CHECK(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text));
+    GT_CHECK(H5Dread(ds, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, text) >= 0, GT_EXIT_DATA,
+             "checkpoint %s: '/config' cannot be read (damaged?)", path);
     H5Tclose(t);
     H5Dclose(ds);
     H5Fclose(f);

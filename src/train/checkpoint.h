@@ -64,8 +64,15 @@ const char *gt_ckpt_last_error(void);
 
 /* Collective. Loads the newest valid checkpoint of run_dir into m (which must
  * have the same parameter table; a mismatch is a user error naming the
- * tensor), ts and ns. Damaged ones are skipped with a warning. Returns the
- * step loaded, or -1 when there is none. */
+ * tensor and both models), ts and ns. Damaged ones are skipped with a
+ * warning. A checkpoint is untrusted input (anyone can recompute its marker):
+ * a link out of the file, a virtual or externally stored dataset, a tensor
+ * that is not float32 of the model's shape, a train state out of range, or
+ * /norm/mean and /norm/std of different lengths, with a value that is not
+ * finite or a std <= 0, is a user error (exit 3) naming the file and the
+ * dataset or attribute, checked before it is read; so is a checkpoint whose
+ * model is not the one RUN_DIR/manifest.json records (another run's). Returns
+ * the step loaded, or -1 when there is none. */
 int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts, gt_norm_stats *ns,
                             MPI_Comm comm);
 
@@ -79,6 +86,11 @@ typedef enum gt_ckpt_which {
 /* Collective. As gt_ckpt_load_latest for the chosen checkpoint; -1 when none. */
 int64_t gt_ckpt_load(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
                      gt_norm_stats *ns, MPI_Comm comm);
+/* Collective. gt_ckpt_load for a run that normalises n_features features
+ * (the trainer's dataset, eval's data file; 0: not known): /norm with another
+ * count is refused (exit 3) naming the checkpoint. */
+int64_t gt_ckpt_load_expect(const char *run_dir, gt_ckpt_which which, int64_t want, gt_model *m, gt_train_state *ts,
+                            gt_norm_stats *ns, int n_features, MPI_Comm comm);
 
 /* Not collective: the resolved configuration text stored in the newest valid
  * checkpoint (malloc'd, caller frees), or NULL. Used by --resume RUN_DIR to

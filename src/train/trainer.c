@@ -302,7 +302,8 @@ static void restore_state(trainer *t) {
     if (!cfg->resume) return;
     GT_CHECK(cfg->write_outputs, GT_EXIT_USAGE, "resume needs a run directory");
     gt_event_begin(t->ev[EV_CHECKPOINT]);
-    t->resumed_from = gt_ckpt_load_latest(t->run_dir, gt_engine_model(t->e), &t->ts, &t->ns, t->comm);
+    t->resumed_from = gt_ckpt_load_expect(t->run_dir, GT_CKPT_LATEST, -1, gt_engine_model(t->e), &t->ts, &t->ns,
+                                          t->ns.n, t->comm);
     gt_event_end(t->ev[EV_CHECKPOINT]);
     GT_CHECK(t->resumed_from >= 0, GT_EXIT_USAGE, "resume: no valid checkpoint in %s/checkpoints", t->run_dir);
     GT_CHECK(t->ts.seed == cfg->seed, GT_EXIT_USAGE,
