@@ -115,10 +115,20 @@ step() {
     run_step "$name" "$t" "$@"
   fi
 }
+# blocked NAME: records NAME as not run when this run's build did not pass
+# (SKIP(time) when the build was cut for time); 1 when the build passed or
+# was not part of the run (GT_STEPS)
+blocked() {
+  want build || return 1
+  local br; br=$(result_of build)
+  [ "$br" = PASS ] && return 1
+  record "$1" "$([ "$br" = "SKIP(time)" ] && echo "SKIP(time)" || echo SKIP)" 0 "the build is ${br:-missing}"
+}
 # ctest_step NAME LIMIT ARGS...: one ctest selection; "no tests" is a FAIL
 # (the selection must exist in this build), all skipped a SKIP
 ctest_step() {
   local name="$1" t="$2"; shift 2
+  blocked "$name" && return
   if ! have "$B/CTestTestfile.cmake"; then record "$name" SKIP 0 "no build"; return; fi
   step "$name" "$t" ctest --test-dir "$B" --output-on-failure --timeout "$t" "$@"
   [ "$(result_of "$name")" = PASS ] || return 0
@@ -240,7 +250,7 @@ if want nccl; then
 fi
 BENCH="$T/gt_gpu_bench"
 bench_ok() { [ "${GT_SKIP_BENCH:-0}" != 1 ] && have "$1"; }
-if want bench; then
+if want bench && ! blocked bench; then
   if bench_ok "$BENCH"; then
     step bench 150 bash -c '"$0" --steps "$1" && "$0" --steps "$1" --graph' "$BENCH" "$STEPS"
   else record bench SKIP 0 "GT_SKIP_BENCH or not built"; fi
@@ -250,18 +260,19 @@ if want peer-torch; then
     record peer-torch SKIP 0 "GT_SKIP_PEER or no torch ($TORCH_INFO)"
   else step peer-torch 150 env PYTHONUNBUFFERED=1 "$PY" tests/gpu/peer_torch.py --steps "$STEPS"; fi
 fi
-if want bench-lstm-cudnn; then
+if want bench-lstm-cudnn && ! blocked bench-lstm-cudnn; then
   if bench_ok "$BENCH"; then
     step bench-lstm-cudnn 90 bash -c 'for i in cudnn cudnn-stack; do GT_LSTM_IMPL=$i "$0" --steps "$1" --graph --only lstm || exit; done' "$BENCH" "$STEPS"
   else record bench-lstm-cudnn SKIP 0 "GT_SKIP_BENCH or not built"; fi
 fi
-if want bench-conv-cudnn; then
+if want bench-conv-cudnn && ! blocked bench-conv-cudnn; then
   if bench_ok "$BENCH"; then step bench-conv-cudnn 45 env GT_CONV_IMPL=cudnn "$BENCH" --steps "$STEPS" --graph --only s2p_cnn
   else record bench-conv-cudnn SKIP 0 "GT_SKIP_BENCH or not built"; fi
 fi
 lab() { # NAME LIMIT BINARY ARGS...
   local name="$1" t="$2" bin="$3"; shift 3
   want "$name" || return 0
+  blocked "$name" && return 0
   if bench_ok "$bin"; then step "$name" "$t" "$bin" "$@"; else record "$name" SKIP 0 "GT_SKIP_BENCH or not built"; fi
 }
 lab attn-lab 60 "$T/gt_gpu_attn_lab" --reps 20 --warmup 3
@@ -282,7 +293,7 @@ if want e2e-train; then
     done
   fi
 fi
-if want sanitizer; then
+if want sanitizer && ! blocked sanitizer; then
   if { [ "$N_GPU" -gt 0 ] && command -v compute-sanitizer >/dev/null && [ -x "$B/tests/nn/test_nn_engine" ]; } || [ -n "$FAKE" ]; then
     step sanitizer 120 compute-sanitizer --tool memcheck --error-exitcode 1 "$B/tests/nn/test_nn_engine"
     if [ "$(result_of sanitizer)" = FAIL ] && grep -qE "Device not supported|error 999" "$STEP_LOG"; then
@@ -353,7 +364,7 @@ verdict_extra() {
 untested() {
   local i
   if [ "$N_GPU" -lt 2 ]; then
-    echo "* Multi-GPU NCCL: the all-reduce across GPUs (gpu_nccl_allreduce ran over $N_GPU GPU(s); over one it is a copy), the"
+    echo "* Multi-GPU NCCL: the all-reduce across GPUs (here $N_GPU GPU(s) visible; over one it is a copy), the"
     echo "  multi-rank gradient exchange (gpu_dist_grads_np2) and its overlap with the backward (dist/grads.c buckets started"
     echo "  from the readiness hook, the segmented CUDA graph replay) need 2 or more GPUs."
   fi
