@@ -49,7 +49,11 @@ else
   for d in .gpu-debs/pipeline/*.deb .gpu-debs/*.deb; do [ -f "$d" ] && { dpkg-deb -x "$d" "$P" 2>/dev/null || dpkg -x "$d" "$P"; }; done
 fi
 L=$P/usr/lib/x86_64-linux-gnu
-export LD_LIBRARY_PATH="$L:$L/openmpi/lib:$L/pmix2/lib:$L/openblas-pthread:${LD_LIBRARY_PATH:-}"
+# soname links that maintainer scripts would make (as tests/gpu/fetch-debs.sh does)
+for d in "$L" "$P/lib/x86_64-linux-gnu" "$P/usr/lib/libpsm1"; do [ -d "$d" ] && { /sbin/ldconfig -n "$d" 2>/dev/null || ldconfig -n "$d" 2>/dev/null; }; done
+# the loader path tests/gpu/fetch-debs.sh checked the packages with (Debian 12
+# keeps some libraries in /lib, PSM in its alternatives directory)
+export LD_LIBRARY_PATH="$L:$P/lib/x86_64-linux-gnu:$L/openmpi/lib:$L/pmix2/lib:$P/usr/lib/libpsm1:$L/openblas-pthread:${LD_LIBRARY_PATH:-}"
 export PATH="$P/usr/bin:/usr/local/cuda/bin:$PATH"
 # Open MPI 4.1 uses an external PMIx (Debian's libpmix2 under pmix2/): both
 # move with the prefix (when it holds them; a dry run on the development

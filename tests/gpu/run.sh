@@ -43,19 +43,25 @@
 # STEP_MIN_S (15) s left, its limit is clamped to what is left, and a step
 # killed at a clamped limit is SKIP(time), not FAIL.
 # Cold-run estimate (16 cores, nothing cached), from the build's size: the
-# gt_gpu_verdict target of a -DGT_PIPELINE=OFF sm_90 tree is 77 build edges:
-# 11 .cu files (4.6k lines, ~230 CPU-s of nvcc for sm_90 measured on the
-# 2-core development machine, the largest, attention_mma.cu, 46 s), ~50 C
-# files (~60 CPU-s) and the links. On 16 cores the CUDA files compile in
-# parallel, so the wall time is bounded by the critical path: the largest
-# .cu (~46 s) + its link + the tests' links, ~70 s, or CPU-s / 16 = ~20 s,
-# whichever is larger: ~80 s with margin. Configure ~15 s (CUDA, cuDNN, NCCL
-# probes). The steps' own run times (H200; the CPU references on 16 cores):
-# ops-vs-cpu ~60 s, engine ~20 s, graph ~10 s, memory ~10 s, nccl ~10 s,
-# bench (eager + graph, 10 steps per kind) ~40 s, peer-torch ~60 s (torch
-# import, cuDNN autotune), the cuDNN rows ~40 s, the labs ~60 s, e2e-train
-# ~90 s (gridtrain's pipeline files ~40 s, 8 short trainings), sanitizer
-# ~100 s: ~540 s in all; the budget cuts the sanitizer first, then e2e-train.
+# gt_gpu_verdict target of an sm_90 tree is 79 build edges: 11 .cu files
+# (4.6k lines) and ~50 C files of gt_core/gt_nn/gt_nn_cuda, ~20 test and
+# tool executables. Measured on the development machine (2 shared cores,
+# load ~10, CUDA 13.0, ninja -j2, no ccache): 64 CPU-s (user + sys, every
+# child of the build counted) for the whole target; the largest file,
+# attention_tc.cu, took 74 s of wall time there at a ~15 % CPU share, so
+# ~12 CPU-s. On 16 idle cores the build is bound by that file plus the links:
+# ~30 s; counted as 60 s. The e2e-train step's gridtrain adds the pipeline's
+# C files (~100, a few CPU-s each): ~10 s. Run times (H200; the CPU
+# references on 16 cores), estimated from the tests' sizes: preflight ~10 s
+# (the torch import), configure ~20 s (CUDA, cuDNN, NCCL probes; 12 s here),
+# build ~60 s, ops-vs-cpu ~40 s (4 at a time), engine ~20 s, graph ~10 s,
+# memory ~10 s, nccl ~5 s, bench ~40 s (eager + graph, 10 steps per kind),
+# peer-torch ~60 s (torch import, cuDNN autotune), the cuDNN rows ~30 s, the
+# labs ~60 s, e2e-train ~90 s (the build above, 8 short trainings): ~455 s,
+# so everything but the sanitizer fits the 540 s budget with ~85 s to spare;
+# the sanitizer gets what is left (its limit clamped: SKIP(time) when it
+# does not finish). A slower machine loses the steps from the end: first the
+# sanitizer, then e2e-train, then the labs.
 #
 # Usage: tests/gpu/run.sh [BUILD_DIR]   (default build-gpu)
 # Writes to $OUT (at most 8 files come back from a device run): verdict.json
