@@ -48,18 +48,7 @@ else
   rm -rf "$P"; mkdir -p "$P"
   for d in .gpu-debs/pipeline/*.deb .gpu-debs/*.deb; do [ -f "$d" ] && { dpkg-deb -x "$d" "$P" 2>/dev/null || dpkg -x "$d" "$P"; }; done
 fi
-L=$P/usr/lib/x86_64-linux-gnu
-# soname links that maintainer scripts would make (as tests/gpu/fetch-debs.sh does)
-for d in "$L" "$P/lib/x86_64-linux-gnu" "$P/usr/lib/libpsm1"; do [ -d "$d" ] && { /sbin/ldconfig -n "$d" 2>/dev/null || ldconfig -n "$d" 2>/dev/null; }; done
-# the loader path tests/gpu/fetch-debs.sh checked the packages with (Debian 12
-# keeps some libraries in /lib, PSM in its alternatives directory)
-export LD_LIBRARY_PATH="$L:$P/lib/x86_64-linux-gnu:$L/openmpi/lib:$L/pmix2/lib:$P/usr/lib/libpsm1:$L/openblas-pthread:${LD_LIBRARY_PATH:-}"
-export PATH="$P/usr/bin:/usr/local/cuda/bin:$PATH"
-# Open MPI 4.1 uses an external PMIx (Debian's libpmix2 under pmix2/): both
-# move with the prefix (when it holds them; a dry run on the development
-# machine may use the system's)
-[ -d "$L/openmpi" ] && export OPAL_PREFIX=$P/usr
-[ -d "$L/pmix2" ] && export PMIX_INSTALL_PREFIX=$L/pmix2 PMIX_MCA_gds=hash OMPI_MCA_btl_vader_single_copy_mechanism=none
+. tests/gpu/prefix_env.sh # gt_prefix_env: after the build (cmake runs with the machine's own libraries)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=4 GT_LOG_LEVEL=info
 fail() { echo "e2e-train: FAIL: $*" >&2; exit 1; }
 
@@ -74,7 +63,7 @@ if ! have_cblas; then
   lib=$(find "$P" -name 'libopenblas*.so*' | grep -v '\.so\.0$' | head -1)
   [ -n "$inc" ] && [ -n "$lib" ] || fail "no OpenBLAS on this machine or in .gpu-debs"
   BLAS=(-DCBLAS_INCLUDE_DIR="$inc" -DBLAS_LIBRARIES="$lib" -DBLA_VENDOR=OpenBLAS)
-  export LD_LIBRARY_PATH="$(dirname "$lib"):$LD_LIBRARY_PATH"
+  export LD_LIBRARY_PATH="$(dirname "$lib"):${LD_LIBRARY_PATH:-}"
 fi
 if [ "${GT_E2E_BUILT:-0}" != 1 ]; then
   cmake -S . -B "$BP" -DGT_PIPELINE=ON -DGT_CUDA="${GT_E2E_CUDA:-ON}" -DGT_CUDA_ARCHITECTURES="${GT_CUDA_ARCHITECTURES:-90}" \
@@ -83,6 +72,7 @@ if [ "${GT_E2E_BUILT:-0}" != 1 ]; then
 fi
 cmake --build "$BP" --target gridtrain -j "$(nproc)" > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; fail "build"; }
 G=$BP/gridtrain
+gt_prefix_env "$P"
 ldd "$G" > "$W/ldd.log" 2>&1 || { cat "$W/ldd.log"; fail "ldd $G"; }
 missing=$(grep "not found" "$W/ldd.log" | awk '{print $1}' | tr '\n' ' ')
 [ -z "$missing" ] || { cat "$W/ldd.log"; fail "libraries the loader cannot resolve (neither the image nor .gpu-debs has them): $missing"; }

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Run on the development machine (Debian 12, package registry reachable):
 # downloads Debian packages that a GPU machine's image lacks into .gpu-debs/
-# (git-ignored); carry it with the device tool (carry: [".gpu-debs"]; the
-# closure cache .gpu-debs/closure is removed before: rm -rf .gpu-debs/closure) and
+# (git-ignored); carry it with the device tool (carry: [".gpu-debs"]) and
 # tests/gpu/run.sh unpacks it into private prefixes (dpkg-deb -x, never into /).
 #   tests/gpu/fetch-debs.sh              OpenBLAS (the CPU reference of the GPU tests)
 #   tests/gpu/fetch-debs.sh --pipeline   also Open MPI, PMIx, parallel HDF5, inih,
@@ -19,6 +18,7 @@
 # every glibc system has (SYSTEM below) is left to the machine; a library
 # the loader resolves outside the tree and not in SYSTEM, or cannot resolve
 # at all, fails this script naming it. Headers: the -dev packages (DEV).
+# The closure's packages are cached in ~/.cache/gridtrain-debs (not carried).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .gpu-debs
@@ -31,7 +31,7 @@ if [ "${1:-}" = "--pipeline" ]; then
     libutil.so.1 libgcc_s.so.1 libstdc++.so.6 libz.so.1 linux-vdso.so.1 "
   SYSTEM=" $(echo $SYSTEM) "
   S=$(mktemp -d /tmp/gt-fetch.XXXXXX); trap 'rm -rf "$S"' EXIT
-  C=.gpu-debs/closure # the whole closure, kept between runs (not carried)
+  C=${XDG_CACHE_HOME:-$HOME/.cache}/gridtrain-debs # the whole closure, kept between runs (not carried)
   mkdir -p "$C" "$S/tree"
   pkgs=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
            --no-enhances --no-pre-depends $ROOTS 2>/dev/null | grep -v '^ ' | grep -v '<' | sort -u)
@@ -61,13 +61,14 @@ if [ "${1:-}" = "--pipeline" ]; then
     grep -qxF "$f" "$S/seen" && continue
     echo "$f" >> "$S/seen"
     while read -r so _ path _; do
+      case "$SYSTEM" in *" $so "*) continue ;; esac # the machine's own C runtime, wherever ldd found it
       case "$path" in
         "$T"/*) real=$(realpath "$path"); rel=${real#"$T"}
                 p=$(awk -v f="$rel" '$1 == f { print $2; exit }' "$S/owners")
                 [ -n "$p" ] && case "$keep" in *" $p "*) ;; *) keep="$keep$p " ;; esac
                 grep -qxF "$real" "$S/seen" || echo "$real" >> "$S/queue" ;;
         not) bad="$bad $so (not found, needed by ${f#"$T"})" ;;
-        /*) case "$SYSTEM" in *" $so "*) ;; *) bad="$bad $so (only outside the packages: $path, needed by ${f#"$T"})" ;; esac ;;
+        /*) bad="$bad $so (only outside the packages: $path, needed by ${f#"$T"})" ;;
       esac
     done < <(LD_LIBRARY_PATH="$LP" ldd "$f" 2>/dev/null | awk '$2 == "=>" { print $1, $2, $3, $4 }')
   done
