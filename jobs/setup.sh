@@ -12,6 +12,9 @@ PKGS=(build-essential cmake pkg-config git
       python3 python3-h5py python3-numpy python3-torch
       slurm-wlm slurmctld slurmd slurm-client munge gnuplot-nox
       clang-14 libclang-rt-14-dev)
+# packages only the test suite needs (tests/run.sh: GT_EXTRA_PKGS=chromium)
+read -r -a extra <<< "${GT_EXTRA_PKGS:-}"
+PKGS+=("${extra[@]}")
 
 if [ "${GT_SKIP_INSTALL:-0}" != 1 ]; then
   SUDO=""

@@ -3,7 +3,8 @@
 #  1. the default build (CUDA backend compiled when the toolkit is present; GPU
 #     tests skip without a device) with every test (unit, MPI at 1/2/4 ranks,
 #     scripts, Slurm),
-#  2. the CPU-only build (GT_CUDA=OFF) with every test,
+#  2. the CPU-only build (GT_CUDA=OFF) with every test but the Slurm and
+#     browser ones (the default build runs those),
 #  3. the numeric core alone (GT_PIPELINE=OFF: no MPI, no HDF5) with its tests.
 #  4. the ASan+UBSan build (GT_SANITIZE=ON, CPU-only, Debug) with every test
 #     but the Slurm and libFuzzer ones: memory errors and undefined behaviour
@@ -14,7 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 werror="-DGT_WERROR=ON"
-GT_CMAKE_ARGS="$werror" jobs/setup.sh
+# chromium: test_report_browser looks at report.html as a person does
+GT_EXTRA_PKGS="chromium" GT_CMAKE_ARGS="$werror" jobs/setup.sh
 jobs=$(nproc)
 status=0
 run_ctest() { ctest --test-dir "$1" --output-on-failure -j "$jobs" "${@:2}" || status=1; }
@@ -24,7 +26,7 @@ run_ctest build
 
 echo "== CPU-only build (build-cpu/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-cpu GT_CMAKE_ARGS="-DGT_CUDA=OFF $werror" jobs/setup.sh
-run_ctest build-cpu -LE slurm
+run_ctest build-cpu -LE "slurm|browser"
 
 echo "== numeric core without MPI/HDF5 (build-core/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-core GT_CMAKE_ARGS="-DGT_PIPELINE=OFF -DGT_CUDA=OFF $werror" jobs/setup.sh
@@ -38,6 +40,6 @@ if [ "${GT_SANITIZE:-1}" = 1 ]; then
   ASAN_OPTIONS=detect_leaks=${GT_SANITIZE_LEAKS:-0}:fast_unwind_on_malloc=0:halt_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-    run_ctest build-asan -LE "slurm|fuzz"
+    run_ctest build-asan -LE "slurm|fuzz|browser"
 fi
 exit $status

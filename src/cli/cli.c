@@ -11,6 +11,7 @@
 #include "cli/options.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/suggest.h"
 #include "core/timer.h"
 #include "core/watchdog.h"
 #include "dist/comm.h"
@@ -61,6 +62,20 @@ static void check_address_space(void) {
                 (need - left + GT_AS_BLAS_BYTES * (gt_par_threads() - 1)) / 1048576.0);
 }
 
+/* The command named `name`, or a one-line usage error that names the nearest
+ * command when the name looks like a slip (core/suggest.h). */
+static const gt_cmd *find_command(const char *name) {
+    const gt_cmd *c = gt_commands_find(name);
+    if (c) return c;
+    const char *names[64];
+    int n = gt_commands_count() < 64 ? gt_commands_count() : 64;
+    for (int i = 0; i < n; i++) names[i] = gt_commands_get(i)->name;
+    const char *near = gt_suggest(name, names, (size_t)n);
+    if (near) GT_FAIL(GT_EXIT_USAGE, "unknown command '%s': did you mean %s? (see 'gridtrain help')", name, near);
+    GT_FAIL(GT_EXIT_USAGE, "unknown command '%s' (see 'gridtrain help')", name);
+    return NULL;
+}
+
 int gt_cli_main(int argc, char **argv) {
     /* a file size limit (ulimit -f) makes a write fail with EFBIG, reported as
      * disk full (exit 4) with the output left intact, instead of killing the process */
@@ -85,13 +100,11 @@ int gt_cli_main(int argc, char **argv) {
             for (int i = 0; i < gt_commands_count(); i++) gt_cmd_markdown(gt_commands_get(i), stdout);
             return 0;
         }
-        const gt_cmd *c = gt_commands_find(argv[2]);
-        if (!c) GT_FAIL(GT_EXIT_USAGE, "unknown command '%s' (see 'gridtrain help')", argv[2]);
+        const gt_cmd *c = find_command(argv[2]);
         gt_cmd_help(c, stdout);
         return 0;
     }
-    const gt_cmd *cmd = gt_commands_find(argv[1]);
-    if (!cmd) GT_FAIL(GT_EXIT_USAGE, "unknown command '%s' (see 'gridtrain help')", argv[1]);
+    const gt_cmd *cmd = find_command(argv[1]);
     for (int i = 2; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             gt_cmd_help(cmd, stdout);

@@ -7,6 +7,7 @@
  * (eval/eval.h) and writes RUN_DIR/eval.json and the report (eval/report.h).
  * Also defines gt_eval_cli_load (used by cli/cmd_predict.c). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/train_args.h"
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "eval/eval.h"
 #include "eval/report.h"
@@ -216,7 +218,9 @@ static void check_columns(const char *path, const gt_eval_loaded *L, const gt_ta
     MPI_Comm_rank(comm, &rank);
     char mp[PATH_MAX + 32];
     snprintf(mp, sizeof mp, "%s/manifest.json", L->run_dir);
-    char *text = gt_read_file(mp, NULL);
+    char why[160];
+    char *text = gt_read_file_bounded(mp, GT_READ_JSON_MAX_BYTES, "a manifest.json", NULL, why, sizeof why);
+    if (!text && errno == EFBIG && rank == 0) GT_WARN("%s: %s: not read", mp, why);
     cJSON *m = text ? cJSON_Parse(text) : NULL;
     free(text);
     const cJSON *d = m ? cJSON_GetObjectItem(m, "data") : NULL;
@@ -238,7 +242,9 @@ static void check_columns(const char *path, const gt_eval_loaded *L, const gt_ta
         const cJSON *c = cJSON_GetArrayItem(cols, i);
         const char *want = c && cJSON_IsString(c) ? c->valuestring : NULL;
         const char *got = i < n_sel ? g_data.names[i] : NULL;
-        if (want && got && !strcmp(want, got)) continue;
+        char got_u8[3 * sizeof g_data.names[0]]; /* the manifest holds names as valid UTF-8 (core/escape.h) */
+        if (got) gt_utf8_fix(got_u8, sizeof got_u8, got);
+        if (want && got && !strcmp(want, got_u8)) continue;
         snprintf(msg, sizeof msg,
                  "%s: %s column %d is %s%s%s but the run %s was trained with %s%s%s there (columns are matched by "
                  "position: give a file with the run's %ss in the run's order)",
@@ -318,8 +324,8 @@ int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *da
     int cols = 0;
     gt_eval_cli_data_sizes(data, comm, &task, &cols);
     int64_t batch = gt_args_int(a, "eval.batch");
-    GT_CHECK(batch >= 0, GT_EXIT_USAGE, "eval.batch = %lld: give 0 (the run's micro-batch) or a positive size",
-             (long long)batch); /* a negative one was taken as 0 */
+    GT_CHECK(batch >= 0 && batch <= GT_TRAIN_MAX_BATCH, GT_EXIT_USAGE, "eval.batch = %lld: give 0 (the run's micro-batch) or a size of 1 to %d",
+             (long long)batch, GT_TRAIN_MAX_BATCH); /* a negative one was taken as 0 */
     int best = !strcmp(gt_args_str(a, "eval.checkpoint"), "best");
     int req = gt_device_request_parse(gt_args_str(a, "eval.device"));
     GT_ASSERT(req >= 0); /* the option table allows auto|cpu|cuda only */

@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "import/import.h"
+#include "io/format.h"
 
 static const gt_opt opts[] = {
     {"import.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp.XXXXXX, renamed when complete; never inside SRC)", NULL},
@@ -22,6 +23,7 @@ static const gt_opt opts[] = {
     {"import.max_bad_lines", "max-bad-lines", GT_OPT_INT, "10", "bad data lines (malformed, a bad time stamp or value) skipped per file, one warning per file naming the first; one more ends the import naming FILE:LINE (exit 3); 0: the first does", NULL},
     {"import.ukdale_aggregate", "aggregate", GT_OPT_STR, "auto", "ukdale aggregate: mains.dat when present (auto), channel 1, or mains.dat", "auto|channel|mains"},
     {"import.lowres_period_s", "lowres-period", GT_OPT_FLOAT, "0", "nilm: also write the /lowres channel at this period (s); 0 none", NULL},
+    {"import.farm", "farm", GT_OPT_INT, "-1", "care: the farm code of /turbines/farm; -1: the folder name's last letter (Wind Farm A -> 0, B -> 1, ...; a name that does not end in a letter is refused)", NULL},
     {"import.compress", "compress", GT_OPT_INT, "0", "deflate level 0-9 (with shuffle); 0 stores uncompressed", NULL},
     {"import.chunk_rows", "chunk-rows", GT_OPT_INT, "65536", "rows per chunk of the row datasets; 0 contiguous (needs compress 0)", NULL},
     {"import.batch", "batch", GT_OPT_SIZE, "256M", "per-rank buffer per collective write", NULL},
@@ -64,6 +66,11 @@ static int run(const gt_args *a, MPI_Comm comm) {
     GT_CHECK(o.format != GT_IMPORT_CARE || o.lowres_period_s == 0, GT_EXIT_USAGE,
              "import: --lowres-period is for ukdale, redd and refit");
     GT_CHECK(o.format == GT_IMPORT_UKDALE || !strcmp(agg, "auto"), GT_EXIT_USAGE, "import: --aggregate is for ukdale");
+    const int64_t farm = gt_args_int(a, "import.farm");
+    GT_CHECK(farm >= -1 && farm < GT_IO_MAX_LEGEND, GT_EXIT_USAGE, "import.farm must be 0..%d, or -1 for the folder "
+             "name's letter (got %lld)", GT_IO_MAX_LEGEND - 1, (long long)farm);
+    GT_CHECK(o.format == GT_IMPORT_CARE || farm == -1, GT_EXIT_USAGE, "import: --farm is for care");
+    o.farm = (int)farm;
     int houses[1024], nh = 0;
     const char *hs = gt_args_str(a, "import.houses");
     if (*hs) {

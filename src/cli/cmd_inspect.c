@@ -19,7 +19,10 @@ static const gt_opt opts[] = {
 static int run(const gt_args *a, MPI_Comm comm) {
     gt_inspect_opts o;
     gt_inspect_opts_defaults(&o);
-    o.max_report = (int)gt_args_int(a, "inspect.max_report");
+    const int64_t max_report = gt_args_int(a, "inspect.max_report"); /* checked before it narrows to int */
+    GT_CHECK(max_report >= 0 && max_report <= 1 << 20, GT_EXIT_USAGE, "inspect.max_report = %lld: give 0 to %d",
+             (long long)max_report, 1 << 20);
+    o.max_report = (int)max_report;
     o.spike_k = gt_args_float(a, "inspect.spike_k");
     o.stuck_rows = gt_args_int(a, "inspect.stuck_rows");
     o.gap_factor = gt_args_float(a, "inspect.gap_factor");

@@ -115,6 +115,7 @@ static const gt_opt opts[] = {
     {"train.trace_steps", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_STEPS), "trace: every step of the first N is traced ...", NULL},
     {"train.gpu_telemetry_s", NULL, GT_OPT_FLOAT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_GPU_TELEMETRY_S), "GPU runs: sample each rank's GPU through NVML (loaded at run time; none without a driver) every this many seconds: utilisation, memory, temperature, power, clocks, throttle reasons, ECC, Xid; a \"gpu\" row per rank in metrics.jsonl at each log interval, the summary in manifest.json, warnings for a throttling or idle GPU; 0 off (not stored)", NULL},
     {"train.regression_warn", NULL, GT_OPT_FLOAT, "0.2", "warn at the end of a run whose steady samples/s is below (1 - this) x the median of the earlier runs of the same configuration and hardware in the same parent directory (manifest.json config_hash, hardware_hash), naming the phase that slowed; 0 off (not stored)", NULL},
+    {"train.regression_min_s", NULL, GT_OPT_FLOAT, "2", "the throughput comparison (train.regression_warn) leaves out runs, this one and the earlier ones, that trained fewer seconds (timing.json train_time_s): too short to be steady (not stored)", NULL},
     {"train.trace_every", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_TRACE_EVERY), "trace: ... then every N-th step (validation and checkpoints always)", NULL},
     {"run.dir", "run-dir", GT_OPT_STR, "", "run directory; default runs/<SLURM_JOB_ID or timestamp>", NULL},
     {"run.checkpoint_every", NULL, GT_OPT_INT, "0", "steps between checkpoints; 0 off (one is written at the end)", NULL},
@@ -128,7 +129,7 @@ static const gt_opt opts[] = {
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
     {"plan.tier", "tier", GT_OPT_STR, "", "plan for one GPU of a workstation tier (docs/tiers.md)", "|a350|ae450|ga660m"},
     {"plan.gpu_tflops", "gpu-tflops", GT_OPT_FLOAT, "0", "nominal dense bf16 TFLOP/s of that GPU for the step time (0: the tier's, else none)", NULL},
-    {"plan.calibration", "calibration", GT_OPT_STR, "", "GPU rate from a measurement: the plan-calibration.json a GPU verdict run (tests/gpu/run.sh) writes, the measured share of the nominal rate per model kind (default: the kernel review's estimates, docs/tiers.md)", NULL},
+    {"plan.calibration", "calibration", GT_OPT_STR, "", "GPU rate from a measurement: the plan-calibration.json a GPU verdict run (tests/gpu/run.sh) writes, the measured share of the nominal rate per model kind (default: estimates from the kernels' structure, not measured: docs/tiers.md)", NULL},
     {"plan.gpu_efficiency", "gpu-efficiency", GT_OPT_FLOAT, "0", "GPU rate: this share of the nominal dense bf16 rate (0: plan.calibration's, else the estimate for the model kind)", NULL},
     {"plan.cpu_mem", "cpu-mem", GT_OPT_SIZE, "0", "CPU plan: host memory per rank (0: available on this node / its ranks)", NULL},
     {"plan.ranks_per_node", "ranks-per-node", GT_OPT_INT, "0", "scale model: ranks (GPUs) per node (0: the tier's, or this job's ranks on this node)", NULL},
@@ -142,7 +143,8 @@ static const gt_opt opts[] = {
 static int per_invocation(const char *key) {
     return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "run.watchdog_s") ||
            !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "train.trace", 11) ||
-           !strcmp(key, "train.regression_warn") || !strcmp(key, "train.gpu_telemetry_s") ||
+           !strcmp(key, "train.regression_warn") || !strcmp(key, "train.regression_min_s") ||
+           !strcmp(key, "train.gpu_telemetry_s") ||
            !strncmp(key, "log.", 4) ||
            !strncmp(key, "plan.", 5);
 }
@@ -350,8 +352,8 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
                  c->adamw.eps > 0 && c->adamw.weight_decay >= 0,
              GT_EXIT_USAGE, "optim.beta1/beta2 must be in [0,1), optim.eps > 0, optim.weight_decay >= 0");
 
-    c->batch = gt_args_int(a, "train.batch");
-    c->micro_batch = gt_args_int(a, "train.micro_batch");
+    c->batch = as_int(a, "train.batch", 1, GT_TRAIN_MAX_BATCH);
+    c->micro_batch = as_int(a, "train.micro_batch", 0, GT_TRAIN_MAX_BATCH);
     c->epochs = gt_args_int(a, "train.epochs");
     c->max_steps = gt_args_int(a, "train.max_steps");
     c->time_budget_min = gt_args_float(a, "train.time_budget");
@@ -393,8 +395,11 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->regression_warn = gt_args_float(a, "train.regression_warn");
     GT_CHECK(c->regression_warn >= 0 && c->regression_warn < 1, GT_EXIT_USAGE,
              "train.regression_warn must be in [0, 1) (0 turns the comparison off)");
+    c->regression_min_s = gt_args_float(a, "train.regression_min_s");
+    GT_CHECK(c->regression_min_s >= 0 && c->regression_min_s < 1e9, GT_EXIT_USAGE,
+             "train.regression_min_s must be >= 0 seconds");
     c->trace = gt_args_bool(a, "train.trace");
-    c->trace_events = gt_args_int(a, "train.trace_events");
+    c->trace_events = as_int(a, "train.trace_events", 1, GT_TRAIN_MAX_TRACE_EVENTS); /* the span buffer's size */
     c->trace_steps = gt_args_int(a, "train.trace_steps");
     c->trace_every = gt_args_int(a, "train.trace_every");
     GT_CHECK(c->trace_events >= 1 && c->trace_steps >= 0 && c->trace_every >= 1, GT_EXIT_USAGE,
@@ -670,7 +675,7 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
         GT_CHECK(eff >= 0 && eff <= 1, GT_EXIT_USAGE, "plan.gpu_efficiency must be in [0, 1] (got %g)", eff);
         if (tflops > 0) tg.nominal_flops = tflops * 1e12;
         tg.efficiency = gt_plan_gpu_efficiency_estimate(rq.model.kind);
-        tg.efficiency_from = "the kernel review's estimate, not measured";
+        tg.efficiency_from = "an estimate from the kernels' structure, not measured";
         if (calib[0]) {
             tg.efficiency = gt_plan_calibration_read(calib, rq.model.kind, calib_gpu, sizeof calib_gpu);
             tg.efficiency_from = "measured";

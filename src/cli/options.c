@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "core/fsutil.h"
 #include "core/log.h"
+#include "core/suggest.h"
 
 /* Options every command accepts. */
 static const gt_opt g_common[] = {
@@ -40,6 +41,57 @@ static int find_flag(const gt_args *a, const char *flag) {
     for (int i = 0; i < a->n_values; i++)
         if (a->spec[i]->flag && !strcmp(a->spec[i]->flag, flag)) return i;
     return -1;
+}
+
+/* The name part of a key ("max_steps" of "train.max_steps"). */
+static const char *key_name(const char *key) {
+    const char *dot = strchr(key, '.');
+    return dot ? dot + 1 : key;
+}
+
+/* ", did you mean X?" for a mistyped key or flag, or "" (core/suggest.h).
+ * A key: a key whose name exists in exactly one section (model.lr ->
+ * train.lr), else the nearest key. A flag: the nearest flag, else the key
+ * whose name is nearest with '-' read as '_' (--max-stepz -> --steps,
+ * train.max_steps). Returns buf. */
+static const char *did_you_mean(const gt_args *a, const char *word, int is_flag, char *buf, size_t cap) {
+    const char **cands = GT_CALLOC((size_t)a->n_values, sizeof *cands);
+    const char *best = NULL;
+    int by_name = -1;
+    if (!is_flag && strchr(word, '.')) {
+        for (int i = 0; i < a->n_values; i++)
+            if (!strcmp(key_name(a->spec[i]->key), key_name(word))) by_name = by_name == -1 ? i : -2;
+        if (by_name >= 0) best = a->spec[by_name]->key;
+    }
+    if (!best) {
+        for (int i = 0; i < a->n_values; i++) cands[i] = is_flag ? a->spec[i]->flag : a->spec[i]->key;
+        best = gt_suggest(word, cands, (size_t)a->n_values);
+    }
+    if (best && is_flag) {
+        snprintf(buf, cap, ": did you mean --%s?", best);
+    } else if (best) {
+        snprintf(buf, cap, ": did you mean %s?", best);
+    } else if (is_flag) {
+        char name[128];
+        snprintf(name, sizeof name, "%s", word);
+        for (char *q = name; *q; q++)
+            if (*q == '-') *q = '_';
+        for (int i = 0; i < a->n_values; i++) cands[i] = key_name(a->spec[i]->key);
+        const char *near = gt_suggest(name, cands, (size_t)a->n_values);
+        int k = -1;
+        for (int i = 0; near && i < a->n_values; i++)
+            if (cands[i] == near) k = i;
+        if (k >= 0 && a->spec[k]->flag)
+            snprintf(buf, cap, ": did you mean --%s (%s)?", a->spec[k]->flag, a->spec[k]->key);
+        else if (k >= 0)
+            snprintf(buf, cap, ": did you mean %s=VALUE?", a->spec[k]->key);
+        else
+            buf[0] = 0;
+    } else {
+        buf[0] = 0;
+    }
+    free(cands);
+    return buf;
 }
 
 /* ------------------------------------------------------------ validation -- */
@@ -220,8 +272,9 @@ static int key_handler(void *user, const char *section, const char *name, const 
     if (idx < 0) {
         /* a key another command uses is fine in a shared config file */
         if (gt_commands_know_key(key)) return 1;
-        GT_FAIL(GT_EXIT_USAGE, "%s: unknown key '%s' (see 'gridtrain %s --help')", origin, key,
-                c->a->cmd->name);
+        char hint[300];
+        GT_FAIL(GT_EXIT_USAGE, "%s: unknown key '%s'%s (see 'gridtrain %s --help')", origin, key,
+                did_you_mean(c->a, key, 0, hint, sizeof hint), c->a->cmd->name);
     }
     set_value(c->a, idx, value, origin);
     return 1;
@@ -314,8 +367,11 @@ void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv) {
                 negated = idx >= 0 && a->spec[idx]->type == GT_OPT_BOOL;
                 if (!negated) idx = -1;
             }
-            if (idx < 0)
-                GT_FAIL(GT_EXIT_USAGE, "unknown option '%s' (see 'gridtrain %s --help')", s, cmd->name);
+            if (idx < 0) {
+                char hint[300];
+                GT_FAIL(GT_EXIT_USAGE, "unknown option '%s'%s (see 'gridtrain %s --help')", s,
+                        did_you_mean(a, flag, 1, hint, sizeof hint), cmd->name);
+            }
             if (a->spec[idx]->type == GT_OPT_BOOL && !val) {
                 val = negated ? "false" : "true";
             } else if (!val) {
@@ -336,8 +392,11 @@ void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv) {
                 a->extra[a->n_extra++] = s;
                 continue;
             }
-            if (idx < 0)
-                GT_FAIL(GT_EXIT_USAGE, "unknown key '%s' (see 'gridtrain %s --help')", key, cmd->name);
+            if (idx < 0) {
+                char hint[300];
+                GT_FAIL(GT_EXIT_USAGE, "unknown key '%s'%s (see 'gridtrain %s --help')", key,
+                        did_you_mean(a, key, 0, hint, sizeof hint), cmd->name);
+            }
             set_value(a, idx, eq + 1, "command line");
         } else {
             if (a->n_pos >= GT_MAX_POS) GT_FAIL(GT_EXIT_USAGE, "too many arguments");

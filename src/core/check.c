@@ -3,6 +3,7 @@
 #include "core/log.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -86,7 +87,7 @@ int gt_errno_is_disk_full(int e) { return e == ENOSPC || e == EDQUOT || e == EFB
 int gt_output_disk_full(void) {
     const char *p = gt_output_current();
     if (!p) return 0;
-    int fd = open(p, O_WRONLY | O_CLOEXEC);
+    int fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return gt_errno_is_disk_full(errno);
     struct stat st;
     int full = 0;
@@ -228,8 +229,12 @@ void *gt_malloc(size_t n, const char *file, int line) {
     return p;
 }
 void *gt_calloc(size_t n, size_t size, const char *file, int line) {
+    size_t b = 0;
+    if (!gt_array_bytes(n > (size_t)LLONG_MAX ? -1 : (long long)n, size, &b))
+        gt_fatal(GT_EXIT_RESOURCE, file, line, "out of host memory: %zu elements of %zu bytes are beyond addressing", n,
+                 size);
     void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) oom(n * size, file, line);
+    if (!p) oom(b, file, line);
     return p;
 }
 void *gt_realloc(void *p, size_t n, const char *file, int line) {
@@ -243,6 +248,36 @@ void *gt_aligned_alloc(size_t align, size_t n, const char *file, int line) {
     if (posix_memalign(&p, align, sz ? sz : align) != 0) oom(n, file, line);
     return p;
 }
+int gt_array_bytes(long long n, size_t size, size_t *n_bytes) {
+    if (n < 0) return 0;
+    if (size && (unsigned long long)n > GT_ALLOC_MAX_BYTES / size) return 0;
+    if (n_bytes) *n_bytes = (size_t)n * size;
+    return 1;
+}
+
+/* n elements of size bytes in bytes, or the one line naming what and the count */
+static size_t array_bytes(long long n, size_t size, const char *what, const char *file, int line) {
+    size_t b = 0;
+    if (n < 0) gt_fatal(GT_EXIT_INTERNAL, file, line, "%s: a negative element count (%lld)", what ? what : "array", n);
+    if (!gt_array_bytes(n, size, &b))
+        gt_fatal(GT_EXIT_RESOURCE, file, line,
+                 "%s: %lld elements of %zu bytes are beyond the limit of one allocation (%zu bytes, 1 TiB)",
+                 what ? what : "array", n, size, (size_t)GT_ALLOC_MAX_BYTES);
+    return b;
+}
+void *gt_alloc_array(long long n, size_t size, const char *what, const char *file, int line) {
+    return gt_malloc(array_bytes(n, size, what, file, line), file, line);
+}
+void *gt_calloc_array(long long n, size_t size, const char *what, const char *file, int line) {
+    size_t b = array_bytes(n, size, what, file, line);
+    void *p = calloc(b ? b : 1, 1);
+    if (!p) oom(b, file, line);
+    return p;
+}
+void *gt_realloc_array(void *p, long long n, size_t size, const char *what, const char *file, int line) {
+    return gt_realloc(p, array_bytes(n, size, what, file, line), file, line);
+}
+
 char *gt_strdup(const char *s, const char *file, int line) {
     size_t n = strlen(s) + 1;
     char *d = gt_malloc(n, file, line);

@@ -121,6 +121,26 @@ void *gt_realloc(void *p, size_t n_bytes, const char *file, int line);
 void *gt_aligned_alloc(size_t align, size_t n_bytes, const char *file, int line);
 char *gt_strdup(const char *s, const char *file, int line);
 FILE *gt_fopen(const char *path, const char *mode, const char *file, int line);
+/* Arrays whose element count comes from a configuration value, a file's
+ * dimensions, a line count or a JSON document: the count is checked before
+ * anything is allocated. n < 0, n * size overflowing, or n * size above
+ * GT_ALLOC_MAX_BYTES (1 TiB: no single host buffer of gridtrain is larger, so
+ * a count beyond it is wrapped or crafted) end the job with exit 4 and one
+ * line naming `what` (e.g. "train.trace_events spans", "FILE: grid rows"),
+ * the count and the element size. gt_alloc_array leaves the memory
+ * uninitialised, gt_calloc_array zeroes it, gt_realloc_array resizes p (NULL:
+ * a new array) to n elements. */
+#define GT_ALLOC_MAX_BYTES ((size_t)1 << 40)
+/* 1 when n elements of `size` bytes fit under GT_ALLOC_MAX_BYTES (n >= 0), with
+ * the byte count in *n_bytes when not NULL; 0 otherwise. Never prints. */
+int gt_array_bytes(long long n, size_t size, size_t *n_bytes);
+void *gt_alloc_array(long long n, size_t size, const char *what, const char *file, int line);
+void *gt_calloc_array(long long n, size_t size, const char *what, const char *file, int line);
+void *gt_realloc_array(void *p, long long n, size_t size, const char *what, const char *file, int line);
+#define GT_ALLOC_ARRAY(n, size, what) gt_alloc_array((long long)(n), (size), (what), __FILE__, __LINE__)
+#define GT_CALLOC_ARRAY(n, size, what) gt_calloc_array((long long)(n), (size), (what), __FILE__, __LINE__)
+#define GT_REALLOC_ARRAY(p, n, size, what) gt_realloc_array((p), (long long)(n), (size), (what), __FILE__, __LINE__)
+
 #define GT_MALLOC(n_bytes) gt_malloc((n_bytes), __FILE__, __LINE__)
 #define GT_CALLOC(n, size) gt_calloc((n), (size), __FILE__, __LINE__)
 #define GT_REALLOC(p, n_bytes) gt_realloc((p), (n_bytes), __FILE__, __LINE__)

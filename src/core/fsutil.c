@@ -85,21 +85,46 @@ FILE *gt_fopen_regular(const char *path, char *why, size_t why_bytes) {
     return f;
 }
 
-char *gt_read_file(const char *path, size_t *n_bytes) {
-    FILE *f = gt_fopen_regular(path, NULL, 0);
+/* n_bytes 0: the file grew past the limit while it was read */
+static void too_large(char *why, size_t why_bytes, const char *what, unsigned long long n_bytes, size_t max_bytes) {
+    if (why && n_bytes)
+        snprintf(why, why_bytes, "%llu bytes, more than the %zu %s may have", n_bytes, max_bytes, what ? what : "it");
+    else if (why)
+        snprintf(why, why_bytes, "grew past the %zu bytes %s may have while it was read", max_bytes, what ? what : "it");
+    errno = EFBIG;
+}
+
+char *gt_read_file_bounded(const char *path, size_t max_bytes, const char *what, size_t *n_bytes, char *why,
+                           size_t why_bytes) {
+    FILE *f = gt_fopen_regular(path, why, why_bytes);
     if (!f) return NULL;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (unsigned long long)st.st_size > max_bytes) {
+        fclose(f);
+        too_large(why, why_bytes, what, (unsigned long long)st.st_size, max_bytes);
+        return NULL;
+    }
+    /* the size may change while reading: the loop stops one byte past the limit */
     size_t cap = 1 << 16, len = 0;
     char *buf = GT_MALLOC(cap);
     for (;;) {
         if (cap - len < 2) buf = GT_REALLOC(buf, cap *= 2);
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        size_t want = cap - len - 1;
+        if (want > max_bytes + 1 - len) want = max_bytes + 1 - len;
+        size_t got = fread(buf + len, 1, want, f);
         len += got;
-        if (got == 0) break;
+        if (got == 0 || len > max_bytes) break;
     }
     int err = ferror(f);
     fclose(f);
+    if (len > max_bytes) {
+        free(buf);
+        too_large(why, why_bytes, what, 0, max_bytes);
+        return NULL;
+    }
     if (err) {
         free(buf);
+        if (why) snprintf(why, why_bytes, "%s", strerror(EIO));
         errno = EIO;
         return NULL;
     }
@@ -109,6 +134,20 @@ char *gt_read_file(const char *path, size_t *n_bytes) {
 }
 
 int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes) {
+    int fd = gt_tmp_open(path, tmp, tmp_bytes);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+int gt_tmp_name(const char *path, char *tmp, size_t tmp_bytes) {
+    int fd = gt_tmp_open(path, tmp, tmp_bytes);
+    if (fd < 0) return -1;
+    close(fd);
+    return unlink(tmp);
+}
+
+int gt_tmp_open(const char *path, char *tmp, size_t tmp_bytes) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     static uint64_t counter = 0;
     struct timespec ts;
@@ -128,11 +167,8 @@ int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes) {
             errno = ENAMETOOLONG;
             return -1;
         }
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            close(fd);
-            return 0;
-        }
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd >= 0) return fd;
         if (errno != EEXIST) return -1;
     }
     errno = EEXIST;
@@ -140,27 +176,152 @@ int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes) {
 }
 
 int gt_write_file_atomic(const char *path, const char *text) {
-    char tmp[PATH_MAX + 16];
-    if (gt_tmp_create(path, tmp, sizeof tmp) != 0) return -1;
-    gt_output_begin(tmp); /* removed on a fatal error or SIGINT/SIGTERM */
-    int rc = -1, e = 0;
-    FILE *f = fopen(tmp, "w");
-    if (f) {
-        size_t len = strlen(text);
-        int bad = fwrite(text, 1, len, f) != len;
-        bad |= fflush(f) != 0;
-        bad |= fsync(fileno(f)) != 0;
-        e = errno;
-        bad |= fclose(f) != 0;
-        if (!bad && rename(tmp, path) == 0) rc = 0;
-        else if (!e) e = errno;
-    } else {
-        e = errno;
+    FILE *f = gt_fopen_atomic(path, 1);
+    if (!f) return -1;
+    size_t len = strlen(text);
+    int bad = fwrite(text, 1, len, f) != len;
+    int e = errno;
+    if (fclose(f) != 0) return -1; /* the temporary removed, errno set */
+    if (bad) errno = e ? e : EIO;
+    return bad ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ outputs -- */
+
+const char *gt_out_strerror(int e) {
+    return e == ELOOP ? "it is a symbolic link (outputs never follow one)" : strerror(e);
+}
+
+int gt_out_dir_check(const char *path) {
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
     }
-    if (rc != 0) unlink(tmp);
-    gt_output_end(tmp);
-    if (rc != 0) errno = e ? e : EIO;
-    return rc;
+    memcpy(buf, path, n + 1);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = 0; /* lstat("link/") would follow it */
+    struct stat st;
+    if (lstat(buf, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+        errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+int gt_mkdir_out(const char *path) {
+    if (gt_out_dir_check(path) != 0 || gt_mkdir_p(path) != 0) return -1;
+    return gt_out_dir_check(path); /* created by someone else meanwhile */
+}
+
+/* gt_fopen_atomic's stream: stdio writes into the temporary's descriptor */
+typedef struct {
+    int fd, sync, err; /* err: the first write error, 0 if none */
+    char *tmp, *path;
+} atomic_out;
+
+static ssize_t atomic_write(void *cookie, const char *buf, size_t n) {
+    atomic_out *a = cookie;
+    size_t done = 0;
+    while (!a->err && done < n) {
+        ssize_t w = write(a->fd, buf + done, n - done);
+        if (w > 0) done += (size_t)w;
+        else if (w == 0) a->err = ENOSPC;
+        else if (errno != EINTR) a->err = errno;
+    }
+    return a->err ? 0 : (ssize_t)n; /* 0: an error, for stdio */
+}
+
+static int atomic_seek(void *cookie, off64_t *pos, int whence) {
+    atomic_out *a = cookie;
+    off64_t r = lseek64(a->fd, *pos, whence);
+    if (r < 0) return -1;
+    *pos = r;
+    return 0;
+}
+
+static int atomic_close(void *cookie) {
+    atomic_out *a = cookie;
+    int e = a->err;
+    if (!e && a->sync && fsync(a->fd) != 0) e = errno;
+    if (close(a->fd) != 0 && !e) e = errno;
+    if (!e && rename(a->tmp, a->path) != 0) e = errno; /* replaces a link, never follows it */
+    if (e) unlink(a->tmp);
+    gt_output_end(a->tmp);
+    free(a->tmp);
+    free(a->path);
+    free(a);
+    errno = e;
+    return e ? -1 : 0;
+}
+
+FILE *gt_fopen_atomic(const char *path, int sync) {
+    char tmp[PATH_MAX + 16];
+    int fd = gt_tmp_open(path, tmp, sizeof tmp);
+    if (fd < 0) return NULL;
+    atomic_out *a = GT_MALLOC(sizeof *a);
+    a->fd = fd, a->sync = sync, a->err = 0;
+    a->tmp = GT_STRDUP(tmp);
+    a->path = GT_STRDUP(path);
+    gt_output_begin(tmp); /* removed on a fatal error or SIGINT/SIGTERM */
+    cookie_io_functions_t io = {NULL, atomic_write, atomic_seek, atomic_close};
+    FILE *f = fopencookie(a, "w", io);
+    if (!f) {
+        int e = errno;
+        a->err = e ? e : ENOMEM;
+        atomic_close(a);
+        errno = e;
+    }
+    return f;
+}
+
+FILE *gt_fopen_replace(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return NULL;
+        }
+        if (unlink(path) != 0 && errno != ENOENT) return NULL; /* a link: the link itself */
+    }
+    /* O_EXCL: a link planted again meanwhile is refused (EEXIST), not followed */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
+int gt_open_append(const char *path) {
+    /* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of waiting */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+FILE *gt_fopen_append(const char *path) {
+    int fd = gt_open_append(path);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "a");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
 }
 
 /* realpath of the directory that holds path (path need not exist) */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/fsutil.h"
 
 static int g_level = GT_LOG_INFO;
 static int g_all_ranks = 0;
@@ -16,7 +17,7 @@ static int g_file_fd = -1; /* the run log (gt_log_set_file), or -1 */
 
 int gt_log_set_file(const char *path) {
     if (g_file_fd >= 0) close(g_file_fd);
-    g_file_fd = path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+    g_file_fd = path ? gt_open_append(path) : -1; /* never through a symbolic link */
     return path && g_file_fd < 0 ? -1 : 0;
 }
 

@@ -26,7 +26,8 @@ void gt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * (gt_fatal*, the watchdog; with " (exit N)") and every gt_log_error line is
  * also appended to `path`, prefixed with the UTC time (O_APPEND, one write per
  * line: ranks sharing the file do not interleave within a line). NULL closes it.
- * Returns 0, or -1 when the file cannot be opened (nothing is copied then). */
+ * Returns 0, or -1 with errno when the file cannot be opened (nothing is copied
+ * then; ELOOP: path is a symbolic link, never followed: gt_open_append). */
 int gt_log_set_file(const char *path);
 /* Appends text (one or more whole lines) to the run log, if any;
  * no stdio and no allocation (write(2); safe from the watchdog thread). */

@@ -1,6 +1,8 @@
 /* core/trace.c: the bounded span buffer of core/trace.h. */
 #include "core/trace.h"
 
+#include "core/check.h"
+
 #include <stdlib.h>
 
 atomic_int gt_trace_active = 0;
@@ -15,7 +17,9 @@ static _Thread_local int tl_tid = -1;
 int gt_trace_start(int64_t capacity, int64_t first_steps, int64_t every) {
     gt_trace_stop();
     if (capacity < 1 || first_steps < 0 || every < 1) return -1;
-    g_spans = malloc((size_t)capacity * sizeof *g_spans);
+    size_t n_bytes = 0; /* a capacity whose size wraps is refused, never allocated short */
+    if (!gt_array_bytes(capacity, sizeof *g_spans, &n_bytes)) return -1;
+    g_spans = malloc(n_bytes);
     if (!g_spans) return -1;
     g_cap = capacity;
     g_first = first_steps;

@@ -103,12 +103,18 @@ void gt_dist_allreduce_grads(float *grads, size_t n, size_t bucket_bytes, int on
     gt_dist_nccl_allreduce_sum(gt_dist_nccl_comm_for(comm), grads, n, bucket_bytes, stream);
 #else
     (void)stream;
+    gt_dist_fail_no_nccl(size);
+#endif
+}
+
+#ifndef GT_HAVE_NCCL
+void gt_dist_fail_no_nccl(int size) {
     GT_FAIL(GT_EXIT_DEVICE,
             "%d ranks on GPUs need NCCL, and this gridtrain was built without it: install NCCL (or the nvidia-nccl "
             "wheel), reconfigure with NCCL_ROOT=DIR, or train on one GPU (1 rank) or with train.device=cpu",
             size);
-#endif
 }
+#endif
 
 void gt_dist_broadcast(float *params, size_t n, MPI_Comm comm) {
     const size_t chunk = (size_t)1 << 30;

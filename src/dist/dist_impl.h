@@ -5,6 +5,10 @@
 /* allreduce.c: destroys the NCCL communicators (gt_dist_finalize, before
  * MPI_Finalize); nothing without NCCL. */
 void gt_dist_nccl_release_all(void);
+/* allreduce.c, builds without NCCL: ends the job (exit GT_EXIT_DEVICE) with
+ * the one line saying that `size` ranks on GPUs need NCCL; at the exchange's
+ * set-up (grads.c), and at any device all-reduce. */
+void gt_dist_fail_no_nccl(int size);
 
 #ifdef GT_HAVE_NCCL
 #include <mpi.h>

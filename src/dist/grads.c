@@ -68,13 +68,15 @@ gt_dist_grads *gt_dist_grads_create(const size_t *starts, int n_starts, size_t n
     }
     g->req = GT_MALLOC((size_t)(g->n_req ? g->n_req : 1) * sizeof(MPI_Request));
     for (int r = 0; r < g->n_req; r++) g->req[r] = MPI_REQUEST_NULL;
-#ifdef GT_HAVE_NCCL
     if (on_device && g->size > 1) {
+#ifdef GT_HAVE_NCCL
         g->xstream = gt_dist_nccl_stream_create();
         g->event = gt_dist_nccl_event_create();
         (void)gt_dist_nccl_comm_for(comm); /* collective: made here, not inside a backward */
-    }
+#else
+        gt_dist_fail_no_nccl(g->size); /* at set-up, on every rank: not at the first bucket */
 #endif
+    }
     return g;
 }
 
@@ -117,11 +119,7 @@ static void start_buckets(gt_dist_grads *g, int upto) {
             bk->started = 1;
         }
 #else
-        GT_FAIL(GT_EXIT_DEVICE,
-                "%d ranks on GPUs need NCCL, and this gridtrain was built without it: install NCCL (or the "
-                "nvidia-nccl wheel), reconfigure with NCCL_ROOT=DIR, or train on one GPU (1 rank) or with "
-                "train.device=cpu",
-                g->size);
+        gt_dist_fail_no_nccl(g->size); /* not reached: gt_dist_grads_create ends such a job */
 #endif
         g->next = upto;
         return;

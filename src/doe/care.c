@@ -5,6 +5,7 @@
  * implementation of the authors' final formula. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,7 +41,12 @@ static void care_sum(const gt_doe_care_event *ev, int n, int f, gt_doe_care_sum 
 static int read_cell(const gt_doe_sweep *s, int64_t ci, int64_t id, gt_doe_care_event *e, char *err, size_t en) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/cells/%s/eval.json", s->dir, s->cells[ci].id);
-    char *t = gt_read_file(path, NULL);
+    char why[160];
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "an eval.json", NULL, why, sizeof why);
+    if (!t && errno == EFBIG) {
+        snprintf(err, en, "%s: %s: not read", path, why);
+        return -1;
+    }
     cJSON *j = t ? cJSON_Parse(t) : NULL;
     free(t);
     const cJSON *pdm = cJSON_GetObjectItem(j, "pdm");

@@ -1,17 +1,20 @@
 /* doe/legend.c: condition names of a wind-farm file (/legend/condition), so a
  * matrix can say `condition = low_wind,rated`, and its CARE event dataset ids
- * (/care_events/event_id), so it can say `care_event = all`. Small independent
- * (serial) HDF5 reads of optional datasets; everything else about the file is io/'s.
+ * (/care_events/event_id, through io/'s checked reader), so it can say
+ * `care_event = all`. Small independent (serial) HDF5 reads of optional
+ * datasets; everything else about the file is io/'s.
  * TODO(io): move next to io/read.h when io/ grows a legend reader. */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
 #include "doe/matrix.h"
 #include "doe/run.h"
 #include "io/format.h"
+#include "io/read.h"
 #include "synth/synth.h"
 
 /* HDF5's error printing off while a file that may not be ours is probed:
@@ -64,23 +67,15 @@ int gt_doe_condition_names(const char *path, char names[][GT_DOE_NAME_LEN], int 
     return n;
 }
 
-int gt_doe_care_event_ids(const char *path, int64_t **ids) {
-    *ids = NULL;
-    quiet_h5 q;
-    hid_t f = open_quiet(path, &q);
-    if (f < 0) return -1;
-    int n = 0;
-    if (H5Lexists(f, "/care_events", H5P_DEFAULT) > 0 && H5Lexists(f, "/care_events/event_id", H5P_DEFAULT) > 0) {
-        hid_t d = H5Dopen2(f, "/care_events/event_id", H5P_DEFAULT);
-        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
-        hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : 0;
-        if (cnt > 0 && cnt <= INT32_MAX / 2) {
-            *ids = GT_MALLOC(sizeof(int64_t) * (size_t)cnt);
-            if (H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *ids) >= 0) n = (int)cnt;
-        }
-        if (sp >= 0) H5Sclose(sp);
-        if (d >= 0) H5Dclose(d);
+int gt_doe_care_event_ids(const char *path, int64_t **ids, char *why, size_t why_bytes) {
+    int64_t n = 0;
+    *ids = gt_care_event_ids_read(path, &n, why, why_bytes);
+    if (!*ids && why[0]) return -1;
+    if (n > INT32_MAX / 2) {
+        free(*ids);
+        *ids = NULL;
+        snprintf(why, why_bytes, "%s: /care_events: %lld event datasets", path, (long long)n);
+        return -1;
     }
-    close_quiet(f, &q);
-    return n;
+    return (int)n;
 }

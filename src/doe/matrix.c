@@ -258,13 +258,21 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
             return fail(err, en, path, F->line, "factor '%s' = all needs a fixed data.file (its /care_events lists the "
                         "event datasets)", F->name);
         int64_t *ids = NULL;
-        int k = gt_doe_care_event_ids(file, &ids);
+        char why[512] = "";
+        int k = gt_doe_care_event_ids(file, &ids, why, sizeof why);
         if (k <= 0) {
             free(ids);
-            return fail(err, en, path, F->line, "factor '%s' = all: %s %s", F->name, file,
-                        k < 0 ? "cannot be opened as an HDF5 file"
-                              : "has no /care_events (import a CARE to Compare farm with 'gridtrain import care')");
+            if (k < 0) return fail(err, en, path, F->line, "factor '%s' = all: %s", F->name, why);
+            return fail(err, en, path, F->line, "factor '%s' = all: %s has no /care_events (import a CARE to Compare "
+                        "farm with 'gridtrain import care')", F->name, file);
         }
+        if (k > GT_DOE_MAX_CELLS) {
+            free(ids);
+            return fail(err, en, path, F->line, "factor '%s' = all: %s lists %d event datasets in /care_events, more "
+                        "than the %d cells a matrix may have", F->name, file, k, GT_DOE_MAX_CELLS);
+        }
+        /* ids are >= 0 and unique: the checked reader refused a file with a repeat (it would be two
+         * identical cells, two array tasks training into one directory) */
         free(F->levels[0]);
         F->levels = GT_REALLOC(F->levels, sizeof(char *) * (size_t)k);
         for (int l = 0; l < k; l++) GT_CHECK(asprintf(&F->levels[l], "%lld", (long long)ids[l]) >= 0, GT_EXIT_RESOURCE,
@@ -274,13 +282,15 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
     }
     int64_t n = 1;
     for (int i = 0; i < m->n_factors; i++) {
-        n *= m->factors[i].n_levels;
-        if (n > INT32_MAX) return fail(err, en, path, m->factors[i].line, "more than 2^31 cells");
+        n *= m->factors[i].n_levels; /* <= 2^20 x (INT32_MAX / 2): no overflow */
+        if (n > GT_DOE_MAX_CELLS)
+            return fail(err, en, path, m->factors[i].line, "more than %d cells (the limit of one matrix, docs/doe.md): "
+                        "factor '%s' brings them to %lld at least", GT_DOE_MAX_CELLS, m->factors[i].name, (long long)n);
     }
     m->n_cells = n;
-    /* distinct ids (a hash collision would merge two cells' directories) */
-    if (n <= 1 << 20) {
-        char(*ids)[GT_DOE_ID_LEN] = GT_MALLOC((size_t)n * GT_DOE_ID_LEN);
+    /* distinct ids (a hash collision would merge two cells' directories): sorted, n log n */
+    {
+        char(*ids)[GT_DOE_ID_LEN] = GT_ALLOC_ARRAY(n, GT_DOE_ID_LEN, "doe: cell ids");
         for (int64_t i = 0; i < n; i++) {
             gt_doe_cell c;
             gt_doe_cell_at(m, i, &c);

@@ -44,6 +44,9 @@
 
 #define GT_DOE_MAX_FACTORS 16
 #define GT_DOE_ID_LEN 13 /* 12 hex digits + NUL */
+/* The most cells one matrix may have (docs/doe.md): every cell is a Slurm
+ * array task and a directory; a matrix beyond it is refused at load. */
+#define GT_DOE_MAX_CELLS (1 << 20)
 
 typedef struct gt_doe_factor {
     char *name;    /* as written: "farm", "model.hidden" */
@@ -95,9 +98,11 @@ void gt_doe_cell_at(const gt_doe_matrix *m, int64_t index, gt_doe_cell *c);
 const char *gt_doe_fixed_get(const gt_doe_matrix *m, const char *key);
 
 /* The event dataset ids of a PdM file's /care_events, in file order
- * (malloc'd into *ids): the levels of a factor care_event = all. Returns the
- * count (0 without the table), or -1 when the file cannot be opened. */
-int gt_doe_care_event_ids(const char *path, int64_t **ids);
+ * (malloc'd into *ids): the levels of a factor care_event = all. Read by
+ * io/'s checked reader (gt_care_event_ids_read: the file's schema, ids >= 0
+ * and none twice). Returns the count (0 without the table), or -1 with one
+ * line in why when the file cannot be opened or fails the check. */
+int gt_doe_care_event_ids(const char *path, int64_t **ids, char *why, size_t why_bytes);
 
 /* Maps a level text to the value written to the train key: '+' -> ',' for
  * filters; for data.conditions, names are replaced by codes using `names`

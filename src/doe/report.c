@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 
@@ -81,8 +81,12 @@ gt_doe_stat gt_doe_stat_of(const double *v, int n) {
 /* ---------------------------------------------------------------- load -- */
 
 static cJSON *read_json(const char *path) {
-    char *t = gt_read_file(path, NULL);
-    if (!t) return NULL;
+    char why[160];
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
+    if (!t) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(t);
     free(t);
     return j;
@@ -94,9 +98,10 @@ static cJSON *read_json(const char *path) {
 static cJSON *read_eval_json(const char *path, const char **damage) {
     *damage = NULL;
     size_t n = 0;
-    char *t = gt_read_file(path, &n);
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "an eval.json", &n, NULL, 0);
     if (!t) {
-        if (errno != ENOENT) *damage = "cannot be read as a regular file";
+        if (errno == EFBIG) *damage = "larger than the 64 MiB an eval.json may have";
+        else if (errno != ENOENT) *damage = "cannot be read as a regular file";
         return NULL;
     }
     cJSON *j = NULL;
@@ -135,6 +140,25 @@ void gt_doe_sweep_free(gt_doe_sweep *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* a factor's levels sorted by text, for finding a cell's level in log time */
+typedef struct {
+    const char *text;
+    int index;
+} level_ref;
+static int level_cmp(const void *a, const void *b) {
+    return strcmp(((const level_ref *)a)->text, ((const level_ref *)b)->text);
+}
+static int level_sort_cmp(const void *a, const void *b) { /* equal texts in level order */
+    const int c = level_cmp(a, b);
+    return c ? c : ((const level_ref *)a)->index - ((const level_ref *)b)->index;
+}
+/* index of the level named `text` among sorted[0..n) (the first of equal ones), or -1 */
+static int level_find(const level_ref *sorted, int n, const char *text) {
+    const level_ref key = {text, -1}, *hit = bsearch(&key, sorted, (size_t)n, sizeof key, level_cmp);
+    while (hit && hit > sorted && !strcmp(hit[-1].text, text)) hit--;
+    return hit ? hit->index : -1;
+}
+
 int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
     memset(s, 0, sizeof *s);
     s->seed_factor = -1;
@@ -164,9 +188,25 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         cJSON_ArrayForEach(l, lv) s->levels[k][s->n_levels[k]++] = GT_STRDUP(cJSON_IsString(l) ? l->valuestring : "?");
         if (!strcmp(s->key[k], "train.seed")) s->seed_factor = k;
     }
+    /* sizes of a damaged or crafted sweep.json: at most the cells a matrix may have (doe/matrix.h) */
+    int64_t prod = 1;
+    for (int k = 0; k < s->n_factors && prod <= GT_DOE_MAX_CELLS; k++) prod *= s->n_levels[k] > 0 ? s->n_levels[k] : 1;
     const cJSON *cells = cJSON_GetObjectItem(j, "cells"), *c;
     s->n_cells = cJSON_GetArraySize(cells);
-    s->cells = GT_CALLOC((size_t)(s->n_cells ? s->n_cells : 1), sizeof(gt_doe_result));
+    if (prod > GT_DOE_MAX_CELLS || s->n_cells > GT_DOE_MAX_CELLS) {
+        snprintf(err, en, "%s: more than %d cells or level combinations (the limit of one matrix; sweep.json damaged?)",
+                 path, GT_DOE_MAX_CELLS);
+        cJSON_Delete(j);
+        return -1;
+    }
+    s->cells = GT_CALLOC_ARRAY(s->n_cells ? s->n_cells : 1, sizeof(gt_doe_result), "doe report: cells of sweep.json");
+    level_ref *sorted[GT_DOE_MAX_FACTORS];
+    for (int k = 0; k < s->n_factors; k++) {
+        sorted[k] = GT_ALLOC_ARRAY(s->n_levels[k] > 0 ? s->n_levels[k] : 1, sizeof(level_ref), "doe report: levels");
+        for (int l = 0; l < s->n_levels[k]; l++) sorted[k][l] = (level_ref){s->levels[k][l], l};
+        qsort(sorted[k], (size_t)s->n_levels[k], sizeof(level_ref), level_sort_cmp);
+    }
+    int rc = 0;
     int64_t i = 0;
     cJSON_ArrayForEach(c, cells) {
         gt_doe_result *r = &s->cells[i++];
@@ -179,20 +219,19 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         if (!plain) {
             snprintf(err, en, "%s: cell %lld has id '%s', not a plain name (sweep.json damaged?)", path,
                      (long long)r->index, r->id);
-            cJSON_Delete(j);
-            return -1;
+            rc = -1;
+            break;
         }
-        for (int k = 0; k < s->n_factors; k++) {
+        for (int k = 0; k < s->n_factors && !rc; k++) {
             const cJSON *v = cJSON_GetObjectItem(lv, s->factor[k]);
-            r->level[k] = -1;
-            for (int l = 0; l < s->n_levels[k] && cJSON_IsString(v); l++)
-                if (!strcmp(s->levels[k][l], v->valuestring)) r->level[k] = l;
+            /* sorted levels, log time per cell (a scan of every level per cell was cells x levels) */
+            r->level[k] = cJSON_IsString(v) ? level_find(sorted[k], s->n_levels[k], v->valuestring) : -1;
             if (r->level[k] < 0) {
                 snprintf(err, en, "%s: cell %s has no valid level of factor '%s'", path, r->id, s->factor[k]);
-                cJSON_Delete(j);
-                return -1;
+                rc = -1;
             }
         }
+        if (rc) break;
         for (int m = 0; m < N_METRICS; m++) r->value[m] = NAN;
         char p2[PATH_MAX + 96];
         snprintf(p2, sizeof p2, "%s/cells/%s/cell.json", dir, r->id);
@@ -227,8 +266,9 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         }
         cJSON_Delete(ev);
     }
+    for (int k = 0; k < s->n_factors; k++) free(sorted[k]);
     cJSON_Delete(j);
-    return 0;
+    return rc;
 }
 
 /* ----------------------------------------------------------- summarize -- */
@@ -342,7 +382,7 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
     }
     if (o->row_factor >= 0 && o->col_factor >= 0 && o->row_factor != o->col_factor) {
         int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
-        o->two_way = GT_CALLOC((size_t)(R * C), sizeof(gt_doe_stat));
+        o->two_way = GT_CALLOC_ARRAY((int64_t)R * C, sizeof(gt_doe_stat), "doe report: two-way table");
         for (int a = 0; a < R; a++)
             for (int b = 0; b < C; b++) {
                 int n = 0;
@@ -405,19 +445,10 @@ static void csv_num(FILE *f, double v) {
     if (isfinite(v)) fprintf(f, ",%.10g", v);
     else fputs(",", f);
 }
-/* CSV field: quoted when it holds a comma or quote */
+/* CSV field (gt_esc_csv: quoted, no formula), after a comma unless first */
 static void csv_str(FILE *f, const char *s, int first) {
     if (!first) fputc(',', f);
-    if (strpbrk(s, ",\"\n")) {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '"') fputc('"', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
-    } else {
-        fputs(s, f);
-    }
+    gt_esc_csv(f, s);
 }
 
 /* metrics with at least one value among finished cells */
@@ -443,18 +474,20 @@ typedef struct {
     int html;
 } doc;
 static void row_begin(doc *d) { fputs(d->html ? "<tr>" : "|", d->f); }
+/* text of the document: factor names, levels, cell ids and paths are data */
+static void text(doc *d, const char *s) {
+    if (d->html) gt_esc_html(d->f, s);
+    else gt_esc_md(d->f, s);
+}
 static void cell(doc *d, const char *s, int head) {
     if (d->html) {
         fputs(head ? "<th>" : "<td>", d->f);
-        for (; *s; s++) {
-            if (*s == '<') fputs("&lt;", d->f);
-            else if (*s == '>') fputs("&gt;", d->f);
-            else if (*s == '&') fputs("&amp;", d->f);
-            else fputc(*s, d->f);
-        }
+        gt_esc_html(d->f, s);
         fputs(head ? "</th>" : "</td>", d->f);
     } else {
-        fprintf(d->f, " %s |", s);
+        fputc(' ', d->f);
+        gt_esc_md(d->f, s); /* a | in a level stays in its cell */
+        fputs(" |", d->f);
     }
 }
 static void row_end(doc *d, int ncols, int head) {
@@ -475,8 +508,11 @@ static void heading(doc *d, int level, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(b, sizeof b, fmt, ap);
     va_end(ap);
-    if (d->html) fprintf(d->f, "<h%d>%s</h%d>\n", level, b, level);
-    else fprintf(d->f, "%.*s %s\n\n", level, "######", b);
+    if (d->html) fprintf(d->f, "<h%d>", level);
+    else fprintf(d->f, "%.*s ", level, "######");
+    text(d, b);
+    if (d->html) fprintf(d->f, "</h%d>\n", level);
+    else fputs("\n\n", d->f);
 }
 static void para(doc *d, const char *fmt, ...) {
     char b[2048];
@@ -484,8 +520,9 @@ static void para(doc *d, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(b, sizeof b, fmt, ap);
     va_end(ap);
-    if (d->html) fprintf(d->f, "<p>%s</p>\n", b);
-    else fprintf(d->f, "%s\n\n", b);
+    fputs(d->html ? "<p>" : "", d->f);
+    text(d, b);
+    fputs(d->html ? "</p>\n" : "\n\n", d->f);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -661,7 +698,9 @@ static void write_care_csv(FILE *f, const gt_doe_sweep *s, const gt_doe_care *c)
             fputs(",,", f);
             csv_num(f, e->n_events > 0 ? e->n_detected / e->n_events : NAN);
             csv_num(f, e->turbine_days > 0 ? e->n_false_alarms / e->turbine_days : NAN);
-            fprintf(f, ",%lld,%lld,%s\n", (long long)e->rows, (long long)e->rows_in_training, s->cells[e->cell].id);
+            fprintf(f, ",%lld,%lld,", (long long)e->rows, (long long)e->rows_in_training);
+            gt_esc_csv(f, s->cells[e->cell].id);
+            fputc('\n', f);
         }
     }
 }
@@ -672,11 +711,14 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
     int nm = shown_metrics(o, idx, 0), nq = shown_metrics(o, qidx, 1);
     const gt_doe_metric_def *P = &k_metrics[o->primary];
     char b[512], v[128];
-    if (d->html)
-        fprintf(d->f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>DOE sweep %s</title>\n"
+    if (d->html) {
+        fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>DOE sweep ", d->f);
+        gt_esc_html(d->f, s->name);
+        fprintf(d->f, "</title>\n"
                       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
                       "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}th{background:#eee}"
-                      "img{max-width:48%%;margin:0.5em}</style></head><body>\n", s->name);
+                      "img{max-width:48%%;margin:0.5em}</style></head><body>\n");
+    }
     heading(d, 1, "DOE sweep %s", s->name);
     para(d, "Sweep directory %s: %lld cells (%lld done, %lld failed, %lld preempted, %lld running, %lld missing); "
             "%lld requeued/resumed after a preemption. Primary metric: %s (%s is better). "
@@ -818,38 +860,30 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
     if (d->html) fputs("</body></html>\n", d->f);
 }
 
+/* gnuplot in the report directory, no shell (the scripts name only their own files) */
 static int run_gnuplot(const char *dir, const char *script) {
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (chdir(dir)) _exit(127);
-        int fd = open("/dev/null", 0);
-        if (fd >= 0) dup2(fd, 0);
-        execlp("gnuplot", "gnuplot", script, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    char svg[PATH_MAX + 64]; /* gnuplot opens it by name: whatever is there (a link) is removed first */
+    snprintf(svg, sizeof svg, "%s/%.*s.svg", dir, (int)strcspn(script, "."), script);
+    unlink(svg);
+    const char *argv[] = {"gnuplot", script, NULL};
+    return gt_run_argv(dir, argv, NULL) == 0 ? 0 : -1;
 }
 
 static FILE *open_out(const char *dir, const char *name) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    if (!f) GT_WARN("doe report: cannot write %s: %s", p, strerror(errno));
+    FILE *f = gt_fopen_atomic(p, 0); /* renamed into place at fclose: a link there is replaced, never followed */
+    if (!f) GT_WARN("doe report: cannot write %s: %s", p, gt_out_strerror(errno));
     return f;
 }
 
-/* gnuplot string literal: single quotes doubled */
+/* gnuplot single-quoted string literal (gt_esc_gnuplot) */
 static void gp_str(FILE *f, const char *s) {
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
+    size_t n = 3 * strlen(s) + 1; /* a byte becomes at most 3 */
+    char *q = GT_MALLOC(n);
+    gt_esc_gnuplot(q, n, s);
+    fprintf(f, "'%s'", q);
+    free(q);
 }
 
 static int write_plots(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir) {
@@ -869,7 +903,8 @@ static int write_plots(const gt_doe_sweep *s, const gt_doe_summary *o, const cha
         f = open_out(dir, "heatmap.gp");
         if (!f) return -1;
         fputs("# generated by 'gridtrain doe report': two-way table of the primary metric\n"
-              "set terminal svg size 640,480 dynamic font 'sans,11'\nset output 'heatmap.svg'\n", f);
+              "set terminal svg size 640,480 dynamic font 'sans,11'\nset termoption noenhanced\n"
+              "set output 'heatmap.svg'\n", f);
         fputs("set title ", f);
         char t[256];
         snprintf(t, sizeof t, "%s: %s x %s", P->label, s->factor[o->row_factor], s->factor[o->col_factor]);
@@ -893,16 +928,21 @@ static int write_plots(const gt_doe_sweep *s, const gt_doe_summary *o, const cha
     FILE *f = open_out(dir, "effects.dat");
     if (!f) return -1;
     int x = 0, nf = 0;
-    char tics[4096] = "";
+    char tics[16384] = "";
     for (int fi = 0; fi < s->n_factors; fi++) {
         if (!o->effect[fi]) continue;
-        fprintf(f, "# factor %s\n", s->factor[fi]);
+        char tok[256];
+        gt_esc_token(tok, sizeof tok, s->factor[fi]); /* one comment line */
+        fprintf(f, "# factor %s\n", tok);
         for (int l = 0; l < s->n_levels[fi]; l++, x++) {
             gt_doe_stat e = o->effect[fi][l * N_METRICS + o->primary];
             double se = isfinite(e.sd) && e.n > 0 ? e.sd / sqrt(e.n) : 0;
             if (isfinite(e.mean)) fprintf(f, "%d %.10g %.10g\n", x, e.mean, se);
-            snprintf(tics + strlen(tics), sizeof tics - strlen(tics), "%s'%s=%s' %d", x ? ", " : "", s->factor[fi],
-                     s->levels[fi][l], x);
+            char lab[512], q[1536];
+            snprintf(lab, sizeof lab, "%s=%s", s->factor[fi], s->levels[fi][l]);
+            gt_esc_gnuplot(q, sizeof q, lab);
+            if (strlen(tics) + strlen(q) + 32 < sizeof tics) /* whole labels only */
+                snprintf(tics + strlen(tics), sizeof tics - strlen(tics), "%s'%s' %d", x ? ", " : "", q, x);
         }
         fputs("\n\n", f);
         nf++;
@@ -912,14 +952,13 @@ static int write_plots(const gt_doe_sweep *s, const gt_doe_summary *o, const cha
     f = open_out(dir, "effects.gp");
     if (!f) return -1;
     fputs("# generated by 'gridtrain doe report': main effects of the primary metric (error bars: standard error)\n"
-          "set terminal svg size 800,480 dynamic font 'sans,11'\nset output 'effects.svg'\nset title ", f);
+          "set terminal svg size 800,480 dynamic font 'sans,11'\nset termoption noenhanced\n"
+          "set output 'effects.svg'\nset title ", f);
     char t[256];
     snprintf(t, sizeof t, "main effects on %s (mean +- SE)", P->label);
     gp_str(f, t);
     fprintf(f, "\nset ylabel ");
     gp_str(f, P->label);
-    for (char *p = tics; *p; p++)
-        if (*p == '"') *p = '\'';
     fprintf(f, "\nset xtics rotate by -30 (%s)\nset xrange [-0.7:%g]\n", tics, x > 0 ? x - 0.3 : 1.0);
     if (isfinite(o->grand[o->primary].mean))
         fprintf(f, "set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2\n", o->grand[o->primary].mean,
@@ -946,8 +985,9 @@ static int have_gnuplot(void) {
 }
 
 int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, int plots) {
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        GT_WARN("doe report: cannot create %s: %s", dir, strerror(errno));
+    /* dir itself a symbolic link (or not a directory): refused, never followed */
+    if (gt_out_dir_check(dir) != 0 || (mkdir(dir, 0755) && errno != EEXIST) || gt_out_dir_check(dir) != 0) {
+        gt_log_error("doe report: cannot create '%s': %s", dir, gt_out_strerror(errno)); /* exit 4 */
         return -1;
     }
     int idx[N_METRICS];
@@ -962,7 +1002,8 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
     fputc('\n', f);
     for (int64_t i = 0; i < s->n_cells; i++) {
         const gt_doe_result *r = &s->cells[i];
-        fprintf(f, "%lld,%s", (long long)r->index, r->id);
+        fprintf(f, "%lld,", (long long)r->index);
+        gt_esc_csv(f, r->id);
         for (int k = 0; k < s->n_factors; k++) csv_str(f, s->levels[k][r->level[k]], 0);
         fprintf(f, ",%s,%d,%d,%d,%d", gt_doe_status_name(r->status), r->attempts, r->preemptions, r->failures,
                 r->exit_code);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -25,8 +26,12 @@
 /* ---------------------------------------------------------------- files -- */
 
 static cJSON *read_json(const char *path) {
-    char *t = gt_read_file(path, NULL);
-    if (!t) return NULL;
+    char why[160];
+    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
+    if (!t) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(t);
     free(t);
     return j;
@@ -38,11 +43,7 @@ static int write_atomic(const char *path, const char *text) { return gt_write_fi
 
 static int write_json(const char *path, const cJSON *j) {
     char *s = cJSON_Print(j);
-    size_t n = strlen(s);
-    char *t = GT_MALLOC(n + 2);
-    memcpy(t, s, n);
-    t[n] = '\n';
-    t[n + 1] = 0;
+    char *t = gt_utf8_dup(s, "\n"); /* factor levels, paths: valid UTF-8 JSON */
     int rc = write_atomic(path, t);
     free(t);
     cJSON_free(s);
@@ -123,8 +124,8 @@ static cJSON *factors_json(const gt_doe_matrix *m, const gt_doe_cell *c) {
 }
 
 int gt_doe_write_sweep(const gt_doe_matrix *m) {
-    if (gt_mkdir_p(m->dir)) {
-        GT_WARN("doe: cannot create the sweep directory %s", m->dir);
+    if (gt_mkdir_out(m->dir)) {
+        GT_WARN("doe: cannot create the sweep directory %s: %s", m->dir, gt_out_strerror(errno));
         return -1;
     }
     cJSON *o = cJSON_CreateObject();
@@ -157,10 +158,7 @@ int gt_doe_write_sweep(const gt_doe_matrix *m) {
     /* concurrent tasks write the same content: a rename race is harmless; each
      * writes its own unique temporary */
     char *s = cJSON_Print(o);
-    size_t len = strlen(s);
-    char *withnl = GT_MALLOC(len + 2);
-    memcpy(withnl, s, len);
-    withnl[len] = '\n', withnl[len + 1] = 0;
+    char *withnl = gt_utf8_dup(s, "\n");
     int rc = gt_write_file_atomic(path, withnl) == 0 ? 0 : -1;
     free(withnl);
     cJSON_free(s);
@@ -268,8 +266,11 @@ static pid_t spawn(char *const argv[], const char *log) {
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         if (log) {
-            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-            if (fd < 0) _exit(127);
+            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY, 0644); /* never through a link */
+            if (fd < 0) {
+                fprintf(stderr, "gridtrain: error: doe: cannot open %s: %s\n", log, gt_out_strerror(errno));
+                _exit(127);
+            }
             dup2(fd, 1);
             dup2(fd, 2);
             close(fd);
@@ -339,7 +340,9 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
 
     /* segments: "train: <why> after N steps (K skipped) in S s: ... params xxh64 H" in train.log */
     snprintf(path, sizeof path, "%s/train.log", cell_dir);
-    char *log = gt_read_file(path, NULL);
+    char why[160];
+    char *log = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, why, sizeof why);
+    if (!log && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     double train_s = 0;
     char params[32] = "";
     int segments = 0;
@@ -525,13 +528,15 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
     gt_doe_cell_at(m, index, &c);
     if (gt_doe_write_sweep(m)) return GT_EXIT_RESOURCE;
     char dir[PATH_MAX], path[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/cells", m->dir); /* neither it nor the cell's directory a symbolic link */
+    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
     snprintf(dir, sizeof dir, "%s/cells/%s", m->dir, c.id);
-    GT_CHECK(gt_mkdir_p(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, strerror(errno));
+    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
 
     /* one runner per cell at a time */
     snprintf(path, sizeof path, "%s/cell.lock", dir);
-    int lock = open(path, O_RDWR | O_CREAT, 0644);
-    GT_CHECK(lock >= 0, GT_EXIT_RESOURCE, "doe: cannot open %s", path);
+    int lock = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+    GT_CHECK(lock >= 0, GT_EXIT_RESOURCE, "doe: cannot open %s: %s", path, gt_out_strerror(errno));
     if (flock(lock, LOCK_EX | LOCK_NB)) {
         GT_WARN("doe: cell %s (task %lld) is being run by another process (lock %s held): left alone", c.id,
                 (long long)index, path);
@@ -612,7 +617,7 @@ int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o) {
     if (gt_doe_write_sweep(m)) return 1;
     char logs[PATH_MAX];
     snprintf(logs, sizeof logs, "%s/logs", m->dir);
-    GT_CHECK(gt_mkdir_p(logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s", logs);
+    GT_CHECK(gt_mkdir_out(logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", logs, gt_out_strerror(errno));
     install_forwarding();
     char self[PATH_MAX];
     if (o && o->self) snprintf(self, sizeof self, "%s", o->self);

@@ -80,9 +80,10 @@ void gt_eval_out_open(gt_eval_out *o, const char *path, int n_local, const int32
     o->comm = comm;
     MPI_CHECK(MPI_Comm_rank(comm, &o->rank));
     snprintf(o->path, sizeof o->path, "%s", path);
-    /* a new unique temporary next to path (rank 0, O_EXCL): concurrent writers never share one */
+    /* a new unique temporary next to path (named by rank 0, created with H5F_ACC_EXCL below: never an
+     * existing file nor through a symbolic link): concurrent writers never share one */
     int err = 0;
-    if (o->rank == 0 && gt_tmp_create(path, o->tmp, sizeof o->tmp) != 0) err = errno;
+    if (o->rank == 0 && gt_tmp_name(path, o->tmp, sizeof o->tmp) != 0) err = errno;
     gt_dist_bcast_bytes(&err, sizeof err, comm);
     GT_CHECK(!err, GT_EXIT_RESOURCE, "cannot create the output '%s': %s (directory missing or not writable?)", path,
              strerror(err));
@@ -108,7 +109,7 @@ void gt_eval_out_open(gt_eval_out *o, const char *path, int n_local, const int32
     free(all);
     hid_t fapl = gt_h5_fapl(comm);
     hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE));
-    o->f = H5Fcreate(o->tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    o->f = H5Fcreate(o->tmp, H5F_ACC_EXCL, fcpl, fapl);
     GT_CHECK(o->f >= 0, GT_EXIT_RESOURCE, "cannot create '%s' (directory missing or not writable?)", o->tmp);
     H5Pclose(fcpl);
     H5Pclose(fapl);

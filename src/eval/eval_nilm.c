@@ -1,13 +1,17 @@
 /* eval/eval_nilm.c: NILM evaluation and per-row prediction (see eval.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/escape.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "dist/reduce.h"
 #include "eval/eval.h"
@@ -306,6 +310,7 @@ static nilm_model nilm_model_of(const gt_eval_model *ems, int n, const gt_io_app
 /* one day of (time, aggregate, true, pred) of the first item of a split */
 typedef struct sample_buf {
     int32_t file_index; /* -1: none */
+    int64_t id;         /* the household's id */
     int64_t n, cap;
     int64_t t0_ms;
     double *rows; /* (n, 2 + 2A) */
@@ -318,6 +323,7 @@ enum { ACC_K = sizeof(gt_nilm_acc) / sizeof(double) };
 typedef struct item_seq {
     int item;              /* local item */
     int32_t file_index;
+    int64_t id;            /* household id */
     int64_t n, cap;
     double step_s;         /* seconds between grid points (period x stride) */
     int64_t *t_ms;         /* (n) window midpoints */
@@ -366,7 +372,7 @@ static void walk_split(gt_dataset *ds, const nilm_model *em, const gt_io_applian
         while (k < n && refs[k].item == refs[0].item) k++;
         if (refs[0].item != q.item) {
             if (q.n) fn(&q, A, ctx);
-            q.n = 0, q.item = refs[0].item, q.file_index = refs[0].file_index;
+            q.n = 0, q.item = refs[0].item, q.file_index = refs[0].file_index, q.id = refs[0].id;
         }
         nilm_forward(em, (int)k);
         for (int64_t b = 0; b < k; b++) {
@@ -498,7 +504,7 @@ static void split_item(item_seq *q, int A, void *vctx) {
     sample_buf *smp = c->smp;
     if (!smp || (smp->file_index >= 0 && smp->file_index != q->file_index)) return;
     for (int64_t i = 0; i < q->n; i++) {
-        if (smp->file_index < 0) smp->file_index = q->file_index, smp->t0_ms = q->t_ms[i];
+        if (smp->file_index < 0) smp->file_index = q->file_index, smp->id = q->id, smp->t0_ms = q->t_ms[i];
         if (q->t_ms[i] - smp->t0_ms >= 86400000LL) break;
         if (smp->n == smp->cap) {
             smp->cap = smp->cap ? 2 * smp->cap : 1024;
@@ -587,13 +593,23 @@ static void write_sample(const char *path, const sample_buf *smp, const gt_io_ap
     int mine = smp->file_index >= 0 && smp->n > 0 ? smp->file_index : INT32_MAX;
     int best = gt_dist_min_int(mine, comm);
     if (best == INT32_MAX || mine != best) return;
-    FILE *f = fopen(path, "w");
+    FILE *f = gt_fopen_atomic(path, 0); /* a link there is replaced, never followed */
     if (!f) {
-        GT_WARN("eval: cannot write %s", path);
+        GT_WARN("eval: cannot write %s: %s", path, gt_out_strerror(errno));
         return;
     }
-    fprintf(f, "# household file index %d: time_h aggregate_w", best);
-    for (int a = 0; a < A; a++) fprintf(f, " true_%s pred_%s", meta[a].name, meta[a].name);
+    /* the start (UTC) and the household: the report's plot title says which
+     * hours of which household it shows */
+    time_t t0 = (time_t)(smp->t0_ms / 1000);
+    struct tm tm;
+    char from[32] = "?";
+    if (gmtime_r(&t0, &tm)) strftime(from, sizeof from, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, "# household id %lld (file index %d) from %s; columns: time_h aggregate_w", (long long)smp->id, best, from);
+    for (int a = 0; a < A; a++) { /* one whitespace-free token per name: the header stays one comment line */
+        char tok[3 * GT_FORMAT_NAME_LEN];
+        gt_esc_token(tok, sizeof tok, meta[a].name);
+        fprintf(f, " true_%s pred_%s", tok, tok);
+    }
     fputc('\n', f);
     /* a blank line where windows were skipped (screened gaps or spikes): the
      * plot breaks its lines there instead of drawing across the hole */

@@ -28,6 +28,8 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/escape.h"
+#include "core/fsutil.h"
 #include "core/log.h"
 #include "data/dataset.h"
 #include "dist/reduce.h"
@@ -741,8 +743,9 @@ enum { PACC_K = sizeof(gt_pdm_acc) / sizeof(double) };
 /* Collective: the authors' CARE protocol (gt_care_event_score) for every
  * /care_events entry: alarm runs over all rows of its turbine, normal_index =
  * rows outside the status spans (/events of a kind other than 1, the
- * anomaly events); per-event results summed over ranks in file order (each
- * entry is filled by the rank holding its turbine), the same on every rank. */
+ * anomaly events), every row on Wind Farm A (gt_care_ignores_normal_index);
+ * per-event results summed over ranks in file order (each entry is filled by
+ * the rank holding its turbine), the same on every rank. */
 enum { CE_REC = 9 };
 static void care_protocol(const gt_pdm_shard *sh, const tinfo *ti, const float *score, const int64_t *ce, int64_t n_ce,
                           int64_t only_event, const gt_eval_config *ec, double thr, MPI_Comm comm, gt_pdm_eval *out) {
@@ -775,6 +778,7 @@ static void care_protocol(const gt_pdm_shard *sh, const tinfo *ti, const float *
                     int64_t a = sh->events[e].start_row, z = sh->events[e].end_row > n ? n : sh->events[e].end_row;
                     for (int64_t r = a < 0 ? 0 : a; r < z; r++) normal[r] = 0;
                 }
+                if (gt_care_ignores_normal_index(sh->farm[k])) memset(normal, 1, (size_t)n); /* Wind Farm A */
             }
             int64_t ps = q[3], pe = q[4] > n ? n : q[4];
             if (ps < 0) ps = 0;
@@ -943,7 +947,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
         if (g >= 0 && best_k >= 0 && g == best_key) {
             int k = best_k;
             int64_t lo = ti[k].e0, n = ti[k].e1 - lo;
-            FILE *f = fopen(scores_csv, "w");
+            FILE *f = gt_fopen_atomic(scores_csv, 0); /* a link there is replaced, never followed */
             if (f) {
                 fprintf(f, "# turbine id %lld (file index %d, %s), rows %lld.., threshold %.6g: time_h score label "
                            "channel (the channel with the largest term of the score)\n",
@@ -959,7 +963,8 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
                         if (sh->labels[ti[k].r0 + lo + r]) lab = 1;
                     }
                     double th = (double)a / ti[k].rate / 3600.0;
-                    const char *cn = ch >= 0 && ch < sh->n_channels ? sh->channels[ch].name : "-";
+                    char cn[3 * GT_FORMAT_NAME_LEN]; /* one token: the row keeps its 4 columns */
+                    gt_esc_token(cn, sizeof cn, ch >= 0 && ch < sh->n_channels ? sh->channels[ch].name : "-");
                     if (isfinite(mx)) fprintf(f, "%.5f %.6g %d %s\n", th, mx, lab, cn);
                     else fprintf(f, "%.5f NaN %d -\n", th, lab);
                 }

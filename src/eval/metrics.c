@@ -265,6 +265,8 @@ void gt_pdm_metrics_from_acc(const gt_pdm_acc *a, gt_pdm_metrics *m) {
 
 /* ------------------------------------------------- CARE to Compare protocol -- */
 
+int gt_care_ignores_normal_index(int farm) { return farm == 0; }
+
 double gt_care_earliness_weight(int64_t i, int64_t L) {
     if (L <= 0 || i < 0 || i >= L) return 0;
     if (4 * i < L) return 1.0;
@@ -306,7 +308,7 @@ void gt_care_event_score(const uint8_t *pred, const uint8_t *normal, int64_t n, 
     double c = 0, cmax = 0;
     int64_t end = ev_end < n ? ev_end : n;
     for (int64_t r = 0; r < end; r++) {
-        if (normal[r]) c = pred[r] ? c + 1 : (c > 1 ? c - 1 : 0);
+        if (normal[r]) c = pred[r] ? (c < GT_CARE_MAX_CRITICALITY ? c + 1 : c) : (c > 1 ? c - 1 : 0);
         if (c > cmax) cmax = c;
     }
     out->max_criticality = cmax;

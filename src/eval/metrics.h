@@ -158,8 +158,15 @@ void gt_pdm_metrics_from_acc(const gt_pdm_acc *a, gt_pdm_metrics *m);
  * 2024, https://doi.org/10.3390/data9120138, Algorithm 1 and section 4; their
  * reference implementation is the CAREScore class of energy_fault_detector),
  * per event dataset and over the events of a farm. docs/evaluation.md. */
-#define GT_CARE_CRITICALITY_THRESHOLD 72
+#define GT_CARE_CRITICALITY_THRESHOLD 72 /* detected: max criticality >= 72 (the reference's test) */
 #define GT_CARE_BETA 0.5
+#define GT_CARE_MAX_CRITICALITY 1000 /* the reference's calculate_criticality caps its counter here */
+
+/* 1 when the authors score a farm with ignore_normal_index = True: Wind Farm
+ * A (farm code 0 of `import care`), whose status labels only filter training
+ * data; every prediction row is then normal_index for coverage, accuracy and
+ * criticality. */
+int gt_care_ignores_normal_index(int farm);
 
 typedef struct gt_care_event_eval {
     int anomaly;            /* the event's label: 1 anomaly, 0 normal */
@@ -182,7 +189,8 @@ double gt_care_earliness_weight(int64_t i, int64_t L);
  * same coordinates (clipped to [0, n)); anomaly selects the label. Ground
  * truth: NOT normal, and the event rows for an anomaly event. Criticality
  * (Algorithm 1): over the rows [0, ev_end): on normal rows +1 with a
- * predicted anomaly, else max(0, c - 1); unchanged elsewhere. */
+ * predicted anomaly (at most GT_CARE_MAX_CRITICALITY), else max(0, c - 1);
+ * unchanged elsewhere. */
 void gt_care_event_score(const uint8_t *pred, const uint8_t *normal, int64_t n, int64_t ev_start, int64_t ev_end,
                          int anomaly, double criticality_threshold, gt_care_event_eval *out);
 

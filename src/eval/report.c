@@ -37,8 +37,12 @@ int gt_png_valid(const char *path, long min_bytes) {
 static cJSON *load_json(const char *dir, const char *name) {
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    char *s = gt_read_file(p, NULL);
-    if (!s) return NULL;
+    char why[160];
+    char *s = gt_read_file_bounded(p, GT_READ_JSON_MAX_BYTES, name, NULL, why, sizeof why);
+    if (!s) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", p, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(s);
     free(s);
     return j;
@@ -93,6 +97,8 @@ static int find_gnuplot(const char *want, char *out, size_t n) {
 
 /* ------------------------------------------------------------- writers -- */
 
+#define GT_REPORT_NAME 64 /* bytes of a name in a plot title (names are < 32) */
+
 typedef struct rep {
     FILE *md, *html;
     const char *dir;
@@ -104,8 +110,12 @@ typedef struct rep {
 
 static void html_esc(FILE *f, const char *s) { gt_esc_html(f, s); }
 
+/* Markdown gets every text through gt_esc_md, HTML through gt_esc_html:
+ * names, paths and config values are data in both. */
 static void heading(rep *r, int level, const char *title) {
-    fprintf(r->md, "\n%.*s %s\n\n", level, "######", title);
+    fprintf(r->md, "\n%.*s ", level, "######");
+    gt_esc_md(r->md, title);
+    fputs("\n\n", r->md);
     fprintf(r->html, "<h%d>", level);
     html_esc(r->html, title);
     fprintf(r->html, "</h%d>\n", level);
@@ -118,14 +128,31 @@ static void para(rep *r, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    fprintf(r->md, "%s\n\n", buf);
+    gt_esc_md(r->md, buf);
+    fputs("\n\n", r->md);
     fputs("<p>", r->html);
     html_esc(r->html, buf);
     fputs("</p>\n", r->html);
 }
 
+/* A fenced code block: the fence is longer than any run of backticks in the
+ * text, so no line of it (a config value) closes the block early. */
+static void fence(FILE *f, int n) {
+    for (int i = 0; i < n; i++) fputc('`', f);
+    fputc('\n', f);
+}
 static void pre(rep *r, const char *text) {
-    fprintf(r->md, "```\n%s%s```\n\n", text, text[0] && text[strlen(text) - 1] == '\n' ? "" : "\n");
+    int run = 0, longest = 0;
+    for (const char *p = text; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    const int n = longest < 3 ? 3 : longest + 1;
+    fence(r->md, n);
+    gt_fputs_utf8(r->md, text);
+    if (text[0] && text[strlen(text) - 1] != '\n') fputc('\n', r->md);
+    fence(r->md, n);
+    fputc('\n', r->md);
     fputs("<pre>", r->html);
     html_esc(r->html, text);
     fputs("</pre>\n", r->html);
@@ -134,7 +161,11 @@ static void pre(rep *r, const char *text) {
 #define MAXC 16
 static void trow(rep *r, int header, int nc, char cells[][64]) {
     fputc('|', r->md);
-    for (int i = 0; i < nc; i++) fprintf(r->md, " %s |", cells[i]);
+    for (int i = 0; i < nc; i++) {
+        fputc(' ', r->md);
+        gt_esc_md(r->md, cells[i]); /* a | in a name stays in its cell */
+        fputs(" |", r->md);
+    }
     fputc('\n', r->md);
     if (header) {
         fputc('|', r->md);
@@ -156,7 +187,9 @@ static void tend(rep *r) {
 }
 
 static void image(rep *r, const char *name, const char *alt) {
-    fprintf(r->md, "![%s](plots/%s)\n\n", alt, name);
+    fputs("![", r->md);
+    gt_esc_md(r->md, alt);
+    fprintf(r->md, "](plots/%s)\n\n", name);
     fprintf(r->html, "<p><img src=\"plots/%s\" alt=\"", name);
     html_esc(r->html, alt);
     fputs("\"></p>\n", r->html);
@@ -172,19 +205,22 @@ static void plot(rep *r, const char *name, const char *alt, const char *body) {
     snprintf(png, sizeof png, "%s/plots/%s.png", r->dir, name);
     snprintf(log, sizeof log, "%s/plots/gnuplot.log", r->dir);
     for (int k = 0; k < 2; k++) {
-        FILE *f = fopen(gp, "w");
+        FILE *f = gt_fopen_atomic(gp, 0); /* a link there is replaced, never followed */
         if (!f) return;
-        char qpng[PATH_MAX + 80];
-        gt_esc_gnuplot(qpng, sizeof qpng, png);
-        fprintf(f, "set terminal %s\nset termoption noenhanced\nset output '%s'\nset datafile missing 'NaN'\n"
+        /* gnuplot runs in plots/: the scripts name their files relative to
+         * it (name is one of the report's own), never by the run directory */
+        fprintf(f, "set terminal %s\nset termoption noenhanced\nset output '%s.png'\nset datafile missing 'NaN'\n"
                    "set key outside right top\n"
                    "set grid\n%s\nunset output\n",
-                terms[k], qpng, body);
+                terms[k], name, body);
         fclose(f);
         remove(png);
         /* no shell between gridtrain and gnuplot: paths and names are data */
-        const char *argv[] = {r->gnuplot, gp, NULL};
-        int st = gt_run_argv(argv, log);
+        char plots[PATH_MAX + 64], script[128];
+        snprintf(plots, sizeof plots, "%s/plots", r->dir);
+        snprintf(script, sizeof script, "%s.gp", name);
+        const char *argv[] = {r->gnuplot, script, NULL};
+        int st = gt_run_argv(plots, argv, log);
         if (st == 0 && gt_png_valid(png, 1000)) {
             char file[128];
             snprintf(file, sizeof file, "%s.png", name);
@@ -202,7 +238,9 @@ static void sec_config(rep *r, const cJSON *man) {
     heading(r, 2, "Configuration");
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/config.ini", r->dir);
-    char *cfg = gt_read_file(p, NULL);
+    char why[160];
+    char *cfg = gt_read_file_bounded(p, GT_READ_JSON_MAX_BYTES, "a config.ini", NULL, why, sizeof why);
+    if (!cfg && errno == EFBIG) GT_WARN("%s: %s: not read", p, why);
     if (man)
         para(r, "gridtrain %s, model %s (%.0f parameters), %s, %.0f rank(s), host %s, CPU %s, started %s, ended %s.",
              jstr(man, "gridtrain_version", "?"), jstr(man, "model_kind", "?"), jnum(man, "n_params"),
@@ -379,7 +417,7 @@ static void sec_training(rep *r, const cJSON *ev) {
         para(r, "metrics.jsonl: not found.");
         return;
     }
-    FILE *o = fopen(dat, "w");
+    FILE *o = gt_fopen_atomic(dat, 0);
     if (!o) {
         fclose(f);
         return;
@@ -412,11 +450,11 @@ static void sec_training(rep *r, const cJSON *ev) {
         para(r, "metrics.jsonl holds no loss values yet.");
         return;
     }
-    char body[2 * PATH_MAX + 512];
+    char body[1024];
     snprintf(body, sizeof body,
              "set title 'training and validation loss (masked MSE, normalised units)'\nset xlabel 'step'\n"
-             "set ylabel 'loss'\nset logscale y\nplot '%s' index 0 using 1:2 with lines lw 2 title 'train'%s%s%s",
-             dat, n_val ? ", '" : "", n_val ? dat : "", n_val ? "' index 1 using 1:2 with linespoints lw 2 title 'validation'" : "");
+             "set ylabel 'loss'\nset logscale y\nplot 'loss.dat' index 0 using 1:2 with lines lw 2 title 'train'%s",
+             n_val ? ", '' index 1 using 1:2 with linespoints lw 2 title 'validation'" : "");
     plot(r, "loss", "loss curves", body);
 }
 
@@ -540,27 +578,38 @@ static void sec_nilm(rep *r, const cJSON *ev) {
     if (test && !cJSON_IsNull(test)) {
         char dat[PATH_MAX + 64];
         snprintf(dat, sizeof dat, "%s/plots/nilm_f1_ea.dat", r->dir);
-        FILE *o = fopen(dat, "w");
+        FILE *o = gt_fopen_atomic(dat, 0);
         if (o) {
+            /* numbers only in the data file; the names are the xtics of the
+             * script, as gnuplot single-quoted strings */
             const cJSON *e;
-            fputs("# appliance f1 ea\n", o);
-            cJSON_ArrayForEach(e, jget(test, "appliances")) {
+            const cJSON *apps = jget(test, "appliances");
+            size_t cap = 1024 + (size_t)cJSON_GetArraySize(apps) * (2 * GT_REPORT_NAME + 16);
+            char *body = GT_MALLOC(cap), q[2 * GT_REPORT_NAME];
+            size_t len = (size_t)snprintf(body, cap,
+                                          "set title 'per-appliance F1 and EA (test split)'\nset style data histograms\n"
+                                          "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+                                          "set yrange [-1:1.05]\nset ytics 0.1\nset xtics rotate by -45 (");
+            int i = 0;
+            fputs("# index f1 ea (names: the xtics of nilm_f1_ea.gp)\n", o);
+            cJSON_ArrayForEach(e, apps) {
                 double f1 = jnum(e, "f1"), ea = jnum(e, "ea");
-                fprintf(o, "%s ", jstr(e, "name", "?"));
+                fprintf(o, "%d ", i);
                 if (isfinite(f1)) fprintf(o, "%.4f ", f1);
                 else fputs("NaN ", o);
                 if (isfinite(ea)) fprintf(o, "%.4f\n", ea);
                 else fputs("NaN\n", o);
+                gt_esc_gnuplot(q, sizeof q, jstr(e, "name", "?"));
+                int w = snprintf(body + len, cap - len, "%s'%s' %d", i ? ", " : "", q, i);
+                len = w > 0 && len + (size_t)w < cap ? len + (size_t)w : cap - 1;
+                i++;
             }
             fclose(o);
-            char body[PATH_MAX + 512];
-            snprintf(body, sizeof body,
-                     "set title 'per-appliance F1 and EA (test split)'\nset style data histograms\n"
-                     "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset yrange [-1:1.05]\n"
-                     "set xtics rotate by -45\nset ytics 0.1\n"
-                     "plot '%s' using 2:xtic(1) title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb 'black' title 'F1 target 0.8'",
-                     dat);
+            snprintf(body + len, cap - len,
+                     ")\nplot 'nilm_f1_ea.dat' using 2 title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb "
+                     "'black' title 'F1 target 0.8'");
             plot(r, "nilm_f1_ea", "per-appliance F1 and EA", body);
+            free(body);
         }
     }
     /* sample day */
@@ -574,7 +623,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
         return;
     }
     /* columns: 1 time, 2 aggregate, then true_a pred_a pairs: pick the 3 largest true energies */
-    double sums[64] = {0};
+    double sums[64] = {0}, last_h = 0;
     int ncol = 0;
     char line[8192];
     while (fgets(line, sizeof line, f)) {
@@ -583,6 +632,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
         for (;;) {
             double v = strtod(s, &end);
             if (end == s) break;
+            if (c == 0 && isfinite(v)) last_h = v;
             if (c >= 2 && (c - 2) % 2 == 0 && (c - 2) / 2 < 64 && isfinite(v)) sums[(c - 2) / 2] += v;
             c++;
             s = end;
@@ -596,27 +646,38 @@ static void sec_nilm(rep *r, const cJSON *ev) {
             if (a == top[0] || a == top[1]) continue;
             if (top[k] < 0 || sums[a] > sums[top[k]]) top[k] = a;
         }
+    /* which household and hours: "# household id I (file index N) from ISO; columns: ..." and the last time_h */
+    long long hid = -1;
+    int file_index = -1;
+    char from[32] = "";
+    if (sscanf(hdr, "# household id %lld (file index %d) from %31[0-9T:Z-]", &hid, &file_index, from) < 1) hid = -1;
+    double span_h = last_h;
     /* names from the header: "# ... time_h aggregate_w true_x pred_x ..." */
     char names[64][48];
     int nn = 0;
     char *save = NULL;
     for (char *tok = strtok_r(hdr, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
         if (!strncmp(tok, "true_", 5) && nn < 64) gt_esc_gnuplot(names[nn++], sizeof names[0], tok + 5);
+    char what[160];
+    if (span_h >= 23.5)
+        snprintf(what, sizeof what, "one day");
+    else
+        snprintf(what, sizeof what, "%.1f h (the whole test split of this household)", span_h);
     char body[4 * PATH_MAX + 2048];
     int len = snprintf(body, sizeof body,
-                       "set title 'one day of the first test household: true (solid) vs predicted (dashed)'\n"
-                       "set xlabel 'hours'\nset ylabel 'W'\n"
-                       "plot '%s' using 1:2 with lines lc rgb '#bbbbbb' title 'aggregate'",
-                       csv);
+                       "set title '%s of test household %lld%s%s: true (shaded) vs predicted (line)'\n"
+                       "set xlabel 'hours from the start of the sample'\nset ylabel 'W'\nset style fill transparent solid 0.3 noborder\n"
+                       "plot '../eval_sample.csv' using 1:2 with lines lc rgb '#bbbbbb' title 'aggregate'",
+                       what, hid, *from ? ", from " : "", from);
     const char *col[3] = {"#1f77b4", "#d62728", "#2ca02c"};
     for (int k = 0; k < 3; k++) {
         if (top[k] < 0 || top[k] >= nn) continue;
         len += snprintf(body + len, sizeof body - (size_t)len,
-                        ", '' using 1:%d with lines lw 2 lc rgb '%s' title '%s true', '' using 1:%d with lines lw 2 dt 2 "
+                        ", '' using 1:%d with filledcurves y1=0 lc rgb '%s' title '%s true', '' using 1:%d with lines lw 2 "
                         "lc rgb '%s' title '%s predicted'",
                         3 + 2 * top[k], col[k], names[top[k]], 4 + 2 * top[k], col[k], names[top[k]]);
     }
-    plot(r, "nilm_sample", "predicted vs true power, one day", body);
+    plot(r, "nilm_sample", "predicted vs true power of one test household", body);
 }
 
 static void pdm_group_table(rep *r, const cJSON *obj, const char *title, const char *keyname) {
@@ -683,14 +744,14 @@ static void sec_pdm(rep *r, const cJSON *ev) {
     char csv[PATH_MAX + 64];
     snprintf(csv, sizeof csv, "%s/eval_scores.csv", r->dir);
     if (access(csv, R_OK) == 0 && isfinite(jnum(p, "threshold"))) {
-        char body[3 * PATH_MAX + 1024];
+        char body[1024];
         snprintf(body, sizeof body,
                  "set title 'anomaly score of one evaluation turbine (shaded: labelled events)'\nset xlabel 'hours'\n"
-                 "set ylabel 'score'\nset logscale y\nthr = %.9g\nstats '%s' using 2 nooutput\nymax = STATS_max * 2\n"
+                 "set ylabel 'score'\nset logscale y\nthr = %.9g\nstats '../eval_scores.csv' using 2 nooutput\nymax = STATS_max * 2\n"
                  "set style fill transparent solid 0.3 noborder\n"
-                 "plot '%s' using 1:($3 > 0 ? ymax : 1/0) with impulses lc rgb '#ff9999' title 'event', "
+                 "plot '../eval_scores.csv' using 1:($3 > 0 ? ymax : 1/0) with impulses lc rgb '#ff9999' title 'event', "
                  "'' using 1:2 with lines lc rgb '#1f77b4' title 'score', thr with lines lw 2 dt 2 lc rgb 'black' title 'threshold'",
-                 jnum(p, "threshold"), csv, csv);
+                 jnum(p, "threshold"));
         plot(r, "pdm_scores", "anomaly score with threshold and events", body);
     }
 }
@@ -731,7 +792,7 @@ static void sec_gpu(rep *r, const cJSON *man) {
     char p[PATH_MAX + 64], dat[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/metrics.jsonl", r->dir);
     snprintf(dat, sizeof dat, "%s/plots/gpu.dat", r->dir);
-    FILE *f = fopen(p, "r"), *o = f ? fopen(dat, "w") : NULL;
+    FILE *f = fopen(p, "r"), *o = f ? gt_fopen_atomic(dat, 0) : NULL;
     int ranks = cJSON_GetArraySize(g), n = 0;
     char *line = NULL;
     size_t cap = 0;
@@ -752,12 +813,22 @@ static void sec_gpu(rep *r, const cJSON *man) {
     if (o) fclose(o);
     if (f) fclose(f);
     if (n == 0) return;
-    char body[2 * PATH_MAX + 256];
+    char body[512];
     snprintf(body, sizeof body,
              "set title 'GPU utilisation per rank'\nset xlabel 'training time (s)'\nset ylabel 'busy %%'\n"
-             "set yrange [0:105]\nplot for [i=0:%d] '%s' index i using 1:2 with lines lw 2 title sprintf('rank %%d', i)",
-             ranks - 1, dat);
+             "set yrange [0:105]\nplot for [i=0:%d] 'gpu.dat' index i using 1:2 with lines lw 2 title sprintf('rank %%d', i)",
+             ranks - 1);
     plot(r, "gpu", "GPU utilisation per rank", body);
+}
+
+/* A new unique temporary next to path (gt_tmp_open: O_EXCL, never a link) as
+ * a stream; NULL with tmp[] empty when it cannot be created. */
+static FILE *fopen_tmp(const char *path, char *tmp, size_t tmp_bytes) {
+    int fd = gt_tmp_open(path, tmp, tmp_bytes);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd < 0) tmp[0] = 0;
+    else if (!f) close(fd);
+    return f;
 }
 
 int gt_report_write(const char *run_dir, const char *gnuplot) {
@@ -766,14 +837,22 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     r.dir = run_dir;
     char p[PATH_MAX + 64], ph[PATH_MAX + 64], pt[PATH_MAX + 64], pht[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/plots", run_dir);
-    mkdir(p, 0755);
+    if (gt_mkdir_out(p) != 0) { /* plots/ a symbolic link: refused, never followed */
+        GT_WARN("report: cannot write into %s: %s", p, gt_out_strerror(errno));
+        return -1;
+    }
+    snprintf(p, sizeof p, "%s/plots/gnuplot.log", run_dir);
+    struct stat lst; /* appended with O_NOFOLLOW (gt_run_argv): a link there is removed, not followed */
+    if (lstat(p, &lst) == 0 && S_ISLNK(lst.st_mode)) unlink(p);
     r.have_gnuplot = find_gnuplot(gnuplot, r.gnuplot, sizeof r.gnuplot);
+    char abs[PATH_MAX]; /* gnuplot runs in plots/: a relative path of it would not be found there */
+    if (r.have_gnuplot && r.gnuplot[0] != '/' && realpath(r.gnuplot, abs)) snprintf(r.gnuplot, sizeof r.gnuplot, "%s", abs);
     snprintf(p, sizeof p, "%s/report.md", run_dir);
     snprintf(ph, sizeof ph, "%s/report.html", run_dir);
     /* new unique temporaries: two evaluations of one run never share one */
     pt[0] = pht[0] = 0;
-    r.md = gt_tmp_create(p, pt, sizeof pt) == 0 ? fopen(pt, "w") : NULL;
-    r.html = gt_tmp_create(ph, pht, sizeof pht) == 0 ? fopen(pht, "w") : NULL;
+    r.md = fopen_tmp(p, pt, sizeof pt);
+    r.html = fopen_tmp(ph, pht, sizeof pht);
     if (!r.md || !r.html) {
         if (r.md) fclose(r.md);
         if (r.html) fclose(r.html);

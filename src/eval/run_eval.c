@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
@@ -36,7 +37,9 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
     if (bt && atoi(bt) > 0) ti->threads = atoi(bt);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", run_dir);
-    char *s = gt_read_file(path, NULL);
+    char why[160];
+    char *s = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a manifest.json", NULL, why, sizeof why);
+    if (!s && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     if (s) {
         cJSON *j = cJSON_Parse(s);
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ranks");
@@ -79,7 +82,8 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/timing.json", run_dir);
-    s = gt_read_file(path, NULL);
+    s = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a timing.json", NULL, why, sizeof why);
+    if (!s && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     if (s) {
         cJSON *j = cJSON_Parse(s);
         const cJSON *v;
@@ -448,6 +452,13 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
     char sample[PATH_MAX + 64], json_path[PATH_MAX + 64];
     snprintf(sample, sizeof sample, "%s/%s", run_dir, task->sample_file);
     snprintf(json_path, sizeof json_path, "%s/eval.json", run_dir);
+    if (rank == 0) /* run_dir or plots/ a symbolic link: refused before anything is written */
+        for (int i = 0; i < 2; i++) {
+            char d[PATH_MAX + 16];
+            snprintf(d, sizeof d, i ? "%s/plots" : "%s", run_dir);
+            GT_CHECK(gt_out_dir_check(d) == 0, GT_EXIT_RESOURCE, "eval: cannot write into '%s': %s", d,
+                     gt_out_strerror(errno));
+        }
     double t0 = gt_now();
     cJSON *root = rank == 0 ? cJSON_CreateObject() : NULL;
     if (root) {
@@ -476,10 +487,7 @@ int gt_eval_run_dir(const char *run_dir, const char *data_file, const gt_eval_mo
         cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
         cJSON_AddNumberToObject(c, "eval_time_s", gt_now() - t0);
         char *txt = cJSON_Print(root);
-        size_t len = strlen(txt);
-        char *withnl = GT_MALLOC(len + 2);
-        memcpy(withnl, txt, len);
-        withnl[len] = '\n', withnl[len + 1] = 0;
+        char *withnl = gt_utf8_dup(txt, "\n"); /* names from the data file: valid UTF-8 JSON */
         /* the previous eval.json stays when this write fails, and the run fails: no silent loss */
         if (gt_write_file_atomic(json_path, withnl))
             GT_FAIL(GT_EXIT_RESOURCE, "eval: cannot write %s: %s (the previous one, if any, is left as it was)",

@@ -42,6 +42,7 @@ void gt_import_opts_defaults(gt_import_opts *o) {
     memset(o, 0, sizeof *o);
     o->backward_tol_s = 60;
     o->max_bad_lines = GT_IMPORT_MAX_BAD_LINES;
+    o->farm = -1;
     gt_write_opts_defaults(&o->write);
 }
 
@@ -79,7 +80,7 @@ void gt_import_move(void **blob, const int64_t *blob_bytes, const int *from, con
     for (int i = 0; i < n_items; i++) {
         if (from[i] == to[i] || (rank != from[i] && rank != to[i])) continue;
         int64_t nb = blob_bytes[i];
-        if (rank == to[i]) blob[i] = GT_MALLOC((size_t)(nb > 0 ? nb : 1));
+        if (rank == to[i]) blob[i] = GT_ALLOC_ARRAY(nb, 1, "import: an item's rows");
         for (int64_t s = 0; s < nb; s += piece) {
             int k = (int)(nb - s < piece ? nb - s : piece);
             if (rank == from[i]) MPI_CHECK(MPI_Send((char *)blob[i] + s, k, MPI_BYTE, to[i], i & 0x7fff, comm));
@@ -105,19 +106,36 @@ static int int_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* House number of a "house_N" directory (refit: "CLEAN_HouseN.csv" file) name:
- * N >= 0, or -1 when the name has another form, or -2 when N is above INT_MAX. */
-static int64_t house_number(const char *name, int refit) {
-    const char *pre = refit ? "CLEAN_House" : "house_", *suf = refit ? ".csv" : "";
-    size_t lp = strlen(pre), ls = strlen(suf), n = strlen(name);
-    if (n <= lp + ls || strncmp(name, pre, lp) || strcmp(name + n - ls, suf)) return -1;
-    int64_t v = 0;
+int gt_import_name_number(const char *name, const char *prefix, const char *suffix, int64_t max, int64_t *v) {
+    size_t lp = strlen(prefix), ls = strlen(suffix), n = strlen(name);
+    *v = -1;
+    if (n <= lp + ls || strncmp(name, prefix, lp) || strcmp(name + n - ls, suffix)) return GT_NAME_OTHER;
+    int64_t x = 0;
     for (size_t i = lp; i < n - ls; i++) {
-        if (name[i] < '0' || name[i] > '9') return -1;
-        v = v * 10 + (name[i] - '0');
-        if (v > INT_MAX) v = (int64_t)INT_MAX + 1; /* saturate: no overflow on any length */
+        if (name[i] < '0' || name[i] > '9') return GT_NAME_OTHER; /* no sign, blank or fraction: strtol's "+7", " 7" */
+        x = x * 10 + (name[i] - '0');
+        if (x > max) x = max + 1; /* saturate: no overflow on any length */
     }
-    return v > INT_MAX ? -2 : v;
+    *v = x > max ? -1 : x;
+    if (x > max) return GT_NAME_RANGE;
+    /* one number, one spelling: "010" beside "10" would be one item read twice */
+    if (name[lp] == '0' && n - ls - lp > 1) return GT_NAME_ZERO;
+    return GT_NAME_OK;
+}
+
+int gt_import_name_error(const char *dir, const char *name, const char *what, int rc, const char *prefix,
+                         const char *suffix, int64_t v, int64_t max, gt_diag *d) {
+    if (rc == GT_NAME_RANGE)
+        return gt_diag_error(d, GT_EXIT_DATA, "%s/%s: %s out of range (at most %lld)", dir, name, what, (long long)max);
+    char canon[64];
+    snprintf(canon, sizeof canon, "%s%lld%s", prefix, (long long)v, suffix);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%.3900s/%s", dir, canon);
+    struct stat sb;
+    if (stat(path, &sb) == 0)
+        return gt_diag_error(d, GT_EXIT_DATA, "%s/%s: the %s has a leading zero: it and %s name the same %lld", dir,
+                             name, what, canon, (long long)v);
+    return gt_diag_error(d, GT_EXIT_DATA, "%s/%s: the %s has a leading zero (rename it %s)", dir, name, what, canon);
 }
 
 int gt_import_list_houses(const char *dir, int refit, int **out, gt_diag *d) {
@@ -128,14 +146,16 @@ int gt_import_list_houses(const char *dir, int refit, int **out, gt_diag *d) {
     int *h = NULL;
     struct dirent *e;
     while ((e = readdir(dp))) {
-        int64_t num = house_number(e->d_name, refit);
-        if (num == -2) {
-            gt_diag_error(d, GT_EXIT_DATA, "%s/%s: house number out of range (at most %d)", dir, e->d_name, INT_MAX);
+        const char *pre = refit ? "CLEAN_House" : "house_", *suf = refit ? ".csv" : "";
+        int64_t num;
+        int rc = gt_import_name_number(e->d_name, pre, suf, INT_MAX, &num);
+        if (rc == GT_NAME_OTHER) continue;
+        if (rc != GT_NAME_OK) {
+            gt_import_name_error(dir, e->d_name, "house number", rc, pre, suf, num, INT_MAX, d);
             closedir(dp);
             free(h);
             return -1;
         }
-        if (num < 0) continue;
         if (n == cap) h = GT_REALLOC(h, sizeof(int) * (size_t)(cap = cap ? cap * 2 : 16));
         h[n++] = (int)num;
     }

@@ -54,6 +54,7 @@ typedef struct gt_import_opts {
                                * GT_IMPORT_MAX_BAD_LINES); one more is the error; 0: the first is */
     gt_ukdale_agg ukdale_agg; /* UK-DALE aggregate: mains.dat when present (auto), channel 1, mains.dat */
     double lowres_period_s;   /* NILM /lowres channel period; 0: none */
+    int farm;                 /* CARE /turbines/farm code; -1 (default): the folder name's last letter (A -> 0) */
     gt_write_opts write;
 } gt_import_opts;
 void gt_import_opts_defaults(gt_import_opts *o);

@@ -45,6 +45,11 @@ typedef struct {
 } dfile;
 
 typedef struct {
+    int64_t id;
+    int index; /* into the plan's ev */
+} care_ev_ref;
+
+typedef struct {
     int64_t asset;
     int n_files;
     int *files;  /* indices into plan.f */
@@ -59,6 +64,7 @@ typedef struct {
     uint8_t *angle;     /* [C] */
     gt_care_event *ev;
     int n_ev;
+    care_ev_ref *ev_by_id; /* [n_ev] sorted by id (ids are distinct): care_event_find */
     int farm;
     /* shared after parsing */
     int64_t *n_rows, *t0, *n_seg, *n_evt, *n_ce;
@@ -77,6 +83,41 @@ static int ll_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* event_info.csv's events by id: (id, index) sorted, binary search (a scan of every event for every
+ * file was files x events) */
+static int ev_id_cmp(const void *a, const void *b) {
+    const int64_t x = ((const care_ev_ref *)a)->id, y = ((const care_ev_ref *)b)->id;
+    return (x > y) - (x < y);
+}
+static void care_event_index(care_plan *P) {
+    P->ev_by_id = GT_ALLOC_ARRAY(P->n_ev, sizeof(care_ev_ref), "event_info.csv events");
+    for (int e = 0; e < P->n_ev; e++) P->ev_by_id[e] = (care_ev_ref){P->ev[e].event_id, e};
+    qsort(P->ev_by_id, (size_t)P->n_ev, sizeof(care_ev_ref), ev_id_cmp);
+}
+/* the event with this id, or NULL */
+static const gt_care_event *care_event_find(const care_plan *P, int64_t id) {
+    const care_ev_ref key = {id, -1},
+                      *hit = bsearch(&key, P->ev_by_id, (size_t)P->n_ev, sizeof key, ev_id_cmp);
+    return hit ? &P->ev[hit->index] : NULL;
+}
+
+/* Event ids: what event_info.csv accepts (import_csv.c). */
+#define CARE_MAX_EVENT_ID INT64_C(1000000000000000)
+
+/* The farm code (/turbines/farm): --farm when given, else the folder name's last letter ("Wind Farm A" -> 0,
+ * "B" -> 1, ..., case ignored). A name that does not end in a letter is refused: it became farm 0 without a
+ * word, the code of another farm. Returns the code or -1 (error in d). */
+static int farm_code(const gt_import_opts *o, gt_diag *d) {
+    if (o->farm >= 0) return o->farm;
+    size_t l = strlen(o->src);
+    while (l > 1 && o->src[l - 1] == '/') l--;
+    char c = l ? o->src[l - 1] : 0;
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a';
+    return gt_diag_error(d, GT_EXIT_DATA, "%.*s: the folder name does not end in a letter, which gives the farm code "
+                         "(Wind Farm A -> 0, B -> 1, ...): give the code with --farm N", (int)l, o->src);
+}
+
 static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
     memset(P, 0, sizeof *P);
     char dir[PATH_MAX], path[PATH_MAX];
@@ -90,25 +131,32 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
     int n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(dp))) {
-        long long id;
-        char tail[8];
-        if (sscanf(e->d_name, "%lld.cs%1[v]%1s", &id, tail, tail + 2) != 2 || id < 0) continue;
+        /* datasets/<event_id>.csv, the id in digits without a leading zero: one id has one file name
+         * (sscanf's "%lld" read 010.csv as event 10, then read 10.csv for it twice) */
+        int64_t id;
+        int rc = gt_import_name_number(e->d_name, "", ".csv", CARE_MAX_EVENT_ID, &id);
+        if (rc == GT_NAME_OTHER && e->d_name[0] != '.' && strlen(e->d_name) > 4 &&
+            !strcmp(e->d_name + strlen(e->d_name) - 4, ".csv")) {
+            gt_diag_error(d, GT_EXIT_DATA, "%s/%s: not an event file name (<event_id>.csv, the id in digits)", dir,
+                          e->d_name);
+            break;
+        }
+        if (rc == GT_NAME_OTHER) continue;
+        if (rc != GT_NAME_OK) {
+            gt_import_name_error(dir, e->d_name, "event id", rc, "", ".csv", id, CARE_MAX_EVENT_ID, d);
+            break;
+        }
         if (n == cap) ids = GT_REALLOC(ids, sizeof(int64_t) * (size_t)(cap = cap ? cap * 2 : 64));
         ids[n++] = id;
     }
     closedir(dp);
+    if (d->err_code) goto out;
     if (n == 0) {
         gt_diag_error(d, GT_EXIT_DATA, "%s: no <event_id>.csv files", dir);
-        return;
+        goto out;
     }
     qsort(ids, (size_t)n, sizeof(int64_t), ll_cmp);
-    /* farm code from the folder name ("Wind Farm A" -> 0, "B" -> 1, ...) */
-    {
-        size_t l = strlen(o->src);
-        while (l > 1 && o->src[l - 1] == '/') l--;
-        char c = l ? o->src[l - 1] : 0;
-        P->farm = (c >= 'A' && c <= 'Z') ? c - 'A' : (c >= 'a' && c <= 'z') ? c - 'a' : 0;
-    }
+    if ((P->farm = farm_code(o, d)) < 0) goto out;
     /* event_info.csv */
     gt_text t;
     snprintf(path, sizeof path, "%.3900s/event_info.csv", o->src);
@@ -116,6 +164,7 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
     P->n_ev = gt_parse_care_events(t.p, t.n, path, &P->ev, d);
     gt_text_close(&t);
     if (P->n_ev < 0) goto out;
+    care_event_index(P);
     /* feature_description.csv (optional) */
     gt_care_feature *ft = NULL;
     int n_ft = 0;
@@ -209,11 +258,13 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
             break;
         }
         asset[i] = r.asset[0];
-        for (int k = 0; k < P->n_ev; k++)
-            if (P->ev[k].event_id == f->event_id && P->ev[k].asset != asset[i] &&
-                gt_diag_warn(d, GT_WARN_OTHER, "%s:2: asset_id %lld, but event_info.csv gives asset %lld for event %lld", f->path,
-                             (long long)asset[i], (long long)P->ev[k].asset, (long long)f->event_id))
-                break;
+        const gt_care_event *fe = care_event_find(P, f->event_id);
+        if (fe && fe->asset != asset[i] &&
+            gt_diag_warn(d, GT_WARN_OTHER, "%s:2: asset_id %lld, but event_info.csv gives asset %lld for event %lld", f->path,
+                         (long long)asset[i], (long long)fe->asset, (long long)f->event_id)) {
+            gt_care_rows_free(&r);
+            break;
+        }
         f->n_fcols = r.n_cols;
         f->colmap = GT_MALLOC(sizeof(int) * (size_t)(r.n_cols ? r.n_cols : 1));
         for (int c = 0; c < r.n_cols; c++) {
@@ -319,6 +370,7 @@ static void plan_free(care_plan *P) {
     free(P->ch);
     free(P->angle);
     free(P->ev);
+    free(P->ev_by_id);
     free(P->n_rows);
     free(P->t0);
     free(P->n_seg);
@@ -363,6 +415,43 @@ static int span_cmp(const void *a, const void *b) {
     const gt_io_span *x = a, *y = b;
     if (x->start_row != y->start_row) return x->start_row < y->start_row ? -1 : 1;
     return (x->code > y->code) - (x->code < y->code);
+}
+
+/* Stray time stamps of an asset (import_parse.h, gt_stray_edges) among its M time-ordered kept rows
+ * keep[] (times ts[], bits[]): each a warning naming FILE:LINE, then left out of keep/bits/ts, and
+ * the files' prediction and training ranges (pmin..tmax, by the asset's file k) taken again without
+ * them. Returns 0 or -1 (--strict: the error is in d). */
+static int care_strays(const care_plan *P, const turbine *tb, const uint8_t *train, const uint32_t *line,
+                       const int32_t *file, int64_t *keep, uint8_t *bits, int64_t *ts, int64_t *M, int64_t *pmin,
+                       int64_t *pmax, int64_t *tmin, int64_t *tmax, gt_diag *d, care_stats *cs) {
+    int64_t lo = 0, hi = *M;
+    if (gt_stray_edges(ts, *M, &lo, &hi) == 0) return 0;
+    for (int64_t i = 0; i < *M; i++) {
+        if (i == lo) i = hi;
+        if (i >= *M) break;
+        const int64_t near = i < lo ? lo : hi - 1, r = keep[i], q = keep[near];
+        cs->s.n_stray++;
+        if (gt_diag_warn(d, GT_WARN_TIME_RANGE, "%s:%u: time stamp lies %lld days %s the rest of asset %lld's "
+                         "rows (%s:%u): a stray clock; row skipped", P->f[file[r]].path, line[r],
+                         (long long)(llabs(ts[i] - ts[near]) / 86400000), i < lo ? "before" : "after",
+                         (long long)tb->asset, P->f[file[q]].path, line[q]))
+            return -1;
+    }
+    const int64_t n = hi - lo;
+    memmove(keep, keep + lo, sizeof *keep * (size_t)n);
+    memmove(bits, bits + lo, (size_t)n);
+    memmove(ts, ts + lo, sizeof *ts * (size_t)n);
+    *M = n;
+    for (int k = 0; k < tb->n_files; k++) pmin[k] = tmin[k] = INT64_MAX, pmax[k] = tmax[k] = INT64_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t r = keep[i];
+        int k = 0;
+        while (k < tb->n_files && tb->files[k] != file[r]) k++; /* an asset has a few files */
+        if (k == tb->n_files) continue;
+        if (train[r] & 2) pmin[k] = ts[i] < pmin[k] ? ts[i] : pmin[k], pmax[k] = ts[i] > pmax[k] ? ts[i] : pmax[k];
+        if (train[r] & 1) tmin[k] = ts[i] < tmin[k] ? ts[i] : tmin[k], tmax[k] = ts[i] > tmax[k] ? ts[i] : tmax[k];
+    }
+    return 0;
 }
 
 static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag *d, care_stats *cs) {
@@ -416,12 +505,13 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
             }
         if (N + r.n > cap) {
             cap = (N + r.n) * 2;
-            t = GT_REALLOC(t, (size_t)cap * 8);
-            v = GT_REALLOC(v, (size_t)cap * (size_t)C * 4);
-            status = GT_REALLOC(status, (size_t)cap);
-            train = GT_REALLOC(train, (size_t)cap);
-            line = GT_REALLOC(line, (size_t)cap * 4);
-            file = GT_REALLOC(file, (size_t)cap * 4);
+            const char *what = "import care: an asset's rows";
+            t = GT_REALLOC_ARRAY(t, cap, 8, what);
+            v = GT_REALLOC_ARRAY(v, cap * C, 4, what);
+            status = GT_REALLOC_ARRAY(status, cap, 1, what);
+            train = GT_REALLOC_ARRAY(train, cap, 1, what);
+            line = GT_REALLOC_ARRAY(line, cap, 4, what);
+            file = GT_REALLOC_ARRAY(file, cap, 4, what);
         }
         for (int64_t i = 0; i < r.n; i++) {
             float *row = v + (size_t)(N + i) * C;
@@ -488,9 +578,23 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     int64_t *ts = GT_MALLOC(sizeof(int64_t) * (size_t)M);
     float *col = GT_MALLOC(sizeof(float) * (size_t)M);
     for (int64_t i = 0; i < M; i++) ts[i] = t[keep[i]];
+    if (care_strays(P, tb, train, line, file, keep, bits, ts, &M, pmin, pmax, tmin, tmax, d, cs)) {
+        free(ts), free(col), free(keep), free(bits);
+        goto fail;
+    }
     gt_grid g = gt_grid_span(ts[0], ts[M - 1], pms);
     const int64_t n = g.n_rows;
-    void *blob = GT_MALLOC((size_t)n * ((size_t)C * 4 + 1));
+    int64_t at = 0; /* a grid of decades for a few rows: refused before it is allocated */
+    if (gt_grid_too_sparse(n, ts, M, &at)) {
+        const int64_t r = keep[at], q = keep[at > 0 ? at - 1 : 0];
+        gt_diag_error(d, GT_EXIT_DATA, "%s:%u: %lld days after %s:%u: the grid of asset %lld would have %lld rows of "
+                      "%g s for %lld rows (more than %d per row): fix the clock of the source", P->f[file[r]].path,
+                      line[r], (long long)((ts[at] - ts[at > 0 ? at - 1 : 0]) / 86400000), P->f[file[q]].path, line[q],
+                      (long long)tb->asset, (long long)n, o->period_s, (long long)M, GT_IMPORT_GRID_MAX_RATIO);
+        free(ts), free(col), free(keep), free(bits);
+        goto fail;
+    }
+    void *blob = GT_ALLOC_ARRAY(n, (size_t)C * 4 + 1, "import care: an asset's grid");
     float *sig = blob;
     uint8_t *lab = (uint8_t *)(sig + (size_t)n * C);
     for (int c = 0; c < C; c++) {
@@ -498,7 +602,7 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
         gt_resample_mean(ts, col, M, &g, sig + c, (size_t)C, P->angle[c]);
     }
     /* labels from status (worst in the bin), conditions from the train/prediction bits */
-    uint8_t *cond_bits = GT_CALLOC((size_t)n, 1);
+    uint8_t *cond_bits = GT_CALLOC_ARRAY(n, 1, "import care: an asset's grid");
     memset(lab, 0, (size_t)n);
     for (int64_t i = 0; i < M; i++) {
         int64_t k = gt_grid_row(&g, ts[i]);
@@ -551,9 +655,7 @@ static int build_turbine(care_plan *P, int ti, const gt_import_opts *o, gt_diag 
     int64_t n_ce = 0;
     for (int k = 0; k < tb->n_files; k++) {
         const dfile *f = &P->f[tb->files[k]];
-        const gt_care_event *x = NULL;
-        for (int e = 0; e < P->n_ev && !x; e++)
-            if (P->ev[e].event_id == f->event_id) x = &P->ev[e];
+        const gt_care_event *x = care_event_find(P, f->event_id);
         if (!x || pmin[k] > pmax[k]) continue;
         int64_t ps = gt_grid_row(&g, pmin[k]), pe = gt_grid_row(&g, pmax[k]) + 1;
         int64_t es = gt_grid_row(&g, x->start_ms), ee = gt_grid_row(&g, x->end_ms) + 1;

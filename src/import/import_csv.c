@@ -2,12 +2,14 @@
  * CARE to Compare data files, event_info.csv and feature_description.csv (see
  * import_parse.h). No MPI, no HDF5. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
+#include "core/repeat.h"
 #include "import/import_parse.h"
 
 static inline int is_blank(char c) { return c == ' ' || c == '\t'; }
@@ -285,12 +287,13 @@ int gt_parse_care_header(const char *buf, size_t n, const char *fname, gt_care_r
 
 static void care_grow(gt_care_rows *r) {
     int64_t cap = r->cap ? r->cap * 2 : 1024;
-    r->t = GT_REALLOC(r->t, (size_t)cap * 8);
-    r->v = GT_REALLOC(r->v, (size_t)cap * (size_t)(r->n_cols ? r->n_cols : 1) * 4);
-    r->status = GT_REALLOC(r->status, (size_t)cap);
-    r->train = GT_REALLOC(r->train, (size_t)cap);
-    r->asset = GT_REALLOC(r->asset, (size_t)cap * 8);
-    r->line = GT_REALLOC(r->line, (size_t)cap * 4);
+    const char *what = "import care: a file's rows";
+    r->t = GT_REALLOC_ARRAY(r->t, cap, 8, what);
+    r->v = GT_REALLOC_ARRAY(r->v, cap * (r->n_cols ? r->n_cols : 1), 4, what);
+    r->status = GT_REALLOC_ARRAY(r->status, cap, 1, what);
+    r->train = GT_REALLOC_ARRAY(r->train, cap, 1, what);
+    r->asset = GT_REALLOC_ARRAY(r->asset, cap, 8, what);
+    r->line = GT_REALLOC_ARRAY(r->line, cap, 4, what);
     r->cap = cap;
 }
 
@@ -507,22 +510,32 @@ int gt_parse_care_events(const char *buf, size_t n, const char *fname, gt_care_e
             free(ev), free(ev_line);
             return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: bad %s in '%s'", fname, (unsigned long long)line, which, ex);
         }
-        /* an event id names one event dataset (datasets/<event_id>.csv): a repeated one left the
-         * file's turbine and label to whichever line was read first */
-        for (int k = 0; k < cnt; k++)
-            if (ev[k].event_id == x.event_id) {
-                const unsigned long long first = ev_line[k];
-                free(ev), free(ev_line);
-                return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: event_id %lld repeats line %llu", fname,
-                                     (unsigned long long)line, (long long)x.event_id, first);
-            }
         if (cnt == cap) {
+            if (cnt >= INT_MAX / 2) {
+                free(ev), free(ev_line);
+                return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: more than %d events", fname, (unsigned long long)line,
+                                     INT_MAX / 2);
+            }
             cap = cap ? cap * 2 : 16;
-            ev = GT_REALLOC(ev, sizeof *ev * (size_t)cap);
-            ev_line = GT_REALLOC(ev_line, sizeof *ev_line * (size_t)cap);
+            ev = GT_REALLOC_ARRAY(ev, cap, sizeof *ev, "event_info.csv events");
+            ev_line = GT_REALLOC_ARRAY(ev_line, cap, sizeof *ev_line, "event_info.csv events");
         }
         ev_line[cnt] = line;
         ev[cnt++] = x;
+    }
+    /* an event id names one event dataset (datasets/<event_id>.csv): a repeated one left the
+     * file's turbine and label to whichever line was read first. Sorted, n log n: the pairwise
+     * search took 110 s at 400k lines */
+    int64_t *ids = GT_ALLOC_ARRAY(cnt, sizeof *ids, "event_info.csv event ids");
+    for (int k = 0; k < cnt; k++) ids[k] = ev[k].event_id;
+    int64_t k1 = -1, k2 = -1;
+    const int64_t n_rep = gt_repeats_i64(ids, cnt, &k1, &k2);
+    free(ids);
+    if (n_rep > 0) {
+        const unsigned long long l1 = ev_line[k1], l2 = ev_line[k2];
+        const long long id = (long long)ev[k2].event_id;
+        free(ev), free(ev_line);
+        return gt_diag_error(d, GT_EXIT_DATA, "%s:%llu: event_id %lld repeats line %llu", fname, l2, id, l1);
     }
     free(ev_line);
     *out = ev;

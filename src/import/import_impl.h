@@ -29,10 +29,24 @@ void gt_import_move(void **blob, const int64_t *blob_bytes, const int *from, con
  * none is found (labels are kept as they are). Every rank reads it. */
 int gt_import_map_load(const char *path, gt_appliance_map *m, gt_diag *d);
 
+/* The number of a file or folder name PREFIX<digits>SUFFIX ("house_3",
+ * "CLEAN_House3.csv", "10.csv"): GT_NAME_OK with *v, GT_NAME_OTHER for a name
+ * of another form (a sign, a blank, a fraction, no digits: strtol's "+7" and
+ * " 7" are not numbers here), GT_NAME_RANGE above max, GT_NAME_ZERO for a
+ * leading zero ("010": one number has one spelling, so two names never give
+ * one id; *v is the number it would be). */
+enum { GT_NAME_OK = 0, GT_NAME_OTHER = 1, GT_NAME_RANGE = 2, GT_NAME_ZERO = 3 };
+int gt_import_name_number(const char *name, const char *prefix, const char *suffix, int64_t max, int64_t *v);
+/* The error of a GT_NAME_RANGE or GT_NAME_ZERO name in dir: one line naming
+ * it, `what` the number is ("house number"), and the canonical name beside it
+ * when that exists. Returns -1. */
+int gt_import_name_error(const char *dir, const char *name, const char *what, int rc, const char *prefix,
+                         const char *suffix, int64_t v, int64_t max, gt_diag *d);
+
 /* Sorted house numbers of the "house_N" directories (ukdale, redd) or the
  * "CLEAN_HouseN.csv" files (refit) in dir. Returns the count (*out malloc'ed,
- * NULL when 0), or -1 with an error in d: dir cannot be listed, or a house
- * number above INT_MAX (named with its folder). */
+ * NULL when 0), or -1 with an error in d: dir cannot be listed, a house
+ * number above INT_MAX or with a leading zero (named with its folder). */
 int gt_import_list_houses(const char *dir, int refit, int **out, gt_diag *d);
 
 int64_t gt_import_file_bytes(const char *path); /* -1 when missing */

@@ -321,6 +321,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
     const int64_t pms = llround(o->period_s * 1000), tol = llround(o->backward_tol_s * 1000),
                   gap = llround(o->max_gap_s * 1000);
     gt_series agg[2];
+    const char *agg_path[2] = {NULL, NULL};
     int n_agg = 0;
     gt_series refit_s[10];
     memset(refit_s, 0, sizeof refit_s);
@@ -353,6 +354,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
             goto fail;
         }
         agg[0] = refit_s[0];
+        agg_path[0] = h->csv;
         memset(&refit_s[0], 0, sizeof refit_s[0]);
         n_agg = 1;
     } else {
@@ -361,7 +363,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
             int rc = read_channel(&h->ch[k], tol, &agg[n_agg], d, hs);
             if (rc < 0) goto fail;
             if (rc > 0) continue; /* a REDD leg missing: warned */
-            n_agg++;
+            agg_path[n_agg++] = h->ch[k].path;
             if (n_agg == 2) break;
         }
         if (n_agg == 0) {
@@ -377,11 +379,22 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
     }
     gt_grid g = gt_grid_span(first, last, pms);
     const int64_t n = g.n_rows;
-    void *blob = GT_MALLOC((size_t)blob_bytes(n, A));
+    for (int c = 0; c < n_agg; c++) { /* a grid of decades for a few samples: refused before it is allocated */
+        int64_t at = 0;
+        if (!gt_grid_too_sparse(n, agg[c].t, agg[c].n, &at)) continue;
+        gt_diag_error(d, GT_EXIT_DATA, "%s:%u: %lld days after line %u: the grid of house %d would have %lld rows of "
+                      "%g s for %lld samples (more than %d per sample): fix the clock of the source, or import "
+                      "with a longer --period", agg_path[c], agg[c].line[at],
+                      (long long)((agg[c].t[at] - agg[c].t[at > 0 ? at - 1 : 0]) / 86400000),
+                      agg[c].line[at > 0 ? at - 1 : 0], h->number, (long long)n, o->period_s, (long long)agg[c].n,
+                      GT_IMPORT_GRID_MAX_RATIO);
+        goto fail;
+    }
+    void *blob = GT_ALLOC_ARRAY(blob_bytes(n, A), 1, "import: a house's grid");
     float *ag = blob, *app = ag + n;
     uint8_t *flags = (uint8_t *)(app + (size_t)n * A);
     memset(flags, 0, (size_t)n);
-    float *tmp = GT_MALLOC(sizeof(float) * (size_t)n);
+    float *tmp = GT_ALLOC_ARRAY(n, sizeof(float), "import: a house's grid");
     gt_resample_mean(agg[0].t, agg[0].v, agg[0].n, &g, ag, 1, 0);
     hs->gap_rows += gt_mark_gaps(agg[0].t, agg[0].n, &g, gap, flags, GT_IMPORT_GAP_BIT);
     if (n_agg == 2) {
@@ -433,7 +446,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
         if (n_named[a] == 1) {
             hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, app + a, (size_t)A, 0);
         } else {
-            float *v = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1));
+            float *v = GT_ALLOC_ARRAY(n, sizeof(float), "import: a house's grid");
             hs->outside += gt_resample_mean(s.t, s.v, s.n, &g, v, 1, 0);
             cl[a].leg = GT_REALLOC(cl[a].leg, sizeof(float *) * (size_t)(cl[a].n + 1));
             cl[a].leg[cl[a].n++] = v;
@@ -516,7 +529,7 @@ void gt_import_nilm(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     P.period_s = o->period_s;
     P.n_rows = GT_CALLOC((size_t)H, sizeof(int64_t));
     P.t0 = GT_CALLOC((size_t)H, sizeof(int64_t));
-    P.owns = GT_CALLOC((size_t)H * A, 1);
+    P.owns = GT_CALLOC_ARRAY((int64_t)H * A, 1, "import: households x appliances");
     P.blob = GT_CALLOC((size_t)H, sizeof(void *));
 
     /* parse: items by text bytes */

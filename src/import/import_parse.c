@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/check.h"
@@ -302,6 +303,13 @@ int64_t gt_days_from_civil(int64_t y, unsigned m, unsigned d) {
     return era * 146097 + (int64_t)doe - 719468;
 }
 
+int gt_days_in_month(int64_t y, unsigned m) {
+    static const unsigned char mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m < 1 || m > 12) return 0;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; /* Gregorian: 2000 is, 1900 and 2100 are not */
+    return mdays[m - 1] + (m == 2 && leap);
+}
+
 static const char *digits_n(const char *p, const char *end, int n, int *v) {
     if (end - p < n) return NULL;
     int x = 0;
@@ -334,9 +342,9 @@ const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms) {
             while (k < 3) frac *= 10, k++;
         }
     }
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || s > 60) return NULL;
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (D > mdays[M - 1]) return NULL;
+    /* seconds 0..59: the recordings' clocks (Unix time, pandas, SCADA loggers) have no leap second, and a
+     * ":60" accepted here would be the next minute's ":00" (two lines one time stamp) */
+    if (M < 1 || M > 12 || D < 1 || D > gt_days_in_month(Y, (unsigned)M) || h > 23 || m > 59 || s > 59) return NULL;
     if (p < end && *p == 'Z') p++;
     else if (end - p >= 6 && (p[0] == '+') && !memcmp(p + 1, "00:00", 5)) p += 6;
     int64_t days = gt_days_from_civil(Y, (unsigned)M, (unsigned)D);
@@ -349,9 +357,9 @@ const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms) {
 void gt_series_push(gt_series *s, int64_t t, float v, uint32_t line) {
     if (s->n == s->cap) {
         int64_t cap = s->cap ? s->cap * 2 : 4096;
-        s->t = GT_REALLOC(s->t, (size_t)cap * sizeof *s->t);
-        s->v = GT_REALLOC(s->v, (size_t)cap * sizeof *s->v);
-        s->line = GT_REALLOC(s->line, (size_t)cap * sizeof *s->line);
+        s->t = GT_REALLOC_ARRAY(s->t, cap, sizeof *s->t, "import: a channel's samples");
+        s->v = GT_REALLOC_ARRAY(s->v, cap, sizeof *s->v, "import: a channel's samples");
+        s->line = GT_REALLOC_ARRAY(s->line, cap, sizeof *s->line, "import: a channel's samples");
         s->cap = cap;
     }
     s->t[s->n] = t;
@@ -495,11 +503,13 @@ static int rec_cmp(const void *a, const void *b) {
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
+static int drop_strays(gt_series *s, const char *fname, gt_diag *d, gt_series_stats *st);
+
 static int same_value(float a, float b) { return a == b || (isnan(a) && isnan(b)); }
 
 int gt_series_clean(gt_series *s, const char *fname, gt_diag *d, gt_series_stats *st) {
     if (s->unsorted) {
-        rec *r = GT_MALLOC(sizeof(rec) * (size_t)(s->n ? s->n : 1));
+        rec *r = GT_ALLOC_ARRAY(s->n, sizeof(rec), "import: a channel's samples");
         for (int64_t i = 0; i < s->n; i++) r[i] = (rec){s->t[i], s->v[i], s->line[i]};
         qsort(r, (size_t)s->n, sizeof(rec), rec_cmp);
         for (int64_t i = 0; i < s->n; i++) s->t[i] = r[i].t, s->v[i] = r[i].v, s->line[i] = r[i].line;
@@ -526,6 +536,59 @@ int gt_series_clean(gt_series *s, const char *fname, gt_diag *d, gt_series_stats
         w++;
     }
     s->n = w;
+    return drop_strays(s, fname, d, st);
+}
+
+/* ---------------------------------------------------------------- strays -- */
+
+int64_t gt_stray_edges(const int64_t *t, int64_t n, int64_t *lo, int64_t *hi) {
+    *lo = 0, *hi = n;
+    const int64_t m = n / 100 > 1 ? n / 100 : 1; /* the most strays at one end */
+    int64_t a = 0, b = n;
+    for (int64_t i = 0; i < m && i + 1 < n; i++)
+        if (t[i + 1] - t[i] > GT_IMPORT_STRAY_GAP_MS) a = i + 1;
+    for (int64_t j = n - 1; j >= n - m && j > a; j--)
+        if (t[j] - t[j - 1] > GT_IMPORT_STRAY_GAP_MS) b = j;
+    if (b - a <= n / 2) return 0; /* no majority left: nothing is a stray (the grid check decides) */
+    *lo = a, *hi = b;
+    return n - (b - a);
+}
+
+int gt_grid_too_sparse(int64_t n_rows, const int64_t *t, int64_t n, int64_t *gap_at) {
+    *gap_at = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (t[i] - t[i - 1] > t[*gap_at] - t[*gap_at > 0 ? *gap_at - 1 : 0]) *gap_at = i;
+    const int64_t base = n > GT_IMPORT_GRID_MIN_SAMPLES ? n : GT_IMPORT_GRID_MIN_SAMPLES;
+    return n_rows / GT_IMPORT_GRID_MAX_RATIO >= base;
+}
+
+static void ymd(int64_t ms, char *out, size_t out_bytes) {
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&s, &tm)) strftime(out, out_bytes, "%Y-%m-%d", &tm);
+    else snprintf(out, out_bytes, "%lld ms", (long long)ms);
+}
+
+static int drop_strays(gt_series *s, const char *fname, gt_diag *d, gt_series_stats *st) {
+    int64_t lo = 0, hi = s->n;
+    if (gt_stray_edges(s->t, s->n, &lo, &hi) == 0) return 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        if (i == lo) i = hi;
+        if (i >= s->n) break;
+        const int64_t near = i < lo ? lo : hi - 1, days = llabs(s->t[i] - s->t[near]) / 86400000;
+        char when[32];
+        ymd(s->t[i], when, sizeof when);
+        if (st) st->n_stray++;
+        if (gt_diag_warn(d, GT_WARN_TIME_RANGE, "%s:%u: time stamp %s lies %lld days %s the rest of the recording "
+                         "(line %u): a stray clock; line skipped", fname, s->line[i], when, (long long)days,
+                         i < lo ? "before" : "after", s->line[near]))
+            return -1;
+    }
+    const int64_t k = hi - lo;
+    memmove(s->t, s->t + lo, sizeof *s->t * (size_t)k);
+    memmove(s->v, s->v + lo, sizeof *s->v * (size_t)k);
+    memmove(s->line, s->line + lo, sizeof *s->line * (size_t)k);
+    s->n = k;
     return 0;
 }
 
@@ -601,7 +664,7 @@ int64_t gt_sum_legs(const float *const *legs, int n_legs, int64_t n, int64_t max
         return 0;
     }
     /* bridged[j]: leg j with its short holes interpolated (the same rule as data.fill_max_s) */
-    float *bridged = GT_MALLOC(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)n_legs);
+    float *bridged = GT_ALLOC_ARRAY((n > 0 ? n : 1) * (int64_t)n_legs, sizeof(float), "import: an appliance's legs");
     for (int j = 0; j < n_legs; j++) {
         float *b = bridged + (size_t)j * (size_t)n;
         memcpy(b, legs[j], sizeof(float) * (size_t)n);

@@ -121,10 +121,15 @@ const char *gt_parse_unix_ms(const char *p, const char *end, int64_t *ms);
 /* Signed decimal integer (at most 18 digits). */
 const char *gt_parse_i64(const char *p, const char *end, int64_t *v);
 /* "YYYY-MM-DD HH:MM[:SS[.fff]]" (or 'T' between), optional trailing "Z" or
- * "+00:00": UTC -> ms. Checks field ranges. */
+ * "+00:00": UTC -> ms. The one calendar parser of every importer: real
+ * Gregorian month lengths (29 February only in leap years), hours 0..23,
+ * minutes and seconds 0..59 (no leap second: ":60" is refused, as the
+ * recordings' clocks never write one). NULL on anything else. */
 const char *gt_parse_datetime_ms(const char *p, const char *end, int64_t *ms);
 /* Days from 1970-01-01 of a proleptic Gregorian date. */
 int64_t gt_days_from_civil(int64_t y, unsigned m, unsigned d);
+/* Days of month m (1..12) of year y (proleptic Gregorian); 0 for another m. */
+int gt_days_in_month(int64_t y, unsigned m);
 
 /* Sane time stamps: [1990-01-01, 2100-01-01) UTC, the range every reader of
  * the format accepts (io/format.h GT_IO_TS_MIN_MS / GT_IO_TS_MAX_MS). One
@@ -154,6 +159,7 @@ typedef struct gt_series_stats {
     int64_t n_lines, n_samples, n_exact_dup, n_conflict, n_backward, n_backward_far;
     int64_t n_bad_time; /* samples skipped: time stamp outside [GT_IMPORT_TS_MIN_MS, GT_IMPORT_TS_MAX_MS) */
     int64_t n_bad_lines; /* bad data lines skipped (gt_bad_line) */
+    int64_t n_stray;     /* samples skipped: a stray time stamp (gt_stray_edges) */
 } gt_series_stats;
 
 /* Parses a whitespace separated "timestamp value ..." file (UK-DALE / REDD
@@ -167,8 +173,34 @@ int gt_parse_tv(const char *buf, size_t n, const char *fname, int col, int min_f
 
 /* Sorts by time (stable: ties keep file order), drops exact duplicates (same
  * time and same value) and reports conflicting ones (same time, another value:
- * a warning naming both lines; the first in file order is kept). Returns 0 or -1. */
+ * a warning naming both lines; the first in file order is kept), then drops
+ * stray time stamps (gt_stray_edges: a warning naming each line, kind
+ * GT_WARN_TIME_RANGE; an error with --strict). Returns 0 or -1. */
 int gt_series_clean(gt_series *s, const char *fname, gt_diag *d, gt_series_stats *st);
+
+/* ---------------------------------------------------------------- strays -- */
+/* A stray time stamp: a clock that jumped once (a line dated 2053 in a 2013
+ * recording) would stretch the regular grid over decades of empty rows. The
+ * samples of a sorted recording are strays when they form a run at either end
+ * of at most 1 % of the samples (at least one), separated from the rest by a
+ * gap longer than GT_IMPORT_STRAY_GAP_MS (a year), and the rest keeps more
+ * than half of the samples. They are skipped with a warning naming each line,
+ * like a time stamp outside [1990, 2100). */
+#define GT_IMPORT_STRAY_GAP_MS (INT64_C(365) * 86400 * 1000)
+/* The kept range [*lo, *hi) of sorted times t[0..n); returns n - (*hi - *lo),
+ * the strays (0: none, *lo = 0, *hi = n). */
+int64_t gt_stray_edges(const int64_t *t, int64_t n, int64_t *lo, int64_t *hi);
+/* The most rows a grid may have per sample: an item whose grid (after strays)
+ * has more than GT_IMPORT_GRID_MAX_RATIO x max(samples, GT_IMPORT_GRID_MIN_SAMPLES)
+ * rows is refused (exit 3) naming the line after its largest gap: a sparse
+ * recording on a fine period, or gaps of years inside it. Legitimate
+ * recordings stay far below it (UK-DALE at its 6 s period: about 1 row per
+ * sample; a 60 s meter on a 1 s grid: 60). */
+#define GT_IMPORT_GRID_MAX_RATIO 1000
+#define GT_IMPORT_GRID_MIN_SAMPLES 10000
+/* 1 when a grid of n_rows rows is too large for n samples (above); *gap_at:
+ * the index i >= 1 of sorted t with the largest t[i] - t[i - 1] (0 when n < 2). */
+int gt_grid_too_sparse(int64_t n_rows, const int64_t *t, int64_t n, int64_t *gap_at);
 
 /* --------------------------------------------------------------- resample -- */
 /* A regular clock: row k covers [t0 + k*period, t0 + (k+1)*period). */

@@ -111,6 +111,12 @@ void gt_file_index_free(gt_file_index *ix);
 hid_t gt_io_open(const char *path, MPI_Comm comm, gt_file_kind expect, gt_file_index *ix,
                  char *err, size_t err_bytes);
 
+/* The event ids of a /care_events table (ids[n]): each >= 0 and none twice.
+ * Returns 0, or -1 with one line in why ("entries 2 and 5 are both event
+ * 10 ..."). The one check of every reader of the ids: gt_io_open, the
+ * collective gt_care_events_read and the serial gt_care_event_ids_read. */
+int gt_io_care_event_ids_check(const int64_t *ids, int64_t n, char *why, size_t why_bytes);
+
 /* Ends the job with one error line "gridtrain: error: <msg>" printed by rank 0
  * of comm, which then aborts with `code` (MPI_Abort through the abort handler);
  * the other ranks wait to be ended. Collective: every rank of comm must call it

@@ -463,6 +463,18 @@ int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n) {
         }
         if (f >= 0) H5Fclose(f);
     }
+    /* the ids checked as gt_io_open checks them: a crafted table named one event twice */
+    char why[512] = "";
+    if (rank == 0 && k > 0) {
+        int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)k);
+        for (int64_t i = 0; i < k; i++) ids[i] = rows[GT_CARE_EVENT_K * i + 1];
+        char w[256];
+        if (gt_io_care_event_ids_check(ids, k, w, sizeof w)) snprintf(why, sizeof why, "%s: /care_events/event_id: %s", path, w);
+        free(ids);
+    }
+    int bad = why[0] != 0;
+    MPI_CHECK(MPI_Bcast(&bad, 1, MPI_INT, 0, comm));
+    if (bad) gt_io_fail(comm, GT_EXIT_DATA, why);
     MPI_CHECK(MPI_Bcast(&k, 1, MPI_INT64_T, 0, comm));
     if (k <= 0) {
         free(rows);
@@ -505,4 +517,20 @@ char *gt_legend_read(const char *path, const char *what, int *n) {
     }
     H5Fclose(f);
     return names;
+}
+
+int64_t *gt_care_event_ids_read(const char *path, int64_t *n, char *err, size_t err_bytes) {
+    *n = 0;
+    gt_file_index ix;
+    hid_t f = gt_io_open(path, MPI_COMM_SELF, GT_KIND_PDM, &ix, err, err_bytes); /* the schema, ids included */
+    if (f < 0) return NULL;
+    int64_t k = ix.n_care_events, *ids = NULL;
+    if (k > 0) {
+        ids = GT_MALLOC(sizeof(int64_t) * (size_t)k);
+        gt_h5_read_all(f, "/care_events/event_id", H5T_NATIVE_INT64, ids);
+    }
+    gt_file_index_free(&ix);
+    H5Fclose(f);
+    *n = k;
+    return ids;
 }

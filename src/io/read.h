@@ -89,6 +89,12 @@ gt_pdm_shard *gt_pdm_shard_read(const char *path, MPI_Comm comm);
  * gt_care_events_write; GT_CARE_EVENT_K values per entry, malloc'd, on every
  * rank) and its entry count in *n; NULL and *n = 0 when the file has none. */
 int64_t *gt_care_events_read(const char *path, MPI_Comm comm, int64_t *n);
+/* Not collective (MPI initialised: gt_io_open on MPI_COMM_SELF). The event
+ * ids of the PdM file's /care_events in file order (malloc'd, *n of them;
+ * NULL and *n = 0 without the table), after the whole schema check (ids >= 0,
+ * none twice). NULL with *n = 0 and one line in err when the file fails it;
+ * err[0] is 0 otherwise. */
+int64_t *gt_care_event_ids_read(const char *path, int64_t *n, char *err, size_t err_bytes);
 void gt_pdm_shard_free(gt_pdm_shard *s);
 /* Not collective (a rank reads it alone). The names of /legend/<what>
  * ("condition", "machine_type", "event_kind") of the file at path: a

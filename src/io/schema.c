@@ -303,7 +303,41 @@ static int check_table(vctx *v, hid_t f, const char *grp, const char *code_name,
     return rc;
 }
 
-/* The optional /care_events table: equal lengths, turbines in range, the
+/* (id, entry) pairs by id, then entry: a repeated id names its first two entries */
+typedef struct {
+    int64_t id, at;
+} id_at;
+static int cmp_id_at(const void *a, const void *b) {
+    const id_at *x = a, *y = b;
+    if (x->id != y->id) return (x->id > y->id) - (x->id < y->id);
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+int gt_io_care_event_ids_check(const int64_t *ids, int64_t n, char *why, size_t why_bytes) {
+    for (int64_t i = 0; i < n; i++)
+        if (ids[i] < 0) {
+            snprintf(why, why_bytes, "entry %lld is %lld (event ids are >= 0: datasets/<event_id>.csv)", (long long)i,
+                     (long long)ids[i]);
+            return -1;
+        }
+    if (n < 2) return 0;
+    /* sorted, not pairwise: the check stays n log n on a crafted table of millions */
+    id_at *s = GT_MALLOC(sizeof *s * (size_t)n);
+    for (int64_t i = 0; i < n; i++) s[i] = (id_at){ids[i], i};
+    qsort(s, (size_t)n, sizeof *s, cmp_id_at);
+    int rc = 0;
+    for (int64_t i = 1; i < n && !rc; i++)
+        if (s[i].id == s[i - 1].id) {
+            snprintf(why, why_bytes, "entries %lld and %lld are both event %lld (an event id names one event dataset)",
+                     (long long)s[i - 1].at, (long long)s[i].at, (long long)s[i].id);
+            rc = -1;
+        }
+    free(s);
+    return rc;
+}
+
+/* The optional /care_events table: equal lengths, turbines in range, event ids
+ * >= 0 and unique (gt_io_care_event_ids_check), the
  * prediction part and the event non-empty row ranges of the turbine, labels
  * 0/1; the optional training part (train_start_row, train_end_row: both or
  * neither) a non-empty range of the turbine, or -1, -1 (no training rows). */
@@ -328,6 +362,11 @@ static int check_care_events(vctx *v, hid_t f, int n_items, const int64_t *off, 
         for (int64_t i = 0; i < n; i++) x[9 * i + c] = c < K ? col[i] : -1;
     }
     int rc = 0;
+    {
+        for (int64_t i = 0; i < n; i++) col[i] = x[9 * i + 1];
+        char why[256];
+        if (gt_io_care_event_ids_check(col, n, why, sizeof why)) rc = fail(v, "%s: %s", name[1], why);
+    }
     for (int64_t i = 0; rc == 0 && i < n; i++) {
         const int64_t *q = x + 9 * i;
         int64_t rows = q[0] >= 0 && q[0] < n_items ? off[q[0] + 1] - off[q[0]] : 0;

@@ -37,7 +37,8 @@ static void check_opts(const gt_write_opts *o) {
 }
 
 /* Collective create of a new unique temporary "<path>.tmp.XXXXXX" next to
- * path (rank 0 creates it with O_EXCL, every rank opens it), so concurrent
+ * path (rank 0 chooses the name, H5F_ACC_EXCL creates it: never an existing
+ * file, nor through a symbolic link planted at the name), so concurrent
  * writers of one output never share a file; the caller closes and calls
  * finish_file. The temporary is removed if the job fails (gt_output_begin). */
 static hid_t create_tmp(const char *path, MPI_Comm comm, char *tmp, size_t tmp_bytes) {
@@ -48,7 +49,7 @@ static hid_t create_tmp(const char *path, MPI_Comm comm, char *tmp, size_t tmp_b
     if (rank == 0) {
         struct stat st;
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) err = EISDIR;
-        else if (gt_tmp_create(path, name, sizeof name) != 0) err = errno;
+        else if (gt_tmp_name(path, name, sizeof name) != 0) err = errno;
     }
     MPI_CHECK(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
     if (err) {
@@ -61,7 +62,7 @@ static hid_t create_tmp(const char *path, MPI_Comm comm, char *tmp, size_t tmp_b
     snprintf(tmp, tmp_bytes, "%s", name);
     gt_output_begin(tmp);
     hid_t fapl = gt_h5_fapl(comm);
-    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hid_t f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
     H5Pclose(fapl);
     int ok = f >= 0, all_ok = 0;
     MPI_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm));

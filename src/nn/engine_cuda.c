@@ -78,9 +78,10 @@ static void stall_harvest(cuda_eng *c, int wait) {
     while (c->st_tail != c->st_head) {
         const int i = c->st_tail;
         if (wait) CUDA_CHECK(cudaEventSynchronize(c->st_b[i]));
-        else if (cudaEventQuery(c->st_b[i]) != cudaSuccess) {
-            (void)cudaGetLastError(); /* cudaErrorNotReady is not an error here */
-            break;
+        else {
+            const cudaError_t q = cudaEventQuery(c->st_b[i]);
+            if (q == cudaErrorNotReady) break; /* still ahead: not an error, and nothing to clear */
+            CUDA_CHECK(q); /* anything else (a failed kernel reported here) is */
         }
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, c->st_a[i], c->st_b[i]));

@@ -262,9 +262,10 @@ typedef struct gt_model_sizes {
 void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out);
 /* Device bytes gt_cuda_model_create (nn/cuda_model.h) allocates for this
  * configuration (state, activations, targets, the kind's GPU work area,
- * flags), equal to gt_cuda_model_device_bytes; per process the cuBLAS
- * workspace (GT_CUBLAS_WS_BYTES) and the CUDA context come on top. Plain C,
- * any build. */
+ * flags), equal to gt_cuda_model_device_bytes; on top come, per device
+ * model, its stream's context (cuBLAS workspace and the reductions' scratch,
+ * nn/ops/cuda/sizes.h gt_cuda_stream_ctx_bytes) and, per process, the CUDA
+ * context: plan/ counts both. Plain C, any build. */
 size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s);
 /* The kind's GPU work area in floats (conv im2col chunk, attention D rows,
  * LSTM shifted hidden states; with the LSTM or the convolutions on cuDNN,

@@ -12,8 +12,9 @@
 
 double gt_plan_calibration_read(const char *path, gt_model_kind kind, char *gpu, size_t gpu_len) {
     size_t n = 0;
-    char *text = gt_read_file(path, &n);
-    GT_CHECK(text, GT_EXIT_USAGE, "plan.calibration: cannot read %s", path);
+    char why[160];
+    char *text = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a calibration file", &n, why, sizeof why);
+    GT_CHECK(text, GT_EXIT_USAGE, "plan.calibration: cannot read %s: %s", path, why);
     cJSON *j = cJSON_Parse(text);
     free(text);
     GT_CHECK(j && cJSON_IsObject(j), GT_EXIT_USAGE, "plan.calibration: %s is not a JSON object (the file "

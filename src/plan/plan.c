@@ -30,7 +30,9 @@ void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t
         /* the device buffers of gt_cuda_model_create: the state above, the rest is
          * activations, targets, the work area and flags */
         out->acts = (double)gt_model_device_bytes(&mc, &sz) - 4 * np * f;
-        out->context = tg->context_bytes + (double)GT_CUBLAS_WS_BYTES;
+        out->context = tg->context_bytes;
+        /* each model stream's cuBLAS workspace and scratch (nn/ops/cuda/context.cu) */
+        out->stream = GT_PLAN_GPU_ENGINES * (double)gt_cuda_stream_ctx_bytes();
     } else {
         out->acts = (double)sz.n_act_elems * f;
         /* the loader's two slots and the trainer's micro-batch buffers */
@@ -40,7 +42,7 @@ void gt_plan_memory(const gt_plan_request *rq, const gt_plan_target *tg, int64_t
         out->base = rq->base_bytes;
     }
     out->total = out->params + out->grads + out->moments + out->acts + out->buffers + out->data + out->base +
-                 out->context;
+                 out->context + out->stream;
 }
 
 static int fits(const gt_plan_target *tg, const gt_plan_mem *m) { return tg->mem_bytes <= 0 || m->total <= tg->mem_bytes; }
@@ -129,9 +131,14 @@ void gt_plan_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg,
                 {"batch buffers", m->buffers},
                 {"data pipeline (this rank's series)", m->data},
                 {"process (libraries, MPI, HDF5)", m->base},
-                {"CUDA context + cuBLAS workspace (estimate)", m->context}};
+                {"CUDA context, kernels, libraries (estimate)", m->context},
+                {"stream context (cuBLAS workspace, scratch)", m->stream}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (rows[i].v > 0) fprintf(f, "  %-44s %12s\n", rows[i].what, human(rows[i].v, a, sizeof a));
+    if (m->stream > 0)
+        fprintf(f, "  (stream context: per device model, %d at a time; the evaluation after training makes its own "
+                   "once the trainer's is freed)\n",
+                GT_PLAN_GPU_ENGINES);
     fprintf(f, "  %-44s %12s", "total", human(m->total, a, sizeof a));
     if (tg->mem_bytes > 0) fprintf(f, "  (%.0f%% of %s)", 100.0 * m->total / tg->mem_bytes, human(tg->mem_bytes, b, sizeof b));
     fputc('\n', f);

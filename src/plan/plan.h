@@ -49,7 +49,9 @@ typedef struct gt_plan_mem {
     double params, grads, moments; /* fp32 master weights, gradients, AdamW m and v */
     double acts;                   /* activation plan at `micro` (+ the GPU work area and targets) */
     double buffers;                /* host: loader slots (2 x the global batch) + trainer micro buffers */
-    double data, base, context;    /* host data pipeline, process baseline, GPU context + cuBLAS workspace */
+    double data, base, context;    /* host data pipeline, process baseline, GPU: CUDA context (tg->context_bytes) */
+    double stream;                 /* GPU: the model stream's context, cuBLAS handle workspace + scratch
+                                    * (gt_cuda_stream_ctx_bytes) x GT_PLAN_GPU_ENGINES */
     double total;
 } gt_plan_mem;
 
@@ -145,7 +147,7 @@ void gt_plan_scale_print(FILE *f, const gt_plan_request *rq, const gt_plan_targe
  * gridtrain's CUDA kernels sustains (model FLOPs per second / nominal), per
  * model kind, until a measurement calibrates it (`gridtrain plan
  * plan.calibration=FILE`, the file tests/gpu/run.sh writes; or
- * plan.gpu_efficiency): the kernel review's estimates, NOT measured
+ * plan.gpu_efficiency): estimates from the kernels' structure, NOT measured
  * (docs/tiers.md "GPU rate"): s2p_cnn 0.03, s2p_tf 0.02, lstm 0.005. The
  * CPU plan measures its own rate. */
 double gt_plan_gpu_efficiency_estimate(gt_model_kind kind);
@@ -156,5 +158,10 @@ double gt_plan_gpu_efficiency_estimate(gt_model_kind kind);
 #define GT_PLAN_BUCKET_BYTES (4.0 * 1048576.0)
 /* CUDA context, kernels and library code per process (an estimate). */
 #define GT_PLAN_GPU_CONTEXT_BYTES (512.0 * 1048576.0)
+/* Device models (engines) a GPU rank holds at once, each with its own stream
+ * context: one. A training run's engine is freed before the evaluation after
+ * training makes its own (cli/cmd_train.c), and validation uses the
+ * training engine. */
+#define GT_PLAN_GPU_ENGINES 1
 
 #endif

@@ -148,9 +148,11 @@ static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes) {
 static int write_marker(const char *dir, const char *path, const char *text, ckpt_err *e) {
     char *tmp = str_printf("%s.tmp", path);
     int rc = -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    /* a leftover (or a planted link) is removed: O_EXCL never follows one */
+    if (unlink(tmp) != 0 && errno != ENOENT) err_set(e, errno, "cannot remove %s", tmp);
+    int fd = e->failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
-        err_set(e, errno, "cannot create the commit marker %s", tmp);
+        if (!e->failed) err_set(e, errno, "cannot create the commit marker %s", tmp);
     } else {
         size_t len = strlen(text);
         ssize_t w = write(fd, text, len);
@@ -544,7 +546,7 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
      * file size limits show up here as a clean errno, before HDF5 writes
      * anything (HDF5 1.10 handles a failing H5Fclose badly) */
     if (rank == 0) {
-        if (gt_mkdir_p(dir) != 0) {
+        if (gt_mkdir_out(dir) != 0) { /* a symbolic link there is refused (ELOOP) */
             err_set(&e, errno, "cannot create directory %s", dir);
         } else if (gt_tmp_create(final, tmp, sizeof tmp) != 0) {
             err_set(&e, errno, "cannot create a temporary file next to %s", final);
@@ -553,7 +555,7 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
             size_t cfg_bytes = config_text ? strlen(config_text) : 0;
             off_t need = (off_t)(3 * m->n_params * sizeof(float) + cfg_bytes +
                                  (size_t)m->n_tensors * 3 * 2048 + ((size_t)1 << 20));
-            int fd = open(tmp, O_WRONLY | O_CLOEXEC);
+            int fd = open(tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) {
                 err_set(&e, errno, "cannot open %s", tmp);
             } else {

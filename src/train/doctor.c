@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "train/run_json_impl.h"
@@ -496,21 +497,47 @@ static void read_performance(gt_doctor_report *r, const char *dir) {
 
 /* Logs: run.log, RUN_DIR/ *.log and *.out, a Slurm output for the run's
  * job id (the trailing digits of RUN_DIR's name: runs/<JOBID>,
- * runs/nilm-<JOBID>) beside the run or in the current directory, the given ones. */
+ * runs/nilm-<JOBID>, an array task's runs/<JOBID>_<TASK>) beside the run or in
+ * the current directory, the given ones. */
 static int is_log_name(const char *n) {
     size_t l = strlen(n);
     return (l > 4 && (!strcmp(n + l - 4, ".log") || !strcmp(n + l - 4, ".out"))) ;
 }
 
-static void scan_dir_logs(gt_doctor_report *r, const char *dir, const char *must_contain, int *log_exit) {
+int gt_doctor_job_of_name(const char *s, size_t n, gt_doctor_job *j) {
+    memset(j, 0, sizeof *j);
+    size_t e = n, b = n;
+    while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9') b--;
+    if (b == e || e - b >= sizeof j->id) return 0;
+    if (b > 1 && s[b - 1] == '_' && s[b - 2] >= '0' && s[b - 2] <= '9') { /* <JOBID>_<TASK>: an array task */
+        memcpy(j->task, s + b, e - b);
+        e = b - 1, b = e;
+        while (b > 0 && s[b - 1] >= '0' && s[b - 1] <= '9') b--;
+        if (e - b >= sizeof j->id) return 0;
+    }
+    memcpy(j->id, s + b, e - b);
+    return 1;
+}
+
+/* A Slurm output of job `job`: slurm[-NAME]-<JOBID>[_<TASK>].out (or .log), the
+ * job id the whole trailing number (%j, %A_%a of jobs/), equal to the run's;
+ * an array task's too. A substring match made job 123 read slurm-51234.out and
+ * blame that job's OOM on this run. */
+static int is_job_log(const char *name, const gt_doctor_job *job) {
+    size_t l = strlen(name);
+    gt_doctor_job g;
+    return !strncmp(name, "slurm", 5) && is_log_name(name) && gt_doctor_job_of_name(name, l - 4, &g) &&
+           !strcmp(g.id, job->id) && !strcmp(g.task, job->task);
+}
+
+static void scan_dir_logs(gt_doctor_report *r, const char *dir, const gt_doctor_job *job, int *log_exit) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *de;
     char *names[64];
     int k = 0;
     while ((de = readdir(d)) && k < 64)
-        if (de->d_name[0] != '.' && is_log_name(de->d_name) && (!must_contain || strstr(de->d_name, must_contain)) &&
-            (!must_contain || !strncmp(de->d_name, "slurm", 5)))
+        if (de->d_name[0] != '.' && is_log_name(de->d_name) && (!job || is_job_log(de->d_name, job)))
             names[k++] = strdup(de->d_name);
     closedir(d);
     /* sorted: the same report every time */
@@ -551,12 +578,13 @@ int gt_doctor_run(const char *run_dir, const char *extra_logs, gt_doctor_report 
     }
     scan_dir_logs(r, run_dir, NULL, &log_exit);
     /* a Slurm output named after the job: beside the run directory or here */
-    const char *b = base(run_dir);
-    size_t bl = strlen(b), i = bl;
-    while (i > 0 && b[i - 1] >= '0' && b[i - 1] <= '9') i--;
-    if (i < bl && bl - i < 32) {
-        char job[40], parent[PATH_MAX];
-        snprintf(job, sizeof job, "%s", b + i);
+    char rd[PATH_MAX];
+    snprintf(rd, sizeof rd, "%s", run_dir);
+    for (size_t l = strlen(rd); l > 1 && rd[l - 1] == '/';) rd[--l] = 0; /* runs/4242/ is runs/4242 */
+    const char *b = base(rd);
+    gt_doctor_job job;
+    if (gt_doctor_job_of_name(b, strlen(b), &job)) {
+        char parent[PATH_MAX];
         /* by name: RUN_DIR itself may not exist (a job that failed before creating it) */
         snprintf(parent, sizeof parent, "%s", run_dir);
         for (int up = 0; up < 2; up++) {
@@ -566,7 +594,7 @@ int gt_doctor_run(const char *run_dir, const char *extra_logs, gt_doctor_report 
             if (!slash) snprintf(parent, sizeof parent, ".");
             else if (slash == parent) parent[1] = 0;
             else *slash = 0;
-            scan_dir_logs(r, parent, job, &log_exit);
+            scan_dir_logs(r, parent, &job, &log_exit);
             if (!strcmp(parent, ".") || !strcmp(parent, "/")) break;
         }
     }
@@ -629,7 +657,8 @@ void gt_doctor_print(const gt_doctor_report *r, const char *run_dir, int json, F
             cJSON_AddItemToArray(fs, j);
         }
         char *s = cJSON_Print(o);
-        fprintf(out, "%s\n", s);
+        gt_fputs_utf8(out, s); /* log lines in any encoding: valid UTF-8 JSON */
+        fputc('\n', out);
         cJSON_free(s);
         cJSON_Delete(o);
         return;

@@ -43,6 +43,16 @@ typedef struct gt_doctor_report {
  * files (a Slurm output elsewhere). Returns 0 with at least one finding, or
  * -1 when run_dir holds no run (no manifest.json and no log: nothing to read). */
 int gt_doctor_run(const char *run_dir, const char *extra_logs, gt_doctor_report *rep);
+/* The Slurm job of a name's trailing number: "nilm-4242" -> id "4242",
+ * "pdm-77_3" and "slurm-pdm-77_3" (an array task, %A_%a) -> id "77", task
+ * "3"; task "" when none. Reads s[0, n). Returns 1, or 0 when the name does
+ * not end in digits (or in more than 31). A log is the run's when both are
+ * equal: the whole number, never a part of it (job 123 is not 1234). */
+typedef struct gt_doctor_job {
+    char id[32], task[32];
+} gt_doctor_job;
+int gt_doctor_job_of_name(const char *s, size_t n, gt_doctor_job *j);
+
 /* Human-readable report; with json, one JSON object instead. */
 void gt_doctor_print(const gt_doctor_report *rep, const char *run_dir, int json, FILE *out);
 

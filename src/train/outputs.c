@@ -18,6 +18,7 @@
 
 #include "core/check.h"
 #include "core/check_mpi.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -63,8 +64,8 @@ void gt_train_resolve_run_dir(trainer *t) {
                 snprintf(buf, sizeof buf, "runs/%s", stamp);
             }
         }
-        if (gt_mkdir_p(buf) != 0)
-            GT_FAIL(GT_EXIT_RESOURCE, "cannot create directory '%s': %s", buf, strerror(errno));
+        if (gt_mkdir_out(buf) != 0) /* run.dir itself a symbolic link: refused */
+            GT_FAIL(GT_EXIT_RESOURCE, "cannot create directory '%s': %s", buf, gt_out_strerror(errno));
     }
     gt_dist_bcast_bytes(buf, sizeof buf, t->comm);
     snprintf(t->run_dir, sizeof t->run_dir, "%s", buf);
@@ -112,9 +113,9 @@ static int empty_dir(const char *dir) {
 static int lock_run_dir(trainer *t, char *msg, size_t n) {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/run.lock", t->run_dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
     if (fd < 0) {
-        snprintf(msg, n, "run.dir '%s': cannot create %s: %s", t->run_dir, path, strerror(errno));
+        snprintf(msg, n, "run.dir '%s': cannot create %s: %s", t->run_dir, path, gt_out_strerror(errno));
         return GT_EXIT_RESOURCE;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -203,12 +204,30 @@ void gt_train_clear_previous_run(trainer *t) {
     gt_train_open_log(t); /* deferred: the previous run's log stayed whole while setup could still fail */
 }
 
+/* Rank 0: run_dir and its checkpoints/ and plots/ are not symbolic links
+ * (outputs would land where they point; run.overwrite would empty the
+ * directory a link names); 0, or an exit code with msg filled. A file where
+ * a directory goes fails where that directory is created. */
+static int check_run_links(const trainer *t, char *msg, size_t n) {
+    char p[PATH_MAX + 64];
+    for (int i = -1; i < 2; i++) {
+        if (i < 0) snprintf(p, sizeof p, "%s", t->run_dir);
+        else snprintf(p, sizeof p, "%s/%s", t->run_dir, k_run_dirs[i]);
+        if (gt_out_dir_check(p) != 0 && errno == ELOOP) {
+            snprintf(msg, n, "run.dir '%s': cannot write into '%s': %s", t->run_dir, p, gt_out_strerror(errno));
+            return GT_EXIT_RESOURCE;
+        }
+    }
+    return 0;
+}
+
 void gt_train_claim_run_dir(trainer *t) {
     char msg[3 * PATH_MAX + 2048] = "";
     int code = 0;
     t->lock_fd = -1;
     if (t->rank == 0) {
-        code = lock_run_dir(t, msg, sizeof msg);
+        code = check_run_links(t, msg, sizeof msg);
+        if (!code) code = lock_run_dir(t, msg, sizeof msg);
         if (!code && !t->cfg->resume) code = check_previous_run(t, msg, sizeof msg);
     }
     gt_dist_bcast_bytes(&code, sizeof code, t->comm);
@@ -228,11 +247,14 @@ void gt_train_open_log(const trainer *t) {
      * doctor; the log alone does not make the directory another run's); a
      * resume appends */
     if (t->rank == 0 && !t->cfg->resume) {
-        FILE *f = fopen(path, "w");
+        FILE *f = gt_fopen_replace(path); /* a link there is removed, never followed */
         if (f) fclose(f);
     }
     gt_dist_barrier(t->comm);
-    if (gt_log_set_file(path)) GT_WARN("train: cannot open %s: %s (no run log)", path, strerror(errno));
+    if (gt_log_set_file(path)) {
+        GT_CHECK(errno != ELOOP, GT_EXIT_RESOURCE, "cannot open '%s': %s", path, gt_out_strerror(errno));
+        GT_WARN("train: cannot open %s: %s (no run log)", path, strerror(errno));
+    }
     if (t->rank == 0)
         GT_INFO("train: %s %s on %d rank%s (run log: %s)", t->cfg->resume ? "resuming" : "starting", t->run_dir,
                 t->size, t->size == 1 ? "" : "s", path);
@@ -241,18 +263,28 @@ void gt_train_open_log(const trainer *t) {
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", t->run_dir, name);
-    FILE *f = fopen(path, mode);
-    GT_CHECK(f, GT_EXIT_RESOURCE, "cannot open '%s': %s", path, strerror(errno));
+    FILE *f = mode[0] == 'a' ? gt_fopen_append(path) : mode[0] == 's' ? gt_fopen_replace(path) : gt_fopen_atomic(path, 0);
+    GT_CHECK(f, GT_EXIT_RESOURCE, "cannot open '%s': %s", path, gt_out_strerror(errno));
     return f;
 }
 
 void gt_train_write_json_line(FILE *f, void *cjson) {
     cJSON *o = cjson;
     char *s = cJSON_PrintUnformatted(o);
-    fprintf(f, "%s\n", s);
+    gt_fputs_utf8(f, s); /* names and log text from data: valid UTF-8 */
+    fputc('\n', f);
     fflush(f);
     cJSON_free(s);
     cJSON_Delete(o);
+}
+
+/* timing.json: printed, made valid UTF-8, written atomically. */
+static void write_json_utf8(const char *path, const cJSON *o) {
+    char *txt = cJSON_Print(o);
+    char *u = gt_utf8_dup(txt, NULL);
+    if (gt_write_file_atomic(path, u)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
+    free(u);
+    cJSON_free(txt);
 }
 
 /* JSON has no NaN/Inf: non-finite numbers are written as null. */
@@ -408,10 +440,7 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
         cJSON_AddNullToObject(o, "end_time");
     }
     char *s = cJSON_Print(o);
-    size_t len = strlen(s);
-    char *withnl = GT_MALLOC(len + 2);
-    memcpy(withnl, s, len);
-    withnl[len] = '\n', withnl[len + 1] = 0;
+    char *withnl = gt_utf8_dup(s, "\n"); /* a Latin-1 name or path: valid UTF-8 JSON */
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", t->run_dir);
     GT_CHECK(gt_write_file_atomic(path, withnl) == 0, GT_EXIT_RESOURCE, "cannot write '%s': %s", path, strerror(errno));
@@ -432,7 +461,7 @@ void gt_train_open_outputs(trainer *t) {
         fputs(cfg->config_text ? cfg->config_text : "# configuration given through the C API\n", f);
         fclose(f);
         gt_train_write_manifest(t, NULL, 0);
-        t->metrics = gt_train_open_in_run(t, "metrics.jsonl", cfg->resume ? "a" : "w");
+        t->metrics = gt_train_open_in_run(t, "metrics.jsonl", cfg->resume ? "a" : "s");
         scr = gt_train_open_in_run(t, "screened.csv", "w");
         used = gt_train_open_in_run(t, "data_used.csv", "w");
     }
@@ -601,14 +630,12 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
         cJSON_AddNumberToObject(e, "calls_per_rank", csum[i] / t->size);
         cJSON_AddItemToArray(ev, e);
     }
-    char *txt = cJSON_Print(o);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/timing.json", t->run_dir);
-    if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
-    cJSON_free(txt);
+    write_json_utf8(path, o);
     /* against the earlier runs of the same configuration and hardware beside this one */
     gt_regress_result rg;
-    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, &rg) == 0 &&
+    if (t->cfg->regression_warn > 0 && gt_regress_compare(t->run_dir, t->cfg->regression_warn, t->cfg->regression_min_s, &rg) == 0 &&
         rg.n_base > 0) {
         char line[1024];
         gt_regress_describe(&rg, line, sizeof line);
@@ -626,9 +653,7 @@ void gt_train_write_timing(const trainer *t, double train_time_s, double samples
             json_num(g, "phase_s_per_step", rg.phase_s);
             json_num(g, "median_phase_s_per_step", rg.base_phase_s);
         }
-        txt = cJSON_Print(o);
-        if (gt_write_file_atomic(path, txt)) GT_WARN("train: cannot write %s: %s", path, strerror(errno));
-        cJSON_free(txt);
+        write_json_utf8(path, o);
     }
     cJSON_Delete(o);
 }

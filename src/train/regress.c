@@ -53,11 +53,11 @@ typedef struct run_rates {
     double sps, phase[N_PHASES];
 } run_rates;
 
-static int read_rates(const char *dir, run_rates *r) {
+static int read_rates(const char *dir, double min_train_s, run_rates *r) {
     cJSON *t = gt_run_json_load(dir, "timing.json");
     if (!t) return -1;
     r->sps = gt_run_json_num(t, "samples_per_s");
-    if (!(gt_run_json_num(t, "train_time_s") >= GT_REGRESS_MIN_TRAIN_S)) r->sps = NAN; /* too short to compare */
+    if (!(gt_run_json_num(t, "train_time_s") >= min_train_s)) r->sps = NAN; /* too short to compare */
     double steps = gt_run_json_num(t, "steps");
     for (size_t k = 0; k < N_PHASES; k++) r->phase[k] = NAN;
     const cJSON *e;
@@ -86,7 +86,7 @@ static int newer_first(const void *a, const void *b) {
     return strcmp(((const run_rates *)b)->end_time, ((const run_rates *)a)->end_time);
 }
 
-int gt_regress_compare(const char *run_dir, double threshold, gt_regress_result *r) {
+int gt_regress_compare(const char *run_dir, double threshold, double min_train_s, gt_regress_result *r) {
     memset(r, 0, sizeof *r);
     r->ratio = NAN;
     cJSON *m = gt_run_json_load(run_dir, "manifest.json");
@@ -94,7 +94,7 @@ int gt_regress_compare(const char *run_dir, double threshold, gt_regress_result 
     const char *my_end = m ? gt_run_json_str(m, "end_time") : NULL;
     run_rates me;
     memset(&me, 0, sizeof me);
-    if (!ch || !hh || read_rates(run_dir, &me)) {
+    if (!ch || !hh || read_rates(run_dir, min_train_s, &me)) {
         cJSON_Delete(m);
         return -1;
     }
@@ -135,7 +135,7 @@ int gt_regress_compare(const char *run_dir, double threshold, gt_regress_result 
                    strcmp(oe, end) <= 0;
         run_rates rr;
         memset(&rr, 0, sizeof rr);
-        if (same && !read_rates(dir, &rr)) {
+        if (same && !read_rates(dir, min_train_s, &rr)) {
             snprintf(rr.name, sizeof rr.name, "%s", de->d_name);
             snprintf(rr.end_time, sizeof rr.end_time, "%s", oe);
             if (n == cap) {

@@ -11,8 +11,10 @@
  * earlier ones by more than the threshold, the run warns and names the phase
  * of the step that slowed most (seconds per step of data_wait, forward,
  * backward, allreduce, optimizer against the same median). Runs that trained
- * less than GT_REGRESS_MIN_TRAIN_S seconds are not compared. Not collective:
- * plain file reads. */
+ * less than min_train_s seconds (default GT_REGRESS_MIN_TRAIN_S,
+ * train.regression_min_s) are not compared. Not collective: plain file reads,
+ * so the detector is a function of the recorded files alone: tests feed it
+ * recorded timing.json files, never a live ratio. */
 #ifndef GT_TRAIN_REGRESS_H
 #define GT_TRAIN_REGRESS_H
 
@@ -42,7 +44,7 @@ typedef struct gt_regress_result {
 /* Compares run_dir (its manifest.json with the hashes, its timing.json) with
  * its siblings. Returns 0 with *r filled (n_base may be 0: nothing to compare),
  * or -1 when run_dir's own files lack what is needed. */
-int gt_regress_compare(const char *run_dir, double threshold, gt_regress_result *r);
+int gt_regress_compare(const char *run_dir, double threshold, double min_train_s, gt_regress_result *r);
 /* One line: "throughput regression: ..." or "throughput: ... (no regression)". */
 void gt_regress_describe(const gt_regress_result *r, char *buf, size_t n);
 

@@ -3,16 +3,22 @@
 
 #include <limits.h>
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/fsutil.h"
+#include "core/log.h"
 
 cJSON *gt_run_json_load(const char *dir, const char *name) {
     char p[PATH_MAX + 400];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    char *s = gt_read_file(p, NULL);
-    if (!s) return NULL;
+    char why[160];
+    char *s = gt_read_file_bounded(p, GT_READ_JSON_MAX_BYTES, name, NULL, why, sizeof why);
+    if (!s) {
+        if (errno == EFBIG) GT_WARN("%s: %s: not read", p, why);
+        return NULL;
+    }
     cJSON *j = cJSON_Parse(s);
     free(s);
     return j;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
@@ -31,8 +32,10 @@
 
 double gt_train_trace_start(const trainer *t) {
     const gt_train_config *c = t->cfg;
-    GT_CHECK(c->trace_events >= 1 && c->trace_steps >= 0 && c->trace_every >= 1, GT_EXIT_USAGE,
-             "train.trace_events must be >= 1, train.trace_steps >= 0 and train.trace_every >= 1");
+    GT_CHECK(c->trace_events >= 1 && c->trace_events <= GT_TRAIN_MAX_TRACE_EVENTS && c->trace_steps >= 0 &&
+                 c->trace_every >= 1,
+             GT_EXIT_USAGE, "train.trace_events must be 1 to %d (got %lld), train.trace_steps >= 0 and "
+             "train.trace_every >= 1", GT_TRAIN_MAX_TRACE_EVENTS, (long long)c->trace_events);
     gt_dist_barrier(t->comm); /* the common origin of every rank's clock */
     double origin = gt_now();
     if (gt_trace_start(c->trace_events, c->trace_steps, c->trace_every))
@@ -57,10 +60,12 @@ static char *rank_part(int rank, double origin, size_t *len) {
     cJSON_AddStringToObject(head, "host", host);
     cJSON_AddNumberToObject(head, "dropped", (double)gt_trace_dropped());
     cJSON_AddArrayToObject(head, "events");
-    char *h = cJSON_PrintUnformatted(head); /* ...,"events":[]} */
+    char *hj = cJSON_PrintUnformatted(head); /* ...,"events":[]} */
+    char *h = gt_utf8_dup(hj, NULL);         /* the host name: valid UTF-8 JSON */
     size_t hl = strlen(h);
     fwrite(h, 1, hl - 2, f); /* without the closing "]}" */
-    cJSON_free(h);
+    free(h);
+    cJSON_free(hj);
     cJSON_Delete(head);
     const gt_trace_span *sp = gt_trace_spans();
     const int64_t n = gt_trace_count();
@@ -79,7 +84,8 @@ static char *rank_part(int rank, double origin, size_t *len) {
             cJSON_AddNumberToObject(args, sp[i].arg_name, (double)sp[i].arg);
         }
         char *s = cJSON_PrintUnformatted(e);
-        fprintf(f, "%s%s", i ? "," : "", s);
+        fputs(i ? "," : "", f);
+        gt_fputs_utf8(f, s);
         cJSON_free(s);
         cJSON_Delete(e);
     }
@@ -146,7 +152,8 @@ static void write_merged(const trainer *t, const char *all, int64_t n_all, int64
     }
     for (cJSON *m = meta->child; m; m = m->next) {
         char *s = cJSON_PrintUnformatted(m);
-        fprintf(f, "%s%s", first ? "" : ",", s);
+        fputs(first ? "" : ",", f);
+        gt_fputs_utf8(f, s);
         first = 0;
         cJSON_free(s);
     }
@@ -161,7 +168,9 @@ static void write_merged(const trainer *t, const char *all, int64_t n_all, int64
     cJSON_AddStringToObject(other, "clock", "CLOCK_MONOTONIC of each rank, 0 at a barrier at the start of the run");
     cJSON_AddItemToObject(other, "dropped_per_rank", dropped);
     char *o = cJSON_PrintUnformatted(other);
-    fprintf(f, "],\"displayTimeUnit\":\"ms\",\"otherData\":%s}\n", o);
+    fputs("],\"displayTimeUnit\":\"ms\",\"otherData\":", f);
+    gt_fputs_utf8(f, o);
+    fputs("}\n", f);
     cJSON_free(o);
     cJSON_Delete(other);
     cJSON_Delete(meta);

@@ -124,6 +124,10 @@ void gt_train_unlock_run_dir(trainer *t);
  * appended to RUN_DIR/run.log from now on (core/log.h), what `gridtrain
  * doctor` reads; the CLI closes it after the evaluation that follows. */
 void gt_train_open_log(const trainer *t);
+/* RUN_DIR/name for writing, never through a symbolic link (core/fsutil.h);
+ * mode "w": complete at fclose (gt_fopen_atomic), "s": a stream written in
+ * place (gt_fopen_replace), "a": appended (gt_fopen_append). Fatal (exit 4)
+ * when it cannot be opened. */
 FILE *gt_train_open_in_run(const trainer *t, const char *name, const char *mode);
 void gt_train_write_json_line(FILE *f, void *cjson);     /* takes ownership of the cJSON object */
 void gt_train_open_outputs(trainer *t);                  /* collective: config.ini, manifest, metrics, screened.csv */

@@ -75,6 +75,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->trace_steps = GT_TRAIN_DEFAULT_TRACE_STEPS;
     c->trace_every = GT_TRAIN_DEFAULT_TRACE_EVERY;
     c->regression_warn = GT_REGRESS_DEFAULT_THRESHOLD;
+    c->regression_min_s = GT_REGRESS_MIN_TRAIN_S;
     c->gpu_telemetry_s = GT_TRAIN_DEFAULT_GPU_TELEMETRY_S;
 }
 
@@ -155,10 +156,11 @@ static void check_memory(trainer *t, const gt_model_config *mc) {
         gt_plan_advice(&p, &tg, adv, sizeof adv);
         GT_FAIL(GT_EXIT_RESOURCE,
                 "device memory: rank %d needs %.1f MiB on GPU %d (model state %.1f, activations %.1f at micro-batch "
-                "%lld, cuBLAS workspace %.1f) but %.1f MiB are free: %s; see 'gridtrain plan --gpu-mem'",
+                "%lld, stream context: cuBLAS workspace and scratch %.1f) but %.1f MiB are free: %s; see "
+                "'gridtrain plan --gpu-mem'",
                 t->rank, p.mem.total / 1048576.0, t->dev.info.ordinal,
                 (p.mem.params + p.mem.grads + p.mem.moments) / 1048576.0, p.mem.acts / 1048576.0, (long long)p.micro,
-                p.mem.context / 1048576.0, tg.mem_bytes / 1048576.0, adv);
+                (p.mem.context + p.mem.stream) / 1048576.0, tg.mem_bytes / 1048576.0, adv);
     }
     int local_rank = 0, local_size = 1;
     gt_dist_node_rank(t->comm, &local_rank, &local_size);

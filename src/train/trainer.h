@@ -83,6 +83,11 @@
 #define GT_TRAIN_DEFAULT_NAN_MAX_BAD 5
 #define GT_TRAIN_DEFAULT_LOG_EVERY 50
 #define GT_TRAIN_DEFAULT_TRACE_EVENTS 200000 /* about 20 MB of JSON per rank at most */
+/* Upper bounds of the keys that size a buffer, checked where the configuration
+ * is parsed (one line naming the key): about 1.6 GB of JSON per rank, under
+ * the 2 GiB a rank's timeline may have; the batch sizes as `bench model`'s. */
+#define GT_TRAIN_MAX_TRACE_EVENTS (1 << 24)
+#define GT_TRAIN_MAX_BATCH (1 << 24)
 #define GT_TRAIN_DEFAULT_TRACE_STEPS 50
 #define GT_TRAIN_DEFAULT_GPU_TELEMETRY_S 10
 #define GT_TRAIN_DEFAULT_TRACE_EVERY 100
@@ -136,6 +141,7 @@ typedef struct gt_train_config {
     double gpu_telemetry_s; /* GPU runs: NVML sampling period (seconds); 0 off (nn/telemetry.h) */
     double regression_warn; /* warn when samples/s falls below (1 - this) x the median of earlier runs of the
                                same configuration and hardware beside this one (train/regress.h); 0 off */
+    double regression_min_s; /* runs (this one and the earlier ones) that trained less are not compared */
     /* [run] */
     const char *run_dir;    /* NULL or "": runs/<SLURM_JOB_ID or timestamp> */
     int64_t checkpoint_every;  /* steps (0 = off) */

@@ -25,7 +25,15 @@ check unknown-option 2 "error: unknown option '--nosuch'" -- "$GT" synth nilm --
 check bad-int 2 "synth.households = 'abc' is not an integer" -- "$GT" synth nilm synth.households=abc -o "$tmp/x.h5"
 check unknown-key 2 "unknown key 'synth.nosuch'" -- "$GT" synth nilm synth.nosuch=1 -o "$tmp/x.h5"
 printf '[synth]\nhouseholds = 2\n\nhouse_holds = 3\n' > "$tmp/bad.ini"
-check config-key-line 2 "bad.ini:4: unknown key 'synth.house_holds'" -- "$GT" synth nilm --config "$tmp/bad.ini" -o "$tmp/x.h5"
+check config-key-line 2 "bad.ini:4: unknown key 'synth.house_holds': did you mean synth.households[?]" -- "$GT" synth nilm --config "$tmp/bad.ini" -o "$tmp/x.h5"
+# a mistyped name gets the nearest valid one (core/suggest.h), a far one none
+check suggest-command 2 "unknown command 'tarin': did you mean train[?]" -- "$GT" tarin
+check suggest-help 2 "unknown command 'evl': did you mean eval[?]" -- "$GT" help evl
+check suggest-key 2 "unknown key 'synth.househlods': did you mean synth.households[?]" -- "$GT" synth nilm synth.househlods=2 -o "$tmp/x.h5"
+check suggest-section 2 "unknown key 'model.max_steps': did you mean train.max_steps[?]" -- "$GT" train model.max_steps=2
+check suggest-flag 2 "unknown option '--stesp': did you mean --steps[?]" -- "$GT" train --stesp 2
+check suggest-flag-key 2 "unknown option '--max-stepz': did you mean --steps [(]train.max_steps[)][?]" -- "$GT" train --max-stepz 2
+check suggest-none 2 "unknown key 'synth.nosuch' [(]see" -- "$GT" synth nilm synth.nosuch=1 -o "$tmp/x.h5"
 printf '[synth\nhouseholds = 2\n' > "$tmp/syntax.ini"
 check config-syntax 2 "syntax.ini:1: syntax error" -- "$GT" synth nilm --config "$tmp/syntax.ini" -o "$tmp/x.h5"
 check missing-config 2 "cannot open config file" -- "$GT" synth nilm --config "$tmp/none.ini" -o "$tmp/x.h5"
@@ -195,7 +203,7 @@ rows = ["2020-09-%02d %02d:%02d:00;0;%d;train;0;" % (1 + i // 144, i // 6 % 24, 
 open(out + "/datasets/10.csv", "w").write(";".join(["time_stamp", "asset_id", "id", "train_test", "status_type_id"] + cols)
                                           + "\n" + "\n".join(rows) + "\n")
 open(out + "/event_info.csv", "w").write("asset;event_id;event_label;event_start;event_start_id;event_end;event_end_id\n")' \
-    "$tmp/farm$nc" "$nc" && "$GT" import care "$tmp/farm$nc" -o "$tmp/c$nc.h5" --log-level warn >/dev/null 2>&1 \
+    "$tmp/farm$nc" "$nc" && "$GT" import care "$tmp/farm$nc" --farm 0 -o "$tmp/c$nc.h5" --log-level warn >/dev/null 2>&1 \
     || { echo "FAIL CARE fixture with $nc channels"; fail=1; }
 done
 printf '[data]\nwindow = 8\nstride = 4\n[model]\nkind = lstm\nhidden = 8\nlayers = 1\n[train]\nbatch = 4\nmax_steps = 2\nepochs = 1\n' > "$tmp/c.ini"

@@ -24,10 +24,14 @@ int main(void) {
     sleep_ms(5);
     gt_event_end(b);
     TEST_EQ_INT(gt_event_calls(a), 1);
-    TEST_CHECK(gt_event_seconds(a) >= 0.019 && gt_event_seconds(a) < 0.5);
-    TEST_CHECK(gt_event_seconds(b) >= 0.004 && gt_event_seconds(b) < gt_event_seconds(a));
-    gt_event_add(b, 1.0, 3);
+    /* lower bounds only: a sleep lasts at least its time, and any longer on a loaded machine (an upper
+     * bound and "5 ms < 20 ms" were a test of the machine's load; issue #37, class 8) */
+    TEST_CHECK(gt_event_seconds(a) >= 0.019);
+    TEST_CHECK(gt_event_seconds(b) >= 0.004);
+    const double b0 = gt_event_seconds(b);
+    gt_event_add(b, 1.0, 3); /* recorded time: exact */
     TEST_EQ_INT(gt_event_calls(b), 4);
+    TEST_CLOSE(gt_event_seconds(b), b0 + 1.0, 1e-12, 0);
     TEST_CHECK(gt_peak_rss_bytes() > 1024 * 1024);
     TEST_CHECK(gt_current_rss_bytes() > 0);
     gt_events_reset();

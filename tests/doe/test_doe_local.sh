@@ -120,10 +120,12 @@ ids=($(cd "$W/sweep-dmg/cells" && ls -d */eval.json | cut -d/ -f1))
 printf '{"train": {"best_val_loss": 1e999}}' > "$W/sweep-dmg/cells/${ids[0]}/eval.json"
 printf '{"a": 1}\0{"b": 2}' > "$W/sweep-dmg/cells/${ids[1]}/eval.json"
 head -c 100000 /dev/zero | tr '\0' '[' > "$W/sweep-dmg/cells/${ids[2]}/eval.json"
+truncate -s 1G "$W/sweep-dmg/cells/${ids[3]}/eval.json" # sparse: refused from its size, never read
 "$T" doe report "$W/sweep-dmg" > "$W/report-dmg.out" 2>&1 || { cat "$W/report-dmg.out"; fail "report of a damaged sweep"; }
-grep -q "8 cells (3 done, 5 failed" "$W/sweep-dmg/report/report.md" || { grep cells "$W/sweep-dmg/report/report.md"; fail "damaged eval.json counted as done"; }
-for k in 0 1 2; do grep -q "${ids[$k]}/eval.json is damaged" "$W/report-dmg.out" || fail "damaged eval.json ${ids[$k]} not named"; done
-grep -q "(a NUL byte)" "$W/report-dmg.out" && grep -q "(not JSON)" "$W/report-dmg.out" && grep -q "(a metric that is not a finite number)" "$W/report-dmg.out" || fail "damage reasons"
+grep -q "8 cells (2 done, 6 failed" "$W/sweep-dmg/report/report.md" || { grep cells "$W/sweep-dmg/report/report.md"; fail "damaged eval.json counted as done"; }
+for k in 0 1 2 3; do grep -q "${ids[$k]}/eval.json is damaged" "$W/report-dmg.out" || fail "damaged eval.json ${ids[$k]} not named"; done
+grep -q "(a NUL byte)" "$W/report-dmg.out" && grep -q "(not JSON)" "$W/report-dmg.out" && grep -q "(a metric that is not a finite number)" "$W/report-dmg.out" \
+  && grep -q "(larger than the 64 MiB an eval.json may have)" "$W/report-dmg.out" || fail "damage reasons"
 printf '[doe]\nname = badseed\ndir = %s/bs\n[factors]\nseed = 5-1,2\n[fixed]\ndata.file = %s/farm.h5\n' "$W" "$W" > "$W/badseed.ini"
 rc=0; "$T" doe expand "$W/badseed.ini" > "$W/bs.out" 2>&1 || rc=$?; [ $rc = 2 ] && grep -q "badseed.ini:5: factor 'seed' level '5-1': not an integer (train.seed)" "$W/bs.out" || { cat "$W/bs.out"; fail "seed = 5-1 not refused"; }
 echo "test_doe_local: OK"

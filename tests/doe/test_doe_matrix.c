@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+
 #include "cli/commands.h"
 #include "doe/matrix.h"
 #include "doe/run.h"
@@ -72,6 +73,40 @@ static const char *id_of(const gt_doe_matrix *m, const char *const *lv) {
     return id;
 }
 
+/* Sizes (issue #37, class 5): a matrix of more than GT_DOE_MAX_CELLS cells is
+ * refused at load naming the factor's line (the cell-id check stopped at 2^20
+ * cells, so larger matrices went unchecked). */
+static void test_sizes(void) {
+    const int k = 1025; /* 1025 x 1025 = 1050625 > 2^20 */
+    size_t cap = (size_t)k * 12 + 256, len = 0;
+    char *text = malloc(cap);
+    TEST_REQUIRE(text);
+    len += (size_t)snprintf(text, cap, "[doe]\nname = huge\n[factors]\nseed = ");
+    for (int i = 0; i < k; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i);
+    len += (size_t)snprintf(text + len, cap - len, "\ntrain.epochs = ");
+    for (int i = 0; i < k; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i + 1);
+    snprintf(text + len, cap - len, "\n");
+    expect_error(text, 5, "more than 1048576 cells (the limit of one matrix, docs/doe.md): factor 'train.epochs' brings "
+                          "them to 1050625");
+    free(text);
+    /* exactly at the limit: loaded, every id checked */
+    gt_doe_matrix m;
+    cap = 1024 * 12 + 256, len = 0;
+    text = malloc(cap);
+    TEST_REQUIRE(text);
+    len += (size_t)snprintf(text, cap, "[doe]\nname = limit\n[factors]\nseed = ");
+    for (int i = 0; i < 1024; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i);
+    len += (size_t)snprintf(text + len, cap - len, "\ntrain.epochs = ");
+    for (int i = 0; i < 1024; i++) len += (size_t)snprintf(text + len, cap - len, i ? ",%d" : "%d", i + 1);
+    snprintf(text + len, cap - len, "\n");
+    load_ok("limit.ini", text, &m);
+    TEST_EQ_INT(m.n_cells, GT_DOE_MAX_CELLS);
+    gt_doe_matrix_free(&m);
+    free(text);
+    /* care_event = all over /care_events with a repeated or negative id, or 2^22 entries, is refused by
+     * io/'s checked reader (the file's schema): test_import_ident runs those through doe expand */
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "%s/doe-matrix-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
     TEST_REQUIRE(mkdtemp(g_dir));
@@ -98,7 +133,9 @@ int main(void) {
     expect_error("[doe]\nname = .hidden\n[factors]\nseed = 1\n", 1, "not '.', '..' or a hidden name");
     expect_error("[doe]\nname = a/../b\n[factors]\nseed = 1\n", 1, "use letters, digits");
     {
-        /* 10^6 levels: the duplicate check is n log n (the pairwise one never finished) */
+        /* 10^6 levels: the duplicate check is n log n (the pairwise one, 5e11 comparisons, never finished and
+         * ends at the test's 600 s limit). No wall-clock threshold: the time is printed, not asserted (a
+         * loaded machine is slower; issue #37, class 8) */
         const int n = 1000000;
         size_t cap = (size_t)n * 9 + 256, len = 0;
         char *text = malloc(cap);
@@ -113,7 +150,6 @@ int main(void) {
         clock_gettime(CLOCK_MONOTONIC, &tb);
         double dt = (double)(tb.tv_sec - ta.tv_sec) + 1e-9 * (double)(tb.tv_nsec - ta.tv_nsec);
         TEST_CHECK(mb.n_cells == n);
-        TEST_CHECK(dt < 30.0);
         printf("10^6 levels parsed and checked in %.2f s\n", dt);
         gt_doe_matrix_free(&mb);
         /* and a duplicate among them is still found */
@@ -203,6 +239,7 @@ int main(void) {
     gt_doe_matrix_free(&m);
     gt_doe_matrix_free(&m2);
     gt_doe_matrix_free(&m3);
+    test_sizes();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd)) fprintf(stderr, "cannot remove %s\n", g_dir);

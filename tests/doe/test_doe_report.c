@@ -146,6 +146,49 @@ static void care_protocol_sweep(void) {
     snprintf(g_dir, sizeof g_dir, "%s", save);
 }
 
+/* Sizes (issue #37, class 5): a sweep.json of more level combinations than a
+ * matrix may have is refused naming the file; a large one finds each cell's
+ * level by binary search (the levels listed in reverse, every cell checked). */
+static void sizes_sweep(void) {
+    char save[256];
+    snprintf(save, sizeof save, "%s", g_dir);
+    snprintf(g_dir + strlen(g_dir), sizeof g_dir - strlen(g_dir), "/sizes");
+    const int k = 1025, n = 3000;
+    size_t cap = (size_t)n * 96 + 4096, len = 0;
+    char *js = malloc(cap);
+    TEST_REQUIRE(js);
+    len += (size_t)snprintf(js, cap, "{\"name\":\"big\",\"task\":\"pdm\",\"factors\":[");
+    for (int f = 0; f < 2; f++) {
+        len += (size_t)snprintf(js + len, cap - len, "%s{\"name\":\"f%d\",\"key\":\"train.f%d\",\"levels\":[", f ? "," : "", f, f);
+        for (int l = 0; l < k; l++) len += (size_t)snprintf(js + len, cap - len, "%s\"%d\"", l ? "," : "", l);
+        len += (size_t)snprintf(js + len, cap - len, "]}");
+    }
+    snprintf(js + len, cap - len, "],\"cells\":[]}");
+    put("sweep.json", js);
+    gt_doe_sweep sw;
+    char err[512] = "";
+    TEST_CHECK(gt_doe_sweep_load(g_dir, &sw, err, sizeof err) == -1);
+    TEST_CHECK(strstr(err, "sweep.json: more than 1048576 cells or level combinations") != NULL);
+    gt_doe_sweep_free(&sw);
+    /* one factor of 3000 levels (listed 2999 .. 0) and a cell per level */
+    len = (size_t)snprintf(js, cap, "{\"name\":\"big\",\"task\":\"pdm\",\"factors\":[{\"name\":\"seed\",\"key\":\"train.seed\",\"levels\":[");
+    for (int l = 0; l < n; l++) len += (size_t)snprintf(js + len, cap - len, "%s\"%d\"", l ? "," : "", n - 1 - l);
+    len += (size_t)snprintf(js + len, cap - len, "]}],\"cells\":[");
+    for (int c = 0; c < n; c++)
+        len += (size_t)snprintf(js + len, cap - len, "%s{\"index\":%d,\"id\":\"c%d\",\"factors\":{\"seed\":\"%d\"}}",
+                                c ? "," : "", c, c, c);
+    snprintf(js + len, cap - len, "]}");
+    put("sweep.json", js);
+    free(js);
+    TEST_REQUIRE(gt_doe_sweep_load(g_dir, &sw, err, sizeof err) == 0);
+    TEST_EQ_INT(sw.n_cells, n);
+    int wrong = 0;
+    for (int c = 0; c < n; c++) wrong += sw.cells[c].level[0] != n - 1 - c;
+    TEST_EQ_INT(wrong, 0);
+    gt_doe_sweep_free(&sw);
+    snprintf(g_dir, sizeof g_dir, "%s", save);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "%s/doe-report-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
     TEST_REQUIRE(mkdtemp(g_dir));
@@ -307,6 +350,7 @@ int main(void) {
     gt_doe_summary_free(&sum, &sw);
     gt_doe_sweep_free(&sw);
     care_protocol_sweep();
+    sizes_sweep();
     if (!gt_test_failures) {
         char cmd[400];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

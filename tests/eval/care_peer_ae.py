@@ -22,7 +22,8 @@ paper's reference package (energy_fault_detector's default configuration):
     the 0.99 quantile of the validation rows' scores;
   * alarms on the prediction rows: score > threshold; the CARE score from the
     alarms by tests/import/care_score.py (criticality >= 72 on normal-status
-    rows detects an event).
+    rows detects an event; on Wind Farm A every row counts, as gridtrain's
+    eval and the authors' ignore_normal_index).
 
 usage: care_peer_ae.py FARM_DIR [--epochs N] [--seed S] [--events 10,11]
                        [--json OUT] [--threads N]
@@ -181,7 +182,9 @@ def run_event(farm, eid, label, es_t, ee_t, kinds, epochs, seed):
     tsp = ts[pr]
     es = int(np.searchsorted(tsp, es_t, side="left"))
     ee = int(np.searchsorted(tsp, ee_t, side="right"))
-    ev = care_event(pred, normal[pr], es, ee, label == "anomaly")
+    # Wind Farm A is scored with ignore_normal_index (its status labels only filter training data)
+    scored = np.ones(len(pr), bool) if os.path.basename(os.path.normpath(farm)).endswith("A") else normal[pr]
+    ev = care_event(pred, scored, es, ee, label == "anomaly")
     ev["anomaly"] = label == "anomaly"
     ev.update(event_id=eid, label=label, threshold=thr, prediction_rows=int(len(pr)),
               training_rows=int(len(tr)), features=int(f.shape[1]))

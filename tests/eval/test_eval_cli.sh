@@ -9,6 +9,7 @@ mpiexec=${MPIEXEC:-mpiexec}
 dir=${GT_BINARY_DIR:-/tmp}/eval-scratch/cli-$$
 rm -rf "$dir" && mkdir -p "$dir"
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 png_ok() { # signature + size
   [ -s "$1" ] || return 1
   [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || return 1
@@ -17,31 +18,11 @@ png_ok() { # signature + size
 
 "$tool" synth nilm -o "$dir/nilm.h5" synth.households=4 synth.days=0.5 synth.seed=3 >/dev/null 2>&1 \
   || fail "synth"
-cat > "$dir/train.ini" <<INI
-[data]
-file = $dir/nilm.h5
-window = 63
-stride = 16
-holdout_every = 4
-[model]
-kind = s2p_cnn
-layers = 3
-conv_scale = 0.25
-hidden = 32
-[optim]
+gt_tiny_nilm_ini "$dir/train.ini" "$dir/nilm.h5" "$dir/run" 40 5 "[optim]
 lr = 1e-2
 warmup = 5
-[train]
-batch = 32
-epochs = 0
-max_steps = 40
-log_every = 10
-eval_every = 5
-patience = 0
 [run]
-dir = $dir/run
-keep = 1
-INI
+keep = 1"
 "$tool" train "$dir/train.ini" > "$dir/train.log" 2>&1 || { cat "$dir/train.log"; fail "train"; }
 for f in eval.json report.md report.html timing.json eval_sample.csv; do
   [ -s "$dir/run/$f" ] || fail "end of training: $f missing"

@@ -8,6 +8,7 @@
  * rows, criticality, the special rules of the final score). */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eval/metrics.h"
@@ -345,6 +346,26 @@ static void test_care_protocol(void) {
     /* only anomaly events: undefined */
     gt_care_protocol_final(&a, 1, &p);
     TEST_CHECK(isnan(p.score) && p.reason != NULL);
+    /* the counter stops at 1000 (the reference's calculate_criticality): 1100 alarms, then 5 quiet rows */
+    enum { NL = 1105 };
+    uint8_t *pl = calloc(NL, 1), *nl = malloc(NL);
+    memset(pl, 1, 1100);
+    memset(nl, 1, NL);
+    gt_care_event_eval l;
+    gt_care_event_score(pl, nl, NL, 0, NL, 0, GT_CARE_CRITICALITY_THRESHOLD, &l);
+    TEST_CLOSE(l.max_criticality, 1000, 0, 0);
+    TEST_CHECK(l.detected == 1);
+    free(pl), free(nl);
+    /* exactly 72 is detected (>=), 71 is not */
+    uint8_t p72[72], n72[72];
+    memset(p72, 1, sizeof p72), memset(n72, 1, sizeof n72);
+    gt_care_event_score(p72, n72, 72, 0, 72, 1, GT_CARE_CRITICALITY_THRESHOLD, &l);
+    TEST_CHECK(l.max_criticality == 72 && l.detected == 1);
+    gt_care_event_score(p72, n72, 71, 0, 71, 1, GT_CARE_CRITICALITY_THRESHOLD, &l);
+    TEST_CHECK(l.max_criticality == 71 && l.detected == 0);
+    /* Wind Farm A (farm code 0) is scored with ignore_normal_index, the others with the status */
+    TEST_CHECK(gt_care_ignores_normal_index(0) == 1 && gt_care_ignores_normal_index(1) == 0 &&
+               gt_care_ignores_normal_index(2) == 0);
 }
 
 int main(void) {

@@ -311,7 +311,10 @@ int main(int argc, char **argv) {
             FILE *fs = fopen(smp, "r");
             TEST_REQUIRE(fs != NULL);
             int hidx = -1;
-            TEST_CHECK(fscanf(fs, "# household file index %d:", &hidx) == 1);
+            long long hid = -1;
+            char from[32] = "";
+            TEST_CHECK(fscanf(fs, "# household id %lld (file index %d) from %31[0-9T:Z-]", &hid, &hidx, from) == 3);
+            TEST_CHECK(hid >= 0 && strlen(from) == 20 && from[19] == 'Z'); /* the id and an ISO UTC start */
             int c;
             while ((c = fgetc(fs)) != EOF && c != '\n') {}
             static double st[4096], sa[4096];

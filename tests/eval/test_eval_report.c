@@ -87,7 +87,8 @@ int main(void) {
     char p[700];
     snprintf(p, sizeof p, "%s/eval_sample.csv", dir);
     TEST_REQUIRE((f = fopen(p, "w")));
-    fputs("# household file index 0: time_h aggregate_w true_fridge pred_fridge true_kettle pred_kettle\n", f);
+    fputs("# household id 7 (file index 0) from 2026-01-05T06:00:00Z; columns: time_h aggregate_w true_fridge pred_fridge true_kettle "
+          "pred_kettle\n", f);
     for (int i = 0; i < 200; i++)
         fprintf(f, "%.4f %.1f %.1f %.1f %s\n", i * 0.1, 300.0 + 100 * (i % 7), 80.0 * (i % 3 == 0), 75.0 * (i % 3 == 0),
                 i % 50 == 0 ? "NaN NaN" : "0 1.5");
@@ -119,6 +120,13 @@ int main(void) {
     TEST_CHECK(png_ok(dir, "loss.png"));
     TEST_CHECK(png_ok(dir, "nilm_f1_ea.png"));
     TEST_CHECK(png_ok(dir, "nilm_sample.png"));
+    /* the sample plot says which household and which hours it shows (19.9 h: not a day) */
+    char *sgp = slurp(dir, "plots/nilm_sample.gp");
+    TEST_REQUIRE(sgp);
+    TEST_CHECK(strstr(sgp, "19.9 h (the whole test split of this household) of test household 7, from 2026-01-05T06:00:00Z")
+               != NULL);
+    TEST_CHECK(strstr(sgp, "filledcurves") != NULL); /* truth shaded, prediction a line: distinct even where equal */
+    free(sgp);
     md = slurp(dir, "report.md");
     char *html = slurp(dir, "report.html");
     TEST_REQUIRE(md && html);

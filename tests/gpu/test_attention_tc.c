@@ -18,13 +18,23 @@
  * Also: the backward is bit-identical run to run (no atomics); in GT_PREC_BF16
  * and GT_PREC_FP16 the gt_attention_*_cuda entry points give the tensor-core
  * results of their tile type bit for bit for a full call and the fp32 SIMT
- * results for a one-row call.
+ * results for a one-row call; the kernels they pick are attention_plan.h's
+ * choice at the device's shared-memory limit, and where the head-size class
+ * 128 backward does not fit (sm_86 / sm_89) they run the SIMT backward.
  * Skips (77) without a GPU or on a device below compute capability 8.0. */
 #include "attn_test_util.h"
 #include "gpu_test_util.h"
 #include "nn/ops/attention.h"
 
 static void test_tc_type(gt_attention_tc_type type, int B, int L, int C, int NH, int q0, int nq, int exact) {
+    /* a class whose shared memory the device does not allow (hs > 64 on sm_86 / sm_89: the entry
+     * points fall back, test_fallback) is not run directly */
+    const int fwd_ok = gt_attention_cuda_fits(GT_ATTN_WMMA, GT_ATTN_FWD, C / NH),
+              bwd_ok = gt_attention_cuda_fits(GT_ATTN_WMMA, GT_ATTN_BWD, C / NH);
+    if (!fwd_ok || !bwd_ok)
+        printf("tc hs%d: %s%s%s do not fit this device's shared memory: not run\n", C / NH, fwd_ok ? "" : "forward",
+               !fwd_ok && !bwd_ok ? " and " : "", bwd_ok ? "" : "backward");
+    if (!fwd_ok) return;
     const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
     const double k = exact || type == GT_ATTENTION_TC_FP16 ? 0.25 : 1.0; /* tolerance factor */
     float *qkv = gtu_rand(nqkv, 1.5f), *g = gtu_rand(no, 1.0f);
@@ -51,6 +61,12 @@ static void test_tc_type(gt_attention_tc_type type, int B, int L, int C, int NH,
 
     /* backward from the CPU forward's out and lse, so only the backward differs */
     float *dg = gtu_dev(g, no), *dgq = gt_cuda_alloc_floats(nqkv);
+    if (!bwd_ok) {
+        free(qkv); free(g); free(out); free(lse); free(gq); free(scr); free(ho); free(hl);
+        gt_cuda_free(dqkv); gt_cuda_free(dout); gt_cuda_free(dlse); gt_cuda_free(dscr); gt_cuda_free(dg);
+        gt_cuda_free(dgq);
+        return;
+    }
     float *dref_o = gtu_dev(out, no), *dref_l = gtu_dev(lse, nl);
     gt_cuda_upload(dgq, g, no < nqkv ? no : nqkv); /* garbage: the op must assign every element */
     gt_attention_tc_backward_rows_cuda(type, dgq, dscr, dg, dqkv, dref_o, dref_l, B, L, C, NH, q0, nq, 0);
@@ -109,6 +125,52 @@ static void test_dispatch(gt_cuda_prec prec) {
     gt_cuda_free(l2); gt_cuda_free(g1); gt_cuda_free(g2);
 }
 
+/* The kernels the entry points pick on this device are attention_plan.h's
+ * choice at the limits the device reports; where the head-size class 128
+ * backward does not fit (sm_86 / sm_89), the BF16 and FP16 entry points run
+ * the SIMT backward: bit for bit the FP32 precision's. */
+static void test_fallback(void) {
+    int dev = 0, major = 0, optin = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    printf("shared memory per block (opt-in): %d B\n", optin);
+    TEST_CHECK(optin >= 101376); /* every sm_80+ device */
+    const gt_cuda_prec precs[2] = {GT_PREC_BF16, GT_PREC_FP16};
+    for (int p = 0; p < 2; p++) {
+        gt_cuda_set_precision(precs[p]);
+        const int tiles = precs[p] == GT_PREC_FP16 ? GT_ATTN_TILES_FP16 : GT_ATTN_TILES_BF16;
+        for (int hs = 16; hs <= 128; hs *= 2)
+            for (int pass = GT_ATTN_FWD; pass <= GT_ATTN_BWD; pass++)
+                TEST_EQ_INT(gt_attention_cuda_variant(pass, hs, 64),
+                            gt_attn_choose(pass, tiles, 0, hs, 64, major, (size_t)optin).variant);
+    }
+    gt_cuda_set_precision(GT_PREC_BF16);
+    if (gt_attention_cuda_variant(GT_ATTN_BWD, 128, 64) != GT_ATTN_SIMT) {
+        gt_cuda_set_precision(GT_PREC_FP32);
+        printf("  every head-size class fits this device: no fallback to exercise\n");
+        return;
+    }
+    const int B = 2, L = 80, C = 256, NH = 2; /* hs 128 */
+    const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
+    float *qkv = gtu_rand(nqkv, 1.5f), *g = gtu_rand(no, 1.0f);
+    float *dqkv = gtu_dev(qkv, nqkv), *dg = gtu_dev(g, no), *o = gtu_dev(g, no);
+    float *lse = gt_cuda_alloc_floats(nl), *scr = gt_cuda_alloc_floats(gt_attention_cuda_scratch_elems(B, L, NH));
+    float *g1 = gt_cuda_alloc_floats(nqkv), *g2 = gt_cuda_alloc_floats(nqkv);
+    gt_cuda_set_precision(GT_PREC_FP32);
+    gt_attention_forward_cuda(o, lse, scr, dqkv, B, L, C, NH, 0);
+    gt_attention_backward_cuda(g1, scr, dg, dqkv, o, lse, B, L, C, NH, 0);
+    gt_cuda_set_precision(GT_PREC_BF16);
+    gt_attention_backward_cuda(g2, scr, dg, dqkv, o, lse, B, L, C, NH, 0);
+    gt_cuda_set_precision(GT_PREC_FP32);
+    float *a = gtu_host(g1, nqkv), *b = gtu_host(g2, nqkv);
+    TEST_CHECK(memcmp(a, b, nqkv * 4) == 0);
+    printf("  hs 128 backward in bf16 precision: the SIMT kernels (the wmma ones do not fit), bit for bit\n");
+    free(a); free(b); free(qkv); free(g);
+    gt_cuda_free(dqkv); gt_cuda_free(dg); gt_cuda_free(o); gt_cuda_free(lse); gt_cuda_free(scr);
+    gt_cuda_free(g1); gt_cuda_free(g2);
+}
+
 int main(void) {
     GTU_REQUIRE_GPU();
     char desc[256];
@@ -129,6 +191,7 @@ int main(void) {
     test_tc(2, 4096, 64, 2, 0, 4096, 0); /* L 4096, hs 32: 64 key tiles per row */
     test_dispatch(GT_PREC_BF16);
     test_dispatch(GT_PREC_FP16);
+    test_fallback();
     gt_cuda_set_precision(GT_PREC_FP32);
     TEST_DONE();
 }

@@ -36,7 +36,7 @@ def care_event(pred, normal, es, ee, anomaly):
     c = cmax = 0
     for k in range(min(ee, n)):
         if nm[k]:
-            c = c + 1 if p[k] else max(0, c - 1)
+            c = min(c + 1, 1000) if p[k] else max(0, c - 1)  # the reference caps the counter at 1000
         cmax = max(cmax, c)
     out["max_criticality"], out["detected"] = cmax, cmax >= 72
     return out

@@ -59,6 +59,66 @@ static void test_numbers(void) {
     TEST_CHECK(gt_parse_datetime_ms(s, s + strlen(s), &ms) == NULL);
 }
 
+/* The calendar of the one date parser (issue #37, class 6): 29 February only
+ * in leap years (every 4th, not centuries but every 400th), each month's own
+ * length, seconds 0..59 (":60" was accepted: the next minute's ":00" a second
+ * time), against Python's calendar-checked datetime values (date -u +%s). */
+static void test_calendar(void) {
+    static const struct {
+        const char *s;
+        long long ms; /* -1: refused */
+    } cases[] = {
+        {"2020-02-29 12:00:00", 1582977600000LL}, {"2000-02-29 00:00:00", 951782400000LL},
+        {"2021-02-29 00:00:00", -1},             {"2019-02-29 00:00:00", -1},
+        {"1900-02-29 00:00:00", -1},             {"2100-02-29 00:00:00", -1},
+        {"2021-02-28 23:59:59", 1614556799000LL}, {"2024-02-30 00:00:00", -1},
+        {"2021-04-31 00:00:00", -1},             {"2021-06-31 00:00:00", -1},
+        {"2021-09-31 00:00:00", -1},             {"2021-11-31 00:00:00", -1},
+        {"2021-04-30 00:00:00", 1619740800000LL}, {"2021-12-31 23:59:59", 1640995199000LL},
+        {"2016-12-31 23:59:60", -1},             {"2021-01-01 00:00:60", -1},
+        {"2021-01-01 00:60:00", -1},             {"2021-01-01 24:00:00", -1},
+        {"2021-01-00 00:00:00", -1},             {"2021-00-10 00:00:00", -1},
+        {"2021-01-01 00:00:59.999", 1609459259999LL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *s = cases[i].s;
+        int64_t ms = -7;
+        const char *r = gt_parse_datetime_ms(s, s + strlen(s), &ms);
+        if (cases[i].ms < 0) {
+            TEST_CHECK(r == NULL);
+            if (r) fprintf(stderr, "  accepted %s\n", s);
+        } else {
+            TEST_CHECK(r == s + strlen(s));
+            TEST_EQ_INT(ms, cases[i].ms);
+        }
+    }
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    for (unsigned m = 1; m <= 12; m++) {
+        TEST_EQ_INT(gt_days_in_month(2023, m), days[m - 1]);
+        TEST_EQ_INT(gt_days_in_month(2024, m), days[m - 1] + (m == 2));
+    }
+    TEST_EQ_INT(gt_days_in_month(1900, 2), 28);
+    TEST_EQ_INT(gt_days_in_month(2000, 2), 29);
+    TEST_EQ_INT(gt_days_in_month(2023, 0), 0);
+    TEST_EQ_INT(gt_days_in_month(2023, 13), 0);
+    /* every day of 1990..2099 parses to the day after the one before: no gap, no day twice */
+    int64_t prev = -1;
+    char buf[32];
+    for (int y = 1990; y < 2100; y++)
+        for (unsigned m = 1; m <= 12; m++)
+            for (int d = 1; d <= gt_days_in_month(y, m); d++) {
+                snprintf(buf, sizeof buf, "%04d-%02u-%02d 00:00:00", y, m, d);
+                int64_t ms;
+                TEST_REQUIRE(gt_parse_datetime_ms(buf, buf + strlen(buf), &ms) == buf + strlen(buf));
+                if (prev >= 0) {
+                    TEST_CHECK(ms - prev == 86400000LL);
+                    if (ms - prev != 86400000LL) fprintf(stderr, "  %s\n", buf);
+                }
+                prev = ms;
+            }
+    TEST_EQ_INT(prev, 4102358400000LL); /* 2099-12-31 */
+}
+
 static void test_tv_and_clean(void) {
     gt_diag d = {0};
     d.quiet = 1;
@@ -638,8 +698,106 @@ static void test_sum_legs(void) {
     TEST_CHECK(out[0] == 1 && isnan(out[1]) && out[8] == 9 && isnan(out[9]));
 }
 
+/* Sizes (issue #37, class 5): a stray time stamp decades from the rest of a
+ * recording is skipped with a warning naming its line (strict: an error), the
+ * grid check refuses a grid of more than GT_IMPORT_GRID_MAX_RATIO rows per
+ * sample, and event_info.csv's repeated-id check is a sort: 10^6 lines with a
+ * repeat at the very end are refused naming both lines (the old pairwise scan:
+ * 5 x 10^11 comparisons; the time is printed, never asserted). */
+static void test_strays(void) {
+    /* 300 samples every 6 s in 2014, one line dated 40 years later (2054) in the middle of the file */
+    char *txt = malloc(64 * 302);
+    TEST_REQUIRE(txt);
+    size_t len = 0;
+    for (int i = 0; i < 300; i++) {
+        if (i == 150) len += (size_t)sprintf(txt + len, "%lld 5\n", 1400000000LL + 40LL * 365 * 86400);
+        len += (size_t)sprintf(txt + len, "%lld %d\n", 1400000000LL + 6LL * i, i);
+    }
+    gt_diag d = {0};
+    d.quiet = 1;
+    gt_series s = {0};
+    gt_series_stats st = {0};
+    TEST_EQ_INT(gt_parse_tv(txt, len, "mains.dat", 1, 2, 2, INT64_C(1) << 60, &s, &d, &st), 0);
+    TEST_EQ_INT(s.n, 301);
+    TEST_EQ_INT(gt_series_clean(&s, "mains.dat", &d, &st), 0);
+    TEST_EQ_INT(s.n, 300);
+    TEST_EQ_INT(st.n_stray, 1);
+    TEST_EQ_INT(s.t[s.n - 1], (1400000000LL + 6 * 299) * 1000);
+    TEST_CHECK(strstr(d.last_warn, "mains.dat:151: time stamp 2054-") != NULL);
+    TEST_CHECK(strstr(d.last_warn, "days after the rest of the recording (line 301): a stray clock; line skipped"));
+    gt_series_free(&s);
+    /* --strict: the same line is the error */
+    gt_diag ds = {0};
+    ds.quiet = 1, ds.strict = 1;
+    TEST_EQ_INT(gt_parse_tv(txt, len, "mains.dat", 1, 2, 2, INT64_C(1) << 60, &s, &ds, NULL), 0);
+    TEST_EQ_INT(gt_series_clean(&s, "mains.dat", &ds, NULL), -1);
+    TEST_CHECK(ds.err_code == GT_EXIT_DATA && strstr(ds.err, "mains.dat:151: time stamp 2054-") && strstr(ds.err, "(--strict)"));
+    gt_series_free(&s);
+    free(txt);
+    /* gt_stray_edges: at most 1 % at an end, a gap of more than a year, a majority kept */
+    const int64_t Y = GT_IMPORT_STRAY_GAP_MS, H = 3600000;
+    int64_t t[200], lo, hi;
+    for (int i = 0; i < 200; i++) t[i] = i * H;
+    TEST_EQ_INT(gt_stray_edges(t, 200, &lo, &hi), 0);
+    TEST_CHECK(lo == 0 && hi == 200);
+    for (int i = 0; i < 200; i++) t[i] = 40 * Y + i * H;
+    t[0] = 0, t[1] = H; /* two strays before: 1 % of 200 */
+    t[199] = 80 * Y;    /* and one after */
+    TEST_EQ_INT(gt_stray_edges(t, 200, &lo, &hi), 3);
+    TEST_CHECK(lo == 2 && hi == 199);
+    t[2] = 2 * H; /* three before: more than 1 % is no stray run (a recording in two parts) */
+    TEST_EQ_INT(gt_stray_edges(t, 200, &lo, &hi), 1);
+    TEST_CHECK(lo == 0 && hi == 199);
+    int64_t two[2] = {0, 40 * Y}; /* which one is the stray? neither: the grid check decides */
+    TEST_EQ_INT(gt_stray_edges(two, 2, &lo, &hi), 0);
+    /* exactly a year is no stray */
+    for (int i = 0; i < 200; i++) t[i] = i * H;
+    t[199] = t[198] + Y;
+    TEST_EQ_INT(gt_stray_edges(t, 200, &lo, &hi), 0);
+    /* the grid check: rows per sample, the largest gap named */
+    int64_t at = -1;
+    TEST_EQ_INT(gt_grid_too_sparse((int64_t)GT_IMPORT_GRID_MAX_RATIO * GT_IMPORT_GRID_MIN_SAMPLES - 1, t, 200, &at), 0);
+    TEST_EQ_INT(at, 199);
+    TEST_EQ_INT(gt_grid_too_sparse((int64_t)GT_IMPORT_GRID_MAX_RATIO * GT_IMPORT_GRID_MIN_SAMPLES, t, 200, &at), 1);
+    gt_grid g = gt_grid_span(0, 40 * Y, 6000); /* 40 years of 6 s rows for two samples */
+    TEST_EQ_INT(gt_grid_too_sparse(g.n_rows, two, 2, &at), 1);
+    TEST_EQ_INT(at, 1);
+}
+
+static void test_event_info_large(void) {
+    const int n = 1000000;
+    const char *hdr = "asset;event_id;event_label;event_start;event_end\n";
+    size_t cap = strlen(hdr) + (size_t)(n + 1) * 64, len = 0;
+    char *txt = malloc(cap);
+    TEST_REQUIRE(txt);
+    len += (size_t)sprintf(txt, "%s", hdr);
+    for (int i = 0; i < n; i++)
+        len += (size_t)sprintf(txt + len, "%d;%d;normal;2020-10-13 12:30:00;2020-10-23 12:20:00\n", i % 50,
+                               (int)(((int64_t)i * 7919) % n));
+    gt_care_event *ev = NULL;
+    gt_diag d = {0};
+    d.quiet = 1;
+    double t0 = now();
+    TEST_EQ_INT(gt_parse_care_events(txt, len, "event_info.csv", &ev, &d), n);
+    const double dt = now() - t0;
+    TEST_CHECK(ev && ev[n - 1].event_id == (int64_t)(((int64_t)(n - 1) * 7919) % n));
+    free(ev);
+    /* one more line repeating line 2's id (event 0): named with both lines */
+    len += (size_t)sprintf(txt + len, "3;0;anomaly;2020-10-13 12:30:00;2020-10-23 12:20:00\n");
+    gt_diag de = {0};
+    de.quiet = 1;
+    TEST_EQ_INT(gt_parse_care_events(txt, len, "event_info.csv", &ev, &de), -1);
+    TEST_CHECK(ev == NULL && de.err_code == GT_EXIT_DATA);
+    char want[96];
+    snprintf(want, sizeof want, "event_info.csv:%d: event_id 0 repeats line 2", n + 2);
+    TEST_CHECK(strstr(de.err, want) != NULL);
+    printf("event_info.csv: %d lines parsed and checked for repeated ids in %.2f s (benchmark only)\n", n, dt);
+    free(txt);
+}
+
 int main(int argc, char **argv) {
     test_numbers();
+    test_calendar();
     test_tv_and_clean();
     test_resample();
     test_map();
@@ -650,6 +808,8 @@ int main(int argc, char **argv) {
     test_bad_lines();
     test_warning_summary();
     test_sum_legs();
+    test_strays();
+    test_event_info_large();
     if (argc > 1 && !strcmp(argv[1], "--bench")) bench();
     TEST_DONE();
 }

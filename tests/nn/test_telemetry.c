@@ -141,9 +141,15 @@ int main(void) {
     fprintf(stderr, "GPU 0 (driver %s): %.0f%% busy, %.1f of %.1f GiB, %.0f C, %.0f W, SM %.0f MHz, throttle 0x%llx\n",
             gt_gpu_telemetry_driver(g), s.util_pct, s.mem_used_bytes / 1073741824.0, s.mem_total_bytes / 1073741824.0,
             s.temp_c, s.power_w, s.sm_clock_mhz, (unsigned long long)s.throttle);
-    struct timespec d = {0, 300000000};
-    nanosleep(&d, NULL);
+    /* until the thread has sampled twice: polled, not a fixed 0.3 s sleep (a loaded machine schedules the
+     * thread late; issue #37, class 8); the 60 s bound only ends a hang */
     gt_gpu_stats iv, run;
+    for (int i = 0; i < 1200; i++) {
+        struct timespec d = {0, 50000000};
+        nanosleep(&d, NULL);
+        gt_gpu_telemetry_run_stats(g, &run);
+        if (run.n >= 2) break;
+    }
     gt_gpu_telemetry_take(g, &iv);
     TEST_CHECK(iv.n >= 2); /* the thread samples every 0.05 s */
     gt_gpu_telemetry_run_stats(g, &run);

@@ -98,7 +98,29 @@ int main(void) {
     gt_model_plan_sizes(&mc, &sz);
     TEST_CLOSE(m.params + m.grads + m.moments + m.acts, (double)gt_model_device_bytes(&mc, &sz), 0, 1e-12);
     TEST_CHECK(m.data == 0 && m.base == 0 && m.buffers == 0);
-    TEST_CLOSE(m.context, GT_PLAN_GPU_CONTEXT_BYTES + (double)GT_CUBLAS_WS_BYTES, 0, 1e-12);
+    TEST_CLOSE(m.context, GT_PLAN_GPU_CONTEXT_BYTES, 0, 1e-12);
+    /* the model stream's context: its cuBLAS workspace (32 MiB) + 16 + 2048 doubles + 33792 floats of
+     * reduction scratch (nn/ops/cuda/context.cu), one engine at a time */
+    TEST_CLOSE(m.stream, 33554432.0 + 128 + 16384 + 135168, 0, 0);
+    TEST_CLOSE(m.total, m.params + m.grads + m.moments + m.acts + m.context + m.stream, 0, 1e-12);
+    {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        TEST_REQUIRE(f != NULL);
+        gt_plan pg;
+        const int64_t micro_was = rq.micro;
+        rq.micro = 16;
+        gt_plan_compute(&rq, &gpu, &pg);
+        gt_plan_print(f, &rq, &gpu, &pg);
+        fclose(f);
+        fputs(text, stderr);
+        TEST_CHECK(strstr(text, "stream context (cuBLAS workspace, scratch)") != NULL);
+        TEST_CHECK(strstr(text, "32.1 MiB") != NULL); /* 33706112 B */
+        TEST_CHECK(strstr(text, "per device model, 1 at a time") != NULL);
+        free(text);
+        rq.micro = micro_was;
+    }
 
     /* the scale model on the GA660M tier: 4 GPUs per node */
     gt_plan_net net;

@@ -139,7 +139,7 @@ python3 -c "import sys; a, b = float('$(act g.txt)'), float('$(act gb.txt)'); pr
   || fail "bf16 does not lower the planned activations ($(act g.txt) vs $(act gb.txt) MiB)"
 # the GPU rate: the estimate for the kind, a measured calibration file (tests/gpu/run.sh's
 # plan-calibration.json), or plan.gpu_efficiency; the step's compute scales with 1 / efficiency
-grep -q "the kernel review's estimate, not measured" g.txt || { cat g.txt; fail "the GPU rate's source is not stated"; }
+grep -q "an estimate from the kernels' structure, not measured" g.txt || { cat g.txt; fail "the GPU rate's source is not stated"; }
 printf '{"gpu": "NVIDIA H200", "efficiency": {"s2p_tf": 0.25, "lstm": 0.01}}\n' > cal.json
 "$GT" plan tf.ini --tier ga660m --ranks 8 plan.calibration=cal.json > c.txt 2>&1 || { cat c.txt; fail "plan.calibration"; }
 grep -q "nominal x 0.25 for s2p_tf, measured on NVIDIA H200" c.txt || { cat c.txt; fail "calibration not used"; }

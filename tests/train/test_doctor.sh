@@ -139,6 +139,21 @@ synth_run tlimit # Slurm's line in the job output
 echo "slurmstepd: error: *** JOB 4244 ON node01 CANCELLED AT 2026-12-01T12:00:00 DUE TO TIME LIMIT ***" > "$W/tlimit/slurm-4244.out"
 expect time_limit "$W/tlimit" time_limit "'DUE TO TIME LIMIT' in ev and 'train.time_budget' in f['fix']"
 
+# the run's Slurm output: its job id is the whole trailing number of the name (%j, %A_%a), never a part of it.
+# A substring match read slurm-51234.out for runs/123 and blamed that job's OOM on this run (issue #37, class 6)
+mkdir -p "$W/jobid/runs"
+synth_run jobid/runs/123
+synth_run jobid/runs/77_3
+OOM="slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1.batch. Some of your processes may have been killed by the cgroup out-of-memory handler."
+for j in 1234 51234 1123 12 123_4 pdm-77_13 pdm-7_3 pdm-77 177_3; do echo "$OOM" > "$W/jobid/slurm-$j.out"; done
+NO_SLURM="all('slurm-' not in e for x in d['findings'] for e in x['evidence']) and 'oom' not in [x['cause'] for x in d['findings']]"
+expect jobid_other "$W/jobid/runs/123" crashed_rank "$NO_SLURM"
+expect jobid_other_array "$W/jobid/runs/77_3/" crashed_rank "$NO_SLURM"
+echo "$OOM" > "$W/jobid/slurm-nilm_full-123.out"
+echo "$OOM" > "$W/jobid/slurm-pdm_doe-77_3.out"
+expect jobid_own "$W/jobid/runs/123/" oom "'slurm-nilm_full-123.out' in ev and '1234' not in ev and 'slurm-12.out' not in ev"
+expect jobid_own_array "$W/jobid/runs/77_3" oom "'slurm-pdm_doe-77_3.out' in ev and '77_13' not in ev and ev.count('slurm-') == 1"
+
 # performance: a finished run whose timing.json and metrics.jsonl show a stalled loader / an unbalanced rank
 rm -rf "$W/stall"; cp -r "$W/good" "$W/stall"
 set_stall "$W/stall" 0.42 0.4

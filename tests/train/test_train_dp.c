@@ -1,7 +1,13 @@
 /* tests/train/test_train_dp.c (np 1, 2, 4): data parallelism is exact.
  * On one small NILM file, a P-rank run and a 1-rank run (rank 0 alone on a
  * sub-communicator) with the same GLOBAL batch, micro-batching on, must give
- * the same loss at every step (to float summation order), identical replicas
+ * the same loss at every step to float summation order: the P-rank sum of
+ * micro-batch gradients is rounded in another order than the 1-rank
+ * accumulation, and training amplifies that rounding step by step (about
+ * 10x per 15 steps here: 1e-10 at step 0, 1e-4 at step 90 with OpenBLAS's
+ * Haswell kernels, 1e-7 with its SkylakeX kernels), so the first 20 steps
+ * agree to 1e-6 and all 120 to 2e-3, while a dropped or double-counted
+ * shard moves the loss by percents from the first updates; identical replicas
  * on every rank, and a loss that goes down; for the MSE and the L1 training
  * loss (model.loss), and the L1 run really optimises L1: its first-step loss
  * (mean |d| over the same first batch from the same initial model) is below
@@ -57,17 +63,18 @@ int main(int argc, char **argv) {
             TEST_EQ_INT(gt_train_run(&c, solo, &r1), 0);
             MPI_Comm_free(&solo);
             TEST_EQ_INT(r1.n_losses, rp.n_losses);
-            double worst = 0;
+            double worst = 0, worst20 = 0;
             for (int64_t i = 0; i < r1.n_losses && i < rp.n_losses; i++) {
                 double rel = fabs(rp.losses[i] - r1.losses[i]) / fabs(r1.losses[i]);
                 if (rel > worst) worst = rel;
-                TEST_CLOSE(rp.losses[i], r1.losses[i], 0, 1e-5);
+                if (i < 20 && rel > worst20) worst20 = rel;
+                TEST_CLOSE(rp.losses[i], r1.losses[i], 0, i < 20 ? 1e-6 : 2e-3);
             }
             double f5 = tt_mean(rp.losses, 10), l5 = tt_mean(rp.losses + rp.n_losses - 10, 10);
             fprintf(stderr,
-                    "dp (%s): %d ranks vs 1 rank over %lld steps: max relative loss difference %.3g; "
+                    "dp (%s): %d ranks vs 1 rank over %lld steps: max relative loss difference %.3g (first 20 steps %.3g); "
                     "loss %.4f -> %.4f, val %.4f; params %016llx vs %016llx\n",
-                    names[kind], size, (long long)rp.n_losses, worst, f5, l5, rp.last_val,
+                    names[kind], size, (long long)rp.n_losses, worst, worst20, f5, l5, rp.last_val,
                     (unsigned long long)rp.params_checksum, (unsigned long long)r1.params_checksum);
             if (size == 1) TEST_CHECK(rp.params_checksum == r1.params_checksum); /* same program, same bits */
             TEST_CHECK(l5 < 0.75 * f5);                                            /* it learns */

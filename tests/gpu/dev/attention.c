@@ -188,6 +188,13 @@ int main(int argc, char **argv) {
             printf("GT_ATTN_BENCH variant=%s check=skip (device below compute capability 8.0)\n", v->name);
             continue;
         }
+        const gt_attn_variant kv = v->fwd == mma_fwd ? GT_ATTN_MMA : v->prec == GT_PREC_FP32 ? GT_ATTN_SIMT
+                                                                                             : GT_ATTN_WMMA;
+        if (!gt_attention_cuda_fits(kv, GT_ATTN_FWD, hs) || !gt_attention_cuda_fits(kv, GT_ATTN_BWD, hs)) {
+            printf("GT_ATTN_BENCH variant=%s check=skip (its shared memory at hs %d does not fit this device)\n",
+                   v->name, hs);
+            continue;
+        }
         /* check: forward, then the backward from this variant's own out and lse (as in training) */
         v->fwd(d.out, d.lse, d.scratch, d.qkv, &s);
         v->bwd(d.dqkv, d.scratch, d.dout, d.qkv, d.out, d.lse, &s);

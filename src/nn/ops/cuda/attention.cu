@@ -24,10 +24,14 @@
 //               dv += p dO, dk += ds q
 // Two kernels, no atomics: deterministic. fp32 FMA on the SIMT cores in every
 // precision mode but BF16 and FP16, where the entry points below hand calls of
-// 64 rows or more to the tensor-core kernels of attention_tc.cu. Rows past the end
-// are computed on zeros (the whole warp takes part in every shuffle) and not
-// written.
+// 64 rows or more to the tensor-core kernels of attention_tc.cu (or
+// attention_mma.cu), pass by pass, where their shared memory fits the device
+// (nn/ops/cuda/attention_plan.h: at head sizes above 64 on sm_86 / sm_89 the
+// backward, and the mma forward, stay here). Rows past the end are computed on
+// zeros (the whole warp takes part in every shuffle) and not written. Static
+// shared memory only: 2 x 32 x HSP floats (+ 256 B), 32.3 KiB at HSP 128.
 #include "nn/ops/attention.h"
+#include "nn/ops/cuda/attention_plan.h"
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/fast_exp.h"
 
@@ -51,10 +55,12 @@ __device__ __forceinline__ float group_sum(float v) {
 }
 
 // Stage rows [r0, r0+n) of a (L, hs) strided view (row stride ld) into s
-// (ATT_BC, HSP), zero beyond n rows and hs columns.
+// (ATT_BC, HSP), zero beyond n rows and hs columns. vec: hs == HSP and the
+// views' base pointers are 16-byte aligned (att_vec, on the host), so every
+// row start is (HSP >= 8: C = NH * hs and ld multiples of 4 floats).
 template <int HSP>
-__device__ __forceinline__ void stage_tile(float *s, const float *src, int ld, int r0, int n, int hs) {
-    if (hs == HSP) { // whole rows of 16-byte aligned float4 (HSP >= 8, C = NH * hs)
+__device__ __forceinline__ void stage_tile(float *s, const float *src, int ld, int r0, int n, int hs, bool vec) {
+    if (vec) { // whole rows of 16-byte aligned float4
         constexpr int V = HSP / 4;
         float4 *s4 = (float4 *)s;
         for (int idx = threadIdx.x; idx < ATT_BC * V; idx += blockDim.x) {
@@ -113,7 +119,7 @@ __device__ __forceinline__ void store_row(float *dst, const float *reg, float sc
 // grid (ceil(nq/ROWS), NH, B)
 template <int HSP>
 __global__ void __launch_bounds__(ATT_THREADS) k_attn_fwd(float *out, float *lse, const float *qkv, int L, int C,
-                                                          int NH, int hs, int q0, int nq, float scale) {
+                                                          int NH, int hs, int q0, int nq, float scale, bool vec) {
     using A = att_shape<HSP>;
     __shared__ __align__(16) float ks[ATT_BC * HSP];
     __shared__ __align__(16) float vs[ATT_BC * HSP];
@@ -129,8 +135,8 @@ __global__ void __launch_bounds__(ATT_THREADS) k_attn_fwd(float *out, float *lse
     for (int j0 = 0; j0 < L; j0 += ATT_BC) {
         const int bc = L - j0 < ATT_BC ? L - j0 : ATT_BC;
         __syncthreads();
-        stage_tile<HSP>(ks, base + C, C3, j0, bc, hs);
-        stage_tile<HSP>(vs, base + 2 * C, C3, j0, bc, hs);
+        stage_tile<HSP>(ks, base + C, C3, j0, bc, hs, vec);
+        stage_tile<HSP>(vs, base + 2 * C, C3, j0, bc, hs, vec);
         __syncthreads();
         float s[ATT_BC];
         float mt = -INFINITY;
@@ -192,7 +198,7 @@ __global__ void k_zero_dq(float *dqkv, int B, int L, int C, int q0, int nq) {
 template <int HSP>
 __global__ void __launch_bounds__(ATT_THREADS) k_attn_dq(float *dqkv, const float *dout, const float *qkv,
                                                          const float *lse, const float *D, int L, int C, int NH,
-                                                         int hs, int q0, int nq, float scale) {
+                                                         int hs, int q0, int nq, float scale, bool vec) {
     using A = att_shape<HSP>;
     __shared__ __align__(16) float ks[ATT_BC * HSP];
     __shared__ __align__(16) float vs[ATT_BC * HSP];
@@ -211,8 +217,8 @@ __global__ void __launch_bounds__(ATT_THREADS) k_attn_dq(float *dqkv, const floa
     for (int j0 = 0; j0 < L; j0 += ATT_BC) {
         const int bc = L - j0 < ATT_BC ? L - j0 : ATT_BC;
         __syncthreads();
-        stage_tile<HSP>(ks, base + C, C3, j0, bc, hs);
-        stage_tile<HSP>(vs, base + 2 * C, C3, j0, bc, hs);
+        stage_tile<HSP>(ks, base + C, C3, j0, bc, hs, vec);
+        stage_tile<HSP>(vs, base + 2 * C, C3, j0, bc, hs, vec);
         __syncthreads();
         for (int j = 0; j < bc; j++) { // bc is the same for the whole block
             const float p = gt_expf_poly(scale * dot_row<HSP>(q, ks + j * HSP, lane) - lr);
@@ -229,7 +235,7 @@ __global__ void __launch_bounds__(ATT_THREADS) k_attn_dq(float *dqkv, const floa
 template <int HSP>
 __global__ void __launch_bounds__(ATT_THREADS) k_attn_dkv(float *dqkv, const float *dout, const float *qkv,
                                                           const float *lse, const float *D, int L, int C, int NH,
-                                                          int hs, int q0, int nq, float scale) {
+                                                          int hs, int q0, int nq, float scale, bool vec) {
     using A = att_shape<HSP>;
     __shared__ __align__(16) float qs[ATT_BC * HSP];
     __shared__ __align__(16) float gs[ATT_BC * HSP];
@@ -252,8 +258,8 @@ __global__ void __launch_bounds__(ATT_THREADS) k_attn_dkv(float *dqkv, const flo
     for (int i0 = q0; i0 < q1; i0 += ATT_BC) {
         const int br = q1 - i0 < ATT_BC ? q1 - i0 : ATT_BC;
         __syncthreads();
-        stage_tile<HSP>(qs, base, C3, i0, br, hs);
-        stage_tile<HSP>(gs, dob, C, i0, br, hs);
+        stage_tile<HSP>(qs, base, C3, i0, br, hs, vec);
+        stage_tile<HSP>(gs, dob, C, i0, br, hs, vec);
         if (threadIdx.x < ATT_BC) {
             ls[threadIdx.x] = threadIdx.x < br ? lse[bh * L + i0 + threadIdx.x] : 0.0f;
             dsh[threadIdx.x] = threadIdx.x < br ? D[bh * L + i0 + threadIdx.x] : 0.0f;
@@ -304,6 +310,12 @@ static int check_shapes(int B, int L, int C, int NH, int q0, int nq) {
     return hs <= 8 ? 8 : hs <= 16 ? 16 : hs <= 32 ? 32 : hs <= 64 ? 64 : 128;
 }
 
+// float4 staging: whole padded rows (hs == hsp) and 16-byte aligned views
+// (every row start then is: C and the row strides are multiples of 4 floats)
+static bool att_vec(int hs, int hsp, const float *a, const float *b) {
+    return hs == hsp && (((uintptr_t)a | (uintptr_t)b) & 15) == 0;
+}
+
 #define ATT_LAUNCH(HSP, KERNEL, n_rows, ...)                                                        \
     KERNEL<HSP><<<dim3(gt_cdiv((size_t)(n_rows), att_shape<HSP>::ROWS), NH, B), ATT_THREADS, 0, st>>>( \
         __VA_ARGS__)
@@ -316,36 +328,99 @@ static int check_shapes(int B, int L, int C, int NH, int q0, int nq) {
     default: ATT_LAUNCH(128, KERNEL, n_rows, __VA_ARGS__); break;       \
     }
 
-// BF16 and FP16 precision run attention on the tensor cores (attention_tc.cu,
-// tiles in bf16 or fp16) where the device has them (sm_80+), for calls of at
-// least one 64-row query tile: a row range of a few rows (s2p_tf's midpoint
-// row) would fill one tile row in 64, and the SIMT kernels cost little there.
+// The current device's compute capability major and shared-memory opt-in
+// limit, read once per device (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+#define ATT_MAX_DEVICES 32
+static void device_limits(int *major, size_t *optin) {
+    static int s_major[ATT_MAX_DEVICES], s_optin[ATT_MAX_DEVICES];
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    int mj = 0, op = 0;
+    if (dev < ATT_MAX_DEVICES && s_major[dev]) {
+        mj = s_major[dev];
+        op = s_optin[dev];
+    } else {
+        CUDA_CHECK(cudaDeviceGetAttribute(&mj, cudaDevAttrComputeCapabilityMajor, dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&op, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        if (dev < ATT_MAX_DEVICES) s_major[dev] = mj, s_optin[dev] = op;
+    }
+    *major = mj;
+    *optin = op > 0 ? (size_t)op : 0;
+}
+
+size_t gt_attention_smem_optin(void) {
+    int major = 0;
+    size_t optin = 0;
+    device_limits(&major, &optin);
+    return optin;
+}
+
+// The kernels of one call (nn/ops/cuda/attention_plan.h, the function the fit
+// test checks): BF16 and FP16 precision run attention on the tensor cores
+// (attention_tc.cu, tiles in bf16 or fp16; bf16 on attention_mma.cu when
+// gt_attention_tc_set_kernel(GT_ATTENTION_TC_MMA)) where the device has them
+// (sm_80+) and their shared memory fits the device, for calls of at least
+// one 64-row query tile: a row range of a few rows (s2p_tf's midpoint row)
+// would fill one tile row in 64, and the SIMT kernels cost little there.
 // FP32 and TF32 keep the fp32 SIMT kernels below.
-#define ATT_TC_MIN_ROWS 64
-static bool use_tensor_cores(int nq, gt_attention_tc_type *type) {
+static gt_attn_choice plan_call(int pass, int hs, int nq, gt_attention_tc_type *type) {
     const gt_cuda_prec p = gt_cuda_get_precision();
     *type = p == GT_PREC_FP16 ? GT_ATTENTION_TC_FP16 : GT_ATTENTION_TC_BF16;
-    return (p == GT_PREC_BF16 || p == GT_PREC_FP16) && nq >= ATT_TC_MIN_ROWS && gt_attention_tc_usable();
+    const int tiles = p == GT_PREC_BF16 ? GT_ATTN_TILES_BF16 : p == GT_PREC_FP16 ? GT_ATTN_TILES_FP16
+                                                                                 : GT_ATTN_TILES_NONE;
+    int major = 0;
+    size_t optin = 0;
+    if (tiles != GT_ATTN_TILES_NONE) device_limits(&major, &optin); // FP32: no device query at all
+    return gt_attn_choose(pass, tiles, gt_attention_tc_get_kernel() == GT_ATTENTION_TC_MMA, hs, nq, major, optin);
 }
-// bf16 tiles on the mma kernels of attention_mma.cu when selected
-// (gt_attention_tc_set_kernel; the default, GT_ATTENTION_TC_WMMA, keeps
-// attention_tc.cu); fp16 tiles always on attention_tc.cu.
-static bool use_mma(gt_attention_tc_type type) {
-    return type == GT_ATTENTION_TC_BF16 && gt_attention_tc_get_kernel() == GT_ATTENTION_TC_MMA;
+
+extern "C" gt_attn_variant gt_attention_cuda_variant(int pass, int hs, int nq) {
+    gt_attention_tc_type type;
+    return plan_call(pass, hs, nq, &type).variant;
+}
+
+extern "C" int gt_attention_cuda_fits(gt_attn_variant v, int pass, int hs) {
+    if (v == GT_ATTN_SIMT) return 1;
+    int major = 0;
+    size_t optin = 0;
+    device_limits(&major, &optin);
+    return major >= 8 && gt_attn_fits(v, pass, gt_attn_hsp(v, hs), optin);
+}
+
+// Every tensor-core class (16-bit type, padded head size, pass) whose kernels
+// fit the device is opted in now, outside any step (a capture may refuse
+// cudaFuncSetAttribute); the others are never chosen.
+extern "C" void gt_attention_cuda_prepare(void) {
+    int major = 0;
+    size_t optin = 0;
+    device_limits(&major, &optin);
+    if (major < 8) return;
+    for (int pass = GT_ATTN_FWD; pass <= GT_ATTN_BWD; pass++)
+        for (int hsp = 16; hsp <= 128; hsp *= 2) {
+            if (gt_attn_fits(GT_ATTN_WMMA, pass, hsp, optin)) {
+                gt_attention_tc_optin(GT_ATTENTION_TC_BF16, hsp, pass);
+                gt_attention_tc_optin(GT_ATTENTION_TC_FP16, hsp, pass);
+            }
+            if (gt_attn_fits(GT_ATTN_MMA, pass, hsp, optin)) gt_attention_mma_optin(hsp, pass);
+        }
 }
 
 extern "C" void gt_attention_forward_rows_cuda(float *out, float *lse, float *scratch, const float *qkv, int B,
                                                int L, int C, int NH, int q0, int nq, cudaStream_t st) {
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
+    const int hs = C / NH;
     gt_attention_tc_type type;
-    if (use_tensor_cores(nq, &type)) {
-        if (use_mma(type)) gt_attention_mma_forward_rows_cuda(out, lse, scratch, qkv, B, L, C, NH, q0, nq, st);
-        else gt_attention_tc_forward_rows_cuda(type, out, lse, qkv, B, L, C, NH, q0, nq, st);
+    const gt_attn_choice k = plan_call(GT_ATTN_FWD, hs, nq, &type);
+    if (k.variant == GT_ATTN_MMA) {
+        gt_attention_mma_forward_rows_cuda(out, lse, scratch, qkv, B, L, C, NH, q0, nq, st);
         return;
     }
-    const int hs = C / NH;
+    if (k.variant == GT_ATTN_WMMA) {
+        gt_attention_tc_forward_rows_cuda(type, out, lse, qkv, B, L, C, NH, q0, nq, st);
+        return;
+    }
     const float scale = 1.0f / sqrtf((float)hs);
-    ATT_DISPATCH(hsp, k_attn_fwd, nq, out, lse, qkv, L, C, NH, hs, q0, nq, scale);
+    ATT_DISPATCH(hsp, k_attn_fwd, nq, out, lse, qkv, L, C, NH, hs, q0, nq, scale, att_vec(hs, hsp, qkv, qkv));
     GT_CUDA_LAUNCH_CHECK();
 }
 
@@ -358,20 +433,24 @@ extern "C" void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, con
                                                 const float *out, const float *lse, int B, int L, int C, int NH,
                                                 int q0, int nq, cudaStream_t st) {
     const int hsp = check_shapes(B, L, C, NH, q0, nq);
+    const int hs = C / NH;
     gt_attention_tc_type type;
-    if (use_tensor_cores(nq, &type)) {
-        if (use_mma(type))
-            gt_attention_mma_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
-        else gt_attention_tc_backward_rows_cuda(type, dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
+    const gt_attn_choice k = plan_call(GT_ATTN_BWD, hs, nq, &type);
+    if (k.variant == GT_ATTN_MMA) {
+        gt_attention_mma_backward_rows_cuda(dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
         return;
     }
-    const int hs = C / NH;
+    if (k.variant == GT_ATTN_WMMA) {
+        gt_attention_tc_backward_rows_cuda(type, dqkv, scratch, dout, qkv, out, lse, B, L, C, NH, q0, nq, st);
+        return;
+    }
     const float scale = 1.0f / sqrtf((float)hs);
     float *D = scratch; // (B,NH,L)
     gt_attention_backward_prep_cuda(D, dqkv, dout, out, B, L, C, NH, q0, nq, st);
-    ATT_DISPATCH(hsp, k_attn_dq, nq, dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale);
+    const bool vec = att_vec(hs, hsp, qkv, dout);
+    ATT_DISPATCH(hsp, k_attn_dq, nq, dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale, vec);
     GT_CUDA_LAUNCH_CHECK();
-    ATT_DISPATCH(hsp, k_attn_dkv, L, dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale);
+    ATT_DISPATCH(hsp, k_attn_dkv, L, dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale, vec);
     GT_CUDA_LAUNCH_CHECK();
 }
 

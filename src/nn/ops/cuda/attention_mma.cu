@@ -117,13 +117,14 @@
 //   registers, 16 warps) up to HSP 64 but for the HSP 64 dK/dV kernel, 1
 //   block (8 warps) there and at HSP 128. Shared memory per block: (HSP + 8)
 //   x 2 bytes x (128 + 4 x 64) rows forward = 30 / 54 / 102 KiB at HSP 32 /
-//   64 / 128; (2 x 128 + 4 x 64) rows backward = 40 / 72 / 136 KiB (+ 512 B
-//   for lse and D in dK/dV). Grid at s2p_tf's shape: B NH L / 128 = 2048
+//   64 / 128; (2 x 128 + 4 x 64) rows backward = 40 / 72 / 136 KiB (+ 1 KiB
+//   for lse and D, double-buffered, in dK/dV: 140288 B at HSP 128). Grid at s2p_tf's shape: B NH L / 128 = 2048
 //   blocks over 132 SMs, 7.8 waves at 2 per SM.
 // Needs sm_80 or newer (bf16 mma, ldmatrix, cp.async).
 #include <cuda_bf16.h>
 
 #include "nn/ops/attention.h"
+#include "nn/ops/cuda/attention_plan.h"
 #include "nn/ops/cuda/common.cuh"
 #include "nn/ops/cuda/mma_frag.h"
 #include "nn/ops/cuda/sizes.h"
@@ -152,9 +153,13 @@ struct mm_shape {
     static constexpr int NN = HSP / 8;   // 8-wide n-tiles of a head row (O, dQ, dK, dV)
     static constexpr int OWN = MM_OWN * LDH;
     static constexpr int STR = MM_STR * LDH;
-    static constexpr size_t FWD_BYTES = (size_t)(OWN + 4 * STR) * 2;
-    static constexpr size_t DQ_BYTES = (size_t)(2 * OWN + 4 * STR) * 2;
-    static constexpr size_t DKV_BYTES = (size_t)(2 * OWN + 4 * STR) * 2 + 2 * 2 * MM_STR * sizeof(float);
+    // the shared-memory plan: nn/ops/cuda/attention_plan.h (one formula for these
+    // kernels, attention.cu's choice and the fit test)
+    static constexpr size_t FWD_BYTES = GT_ATTN_MMA_FWD_BYTES(HSP); // Q, K and V double-buffered
+    static constexpr size_t DQ_BYTES = GT_ATTN_MMA_DQ_BYTES(HSP);   // Q, dO, K and V double-buffered
+    static constexpr size_t DKV_BYTES = GT_ATTN_MMA_DKV_BYTES(HSP); // K, V, Q and dO double-buffered, lse, D
+    static_assert(FWD_BYTES == (size_t)(OWN + 4 * STR) * 2 && DQ_BYTES == (size_t)(2 * OWN + 4 * STR) * 2,
+                  "attention_plan.h's formula is this layout's");
     static_assert(HSP % 16 == 0 && HSP <= MM_MAX_HSP, "HSP: 16, 32, 64 or 128");
     static_assert((LDH * 2) % 16 == 0 && ((LDH * 2 / 16) & 1) == 1, "row stride: an odd multiple of 16 bytes");
 };
@@ -603,27 +608,40 @@ extern "C" size_t gt_attention_mma_scratch_elems(int B, int L, int C, int NH) {
     return gt_attention_mma_scratch_size(B, L, C, NH);
 }
 
+// The dynamic shared memory opt-in of one pass (forward; backward: dQ and
+// dK/dV) at one head-size class, once per device: as tc_optin in
+// attention_tc.cu (gt_attention_cuda_prepare does it for every class that
+// fits the device, before any step; HSP 128 does not fit sm_86 / sm_89).
 template <int HSP>
-static void mm_optin(void) {
-    static unsigned done = 0; // one bit per device
+static void mm_optin(int pass) {
+    static unsigned done[2] = {0, 0}; // one bit per device and pass
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     const unsigned bit = dev < 32 ? 1u << dev : 0u;
-    if (bit && (done & bit)) return;
+    if (bit && (done[pass] & bit)) return;
+    const size_t limit = gt_attention_smem_optin();
+    GT_CHECK(gt_attn_fits(GT_ATTN_MMA, pass, HSP, limit), GT_EXIT_USAGE,
+             "attention (CUDA, mma): the %s kernels at padded head size %d need %zu B of shared memory per "
+             "block, this device allows %zu B (the gt_attention_*_cuda entry points choose kernels that fit)",
+             pass == GT_ATTN_FWD ? "forward" : "backward", HSP, gt_attn_pass_smem(GT_ATTN_MMA, pass, HSP), limit);
     using T = mm_shape<HSP>;
     const cudaFuncAttribute attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_mma_fwd<HSP>, attr, (int)T::FWD_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_mma_dq<HSP>, attr, (int)T::DQ_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_mma_dkv<HSP>, attr, (int)T::DKV_BYTES));
-    done |= bit;
+    if (pass == GT_ATTN_FWD) {
+        CUDA_CHECK(cudaFuncSetAttribute(k_attn_mma_fwd<HSP>, attr, (int)T::FWD_BYTES));
+    } else {
+        CUDA_CHECK(cudaFuncSetAttribute(k_attn_mma_dq<HSP>, attr, (int)T::DQ_BYTES));
+        CUDA_CHECK(cudaFuncSetAttribute(k_attn_mma_dkv<HSP>, attr, (int)T::DKV_BYTES));
+    }
+    done[pass] |= bit;
 }
 
-void gt_attention_mma_prepare(void) {
-    if (!gt_attention_tc_usable()) return;
-    mm_optin<16>();
-    mm_optin<32>();
-    mm_optin<64>();
-    mm_optin<128>();
+void gt_attention_mma_optin(int hsp, int pass) {
+    switch (hsp) {
+    case 16: mm_optin<16>(pass); break;
+    case 32: mm_optin<32>(pass); break;
+    case 64: mm_optin<64>(pass); break;
+    default: mm_optin<128>(pass); break;
+    }
 }
 
 // The scratch's pieces: D (B NH L floats, rounded up to 64), then the bf16
@@ -666,7 +684,7 @@ template <int HSP>
 static void mm_forward(float *out, float *lse, const mm_scratch *s, int B, int L, int C, int NH, int q0, int nq,
                        cudaStream_t st) {
     const int hs = C / NH;
-    mm_optin<HSP>();
+    mm_optin<HSP>(GT_ATTN_FWD);
     k_attn_mma_fwd<HSP><<<dim3(gt_cdiv((size_t)nq, MM_OWN), NH, B), MM_THREADS, mm_shape<HSP>::FWD_BYTES, st>>>(
         out, lse, s->q, s->k, s->v, L, C, NH, hs, q0, nq, 1.0f / sqrtf((float)hs));
     GT_CUDA_LAUNCH_CHECK();
@@ -677,7 +695,7 @@ static void mm_backward(float *dqkv, const mm_scratch *s, const float *lse, int 
                         cudaStream_t st) {
     const int hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
-    mm_optin<HSP>();
+    mm_optin<HSP>(GT_ATTN_BWD);
     k_attn_mma_dq<HSP><<<dim3(gt_cdiv((size_t)nq, MM_OWN), NH, B), MM_THREADS, mm_shape<HSP>::DQ_BYTES, st>>>(
         dqkv, s->q, s->k, s->v, s->g, lse, s->D, L, C, NH, hs, q0, nq, scale);
     GT_CUDA_LAUNCH_CHECK();

@@ -50,6 +50,7 @@
 #include <mma.h>
 
 #include "nn/ops/attention.h"
+#include "nn/ops/cuda/attention_plan.h"
 #include "nn/ops/cuda/common.cuh"
 
 using namespace nvcuda;
@@ -66,11 +67,13 @@ __device__ __forceinline__ void tc_from2(bf16 *d, float a, float b) {
 }
 __device__ __forceinline__ void tc_from2(f16 *d, float a, float b) { *(__half2 *)d = __floats2half2_rn(a, b); }
 
-#define TC_THREADS 128     // 4 warps
-#define TC_WARPS 4
-#define TC_ROWS 64         // rows of every staged tile (queries or keys); 16 per warp
-#define TC_SLD (TC_ROWS + 4) // fp32 score tile row stride (floats)
-#define TC_PLD (TC_ROWS + 8) // bf16 P / dS tile row stride (elements, a multiple of 8 for wmma)
+// the block shape and shared-memory plan: nn/ops/cuda/attention_plan.h (one
+// formula for these kernels, attention.cu's choice and the fit test)
+#define TC_WARPS GT_ATTN_TC_WARPS
+#define TC_THREADS (32 * TC_WARPS) // 4 warps
+#define TC_ROWS GT_ATTN_TC_ROWS    // rows of every staged tile (queries or keys); 16 per warp
+#define TC_SLD GT_ATTN_TC_SLD      // fp32 score tile row stride (floats)
+#define TC_PLD GT_ATTN_TC_PLD      // bf16 P / dS tile row stride (elements, a multiple of 8 for wmma)
 #define TC_MAX_HS 128
 #define TC_LOG2E 1.4426950408889634f
 #define TC_LN2 0.6931471805599453f
@@ -90,19 +93,19 @@ typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> frag_c;
 // 128 bytes, so every 16-row / 16-column fragment pointer is 32-byte aligned).
 template <int HSP>
 struct tc_shape {
-    static constexpr int LDH = HSP + 8;     // E row stride of a staged (64, HSP) tile
-    static constexpr int NK = HSP / 16;     // 16-wide column blocks of a row
-    static constexpr int TILE = TC_ROWS * LDH; // elements of one staged tile
+    static constexpr int LDH = GT_ATTN_TC_LDH(HSP);   // E row stride of a staged (64, HSP) tile
+    static constexpr int NK = HSP / 16;               // 16-wide column blocks of a row
+    static constexpr int TILE = GT_ATTN_TC_TILE(HSP); // elements of one staged tile
     // forward: per-warp fp32 buffer holds a 16 x 64 score tile, then the 16 x HSP P V
-    static constexpr int WF_FWD = 16 * (TC_SLD > HSP ? TC_SLD : HSP);
+    static constexpr int WF_FWD = GT_ATTN_TC_WF_FWD(HSP);
     // backward: two 16 x 64 fp32 tiles (S, dP); the final 16 x HSP gradient fits in them
-    static constexpr int WF_BWD = 2 * 16 * TC_SLD;
-    static constexpr size_t FWD_BYTES = 3 * (size_t)TILE * 2 + (size_t)TC_ROWS * TC_PLD * 2 +
-                                        (size_t)TC_WARPS * WF_FWD * 4 + 2 * TC_ROWS * 4;
-    static constexpr size_t DQ_BYTES = 4 * (size_t)TILE * 2 + (size_t)TC_ROWS * TC_PLD * 2 +
-                                       (size_t)TC_WARPS * WF_BWD * 4;
-    static constexpr size_t DKV_BYTES = 4 * (size_t)TILE * 2 + 2 * (size_t)TC_ROWS * TC_PLD * 2 +
-                                        (size_t)TC_WARPS * WF_BWD * 4 + 2 * TC_ROWS * 4;
+    static constexpr int WF_BWD = GT_ATTN_TC_WF_BWD;
+    // 3 staged tiles (Q, K, V), P, the warps' buffers, m and l
+    static constexpr size_t FWD_BYTES = GT_ATTN_TC_FWD_BYTES(HSP);
+    // 4 staged tiles (Q, K, V, dO), dS, the warps' buffers
+    static constexpr size_t DQ_BYTES = GT_ATTN_TC_DQ_BYTES(HSP);
+    // 4 staged tiles (K, V, Q, dO), P^T and dS^T, the warps' buffers, lse and D
+    static constexpr size_t DKV_BYTES = GT_ATTN_TC_DKV_BYTES(HSP);
     static_assert(16 * HSP <= WF_BWD, "the 16 x HSP gradient tile must fit the backward warp buffer");
 };
 
@@ -448,31 +451,43 @@ static int tc_vec(int hs, const float *a, const float *b) {
     return hs % 4 == 0 && (((uintptr_t)a | (uintptr_t)b) & 15) == 0;
 }
 
-// Raise the dynamic shared memory limit of the three kernels of one head-size
-// class on the current device, once per device. cudaFuncSetAttribute is
-// not a stream operation, but a graph capture in thread-local mode may refuse
-// it: gt_attention_tc_prepare (from gt_cuda_stream_prepare, before any step)
-// does it for every class first, so the calls below find it done.
+// Raise the dynamic shared memory limit of the kernels of one pass (forward;
+// backward: dQ and dK/dV) of one head-size class on the current device, once
+// per device. cudaFuncSetAttribute is not a stream operation, but a graph
+// capture in thread-local mode may refuse it: gt_attention_cuda_prepare
+// (attention.cu, at the creation of a model with attention, before any step)
+// does it for every class that fits the device, so the calls below find it
+// done. A class that does not fit (sm_86 / sm_89 at HSP 128: 101376 B per
+// block) is never chosen by attention.cu (nn/ops/cuda/attention_plan.h); a
+// direct call of it ends with one line instead of a CUDA error.
 template <int HSP, typename E>
-static void tc_optin(void) {
-    static unsigned done = 0; // one bit per device (per instance: HSP and E)
+static void tc_optin(int pass) {
+    static unsigned done[2] = {0, 0}; // one bit per device and pass (per instance: HSP and E)
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     const unsigned bit = dev < 32 ? 1u << dev : 0u;
-    if (bit && (done & bit)) return;
+    if (bit && (done[pass] & bit)) return;
+    const size_t limit = gt_attention_smem_optin();
+    GT_CHECK(gt_attn_fits(GT_ATTN_WMMA, pass, HSP, limit), GT_EXIT_USAGE,
+             "attention (CUDA, wmma): the %s kernels at padded head size %d need %zu B of shared memory per "
+             "block, this device allows %zu B (the gt_attention_*_cuda entry points choose kernels that fit)",
+             pass == GT_ATTN_FWD ? "forward" : "backward", HSP, gt_attn_pass_smem(GT_ATTN_WMMA, pass, HSP), limit);
     using T = tc_shape<HSP>;
     const cudaFuncAttribute attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_fwd<HSP, E>, attr, (int)T::FWD_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dq<HSP, E>, attr, (int)T::DQ_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dkv<HSP, E>, attr, (int)T::DKV_BYTES));
-    done |= bit;
+    if (pass == GT_ATTN_FWD) {
+        CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_fwd<HSP, E>, attr, (int)T::FWD_BYTES));
+    } else {
+        CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dq<HSP, E>, attr, (int)T::DQ_BYTES));
+        CUDA_CHECK(cudaFuncSetAttribute(k_attn_tc_dkv<HSP, E>, attr, (int)T::DKV_BYTES));
+    }
+    done[pass] |= bit;
 }
 
 template <int HSP, typename E>
 static void tc_forward(float *out, float *lse, const float *qkv, int B, int L, int C, int NH, int q0, int nq,
                        cudaStream_t st) {
     const int hs = C / NH;
-    tc_optin<HSP, E>();
+    tc_optin<HSP, E>(GT_ATTN_FWD);
     k_attn_tc_fwd<HSP, E><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::FWD_BYTES, st>>>(
         out, lse, qkv, L, C, NH, hs, q0, nq, 1.0f / sqrtf((float)hs), tc_vec(hs, qkv, qkv));
     GT_CUDA_LAUNCH_CHECK();
@@ -484,7 +499,7 @@ static void tc_backward(float *dqkv, const float *D, const float *dout, const fl
     const int hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const int vec = tc_vec(hs, qkv, dout);
-    tc_optin<HSP, E>();
+    tc_optin<HSP, E>(GT_ATTN_BWD);
     k_attn_tc_dq<HSP, E><<<dim3(gt_cdiv((size_t)nq, TC_ROWS), NH, B), TC_THREADS, tc_shape<HSP>::DQ_BYTES, st>>>(
         dqkv, dout, qkv, lse, D, L, C, NH, hs, q0, nq, scale, vec);
     GT_CUDA_LAUNCH_CHECK();
@@ -502,16 +517,18 @@ extern "C" int gt_attention_tc_usable(void) {
     return major[dev] >= 8;
 }
 
-void gt_attention_tc_prepare(void) {
-    if (!gt_attention_tc_usable()) return;
-    tc_optin<16, bf16>();
-    tc_optin<32, bf16>();
-    tc_optin<64, bf16>();
-    tc_optin<128, bf16>();
-    tc_optin<16, f16>();
-    tc_optin<32, f16>();
-    tc_optin<64, f16>();
-    tc_optin<128, f16>();
+template <typename E>
+static void tc_optin_any(int hsp, int pass) {
+    switch (hsp) {
+    case 16: tc_optin<16, E>(pass); break;
+    case 32: tc_optin<32, E>(pass); break;
+    case 64: tc_optin<64, E>(pass); break;
+    default: tc_optin<128, E>(pass); break;
+    }
+}
+void gt_attention_tc_optin(gt_attention_tc_type type, int hsp, int pass) {
+    if (type == GT_ATTENTION_TC_FP16) tc_optin_any<f16>(hsp, pass);
+    else tc_optin_any<bf16>(hsp, pass);
 }
 
 template <typename E>

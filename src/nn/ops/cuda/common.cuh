@@ -67,13 +67,13 @@ cudnnDropoutDescriptor_t gt_cuda_cudnn_no_dropout(cudaStream_t st);
 // Small device scratch (16 doubles), for reductions whose result goes back to
 // the host.
 double *gt_cuda_dscratch(cudaStream_t st);
-// Per-block partial sums of the fixed-order reductions (GT_CUDA_MAX_PARTS doubles).
-#define GT_CUDA_MAX_PARTS 2048
+// Per-block partial sums of the fixed-order reductions (GT_CUDA_MAX_PARTS
+// doubles, nn/ops/cuda/sizes.h).
 double *gt_cuda_dpartials(cudaStream_t st);
 // Per-block column partial sums of the fixed-order column reductions (bias
 // and LayerNorm parameter gradients, dense.cu): GT_CUDA_COL_PARTS floats, the
-// most any (rows, columns) shape needs with dense.cu's grid rule.
-#define GT_CUDA_COL_PARTS (1056 * 32)
+// most any (rows, columns) shape needs with dense.cu's grid rule (the size:
+// nn/ops/cuda/sizes.h, which the planner counts per stream).
 float *gt_cuda_col_partials(cudaStream_t st);
 
 // Attention backward, first step of both paths (attention.cu): D (B,NH,L) =
@@ -81,9 +81,15 @@ float *gt_cuda_col_partials(cudaStream_t st);
 // outside them.
 void gt_attention_backward_prep_cuda(float *D, float *dqkv, const float *dout, const float *out, int B, int L, int C,
                                      int NH, int q0, int nq, cudaStream_t st);
-// The tensor-core attention's shared-memory opt-in for every kernel on the
-// current device (attention_tc.cu), outside any graph capture: called by
-// gt_cuda_stream_prepare. Does nothing below compute capability 8.0.
-void gt_attention_tc_prepare(void);
-// The same for the mma kernels (attention_mma.cu).
-void gt_attention_mma_prepare(void);
+// The dynamic shared memory a block may opt in to on the current device
+// (cudaDevAttrMaxSharedMemoryPerBlockOptin), read once per device
+// (attention.cu): what nn/ops/cuda/attention_plan.h's choice is made against.
+size_t gt_attention_smem_optin(void);
+// The shared-memory opt-in of the kernels of one pass (GT_ATTN_FWD,
+// GT_ATTN_BWD) at padded head size hsp on the current device, once per
+// device: the wmma kernels of attention_tc.cu, the mma kernels of
+// attention_mma.cu. Outside any graph capture (gt_attention_cuda_prepare
+// does every class that fits first); a class that does not fit ends the job
+// with one line.
+void gt_attention_tc_optin(gt_attention_tc_type type, int hsp, int pass);
+void gt_attention_mma_optin(int hsp, int pass);

@@ -56,11 +56,7 @@ static stream_ctx *ctx_for(cudaStream_t st) {
     return c;
 }
 
-void gt_cuda_stream_prepare(cudaStream_t st) {
-    (void)ctx_for(st);
-    gt_attention_tc_prepare(); // kernel attributes: not allowed inside a capture
-    gt_attention_mma_prepare();
-}
+void gt_cuda_stream_prepare(cudaStream_t st) { (void)ctx_for(st); }
 
 void gt_cuda_stream_release(cudaStream_t st) {
     int dev = 0;

@@ -594,6 +594,10 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     // the process's reduction scratch now, not lazily inside a step (a step
     // may be captured into a CUDA graph, where cudaMalloc is not allowed)
     gt_cuda_stream_prepare(m->stream);
+    // the attention kernels' shared-memory opt-in (kernel attributes: not inside
+    // a capture), only for a model with attention and only for the kernel
+    // classes that fit the device (nn/ops/cuda/attention_plan.h)
+    if (c->kind == GT_MODEL_S2P_TF) gt_attention_cuda_prepare();
     if (c->kind == GT_MODEL_LSTM && gt_model_lstm_cudnn()) { // cuDNN's area: after the kernels' scratch in work
         const size_t ks = gt_lstm_cudnn_al(gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden));
         const int stack = gt_model_lstm_cudnn() == 2;

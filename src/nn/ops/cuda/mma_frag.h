@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nn/ops/cuda/attention_plan.h"
+
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
 #define GT_MMA_FN static __host__ __device__ __forceinline__
@@ -102,9 +104,7 @@ GT_MMA_FN int gt_c2a_elem(int r, int e) { return 2 * (r & 1) + e; }
  * tiles of GT_ATTN_MMA_STR rows (keys, or queries); shared-memory tiles have
  * rows of gt_attn_mma_ldh(HSP) bf16 elements (HSP + 8: an odd multiple of 16
  * bytes, so the 8 rows of an ldmatrix hit 8 different bank groups). */
-#define GT_ATTN_MMA_WARPS 8
-#define GT_ATTN_MMA_OWN (16 * GT_ATTN_MMA_WARPS)
-#define GT_ATTN_MMA_STR 64
+/* GT_ATTN_MMA_WARPS, GT_ATTN_MMA_OWN, GT_ATTN_MMA_STR: nn/ops/cuda/attention_plan.h */
 GT_MMA_FN int gt_attn_mma_ldh(int hsp) { return hsp + 8; }
 
 /* ------------------------------------------------------------- bf16 -- */

@@ -42,6 +42,7 @@ extern "C" {
 #include "nn/ops/ops.h"
 #endif
 #include "nn/ops/cuda/sizes.h" /* static inline only: no linkage to give */
+#include "nn/ops/cuda/attention_plan.h" /* likewise */
 
 typedef enum gt_cuda_prec {
     GT_PREC_FP32 = 0,
@@ -260,6 +261,22 @@ void gt_attention_forward_rows_cuda(float *out, float *lse, float *scratch, cons
 void gt_attention_backward_rows_cuda(float *dqkv, float *scratch, const float *dout, const float *qkv,
                                      const float *out, const float *lse, int B, int L, int C, int NH, int q0,
                                      int nq, cudaStream_t stream);
+/* Shared memory. The tensor-core kernels ask for more than the 48 KiB default
+ * of dynamic shared memory per block (up to 123392 B wmma, 140288 B mma at
+ * head sizes 65..128), more than sm_86 and sm_89 allow (101376 B). The calls
+ * above choose per call and pass with nn/ops/cuda/attention_plan.h's
+ * gt_attn_choose against the device's opt-in limit: a pass whose kernels do
+ * not fit falls back, mma -> wmma -> SIMT. gt_attention_cuda_prepare() opts
+ * every class that fits the current device in (kernel attributes: outside any
+ * graph capture); the device model calls it at the creation of a model with
+ * attention. gt_attention_cuda_variant says which variant the calls above run
+ * for a pass (GT_ATTN_FWD, GT_ATTN_BWD) at head size hs and nq query rows, in
+ * the current precision on the current device; gt_attention_cuda_fits
+ * whether a variant's kernels of a pass fit the current device at all (the
+ * direct calls below end the job with one line when they do not). */
+void gt_attention_cuda_prepare(void);
+gt_attn_variant gt_attention_cuda_variant(int pass, int hs, int nq);
+int gt_attention_cuda_fits(gt_attn_variant v, int pass, int hs);
 /* The tensor-core kernels directly, in any precision mode (tests, the
  * kernel lab tests/gpu/dev/attention.cu), their tiles in bf16 or fp16 (the
  * BF16 and FP16 precision modes' choice in the calls above): same arguments

@@ -9,8 +9,20 @@
 
 /* conv1d: im2col + GEMM in chunks of GT_CONV1D_CUDA_NB samples */
 #define GT_CONV1D_CUDA_NB 32
-/* the cuBLAS workspace set once per process (no allocation inside a step) */
+/* Per (device, stream) that runs model ops, made once outside any step
+ * (nn/ops/cuda/context.cu; no allocation inside a step): a cuBLAS handle with
+ * its own workspace, and the reductions' scratch: 16 doubles, the per-block
+ * partial sums (GT_CUDA_MAX_PARTS doubles) and the column partial sums of the
+ * bias / LayerNorm parameter gradients (GT_CUDA_COL_PARTS floats). Every
+ * device model (gt_cuda_model_create) has its own stream, so each model
+ * alive holds one of these on top of gt_model_device_bytes (nn/model.h). */
 #define GT_CUBLAS_WS_BYTES ((size_t)32 << 20)
+#define GT_CUDA_MAX_PARTS 2048
+#define GT_CUDA_COL_PARTS (1056 * 32)
+static inline size_t gt_cuda_stream_ctx_bytes(void) {
+    return GT_CUBLAS_WS_BYTES + 16 * sizeof(double) + GT_CUDA_MAX_PARTS * sizeof(double) +
+           GT_CUDA_COL_PARTS * sizeof(float);
+}
 
 static inline size_t gt_conv1d_cuda_scratch_size(int IC, int OC, int W, int K) {
     return ((size_t)IC * K + (size_t)OC) * GT_CONV1D_CUDA_NB * (size_t)W;
