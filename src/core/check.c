@@ -196,6 +196,26 @@ GT_NORETURN void gt_fatal_lib(const char *lib, const char *expr, const char *wha
     gt_fatal_lib_code(GT_EXIT_LIBRARY, lib, expr, what, hint, file, line);
 }
 
+static _Thread_local int g_defer_on, g_defer_count;
+static _Thread_local char g_defer_first[512];
+void gt_lib_defer_begin(void) {
+    g_defer_on = 1;
+    g_defer_count = 0;
+    g_defer_first[0] = '\0';
+}
+int gt_lib_defer_end(char *first, size_t n) {
+    g_defer_on = 0;
+    if (first && n) snprintf(first, n, "%s", g_defer_first);
+    return g_defer_count;
+}
+void gt_lib_failed(const char *lib, const char *expr, const char *what, const char *hint, const char *file,
+                   int line) {
+    if (!g_defer_on) gt_fatal_lib(lib, expr, what, hint, file, line);
+    if (g_defer_count++ == 0)
+        snprintf(g_defer_first, sizeof g_defer_first, "%s call failed: %s: %s [%s:%d]", lib, expr,
+                 what ? what : "(no message)", file, line);
+}
+
 static GT_NORETURN void oom(size_t n, const char *file, int line) {
     gt_fatal(GT_EXIT_RESOURCE, file, line,
              "out of host memory allocating %zu bytes (%.1f MiB) at %s:%d; "

@@ -80,6 +80,19 @@ GT_NORETURN void gt_fatal_lib(const char *lib, const char *expr, const char *wha
  * size limit), else GT_EXIT_LIBRARY. */
 GT_NORETURN void gt_fatal_lib_code(int code, const char *lib, const char *expr, const char *what,
                                  const char *hint, const char *file, int line);
+/* Library failures deferred while a CUDA graph is captured. Between
+ * gt_lib_defer_begin and gt_lib_defer_end on one thread (the capturing one:
+ * captures are cudaStreamCaptureModeThreadLocal), gt_lib_failed records the
+ * first failure and returns, so a call that is illegal while capturing ends
+ * the capture instead of the job (the caller then re-runs the work
+ * eagerly, where a real error ends the job as usual). Not nested.
+ * gt_lib_defer_end: the number of failures recorded since begin; the first,
+ * as "<lib> call failed: <expr>: <what> [file:line]", into first (n bytes;
+ * may be NULL). Outside a deferral gt_lib_failed is gt_fatal_lib. */
+void gt_lib_defer_begin(void);
+int gt_lib_defer_end(char *first, size_t n);
+void gt_lib_failed(const char *lib, const char *expr, const char *what, const char *hint, const char *file,
+                   int line);
 /* 1 when errno value e means "the disk is full" (ENOSPC, EDQUOT, EFBIG). */
 int gt_errno_is_disk_full(int e);
 /* After a failed write through a library that loses errno (HDF5 over MPI-IO):

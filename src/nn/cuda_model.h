@@ -120,10 +120,17 @@ float *gt_cuda_model_input(gt_cuda_model *m, int j);
  * per layer's readiness report, and the hook is called between segment
  * launches as in the eager backward. Results are those of the eager calls
  * (the graph holds the same kernels; tested on a GPU). A failed capture
- * turns graphs off with a warning. At most 24 shapes are kept; others run
- * eagerly. stats: captures made and replays run so far. */
+ * (a CUDA, cuBLAS or cuDNN call failing inside it included: the check
+ * macros defer while capturing, core/check.h) turns graphs off with one
+ * warning and the pass runs eagerly. At most 24 shapes are kept; others run
+ * eagerly. stats: captures made and replays run so far. graphs: 1 while
+ * graphs are on. plant_capture_error (tests only): on = 1 makes every later
+ * capture call cudaStreamSynchronize on the capturing stream, which is
+ * illegal there (tests/gpu/test_graph_fallback.c). */
 void gt_cuda_model_set_graphs(gt_cuda_model *m, int on);
 void gt_cuda_model_graph_stats(const gt_cuda_model *m, long *captures, long *replays);
+int gt_cuda_model_graphs(const gt_cuda_model *m);
+void gt_cuda_model_plant_capture_error(gt_cuda_model *m, int on);
 /* Copy the last forward's prediction (B, n_y) to the host (synchronises). */
 void gt_cuda_model_get_pred(const gt_cuda_model *m, float *pred_host);
 /* The objective's d/d pred of the last forward, (B, n_y), host (on_device 0)

@@ -3,11 +3,17 @@
 # one GPU, on a machine without MPI or HDF5 installed (run by tests/gpu/run.sh
 # as its step e2e-train). The pipeline's libraries come from the Debian
 # packages carried in .gpu-debs/pipeline (tests/gpu/fetch-debs.sh --pipeline),
-# unpacked into a private prefix; the build links them directly
-# (-DGT_DEPS_PREFIX, cmake/deps_prefix.cmake).
-#   1. build gridtrain (pipeline, CUDA, sm_90) against the prefix; a library
-#      the image lacks is listed and the step is skipped (77)
-#   2. a small synthetic NILM file (gridtrain synth, 1 rank)
+# unpacked into a private prefix (GT_DEPS_PREFIX when run.sh already did,
+# else /tmp/gt-pipeline); the build links them directly (-DGT_DEPS_PREFIX,
+# cmake/deps_prefix.cmake) and the run relocates Open MPI and its external
+# PMIx into the prefix (OPAL_PREFIX, PMIX_INSTALL_PREFIX, PMIX_MCA_gds=hash,
+# OMPI_MCA_btl_vader_single_copy_mechanism=none).
+#   1. gridtrain: with GT_E2E_BUILT=1 the target gridtrain of BUILD_DIR, the
+#      tree run.sh configured and built (no second CUDA build), else a
+#      configure + build against the prefix; a library the loader cannot
+#      resolve (ldd "not found") is a FAIL naming it
+#   2. a small synthetic NILM file (gridtrain synth, 1 rank; a failure, as at
+#      MPI_Init, is a FAIL with its log)
 #   3. train on the GPU (train.device=cuda), 1 rank without mpirun: exit 0,
 #      manifest engine "cuda", log line "device: cuda"
 #   4. the same on the CPU (train.device=cpu): the first step's loss within
@@ -35,15 +41,16 @@ ENGINE=$([ "$DEV" = cuda ] && echo cuda || echo host)
 BP=${1:?build dir}
 W=${2:?work dir}
 rm -rf "$W"; mkdir -p "$W"
-P=/tmp/gt-pipeline
-rm -rf "$P"; mkdir -p "$P"
-for d in .gpu-debs/pipeline/*.deb .gpu-debs/*.deb; do [ -f "$d" ] && { dpkg-deb -x "$d" "$P" 2>/dev/null || dpkg -x "$d" "$P"; }; done
-L=$P/usr/lib/x86_64-linux-gnu
-export LD_LIBRARY_PATH="$L:$L/openmpi/lib:$L/openblas-pthread:${LD_LIBRARY_PATH:-}"
-export OPAL_PREFIX=$P/usr PATH="$P/usr/bin:/usr/local/cuda/bin:$PATH"
+if [ -n "${GT_DEPS_PREFIX:-}" ]; then
+  P=$GT_DEPS_PREFIX
+else
+  P=/tmp/gt-pipeline
+  rm -rf "$P"; mkdir -p "$P"
+  for d in .gpu-debs/pipeline/*.deb .gpu-debs/*.deb; do [ -f "$d" ] && { dpkg-deb -x "$d" "$P" 2>/dev/null || dpkg -x "$d" "$P"; }; done
+fi
+. tests/gpu/prefix_env.sh # gt_prefix_env: after the build (cmake runs with the machine's own libraries)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=4 GT_LOG_LEVEL=info
 fail() { echo "e2e-train: FAIL: $*" >&2; exit 1; }
-skip() { echo "e2e-train: skipped: $*" >&2; exit 77; }
 
 # 1. build
 BLAS=()
@@ -54,21 +61,25 @@ have_cblas() { # the system's cblas.h (not `ls ... | grep`: with pipefail an unm
 if ! have_cblas; then
   inc=$(dirname "$(find "$P" -name cblas.h | head -1)")
   lib=$(find "$P" -name 'libopenblas*.so*' | grep -v '\.so\.0$' | head -1)
-  [ -n "$inc" ] && [ -n "$lib" ] || skip "no OpenBLAS on this machine or in .gpu-debs"
+  [ -n "$inc" ] && [ -n "$lib" ] || fail "no OpenBLAS on this machine or in .gpu-debs"
   BLAS=(-DCBLAS_INCLUDE_DIR="$inc" -DBLAS_LIBRARIES="$lib" -DBLA_VENDOR=OpenBLAS)
-  export LD_LIBRARY_PATH="$(dirname "$lib"):$LD_LIBRARY_PATH"
+  export LD_LIBRARY_PATH="$(dirname "$lib"):${LD_LIBRARY_PATH:-}"
 fi
-cmake -S . -B "$BP" -DGT_PIPELINE=ON -DGT_CUDA="${GT_E2E_CUDA:-ON}" -DGT_CUDA_ARCHITECTURES="${GT_CUDA_ARCHITECTURES:-90}" \
-  -DGT_DEPS_PREFIX="$P" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release "${BLAS[@]}" > "$W/configure.log" 2>&1 \
-  || { tail -20 "$W/configure.log"; fail "configure against the carried packages"; }
+if [ "${GT_E2E_BUILT:-0}" != 1 ]; then
+  cmake -S . -B "$BP" -DGT_PIPELINE=ON -DGT_CUDA="${GT_E2E_CUDA:-ON}" -DGT_CUDA_ARCHITECTURES="${GT_CUDA_ARCHITECTURES:-90}" \
+    -DGT_DEPS_PREFIX="$P" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release "${BLAS[@]}" > "$W/configure.log" 2>&1 \
+    || { tail -20 "$W/configure.log"; fail "configure against the carried packages"; }
+fi
 cmake --build "$BP" --target gridtrain -j "$(nproc)" > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; fail "build"; }
 G=$BP/gridtrain
-missing=$(ldd "$G" | grep "not found" | awk '{print $1}' | tr '\n' ' ')
-[ -z "$missing" ] || skip "libraries the image lacks and .gpu-debs/pipeline does not carry: $missing"
+gt_prefix_env "$P"
+ldd "$G" > "$W/ldd.log" 2>&1 || { cat "$W/ldd.log"; fail "ldd $G"; }
+missing=$(grep "not found" "$W/ldd.log" | awk '{print $1}' | tr '\n' ' ')
+[ -z "$missing" ] || { cat "$W/ldd.log"; fail "libraries the loader cannot resolve (neither the image nor .gpu-debs has them): $missing"; }
 
 # 2. data
 "$G" synth nilm -o "$W/nilm.h5" --households 3 --days 2 --period 6 --lowres-period 0 --spike-rate 0 \
-  --gap-rate 0 --stuck-rate 0 --seed 7 > "$W/synth.log" 2>&1 || { tail "$W/synth.log"; skip "gridtrain synth does not run here (MPI/HDF5 runtime): see synth.log"; }
+  --gap-rate 0 --stuck-rate 0 --seed 7 > "$W/synth.log" 2>&1 || { tail -30 "$W/synth.log"; fail "gridtrain synth (the MPI/HDF5 runtime from the prefix): see synth.log"; }
 cat > "$W/train.ini" <<INI
 [data]
 file = $W/nilm.h5

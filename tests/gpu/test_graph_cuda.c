@@ -1,13 +1,15 @@
 /* tests/gpu/test_graph_cuda.c: a training step captured into a CUDA graph
- * and replayed gives the step's eager result. For every kind (small shapes,
- * fp32): from the same state S0 (params, AdamW moments), one eager step
- * (zero_grad, forward on device x, masked loss, backward, clip 1.0, AdamW)
- * and one replay of the captured step; loss within 1e-6 relative, every
- * parameter and moment within 1e-6 x max + 1e-5 relative (float atomics in
- * bias and LayerNorm gradients make two eager steps differ in the last bits
- * too). Then 3 replays in a row move the loss like 3 eager steps (1e-4).
+ * and replayed gives the step's eager result, bit for bit. For every kind
+ * (small shapes, fp32): from the same state S0 (params, AdamW moments), one
+ * eager step (zero_grad, forward on device x, masked loss, backward, clip
+ * 1.0, AdamW) and one replay of the captured step: loss, every parameter and
+ * both moments compared with memcmp (the same kernels in the same order; the
+ * gradient reductions use no float atomics, the loss and norm sums are
+ * double). Then 3 replays in a row against 3 eager steps, bit for bit too.
  * The capture itself must succeed (no allocation, no host synchronisation
- * inside a step). Skips (77) without a GPU. */
+ * inside a step) and the captured step must hold no memory-allocation node
+ * (cudaGraphGetNodes, cudaGraphNodeTypeMemAlloc: cuBLAS uses the context's
+ * workspace, not a pool of its own). Skips (77) without a GPU. */
 #include "gpu_graph_util.h"
 #include "nn/cuda_model.h"
 #include "nn/model.h"
@@ -36,7 +38,7 @@ static void test_kind(gt_model_kind kind) {
     float *xh = gtu_rand(B * h->n_x, 1.0f), *yh = gtu_rand(B * h->n_y, 0.5f);
     gt_cuda_upload(gt_cuda_model_x(g), xh, B * h->n_x);
     float *y_dev = gtu_dev(yh, B * h->n_y);
-    gtu_check_graph_step(g, (int)B, kind == GT_MODEL_LSTM ? NULL : y_dev, 3);
+    gtu_check_graph_step(g, (int)B, kind == GT_MODEL_LSTM ? NULL : y_dev, 3, 1);
     free(xh), free(yh);
     gt_cuda_free(y_dev);
     gt_cuda_model_free(g);

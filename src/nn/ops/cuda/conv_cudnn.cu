@@ -256,9 +256,13 @@ extern "C" void gt_conv1d_cudnn_forward(gt_conv1d_cudnn *c, float *out, const fl
             c->dnn, &one, c->xd, x, c->wd, w, c->cd, FWD_ALGO, c->ws, c->ws_bytes, &zero, c->yd, out, c->bd, b,
             act == GT_ACT_RELU ? c->relu : c->ident, c->yd, out);
         if (s == CUDNN_STATUS_SUCCESS) return;
-        // cuDNN 9 splits NOT_SUPPORTED into reasons 3000-3099 (shape, layout, pattern, ...)
-        GT_CHECK((int)s / 100 == (int)CUDNN_STATUS_NOT_SUPPORTED / 100, GT_EXIT_INTERNAL,
-                 "cudnnConvolutionBiasActivationForward: %s", cudnnGetErrorString(s));
+        // cuDNN 9 splits NOT_SUPPORTED into reasons 3000-3099 (shape, layout, pattern, ...); any other
+        // failure ends the job as CUDNN_CHECK would (or, inside a graph capture, is recorded: core/check.h)
+        if ((int)s / 100 != (int)CUDNN_STATUS_NOT_SUPPORTED / 100) {
+            gt_lib_failed("cuDNN", "cudnnConvolutionBiasActivationForward", cudnnGetErrorString(s),
+                          "set CUDNN_LOGERR_DBG=1 CUDNN_LOGDEST_DBG=stderr for details", __FILE__, __LINE__);
+            return;
+        }
         GT_WARN("conv1d (cuDNN): the fused bias + activation forward is not supported here (IC=%d OC=%d W=%d "
                 "K=%d); convolution and a bias + activation kernel instead",
                 c->IC, c->OC, c->W, c->K);

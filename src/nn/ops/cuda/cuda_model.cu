@@ -106,6 +106,7 @@ struct gt_cuda_model {
     graph_slot *cap;      // the slot being captured (ready() closes a segment), or NULL
     long graph_replays, graph_captures;
     cudaError_t cap_err; // the first failure of the capture in progress
+    int plant_capture_error; // tests: an illegal call inside the next captures (gt_cuda_model_plant_capture_error)
     // pointers of the model's kind (tables_build); only the kind's own is set
     cnn_tab cnn;
     tf_tab tf;
@@ -755,12 +756,27 @@ static graph_slot *graph_find(gt_cuda_model *m, int backward, int B, float dloss
     return free_slot;
 }
 
-static void graph_give_up(gt_cuda_model *m, const char *what, cudaError_t e) {
+static void graph_give_up(gt_cuda_model *m, const char *what, const char *why) {
     (void)cudaGetLastError(); // a failed capture leaves no sticky error; clear the last one
     if (m->graphs)
-        GT_WARN("CUDA graphs off for this run: capturing the %s failed (%s); every step runs eagerly", what,
-                cudaGetErrorString(e));
+        GT_WARN("CUDA graphs off for this run: capturing the %s failed (%s); every step runs eagerly", what, why);
     m->graphs = 0;
+}
+
+// After a capture, whatever failed inside it: the stream is out of capture
+// mode (a capture still open, e.g. after a failure between segments, is
+// ended and its graph dropped), else the job ends.
+static void capture_leave(gt_cuda_model *m) {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing(m->stream, &st);
+    if (e == cudaSuccess && st != cudaStreamCaptureStatusNone) {
+        cudaGraph_t g = nullptr;
+        (void)cudaStreamEndCapture(m->stream, &g);
+        if (g) cudaGraphDestroy(g);
+        e = cudaStreamIsCapturing(m->stream, &st);
+    }
+    GT_CHECK(e == cudaSuccess && st == cudaStreamCaptureStatusNone, GT_EXIT_INTERNAL,
+             "cuda model: the stream is still capturing after a capture ended (%s)", cudaGetErrorString(e));
 }
 
 static void capture_segment_begin(gt_cuda_model *m) {
@@ -799,19 +815,29 @@ static void graph_drop(graph_slot *g) {
 }
 
 // Capture the forward (backward = 0) or the backward into g; 1 on success.
+// While capturing, a failing CUDA/cuBLAS/cuDNN call inside the kernels is
+// recorded (gt_lib_defer_begin, core/check.h) instead of ending the job: the
+// capture still ends, the stream is verified out of capture mode, the error
+// is cleared, graphs go off with one warning and the caller runs the pass
+// eagerly (where a real error ends the job as usual).
 static int graph_capture(gt_cuda_model *m, graph_slot *g, int B, float dloss) {
     g->seg = (graph_seg *)GT_CALLOC(GT_CUDA_GRAPH_SEGS, sizeof *g->seg);
     g->n_seg = 0;
     m->cap = g;
     m->cap_err = cudaSuccess;
+    gt_lib_defer_begin();
     capture_segment_begin(m);
+    if (m->plant_capture_error) CUDA_CHECK(cudaStreamSynchronize(m->stream)); // illegal while capturing
     if (g->backward) backward_kernels(m, B, dloss);
     else forward_kernels(m, B);
     capture_segment_end(m, 0, 0);
+    char first[512];
+    const int n_failed = gt_lib_defer_end(first, sizeof first);
     m->cap = nullptr;
-    if (m->cap_err != cudaSuccess) {
+    capture_leave(m);
+    if (n_failed > 0 || m->cap_err != cudaSuccess) {
         graph_drop(g);
-        graph_give_up(m, g->backward ? "backward" : "forward", m->cap_err);
+        graph_give_up(m, g->backward ? "backward" : "forward", n_failed > 0 ? first : cudaGetErrorString(m->cap_err));
         return 0;
     }
     m->graph_captures++;
@@ -844,6 +870,8 @@ static void run_pass(gt_cuda_model *m, int backward, int B, float dloss) {
 }
 
 extern "C" void gt_cuda_model_set_graphs(gt_cuda_model *m, int on) { m->graphs = on ? 1 : 0; }
+extern "C" int gt_cuda_model_graphs(const gt_cuda_model *m) { return m->graphs; }
+extern "C" void gt_cuda_model_plant_capture_error(gt_cuda_model *m, int on) { m->plant_capture_error = on ? 1 : 0; }
 extern "C" void gt_cuda_model_graph_stats(const gt_cuda_model *m, long *captures, long *replays) {
     if (captures) *captures = m->graph_captures;
     if (replays) *replays = m->graph_replays;
