@@ -3,8 +3,8 @@
 #  1. the default build (CUDA backend compiled when the toolkit is present; GPU
 #     tests skip without a device) with every test (unit, MPI at 1/2/4 ranks,
 #     scripts, Slurm),
-#  2. the CPU-only build (GT_CUDA=OFF) with every test but the Slurm and
-#     browser ones (the default build runs those),
+#  2. the CPU-only build (GT_CUDA=OFF) with every test but the Slurm,
+#     browser and relocation ones (the default build runs those),
 #  3. the numeric core alone (GT_PIPELINE=OFF: no MPI, no HDF5) with its tests.
 #  4. the ASan+UBSan build (GT_SANITIZE=ON, CPU-only, Debug) with every test
 #     but the Slurm and libFuzzer ones: memory errors and undefined behaviour
@@ -17,6 +17,12 @@ cd "$(dirname "$0")/.."
 werror="-DGT_WERROR=ON"
 # chromium: test_report_browser looks at report.html as a person does
 GT_EXTRA_PKGS="chromium" GT_CMAKE_ARGS="$werror" jobs/setup.sh
+# the Debian packages a GPU machine is sent (tests/gpu/README.md): the
+# relocation dry run (gpu_relocation_dryrun) builds and runs gridtrain from
+# them with the system's MPI and HDF5 hidden; without them it skips
+mkdir -p .gpu-debs
+bash tests/gpu/fetch-debs.sh --pipeline > .gpu-debs/fetch.log 2>&1 \
+  || echo "tests/run.sh: tests/gpu/fetch-debs.sh failed (.gpu-debs/fetch.log): gpu_relocation_dryrun will skip"
 jobs=$(nproc)
 status=0
 run_ctest() { ctest --test-dir "$1" --output-on-failure -j "$jobs" "${@:2}" || status=1; }
@@ -26,7 +32,7 @@ run_ctest build
 
 echo "== CPU-only build (build-cpu/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-cpu GT_CMAKE_ARGS="-DGT_CUDA=OFF $werror" jobs/setup.sh
-run_ctest build-cpu -LE "slurm|browser"
+run_ctest build-cpu -LE "slurm|browser|gpu-reloc"
 
 echo "== numeric core without MPI/HDF5 (build-core/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-core GT_CMAKE_ARGS="-DGT_PIPELINE=OFF -DGT_CUDA=OFF $werror" jobs/setup.sh

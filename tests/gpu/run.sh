@@ -210,7 +210,9 @@ else record preflight PASS 0 "$PRE_NOTE"; fi
 # configure_tree: the pipeline against the carried packages when there, else
 # (or when that fails) the numeric core; the last line says which
 configure_tree() {
-  local common=(-S . -B "$B" -DGT_CUDA=ON -DGT_CUDA_ARCHITECTURES="$ARCH" -DCMAKE_BUILD_TYPE=Release "${BLAS_ARGS[@]}")
+  # GT_TORCH_PYTHON: test_torch_parity runs the image's torch interpreter, not /usr/bin/python3
+  local common=(-S . -B "$B" -DGT_CUDA=ON -DGT_CUDA_ARCHITECTURES="$ARCH" -DCMAKE_BUILD_TYPE=Release
+                -DGT_TORCH_PYTHON="$(command -v "$PY" || echo "$PY")" "${BLAS_ARGS[@]}")
   if [ -n "$PIPE_P" ]; then
     cmake "${common[@]}" -DGT_PIPELINE=ON -DGT_DEPS_PREFIX="$PIPE_P" && { echo "gt-configure: pipeline"; return 0; }
     echo "gt-configure: the pipeline against $PIPE_P failed (above); configuring the numeric core"
