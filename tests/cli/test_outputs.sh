@@ -20,18 +20,7 @@ export OPENBLAS_NUM_THREADS=1
 W=$(mktemp -d "${GT_BINARY_DIR:-/tmp}/outputs-XXXXXX")
 bgpid=""
 trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; rm -rf "$W"' EXIT
-fails=0
-n_ok=0
-ok() { echo "ok   $*"; n_ok=$((n_ok + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-# expect NAME RC PATTERN -- CMD...: exit code RC and PATTERN (grep -E) in stderr+stdout
-expect() {
-  local name=$1 want=$2 pat=$3; shift 4
-  "$@" >"$W/out" 2>&1; local rc=$?
-  if [ "$rc" != "$want" ]; then bad "$name: exit $rc, want $want"; tail -5 "$W/out"; return 1; fi
-  if [ -n "$pat" ] && ! grep -qE -- "$pat" "$W/out"; then bad "$name: output lacks /$pat/"; tail -5 "$W/out"; return 1; fi
-  ok "$name"
-}
+. "$(dirname "$0")/lib.sh" # ok, bad, expect
 sum() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
 no_tmp() { # no temporary of $1 left
   if ls "$1".tmp* >/dev/null 2>&1; then bad "$2: a temporary of $1 was left behind"; else ok "$2: no temporary left"; fi

@@ -14,18 +14,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OPENBLAS_NUM_THREADS=1
 W=$(mktemp -d "${GT_BINARY_DIR:-/tmp}/symlinks-XXXXXX")
 trap 'rm -rf "$W"' EXIT
-fails=0
-n_ok=0
-ok() { echo "ok   $*"; n_ok=$((n_ok + 1)); }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
-# expect NAME RC PATTERN -- CMD...: exit code RC and PATTERN (grep -E) in stderr+stdout
-expect() {
-  local name=$1 want=$2 pat=$3; shift 4
-  "$@" >"$W/out" 2>&1; local rc=$?
-  if [ "$rc" != "$want" ]; then bad "$name: exit $rc, want $want"; tail -5 "$W/out"; return 1; fi
-  if [ -n "$pat" ] && ! grep -qE -- "$pat" "$W/out"; then bad "$name: output lacks /$pat/"; tail -5 "$W/out"; return 1; fi
-  ok "$name"
-}
+. "$(dirname "$0")/lib.sh" # ok, bad, expect
 # refused NAME LINK -- CMD...: exit 4 and one error line naming LINK as a symbolic link
 refused() {
   local name=$1 link=$2; shift 3
