@@ -89,7 +89,7 @@ def run(browser, args, timeout=120):
     profile = tempfile.mkdtemp(prefix="gt-chromium-")
     try:
         cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-               "--no-first-run", "--disable-extensions", "--disable-background-networking",
+               "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-dev-shm-usage",
                "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0"] + args
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS="disabled:"))
