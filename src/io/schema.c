@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/check.h"
+#include "core/repeat.h"
 #include "core/check_h5.h"
 #include "core/fsutil.h"
 #include "io/format.h"
@@ -303,16 +304,6 @@ static int check_table(vctx *v, hid_t f, const char *grp, const char *code_name,
     return rc;
 }
 
-/* (id, entry) pairs by id, then entry: a repeated id names its first two entries */
-typedef struct {
-    int64_t id, at;
-} id_at;
-static int cmp_id_at(const void *a, const void *b) {
-    const id_at *x = a, *y = b;
-    if (x->id != y->id) return (x->id > y->id) - (x->id < y->id);
-    return (x->at > y->at) - (x->at < y->at);
-}
-
 int gt_io_care_event_ids_check(const int64_t *ids, int64_t n, char *why, size_t why_bytes) {
     for (int64_t i = 0; i < n; i++)
         if (ids[i] < 0) {
@@ -320,20 +311,11 @@ int gt_io_care_event_ids_check(const int64_t *ids, int64_t n, char *why, size_t 
                      (long long)ids[i]);
             return -1;
         }
-    if (n < 2) return 0;
-    /* sorted, not pairwise: the check stays n log n on a crafted table of millions */
-    id_at *s = GT_MALLOC(sizeof *s * (size_t)n);
-    for (int64_t i = 0; i < n; i++) s[i] = (id_at){ids[i], i};
-    qsort(s, (size_t)n, sizeof *s, cmp_id_at);
-    int rc = 0;
-    for (int64_t i = 1; i < n && !rc; i++)
-        if (s[i].id == s[i - 1].id) {
-            snprintf(why, why_bytes, "entries %lld and %lld are both event %lld (an event id names one event dataset)",
-                     (long long)s[i - 1].at, (long long)s[i].at, (long long)s[i].id);
-            rc = -1;
-        }
-    free(s);
-    return rc;
+    int64_t e1 = -1, e2 = -1; /* sorted, not pairwise (core/repeat.h): n log n on a crafted table of millions */
+    if (gt_repeats_i64(ids, n, &e1, &e2) == 0) return 0;
+    snprintf(why, why_bytes, "entries %lld and %lld are both event %lld (an event id names one event dataset)",
+             (long long)e1, (long long)e2, (long long)ids[e2]);
+    return -1;
 }
 
 /* The optional /care_events table: equal lengths, turbines in range, event ids
