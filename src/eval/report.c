@@ -108,8 +108,6 @@ typedef struct rep {
     char plot_note[256];
 } rep;
 
-static void html_esc(FILE *f, const char *s) { gt_esc_html(f, s); }
-
 /* Markdown gets every text through gt_esc_md, HTML through gt_esc_html:
  * names, paths and config values are data in both. */
 static void heading(rep *r, int level, const char *title) {
@@ -117,7 +115,7 @@ static void heading(rep *r, int level, const char *title) {
     gt_esc_md(r->md, title);
     fputs("\n\n", r->md);
     fprintf(r->html, "<h%d>", level);
-    html_esc(r->html, title);
+    gt_esc_html(r->html, title);
     fprintf(r->html, "</h%d>\n", level);
 }
 
@@ -131,7 +129,7 @@ static void para(rep *r, const char *fmt, ...) {
     gt_esc_md(r->md, buf);
     fputs("\n\n", r->md);
     fputs("<p>", r->html);
-    html_esc(r->html, buf);
+    gt_esc_html(r->html, buf);
     fputs("</p>\n", r->html);
 }
 
@@ -154,7 +152,7 @@ static void pre(rep *r, const char *text) {
     fence(r->md, n);
     fputc('\n', r->md);
     fputs("<pre>", r->html);
-    html_esc(r->html, text);
+    gt_esc_html(r->html, text);
     fputs("</pre>\n", r->html);
 }
 
@@ -176,7 +174,7 @@ static void trow(rep *r, int header, int nc, char cells[][64]) {
     fputs("<tr>", r->html);
     for (int i = 0; i < nc; i++) {
         fputs(header ? "<th>" : "<td>", r->html);
-        html_esc(r->html, cells[i]);
+        gt_esc_html(r->html, cells[i]);
         fputs(header ? "</th>" : "</td>", r->html);
     }
     fputs("</tr>\n", r->html);
@@ -191,7 +189,7 @@ static void image(rep *r, const char *name, const char *alt) {
     gt_esc_md(r->md, alt);
     fprintf(r->md, "](plots/%s)\n\n", name);
     fprintf(r->html, "<p><img src=\"plots/%s\" alt=\"", name);
-    html_esc(r->html, alt);
+    gt_esc_html(r->html, alt);
     fputs("\"></p>\n", r->html);
 }
 
@@ -213,7 +211,7 @@ static void plot(rep *r, const char *name, const char *alt, const char *body) {
                    "set key outside right top\n"
                    "set grid\n%s\nunset output\n",
                 terms[k], name, body);
-        fclose(f);
+        if (fclose(f) != 0) return; /* the script was not renamed into place: no plot from a stale one */
         remove(png);
         /* no shell between gridtrain and gnuplot: paths and names are data */
         char plots[PATH_MAX + 64], script[128];
@@ -865,14 +863,14 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     char title[PATH_MAX + 64];
     snprintf(title, sizeof title, "gridtrain run report: %s", run_dir);
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", r.html);
-    html_esc(r.html, title);
+    gt_esc_html(r.html, title);
     fputs("</title>\n<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
           "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}"
           "pre{background:#f6f6f6;padding:6px}img{max-width:100%}</style></head><body>\n",
           r.html);
     fprintf(r.md, "# %s\n", title);
     fputs("<h1>", r.html);
-    html_esc(r.html, title);
+    gt_esc_html(r.html, title);
     fputs("</h1>\n", r.html);
     char now[64];
     time_t tt = time(NULL);
