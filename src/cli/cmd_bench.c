@@ -20,7 +20,7 @@
 
 static const gt_opt opts[] = {
     {"bench.reps", "reps", GT_OPT_INT, "3", "read: repetitions; the best rate is reported", NULL},
-    {"bench.model", "model", GT_OPT_STR, "s2p_cnn", "model: which model", "s2p_cnn|s2p_tf|lstm"},
+    {"bench.model", "model", GT_OPT_STR, "s2p_cnn", "model: which model", GT_MODEL_KIND_CHOICES},
     {"bench.batch", "batch", GT_OPT_INT, "0", "model: batch B (0 = the workload's: 256 / 32 / 64)", NULL},
     {"bench.window", "window", GT_OPT_INT, "0", "model: W / L / T (0 = the kind's default)", NULL},
     {"bench.tbptt", "tbptt", GT_OPT_INT, "0", "model: lstm truncated-BPTT chunk K (0 = whole window)", NULL},
@@ -37,7 +37,6 @@ static int bench_model(const gt_args *a) {
     GT_ASSERT(kind >= 0);
     gt_nn_bench_config cfg;
     gt_nn_bench_config_default(&cfg, (gt_model_kind)kind);
-    static const int default_batch[] = {256, 32, 64};
     const int64_t steps = gt_args_int(a, "bench.steps"), warmup = gt_args_int(a, "bench.warmup");
     GT_CHECK(steps >= 1 && steps <= 1000000000 && warmup >= 0 && warmup <= 1000000000, GT_EXIT_USAGE,
              "bench: steps must be in [1, 1e9] and warmup in [0, 1e9] (got %lld, %lld)", (long long)steps,
@@ -54,7 +53,7 @@ static int bench_model(const gt_args *a) {
              (long long)window, 1 << 24);
     GT_CHECK(tbptt >= 0 && tbptt <= (1 << 24), GT_EXIT_USAGE, "bench.tbptt = %lld: give 0 to %d", (long long)tbptt,
              1 << 24);
-    cfg.batch = batch > 0 ? (int)batch : default_batch[kind];
+    cfg.batch = batch > 0 ? (int)batch : gt_nn_bench_default_batch((gt_model_kind)kind);
     cfg.window = (int)window;
     cfg.tbptt = (int)tbptt;
     /* a generous estimate of the activation bytes in floating point: beyond
@@ -62,12 +61,7 @@ static int bench_model(const gt_args *a) {
      * large for the machine ends as out of memory (exit 4) with the real size */
     gt_model_config mc;
     gt_nn_bench_model_config(&cfg, &mc);
-    double width = mc.n_in > mc.n_out ? mc.n_in : mc.n_out;
-    const double widths[] = {mc.hidden, mc.d_model, mc.d_ff};
-    for (int i = 0; i < 3; i++) width = widths[i] > width ? widths[i] : width;
-    for (int l = 0; l < GT_MODEL_MAX_CONV; l++) width = mc.conv_channels[l] > width ? mc.conv_channels[l] : width;
-    double est = 4.0 * 16 * cfg.batch * (double)mc.window * width * (mc.n_layers + 2);
-    if (kind == GT_MODEL_S2P_TF) est += 4.0 * 4 * cfg.batch * (double)mc.n_heads * mc.window * mc.window * mc.n_layers;
+    const double est = gt_model_bytes_estimate(&mc, cfg.batch);
     GT_CHECK(est < 0x1p60, GT_EXIT_USAGE,
              "bench model: batch %d x window %d of %s needs about %.3g bytes, beyond what can be addressed: give a "
              "smaller --batch or --window", cfg.batch, mc.window, gt_model_kind_name((gt_model_kind)kind), est);

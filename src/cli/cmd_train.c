@@ -69,7 +69,7 @@ static const gt_opt opts[] = {
     {"data.augment", NULL, GT_OPT_FLOAT, "0", "nilm: probability that a training window gets one more activation of one of its household's appliances (off in that window) added to the aggregate and, where it covers the midpoint, to the target; 0 = none", NULL},
     {"data.time_features", NULL, GT_OPT_STR, "none", "nilm: input channels from each row's local time beside the aggregate: day = sin/cos of the time of day, day+week = also of the day of the week", "none|day|day+week"},
     {"data.timezone", NULL, GT_OPT_STR, "UTC", "nilm time features: IANA time zone of the households' local time (e.g. Europe/London; daylight saving from the system's tz database)", NULL},
-    {"model.kind", "model", GT_OPT_STR, "s2p_cnn", "model", "s2p_cnn|s2p_tf|lstm"},
+    {"model.kind", "model", GT_OPT_STR, "s2p_cnn", "model", GT_MODEL_KIND_CHOICES},
     {"model.d_model", NULL, GT_OPT_INT, "", "s2p_tf: model width", NULL},
     {"model.heads", NULL, GT_OPT_INT, "", "s2p_tf: attention heads", NULL},
     {"model.d_ff", NULL, GT_OPT_INT, "", "s2p_tf: feed-forward width", NULL},
@@ -295,48 +295,29 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "model.layers")) m->n_layers = as_int(a, "model.layers", 1, 1024);
     if (has(a, "model.hidden")) m->hidden = as_int(a, "model.hidden", 1, 1 << 20);
     if (has(a, "model.tbptt")) m->tbptt = as_int(a, "model.tbptt", 0, 1 << 24);
-    GT_CHECK(m->tbptt == 0 || kind == GT_MODEL_LSTM, GT_EXIT_USAGE,
-             "model.tbptt = %d: truncated backpropagation through time is for model.kind lstm, not %s", m->tbptt,
-             gt_model_kind_name((gt_model_kind)kind));
     int loss = gt_loss_kind_parse(gt_args_str(a, "model.loss"));
     GT_CHECK(loss >= 0, GT_EXIT_USAGE, "model.loss: unknown loss '%s' (mse|l1|mse+l1)", gt_args_str(a, "model.loss"));
     m->loss = (gt_loss_kind)loss;
     const char *head = gt_args_str(a, "model.head");
     /* auto: the gated head where the model has one output per window (seq2point); an explicit
      * gated head on a task without appliances is refused by the task (task/) */
-    m->gated = !strcmp(head, "gated") || (!strcmp(head, "auto") && kind != GT_MODEL_LSTM);
+    const gt_model_vtable *vt = gt_model_kind_table((gt_model_kind)kind);
+    m->gated = !strcmp(head, "gated") || (!strcmp(head, "auto") && vt->seq2point);
     const char *dr = gt_args_str(a, "model.dropout");
-    c->dropout_auto = !strcmp(dr, "auto") && kind == GT_MODEL_S2P_CNN;
-    if (!strcmp(dr, "auto")) m->dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_AUTO_DROPOUT : 0.0f;
+    const int has_dropout = gt_model_kind_has((gt_model_kind)kind, GT_MODEL_HAS_DROPOUT);
+    c->dropout_auto = !strcmp(dr, "auto") && has_dropout;
+    if (!strcmp(dr, "auto")) m->dropout = has_dropout ? (float)GT_TRAIN_AUTO_DROPOUT : 0.0f;
     else {
         char *end = NULL;
         double p = strtod(dr, &end);
         GT_CHECK(end != dr && *end == '\0' && p >= 0 && p < 1, GT_EXIT_USAGE,
                  "model.dropout = '%s': give auto or a probability in [0, 1)", dr);
-        GT_CHECK(p == 0 || kind == GT_MODEL_S2P_CNN, GT_EXIT_USAGE,
-                 "model.dropout = %s: only s2p_cnn has dropout (on its dense layer), not %s", dr,
-                 gt_model_kind_name((gt_model_kind)kind));
         m->dropout = (float)p;
     }
     double cs = gt_args_float(a, "model.conv_scale");
     GT_CHECK(cs > 0 && isfinite(cs), GT_EXIT_USAGE, "model.conv_scale must be a finite number > 0 (got %g)", cs);
-    if (kind == GT_MODEL_S2P_CNN) {
-        GT_CHECK(m->n_layers <= GT_MODEL_MAX_CONV, GT_EXIT_USAGE, "model.layers: s2p_cnn has at most %d conv layers",
-                 GT_MODEL_MAX_CONV);
-        for (int l = 0; l < m->n_layers; l++) {
-            if (m->conv_channels[l] <= 0) { /* layers beyond the default five repeat the last */
-                m->conv_channels[l] = m->conv_channels[l > 0 ? l - 1 : 0];
-                m->conv_kernels[l] = m->conv_kernels[l > 0 ? l - 1 : 0];
-            }
-            const double chd = nearbyint(m->conv_channels[l] * cs);
-            /* the same bound as model.hidden: every size computed from it stays in range */
-            GT_CHECK(chd <= (1 << 20), GT_EXIT_USAGE,
-                     "model.conv_scale = %g gives %.4g channels in conv layer %d (at most %d): give a smaller scale",
-                     cs, chd, l + 1, 1 << 20);
-            int ch = (int)chd;
-            m->conv_channels[l] = ch < 1 ? 1 : ch;
-        }
-    }
+    gt_model_config_resolve(m, cs);
+    gt_model_config_check(m); /* the settings the kind does not have (nn/model.h) */
 
     c->lr = gt_args_float(a, "optim.lr");
     c->lr_min = gt_args_float(a, "optim.lr_min");

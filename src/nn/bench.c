@@ -8,10 +8,6 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "core/timer.h"
-#if __has_include("nn/model_lstm.h")
-#include "nn/model_lstm.h"
-#define GT_BENCH_HAVE_LSTM 1
-#endif
 
 void gt_nn_bench_config_default(gt_nn_bench_config *cfg, gt_model_kind kind) {
     memset(cfg, 0, sizeof *cfg);
@@ -40,37 +36,13 @@ void gt_nn_bench_model_config(const gt_nn_bench_config *cfg, gt_model_config *ou
 }
 
 double gt_model_forward_flops(const gt_model_config *c) {
-    double f = 0.0;
-    switch (c->kind) {
-    case GT_MODEL_S2P_CNN: {
-        double W = c->window, cin = c->n_in;
-        for (int l = 0; l < c->n_layers; l++) {
-            f += 2.0 * c->conv_channels[l] * cin * c->conv_kernels[l] * W;
-            cin = c->conv_channels[l];
-        }
-        f += 2.0 * cin * W * c->hidden + 2.0 * c->hidden * c->n_out;
-        break;
-    }
-    case GT_MODEL_S2P_TF: {
-        double L = c->window, d = c->d_model, ff = c->d_ff;
-        f += 2.0 * L * c->n_in * d;
-        /* qkv, QK^T + PV, output projection, FFN */
-        f += c->n_layers * (2.0 * L * d * 3.0 * d + 4.0 * L * L * d + 2.0 * L * d * d + 4.0 * L * d * ff);
-        f += 2.0 * d * c->n_out; /* head on one position */
-        break;
-    }
-    case GT_MODEL_LSTM: {
-        double T = c->window, H = c->hidden, cin = c->n_in;
-        for (int l = 0; l < c->n_layers; l++) {
-            f += T * 2.0 * 4.0 * H * (cin + H);
-            cin = H;
-        }
-        f += T * 2.0 * H * c->n_out;
-        break;
-    }
-    default: break;
-    }
-    return f;
+    const gt_model_vtable *vt = gt_model_kind_table(c->kind);
+    return vt && vt->forward_flops ? vt->forward_flops(c) : 0.0;
+}
+
+int gt_nn_bench_default_batch(gt_model_kind kind) {
+    const gt_model_vtable *vt = gt_model_kind_table(kind);
+    return vt && vt->bench_batch > 0 ? vt->bench_batch : 32;
 }
 
 double gt_nn_bench_sgemm_gflops(int n, int reps) {
@@ -115,13 +87,8 @@ static float train_step(gt_model *m, const gt_adamw_config *opt, const float *x,
                         long t) {
     gt_model_zero_grad(m);
     gt_model_forward(m, x, B);
-    float loss;
-#ifdef GT_BENCH_HAVE_LSTM
-    if (m->cfg.kind == GT_MODEL_LSTM)
-        loss = gt_model_lstm_loss(m); /* next-step MSE on x: y unused */
-    else
-#endif
-        loss = gt_model_loss(m, y, NULL);
+    /* a kind predicting its own input (lstm: next-step MSE on x) leaves y unused */
+    float loss = m->vt->self_loss ? m->vt->self_loss(m) : gt_model_loss(m, y, NULL);
     gt_model_backward(m, 1.0f);
     gt_model_adamw_step(m, opt, 1e-4f, t, 0);
     return loss;
@@ -232,7 +199,7 @@ void gt_nn_bench_model(const gt_nn_bench_config *cfg, gt_nn_bench_result *res) {
         res->train_frac_sgemm = res->train_gflops / res->sgemm_gflops;
         res->infer_frac_sgemm = res->infer_gflops / res->sgemm_gflops;
     }
-    if (cfg->mem_check && cfg->kind == GT_MODEL_S2P_TF) mem_check(cfg, res);
+    if (cfg->mem_check && gt_model_kind_table(cfg->kind)->bench_mem_check) mem_check(cfg, res);
 }
 
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
@@ -240,11 +207,10 @@ static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 void gt_nn_bench_print(FILE *f, const gt_nn_bench_config *cfg, const gt_nn_bench_result *res) {
     const gt_model_config *c = &res->model;
     fprintf(f, "bench model %s: B=%d window=%d", gt_model_kind_name(c->kind), cfg->batch, c->window);
-    if (c->kind == GT_MODEL_S2P_TF)
-        fprintf(f, " d=%d heads=%d ff=%d N=%d", c->d_model, c->n_heads, c->d_ff, c->n_layers);
-    if (c->kind == GT_MODEL_LSTM)
-        fprintf(f, " C=%d H=%d layers=%d tbptt=%d", c->n_in, c->hidden, c->n_layers, c->tbptt);
-    if (c->kind == GT_MODEL_S2P_CNN) fprintf(f, " A=%d fc1=%d", c->n_out, c->hidden);
+    const gt_model_vtable *vt = gt_model_kind_table(c->kind);
+    char what[256] = "";
+    if (vt->describe) vt->describe(c, what, sizeof what);
+    fputs(what, f);
     fprintf(f, "\n  threads %d (OpenBLAS core %s), %d warm-up + %d timed steps\n", res->threads,
             res->blas_core ? res->blas_core : "?", cfg->warmup, cfg->steps);
     fprintf(f, "  %-28s %12s\n", "quantity", "value");
@@ -270,8 +236,8 @@ void gt_nn_bench_print(FILE *f, const gt_nn_bench_config *cfg, const gt_nn_bench
     }
     fprintf(f, "  %-28s %12.4g -> %.4g\n", "loss (first -> last step)", res->first_loss, res->last_loss);
     if (res->n_mem > 0) {
-        fprintf(f, "  s2p_tf memory vs L (B=%d): activation bytes from the plan, RSS growth of create + 1 step\n",
-                res->mem_B);
+        fprintf(f, "  %s memory vs L (B=%d): activation bytes from the plan, RSS growth of create + 1 step\n",
+                vt->name, res->mem_B);
         fprintf(f, "  %8s %16s %14s %16s\n", "L", "act MiB", "act / L (KiB)", "RSS growth MiB");
         for (int i = 0; i < res->n_mem; i++)
             fprintf(f, "  %8d %16.1f %14.2f %16.1f\n", res->mem_L[i], mib((double)res->mem_act_bytes[i]),

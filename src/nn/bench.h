@@ -41,7 +41,7 @@ typedef struct gt_nn_bench_config {
     int warmup;      /* untimed train steps before timing (>= 0) */
     int infer_steps; /* timed forward-only batches; 0 = same as steps, < 0 = skip */
     int sgemm_n;     /* square sgemm size for the peak; 0 = 2048, < 0 = skip */
-    int mem_check;   /* s2p_tf only: run the memory-vs-L check */
+    int mem_check;   /* run the memory-vs-L check (kinds with bench_mem_check: s2p_tf) */
     uint64_t seed;   /* parameter init and data */
 } gt_nn_bench_config;
 
@@ -85,6 +85,9 @@ void gt_nn_bench_model_config(const gt_nn_bench_config *cfg, gt_model_config *ou
  * GEMM-like products only, elementwise work not counted). Attention counts
  * QK^T and PV (4 L^2 d per block); LSTM counts both gate GEMMs per step. */
 double gt_model_forward_flops(const gt_model_config *cfg);
+/* `bench model`'s batch when none is given: the kind's (256 / 32 / 64 for
+ * s2p_cnn / s2p_tf / lstm; nn/model.h bench_batch), else 32. */
+int gt_nn_bench_default_batch(gt_model_kind kind);
 
 /* Best sgemm rate (GFLOP/s) over `reps` calls of C = A B, n x n, after one
  * untimed call. Allocates and frees 3 n^2 floats. */

@@ -4,7 +4,8 @@
  * Everything above nn/ that runs a model (the trainer, validation, eval,
  * predict, `bench train`) calls only these functions, never gt_model_*
  * directly, so an engine for another device plugs in by filling one
- * gt_engine_i table:
+ * gt_engine_i table (nn/engine_impl.h: the table and the struct, internal
+ * to nn/; gt_engine is opaque above it):
  *
  *   gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &cfg);  // plans + allocates
  *   gt_engine_init(e, seed);
@@ -16,7 +17,7 @@
  *       task objective writes gt_engine_dpred(e) (B, n_y)
  *       gt_engine_backward(e, 1.0f);                     // grads += d objective / d params
  *     all-reduce gt_engine_grads(e) (dist/: MPI for host grads, NCCL on
- *       gt_engine_stream(e) when e->grads_on_device), each bucket started
+ *       gt_engine_stream(e) when gt_engine_grads_on_device(e)), each bucket started
  *       during the last micro-batch's backward (gt_engine_set_grad_ready)
  *     gt_engine_unscale(e, 1 / loss scale); gt_engine_grad_norm(e); gt_engine_scale_grads(e, c);
  *     gt_engine_adamw_step(e, &opt, lr, step + 1, 0);
@@ -43,7 +44,7 @@
  *                   queues the backward; with cfg->graphs each forward and
  *                   backward shape is replayed as a CUDA graph after one
  *                   eager warm-up; grads live on the device
- *                   (grads_on_device = 1), gt_engine_stream is the model's
+ *                   (gt_engine_grads_on_device = 1), gt_engine_stream is the model's
  *                   stream; unscale and grad_norm return host values (they
  *                   synchronise); pull/push copy params, adam_m and adam_v
  *                   between the device and the host model; memory reports
@@ -71,6 +72,7 @@ typedef enum gt_engine_kind {
     GT_ENGINE_KIND_COUNT
 } gt_engine_kind;
 
+/* Opaque: each engine fills its table (nn/engine_impl.h) behind these calls. */
 typedef struct gt_engine gt_engine;
 
 /* Bytes an engine holds (for logs and the memory planner's check). */
@@ -79,45 +81,6 @@ typedef struct gt_engine_mem {
     size_t act_bytes;    /* activations and scratch at max_batch */
     size_t device_bytes; /* on the device (0 on the host engine) */
 } gt_engine_mem;
-
-/* One table per engine kind. */
-typedef struct gt_engine_i {
-    const char *name; /* "host", "cuda" */
-    void (*free)(gt_engine *e);
-    /* x host (B, n_x) -> prediction; returns a host view (B, n_y). key: the
-     * dropout masks of a training forward (gt_model_set_dropout), NULL for
-     * evaluation; the backward after it applies the same masks. */
-    const float *(*forward)(gt_engine *e, const float *x, int B, const gt_dropout_key *key);
-    float *(*input)(gt_engine *e); /* host (max_batch, n_x) buffer a loader may fill in place */
-    float *(*dpred)(gt_engine *e); /* host (max_batch, n_y): d objective / d pred of the last forward */
-    void (*backward)(gt_engine *e, float dloss);
-    void (*zero_grad)(gt_engine *e);
-    float *(*grads)(gt_engine *e); /* (n_params) the buffer the gradient all-reduce runs on */
-    int (*unscale)(gt_engine *e, float inv_scale);
-    double (*grad_norm)(gt_engine *e);
-    void (*scale_grads)(gt_engine *e, float coef);
-    void (*adamw_step)(gt_engine *e, const gt_adamw_config *opt, float lr, long t, int decay_all);
-    void (*pull_state)(gt_engine *e);
-    void (*push_state)(gt_engine *e);
-    void (*memory)(const gt_engine *e, gt_engine_mem *out);
-    void *(*stream)(gt_engine *e); /* the device stream work is queued on (a cudaStream_t); NULL on the host */
-    /* train.trace (core/trace.h): adds the device's spans (CUDA events around
-     * forward, backward, the optimizer step, recorded while tracing) to the
-     * timeline as thread GT_TRACE_TID_GPU. NULL: nothing to add (host). */
-    void (*trace_flush)(gt_engine *e);
-    /* Seconds the device has waited before forwards so far, for its input
-     * or for the host (measured with events on the device; synchronises).
-     * NULL: not measured (host engine: the trainer's own data-wait timer). */
-    double (*input_stall)(gt_engine *e);
-} gt_engine_i;
-
-struct gt_engine {
-    const gt_engine_i *i;
-    gt_engine_kind kind;
-    gt_model *host; /* configuration, parameter table, host state (see the top of this file) */
-    int grads_on_device; /* 1: gt_engine_grads is a device pointer */
-    void *ctx;           /* engine-private */
-};
 
 /* Kind name ("host", "cuda") / parse (-1 if unknown or not built in). */
 const char *gt_engine_kind_name(gt_engine_kind kind);
@@ -129,80 +92,71 @@ int gt_engine_kind_parse(const char *name);
 gt_engine *gt_engine_create(gt_engine_kind kind, const gt_model_config *cfg);
 void gt_engine_free(gt_engine *e); /* NULL allowed */
 
+/* The engine's kind and name ("host", "cuda"). */
+gt_engine_kind gt_engine_kind_of(const gt_engine *e);
+const char *gt_engine_name(const gt_engine *e);
+/* 1 when gt_engine_grads is a device pointer (the all-reduce runs there). */
+int gt_engine_grads_on_device(const gt_engine *e);
 /* The host model: configuration, parameter table, host copy of the state. */
-static inline gt_model *gt_engine_model(const gt_engine *e) { return e->host; }
-static inline const gt_model_config *gt_engine_config(const gt_engine *e) { return &e->host->cfg; }
-static inline size_t gt_engine_n_params(const gt_engine *e) { return e->host->n_params; }
-static inline size_t gt_engine_n_x(const gt_engine *e) { return e->host->n_x; }
-static inline size_t gt_engine_n_y(const gt_engine *e) { return e->host->n_y; }
-static inline int gt_engine_max_batch(const gt_engine *e) { return e->host->cfg.max_batch; }
+gt_model *gt_engine_model(const gt_engine *e);
+const gt_model_config *gt_engine_config(const gt_engine *e);
+size_t gt_engine_n_params(const gt_engine *e);
+size_t gt_engine_n_x(const gt_engine *e);
+size_t gt_engine_n_y(const gt_engine *e);
+int gt_engine_max_batch(const gt_engine *e);
 
 /* Deterministic init (gt_model_init) on the host copy, then pushed. */
 void gt_engine_init(gt_engine *e, uint64_t seed);
 
 /* x host (B, n_x), 1 <= B <= max_batch (x may be gt_engine_input(e));
  * returns the prediction, a host view (B, n_y) valid until the next forward. */
-static inline const float *gt_engine_forward(gt_engine *e, const float *x, int B) {
-    return e->i->forward(e, x, B, NULL);
-}
+const float *gt_engine_forward(gt_engine *e, const float *x, int B);
 /* The training forward: as gt_engine_forward, with the dropout masks of key
  * (model.dropout; nn/ops/dropout.h) on models that have dropout. The same key
  * gives the same masks on every engine. */
-static inline const float *gt_engine_forward_train(gt_engine *e, const float *x, int B, const gt_dropout_key *key) {
-    return e->i->forward(e, x, B, key);
-}
-static inline float *gt_engine_input(gt_engine *e) { return e->i->input(e); }
+const float *gt_engine_forward_train(gt_engine *e, const float *x, int B, const gt_dropout_key *key);
+float *gt_engine_input(gt_engine *e);
 /* Host (max_batch, n_y): the objective writes d objective / d pred here
  * before gt_engine_backward. */
-static inline float *gt_engine_dpred(gt_engine *e) { return e->i->dpred(e); }
+float *gt_engine_dpred(gt_engine *e);
 /* grads += gradient of (dloss x the objective whose d/d pred is in dpred);
  * parameter gradients accumulate over micro-batches. */
-static inline void gt_engine_backward(gt_engine *e, float dloss) { e->i->backward(e, dloss); }
-static inline void gt_engine_zero_grad(gt_engine *e) { e->i->zero_grad(e); }
+void gt_engine_backward(gt_engine *e, float dloss);
+void gt_engine_zero_grad(gt_engine *e);
 /* The gradient-readiness hook of the next backwards (nn/model.h
  * gt_grad_ready_fn; fn NULL: none): called during backward each time the
  * gradients from an offset to the end are final (the host engine: computed;
  * a device engine: queued on gt_engine_stream, final when that work is
  * done). dist/'s gradient exchange starts each bucket from it (overlap). */
-static inline void gt_engine_set_grad_ready(gt_engine *e, gt_grad_ready_fn fn, void *ctx) {
-    gt_model_set_grad_ready(e->host, fn, ctx);
-}
-/* The gradient buffer (n_params; host or device, see grads_on_device). */
-static inline float *gt_engine_grads(gt_engine *e) { return e->i->grads(e); }
+void gt_engine_set_grad_ready(gt_engine *e, gt_grad_ready_fn fn, void *ctx);
+/* The gradient buffer (n_params; host or device, see gt_engine_grads_on_device). */
+float *gt_engine_grads(gt_engine *e);
 /* grads *= inv_scale (exact for a power of two; 1 skips the product);
  * returns 1 when every gradient is finite. */
-static inline int gt_engine_unscale(gt_engine *e, float inv_scale) { return e->i->unscale(e, inv_scale); }
+int gt_engine_unscale(gt_engine *e, float inv_scale);
 /* Global L2 norm of the gradients, summed in double (gt_grad_norm). */
-static inline double gt_engine_grad_norm(gt_engine *e) { return e->i->grad_norm(e); }
-static inline void gt_engine_scale_grads(gt_engine *e, float coef) { e->i->scale_grads(e, coef); }
+double gt_engine_grad_norm(gt_engine *e);
+void gt_engine_scale_grads(gt_engine *e, float coef);
 /* AdamW over every parameter (gt_model_adamw_step). */
-static inline void gt_engine_adamw_step(gt_engine *e, const gt_adamw_config *opt, float lr, long t, int decay_all) {
-    e->i->adamw_step(e, opt, lr, t, decay_all);
-}
+void gt_engine_adamw_step(gt_engine *e, const gt_adamw_config *opt, float lr, long t, int decay_all);
 /* Device state -> host copy (params, adam_m, adam_v) / host copy -> device. */
-static inline void gt_engine_pull_state(gt_engine *e) { e->i->pull_state(e); }
-static inline void gt_engine_push_state(gt_engine *e) { e->i->push_state(e); }
-static inline void gt_engine_memory(const gt_engine *e, gt_engine_mem *out) { e->i->memory(e, out); }
+void gt_engine_pull_state(gt_engine *e);
+void gt_engine_push_state(gt_engine *e);
+void gt_engine_memory(const gt_engine *e, gt_engine_mem *out);
 /* The stream of a device engine (cudaStream_t as void *, for dist/'s NCCL
  * all-reduce), NULL for the host engine. */
-static inline void *gt_engine_stream(gt_engine *e) { return e->i->stream(e); }
+void *gt_engine_stream(gt_engine *e);
 
-#ifdef GT_HAVE_CUDA
-/* The CUDA engine's graph counters (captures made, replays run); 0, 0 for
- * another engine. */
-void gt_engine_cuda_graph_stats(gt_engine *e, long *captures, long *replays);
-#endif
+/* A device engine's CUDA graph counters (captures made, replays run; the
+ * CUDA engine with cfg->graphs); 0, 0 for an engine without graphs. */
+void gt_engine_graph_stats(gt_engine *e, long *captures, long *replays);
 
 /* Seconds a device engine's device waited before forwards so far (see
- * gt_engine_i.input_stall); -1 when the engine does not measure it. */
-static inline double gt_engine_input_stall(gt_engine *e) {
-    return e->i->input_stall ? e->i->input_stall(e) : -1.0;
-}
+ * nn/engine_impl.h gt_engine_i.input_stall); -1 when the engine does not measure it. */
+double gt_engine_input_stall(gt_engine *e);
 
 /* The device's timeline spans into core/trace.h (a no-op on the host engine). */
-static inline void gt_engine_trace_flush(gt_engine *e) {
-    if (e->i->trace_flush) e->i->trace_flush(e);
-}
+void gt_engine_trace_flush(gt_engine *e);
 
 #ifdef __cplusplus
 }

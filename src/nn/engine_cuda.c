@@ -214,7 +214,6 @@ static void cuda_backward(gt_engine *e, float dloss) {
     cuda_eng *c = ce(e);
     int tr = gpu_begin(e);
     gt_cuda_model_set_dpred(c->m, c->dpred_pin, 0); /* (B, n_y) up from pinned memory, asynchronous */
-    gt_cuda_model_set_grad_ready(c->m, e->host->grad_ready, e->host->grad_ready_ctx); /* the host model's hook */
     gt_cuda_model_backward(c->m, dloss);
     gpu_end(e, tr, "gpu backward");
     mark_end(c);
@@ -226,6 +225,11 @@ static double cuda_input_stall(gt_engine *e) {
 }
 
 static void cuda_zero_grad(gt_engine *e) { gt_cuda_model_zero_grad(dm(e)); }
+/* the device model reports as each layer's backward is queued; the host model keeps the hook too */
+static void cuda_set_grad_ready(gt_engine *e, gt_grad_ready_fn fn, void *ctx) {
+    gt_model_set_grad_ready(e->host, fn, ctx);
+    gt_cuda_model_set_grad_ready(dm(e), fn, ctx);
+}
 static float *cuda_grads(gt_engine *e) { return gt_cuda_model_grads(dm(e)); }
 
 /* 1 when every gradient is finite (the host engine's convention). */
@@ -271,6 +275,10 @@ static void cuda_memory(const gt_engine *e, gt_engine_mem *out) {
     out->act_bytes = out->device_bytes > out->state_bytes ? out->device_bytes - out->state_bytes : 0;
 }
 
+static void cuda_graph_stats(gt_engine *e, long *captures, long *replays) {
+    gt_cuda_model_graph_stats(dm(e), captures, replays);
+}
+
 static void *cuda_stream(gt_engine *e) { return (void *)gt_cuda_model_stream(dm(e)); }
 
 static const gt_engine_i g_cuda = {
@@ -281,6 +289,7 @@ static const gt_engine_i g_cuda = {
     .dpred = cuda_dpred,
     .backward = cuda_backward,
     .zero_grad = cuda_zero_grad,
+    .set_grad_ready = cuda_set_grad_ready,
     .grads = cuda_grads,
     .unscale = cuda_unscale,
     .grad_norm = cuda_grad_norm,
@@ -292,6 +301,7 @@ static const gt_engine_i g_cuda = {
     .stream = cuda_stream,
     .trace_flush = cuda_trace_flush,
     .input_stall = cuda_input_stall,
+    .graph_stats = cuda_graph_stats,
 };
 
 void gt_engine_cuda_open(gt_engine *e, const gt_model_config *cfg) {
@@ -320,9 +330,4 @@ void gt_engine_cuda_open(gt_engine *e, const gt_model_config *cfg) {
     c->last = -1;
     e->ctx = c;
     e->grads_on_device = 1;
-}
-
-void gt_engine_cuda_graph_stats(gt_engine *e, long *captures, long *replays) {
-    *captures = *replays = 0;
-    if (e->kind == GT_ENGINE_CUDA) gt_cuda_model_graph_stats(dm(e), captures, replays);
 }

@@ -22,6 +22,7 @@ static void host_backward(gt_engine *e, float dloss) {
     gt_model_backward(e->host, dloss);
 }
 static void host_zero_grad(gt_engine *e) { gt_model_zero_grad(e->host); }
+static void host_set_grad_ready(gt_engine *e, gt_grad_ready_fn fn, void *ctx) { gt_model_set_grad_ready(e->host, fn, ctx); }
 static float *host_grads(gt_engine *e) { return e->host->grads; }
 static int host_unscale(gt_engine *e, float inv) { return gt_unscale_check(e->host->grads, e->host->n_params, inv); }
 static double host_grad_norm(gt_engine *e) { return gt_grad_norm(e->host->grads, e->host->n_params); }
@@ -49,6 +50,7 @@ static const gt_engine_i g_host = {
     .dpred = host_dpred,
     .backward = host_backward,
     .zero_grad = host_zero_grad,
+    .set_grad_ready = host_set_grad_ready,
     .grads = host_grads,
     .unscale = host_unscale,
     .grad_norm = host_grad_norm,

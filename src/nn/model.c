@@ -1,7 +1,6 @@
 /* nn/model.c: generic model API, parameter/activation planning, per-kind
  * dispatch, deterministic init, AdamW over the flat buffers. */
 #include "nn/model.h"
-#include "nn/ops/cuda/sizes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,40 +12,117 @@
 #include "core/trace.h"
 #include "core/rng.h"
 #include "nn/ops/dropout.h"
-#include "nn/model_lstm.h"
-#include "nn/model_s2p_cnn.h"
-#include "nn/model_s2p_tf.h"
 
-static const char *const kind_names[GT_MODEL_KIND_COUNT] = {"s2p_cnn", "s2p_tf", "lstm"};
+/* ------------------------------------------------------------ registry -- */
+/* The built-in kinds' tables (nn/model_registry.h), then the registered ones. */
+#define GT_MODEL_KIND_EXTERN_(k) extern const gt_model_vtable gt_model_vtable_##k;
+GT_MODEL_KINDS(GT_MODEL_KIND_EXTERN_)
+#define GT_MODEL_KIND_ENTRY_(k) &gt_model_vtable_##k,
+static const gt_model_vtable *g_kinds[GT_MODEL_MAX_KINDS] = {GT_MODEL_KINDS(GT_MODEL_KIND_ENTRY_)};
+static int g_n_kinds = GT_MODEL_KINDS_BUILT_IN;
 
 static const gt_model_vtable *kind_vtable(gt_model_kind kind) {
-    switch (kind) {
-    case GT_MODEL_S2P_CNN: return &gt_model_vtable_s2p_cnn;
-    case GT_MODEL_S2P_TF: return &gt_model_vtable_s2p_tf;
-    case GT_MODEL_LSTM: return &gt_model_vtable_lstm;
-    default: return NULL;
-    }
+    return (int)kind >= 0 && (int)kind < g_n_kinds ? g_kinds[kind] : NULL;
 }
 
 const char *gt_model_kind_name(gt_model_kind kind) {
-    return ((int)kind >= 0 && kind < GT_MODEL_KIND_COUNT) ? kind_names[kind] : "?";
+    const gt_model_vtable *vt = kind_vtable(kind);
+    return vt ? vt->name : "?";
 }
 
-int gt_model_input_channels_last(gt_model_kind kind) { return kind != GT_MODEL_S2P_CNN; }
-
 int gt_model_kind_parse(const char *name) {
-    for (int k = 0; k < GT_MODEL_KIND_COUNT; k++)
-        if (strcmp(name, kind_names[k]) == 0) return k;
+    for (int k = 0; name && k < g_n_kinds; k++)
+        if (strcmp(name, g_kinds[k]->name) == 0) return k;
     return -1;
 }
 
 int gt_model_kind_available(gt_model_kind kind) { return kind_vtable(kind) != NULL; }
+const gt_model_vtable *gt_model_kind_table(gt_model_kind kind) { return kind_vtable(kind); }
+int gt_model_kind_count(void) { return g_n_kinds; }
+
+gt_model_kind gt_model_kind_register(const gt_model_vtable *vt) {
+    GT_CHECK(vt && vt->name && vt->defaults && vt->plan && vt->forward && vt->backward && vt->forward_flops,
+             GT_EXIT_INTERNAL, "gt_model_kind_register: a table needs name, defaults, plan, forward, backward and "
+             "forward_flops");
+    GT_CHECK(gt_model_kind_parse(vt->name) < 0, GT_EXIT_INTERNAL, "model kind %s is registered already", vt->name);
+    GT_CHECK(g_n_kinds < GT_MODEL_MAX_KINDS, GT_EXIT_INTERNAL, "more than %d model kinds", GT_MODEL_MAX_KINDS);
+    g_kinds[g_n_kinds] = vt;
+    return (gt_model_kind)g_n_kinds++;
+}
 
 static const gt_model_vtable *kind_vtable_checked(gt_model_kind kind) {
     const gt_model_vtable *vt = kind_vtable(kind);
     GT_CHECK(vt != NULL, GT_EXIT_USAGE, "model kind %d (%s) is not built into this binary", (int)kind,
              gt_model_kind_name(kind));
     return vt;
+}
+
+int gt_model_input_channels_last(gt_model_kind kind) { return kind_vtable_checked(kind)->channels_last; }
+
+int gt_model_kind_has(gt_model_kind kind, unsigned has) {
+    const gt_model_vtable *vt = kind_vtable(kind);
+    return vt && (vt->has & has) == has;
+}
+
+/* "s2p_cnn has" / "a, b have": the kinds with the setting, for messages */
+static void kinds_with(unsigned has, char *buf, size_t n) {
+    size_t len = 0;
+    int cnt = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < g_n_kinds; k++)
+        if (g_kinds[k]->has & has) {
+            int w = snprintf(buf + len, n - len, "%s%s", cnt ? ", " : "", g_kinds[k]->name);
+            if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+            cnt++;
+        }
+    snprintf(buf + len, n - len, cnt == 1 ? " has" : cnt ? " have" : "no kind has");
+}
+
+static void check_dropout(const gt_model_config *cfg) {
+    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
+    GT_CHECK(cfg->dropout >= 0.0f && cfg->dropout < 1.0f, GT_EXIT_USAGE, "model.dropout must be in [0, 1) (got %g)",
+             (double)cfg->dropout);
+    if (cfg->dropout == 0.0f || (vt->has & GT_MODEL_HAS_DROPOUT)) return;
+    char who[256], where[128] = "";
+    kinds_with(GT_MODEL_HAS_DROPOUT, who, sizeof who);
+    int n_with = 0;
+    for (int k = 0; k < g_n_kinds; k++)
+        if (g_kinds[k]->has & GT_MODEL_HAS_DROPOUT) {
+            if (g_kinds[k]->dropout_where) snprintf(where, sizeof where, " (%s)", g_kinds[k]->dropout_where);
+            n_with++;
+        }
+    if (n_with != 1) where[0] = '\0';
+    GT_FAIL(GT_EXIT_USAGE, "model.dropout = %g: only %s dropout%s, not %s", (double)cfg->dropout, who, where,
+            vt->name);
+}
+
+void gt_model_config_check(const gt_model_config *cfg) {
+    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
+    if (cfg->tbptt != 0 && !(vt->has & GT_MODEL_HAS_TBPTT)) {
+        char who[256];
+        kinds_with(GT_MODEL_HAS_TBPTT, who, sizeof who);
+        who[strlen(who) - (strstr(who, " have") ? 5 : 4)] = '\0'; /* the names alone */
+        GT_FAIL(GT_EXIT_USAGE,
+                "model.tbptt = %d: truncated backpropagation through time is for model.kind %s, not %s", cfg->tbptt,
+                who, vt->name);
+    }
+    check_dropout(cfg);
+}
+
+void gt_model_config_resolve(gt_model_config *cfg, double conv_scale) {
+    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
+    if (vt->resolve) vt->resolve(cfg, conv_scale);
+}
+
+double gt_model_bytes_estimate(const gt_model_config *mc, int B) {
+    const gt_model_vtable *vt = kind_vtable_checked(mc->kind);
+    double width = mc->n_in > mc->n_out ? mc->n_in : mc->n_out;
+    const double widths[] = {mc->hidden, mc->d_model, mc->d_ff};
+    for (int i = 0; i < 3; i++) width = widths[i] > width ? widths[i] : width;
+    for (int l = 0; l < GT_MODEL_MAX_CONV; l++) width = mc->conv_channels[l] > width ? mc->conv_channels[l] : width;
+    double est = 4.0 * 16 * B * (double)mc->window * width * (mc->n_layers + 2);
+    if (vt->bytes_estimate_extra) est += vt->bytes_estimate_extra(mc, B);
+    return est;
 }
 
 static const char *const k_precision_names[] = {"fp32", "bf16", "fp16", "tf32"};
@@ -126,11 +202,7 @@ static gt_model *plan_model(const gt_model_config *cfg) {
     GT_CHECK(cfg->window > 0 && cfg->n_in > 0 && cfg->n_out > 0, GT_EXIT_USAGE,
              "model: window, n_in and n_out must be > 0 (got %d, %d, %d)", cfg->window, cfg->n_in,
              cfg->n_out);
-    GT_CHECK(cfg->dropout >= 0.0f && cfg->dropout < 1.0f, GT_EXIT_USAGE, "model.dropout must be in [0, 1) (got %g)",
-             (double)cfg->dropout);
-    GT_CHECK(cfg->dropout == 0.0f || cfg->kind == GT_MODEL_S2P_CNN, GT_EXIT_USAGE,
-             "model.dropout: only s2p_cnn has dropout (on its dense layer); set model.dropout=0 for %s",
-             gt_model_kind_name(cfg->kind));
+    check_dropout(cfg);
     gt_model *m = (gt_model *)GT_CALLOC(1, sizeof *m);
     m->cfg = *cfg;
     m->vt = vt;
@@ -144,9 +216,8 @@ static gt_model *plan_model(const gt_model_config *cfg) {
 }
 
 int gt_model_act_device_bf16(const gt_model_config *cfg, const char *name) {
-    if (cfg->precision != GT_PRECISION_BF16 || cfg->kind != GT_MODEL_S2P_TF) return 0;
-    int l = -1, n = 0;
-    return sscanf(name, "blocks.%d.fc1%n", &l, &n) == 1 && name[n] == '\0' && l >= 0;
+    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
+    return vt->act_device_bf16 ? vt->act_device_bf16(cfg, name) : 0;
 }
 
 size_t gt_model_device_act_layout(const gt_model *m, size_t *offsets) {
@@ -196,35 +267,8 @@ int gt_model_attention_mma(void) {
 }
 
 size_t gt_model_device_work_elems(const gt_model_config *c) {
-    size_t w = 0;
-    switch (c->kind) {
-    case GT_MODEL_S2P_CNN: { /* the largest layer's im2col chunk */
-        int cin = c->n_in;
-        size_t dnn = 0; /* the largest layer's cuDNN area: one area serves every layer */
-        for (int l = 0; l < c->n_layers; l++) {
-            size_t s = gt_conv1d_cuda_scratch_size(cin, c->conv_channels[l], c->window, c->conv_kernels[l]);
-            if (s > w) w = s;
-            s = gt_conv1d_cudnn_area_elems(c->max_batch, cin, c->conv_channels[l], c->window, c->conv_kernels[l]);
-            if (s > dnn) dnn = s;
-            cin = c->conv_channels[l];
-        }
-        if (gt_model_conv_cudnn()) w = gt_conv1d_cudnn_al(w) + dnn; /* after the kernels' scratch */
-        break;
-    }
-    case GT_MODEL_S2P_TF:
-        w = gt_model_attention_mma() /* D and the kernels' bf16 copies of q, k, v, dout */
-                ? gt_attention_mma_scratch_size(c->max_batch, c->window, c->d_model, c->n_heads)
-                : gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads);
-        break;
-    case GT_MODEL_LSTM:
-        w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);
-        if (gt_model_lstm_cudnn()) /* cuDNN's area after the kernels' scratch, 256-byte aligned */
-            w = gt_lstm_cudnn_al(w) +
-                gt_lstm_cudnn_area_elems(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt);
-        break;
-    default: break;
-    }
-    return w;
+    const gt_model_vtable *vt = kind_vtable_checked(c->kind);
+    return vt->device_work_elems ? vt->device_work_elems(c) : 0;
 }
 
 size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s) {

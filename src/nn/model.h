@@ -29,11 +29,16 @@
  *     table m->act_table, names for the memory planner). Every entry is laid
  *     out batch-major, so a smaller B uses a prefix of it.
  *
- * Adding a model kind (how nn-B's s2p_tf and lstm plug in):
+ * Adding a model kind: everything that depends on the kind is a slot of its
+ * table (gt_model_vtable below), so a kind is its own files plus one line in
+ * the registry (nn/model_registry.h); docs/design.md gives the recipe.
  *   1. src/nn/model_<kind>.c defines
  *        const gt_model_vtable gt_model_vtable_<kind> = {...};
- *      and src/nn/model_<kind>.h declares it (extern); add the kind to
- *      gt_model_kind and to kind_vtable() in model.c.
+ *      (model_<kind>.h, if any, declares what else the kind offers), and
+ *      src/nn/ops/cuda/cuda_model_<kind>.cu the device twin
+ *      (gt_cuda_kind_<kind>, nn/ops/cuda/cuda_model_impl.h). A kind from
+ *      outside the registry (a test's) calls gt_model_kind_register instead;
+ *      it runs on the host engine only.
  *   2. vt->defaults fills the kind's default hyper-parameters.
  *   3. vt->plan calls gt_model_add_param() for every tensor (this is the one
  *      size table of the model) and gt_model_add_act() for every activation
@@ -51,6 +56,8 @@
  *      vt->backward(m, B) reads m->dpred (B, n_y) and ACCUMULATES into the
  *      grads buffer (+=); activation gradients are assigned.
  *   6. vt->free releases m->impl (NULL allowed).
+ *   7. The rest of the table: the settings the kind has (GT_MODEL_HAS_*), its
+ *      input layout, head default, planner and bench terms, device sizes.
  *
  * Not thread-safe: one model per thread. BLAS threads come from
  * OPENBLAS_NUM_THREADS. */
@@ -60,18 +67,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nn/model_registry.h"
 #include "nn/ops/ops.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* A model kind: an index into the registry of kind tables (nn/model_registry.h,
+ * then gt_model_kind_register's). The constants name the built-in kinds, in
+ * the registry's order, for code that names one (task/, tests). */
 typedef enum gt_model_kind {
     GT_MODEL_S2P_CNN = 0, /* seq2point CNN (Zhang et al. 2018), multi-appliance head */
     GT_MODEL_S2P_TF = 1,  /* seq2point Transformer encoder */
     GT_MODEL_LSTM = 2,    /* LSTM anomaly detector (reconstruction/prediction) */
-    GT_MODEL_KIND_COUNT
+    GT_MODEL_KIND_COUNT = GT_MODEL_KINDS_BUILT_IN /* the built-in kinds */
 } gt_model_kind;
+#define GT_MODEL_MAX_KINDS 16 /* built-in and registered */
 
 #define GT_MODEL_MAX_CONV 8     /* s2p_cnn conv layers */
 #define GT_MODEL_MAX_TENSORS 256
@@ -165,15 +177,52 @@ typedef void (*gt_grad_ready_fn)(void *ctx, size_t lo);
 double gt_model_span_begin(void);
 void gt_model_span_end(const char *name, double t0, int64_t layer);
 
-/* Per-kind implementation (see "Adding a model kind" above). */
+/* Settings beyond the common ones (window, n_in, n_out, max_batch, loss,
+ * precision, graphs) that a kind has: a non-zero value of one it lacks is
+ * refused (gt_model_config_check); sizes it does not use are ignored. */
+enum {
+    GT_MODEL_HAS_DROPOUT = 1u << 0, /* cfg.dropout (model.dropout) */
+    GT_MODEL_HAS_TBPTT = 1u << 1,   /* cfg.tbptt (model.tbptt) */
+};
+
+/* Per-kind implementation (see "Adding a model kind" above). Slots marked
+ * optional may be NULL / 0. */
 typedef struct gt_model_vtable {
     const char *name; /* "s2p_cnn", "s2p_tf", "lstm" */
+    unsigned has;     /* GT_MODEL_HAS_* */
+    const char *dropout_where; /* with GT_MODEL_HAS_DROPOUT: where it applies, for messages ("on its dense layer") */
+    int channels_last; /* input per sample: 1 = (time, channel), 0 = (channel, time) */
+    int seq2point;     /* one prediction per window: model.head = auto is the gated head */
     void (*defaults)(gt_model_config *cfg);
+    /* optional: after the settings are read (cli/), completes what depends on
+     * them and checks them (GT_EXIT_USAGE); conv_scale: model.conv_scale */
+    void (*resolve)(gt_model_config *cfg, double conv_scale);
     void (*plan)(gt_model *m);
     void (*bind)(gt_model *m);
     void (*forward)(gt_model *m, int B);
     void (*backward)(gt_model *m, int B);
     void (*free)(gt_model *m);
+    /* Analytic FLOPs of one sample's forward (gt_model_forward_flops). */
+    double (*forward_flops)(const gt_model_config *cfg);
+    /* optional: the loss of a model that predicts its own input (no targets;
+     * writes m->dpred), used by `bench model` instead of gt_model_loss */
+    float (*self_loss)(gt_model *m);
+    /* optional: bytes on top of the generic activation estimate of
+     * gt_model_bytes_estimate for B samples (attention's B x heads x L^2) */
+    double (*bytes_estimate_extra)(const gt_model_config *cfg, int B);
+    /* the GPU work area in floats (gt_model_device_work_elems); optional: 0 */
+    size_t (*device_work_elems)(const gt_model_config *cfg);
+    /* optional: activation `name` kept in bf16 on a GPU (gt_model_act_device_bf16) */
+    int (*act_device_bf16)(const gt_model_config *cfg, const char *name);
+    /* planner: sustained share of a GPU's nominal rate before a measurement
+     * (plan/, gt_plan_gpu_efficiency_estimate); 0: the planner's default */
+    double gpu_efficiency;
+    /* `bench model`: default batch (0: 32); its hyper-parameters for the
+     * report's first line (optional); mem_check: bench.mem_check runs the
+     * memory-vs-L check on this kind */
+    int bench_batch;
+    void (*describe)(const gt_model_config *cfg, char *buf, size_t n);
+    int bench_mem_check;
 } gt_model_vtable;
 
 struct gt_model {
@@ -233,8 +282,29 @@ int gt_model_kind_parse(const char *name);
 /* Input layout per sample: 1 = (time, channel) (s2p_tf, lstm), 0 = (channel,
  * time) (s2p_cnn: channels are the convolution's input planes). */
 int gt_model_input_channels_last(gt_model_kind kind);
-/* 1 when the kind is built into this binary. */
+/* 1 when the kind is built into this binary or registered. */
 int gt_model_kind_available(gt_model_kind kind);
+/* The kind's table (NULL when not available). */
+const gt_model_vtable *gt_model_kind_table(gt_model_kind kind);
+/* Kinds available: built-in and registered (ids 0 .. count-1). */
+int gt_model_kind_count(void);
+/* 1 when the kind has the setting (GT_MODEL_HAS_*). */
+int gt_model_kind_has(gt_model_kind kind, unsigned has);
+/* Adds a kind from outside the registry (a test's); returns its id. The
+ * name must be new; at most GT_MODEL_MAX_KINDS in all. Not thread-safe: call
+ * before any model is made. Such a kind runs on the host engine only. */
+gt_model_kind gt_model_kind_register(const gt_model_vtable *vt);
+
+/* The settings a kind does not have (GT_MODEL_HAS_*) left at zero: the one
+ * check of them, with its messages; ends the job with GT_EXIT_USAGE.
+ * gt_model_create checks dropout the same way. */
+void gt_model_config_check(const gt_model_config *cfg);
+/* The kind's resolve slot (see gt_model_vtable; nothing for kinds without). */
+void gt_model_config_resolve(gt_model_config *cfg, double conv_scale);
+/* A generous estimate of a model's activation bytes for B samples, in
+ * floating point (no size_t wrap): callers refuse configurations beyond
+ * what can be addressed before planning them. */
+double gt_model_bytes_estimate(const gt_model_config *cfg, int B);
 
 /* Plan and allocate a model (parameters uninitialised: zeros; grads and
  * AdamW moments zero). Invalid hyper-parameters end the job with

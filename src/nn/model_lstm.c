@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "nn/ops/cuda/sizes.h"
 #include "nn/ops/lstm.h"
 
 /* Struct of pointers into one of the same-layout buffers (params or grads). */
@@ -163,14 +164,45 @@ static void lstm_free(gt_model *m) {
     m->impl = NULL;
 }
 
+static double lstm_flops(const gt_model_config *c) {
+    double f = 0.0, T = c->window, H = c->hidden, cin = c->n_in;
+    for (int l = 0; l < c->n_layers; l++) {
+        f += T * 2.0 * 4.0 * H * (cin + H);
+        cin = H;
+    }
+    return f + T * 2.0 * H * c->n_out;
+}
+
+/* the kernels' shifted hidden states; with cuDNN, its area after them, 256-byte aligned */
+static size_t lstm_device_work(const gt_model_config *c) {
+    size_t w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);
+    if (gt_model_lstm_cudnn())
+        w = gt_lstm_cudnn_al(w) +
+            gt_lstm_cudnn_area_elems(c->max_batch, c->window, c->n_in, c->hidden, c->n_layers, c->tbptt);
+    return w;
+}
+
+static void lstm_describe(const gt_model_config *c, char *buf, size_t n) {
+    snprintf(buf, n, " C=%d H=%d layers=%d tbptt=%d", c->n_in, c->hidden, c->n_layers, c->tbptt);
+}
+
 const gt_model_vtable gt_model_vtable_lstm = {
     .name = "lstm",
+    .has = GT_MODEL_HAS_TBPTT,
+    .channels_last = 1,
+    .seq2point = 0,
     .defaults = lstm_defaults,
     .plan = lstm_plan,
     .bind = lstm_bind,
     .forward = lstm_forward,
     .backward = lstm_backward,
     .free = lstm_free,
+    .forward_flops = lstm_flops,
+    .self_loss = gt_model_lstm_loss, /* next-step MSE on x */
+    .device_work_elems = lstm_device_work,
+    .gpu_efficiency = 0.005, /* one GEMM + one cell kernel per step and layer: launch-bound */
+    .bench_batch = 64,
+    .describe = lstm_describe,
 };
 
 /* ------------------------------------------------------- next-step loss -- */

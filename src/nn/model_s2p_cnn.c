@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "nn/ops/cuda/sizes.h"
 #include "nn/ops/dropout.h"
 
 /* Struct of pointers into one of the same-layout buffers (params or grads). */
@@ -206,12 +207,70 @@ static void s2p_cnn_free(gt_model *m) {
     m->impl = NULL;
 }
 
+/* model.layers beyond the default five repeat the last layer; model.conv_scale
+ * multiplies every layer's channel count (at least 1). */
+static void s2p_cnn_resolve(gt_model_config *m, double cs) {
+    GT_CHECK(m->n_layers <= GT_MODEL_MAX_CONV, GT_EXIT_USAGE, "model.layers: s2p_cnn has at most %d conv layers",
+             GT_MODEL_MAX_CONV);
+    for (int l = 0; l < m->n_layers; l++) {
+        if (m->conv_channels[l] <= 0) { /* layers beyond the default five repeat the last */
+            m->conv_channels[l] = m->conv_channels[l > 0 ? l - 1 : 0];
+            m->conv_kernels[l] = m->conv_kernels[l > 0 ? l - 1 : 0];
+        }
+        const double chd = nearbyint(m->conv_channels[l] * cs);
+        /* the same bound as model.hidden: every size computed from it stays in range */
+        GT_CHECK(chd <= (1 << 20), GT_EXIT_USAGE,
+                 "model.conv_scale = %g gives %.4g channels in conv layer %d (at most %d): give a smaller scale", cs,
+                 chd, l + 1, 1 << 20);
+        int ch = (int)chd;
+        m->conv_channels[l] = ch < 1 ? 1 : ch;
+    }
+}
+
+static double s2p_cnn_flops(const gt_model_config *c) {
+    double f = 0.0, W = c->window, cin = c->n_in;
+    for (int l = 0; l < c->n_layers; l++) {
+        f += 2.0 * c->conv_channels[l] * cin * c->conv_kernels[l] * W;
+        cin = c->conv_channels[l];
+    }
+    return f + 2.0 * cin * W * c->hidden + 2.0 * c->hidden * c->n_out;
+}
+
+/* the largest layer's im2col chunk; with cuDNN, its area after it */
+static size_t s2p_cnn_device_work(const gt_model_config *c) {
+    size_t w = 0, dnn = 0; /* the largest layer's cuDNN area: one area serves every layer */
+    int cin = c->n_in;
+    for (int l = 0; l < c->n_layers; l++) {
+        size_t s = gt_conv1d_cuda_scratch_size(cin, c->conv_channels[l], c->window, c->conv_kernels[l]);
+        if (s > w) w = s;
+        s = gt_conv1d_cudnn_area_elems(c->max_batch, cin, c->conv_channels[l], c->window, c->conv_kernels[l]);
+        if (s > dnn) dnn = s;
+        cin = c->conv_channels[l];
+    }
+    if (gt_model_conv_cudnn()) w = gt_conv1d_cudnn_al(w) + dnn; /* after the kernels' scratch */
+    return w;
+}
+
+static void s2p_cnn_describe(const gt_model_config *c, char *buf, size_t n) {
+    snprintf(buf, n, " A=%d fc1=%d", c->n_out, c->hidden);
+}
+
 const gt_model_vtable gt_model_vtable_s2p_cnn = {
     .name = "s2p_cnn",
+    .has = GT_MODEL_HAS_DROPOUT,
+    .dropout_where = "on its dense layer",
+    .channels_last = 0,
+    .seq2point = 1,
     .defaults = s2p_cnn_defaults,
+    .resolve = s2p_cnn_resolve,
     .plan = s2p_cnn_plan,
     .bind = s2p_cnn_bind,
     .forward = s2p_cnn_forward,
     .backward = s2p_cnn_backward,
     .free = s2p_cnn_free,
+    .forward_flops = s2p_cnn_flops,
+    .device_work_elems = s2p_cnn_device_work,
+    .gpu_efficiency = 0.03, /* im2col + cuBLAS per 32-sample chunk, unfused glue */
+    .bench_batch = 256,
+    .describe = s2p_cnn_describe,
 };

@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "nn/ops/attention.h"
+#include "nn/ops/cuda/sizes.h"
 #include "nn/ops/fast_exp.h"
 
 /* ------------------------------------------------------------------ GELU --
@@ -422,12 +423,52 @@ static void s2p_tf_free(gt_model *m) {
     m->impl = NULL;
 }
 
+static double s2p_tf_flops(const gt_model_config *c) {
+    double f = 0.0, L = c->window, d = c->d_model, ff = c->d_ff;
+    f += 2.0 * L * c->n_in * d;
+    /* qkv, QK^T + PV, output projection, FFN */
+    f += c->n_layers * (2.0 * L * d * 3.0 * d + 4.0 * L * L * d + 2.0 * L * d * d + 4.0 * L * d * ff);
+    return f + 2.0 * d * c->n_out; /* head on one position */
+}
+
+/* attention's scores: B x heads x L^2 per block */
+static double s2p_tf_bytes_extra(const gt_model_config *c, int B) {
+    return 4.0 * 4 * B * (double)c->n_heads * c->window * c->window * c->n_layers;
+}
+
+/* attention's D rows, or with the mma kernels D and their bf16 copies of q, k, v, dout */
+static size_t s2p_tf_device_work(const gt_model_config *c) {
+    return gt_model_attention_mma() ? gt_attention_mma_scratch_size(c->max_batch, c->window, c->d_model, c->n_heads)
+                                    : gt_attention_cuda_scratch_size(c->max_batch, c->window, c->n_heads);
+}
+
+/* bf16 precision: the pre-GELU MLP activations "blocks.<l>.fc1" (nn/model.h) */
+static int s2p_tf_act_device_bf16(const gt_model_config *cfg, const char *name) {
+    if (cfg->precision != GT_PRECISION_BF16) return 0;
+    int l = -1, n = 0;
+    return sscanf(name, "blocks.%d.fc1%n", &l, &n) == 1 && name[n] == '\0' && l >= 0;
+}
+
+static void s2p_tf_describe(const gt_model_config *c, char *buf, size_t n) {
+    snprintf(buf, n, " d=%d heads=%d ff=%d N=%d", c->d_model, c->n_heads, c->d_ff, c->n_layers);
+}
+
 const gt_model_vtable gt_model_vtable_s2p_tf = {
     .name = "s2p_tf",
+    .channels_last = 1,
+    .seq2point = 1,
     .defaults = s2p_tf_defaults,
     .plan = s2p_tf_plan,
     .bind = s2p_tf_bind,
     .forward = s2p_tf_forward,
     .backward = s2p_tf_backward,
     .free = s2p_tf_free,
+    .forward_flops = s2p_tf_flops,
+    .bytes_estimate_extra = s2p_tf_bytes_extra,
+    .device_work_elems = s2p_tf_device_work,
+    .act_device_bf16 = s2p_tf_act_device_bf16,
+    .gpu_efficiency = 0.02, /* fp32 SIMT attention, one query row per lane group */
+    .bench_batch = 32,
+    .describe = s2p_tf_describe,
+    .bench_mem_check = 1,
 };

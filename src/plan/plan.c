@@ -159,12 +159,8 @@ void gt_plan_print(FILE *f, const gt_plan_request *rq, const gt_plan_target *tg,
 }
 
 double gt_plan_gpu_efficiency_estimate(gt_model_kind kind) {
-    switch (kind) {
-    case GT_MODEL_S2P_CNN: return 0.03; /* im2col + cuBLAS per 32-sample chunk, unfused glue */
-    case GT_MODEL_S2P_TF: return 0.02;  /* fp32 SIMT attention, one query row per lane group */
-    case GT_MODEL_LSTM: return 0.005;   /* one GEMM + one cell kernel per step and layer: launch-bound */
-    default: return 0.02;
-    }
+    const gt_model_vtable *vt = gt_model_kind_table(kind); /* the kind's own estimate (nn/model_<kind>.c) */
+    return vt && vt->gpu_efficiency > 0 ? vt->gpu_efficiency : 0.02;
 }
 
 int gt_plan_tier(const char *name, gt_model_kind kind, gt_plan_target *tg) {

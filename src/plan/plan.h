@@ -148,8 +148,9 @@ void gt_plan_scale_print(FILE *f, const gt_plan_request *rq, const gt_plan_targe
  * model kind, until a measurement calibrates it (`gridtrain plan
  * plan.calibration=FILE`, the file tests/gpu/run.sh writes; or
  * plan.gpu_efficiency): estimates from the kernels' structure, NOT measured
- * (docs/tiers.md "GPU rate"): s2p_cnn 0.03, s2p_tf 0.02, lstm 0.005. The
- * CPU plan measures its own rate. */
+ * (docs/tiers.md "GPU rate"): the kind's table's gpu_efficiency
+ * (nn/model_<kind>.c), 0.02 for a kind without one. The CPU plan measures
+ * its own rate. */
 double gt_plan_gpu_efficiency_estimate(gt_model_kind kind);
 /* The share of backward in a step (forward 1, backward 2 units of work):
  * the part of the compute a bucketed all-reduce can hide behind. */

@@ -407,7 +407,7 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     cJSON_AddStringToObject(o, "cpu_model", cpu);
-    cJSON_AddStringToObject(o, "engine", gt_engine_kind_name(t->e->kind));
+    cJSON_AddStringToObject(o, "engine", gt_engine_kind_name(gt_engine_kind_of(t->e)));
     add_device(o, t);
     cJSON_AddStringToObject(o, "model_kind", gt_model_kind_name(c->model.kind));
     cJSON_AddNumberToObject(o, "n_params", (double)gt_engine_n_params(t->e));
@@ -417,7 +417,7 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     char h[17];
     gt_regress_config_hash(c->config_text, hex, h);
     cJSON_AddStringToObject(o, "config_hash", h);
-    gt_regress_hardware_hash(cpu, t->size, t->n_nodes, ob ? ob : "", gt_engine_kind_name(t->e->kind),
+    gt_regress_hardware_hash(cpu, t->size, t->n_nodes, ob ? ob : "", gt_engine_kind_name(gt_engine_kind_of(t->e)),
                              t->dev.engine == GT_ENGINE_HOST ? "" : t->dev.info.name,
                              t->dev.engine == GT_ENGINE_HOST ? 0 : t->size, h);
     cJSON_AddStringToObject(o, "hardware_hash", h);

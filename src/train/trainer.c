@@ -49,7 +49,7 @@ void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     c->data.window = GT_DATA_WINDOW_TASK_DEFAULT;
     c->data.stride = GT_DATA_STRIDE_TASK_DEFAULT;
     gt_model_config_default(&c->model, kind);
-    c->model.dropout = kind == GT_MODEL_S2P_CNN ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
+    c->model.dropout = gt_model_kind_has(kind, GT_MODEL_HAS_DROPOUT) ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
     c->dropout_auto = 0; /* model.dropout = auto (cli/cmd_train.c) sets it with GT_TRAIN_AUTO_DROPOUT */
     c->patience = GT_TRAIN_DEFAULT_PATIENCE;
     c->lr_plateau = GT_TRAIN_DEFAULT_LR_PLATEAU;
@@ -242,7 +242,7 @@ static void setup_exchange(trainer *t) {
     for (int i = 0; i < m->n_tensors; i++) starts[i] = m->tensors[i].offset;
     t->gx = gt_dist_grads_create(starts, m->n_tensors, m->n_params,
                                  cfg->bucket_bytes > 0 ? (size_t)cfg->bucket_bytes : GT_TRAIN_BUCKET_BYTES,
-                                 t->e->grads_on_device, gt_engine_stream(t->e), t->comm);
+                                 gt_engine_grads_on_device(t->e), gt_engine_stream(t->e), t->comm);
     gt_dist_grads_set_overlap(t->gx, cfg->overlap);
     free(starts);
     if (t->rank != 0 || t->size == 1) return;
@@ -368,7 +368,7 @@ static void plan_schedule(trainer *t) {
             "%lld batches/epoch, %lld steps%s, precision %s, engine %s",
             gt_model_kind_name(cfg->model.kind), gt_engine_n_params(t->e), (long long)n_train, (long long)cfg->batch,
             (long long)t->micro, (long long)t->bpe, (long long)t->total_steps,
-            t->total_steps ? "" : " (until the time budget)", t->precision_text, t->e->i->name);
+            t->total_steps ? "" : " (until the time budget)", t->precision_text, gt_engine_name(t->e));
 }
 
 /* ------------------------------------------------------------ phases -- */
@@ -780,11 +780,9 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
     if (t->rank == 0 && !cfg->quiet) {
         GT_INFO("memory: peak resident %.1f MiB per rank (max over ranks; 'gridtrain plan' predicts it)",
                 peak_rss / 1048576.0);
-#ifdef GT_HAVE_CUDA
         long caps = 0, reps = 0;
-        gt_engine_cuda_graph_stats(t->e, &caps, &reps);
+        gt_engine_graph_stats(t->e, &caps, &reps);
         if (caps + reps > 0) GT_INFO("train: CUDA graphs: %ld captured, %ld replays (train.graphs)", caps, reps);
-#endif
         if (t->device_stall >= 0)
             GT_INFO("train: the GPU waited %.2f%% of the measured time before forwards (input copies, the loader "
                     "or the host; target < 2%%), the ranks' data wait %.2f%%",

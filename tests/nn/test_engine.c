@@ -71,7 +71,7 @@ typedef struct ready_log {
 } ready_log;
 
 static void copy_grads(gt_engine *e, float *dst, size_t lo, size_t n) {
-    if (!e->grads_on_device) {
+    if (!gt_engine_grads_on_device(e)) {
         memcpy(dst, gt_engine_grads(e) + lo, n * sizeof(float));
         return;
     }
@@ -142,8 +142,8 @@ static void check_kind(gt_model_kind kind) {
     gt_model *m = gt_engine_model(e);
     TEST_EQ_INT((int)gt_engine_n_params(e), (int)ref->n_params);
     TEST_CHECK(!memcmp(m->params, ref->params, sizeof(float) * ref->n_params));
-    TEST_CHECK(gt_engine_input(e) == m->x && gt_engine_dpred(e) == m->dpred && !e->grads_on_device);
-    TEST_CHECK(!strcmp(e->i->name, "host"));
+    TEST_CHECK(gt_engine_input(e) == m->x && gt_engine_dpred(e) == m->dpred && !gt_engine_grads_on_device(e));
+    TEST_CHECK(!strcmp(gt_engine_name(e), "host"));
 
     const int B = 3;
     const size_t nx = (size_t)B * ref->n_x, ny = (size_t)B * ref->n_y;
@@ -230,7 +230,7 @@ static void check_cuda_kind(gt_model_kind kind) {
     gt_model *mh = gt_engine_model(h), *md = gt_engine_model(d);
     const size_t np = mh->n_params;
     TEST_REQUIRE(gt_engine_n_params(d) == np && gt_engine_n_x(d) == mh->n_x && gt_engine_n_y(d) == mh->n_y);
-    TEST_CHECK(!strcmp(d->i->name, "cuda") && d->grads_on_device && gt_engine_stream(d) != NULL);
+    TEST_CHECK(!strcmp(gt_engine_name(d), "cuda") && gt_engine_grads_on_device(d) && gt_engine_stream(d) != NULL);
     /* x, pred and dpred: the engine's pinned buffers, not the host model's */
     TEST_CHECK(gt_engine_input(d) != NULL && gt_engine_dpred(d) != NULL && gt_engine_input(d) != md->x);
     TEST_CHECK(!memcmp(md->params, mh->params, np * sizeof(float)));
@@ -420,7 +420,7 @@ static void check_cuda_graphs(gt_model_kind kind) {
     TEST_CHECK(!memcmp(gt_engine_model(d[0])->params, gt_engine_model(d[1])->params, np * sizeof(float)));
     TEST_CHECK(!memcmp(gt_engine_model(d[0])->adam_v, gt_engine_model(d[1])->adam_v, np * sizeof(float)));
     long cap[2], rep[2];
-    for (int g = 0; g < 2; g++) gt_engine_cuda_graph_stats(d[g], &cap[g], &rep[g]);
+    for (int g = 0; g < 2; g++) gt_engine_graph_stats(d[g], &cap[g], &rep[g]);
     printf("  graphs: eager engine %ld captures, graph engine %ld captures, %ld replays\n", cap[0], cap[1], rep[1]);
     TEST_EQ_INT(cap[0] + rep[0], 0);
     /* 2 micro-batch shapes x (forward + backward) x 2 input buffers at most; replays from step 2 on */
