@@ -4,7 +4,7 @@
  * failing call, file:line, rank and a hint, then ends the job; while the
  * thread captures a CUDA graph (gt_lib_defer_begin, core/check.h) it records
  * the first failure and goes on instead, and the capture falls back to eager
- * (nn/ops/cuda/cuda_model.cu). */
+ * (nn/ops/cuda/cuda_model_graph.cu). */
 #ifndef GT_CORE_CHECK_CUDA_H
 #define GT_CORE_CHECK_CUDA_H
 #include <cuda_runtime.h>
