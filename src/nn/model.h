@@ -337,10 +337,10 @@ void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out);
  * nn/ops/cuda/sizes.h gt_cuda_stream_ctx_bytes) and, per process, the CUDA
  * context: plan/ counts both. Plain C, any build. */
 size_t gt_model_device_bytes(const gt_model_config *cfg, const gt_model_sizes *s);
-/* The kind's GPU work area in floats (conv im2col chunk, attention D rows,
- * LSTM shifted hidden states; with the LSTM or the convolutions on cuDNN,
- * also cuDNN's area: nn/ops/cuda/sizes.h gt_lstm_cudnn_area_elems,
- * gt_conv1d_cudnn_area_elems). */
+/* The kind's GPU work area in floats, its table's device_work_elems (0
+ * without): conv im2col chunk, attention D rows, LSTM shifted hidden states;
+ * with the LSTM or the convolutions on cuDNN, also cuDNN's area
+ * (nn/ops/cuda/sizes.h gt_lstm_cudnn_area_elems, gt_conv1d_cudnn_area_elems). */
 size_t gt_model_device_work_elems(const gt_model_config *cfg);
 /* Non-zero when the device model runs the LSTM through cuDNN (nn/ops/cuda/
  * lstm_cudnn.cu): the build has cuDNN and the environment variable
@@ -367,8 +367,9 @@ int gt_model_conv_cudnn(void);
  * the planner and gt_cuda_model_create agree within a process. */
 int gt_model_attention_mma(void);
 /* bf16 activation storage: 1 when a GPU engine keeps activation `name` of a
- * model of cfg in bf16 (2 bytes per element) rather than fp32. Where it is
- * safe, with train.precision = bf16 only (fp32 range; fp16 would need
+ * model of cfg in bf16 (2 bytes per element) rather than fp32: the kind's
+ * table's act_device_bf16 (0 without). Where it is safe, with
+ * train.precision = bf16 only (fp32 range; fp16 would need
  * range checks): s2p_tf's pre-GELU MLP activations "blocks.<l>.fc1",
  * the largest of a block (d_ff per row), read back only by backward's GELU
  * recompute and GELU gradient, the same values the bf16 products round to.
