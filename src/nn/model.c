@@ -242,30 +242,6 @@ void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out) {
     gt_model_free(m);
 }
 
-int gt_model_lstm_cudnn(void) {
-#ifdef GT_HAVE_CUDNN
-    const char *v = getenv("GT_LSTM_IMPL");
-    if (!v) return 0;
-    return strcmp(v, "cudnn") == 0 ? 1 : strcmp(v, "cudnn-stack") == 0 ? 2 : 0;
-#else
-    return 0;
-#endif
-}
-
-int gt_model_conv_cudnn(void) {
-#ifdef GT_HAVE_CUDNN
-    const char *v = getenv("GT_CONV_IMPL");
-    return v && strcmp(v, "cudnn") == 0;
-#else
-    return 0;
-#endif
-}
-
-int gt_model_attention_mma(void) {
-    const char *v = getenv("GT_ATTN_IMPL");
-    return v && strcmp(v, "mma") == 0;
-}
-
 size_t gt_model_device_work_elems(const gt_model_config *c) {
     const gt_model_vtable *vt = kind_vtable_checked(c->kind);
     return vt->device_work_elems ? vt->device_work_elems(c) : 0;

@@ -173,6 +173,17 @@ static double lstm_flops(const gt_model_config *c) {
     return f + T * 2.0 * H * c->n_out;
 }
 
+/* GT_LSTM_IMPL (nn/model.h) */
+int gt_model_lstm_cudnn(void) {
+#ifdef GT_HAVE_CUDNN
+    const char *v = getenv("GT_LSTM_IMPL");
+    if (!v) return 0;
+    return strcmp(v, "cudnn") == 0 ? 1 : strcmp(v, "cudnn-stack") == 0 ? 2 : 0;
+#else
+    return 0;
+#endif
+}
+
 /* the kernels' shifted hidden states; with cuDNN, its area after them, 256-byte aligned */
 static size_t lstm_device_work(const gt_model_config *c) {
     size_t w = gt_lstm_cuda_scratch_size(c->max_batch, c->window, c->hidden);

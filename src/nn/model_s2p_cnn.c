@@ -236,6 +236,16 @@ static double s2p_cnn_flops(const gt_model_config *c) {
     return f + 2.0 * cin * W * c->hidden + 2.0 * c->hidden * c->n_out;
 }
 
+/* GT_CONV_IMPL (nn/model.h) */
+int gt_model_conv_cudnn(void) {
+#ifdef GT_HAVE_CUDNN
+    const char *v = getenv("GT_CONV_IMPL");
+    return v && strcmp(v, "cudnn") == 0;
+#else
+    return 0;
+#endif
+}
+
 /* the largest layer's im2col chunk; with cuDNN, its area after it */
 static size_t s2p_cnn_device_work(const gt_model_config *c) {
     size_t w = 0, dnn = 0; /* the largest layer's cuDNN area: one area serves every layer */

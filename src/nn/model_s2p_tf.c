@@ -436,6 +436,12 @@ static double s2p_tf_bytes_extra(const gt_model_config *c, int B) {
     return 4.0 * 4 * B * (double)c->n_heads * c->window * c->window * c->n_layers;
 }
 
+/* GT_ATTN_IMPL (nn/model.h) */
+int gt_model_attention_mma(void) {
+    const char *v = getenv("GT_ATTN_IMPL");
+    return v && strcmp(v, "mma") == 0;
+}
+
 /* attention's D rows, or with the mma kernels D and their bf16 copies of q, k, v, dout */
 static size_t s2p_tf_device_work(const gt_model_config *c) {
     return gt_model_attention_mma() ? gt_attention_mma_scratch_size(c->max_batch, c->window, c->d_model, c->n_heads)
