@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cmd_eval.h"
+#include "cli/eval_load.h"
 #include "cli/commands.h"
 #include "cli/train_args.h"
 #include "core/check.h"
