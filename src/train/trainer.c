@@ -416,7 +416,7 @@ static void checkpoint(trainer *t, double elapsed_s) {
     t->ts.elapsed_s = elapsed_s;
     gt_engine_pull_state(t->e);
     int rc = gt_ckpt_save(t->run_dir, gt_engine_model(t->e), &t->ts, &t->ns, t->cfg->config_text, t->cfg->keep,
-                          t->comm);
+                          t->comm, t->ckpt_why, sizeof t->ckpt_why);
     if (rc) GT_WARN("checkpoint of step %lld failed (code %d); training continues", (long long)t->ts.step, rc);
     else t->last_ckpt_step = t->ts.step;
     gt_event_end(t->ev[EV_CHECKPOINT]);
@@ -751,7 +751,7 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
                 snprintf(last, sizeof last, "the last committed checkpoint is step %lld", (long long)t->last_ckpt_step);
             gt_log_error("the checkpoint of step %lld could not be committed (%s): the model of this "
                     "run is not saved and %s in %s/checkpoints; free space or fix the permissions, then run again%s",
-                    (long long)t->ts.step, gt_ckpt_last_error()[0] ? gt_ckpt_last_error() : "see the warnings above",
+                    (long long)t->ts.step, t->ckpt_why[0] ? t->ckpt_why : "see the warnings above",
                     last, t->run_dir, t->last_ckpt_step >= 0 ? " (--resume continues from it)" : "");
         }
         exit_code = GT_EXIT_RESOURCE;
