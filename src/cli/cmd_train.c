@@ -207,10 +207,8 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "train.lr_plateau")) c->lr_plateau = 0; /* ... and before the plateau rule */
 }
 
-void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
-    int kind = gt_model_kind_parse(gt_args_str(a, "model.kind"));
-    GT_CHECK(kind >= 0, GT_EXIT_USAGE, "model.kind: unknown kind");
-    gt_train_config_defaults(c, (gt_model_kind)kind);
+/* The [data] section. */
+static void data_from_args(const gt_args *a, gt_train_config *c) {
     c->data_file = gt_args_str(a, "data.file");
     gt_data_config *d = &c->data;
     if (has(a, "data.window")) d->window = as_int(a, "data.window", 2, 1 << 24);
@@ -287,7 +285,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
              "data.split_train (%g) and data.split_val (%g) must be > 0, >= 0 and sum to <= 1", d->split_train,
              d->split_val);
     GT_CHECK(!has(a, "data.stride") || d->stride >= 0, GT_EXIT_USAGE, "data.stride must be >= 0");
+}
 
+/* The [model] section of a model of this kind. */
+static void model_from_args(const gt_args *a, gt_train_config *c, int kind) {
     gt_model_config *m = &c->model;
     if (has(a, "model.d_model")) m->d_model = as_int(a, "model.d_model", 1, 1 << 16);
     if (has(a, "model.heads")) m->n_heads = as_int(a, "model.heads", 1, 1024);
@@ -337,7 +338,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
             m->conv_channels[l] = ch < 1 ? 1 : ch;
         }
     }
+}
 
+/* The [optim] section. */
+static void optim_from_args(const gt_args *a, gt_train_config *c) {
     c->lr = gt_args_float(a, "optim.lr");
     c->lr_min = gt_args_float(a, "optim.lr_min");
     c->warmup = gt_args_int(a, "optim.warmup");
@@ -351,7 +355,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(c->adamw.beta1 >= 0 && c->adamw.beta1 < 1 && c->adamw.beta2 >= 0 && c->adamw.beta2 < 1 &&
                  c->adamw.eps > 0 && c->adamw.weight_decay >= 0,
              GT_EXIT_USAGE, "optim.beta1/beta2 must be in [0,1), optim.eps > 0, optim.weight_decay >= 0");
+}
 
+/* The [train] section. */
+static void train_from_args(const gt_args *a, gt_train_config *c) {
     c->batch = as_int(a, "train.batch", 1, GT_TRAIN_MAX_BATCH);
     c->micro_batch = as_int(a, "train.micro_batch", 0, GT_TRAIN_MAX_BATCH);
     c->epochs = gt_args_int(a, "train.epochs");
@@ -406,7 +413,10 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
              "train.trace_events must be >= 1, train.trace_steps >= 0 and train.trace_every >= 1");
     GT_CHECK(c->eval_every >= 0 && c->patience >= 0 && c->stop_after >= 0, GT_EXIT_USAGE,
              "train.eval_every, train.patience and train.stop_after must be >= 0");
+}
 
+/* The [run] section. */
+static void run_from_args(const gt_args *a, gt_train_config *c) {
     c->run_dir = gt_args_str(a, "run.dir");
     c->checkpoint_every = gt_args_int(a, "run.checkpoint_every");
     c->checkpoint_minutes = gt_args_float(a, "run.checkpoint_minutes");
@@ -414,6 +424,17 @@ void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
     c->overwrite = gt_args_bool(a, "run.overwrite");
     GT_CHECK(c->checkpoint_every >= 0 && c->checkpoint_minutes >= 0, GT_EXIT_USAGE,
              "run.checkpoint_every and run.checkpoint_minutes must be >= 0");
+}
+
+void gt_train_config_from_args(const gt_args *a, gt_train_config *c) {
+    int kind = gt_model_kind_parse(gt_args_str(a, "model.kind"));
+    GT_CHECK(kind >= 0, GT_EXIT_USAGE, "model.kind: unknown kind");
+    gt_train_config_defaults(c, (gt_model_kind)kind);
+    data_from_args(a, c);
+    model_from_args(a, c, kind);
+    optim_from_args(a, c);
+    train_from_args(a, c);
+    run_from_args(a, c);
 }
 
 /* Re-parse with `base` (a config file) under every explicitly set value of a0,
