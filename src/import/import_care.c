@@ -118,15 +118,10 @@ static int farm_code(const gt_import_opts *o, gt_diag *d) {
                          "(Wind Farm A -> 0, B -> 1, ...): give the code with --farm N", (int)l, o->src);
 }
 
-static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
-    memset(P, 0, sizeof *P);
-    char dir[PATH_MAX], path[PATH_MAX];
-    snprintf(dir, sizeof dir, "%.3900s/datasets", o->src);
-    DIR *dp = opendir(dir);
-    if (!dp) {
-        gt_diag_error(d, GT_EXIT_DATA, "%s: cannot list (expected a CARE farm folder with datasets/<event_id>.csv)", dir);
-        return;
-    }
+/* The event ids of the <event_id>.csv files of dir (open as dp): *ids_out
+ * (malloc'd, unsorted); returns their count. A file of another name ending in
+ * .csv, or an id of another spelling, is an error in d. */
+static int list_event_files(DIR *dp, const char *dir, gt_diag *d, int64_t **ids_out) {
     int64_t *ids = NULL;
     int n = 0, cap = 0;
     struct dirent *e;
@@ -149,6 +144,183 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         if (n == cap) ids = GT_REALLOC(ids, sizeof(int64_t) * (size_t)(cap = cap ? cap * 2 : 64));
         ids[n++] = id;
     }
+    *ids_out = ids;
+    return n;
+}
+
+/* The header and first rows of the file f (r: at least one row), read from
+ * a head of the file long enough to pass up to max_bad_lines bad lines.
+ * 0, or -1 with the error in d. */
+static int head_rows(const dfile *f, gt_diag *d, gt_care_rows *r_out) {
+    char *head;
+    int64_t got = gt_text_head(f->path, 4 << 20, &head);
+    if (got < 0) {
+        gt_diag_error(d, GT_EXIT_DATA, "%s: cannot read", f->path);
+        return -1;
+    }
+    char *nl1 = memchr(head, '\n', (size_t)got);
+    if (!nl1 && got == 4 << 20) { /* the column count would be of a cut header */
+        free(head);
+        gt_diag_error(d, GT_EXIT_DATA, "%s:1: header line longer than 4 MiB (a file holds at most %d channels)",
+                      f->path, GT_IMPORT_MAX_COLS);
+        return -1;
+    }
+    /* the header and the first data lines, enough to reach a good row past up to max_bad_lines bad
+     * ones (skipped here silently: the full parse warns about them once); only whole lines, unless
+     * the head is the whole file */
+    gt_care_rows r;
+    gt_series_stats ss;
+    gt_diag hd;
+    int rc;
+    for (size_t lim = 4 << 20;; lim *= 4) {
+        size_t len = nl1 ? (size_t)(nl1 - head) : (size_t)got;
+        for (int64_t k = 0; nl1 && k <= (int64_t)d->max_bad_lines; k++) {
+            char *nl = len < (size_t)got ? memchr(head + len + 1, '\n', (size_t)got - len - 1) : NULL;
+            if (!nl) {
+                if ((size_t)got < lim) len = (size_t)got;
+                break;
+            }
+            len = (size_t)(nl - head);
+        }
+        memset(&ss, 0, sizeof ss);
+        hd = *d; /* the head's warnings and skipped lines: the full parse reports them */
+        hd.quiet = 1;
+        rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, &hd, &ss);
+        /* only bad lines in a cut head, no more than may be skipped: the rows lie past long bad
+         * lines (megabytes of them), read a longer head */
+        if (rc || r.n > 0 || (size_t)got < lim) break;
+        gt_care_rows_free(&r);
+        free(head);
+        got = gt_text_head(f->path, lim * 4, &head);
+        if (got < 0) {
+            rc = -1, hd.err_code = GT_EXIT_DATA;
+            snprintf(hd.err, sizeof hd.err, "%.400s: cannot read", f->path);
+            memset(&r, 0, sizeof r);
+            break;
+        }
+        nl1 = memchr(head, '\n', (size_t)got);
+    }
+    free(head);
+    if (rc) {
+        gt_care_rows_free(&r);
+        gt_diag_error(d, hd.err_code, "%s", hd.err);
+        return -1;
+    }
+    if (r.n == 0) {
+        gt_care_rows_free(&r);
+        size_t pl = strlen(f->path); /* the summary without its "FILE: " */
+        const char *why = !strncmp(hd.last_warn, f->path, pl) && hd.last_warn[pl] == ':' ? hd.last_warn + pl + 2
+                                                                                          : hd.last_warn;
+        if (ss.n_bad_lines)
+            gt_diag_error(d, GT_EXIT_DATA, "%s: no data row can be read: %s", f->path, why);
+        else
+            gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
+        return -1;
+    }
+    *r_out = r;
+    return 0;
+}
+
+/* The channel of each of f's columns (f->colmap), new names appended to
+ * names [*C] (capacity *ccap); too many distinct columns is an error in d. */
+static void map_columns(dfile *f, const gt_care_rows *rr, char (**names_io)[64], int *C_io, int *ccap_io,
+                        gt_diag *d) {
+    const gt_care_rows r = *rr;
+    char (*names)[64] = *names_io;
+    int C = *C_io, ccap = *ccap_io;
+    f->n_fcols = r.n_cols;
+    f->colmap = GT_MALLOC(sizeof(int) * (size_t)(r.n_cols ? r.n_cols : 1));
+    for (int c = 0; c < r.n_cols; c++) {
+        /* the files of a farm share their columns in the same order: try that place first */
+        int k = c < C && !strcmp(names[c], r.col[c]) ? c : 0;
+        while (k < C && strcmp(names[k], r.col[c])) k++;
+        if (k == C) {
+            if (C == GT_IMPORT_MAX_COLS) {
+                gt_diag_error(d, GT_EXIT_DATA, "%s:1: the farm's files have more than %d distinct sensor columns; "
+                              "a file holds at most %d channels", f->path, GT_IMPORT_MAX_COLS, GT_IMPORT_MAX_COLS);
+                break;
+            }
+            if (C == ccap) names = GT_REALLOC(names, 64 * (size_t)(ccap = ccap ? ccap * 2 : 128));
+            memcpy(names[C++], r.col[c], 64);
+        }
+        f->colmap[c] = k;
+    }
+    *names_io = names;
+    *C_io = C;
+    *ccap_io = ccap;
+}
+
+/* The plan's channels: name (checked unique after truncation to 31 bytes),
+ * unit and description from feature_description.csv (ft [n_ft]), angle. */
+static void plan_channels(care_plan *P, char (*names)[64], int C, const gt_care_feature *ft, int n_ft, gt_diag *d) {
+    /* channels: name (checked unique after truncation to 31 bytes), unit, angle */
+    P->C = C;
+    P->ch = GT_CALLOC((size_t)C, sizeof(gt_io_channel));
+    P->angle = GT_CALLOC((size_t)C, 1);
+    for (int c = 0; c < C; c++) {
+        snprintf(P->ch[c].name, sizeof P->ch[c].name, "%.31s", names[c]);
+        for (int k = 0; k < c; k++)
+            if (!strcmp(P->ch[k].name, P->ch[c].name)) {
+                gt_diag_error(d, GT_EXIT_DATA, "%s: columns '%s' and '%s' are the same in 31 bytes", P->f[0].path,
+                              names[k], names[c]);
+                break;
+            }
+        for (int k = 0; k < n_ft; k++) {
+            size_t l = strlen(ft[k].name);
+            const char *suf = names[c] + l;
+            int exact = !strcmp(names[c], ft[k].name);
+            int stat = !strncmp(names[c], ft[k].name, l) && *suf == '_' &&
+                       (!strcmp(suf, "_avg") || !strcmp(suf, "_min") || !strcmp(suf, "_max") || !strcmp(suf, "_std"));
+            if (!exact && !stat) continue;
+            memcpy(P->ch[c].unit, ft[k].unit, sizeof P->ch[c].unit); /* bytes as in the file */
+            P->ch[c].unit[GT_FORMAT_UNIT_LEN - 1] = 0;
+            /* the description, and CARE's counter flag as " [counter]" (the channel kinds read both) */
+            snprintf(P->ch[c].desc, sizeof P->ch[c].desc, "%.*s%s",
+                     (int)(sizeof P->ch[c].desc - 1 - (ft[k].is_counter ? 10 : 0)), ft[k].desc,
+                     ft[k].is_counter ? " [counter]" : "");
+            P->angle[c] = ft[k].is_angle && (exact || !strcmp(suf, "_avg"));
+            break;
+        }
+    }
+}
+
+/* The plan's turbines: the distinct assets of the n files (asset [n]),
+ * ascending, each with its files and their bytes. */
+static void plan_turbines(care_plan *P, const int64_t *asset, int n) {
+    /* turbines: distinct assets, ascending */
+    int64_t *sa = GT_MALLOC(sizeof(int64_t) * (size_t)n);
+    memcpy(sa, asset, sizeof(int64_t) * (size_t)n);
+    qsort(sa, (size_t)n, sizeof(int64_t), ll_cmp);
+    int T = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || sa[i] != sa[i - 1]) sa[T++] = sa[i];
+    P->T = T;
+    P->t = GT_CALLOC((size_t)T, sizeof(turbine));
+    for (int k = 0; k < T; k++) {
+        turbine *tb = &P->t[k];
+        tb->asset = sa[k];
+        tb->files = GT_MALLOC(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++)
+            if (asset[i] == tb->asset) {
+                tb->files[tb->n_files++] = i;
+                int64_t b = gt_import_file_bytes(P->f[i].path);
+                tb->bytes += b > 0 ? b : 0;
+            }
+    }
+    free(sa);
+}
+
+static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
+    memset(P, 0, sizeof *P);
+    char dir[PATH_MAX], path[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.3900s/datasets", o->src);
+    DIR *dp = opendir(dir);
+    if (!dp) {
+        gt_diag_error(d, GT_EXIT_DATA, "%s: cannot list (expected a CARE farm folder with datasets/<event_id>.csv)", dir);
+        return;
+    }
+    int64_t *ids = NULL;
+    const int n = list_event_files(dp, dir, d, &ids);
     closedir(dp);
     if (d->err_code) goto out;
     if (n == 0) {
@@ -187,71 +359,8 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         dfile *f = &P->f[i];
         f->event_id = ids[i];
         snprintf(f->path, sizeof f->path, "%.3900s/%lld.csv", dir, (long long)ids[i]);
-        char *head;
-        int64_t got = gt_text_head(f->path, 4 << 20, &head);
-        if (got < 0) {
-            gt_diag_error(d, GT_EXIT_DATA, "%s: cannot read", f->path);
-            break;
-        }
-        char *nl1 = memchr(head, '\n', (size_t)got);
-        if (!nl1 && got == 4 << 20) { /* the column count would be of a cut header */
-            free(head);
-            gt_diag_error(d, GT_EXIT_DATA, "%s:1: header line longer than 4 MiB (a file holds at most %d channels)",
-                          f->path, GT_IMPORT_MAX_COLS);
-            break;
-        }
-        /* the header and the first data lines, enough to reach a good row past up to max_bad_lines bad
-         * ones (skipped here silently: the full parse warns about them once); only whole lines, unless
-         * the head is the whole file */
         gt_care_rows r;
-        gt_series_stats ss;
-        gt_diag hd;
-        int rc;
-        for (size_t lim = 4 << 20;; lim *= 4) {
-            size_t len = nl1 ? (size_t)(nl1 - head) : (size_t)got;
-            for (int64_t k = 0; nl1 && k <= (int64_t)d->max_bad_lines; k++) {
-                char *nl = len < (size_t)got ? memchr(head + len + 1, '\n', (size_t)got - len - 1) : NULL;
-                if (!nl) {
-                    if ((size_t)got < lim) len = (size_t)got;
-                    break;
-                }
-                len = (size_t)(nl - head);
-            }
-            memset(&ss, 0, sizeof ss);
-            hd = *d; /* the head's warnings and skipped lines: the full parse reports them */
-            hd.quiet = 1;
-            rc = gt_parse_care_rows(head, len, f->path, INT64_MAX, &r, &hd, &ss);
-            /* only bad lines in a cut head, no more than may be skipped: the rows lie past long bad
-             * lines (megabytes of them), read a longer head */
-            if (rc || r.n > 0 || (size_t)got < lim) break;
-            gt_care_rows_free(&r);
-            free(head);
-            got = gt_text_head(f->path, lim * 4, &head);
-            if (got < 0) {
-                rc = -1, hd.err_code = GT_EXIT_DATA;
-                snprintf(hd.err, sizeof hd.err, "%.400s: cannot read", f->path);
-                memset(&r, 0, sizeof r);
-                break;
-            }
-            nl1 = memchr(head, '\n', (size_t)got);
-        }
-        free(head);
-        if (rc) {
-            gt_care_rows_free(&r);
-            gt_diag_error(d, hd.err_code, "%s", hd.err);
-            break;
-        }
-        if (r.n == 0) {
-            gt_care_rows_free(&r);
-            size_t pl = strlen(f->path); /* the summary without its "FILE: " */
-            const char *why = !strncmp(hd.last_warn, f->path, pl) && hd.last_warn[pl] == ':' ? hd.last_warn + pl + 2
-                                                                                              : hd.last_warn;
-            if (ss.n_bad_lines)
-                gt_diag_error(d, GT_EXIT_DATA, "%s: no data row can be read: %s", f->path, why);
-            else
-                gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", f->path);
-            break;
-        }
+        if (head_rows(f, d, &r) != 0) break;
         if (r.index_col && gt_diag_warn(d, GT_WARN_OTHER, "%s:1: column %d ('%s') looks like a pandas index; dropped", f->path,
                                         r.index_col, r.index_col == 1 ? "" : "Unnamed: 0")) {
             gt_care_rows_free(&r);
@@ -265,23 +374,7 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
             gt_care_rows_free(&r);
             break;
         }
-        f->n_fcols = r.n_cols;
-        f->colmap = GT_MALLOC(sizeof(int) * (size_t)(r.n_cols ? r.n_cols : 1));
-        for (int c = 0; c < r.n_cols; c++) {
-            /* the files of a farm share their columns in the same order: try that place first */
-            int k = c < C && !strcmp(names[c], r.col[c]) ? c : 0;
-            while (k < C && strcmp(names[k], r.col[c])) k++;
-            if (k == C) {
-                if (C == GT_IMPORT_MAX_COLS) {
-                    gt_diag_error(d, GT_EXIT_DATA, "%s:1: the farm's files have more than %d distinct sensor columns; "
-                                  "a file holds at most %d channels", f->path, GT_IMPORT_MAX_COLS, GT_IMPORT_MAX_COLS);
-                    break;
-                }
-                if (C == ccap) names = GT_REALLOC(names, 64 * (size_t)(ccap = ccap ? ccap * 2 : 128));
-                memcpy(names[C++], r.col[c], 64);
-            }
-            f->colmap[c] = k;
-        }
+        map_columns(f, &r, &names, &C, &ccap, d);
         gt_care_rows_free(&r);
     }
     if (d->err_code) {
@@ -305,58 +398,10 @@ static void plan_build(care_plan *P, const gt_import_opts *o, gt_diag *d) {
         free(ft);
         goto out;
     }
-    /* channels: name (checked unique after truncation to 31 bytes), unit, angle */
-    P->C = C;
-    P->ch = GT_CALLOC((size_t)C, sizeof(gt_io_channel));
-    P->angle = GT_CALLOC((size_t)C, 1);
-    for (int c = 0; c < C; c++) {
-        snprintf(P->ch[c].name, sizeof P->ch[c].name, "%.31s", names[c]);
-        for (int k = 0; k < c; k++)
-            if (!strcmp(P->ch[k].name, P->ch[c].name)) {
-                gt_diag_error(d, GT_EXIT_DATA, "%s: columns '%s' and '%s' are the same in 31 bytes", P->f[0].path,
-                              names[k], names[c]);
-                break;
-            }
-        for (int k = 0; k < n_ft; k++) {
-            size_t l = strlen(ft[k].name);
-            const char *suf = names[c] + l;
-            int exact = !strcmp(names[c], ft[k].name);
-            int stat = !strncmp(names[c], ft[k].name, l) && *suf == '_' &&
-                       (!strcmp(suf, "_avg") || !strcmp(suf, "_min") || !strcmp(suf, "_max") || !strcmp(suf, "_std"));
-            if (!exact && !stat) continue;
-            memcpy(P->ch[c].unit, ft[k].unit, sizeof P->ch[c].unit); /* bytes as in the file */
-            P->ch[c].unit[GT_FORMAT_UNIT_LEN - 1] = 0;
-            /* the description, and CARE's counter flag as " [counter]" (the channel kinds read both) */
-            snprintf(P->ch[c].desc, sizeof P->ch[c].desc, "%.*s%s",
-                     (int)(sizeof P->ch[c].desc - 1 - (ft[k].is_counter ? 10 : 0)), ft[k].desc,
-                     ft[k].is_counter ? " [counter]" : "");
-            P->angle[c] = ft[k].is_angle && (exact || !strcmp(suf, "_avg"));
-            break;
-        }
-    }
+    plan_channels(P, names, C, ft, n_ft, d);
     free(names);
     free(ft);
-    /* turbines: distinct assets, ascending */
-    int64_t *sa = GT_MALLOC(sizeof(int64_t) * (size_t)n);
-    memcpy(sa, asset, sizeof(int64_t) * (size_t)n);
-    qsort(sa, (size_t)n, sizeof(int64_t), ll_cmp);
-    int T = 0;
-    for (int i = 0; i < n; i++)
-        if (i == 0 || sa[i] != sa[i - 1]) sa[T++] = sa[i];
-    P->T = T;
-    P->t = GT_CALLOC((size_t)T, sizeof(turbine));
-    for (int k = 0; k < T; k++) {
-        turbine *tb = &P->t[k];
-        tb->asset = sa[k];
-        tb->files = GT_MALLOC(sizeof(int) * (size_t)n);
-        for (int i = 0; i < n; i++)
-            if (asset[i] == tb->asset) {
-                tb->files[tb->n_files++] = i;
-                int64_t b = gt_import_file_bytes(P->f[i].path);
-                tb->bytes += b > 0 ? b : 0;
-            }
-    }
-    free(sa);
+    plan_turbines(P, asset, n);
     free(asset);
 out:
     free(ids);
