@@ -95,6 +95,51 @@ static void w_dset(ckpt_err *e, hid_t loc, const char *name, hid_t ftype, hid_t 
 
 /* -------------------------------------------------------------- saving -- */
 
+/* /model, /adam_m, /adam_v: one dataset per tensor (raw data from the writer rank w). */
+static void write_tables(ckpt_err *e, hid_t f, const gt_model *m, int w) {
+    static const char *const groups[3] = {"model", "adam_m", "adam_v"};
+    float *bufs[3] = {m->params, m->adam_m, m->adam_v};
+    for (int b = 0; b < 3; b++) {
+        hid_t g = w_group(e, f, groups[b]);
+        for (int i = 0; i < m->n_tensors; i++) {
+            const gt_param_tensor *t = &m->tensors[i];
+            hsize_t dims[4];
+            for (int d = 0; d < t->ndim; d++) dims[d] = (hsize_t)t->shape[d];
+            w_dset(e, g, t->name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, t->ndim, dims,
+                   bufs[b] + t->offset, w);
+        }
+        if (g >= 0) H5Gclose(g);
+    }
+}
+
+/* /ranks/state: each rank writes its own row (rank, its replica's checksums), collectively. */
+static void write_rank_state(ckpt_err *e, hid_t f, int rank, int size, const uint64_t own[3]) {
+    hid_t g = w_group(e, f, "ranks");
+    hsize_t dims[2] = {(hsize_t)size, CKPT_RANK_COLS};
+    hid_t fs = H5Screate_simple(2, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+    hid_t ds = H5Dcreate2(g, "state", H5T_STD_U64LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (ds < 0) gt_ckpt_err_set(e, 0, "HDF5 could not create dataset '/ranks/state'");
+    if (ds >= 0) {
+        w_attr_str(e, ds, "columns", "rank,params_xxh64,adam_m_xxh64,adam_v_xxh64");
+        uint64_t row[CKPT_RANK_COLS] = {(uint64_t)rank, own[0], own[1], own[2]};
+        hsize_t start[2] = {(hsize_t)rank, 0}, count[2] = {1, CKPT_RANK_COLS};
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+        hid_t ms = H5Screate_simple(2, count, NULL);
+        hid_t dxpl = gt_h5_dxpl(0);
+        errno = 0;
+        if (H5Dwrite(ds, H5T_NATIVE_UINT64, ms, fs, dxpl, row) < 0)
+            gt_ckpt_err_set(e, errno, "HDF5 could not write dataset '/ranks/state'");
+        H5Pclose(dxpl);
+        H5Sclose(ms);
+        H5Dclose(ds);
+    }
+    H5Pclose(dcpl);
+    H5Sclose(fs);
+    if (g >= 0) H5Gclose(g);
+}
+
 /* Collective: writes the whole checkpoint to `path` (created/truncated). */
 /* Returns -1 when the (collective) create failed on some rank (agreed; the
  * failing ranks recorded why in e), else 0 with this rank's failures in e. */
@@ -145,19 +190,7 @@ static int write_file(const char *path, const char *final_name, const gt_model *
     w_attr_u64(e, f, "adam_m_xxh64", h[1]);
     w_attr_u64(e, f, "adam_v_xxh64", h[2]);
 
-    static const char *const groups[3] = {"model", "adam_m", "adam_v"};
-    float *bufs[3] = {m->params, m->adam_m, m->adam_v};
-    for (int b = 0; b < 3; b++) {
-        hid_t g = w_group(e, f, groups[b]);
-        for (int i = 0; i < m->n_tensors; i++) {
-            const gt_param_tensor *t = &m->tensors[i];
-            hsize_t dims[4];
-            for (int d = 0; d < t->ndim; d++) dims[d] = (hsize_t)t->shape[d];
-            w_dset(e, g, t->name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, t->ndim, dims,
-                   bufs[b] + t->offset, w);
-        }
-        if (g >= 0) H5Gclose(g);
-    }
+    write_tables(e, f, m, w);
 
     hid_t g = w_group(e, f, "train_state");
     for (int i = 0; i < gt_ckpt_n_state_fields; i++)
@@ -177,31 +210,7 @@ static int write_file(const char *path, const char *final_name, const gt_model *
     w_dset(e, f, "config", st, st, 0, NULL, cfg, w);
     H5Tclose(st);
 
-    /* per-rank state: each rank writes its own row, collectively */
-    g = w_group(e, f, "ranks");
-    hsize_t dims[2] = {(hsize_t)size, CKPT_RANK_COLS};
-    hid_t fs = H5Screate_simple(2, dims, NULL);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-    hid_t ds = H5Dcreate2(g, "state", H5T_STD_U64LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (ds < 0) gt_ckpt_err_set(e, 0, "HDF5 could not create dataset '/ranks/state'");
-    if (ds >= 0) {
-        w_attr_str(e, ds, "columns", "rank,params_xxh64,adam_m_xxh64,adam_v_xxh64");
-        uint64_t row[CKPT_RANK_COLS] = {(uint64_t)rank, own[0], own[1], own[2]};
-        hsize_t start[2] = {(hsize_t)rank, 0}, count[2] = {1, CKPT_RANK_COLS};
-        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-        hid_t ms = H5Screate_simple(2, count, NULL);
-        hid_t dxpl = gt_h5_dxpl(0);
-        errno = 0;
-        if (H5Dwrite(ds, H5T_NATIVE_UINT64, ms, fs, dxpl, row) < 0)
-            gt_ckpt_err_set(e, errno, "HDF5 could not write dataset '/ranks/state'");
-        H5Pclose(dxpl);
-        H5Sclose(ms);
-        H5Dclose(ds);
-    }
-    H5Pclose(dcpl);
-    H5Sclose(fs);
-    if (g >= 0) H5Gclose(g);
+    write_rank_state(e, f, rank, size, own);
 
     errno = 0;
     if (H5Fclose(f) < 0) gt_ckpt_err_set(e, errno, "HDF5 could not flush and close the file");
@@ -220,6 +229,21 @@ static int write_file(const char *path, const char *final_name, const gt_model *
         free(all);
     }
     return 0;
+}
+
+/* Collective, after a failed save: the first failing rank's cause into why
+ * on rank 0 (for the trainer's final message). */
+static void gather_cause(const ckpt_err *e, int rank, MPI_Comm comm, char *why, size_t why_bytes) {
+    char mine[sizeof e->what + 128] = "";
+    if (e->failed)
+        snprintf(mine, sizeof mine, "%s%s%s", e->what, e->err_no ? ": " : "", e->err_no ? strerror(e->err_no) : "");
+    int64_t n_all = 0;
+    char *all = gt_dist_gatherv(mine, e->failed ? (int)strlen(mine) + 1 : 0, MPI_CHAR, &n_all,
+                                "checkpoint: too many ranks", comm);
+    if (rank == 0) {
+        if (why && why_bytes) snprintf(why, why_bytes, "%s", n_all > 0 ? all : "unknown cause");
+        free(all);
+    }
 }
 
 int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts, const gt_norm_stats *ns,
@@ -306,18 +330,7 @@ done:;
         rc = GT_EXIT_RESOURCE;
     }
     rc = gt_dist_max_int(rc, comm);
-    if (rc) { /* the cause, for the trainer's final message: the first failing rank's */
-        char mine[sizeof e.what + 128] = "";
-        if (e.failed)
-            snprintf(mine, sizeof mine, "%s%s%s", e.what, e.err_no ? ": " : "", e.err_no ? strerror(e.err_no) : "");
-        int64_t n_all = 0;
-        char *all = gt_dist_gatherv(mine, e.failed ? (int)strlen(mine) + 1 : 0, MPI_CHAR, &n_all,
-                                    "checkpoint: too many ranks", comm);
-        if (rank == 0) {
-            if (why && why_bytes) snprintf(why, why_bytes, "%s", n_all > 0 ? all : "unknown cause");
-            free(all);
-        }
-    }
+    if (rc) gather_cause(&e, rank, comm, why, why_bytes); /* the first failing rank's cause */
     if (rc && rank == 0 && !committed) {
         if (tmp[0]) unlink(tmp); /* never leave a partial file behind */
         if (access(final, F_OK) == 0 && access(ok, F_OK) != 0) unlink(final);
