@@ -31,24 +31,6 @@
 #include "synth/synth.h"
 #include "synth/synth_nilm_impl.h"
 
-const gt_nilm_app_model k_app[NA] = {
-    {"fridge", 50.f, 1200.f, 400.f, 0.98f},
-    {"freezer", 50.f, 1500.f, 450.f, 0.45f},
-    {"kettle", 1000.f, 180.f, 3200.f, 0.85f},
-    {"microwave", 300.f, 150.f, 1600.f, 0.80f},
-    {"toaster", 400.f, 180.f, 1500.f, 0.50f},
-    {"oven", 500.f, 2400.f, 5000.f, 0.85f},
-    {"washing_machine", 20.f, 5400.f, 2600.f, 0.90f},
-    {"dishwasher", 20.f, 7200.f, 2500.f, 0.55f},
-    {"tumble_dryer", 200.f, 3600.f, 3000.f, 0.40f},
-    {"electric_shower", 3000.f, 480.f, 11000.f, 0.30f},
-    {"ev_charger", 1000.f, 14400.f, 7600.f, 0.20f},
-    {"heat_pump", 200.f, 1800.f, 4500.f, 0.35f},
-    {"television", 20.f, 7200.f, 300.f, 0.95f},
-    {"computer", 20.f, 7200.f, 350.f, 0.80f},
-    {"lighting", 15.f, 10800.f, 800.f, 1.00f},
-};
-
 void gt_nilm_synth_defaults(gt_nilm_synth_cfg *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->seed = 1;
@@ -66,10 +48,10 @@ void gt_nilm_synth_defaults(gt_nilm_synth_cfg *cfg) {
 void gt_nilm_appliances(gt_appliance_meta meta[GT_NILM_N_APPLIANCES]) {
     for (int a = 0; a < NA; a++) {
         memset(&meta[a], 0, sizeof meta[a]);
-        strncpy(meta[a].name, k_app[a].name, GT_NAME_LEN - 1);
-        meta[a].on_power_w = k_app[a].on_power_w;
-        meta[a].on_duration_s = k_app[a].on_duration_s;
-        meta[a].max_power_w = k_app[a].max_power_w;
+        strncpy(meta[a].name, gt_nilm_apps[a].name, GT_NAME_LEN - 1);
+        meta[a].on_power_w = gt_nilm_apps[a].on_power_w;
+        meta[a].on_duration_s = gt_nilm_apps[a].on_duration_s;
+        meta[a].max_power_w = gt_nilm_apps[a].max_power_w;
     }
 }
 
@@ -149,7 +131,7 @@ void gt_nilm_generate_household(const gt_nilm_synth_cfg *cfg, int h, float *aggr
     for (int64_t i = 0; i < n; i++)
         for (int a = 0; a < NA; a++) {
             float v = app[i * NA + a];
-            app[i * NA + a] = v < 0.f ? 0.f : v > k_app[a].max_power_w ? k_app[a].max_power_w : v;
+            app[i * NA + a] = v < 0.f ? 0.f : v > gt_nilm_apps[a].max_power_w ? gt_nilm_apps[a].max_power_w : v;
         }
 
     /* aggregate = base + unmetered + sum(appliances) + noise */

@@ -41,7 +41,7 @@ void household_setup(const gt_nilm_synth_cfg *cfg, int h, household *hh, int wit
     int k = (int)gt_rng_below(&r, 4); /* 0, 1, 2 or 3 steps late: 0..45 min at defaults */
     hh->t0_ms = cfg->start_ms + (int64_t)llround(k * step * 1000.0);
     hh->t0_s = (double)hh->t0_ms / 1000.0;
-    for (int a = 0; a < NA; a++) hh->owns[a] = gt_rng_uniform_d(&r) < k_app[a].p_own;
+    for (int a = 0; a < NA; a++) hh->owns[a] = gt_rng_uniform_d(&r) < gt_nilm_apps[a].p_own;
     hh->owns[A_LIGHTING] = 1;
 
     rng_at(&r, cfg, h, P_HABITS, 0);

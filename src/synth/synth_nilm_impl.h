@@ -1,7 +1,8 @@
 /* synth/synth_nilm_impl.h: what the files of the synthetic NILM generator
  * share (synth/synth.h is its interface). Private to synth/.
  *
- *   synth_nilm.c         the appliance table, defaults, faults, the household API
+ *   synth_nilm.c         defaults, faults, the household API
+ *   synth_nilm_table.c   the appliance models
  *   synth_nilm_home.c    a household's habits and days, time-of-day sampling
  *   synth_nilm_cold.c    thermostat appliances (fridge, freezer, heat pump), weather
  *   synth_nilm_events.c  event appliances (kettle ... lighting) and unmetered loads
@@ -31,7 +32,7 @@ typedef struct gt_nilm_app_model {
     const char *name;
     float on_power_w, on_duration_s, max_power_w, p_own;
 } gt_nilm_app_model;
-extern const gt_nilm_app_model k_app[NA]; /* synth_nilm.c */
+extern const gt_nilm_app_model gt_nilm_apps[NA]; /* synth_nilm_table.c */
 
 /* ------------------------------------------------------------ plumbing -- */
 
