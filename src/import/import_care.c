@@ -71,6 +71,61 @@ static void src_end(void *ctx, void *state) {
     free(s);
 }
 
+/* Collective: the CARE event datasets of every turbine to every rank, in
+ * file order (turbine, then event id): *n_out entries of CE_K values (malloc'd). */
+static int64_t *share_care_events(const care_plan *P, const int *from, int rank, MPI_Comm comm, int64_t *n_out) {
+    const int T = P->T;
+    int64_t n_ce_tot = 0;
+    for (int i = 0; i < T; i++) n_ce_tot += P->n_ce[i];
+    int64_t *ce_all = GT_CALLOC((size_t)(CE_K * n_ce_tot + 1), 8);
+    {
+        int64_t off = 0;
+        for (int i = 0; i < T; i++) {
+            if (from[i] == rank) memcpy(ce_all + CE_K * off, P->ce[i], sizeof(int64_t) * CE_K * (size_t)P->n_ce[i]);
+            off += P->n_ce[i];
+        }
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, ce_all, (int)(CE_K * n_ce_tot), MPI_INT64_T, MPI_SUM, comm));
+    }
+    *n_out = n_ce_tot;
+    return ce_all;
+}
+
+/* Collective: the segments and events of every turbine to every rank
+ * ([start, end, code] triples at global offsets, summed). */
+static void share_spans(care_plan *P, const int *from, int rank, MPI_Comm comm) {
+    const int T = P->T;
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t *cnt = pass ? P->n_evt : P->n_seg;
+        gt_io_span **sp = pass ? P->evs : P->seg;
+        int64_t tot = 0;
+        for (int i = 0; i < T; i++) tot += cnt[i];
+        int64_t *buf = GT_CALLOC((size_t)(3 * tot + 1), 8);
+        int64_t off = 0;
+        for (int i = 0; i < T; i++) {
+            if (from[i] == rank)
+                for (int64_t k = 0; k < cnt[i]; k++) {
+                    buf[3 * (off + k)] = sp[i][k].start_row;
+                    buf[3 * (off + k) + 1] = sp[i][k].end_row;
+                    buf[3 * (off + k) + 2] = sp[i][k].code;
+                }
+            off += cnt[i];
+        }
+        for (int64_t s = 0; s < 3 * tot; s += 1 << 28) {
+            int k = (int)(3 * tot - s < (1 << 28) ? 3 * tot - s : (1 << 28));
+            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + s, k, MPI_INT64_T, MPI_SUM, comm));
+        }
+        off = 0;
+        for (int i = 0; i < T; i++) {
+            free(sp[i]);
+            sp[i] = GT_MALLOC(sizeof(gt_io_span) * (size_t)(cnt[i] + 1));
+            for (int64_t k = 0; k < cnt[i]; k++)
+                sp[i][k] = (gt_io_span){buf[3 * (off + k)], buf[3 * (off + k) + 1], (int32_t)buf[3 * (off + k) + 2]};
+            off += cnt[i];
+        }
+        free(buf);
+    }
+}
+
 void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Comm comm, gt_import_stats *st) {
     (void)map;
     int rank = 0, size = 1;
@@ -121,49 +176,9 @@ void gt_import_care(const gt_import_opts *o, const gt_appliance_map *map, MPI_Co
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_seg, T, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_evt, T, MPI_INT64_T, MPI_SUM, comm));
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, P.n_ce, T, MPI_INT64_T, MPI_SUM, comm));
-    /* CARE event datasets to every rank, in file order (turbine, then event id) */
     int64_t n_ce_tot = 0;
-    for (int i = 0; i < T; i++) n_ce_tot += P.n_ce[i];
-    int64_t *ce_all = GT_CALLOC((size_t)(CE_K * n_ce_tot + 1), 8);
-    {
-        int64_t off = 0;
-        for (int i = 0; i < T; i++) {
-            if (from[i] == rank) memcpy(ce_all + CE_K * off, P.ce[i], sizeof(int64_t) * CE_K * (size_t)P.n_ce[i]);
-            off += P.n_ce[i];
-        }
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, ce_all, (int)(CE_K * n_ce_tot), MPI_INT64_T, MPI_SUM, comm));
-    }
-    /* segments and events to every rank: [start, end, code] triples at global offsets */
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t *cnt = pass ? P.n_evt : P.n_seg;
-        gt_io_span **sp = pass ? P.evs : P.seg;
-        int64_t tot = 0;
-        for (int i = 0; i < T; i++) tot += cnt[i];
-        int64_t *buf = GT_CALLOC((size_t)(3 * tot + 1), 8);
-        int64_t off = 0;
-        for (int i = 0; i < T; i++) {
-            if (from[i] == rank)
-                for (int64_t k = 0; k < cnt[i]; k++) {
-                    buf[3 * (off + k)] = sp[i][k].start_row;
-                    buf[3 * (off + k) + 1] = sp[i][k].end_row;
-                    buf[3 * (off + k) + 2] = sp[i][k].code;
-                }
-            off += cnt[i];
-        }
-        for (int64_t s = 0; s < 3 * tot; s += 1 << 28) {
-            int k = (int)(3 * tot - s < (1 << 28) ? 3 * tot - s : (1 << 28));
-            MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + s, k, MPI_INT64_T, MPI_SUM, comm));
-        }
-        off = 0;
-        for (int i = 0; i < T; i++) {
-            free(sp[i]);
-            sp[i] = GT_MALLOC(sizeof(gt_io_span) * (size_t)(cnt[i] + 1));
-            for (int64_t k = 0; k < cnt[i]; k++)
-                sp[i][k] = (gt_io_span){buf[3 * (off + k)], buf[3 * (off + k) + 1], (int32_t)buf[3 * (off + k) + 2]};
-            off += cnt[i];
-        }
-        free(buf);
-    }
+    int64_t *ce_all = share_care_events(&P, from, rank, comm, &n_ce_tot);
+    share_spans(&P, from, rank, comm);
     int64_t loc[9] = {cs.bytes, cs.s.n_lines, cs.s.n_samples, cs.s.n_exact_dup, cs.s.n_conflict, cs.s.n_backward,
                       cs.s.n_backward_far, d.n_warn, cs.s.n_bad_lines};
     int64_t tot[9];
