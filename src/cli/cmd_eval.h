@@ -1,16 +1,14 @@
-/* cli/cmd_eval.h: model loading shared by `gridtrain eval` and `gridtrain
- * predict` (defined in cli/cmd_eval.c). */
+/* cli/cmd_eval.h: what `gridtrain eval` and `gridtrain predict` share: their
+ * option rows and loading the runs they name (defined in cli/cmd_eval.c; the
+ * model of one run: cli/eval_load.h). */
 #ifndef GT_CLI_CMD_EVAL_H
 #define GT_CLI_CMD_EVAL_H
 
-#include <limits.h>
 #include <mpi.h>
 
+#include "cli/eval_load.h"
 #include "cli/options.h"
 #include "eval/eval.h"
-#include "task/task.h"
-#include "train/checkpoint.h"
-#include "train/trainer.h"
 
 /* The option rows `eval` and `predict` share (inference and the output rules);
  * read into a gt_eval_config by gt_eval_cli_config. */
@@ -37,31 +35,17 @@
     {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL}, \
     {"eval.hop", NULL, GT_OPT_INT, "0", "pdm: rows between scoring windows; 0 = window / 2", NULL}
 
-/* A model loaded from a run: owns the model and the parsed stored
- * configuration (strings of tc point into args). */
-typedef struct gt_eval_loaded {
-    gt_eval_model em;
-    gt_train_config tc;
-    gt_args args;
-    char run_dir[PATH_MAX];
-    gt_train_state ts; /* trainer state of the loaded checkpoint */
-    int64_t step;      /* its step */
-} gt_eval_loaded;
-
 /* Collective. path: a run directory or a checkpoint file inside
  * RUN_DIR/checkpoints (that checkpoint is loaded; it must be valid).
  * best: load the run's best-validation checkpoint (else the newest); a
  * checkpoint file as the path loads that file's step.
- * task, n_cols: the evaluated data's task (its file kind) and appliances
+ * D: the evaluated data (gt_eval_cli_data_read): its task, its appliances
  * (nilm) or channels (pdm); the model's input channels follow from the stored
  * data configuration (time features); batch <= 0: the run's micro-batch (at
  * most 1024). The model runs on `engine` (gt_eval_cli_load_all picks it from
  * eval.device, train/device.h). Errors are user errors (exit 2/3). */
-void gt_eval_cli_load(const char *path, const gt_task_i *task, int n_cols, int64_t batch, int best,
-                      gt_engine_kind engine, MPI_Comm comm, gt_eval_loaded *L);
-void gt_eval_cli_unload(gt_eval_loaded *L);
-/* Collective: the task a data file's kind selects and its appliance/channel count. */
-void gt_eval_cli_data_sizes(const char *path, MPI_Comm comm, const gt_task_i **task, int *n_cols);
+void gt_eval_cli_load(const char *path, const gt_eval_data *D, int64_t batch, int best, gt_engine_kind engine,
+                      MPI_Comm comm, gt_eval_loaded *L);
 /* The eval.* options of a command's table -> gt_eval_config. */
 void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec);
 /* Collective: loads main_path and the runs of eval.models (pdm multi-scale,
@@ -69,10 +53,5 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec);
  * Ls[] / ems[] (GT_EVAL_MAX_MODELS entries); returns how many. */
 int gt_eval_cli_load_all(const char *main_path, const gt_args *a, const char *data, MPI_Comm comm, gt_eval_loaded *Ls,
                          gt_eval_model *ems);
-/* Collective: after `gridtrain train` finished a run: evaluates RUN_DIR's best
- * checkpoint on its data file with the default evaluation settings, as
- * `gridtrain eval RUN_DIR` does, at the training micro-batch (eval.json, plot
- * data, report). GT_EVAL_AT_END=0 in the environment writes the report only. */
-void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI_Comm comm);
 
 #endif

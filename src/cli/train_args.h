@@ -7,6 +7,14 @@
 #include "cli/options.h"
 #include "train/trainer.h"
 
+/* The option table of `gridtrain train` (cli/cmd_train.c), also plan's. */
+extern const gt_opt gt_train_opts[];
+
+/* CONFIG or --resume RUN_DIR of a0 -> the merged arguments a (defaults <
+ * CONFIG or the stored configuration < --config files < command line) and the
+ * training configuration c; *resume: 1 with --resume. */
+void gt_train_resolve_config(const gt_args *a0, gt_args *a, gt_train_config *c, int *resume);
+
 /* a: parsed with gt_cmd_train's table. Validates ranges (user errors, exit 2).
  * Strings in c point into a: keep it alive while c is used. */
 void gt_train_config_from_args(const gt_args *a, gt_train_config *c);

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 static gt_abort_fn g_abort = NULL;
-static int g_rank = 0, g_size = 1;
 
 static int g_abort_reentrant = 0;
 void gt_set_abort_handler(gt_abort_fn fn) { g_abort = fn; }
@@ -21,9 +20,6 @@ void gt_set_abort_handler_reentrant(gt_abort_fn fn) {
     g_abort = fn;
     g_abort_reentrant = 1;
 }
-void gt_set_rank(int rank, int size) { g_rank = rank; g_size = size; }
-int gt_rank(void) { return g_rank; }
-int gt_nranks(void) { return g_size; }
 
 #define GT_MAX_OUTPUTS 8
 /* volatile: read by the signal handler below; a slot holds a complete string

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/rank.h"
+
 #ifdef __cplusplus
 #define GT_NORETURN [[noreturn]]
 extern "C" {
@@ -64,10 +66,7 @@ void gt_output_begin(const char *tmp_path);
 void gt_output_end(const char *tmp_path);
 const char *gt_output_current(void); /* the newest registered, or NULL */
 
-/* Rank of this process, used as a prefix in messages (set by dist/). */
-void gt_set_rank(int rank, int size);
-int gt_rank(void);
-int gt_nranks(void);
+/* gt_rank, gt_nranks, gt_set_rank: core/rank.h (included above). */
 
 /* Print "gridtrain: error: <msg>" (with "[rank r]" in parallel runs) and abort. */
 GT_NORETURN void gt_fatal(int code, const char *file, int line, const char *fmt, ...)

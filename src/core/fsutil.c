@@ -297,21 +297,6 @@ FILE *gt_fopen_replace(const char *path) {
     return f;
 }
 
-int gt_open_append(const char *path) {
-    /* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of waiting */
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
-    if (fd < 0) return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        errno = EINVAL;
-        return -1;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    return fd;
-}
-
 FILE *gt_fopen_append(const char *path) {
     int fd = gt_open_append(path);
     if (fd < 0) return NULL;

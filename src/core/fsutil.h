@@ -91,7 +91,8 @@ FILE *gt_fopen_replace(const char *path);
 
 /* Opens path for appending, creating it (mode 0666 less the umask): never
  * through a symbolic link (ELOOP), only a regular file (EINVAL otherwise; a
- * FIFO never blocks). The descriptor (O_CLOEXEC), or -1 with errno set. */
+ * FIFO never blocks). The descriptor (O_CLOEXEC), or -1 with errno set.
+ * Defined in core/fsopen.c. */
 int gt_open_append(const char *path);
 /* The same as a stdio stream ("a"); NULL with errno set. */
 FILE *gt_fopen_append(const char *path);

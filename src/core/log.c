@@ -8,8 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "core/check.h"
 #include "core/fsutil.h"
+#include "core/rank.h"
 
 static int g_level = GT_LOG_INFO;
 static int g_all_ranks = 0;

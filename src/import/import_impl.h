@@ -1,5 +1,6 @@
-/* import/import_impl.h: pieces shared by the importers' drivers (import.c,
- * import_nilm.c, import_care.c). Private to import/. */
+/* import/import_impl.h: pieces shared by the importers' dispatcher (import.c)
+ * and drivers (import_nilm.c, import_care.c), defined in import_common.c; the
+ * drivers' entry points. Private to import/. */
 #ifndef GT_IMPORT_IMPORT_IMPL_H
 #define GT_IMPORT_IMPORT_IMPL_H
 

@@ -106,6 +106,9 @@ void gt_text_close(gt_text *t);
 /* First line(s) of a file without mapping it: reads up to max_bytes into a
  * malloc'ed, nul-terminated buffer (*out, caller frees). Returns bytes read or -1. */
 int64_t gt_text_head(const char *path, size_t max_bytes, char **out);
+/* A short excerpt of a bad token for messages (printable ASCII only). */
+void gt_text_excerpt(const char *p, const char *end, char *out, size_t out_bytes);
+static inline int gt_is_blank(char c) { return c == ' ' || c == '\t'; }
 
 /* ---------------------------------------------------------------- numbers -- */
 /* Each parser reads one token starting at p (no leading blanks) and stops at

@@ -121,6 +121,253 @@ typedef struct {
     double period_ms;
 } item_state;
 
+/* PdM: the channels that get the negative check (power_col[c] = 1) and the
+ * number of event kinds of /legend/event_kind (labels at or above are bad). */
+static void pdm_channel_meta(hid_t f, int C, int *power_col, int *n_event_kinds) {
+    char *units = GT_CALLOC((size_t)C, GT_FORMAT_UNIT_LEN);
+    hid_t st = gt_h5_str_type(GT_FORMAT_UNIT_LEN);
+    gt_h5_read_all(f, "/channels/unit", st, units);
+    H5Tclose(st);
+    for (int c = 0; c < C; c++) {
+        const char *u = units + (size_t)c * GT_FORMAT_UNIT_LEN;
+        static const char *nonneg[] = {"rpm", "mm/s", "m/s", "m/s2", "g", "g2", "bar"};
+        for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; k++)
+            if (!strcmp(u, nonneg[k])) power_col[c] = 1;
+    }
+    free(units);
+    if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/event_kind", H5P_DEFAULT) > 0) {
+        hid_t ds = H5_CHECK(H5Dopen2(f, "/legend/event_kind", H5P_DEFAULT));
+        hid_t sp = H5Dget_space(ds);
+        hssize_t nk = H5Sget_simple_extent_npoints(sp); /* validated: at most GT_IO_MAX_LEGEND */
+        *n_event_kinds = nk < 0 ? 0 : nk > GT_IO_MAX_LEGEND ? GT_IO_MAX_LEGEND : (int)nk;
+        H5Sclose(sp);
+        H5Dclose(ds);
+    }
+}
+
+/* This rank's items cut into segments of at most `block` rows, the segments
+ * grouped into pieces (one collective read each) of at most `block` rows:
+ * *seg_out [*n_seg_out], *piece_out [n_pieces + 1] (malloc'd). Returns n_pieces. */
+static int plan_pieces(const int *local, int n_local, const int64_t *w, int64_t block, segment **seg_out,
+                       int *n_seg_out, int **piece_out) {
+    int cap = 64, n_seg = 0;
+    segment *seg = GT_MALLOC(sizeof(segment) * (size_t)cap);
+    int *piece_start = NULL;
+    int n_pieces = 0;
+    for (int k = 0; k < n_local; k++) {
+        int64_t n = w[local[k]];
+        for (int64_t s = 0; s < n; s += block) {
+            if (n_seg == cap) seg = GT_REALLOC(seg, sizeof(segment) * (size_t)(cap *= 2));
+            seg[n_seg++] = (segment){k, s, n - s < block ? n - s : block};
+        }
+    }
+    piece_start = GT_MALLOC(sizeof(int) * (size_t)(n_seg + 1));
+    int64_t cur = 0;
+    for (int i = 0; i < n_seg; i++) {
+        if (i == 0 || cur + seg[i].count > block) {
+            piece_start[n_pieces++] = i;
+            cur = 0;
+        }
+        cur += seg[i].count;
+    }
+    piece_start[n_pieces] = n_seg;
+    *seg_out = seg;
+    *n_seg_out = n_seg;
+    *piece_out = piece_start;
+    return n_pieces;
+}
+
+/* What the scan of one file needs besides the rows. */
+typedef struct {
+    int nilm, C, n_ch, n_event_kinds;
+    const int *power_col, *local; /* [C] negative check of each channel; local item -> file item */
+    const int64_t *w;             /* [n_items] rows of each item */
+    const gt_inspect_opts *o;
+} scan_ctx;
+
+/* Checks the rows of segments [i0, i1) (one piece, read into ts, x, agg and
+ * u8: NULL where the file has no such dataset) into the items' states. */
+static void scan_piece(const scan_ctx *c, item_state *st, const segment *seg, int i0, int i1, const int64_t *ts,
+                       const float *x, const float *agg, const uint8_t *u8) {
+    int64_t pos = 0;
+    for (int i = i0; i < i1; i++) {
+        item_state *s = &st[seg[i].item];
+        gt_item_report *rep = &s->rep;
+        const int64_t n = seg[i].count;
+        const double gap = c->o->gap_factor * s->period_ms;
+        for (int64_t j = 0; j < n; j++) {
+            int64_t t = ts[pos + j];
+            if (t < GT_IO_TS_MIN_MS || t >= GT_IO_TS_MAX_MS) rep->ts_range++;
+            if (s->have_ts) { /* no subtraction: extreme stamps would overflow int64 */
+                if (t <= s->prev_ts) rep->ts_backward++;
+                else if ((double)t - (double)s->prev_ts > gap) rep->ts_gaps++;
+            }
+            s->prev_ts = t;
+            s->have_ts = 1;
+            /* NaN runs of the main signal: aggregate (NILM), any channel (PdM) */
+            int is_nan = 0;
+            if (c->nilm) is_nan = isnan(agg[pos + j]);
+            else
+                for (int ch = 0; ch < c->C && !is_nan; ch++) is_nan = isnan(x[(pos + j) * c->C + ch]);
+            if (is_nan && !s->in_nan) rep->nan_runs++;
+            s->in_nan = is_nan;
+            if (c->nilm && u8) {
+                uint8_t b = u8[pos + j];
+                rep->flagged[0] += (b & 1) != 0;
+                rep->flagged[1] += (b & 2) != 0;
+                rep->flagged[2] += (b & 4) != 0;
+            }
+            if (!c->nilm && u8[pos + j] >= c->n_event_kinds) rep->bad_labels++;
+        }
+        for (int ch = 0; ch < c->C; ch++)
+            chan_feed(&s->ch[ch], x + pos * c->C + ch, n, c->C, c->o, c->nilm || c->power_col[ch], !c->nilm, !c->nilm,
+                      rep);
+        if (c->nilm) chan_feed(&s->ch[c->C], agg + pos, n, 1, c->o, 1, 1, 1, rep);
+        if (seg[i].start + n == c->w[c->local[seg[i].item]])
+            for (int ch = 0; ch < c->n_ch; ch++) chan_end(&s->ch[ch], c->o, rep);
+        pos += n;
+    }
+}
+
+/* Rank 0: the report of the file (every item's findings in file order in all)
+ * on out; returns the number of items with findings. */
+static int print_report(FILE *out, const char *path, const gt_file_index *ix, const gt_item_report *all,
+                        const int *owner, const int64_t *load, int size, int64_t row_bytes, double imbalance,
+                        const gt_inspect_opts *o) {
+    const int nilm = ix->kind == GT_KIND_NILM;
+    const int n_items = ix->n_items, C = ix->n_cols;
+    fprintf(out, "file: %s\nkind: %s  schema_version: %lld  %s: %d  rows: %lld  %s: %d%s%s\n", path,
+            gt_file_kind_name(ix->kind), (long long)ix->version, nilm ? "households" : "turbines", n_items,
+            (long long)ix->n_rows, nilm ? "appliances" : "channels", C,
+            nilm && ix->has_lowres ? "  lowres: yes" : "", nilm && ix->has_faults ? "  fault_flags: yes" : "");
+    if (!nilm) fprintf(out, "segments: %lld  events: %lld\n", (long long)ix->n_segments, (long long)ix->n_events);
+    fprintf(out, "%-6s %8s %14s %14s\n", "rank", "items", "rows", "bytes");
+    for (int q = 0; q < size; q++) {
+        int cnt = 0;
+        for (int i = 0; i < n_items; i++) cnt += owner[i] == q;
+        fprintf(out, "%-6d %8d %14lld %14lld\n", q, cnt, (long long)load[q], (long long)(load[q] * row_bytes));
+    }
+    fprintf(out, "imbalance (max/mean rows): %.4f\n", imbalance);
+    fprintf(out, "%8s %10s %12s %7s %7s %9s %8s %6s %9s %7s %7s %9s\n", "item", "id", "rows", "gaps",
+            "ts_back", "nan", "nan_runs", "inf", "negative", "spikes", "stuck", "stuck_rows");
+    gt_item_report tot = {0};
+    int printed = 0, with = 0;
+    for (int i = 0; i < n_items; i++) {
+        const gt_item_report *p = &all[i];
+        int64_t any = p->ts_gaps + p->ts_backward + p->nan + p->inf + p->negative + p->spikes + p->stuck_runs +
+                      p->bad_labels + p->ts_range;
+        with += any > 0;
+        if (printed < o->max_report) {
+            fprintf(out, "%8lld %10lld %12lld %7lld %7lld %9lld %8lld %6lld %9lld %7lld %7lld %9lld\n",
+                    (long long)p->index, (long long)p->id, (long long)p->rows, (long long)p->ts_gaps,
+                    (long long)p->ts_backward, (long long)p->nan, (long long)p->nan_runs, (long long)p->inf,
+                    (long long)p->negative, (long long)p->spikes, (long long)p->stuck_runs, (long long)p->stuck_rows);
+            printed++;
+        }
+        tot.rows += p->rows; tot.ts_gaps += p->ts_gaps; tot.ts_backward += p->ts_backward;
+        tot.nan += p->nan; tot.nan_runs += p->nan_runs; tot.inf += p->inf; tot.negative += p->negative;
+        tot.spikes += p->spikes; tot.stuck_runs += p->stuck_runs; tot.stuck_rows += p->stuck_rows;
+        tot.bad_labels += p->bad_labels;
+        tot.ts_range += p->ts_range;
+        for (int b = 0; b < 3; b++) tot.flagged[b] += p->flagged[b];
+    }
+    if (printed < n_items) fprintf(out, "... %d more items (inspect.max_report)\n", n_items - printed);
+    fprintf(out, "summary: kind=%s items=%d rows=%lld items_with_findings=%d gaps=%lld ts_backward=%lld nan=%lld "
+            "nan_runs=%lld inf=%lld negative=%lld spikes=%lld stuck_runs=%lld stuck_rows=%lld bad_labels=%lld",
+            gt_file_kind_name(ix->kind), n_items, (long long)tot.rows, with, (long long)tot.ts_gaps,
+            (long long)tot.ts_backward, (long long)tot.nan, (long long)tot.nan_runs, (long long)tot.inf,
+            (long long)tot.negative, (long long)tot.spikes, (long long)tot.stuck_runs, (long long)tot.stuck_rows,
+            (long long)tot.bad_labels);
+    if (nilm && ix->has_faults)
+        fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld", (long long)tot.flagged[0],
+                (long long)tot.flagged[1], (long long)tot.flagged[2]);
+    if (tot.ts_range) /* only then: the line of a sane file stays as it was */
+        fprintf(out, " ts_out_of_range=%lld", (long long)tot.ts_range);
+    fprintf(out, " imbalance=%.4f ranks=%d\n", imbalance, size);
+    if (tot.ts_range)
+        fprintf(out, "warning: %lld time stamps lie outside 1990-01-01..2100-01-01 (ms since the Unix epoch): "
+                "train, eval and predict refuse this file\n", (long long)tot.ts_range);
+    fflush(out);
+    return with;
+}
+
+/* Collective: reads this rank's pieces (n_rounds reads on every rank, of
+ * at most `block` rows each) and checks them into st. */
+static void scan_file(hid_t f, const gt_file_index *ix, const scan_ctx *sc, item_state *st, const segment *seg,
+                      int n_seg, const int *piece_start, int n_pieces, int n_rounds, int64_t block) {
+    const int nilm = sc->nilm;
+    hid_t d_ts = H5_CHECK(H5Dopen2(f, "/timestamps", H5P_DEFAULT));
+    hid_t d_main = H5_CHECK(H5Dopen2(f, nilm ? "/appliances" : "/signals", H5P_DEFAULT));
+    hid_t d_agg = nilm ? H5_CHECK(H5Dopen2(f, "/aggregate", H5P_DEFAULT)) : -1;
+    hid_t d_u8 = nilm ? (ix->has_faults ? H5_CHECK(H5Dopen2(f, "/fault_flags", H5P_DEFAULT)) : -1)
+                      : H5_CHECK(H5Dopen2(f, "/labels", H5P_DEFAULT));
+    size_t bb = (size_t)block;
+    int64_t *ts = GT_MALLOC(bb * 8);            /* (rows) */
+    float *x = GT_MALLOC(bb * (size_t)sc->C * 4);   /* (rows, C) */
+    float *agg = nilm ? GT_MALLOC(bb * 4) : NULL; /* (rows) */
+    uint8_t *u8 = GT_MALLOC(bb);                /* (rows) */
+    gt_row_run *runs = GT_MALLOC(sizeof(gt_row_run) * (size_t)(n_seg + 1));
+    hid_t dxpl = gt_h5_dxpl(1);
+
+    for (int r = 0; r < n_rounds; r++) {
+        int n_runs = 0;
+        if (r < n_pieces) {
+            for (int i = piece_start[r]; i < piece_start[r + 1]; i++) {
+                int64_t g = ix->row_offset[sc->local[seg[i].item]] + seg[i].start;
+                if (n_runs > 0 && runs[n_runs - 1].start + runs[n_runs - 1].count == g)
+                    runs[n_runs - 1].count += seg[i].count;
+                else
+                    runs[n_runs++] = (gt_row_run){g, seg[i].count};
+            }
+        }
+        gt_h5_read_runs(d_ts, H5T_NATIVE_INT64, runs, n_runs, ts, dxpl);
+        gt_h5_read_runs(d_main, H5T_NATIVE_FLOAT, runs, n_runs, x, dxpl);
+        if (d_agg >= 0) gt_h5_read_runs(d_agg, H5T_NATIVE_FLOAT, runs, n_runs, agg, dxpl);
+        if (d_u8 >= 0) gt_h5_read_runs(d_u8, H5T_NATIVE_UINT8, runs, n_runs, u8, dxpl);
+        if (r >= n_pieces) continue;
+        scan_piece(sc, st, seg, piece_start[r], piece_start[r + 1], ts, x, agg, d_u8 >= 0 ? u8 : NULL);
+    }
+    H5Pclose(dxpl);
+    H5Dclose(d_ts);
+    H5Dclose(d_main);
+    if (d_agg >= 0) H5Dclose(d_agg);
+    if (d_u8 >= 0) H5Dclose(d_u8);
+    free(ts);
+    free(x);
+    free(agg);
+    free(u8);
+    free(runs);
+}
+
+/* Collective: every rank's item reports, on rank 0 in file order (n_items;
+ * malloc'd), NULL on the others. */
+static gt_item_report *gather_reports(const item_state *st, int n_local, int n_items, MPI_Comm comm) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    gt_item_report *mine = GT_MALLOC(sizeof(gt_item_report) * (size_t)(n_local > 0 ? n_local : 1));
+    for (int k = 0; k < n_local; k++) mine[k] = st[k].rep;
+    int *counts = GT_MALLOC(sizeof(int) * (size_t)size), *displs = GT_MALLOC(sizeof(int) * (size_t)size);
+    int my_bytes = (int)(sizeof(gt_item_report) * (size_t)n_local);
+    MPI_CHECK(MPI_Gather(&my_bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, comm));
+    gt_item_report *all = NULL;
+    if (rank == 0) {
+        int tot = 0;
+        for (int q = 0; q < size; q++) displs[q] = tot, tot += counts[q];
+        all = GT_MALLOC((size_t)(tot > 0 ? tot : 1));
+    }
+    MPI_CHECK(MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, comm));
+    free(mine);
+    free(counts);
+    free(displs);
+    if (rank != 0) return NULL;
+    /* back to file order */
+    gt_item_report *ord = GT_CALLOC((size_t)n_items, sizeof(gt_item_report));
+    for (int i = 0; i < n_items; i++) ord[all[i].index] = all[i];
+    free(all);
+    return ord;
+}
+
 int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm comm, FILE *out,
                   gt_item_report **reports, int *n_reports) {
     gt_inspect_opts o;
@@ -144,7 +391,6 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
     }
     const int nilm = ix.kind == GT_KIND_NILM;
     const int n_items = ix.n_items, C = ix.n_cols;
-    const char *main_ds = nilm ? "/appliances" : "/signals";
 
     /* per-item metadata */
     int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)n_items);
@@ -157,27 +403,7 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
      * idles on grid power, temperatures and angles may be negative. */
     int *power_col = GT_CALLOC((size_t)C, sizeof(int));
     int n_event_kinds = 256;
-    if (!nilm) {
-        char *units = GT_CALLOC((size_t)C, GT_FORMAT_UNIT_LEN);
-        hid_t st = gt_h5_str_type(GT_FORMAT_UNIT_LEN);
-        gt_h5_read_all(f, "/channels/unit", st, units);
-        H5Tclose(st);
-        for (int c = 0; c < C; c++) {
-            const char *u = units + (size_t)c * GT_FORMAT_UNIT_LEN;
-            static const char *nonneg[] = {"rpm", "mm/s", "m/s", "m/s2", "g", "g2", "bar"};
-            for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; k++)
-                if (!strcmp(u, nonneg[k])) power_col[c] = 1;
-        }
-        free(units);
-        if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/event_kind", H5P_DEFAULT) > 0) {
-            hid_t ds = H5_CHECK(H5Dopen2(f, "/legend/event_kind", H5P_DEFAULT));
-            hid_t sp = H5Dget_space(ds);
-            hssize_t nk = H5Sget_simple_extent_npoints(sp); /* validated: at most GT_IO_MAX_LEGEND */
-            n_event_kinds = nk < 0 ? 0 : nk > GT_IO_MAX_LEGEND ? GT_IO_MAX_LEGEND : (int)nk;
-            H5Sclose(sp);
-            H5Dclose(ds);
-        }
-    }
+    if (!nilm) pdm_channel_meta(f, C, power_col, &n_event_kinds);
 
     /* the same plan as the readers */
     int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)n_items);
@@ -197,29 +423,9 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
     if (block < 1024) block = 1024;
 
     /* segments (item blocks) grouped into pieces of at most `block` rows */
-    int cap = 64, n_seg = 0;
-    segment *seg = GT_MALLOC(sizeof(segment) * (size_t)cap);
-    int *piece_start = NULL;
-    int n_pieces = 0;
-    for (int k = 0; k < n_local; k++) {
-        int64_t n = w[local[k]];
-        for (int64_t s = 0; s < n; s += block) {
-            if (n_seg == cap) seg = GT_REALLOC(seg, sizeof(segment) * (size_t)(cap *= 2));
-            seg[n_seg++] = (segment){k, s, n - s < block ? n - s : block};
-        }
-    }
-    piece_start = GT_MALLOC(sizeof(int) * (size_t)(n_seg + 1));
-    {
-        int64_t cur = 0;
-        for (int i = 0; i < n_seg; i++) {
-            if (i == 0 || cur + seg[i].count > block) {
-                piece_start[n_pieces++] = i;
-                cur = 0;
-            }
-            cur += seg[i].count;
-        }
-        piece_start[n_pieces] = n_seg;
-    }
+    segment *seg = NULL;
+    int *piece_start = NULL, n_seg = 0;
+    const int n_pieces = plan_pieces(local, n_local, w, block, &seg, &n_seg, &piece_start);
     int n_rounds = 0;
     MPI_CHECK(MPI_Allreduce(&n_pieces, &n_rounds, 1, MPI_INT, MPI_MAX, comm));
 
@@ -235,151 +441,13 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         st[k].period_ms = period_ms[i];
     }
 
-    hid_t d_ts = H5_CHECK(H5Dopen2(f, "/timestamps", H5P_DEFAULT));
-    hid_t d_main = H5_CHECK(H5Dopen2(f, main_ds, H5P_DEFAULT));
-    hid_t d_agg = nilm ? H5_CHECK(H5Dopen2(f, "/aggregate", H5P_DEFAULT)) : -1;
-    hid_t d_u8 = nilm ? (ix.has_faults ? H5_CHECK(H5Dopen2(f, "/fault_flags", H5P_DEFAULT)) : -1)
-                      : H5_CHECK(H5Dopen2(f, "/labels", H5P_DEFAULT));
-    size_t bb = (size_t)block;
-    int64_t *ts = GT_MALLOC(bb * 8);            /* (rows) */
-    float *x = GT_MALLOC(bb * (size_t)C * 4);   /* (rows, C) */
-    float *agg = nilm ? GT_MALLOC(bb * 4) : NULL; /* (rows) */
-    uint8_t *u8 = GT_MALLOC(bb);                /* (rows) */
-    gt_row_run *runs = GT_MALLOC(sizeof(gt_row_run) * (size_t)(n_seg + 1));
-    hid_t dxpl = gt_h5_dxpl(1);
+    const scan_ctx sc = {nilm, C, n_ch, n_event_kinds, power_col, local, w, &o};
+    scan_file(f, &ix, &sc, st, seg, n_seg, piece_start, n_pieces, n_rounds, block);
 
-    for (int r = 0; r < n_rounds; r++) {
-        int n_runs = 0;
-        if (r < n_pieces) {
-            for (int i = piece_start[r]; i < piece_start[r + 1]; i++) {
-                int64_t g = ix.row_offset[local[seg[i].item]] + seg[i].start;
-                if (n_runs > 0 && runs[n_runs - 1].start + runs[n_runs - 1].count == g)
-                    runs[n_runs - 1].count += seg[i].count;
-                else
-                    runs[n_runs++] = (gt_row_run){g, seg[i].count};
-            }
-        }
-        gt_h5_read_runs(d_ts, H5T_NATIVE_INT64, runs, n_runs, ts, dxpl);
-        gt_h5_read_runs(d_main, H5T_NATIVE_FLOAT, runs, n_runs, x, dxpl);
-        if (d_agg >= 0) gt_h5_read_runs(d_agg, H5T_NATIVE_FLOAT, runs, n_runs, agg, dxpl);
-        if (d_u8 >= 0) gt_h5_read_runs(d_u8, H5T_NATIVE_UINT8, runs, n_runs, u8, dxpl);
-        if (r >= n_pieces) continue;
-        int64_t pos = 0;
-        for (int i = piece_start[r]; i < piece_start[r + 1]; i++) {
-            item_state *s = &st[seg[i].item];
-            gt_item_report *rep = &s->rep;
-            const int64_t n = seg[i].count;
-            const double gap = o.gap_factor * s->period_ms;
-            for (int64_t j = 0; j < n; j++) {
-                int64_t t = ts[pos + j];
-                if (t < GT_IO_TS_MIN_MS || t >= GT_IO_TS_MAX_MS) rep->ts_range++;
-                if (s->have_ts) { /* no subtraction: extreme stamps would overflow int64 */
-                    if (t <= s->prev_ts) rep->ts_backward++;
-                    else if ((double)t - (double)s->prev_ts > gap) rep->ts_gaps++;
-                }
-                s->prev_ts = t;
-                s->have_ts = 1;
-                /* NaN runs of the main signal: aggregate (NILM), any channel (PdM) */
-                int is_nan = 0;
-                if (nilm) is_nan = isnan(agg[pos + j]);
-                else
-                    for (int c = 0; c < C && !is_nan; c++) is_nan = isnan(x[(pos + j) * C + c]);
-                if (is_nan && !s->in_nan) rep->nan_runs++;
-                s->in_nan = is_nan;
-                if (nilm && d_u8 >= 0) {
-                    uint8_t b = u8[pos + j];
-                    rep->flagged[0] += (b & 1) != 0;
-                    rep->flagged[1] += (b & 2) != 0;
-                    rep->flagged[2] += (b & 4) != 0;
-                }
-                if (!nilm && u8[pos + j] >= n_event_kinds) rep->bad_labels++;
-            }
-            for (int c = 0; c < C; c++)
-                chan_feed(&s->ch[c], x + pos * C + c, n, C, &o, nilm || power_col[c], !nilm, !nilm, rep);
-            if (nilm) chan_feed(&s->ch[C], agg + pos, n, 1, &o, 1, 1, 1, rep);
-            if (seg[i].start + n == w[local[seg[i].item]])
-                for (int c = 0; c < n_ch; c++) chan_end(&s->ch[c], &o, rep);
-            pos += n;
-        }
-    }
-    H5Pclose(dxpl);
-    H5Dclose(d_ts);
-    H5Dclose(d_main);
-    if (d_agg >= 0) H5Dclose(d_agg);
-    if (d_u8 >= 0) H5Dclose(d_u8);
-
-    /* gather reports on rank 0 */
-    gt_item_report *mine = GT_MALLOC(sizeof(gt_item_report) * (size_t)(n_local > 0 ? n_local : 1));
-    for (int k = 0; k < n_local; k++) mine[k] = st[k].rep;
-    int *counts = GT_MALLOC(sizeof(int) * (size_t)size), *displs = GT_MALLOC(sizeof(int) * (size_t)size);
-    int my_bytes = (int)(sizeof(gt_item_report) * (size_t)n_local);
-    MPI_CHECK(MPI_Gather(&my_bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, comm));
-    gt_item_report *all = NULL;
-    if (rank == 0) {
-        int tot = 0;
-        for (int q = 0; q < size; q++) displs[q] = tot, tot += counts[q];
-        all = GT_MALLOC((size_t)(tot > 0 ? tot : 1));
-    }
-    MPI_CHECK(MPI_Gatherv(mine, my_bytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, comm));
+    gt_item_report *all = gather_reports(st, n_local, n_items, comm);
     int findings = 0;
     if (rank == 0) {
-        /* back to file order */
-        gt_item_report *ord = GT_CALLOC((size_t)n_items, sizeof(gt_item_report));
-        for (int i = 0; i < n_items; i++) ord[all[i].index] = all[i];
-        free(all);
-        all = ord;
-        fprintf(out, "file: %s\nkind: %s  schema_version: %lld  %s: %d  rows: %lld  %s: %d%s%s\n", path,
-                gt_file_kind_name(ix.kind), (long long)ix.version, nilm ? "households" : "turbines", n_items,
-                (long long)ix.n_rows, nilm ? "appliances" : "channels", C,
-                nilm && ix.has_lowres ? "  lowres: yes" : "", nilm && ix.has_faults ? "  fault_flags: yes" : "");
-        if (!nilm) fprintf(out, "segments: %lld  events: %lld\n", (long long)ix.n_segments, (long long)ix.n_events);
-        fprintf(out, "%-6s %8s %14s %14s\n", "rank", "items", "rows", "bytes");
-        for (int q = 0; q < size; q++) {
-            int cnt = 0;
-            for (int i = 0; i < n_items; i++) cnt += owner[i] == q;
-            fprintf(out, "%-6d %8d %14lld %14lld\n", q, cnt, (long long)load[q], (long long)(load[q] * row_bytes));
-        }
-        fprintf(out, "imbalance (max/mean rows): %.4f\n", imbalance);
-        fprintf(out, "%8s %10s %12s %7s %7s %9s %8s %6s %9s %7s %7s %9s\n", "item", "id", "rows", "gaps",
-                "ts_back", "nan", "nan_runs", "inf", "negative", "spikes", "stuck", "stuck_rows");
-        gt_item_report tot = {0};
-        int printed = 0, with = 0;
-        for (int i = 0; i < n_items; i++) {
-            gt_item_report *p = &all[i];
-            int64_t any = p->ts_gaps + p->ts_backward + p->nan + p->inf + p->negative + p->spikes + p->stuck_runs +
-                          p->bad_labels + p->ts_range;
-            with += any > 0;
-            if (printed < o.max_report) {
-                fprintf(out, "%8lld %10lld %12lld %7lld %7lld %9lld %8lld %6lld %9lld %7lld %7lld %9lld\n",
-                        (long long)p->index, (long long)p->id, (long long)p->rows, (long long)p->ts_gaps,
-                        (long long)p->ts_backward, (long long)p->nan, (long long)p->nan_runs, (long long)p->inf,
-                        (long long)p->negative, (long long)p->spikes, (long long)p->stuck_runs, (long long)p->stuck_rows);
-                printed++;
-            }
-            tot.rows += p->rows; tot.ts_gaps += p->ts_gaps; tot.ts_backward += p->ts_backward;
-            tot.nan += p->nan; tot.nan_runs += p->nan_runs; tot.inf += p->inf; tot.negative += p->negative;
-            tot.spikes += p->spikes; tot.stuck_runs += p->stuck_runs; tot.stuck_rows += p->stuck_rows;
-            tot.bad_labels += p->bad_labels;
-            tot.ts_range += p->ts_range;
-            for (int b = 0; b < 3; b++) tot.flagged[b] += p->flagged[b];
-        }
-        if (printed < n_items) fprintf(out, "... %d more items (inspect.max_report)\n", n_items - printed);
-        fprintf(out, "summary: kind=%s items=%d rows=%lld items_with_findings=%d gaps=%lld ts_backward=%lld nan=%lld "
-                "nan_runs=%lld inf=%lld negative=%lld spikes=%lld stuck_runs=%lld stuck_rows=%lld bad_labels=%lld",
-                gt_file_kind_name(ix.kind), n_items, (long long)tot.rows, with, (long long)tot.ts_gaps,
-                (long long)tot.ts_backward, (long long)tot.nan, (long long)tot.nan_runs, (long long)tot.inf,
-                (long long)tot.negative, (long long)tot.spikes, (long long)tot.stuck_runs, (long long)tot.stuck_rows,
-                (long long)tot.bad_labels);
-        if (nilm && ix.has_faults)
-            fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld", (long long)tot.flagged[0],
-                    (long long)tot.flagged[1], (long long)tot.flagged[2]);
-        if (tot.ts_range) /* only then: the line of a sane file stays as it was */
-            fprintf(out, " ts_out_of_range=%lld", (long long)tot.ts_range);
-        fprintf(out, " imbalance=%.4f ranks=%d\n", imbalance, size);
-        if (tot.ts_range)
-            fprintf(out, "warning: %lld time stamps lie outside 1990-01-01..2100-01-01 (ms since the Unix epoch): "
-                    "train, eval and predict refuse this file\n", (long long)tot.ts_range);
-        fflush(out);
+        const int with = print_report(out, path, &ix, all, owner, load, size, row_bytes, imbalance, &o);
         findings = with > 0;
         if (reports) {
             *reports = all;
@@ -388,9 +456,9 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         }
     }
     MPI_CHECK(MPI_Bcast(&findings, 1, MPI_INT, 0, comm));
-    free(all); free(mine); free(counts); free(displs);
+    free(all);
     for (int k = 0; k < n_local; k++) free(st[k].ch);
-    free(st); free(ts); free(x); free(agg); free(u8); free(runs); free(seg); free(piece_start);
+    free(st); free(seg); free(piece_start);
     free(ids); free(period_ms); free(power_col); free(w); free(owner); free(load); free(local);
     gt_file_index_free(&ix);
     H5_CHECK(H5Fclose(f));

@@ -1,716 +1,34 @@
-/* train/checkpoint.c: crash-safe, checksummed checkpoints (see checkpoint.h).
- *
- * File layout (format_version 1), every name readable by h5py:
- *   /                 attrs magic "gridtrain-checkpoint", format_version, step,
- *                     created (ISO-8601 UTC), created_unix, n_ranks, model_kind,
- *                     n_params, n_tensors, params_xxh64, adam_m_xxh64, adam_v_xxh64
- *                     (uint64, XXH64 seed 0 of the float32 buffers in table order)
- *   /model/<name>     float32, PyTorch shape (parameters)
- *   /adam_m/<name>    float32, same shape (AdamW first moment)
- *   /adam_v/<name>    float32, same shape (AdamW second moment)
- *   /train_state      group, one attribute per gt_train_state field
- *   /norm/mean, /norm/std  float64 [n]
- *   /config           scalar fixed-length string: the resolved configuration
- *   /ranks/state      uint64 [P, 4]: rank, and that rank's own XXH64 of its
- *                     params / adam_m / adam_v replica (written collectively,
- *                     each rank its row; replicas that differ are reported)
- *
- * Commit protocol (gt_ckpt_save): a new unique ckpt-<step>.h5.tmp.XXXXXX written collectively,
- * closed, fsynced by every rank; rank 0 removes an old marker of the same step,
- * renames to ckpt-<step>.h5 and fsyncs the directory; after an agreement (all
- * ranks done) rank 0 writes ckpt-<step>.ok.tmp = "xxh64 <16 hex> size <bytes>\n"
- * of the final file, fsyncs, renames to ckpt-<step>.ok, fsyncs the directory.
- * A final name never holds a partial file.
- *
- * Error handling of the save path: no HDF5 or system call there aborts. Every
- * rank makes the same sequence of HDF5 calls whatever failed locally (only
- * rank 0's raw-data writes are rank-specific), records its first failure, and
- * the ranks agree (MPI_Allreduce) after each phase. */
+/* train/checkpoint.c: choosing and loading a checkpoint (see checkpoint.h):
+ * the newest valid one, the best validation one or one step, every object
+ * checked before it is read (ckpt_check.c); the configuration stored with it.
+ * The format, the directory protocol and the write: train/ckpt_impl.h. */
 #define _GNU_SOURCE
 #include "train/checkpoint.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <hdf5.h>
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-#include <xxhash.h>
 
 #include "core/check.h"
-#include "core/fsutil.h"
 #include "core/check_h5.h"
-#include "core/check_mpi.h"
 #include "core/log.h"
 #include "dist/reduce.h"
 #include "io/h5.h"
-#include "train/run_json_impl.h"
-
-#define CKPT_MAGIC "gridtrain-checkpoint"
-#define CKPT_VERSION 1
-#define CKPT_RANK_COLS 4
-#define CKPT_MAX_CONFIG_BYTES (1 << 20) /* a resolved configuration is a few KiB */
-
-/* ------------------------------------------------------------ utilities -- */
-
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    int n = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    GT_CHECK(n >= 0 && s, GT_EXIT_RESOURCE, "out of memory");
-    return s;
-}
-
-static char *ckpt_dir(const char *run_dir) { return str_printf("%s/checkpoints", run_dir); }
-static char *ckpt_name(const char *dir, long long step, const char *suffix) {
-    return str_printf("%s/ckpt-%09lld%s", dir, step, suffix);
-}
-
-/* First failure of a phase on this rank: what failed and errno at that time. */
-typedef struct ckpt_err {
-    int failed;
-    int err_no;
-    char what[768];
-} ckpt_err;
-
-static void err_set(ckpt_err *e, int err_no, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void err_set(ckpt_err *e, int err_no, const char *fmt, ...) {
-    if (e->failed) return;
-    e->failed = 1;
-    e->err_no = err_no;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->what, sizeof e->what, fmt, ap);
-    va_end(ap);
-}
-
-/* Collective: 1 when no rank failed. */
-static int all_ok(const ckpt_err *e, MPI_Comm comm) {
-    return gt_dist_min_int(!e->failed, comm);
-}
-
-static void err_log(const ckpt_err *e, const char *path) {
-    if (!e->failed) return;
-    if (e->err_no)
-        GT_WARN("checkpoint: cannot write %s: %s: %s; training continues with the previous checkpoint",
-                path, e->what, strerror(e->err_no));
-    else
-        GT_WARN("checkpoint: cannot write %s: %s (disk full, quota or file size limit?); training "
-                "continues with the previous checkpoint",
-                path, e->what);
-}
-
-static int fsync_path(const char *path, int dir) {
-    int fd = open(path, O_RDONLY | (dir ? O_DIRECTORY : 0) | O_CLOEXEC);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
-/* XXH64 (seed 0) and size of a whole regular file (a FIFO is refused, not
- * waited on). 0, or -1 with errno set and, when why is not NULL, the reason
- * in why[128]. */
-static int file_hash(const char *path, uint64_t *hash, int64_t *size_bytes, char *why) {
-    char why_[128];
-    FILE *f = gt_fopen_regular(path, why ? why : why_, 128); /* a FIFO in checkpoints/ would block */
-    if (!f) return -1;
-    XXH64_state_t *st = XXH64_createState();
-    GT_CHECK(st != NULL, GT_EXIT_RESOURCE, "out of memory");
-    XXH64_reset(st, 0);
-    size_t buf_bytes = (size_t)1 << 20;
-    char *buf = GT_MALLOC(buf_bytes);
-    int64_t total = 0;
-    size_t n;
-    while ((n = fread(buf, 1, buf_bytes, f)) > 0) {
-        XXH64_update(st, buf, n);
-        total += (int64_t)n;
-    }
-    int rc = ferror(f) ? -1 : 0;
-    int e = errno;
-    if (rc && why) snprintf(why, 128, "%s", strerror(e));
-    fclose(f);
-    *hash = XXH64_digest(st);
-    *size_bytes = total;
-    XXH64_freeState(st);
-    free(buf);
-    errno = e;
-    return rc;
-}
-
-/* Writes text to path via path.tmp + fsync + rename + directory fsync. */
-static int write_marker(const char *dir, const char *path, const char *text, ckpt_err *e) {
-    char *tmp = str_printf("%s.tmp", path);
-    int rc = -1;
-    /* a leftover (or a planted link) is removed: O_EXCL never follows one */
-    if (unlink(tmp) != 0 && errno != ENOENT) err_set(e, errno, "cannot remove %s", tmp);
-    int fd = e->failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        if (!e->failed) err_set(e, errno, "cannot create the commit marker %s", tmp);
-    } else {
-        size_t len = strlen(text);
-        ssize_t w = write(fd, text, len);
-        if (w != (ssize_t)len)
-            err_set(e, w < 0 ? errno : ENOSPC, "cannot write the commit marker %s", tmp);
-        else if (fsync(fd) != 0)
-            err_set(e, errno, "cannot fsync the commit marker %s", tmp);
-        if (close(fd) != 0) err_set(e, errno, "cannot close the commit marker %s", tmp);
-        if (!e->failed && rename(tmp, path) != 0) err_set(e, errno, "cannot rename %s", tmp);
-        if (!e->failed && fsync_path(dir, 1) != 0) err_set(e, errno, "cannot fsync directory %s", dir);
-        if (e->failed) unlink(tmp);
-        else rc = 0;
-    }
-    free(tmp);
-    return rc;
-}
-
-static int read_marker(const char *path, uint64_t *hash, int64_t *size_bytes, char *why) {
-    snprintf(why, 128, "malformed");
-    FILE *f = gt_fopen_regular(path, why, 128);
-    if (!f) return -1;
-    char buf[256];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    unsigned long long h = 0;
-    long long s = -1;
-    int used = 0;
-    if (sscanf(buf, "xxh64 %16llx size %lld\n%n", &h, &s, &used) != 2 || used != (int)n || s < 0)
-        return -1;
-    *hash = (uint64_t)h;
-    *size_bytes = (int64_t)s;
-    return 0;
-}
-
-/* ----------------------------------------------------- directory listing -- */
-
-enum { CK_H5 = 1, CK_OK = 2, CK_H5_TMP = 4, CK_OK_TMP = 8 };
-typedef struct ckpt_entry {
-    long long step;
-    int flags;
-} ckpt_entry;
-
-static int entry_cmp_desc(const void *a, const void *b) {
-    long long x = ((const ckpt_entry *)a)->step, y = ((const ckpt_entry *)b)->step;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Entries of dir by step, newest first; *n_out entries (malloc'd, caller
- * frees). NULL with *n_out = 0 when the directory does not exist. */
-static ckpt_entry *list_entries(const char *dir, int *n_out) {
-    *n_out = 0;
-    DIR *d = opendir(dir);
-    if (!d) return NULL;
-    int n = 0, cap = 16;
-    ckpt_entry *v = GT_MALLOC(sizeof *v * (size_t)cap);
-    struct dirent *de;
-    static const struct {
-        const char *suffix;
-        int flag;
-    } kinds[] = {{".h5", CK_H5}, {".ok", CK_OK}, {".h5.tmp", CK_H5_TMP}, {".ok.tmp", CK_OK_TMP}};
-    while ((de = readdir(d)) != NULL) {
-        const char *s = de->d_name;
-        if (strncmp(s, "ckpt-", 5) != 0) continue;
-        const char *p = s + 5, *q = p;
-        while (*q >= '0' && *q <= '9') q++;
-        if (q == p || q - p > 18) continue;
-        int flag = 0;
-        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-            if (strcmp(q, kinds[k].suffix) == 0) flag = kinds[k].flag;
-        if (!strncmp(q, ".h5.tmp.", 8)) flag = CK_H5_TMP; /* a unique temporary (gt_tmp_create) */
-        if (!flag) continue;
-        long long step = strtoll(p, NULL, 10);
-        int i = 0;
-        while (i < n && v[i].step != step) i++;
-        if (i == n) {
-            if (n == cap) v = GT_REALLOC(v, sizeof *v * (size_t)(cap *= 2));
-            v[n++] = (ckpt_entry){step, 0};
-        }
-        v[i].flags |= flag;
-    }
-    closedir(d);
-    qsort(v, (size_t)n, sizeof *v, entry_cmp_desc);
-    *n_out = n;
-    return v;
-}
-
-/* Removes dir/ckpt-<step>.h5.tmp.XXXXXX leftovers of crashed saves. */
-static void remove_unique_tmps(const char *dir, long long step) {
-    char *prefix = str_printf("ckpt-%09lld.h5.tmp.", step);
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL)
-            if (!strncmp(de->d_name, prefix, strlen(prefix))) {
-                if (unlinkat(dirfd(d), de->d_name, 0) != 0 && errno != ENOENT)
-                    GT_WARN("checkpoint: cannot remove %s/%s: %s", dir, de->d_name, strerror(errno));
-                else GT_DEBUG("checkpoint: removed the uncommitted leftover %s/%s", dir, de->d_name);
-            }
-        closedir(d);
-    }
-    free(prefix);
-}
-
-/* Rank 0 of the save: keep the newest `keep` committed checkpoints (and always
- * `cur` and `best`, the step of the best validation loss), remove uncommitted
- * leftovers older than the newest committed one. Failures are warnings. */
-static void prune(const char *dir, long long cur, long long best, int keep) {
-    int n = 0;
-    ckpt_entry *v = list_entries(dir, &n);
-    long long newest_committed = -1;
-    int kept = 0;
-    for (int i = 0; i < n; i++) {
-        if ((v[i].flags & (CK_H5 | CK_OK)) != (CK_H5 | CK_OK)) continue;
-        if (newest_committed < 0) newest_committed = v[i].step;
-        if (v[i].step == best && best != cur) continue; /* kept outside the count */
-        if (keep <= 0 || kept < keep || v[i].step == cur) {
-            kept++;
-            continue;
-        }
-        /* marker first: a crash in between leaves an uncommitted file */
-        char *ok = ckpt_name(dir, v[i].step, ".ok"), *h5 = ckpt_name(dir, v[i].step, ".h5");
-        if (unlink(ok) != 0 && errno != ENOENT) GT_WARN("checkpoint: cannot remove %s: %s", ok, strerror(errno));
-        else if (unlink(h5) != 0 && errno != ENOENT) GT_WARN("checkpoint: cannot remove %s: %s", h5, strerror(errno));
-        else GT_DEBUG("checkpoint: pruned %s", h5);
-        v[i].flags = 0;
-        free(ok);
-        free(h5);
-    }
-    for (int i = 0; i < n; i++) {
-        if (v[i].step >= newest_committed || v[i].step == cur) continue;
-        int f = v[i].flags;
-        const char *rm[4] = {NULL, NULL, NULL, NULL};
-        if (f & CK_H5_TMP) rm[0] = ".h5.tmp";
-        if (f & CK_OK_TMP) rm[1] = ".ok.tmp";
-        if ((f & CK_H5) && !(f & CK_OK)) rm[2] = ".h5";
-        if ((f & CK_OK) && !(f & CK_H5)) rm[3] = ".ok";
-        for (int k = 0; k < 4; k++) {
-            if (!rm[k]) continue;
-            char *p = ckpt_name(dir, v[i].step, rm[k]);
-            if (unlink(p) != 0 && errno != ENOENT) GT_WARN("checkpoint: cannot remove %s: %s", p, strerror(errno));
-            else GT_DEBUG("checkpoint: removed the uncommitted leftover %s", p);
-            free(p);
-        }
-        if (f & CK_H5_TMP) remove_unique_tmps(dir, v[i].step);
-    }
-    free(v);
-}
-
-/* --------------------------------------------------- train state fields -- */
-
-enum { T_I32, T_I64, T_U64, T_F32, T_F64 };
-static const struct {
-    const char *name;
-    size_t offset;
-    int type;
-    int optional; /* 1: added later; a checkpoint without it keeps the value set before reading */
-} k_state_fields[] = {
-    {"step", offsetof(gt_train_state, step), T_I64, 0},
-    {"epoch", offsetof(gt_train_state, epoch), T_U64, 0},
-    {"batch_k", offsetof(gt_train_state, batch_k), T_I64, 0},
-    {"samples", offsetof(gt_train_state, samples), T_I64, 0},
-    {"best_val", offsetof(gt_train_state, best_val), T_F64, 0},
-    {"best_step", offsetof(gt_train_state, best_step), T_I64, 0},
-    {"bad_evals", offsetof(gt_train_state, bad_evals), T_I32, 0},
-    {"bad_steps", offsetof(gt_train_state, bad_steps), T_I32, 0},
-    {"loss_scale", offsetof(gt_train_state, loss_scale), T_F32, 0},
-    {"scale_good_steps", offsetof(gt_train_state, scale_good_steps), T_I64, 0},
-    {"skipped_steps", offsetof(gt_train_state, skipped_steps), T_I64, 0},
-    {"elapsed_s", offsetof(gt_train_state, elapsed_s), T_F64, 0},
-    {"seed", offsetof(gt_train_state, seed), T_U64, 0},
-    {"lr_factor", offsetof(gt_train_state, lr_factor), T_F64, 1},
-    {"plateau_evals", offsetof(gt_train_state, plateau_evals), T_I32, 1},
-};
-#define N_STATE_FIELDS ((int)(sizeof k_state_fields / sizeof k_state_fields[0]))
-
-static hid_t mem_type(int t) {
-    switch (t) {
-    case T_I32: return H5T_NATIVE_INT32;
-    case T_I64: return H5T_NATIVE_INT64;
-    case T_U64: return H5T_NATIVE_UINT64;
-    case T_F32: return H5T_NATIVE_FLOAT;
-    default: return H5T_NATIVE_DOUBLE;
-    }
-}
-static hid_t file_type(int t) {
-    switch (t) {
-    case T_I32: return H5T_STD_I32LE;
-    case T_I64: return H5T_STD_I64LE;
-    case T_U64: return H5T_STD_U64LE;
-    case T_F32: return H5T_IEEE_F32LE;
-    default: return H5T_IEEE_F64LE;
-    }
-}
-
-/* ------------------------------------------------- non-aborting writers -- */
-
-static void w_attr(ckpt_err *e, hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *v) {
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, mtype, v) < 0) err_set(e, 0, "HDF5 could not write attribute '%s'", name);
-    if (a >= 0) H5Aclose(a);
-    H5Sclose(sp);
-}
-static void w_attr_str(ckpt_err *e, hid_t obj, const char *name, const char *value) {
-    hid_t t = gt_h5_str_type(strlen(value) + 1);
-    w_attr(e, obj, name, t, t, value);
-    H5Tclose(t);
-}
-static void w_attr_i64(ckpt_err *e, hid_t obj, const char *name, int64_t v) {
-    w_attr(e, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
-}
-static void w_attr_u64(ckpt_err *e, hid_t obj, const char *name, uint64_t v) {
-    w_attr(e, obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
-}
-
-static hid_t w_group(ckpt_err *e, hid_t loc, const char *name) {
-    hid_t g = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (g < 0) err_set(e, 0, "HDF5 could not create group '%s'", name);
-    return g;
-}
-
-/* Contiguous dataset (ndim 0: scalar) written by rank 0 alone (independent
- * transfer of unfiltered data); created collectively. */
-static void w_dset(ckpt_err *e, hid_t loc, const char *name, hid_t ftype, hid_t mtype, int ndim,
-                   const hsize_t *dims, const void *buf, int writer) {
-    hid_t sp = ndim == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(ndim, dims, NULL);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-    hid_t ds = H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (ds < 0) err_set(e, 0, "HDF5 could not create dataset '%s'", name);
-    hssize_t n = H5Sget_simple_extent_npoints(sp);
-    if (ds >= 0 && writer && n > 0) {
-        errno = 0;
-        if (H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
-            err_set(e, errno, "HDF5 could not write dataset '%s'", name);
-    }
-    if (ds >= 0) H5Dclose(ds);
-    H5Pclose(dcpl);
-    H5Sclose(sp);
-}
-
-/* -------------------------------------------------------------- saving -- */
-
-static uint64_t buf_hash(const float *buf, size_t n) { return XXH64(buf, n * sizeof(float), 0); }
-
-/* Collective: writes the whole checkpoint to `path` (created/truncated). */
-/* Returns -1 when the (collective) create failed on some rank (agreed; the
- * failing ranks recorded why in e), else 0 with this rank's failures in e. */
-static int write_file(const char *path, const char *final_name, const gt_model *m,
-                      const gt_train_state *ts,
-                      const gt_norm_stats *ns, const char *config_text, MPI_Comm comm, ckpt_err *e) {
-    int rank = 0, size = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int w = rank == 0;
-
-    /* replicated values come from rank 0 (attributes must agree across ranks) */
-    uint64_t own[3] = {buf_hash(m->params, m->n_params), buf_hash(m->adam_m, m->n_params),
-                       buf_hash(m->adam_v, m->n_params)};
-    uint64_t h[3] = {own[0], own[1], own[2]};
-    gt_dist_bcast_bytes(h, sizeof h, comm);
-    struct {
-        int64_t unix_s;
-        char iso[40];
-    } when = {0, ""};
-    if (w) {
-        time_t now = time(NULL);
-        struct tm tmv;
-        gmtime_r(&now, &tmv);
-        strftime(when.iso, sizeof when.iso, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-        when.unix_s = (int64_t)now;
-    }
-    gt_dist_bcast_bytes(&when, sizeof when, comm);
-
-    hid_t fapl = gt_h5_fapl(comm);
-    errno = 0;
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    int err_no = errno;
-    H5Pclose(fapl);
-    if (f < 0) err_set(e, err_no, "cannot create the file");
-    if (!all_ok(e, comm)) return -1; /* MPI_File_open is collective: all failed */
-
-    w_attr_str(e, f, "magic", CKPT_MAGIC);
-    w_attr_i64(e, f, "format_version", CKPT_VERSION);
-    w_attr_i64(e, f, "step", ts->step);
-    w_attr_str(e, f, "created", when.iso);
-    w_attr_i64(e, f, "created_unix", when.unix_s);
-    w_attr_i64(e, f, "n_ranks", size);
-    w_attr_str(e, f, "model_kind", gt_model_kind_name(m->cfg.kind));
-    w_attr_i64(e, f, "n_params", (int64_t)m->n_params);
-    w_attr_i64(e, f, "n_tensors", m->n_tensors);
-    w_attr_u64(e, f, "params_xxh64", h[0]);
-    w_attr_u64(e, f, "adam_m_xxh64", h[1]);
-    w_attr_u64(e, f, "adam_v_xxh64", h[2]);
-
-    static const char *const groups[3] = {"model", "adam_m", "adam_v"};
-    float *bufs[3] = {m->params, m->adam_m, m->adam_v};
-    for (int b = 0; b < 3; b++) {
-        hid_t g = w_group(e, f, groups[b]);
-        for (int i = 0; i < m->n_tensors; i++) {
-            const gt_param_tensor *t = &m->tensors[i];
-            hsize_t dims[4];
-            for (int d = 0; d < t->ndim; d++) dims[d] = (hsize_t)t->shape[d];
-            w_dset(e, g, t->name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, t->ndim, dims,
-                   bufs[b] + t->offset, w);
-        }
-        if (g >= 0) H5Gclose(g);
-    }
-
-    hid_t g = w_group(e, f, "train_state");
-    for (int i = 0; i < N_STATE_FIELDS; i++)
-        w_attr(e, g, k_state_fields[i].name, file_type(k_state_fields[i].type),
-               mem_type(k_state_fields[i].type), (const char *)ts + k_state_fields[i].offset);
-    if (g >= 0) H5Gclose(g);
-
-    g = w_group(e, f, "norm");
-    hsize_t nn = ns ? (hsize_t)ns->n : 0;
-    w_attr_i64(e, g, "n", (int64_t)nn);
-    w_dset(e, g, "mean", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &nn, ns ? ns->mean : NULL, w);
-    w_dset(e, g, "std", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &nn, ns ? ns->std : NULL, w);
-    if (g >= 0) H5Gclose(g);
-
-    const char *cfg = config_text ? config_text : "";
-    hid_t st = gt_h5_str_type(strlen(cfg) + 1);
-    w_dset(e, f, "config", st, st, 0, NULL, cfg, w);
-    H5Tclose(st);
-
-    /* per-rank state: each rank writes its own row, collectively */
-    g = w_group(e, f, "ranks");
-    hsize_t dims[2] = {(hsize_t)size, CKPT_RANK_COLS};
-    hid_t fs = H5Screate_simple(2, dims, NULL);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
-    hid_t ds = H5Dcreate2(g, "state", H5T_STD_U64LE, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (ds < 0) err_set(e, 0, "HDF5 could not create dataset '/ranks/state'");
-    if (ds >= 0) {
-        w_attr_str(e, ds, "columns", "rank,params_xxh64,adam_m_xxh64,adam_v_xxh64");
-        uint64_t row[CKPT_RANK_COLS] = {(uint64_t)rank, own[0], own[1], own[2]};
-        hsize_t start[2] = {(hsize_t)rank, 0}, count[2] = {1, CKPT_RANK_COLS};
-        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-        hid_t ms = H5Screate_simple(2, count, NULL);
-        hid_t dxpl = gt_h5_dxpl(0);
-        errno = 0;
-        if (H5Dwrite(ds, H5T_NATIVE_UINT64, ms, fs, dxpl, row) < 0)
-            err_set(e, errno, "HDF5 could not write dataset '/ranks/state'");
-        H5Pclose(dxpl);
-        H5Sclose(ms);
-        H5Dclose(ds);
-    }
-    H5Pclose(dcpl);
-    H5Sclose(fs);
-    if (g >= 0) H5Gclose(g);
-
-    errno = 0;
-    if (H5Fclose(f) < 0) err_set(e, errno, "HDF5 could not flush and close the file");
-
-    /* replicas must agree: a difference is a silent corruption (bit flip, or
-     * a rank that skipped an update) */
-    int64_t n_all = 0;
-    uint64_t *all = gt_dist_gatherv(own, 3, MPI_UINT64_T, &n_all, "checkpoint: too many ranks", comm);
-    if (w) {
-        for (int r = 1; r < size; r++)
-            if (memcmp(all + 3 * r, all, 3 * sizeof(uint64_t)) != 0)
-                GT_WARN("checkpoint %s: rank %d's copy of the model/optimizer state differs from rank "
-                        "0's (the replicas diverged: memory error or a bug); the checkpoint holds "
-                        "rank 0's copy",
-                        final_name, r);
-        free(all);
-    }
-    return 0;
-}
-
-static char g_last_error[1024];
-const char *gt_ckpt_last_error(void) { return g_last_error; }
-
-int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts,
-                 const gt_norm_stats *ns, const char *config_text, int keep, MPI_Comm comm) {
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    double t0 = MPI_Wtime();
-    long long step = (long long)ts->step;
-    char *dir = ckpt_dir(run_dir);
-    char *final = ckpt_name(dir, step, ".h5");
-    char tmp[PATH_MAX + 64] = "";
-    char *ok = ckpt_name(dir, step, ".ok");
-    ckpt_err e = {0, 0, ""};
-    int committed = 0;
-
-    /* 1. directory, a new unique temporary ckpt-<step>.h5.tmp.XXXXXX, and
-     * space for the whole file reserved once (rank 0): disk full, quota and
-     * file size limits show up here as a clean errno, before HDF5 writes
-     * anything (HDF5 1.10 handles a failing H5Fclose badly) */
-    if (rank == 0) {
-        if (gt_mkdir_out(dir) != 0) { /* a symbolic link there is refused (ELOOP) */
-            err_set(&e, errno, "cannot create directory %s", dir);
-        } else if (gt_tmp_create(final, tmp, sizeof tmp) != 0) {
-            err_set(&e, errno, "cannot create a temporary file next to %s", final);
-            tmp[0] = 0;
-        } else {
-            size_t cfg_bytes = config_text ? strlen(config_text) : 0;
-            off_t need = (off_t)(3 * m->n_params * sizeof(float) + cfg_bytes +
-                                 (size_t)m->n_tensors * 3 * 2048 + ((size_t)1 << 20));
-            int fd = open(tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd < 0) {
-                err_set(&e, errno, "cannot open %s", tmp);
-            } else {
-                int rc = posix_fallocate(fd, 0, need);
-                if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
-                    err_set(&e, rc, "cannot reserve %.1f MiB for %s", (double)need / 1048576.0, tmp);
-                close(fd);
-            }
-        }
-    }
-    gt_dist_bcast_bytes(tmp, sizeof tmp, comm);
-    if (tmp[0]) gt_output_begin(tmp); /* removed if the job fails */
-    if (!all_ok(&e, comm)) goto done;
-
-    /* 2. collective write of the temporary file, then every rank fsyncs it */
-    if (write_file(tmp, final, m, ts, ns, config_text, comm, &e) != 0) goto done;
-    if (!e.failed && fsync_path(tmp, 0) != 0) err_set(&e, errno, "cannot fsync the file");
-    if (!all_ok(&e, comm)) goto done;
-
-    /* 3. rename into place (rank 0) */
-    if (rank == 0) {
-        if (unlink(ok) != 0 && errno != ENOENT)
-            err_set(&e, errno, "cannot remove the old commit marker %s", ok);
-        else if (rename(tmp, final) != 0)
-            err_set(&e, errno, "cannot rename %s", tmp);
-        else if (fsync_path(dir, 1) != 0)
-            err_set(&e, errno, "cannot fsync directory %s", dir);
-    }
-    if (!all_ok(&e, comm)) goto done; /* also the barrier before the marker */
-
-    /* 4. commit marker (rank 0, after every rank has written) */
-    if (rank == 0) {
-        uint64_t fh = 0;
-        int64_t fbytes = 0;
-        if (file_hash(final, &fh, &fbytes, NULL) != 0) {
-            err_set(&e, errno, "cannot read back %s", final);
-        } else {
-            char text[128];
-            snprintf(text, sizeof text, "xxh64 %016" PRIx64 " size %" PRId64 "\n", fh, fbytes);
-            if (write_marker(dir, ok, text, &e) == 0) {
-                committed = 1;
-                prune(dir, step, (long long)ts->best_step, keep);
-                GT_INFO("checkpoint: wrote %s (%.1f MiB, %.2f s)", final, fbytes / 1048576.0,
-                        MPI_Wtime() - t0);
-            }
-        }
-        if (!committed) unlink(final); /* complete but uncommitted: free the space */
-    }
-
-done:;
-    int rc = 0;
-    if (e.failed) {
-        err_log(&e, final);
-        rc = GT_EXIT_RESOURCE;
-    }
-    rc = gt_dist_max_int(rc, comm);
-    if (rc) { /* the cause, for the trainer's final message: the first failing rank's */
-        char mine[sizeof e.what + 128] = "";
-        if (e.failed)
-            snprintf(mine, sizeof mine, "%s%s%s", e.what, e.err_no ? ": " : "", e.err_no ? strerror(e.err_no) : "");
-        int64_t n_all = 0;
-        char *all = gt_dist_gatherv(mine, e.failed ? (int)strlen(mine) + 1 : 0, MPI_CHAR, &n_all,
-                                    "checkpoint: too many ranks", comm);
-        if (rank == 0) {
-            snprintf(g_last_error, sizeof g_last_error, "%s", n_all > 0 ? all : "unknown cause");
-            free(all);
-        }
-    }
-    if (rc && rank == 0 && !committed) {
-        if (tmp[0]) unlink(tmp); /* never leave a partial file behind */
-        if (access(final, F_OK) == 0 && access(ok, F_OK) != 0) unlink(final);
-    }
-    if (tmp[0]) gt_output_end(tmp);
-    free(dir);
-    free(final);
-    free(ok);
-    return rc;
-}
-
-/* ------------------------------------------------------------- loading -- */
-
-/* User errors while loading: every rank sees the same file and model, so all
- * would fail alike; rank 0 reports and aborts the job, the others wait in a
- * barrier for the abort (one message instead of P interleaved ones). */
-static MPI_Comm s_load_comm = MPI_COMM_NULL;
-#define LOAD_CHECK(cond, ...)                                                      \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            int r_ = 0;                                                            \
-            if (s_load_comm != MPI_COMM_NULL) MPI_Comm_rank(s_load_comm, &r_);     \
-            if (r_ != 0) MPI_Barrier(s_load_comm);                                 \
-            gt_fatal(GT_EXIT_DATA, __FILE__, __LINE__, __VA_ARGS__);               \
-        }                                                                          \
-    } while (0)
-
-/* Opens a checkpoint read-only (fapl: H5P_DEFAULT or gt_h5_fapl's; see
- * gt_h5_open_ro): < 0 when HDF5 cannot open it. The commit marker's checksum
- * proves only that the bytes are the ones committed, not who wrote them: a
- * file with a link out of it (soft, external), a virtual dataset or external
- * storage is refused (exit 3) naming the object, never followed. */
-static hid_t ckpt_open(const char *path, hid_t fapl) {
-    char why[1280];
-    hid_t f = gt_h5_open_ro(path, fapl, why, sizeof why);
-    LOAD_CHECK(f != GT_H5_REFUSED, "checkpoint %s", why);
-    return f;
-}
-
-/* Opens path read-only with the serial driver and checks magic and version:
- * 1 good, 0 not a gridtrain checkpoint (why in `why`). A newer format version
- * is a user error. */
-static int check_header(const char *path, char *why, size_t why_bytes) {
-    hid_t f = ckpt_open(path, H5P_DEFAULT);
-    if (f < 0) {
-        snprintf(why, why_bytes, "HDF5 cannot open it");
-        return 0;
-    }
-    char magic[64] = "";
-    int64_t ver = -1;
-    int good = 1;
-    if (gt_h5_attr_read_str(f, "magic", magic, sizeof magic) != 0 || strcmp(magic, CKPT_MAGIC) != 0) {
-        snprintf(why, why_bytes, "no '%s' magic attribute", CKPT_MAGIC);
-        good = 0;
-    } else if (gt_h5_attr_read_i64(f, "format_version", &ver) != 0) {
-        snprintf(why, why_bytes, "no format_version attribute");
-        good = 0;
-    }
-    H5Fclose(f);
-    if (good)
-        LOAD_CHECK(ver >= 1 && ver <= CKPT_VERSION,
-                 "checkpoint %s has format version %lld; this gridtrain reads version %d "
-                 "(written by a newer gridtrain?)",
-                 path, (long long)ver, CKPT_VERSION);
-    return good;
-}
+#include "train/ckpt_impl.h"
 
 /* Not collective. Newest valid checkpoint of run_dir (want < 0) or the valid
  * checkpoint of step `want`: its path (malloc'd) and step, or NULL. Damaged
  * or uncommitted ones on the way are warned about. */
 static char *find_valid_step(const char *run_dir, long long want, long long *step_out) {
-    char *dir = ckpt_dir(run_dir);
+    char *dir = gt_ckpt_dir(run_dir);
     int n = 0;
-    ckpt_entry *v = list_entries(dir, &n);
+    ckpt_entry *v = gt_ckpt_list(dir, &n);
     char *found = NULL;
     for (int i = 0; i < n && !found; i++) {
         long long s = v[i].step;
         if (want >= 0 && s != want) continue;
-        char *h5 = ckpt_name(dir, s, ".h5"), *ok = ckpt_name(dir, s, ".ok");
+        char *h5 = gt_ckpt_name(dir, s, ".h5"), *ok = gt_ckpt_name(dir, s, ".ok");
         int f = v[i].flags;
         if ((f & CK_H5) && !(f & CK_OK)) {
             GT_WARN("checkpoint %s has no commit marker (its write was interrupted); skipped", h5);
@@ -720,16 +38,16 @@ static char *find_valid_step(const char *run_dir, long long want, long long *ste
             uint64_t mh = 0, fh = 0;
             int64_t ms = 0, fs = 0;
             char why[128];
-            if (read_marker(ok, &mh, &ms, why) != 0) {
+            if (gt_ckpt_read_marker(ok, &mh, &ms, why) != 0) {
                 GT_WARN("checkpoint %s: commit marker %s is unreadable or malformed (%s); trying the previous one", h5,
                         ok, why);
-            } else if (file_hash(h5, &fh, &fs, why) != 0) {
+            } else if (gt_ckpt_file_hash(h5, &fh, &fs, why) != 0) {
                 GT_WARN("checkpoint %s cannot be read (%s); trying the previous one", h5, why);
             } else if (fs != ms || fh != mh) {
                 GT_WARN("checkpoint %s is damaged: %lld bytes with xxh64 %016" PRIx64
                         ", its marker says %lld bytes with xxh64 %016" PRIx64 "; trying the previous one",
                         h5, (long long)fs, fh, (long long)ms, mh);
-            } else if (!check_header(h5, why, sizeof why)) {
+            } else if (!gt_ckpt_check_header(h5, why, sizeof why)) {
                 GT_WARN("checkpoint %s is not a gridtrain checkpoint (%s); trying the previous one", h5, why);
             } else {
                 found = h5;
@@ -749,7 +67,7 @@ static char *find_valid(const char *run_dir, long long *step_out) { return find_
 /* Not collective: /train_state best_step of a checkpoint file, or -1. */
 static long long read_best_step(const char *path) {
     long long best = -1;
-    hid_t f = ckpt_open(path, H5P_DEFAULT);
+    hid_t f = gt_ckpt_open(MPI_COMM_NULL, path, H5P_DEFAULT);
     if (f < 0) return -1;
     hid_t g = H5Gopen2(f, "train_state", H5P_DEFAULT);
     if (g >= 0) {
@@ -781,229 +99,6 @@ static char *choose(const char *run_dir, gt_ckpt_which which, int64_t step, long
     return p;
 }
 
-/* Reads the numeric attribute `name` of obj into out (one value of mtype):
- * it must be a single number of the same class (integer or floating point)
- * as mtype, else a user error naming it (an array attribute would overrun out). */
-static void r_attr(hid_t obj, const char *file, const char *obj_name, const char *name, hid_t mtype, void *out) {
-    LOAD_CHECK(H5Aexists(obj, name) > 0, "checkpoint %s: %s has no attribute '%s'", file,
-             obj_name, name);
-    hid_t a = H5_CHECK(H5Aopen(obj, name, H5P_DEFAULT));
-    hid_t t = H5_CHECK(H5Aget_type(a)), sp = H5_CHECK(H5Aget_space(a));
-    const int one = H5Sget_simple_extent_npoints(sp) == 1, same = H5Tget_class(t) == H5Tget_class(mtype);
-    H5Tclose(t);
-    H5Sclose(sp);
-    LOAD_CHECK(one && same, "checkpoint %s: attribute '%s' of %s is not a single %s", file, name, obj_name,
-               H5Tget_class(mtype) == H5T_FLOAT ? "floating-point number" : "integer");
-    LOAD_CHECK(H5Aread(a, mtype, out) >= 0, "checkpoint %s: attribute '%s' of %s cannot be read", file, name,
-               obj_name);
-    H5Aclose(a);
-}
-
-static void shape_str(char *out, size_t out_bytes, int ndim, const hsize_t *dims) {
-    size_t k = 0;
-    k += (size_t)snprintf(out + k, out_bytes - k, "(");
-    for (int d = 0; d < ndim && k < out_bytes; d++)
-        k += (size_t)snprintf(out + k, out_bytes - k, d ? ", %llu" : "%llu", (unsigned long long)dims[d]);
-    if (k < out_bytes) snprintf(out + k, out_bytes - k, ")");
-}
-
-/* "a s2p_cnn model of 1130 parameters in 8 tensors": the checkpoint's (its root
- * attributes, as written) and the run's, for the one line of a mismatch. */
-static void ckpt_model_desc(hid_t f, char *out, size_t out_bytes) {
-    char kind[64] = "?";
-    int64_t n_params = -1, n_tensors = -1;
-    if (gt_h5_attr_read_str(f, "model_kind", kind, sizeof kind) != 0) snprintf(kind, sizeof kind, "?");
-    for (char *p = kind; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-    gt_h5_attr_read_i64(f, "n_params", &n_params);
-    gt_h5_attr_read_i64(f, "n_tensors", &n_tensors);
-    snprintf(out, out_bytes, "a %s model of %lld parameters in %lld tensors", kind, (long long)n_params,
-             (long long)n_tensors);
-}
-static void run_model_desc(const gt_model *m, char *out, size_t out_bytes) {
-    snprintf(out, out_bytes, "a %s model of %lld parameters in %d tensors", gt_model_kind_name(m->cfg.kind),
-             (long long)m->n_params, m->n_tensors);
-}
-#define MODEL_DIFFERS                                                                                      \
-    "; the checkpoint holds %s, this run builds %s (the model configuration differs from the checkpointed " \
-    "run's)"
-
-static H5O_type_t obj_type(hid_t loc, const char *name) {
-    H5O_info_t oi;
-    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || H5Oget_info_by_name(loc, name, &oi, H5P_DEFAULT) < 0)
-        return H5O_TYPE_UNKNOWN;
-    return oi.type;
-}
-
-static void type_str(hid_t t, char *out, size_t out_bytes) {
-    H5T_class_t c = H5Tget_class(t);
-    size_t n = H5Tget_size(t);
-    if (c == H5T_FLOAT) snprintf(out, out_bytes, "float%zu", 8 * n);
-    else if (c == H5T_INTEGER) snprintf(out, out_bytes, "%sint%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", 8 * n);
-    else if (c == H5T_STRING) snprintf(out, out_bytes, "a string");
-    else snprintf(out, out_bytes, "HDF5 type class %d", (int)c);
-}
-
-/* Opens dataset `name` of loc (a hard link: ckpt_open refused any other) that
- * must be of floating-point type `bytes` wide, rank `ndim` and, where want is
- * given, exactly the shape want[ndim]; its dims go to dims (H5S_MAX_RANK).
- * Any difference is a user error naming the file and /<where>. Returns the
- * open dataset (caller closes it). */
-static hid_t open_float_ds(hid_t loc, const char *path, const char *where, const char *name, size_t bytes, int ndim,
-                           const hsize_t *want, hsize_t *dims, const char *extra) {
-    LOAD_CHECK(obj_type(loc, name) == H5O_TYPE_DATASET, "checkpoint %s has no dataset '/%s'%s", path, where,
-               extra ? extra : "");
-    hid_t ds = H5_CHECK(H5Dopen2(loc, name, H5P_DEFAULT));
-    hid_t t = H5_CHECK(H5Dget_type(ds)), sp = H5_CHECK(H5Dget_space(ds));
-    char tn[48];
-    type_str(t, tn, sizeof tn);
-    const int type_ok = H5Tget_class(t) == H5T_FLOAT && H5Tget_size(t) == bytes;
-    H5Tclose(t);
-    LOAD_CHECK(type_ok, "checkpoint %s: dataset '/%s' is %s, expected float%zu%s", path, where, tn, 8 * bytes,
-               extra ? extra : "");
-    int nd = H5Sget_simple_extent_ndims(sp);
-    LOAD_CHECK(nd >= 0 && nd <= H5S_MAX_RANK && H5Sget_simple_extent_dims(sp, dims, NULL) == nd,
-               "checkpoint %s: dataset '/%s' has no readable shape", path, where);
-    H5Sclose(sp);
-    int same = nd == ndim;
-    for (int d = 0; same && want && d < ndim; d++) same = dims[d] == want[d];
-    if (!same) {
-        char a[96] = "", b[96] = "(n)";
-        shape_str(a, sizeof a, nd, dims);
-        if (want) shape_str(b, sizeof b, ndim, want);
-        LOAD_CHECK(0, "checkpoint %s: dataset '/%s' has shape %s, expected %s%s", path, where, a, b,
-                   extra ? extra : "");
-    }
-    return ds;
-}
-
-/* Collective (metadata). Checks the file's /<group> table against the model's
- * (every tensor a float32 dataset of the model's shape, no other entry)
- * before reading it into buf. */
-static void read_table(hid_t f, const char *path, const char *group, const gt_model *m, float *buf) {
-    char ck[160], run[160], extra[480];
-    ckpt_model_desc(f, ck, sizeof ck);
-    run_model_desc(m, run, sizeof run);
-    snprintf(extra, sizeof extra, MODEL_DIFFERS, ck, run);
-    LOAD_CHECK(obj_type(f, group) == H5O_TYPE_GROUP, "checkpoint %s has no group '/%s'", path, group);
-    hid_t g = H5_CHECK(H5Gopen2(f, group, H5P_DEFAULT));
-    for (int i = 0; i < m->n_tensors; i++) {
-        const gt_param_tensor *t = &m->tensors[i];
-        char where[320];
-        snprintf(where, sizeof where, "%s/%s", group, t->name);
-        hsize_t want[4], dims[H5S_MAX_RANK];
-        for (int d = 0; d < t->ndim; d++) want[d] = (hsize_t)t->shape[d];
-        hid_t ds = open_float_ds(g, path, where, t->name, sizeof(float), t->ndim, want, dims, extra);
-        LOAD_CHECK(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf + t->offset) >= 0,
-                   "checkpoint %s: dataset '/%s' cannot be read (damaged, or compressed with a filter this build "
-                   "lacks)", path, where);
-        H5Dclose(ds);
-    }
-    H5G_info_t gi;
-    H5_CHECK(H5Gget_info(g, &gi));
-    if (gi.nlinks != (hsize_t)m->n_tensors) {
-        for (hsize_t k = 0; k < gi.nlinks; k++) {
-            char name[256] = "";
-            H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, sizeof name, H5P_DEFAULT);
-            for (char *p = name; *p; p++)
-                if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-            LOAD_CHECK(gt_model_find_tensor(m, name) >= 0, "checkpoint %s has tensor '/%s/%s' that this run's model lacks%s",
-                       path, group, name, extra);
-        }
-    }
-    H5Gclose(g);
-}
-
-/* The trainer state's values as the trainer can use them: counts not
- * negative (best_step -1: none yet), the floats finite (best_val may be
- * +inf: no validation yet), the loss scale > 0 and the learning-rate factor
- * in (0, 1]. A user error naming the attribute otherwise. */
-static void check_state(const gt_train_state *st, const char *path) {
-    const struct {
-        int ok;
-        const char *name;
-    } c[] = {
-        {st->step >= 0, "step"},
-        {st->batch_k >= 0, "batch_k"},
-        {st->samples >= 0, "samples"},
-        {st->best_step >= -1, "best_step"},
-        {st->bad_evals >= 0, "bad_evals"},
-        {st->bad_steps >= 0, "bad_steps"},
-        {st->scale_good_steps >= 0, "scale_good_steps"},
-        {st->skipped_steps >= 0, "skipped_steps"},
-        {st->plateau_evals >= 0, "plateau_evals"},
-        {!isnan(st->best_val) && st->best_val > -INFINITY, "best_val"},
-        {isfinite(st->loss_scale) && st->loss_scale > 0, "loss_scale"},
-        {isfinite(st->elapsed_s) && st->elapsed_s >= 0, "elapsed_s"},
-        {isfinite(st->lr_factor) && st->lr_factor > 0 && st->lr_factor <= 1, "lr_factor"},
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
-        LOAD_CHECK(c[i].ok, "checkpoint %s: attribute '%s' of /train_state is out of range", path, c[i].name);
-}
-
-/* Collective (metadata). /norm/mean and /norm/std: float64 [n] each, the same
- * n, at most the capacity of ns, exactly `expect` when that is > 0 (the
- * features the run normalises), every value finite and every std > 0 (a zero
- * or NaN statistic would turn every metric into NaN). Then read into ns. */
-static void read_norm(hid_t f, const char *path, gt_norm_stats *ns, int expect) {
-    const int cap = (int)(sizeof ns->mean / sizeof ns->mean[0]);
-    hsize_t dm[H5S_MAX_RANK], dsd[H5S_MAX_RANK];
-    LOAD_CHECK(obj_type(f, "norm") == H5O_TYPE_GROUP, "checkpoint %s has no group '/norm'", path);
-    hid_t m = open_float_ds(f, path, "norm/mean", "norm/mean", sizeof(double), 1, NULL, dm, NULL);
-    hid_t s = open_float_ds(f, path, "norm/std", "norm/std", sizeof(double), 1, NULL, dsd, NULL);
-    LOAD_CHECK(dm[0] == dsd[0], "checkpoint %s: /norm/std has %llu values, /norm/mean %llu (one per feature each)",
-               path, (unsigned long long)dsd[0], (unsigned long long)dm[0]);
-    LOAD_CHECK(dm[0] <= (hsize_t)cap, "checkpoint %s: /norm/mean has %llu features, at most %d are supported", path,
-               (unsigned long long)dm[0], cap);
-    LOAD_CHECK(expect <= 0 || dm[0] == (hsize_t)expect,
-               "checkpoint %s: /norm/mean has %llu features, this run normalises %d (a checkpoint of another run?)",
-               path, (unsigned long long)dm[0], expect);
-    gt_norm_stats in;
-    memset(&in, 0, sizeof in);
-    in.n = (int)dm[0];
-    LOAD_CHECK(in.n == 0 || (H5Dread(m, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, in.mean) >= 0 &&
-                             H5Dread(s, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, in.std) >= 0),
-               "checkpoint %s: /norm cannot be read (damaged?)", path);
-    H5Dclose(m);
-    H5Dclose(s);
-    for (int i = 0; i < in.n; i++) {
-        LOAD_CHECK(isfinite(in.mean[i]), "checkpoint %s: /norm/mean[%d] is %g (not a finite number)", path, i,
-                   in.mean[i]);
-        LOAD_CHECK(isfinite(in.std[i]) && in.std[i] > 0,
-                   "checkpoint %s: /norm/std[%d] is %g (a standard deviation must be finite and > 0)", path, i,
-                   in.std[i]);
-    }
-    *ns = in;
-}
-
-/* Rank 0, not collective. The chosen checkpoint against the run it lies in:
- * RUN_DIR/manifest.json (written by the run's trainer after it loaded or
- * built its model) names the model kind, its parameter count and the task.
- * A checkpoint of another model (one copied from another run, with a marker
- * recomputed) is a user error naming both; a run without a manifest (the C
- * API, a run that never started) is not checked. */
-static void check_run_identity(const char *run_dir, const char *path) {
-    cJSON *j = gt_run_json_load(run_dir, "manifest.json");
-    const char *kind = j ? gt_run_json_str(j, "model_kind") : NULL, *task = j ? gt_run_json_str(j, "task") : NULL;
-    const double np = j ? gt_run_json_num(j, "n_params") : NAN;
-    if (kind && isfinite(np)) {
-        hid_t f = ckpt_open(path, H5P_DEFAULT);
-        if (f >= 0) {
-            char ck_kind[64] = "", ck[160];
-            int64_t ck_np = -1;
-            gt_h5_attr_read_str(f, "model_kind", ck_kind, sizeof ck_kind);
-            gt_h5_attr_read_i64(f, "n_params", &ck_np);
-            ckpt_model_desc(f, ck, sizeof ck);
-            H5Fclose(f);
-            LOAD_CHECK(strcmp(ck_kind, kind) == 0 && (double)ck_np == np,
-                       "checkpoint %s holds %s; the run %s trained a %.40s model of %.0f parameters (task %.16s, its "
-                       "manifest.json): a checkpoint of another run?",
-                       path, ck, run_dir, kind, np, task ? task : "?");
-        }
-    }
-    cJSON_Delete(j);
-}
-
 int64_t gt_ckpt_load_latest(const char *run_dir, gt_model *m, gt_train_state *ts, gt_norm_stats *ns,
                             MPI_Comm comm) {
     return gt_ckpt_load(run_dir, GT_CKPT_LATEST, -1, m, ts, ns, comm);
@@ -1023,7 +118,7 @@ int64_t gt_ckpt_load_expect(const char *run_dir, gt_ckpt_which which, int64_t wa
     int len = 0;
     if (rank == 0) {
         path = choose(run_dir, which, want, &step);
-        if (path) check_run_identity(run_dir, path);
+        if (path) gt_ckpt_check_run_identity(run_dir, path);
         len = path ? (int)strlen(path) + 1 : 0;
     }
     gt_dist_bcast_bytes(&len, sizeof len, comm);
@@ -1040,26 +135,25 @@ int64_t gt_ckpt_load_expect(const char *run_dir, gt_ckpt_which which, int64_t wa
     gt_dist_bcast_bytes(path, (size_t)len, comm);
     gt_dist_bcast_bytes(&step, sizeof step, comm);
 
-    s_load_comm = comm;
     hid_t fapl = gt_h5_fapl(comm);
-    hid_t f = ckpt_open(path, fapl);
+    hid_t f = gt_ckpt_open(comm, path, fapl);
     H5Pclose(fapl);
-    LOAD_CHECK(f >= 0, "cannot open checkpoint %s", path);
+    CKPT_CHECK(comm, f >= 0, "cannot open checkpoint %s", path);
 
     char kind[64] = "", ck[160], run[160];
-    LOAD_CHECK(gt_h5_attr_read_str(f, "model_kind", kind, sizeof kind) == 0,
+    CKPT_CHECK(comm, gt_h5_attr_read_str(f, "model_kind", kind, sizeof kind) == 0,
              "checkpoint %s has no model_kind attribute", path);
-    ckpt_model_desc(f, ck, sizeof ck);
-    run_model_desc(m, run, sizeof run);
-    LOAD_CHECK(strcmp(kind, gt_model_kind_name(m->cfg.kind)) == 0,
+    gt_ckpt_model_desc(f, ck, sizeof ck);
+    gt_ckpt_run_model_desc(m, run, sizeof run);
+    CKPT_CHECK(comm, strcmp(kind, gt_model_kind_name(m->cfg.kind)) == 0,
              "checkpoint %s holds %s, this run builds %s (resume with the checkpointed run's configuration)", path,
              ck, run);
 
-    read_table(f, path, "model", m, m->params);
-    read_table(f, path, "adam_m", m, m->adam_m);
-    read_table(f, path, "adam_v", m, m->adam_v);
+    gt_ckpt_read_table(comm, f, path, "model", m, m->params);
+    gt_ckpt_read_table(comm, f, path, "adam_m", m, m->adam_m);
+    gt_ckpt_read_table(comm, f, path, "adam_v", m, m->adam_v);
     int64_t np = -1, nt = -1; /* the tables matched: attributes that disagree were edited */
-    LOAD_CHECK(gt_h5_attr_read_i64(f, "n_params", &np) == 0 && gt_h5_attr_read_i64(f, "n_tensors", &nt) == 0 &&
+    CKPT_CHECK(comm, gt_h5_attr_read_i64(f, "n_params", &np) == 0 && gt_h5_attr_read_i64(f, "n_tensors", &nt) == 0 &&
                    np == (int64_t)m->n_params && nt == m->n_tensors,
                "checkpoint %s: root attributes n_params and n_tensors (%s) do not describe its tables (%s)", path, ck,
                run);
@@ -1070,8 +164,8 @@ int64_t gt_ckpt_load_expect(const char *run_dir, gt_ckpt_which which, int64_t wa
     const float *bufs[3] = {m->params, m->adam_m, m->adam_v};
     for (int b = 0; b < 3; b++) {
         uint64_t want = 0;
-        r_attr(f, path, "/", hnames[b], H5T_NATIVE_UINT64, &want);
-        uint64_t got = buf_hash(bufs[b], m->n_params);
+        gt_ckpt_read_attr(comm, f, path, "/", hnames[b], H5T_NATIVE_UINT64, &want);
+        uint64_t got = gt_ckpt_buf_hash(bufs[b], m->n_params);
         GT_CHECK(got == want, GT_EXIT_DATA, /* may differ by rank: any rank aborts */
                  "checkpoint %s: the loaded %s do not match their checksum (xxh64 %016" PRIx64
                  ", stored %016" PRIx64 ")",
@@ -1080,24 +174,23 @@ int64_t gt_ckpt_load_expect(const char *run_dir, gt_ckpt_which which, int64_t wa
 
     gt_train_state st;
     memset(&st, 0, sizeof st);
-    LOAD_CHECK(obj_type(f, "train_state") == H5O_TYPE_GROUP, "checkpoint %s has no group '/train_state'", path);
+    CKPT_CHECK(comm, gt_ckpt_obj_type(f, "train_state") == H5O_TYPE_GROUP, "checkpoint %s has no group '/train_state'", path);
     hid_t g = H5_CHECK(H5Gopen2(f, "train_state", H5P_DEFAULT));
     st.lr_factor = 1.0; /* the values of a run from before the optional fields */
     st.plateau_evals = 0;
-    for (int i = 0; i < N_STATE_FIELDS; i++) {
-        if (k_state_fields[i].optional && H5Aexists(g, k_state_fields[i].name) <= 0) continue;
-        r_attr(g, path, "/train_state", k_state_fields[i].name, mem_type(k_state_fields[i].type),
-               (char *)&st + k_state_fields[i].offset);
+    for (int i = 0; i < gt_ckpt_n_state_fields; i++) {
+        if (gt_ckpt_state_fields[i].optional && H5Aexists(g, gt_ckpt_state_fields[i].name) <= 0) continue;
+        gt_ckpt_read_attr(comm, g, path, "/train_state", gt_ckpt_state_fields[i].name, gt_ckpt_mem_type(gt_ckpt_state_fields[i].type),
+               (char *)&st + gt_ckpt_state_fields[i].offset);
     }
     H5Gclose(g);
-    LOAD_CHECK(st.step == step, "checkpoint %s holds step %lld, its name says %lld", path,
+    CKPT_CHECK(comm, st.step == step, "checkpoint %s holds step %lld, its name says %lld", path,
              (long long)st.step, step);
-    check_state(&st, path);
+    gt_ckpt_check_state(comm, &st, path);
     if (ts) *ts = st;
 
-    if (ns) read_norm(f, path, ns, n_features);
+    if (ns) gt_ckpt_read_norm(comm, f, path, ns, n_features);
     H5_CHECK(H5Fclose(f));
-    s_load_comm = MPI_COMM_NULL;
     if (rank == 0)
         GT_INFO("checkpoint: %s %s (step %lld%s)", which == GT_CKPT_LATEST ? "resumed from" : "loaded", path, step,
                 which == GT_CKPT_BEST && st.best_step == st.step ? ", best validation loss" : "");
@@ -1109,10 +202,10 @@ char *gt_ckpt_read_config(const char *run_dir) {
     long long step = -1;
     char *path = find_valid(run_dir, &step);
     if (!path) return NULL;
-    check_run_identity(run_dir, path); /* the run is rebuilt from this text: it must be the run's */
-    hid_t f = ckpt_open(path, H5P_DEFAULT);
+    gt_ckpt_check_run_identity(run_dir, path); /* the run is rebuilt from this text: it must be the run's */
+    hid_t f = gt_ckpt_open(MPI_COMM_NULL, path, H5P_DEFAULT);
     GT_CHECK(f >= 0, GT_EXIT_DATA, "cannot open checkpoint %s", path);
-    GT_CHECK(obj_type(f, "config") == H5O_TYPE_DATASET, GT_EXIT_DATA, "checkpoint %s has no dataset '/config'", path);
+    GT_CHECK(gt_ckpt_obj_type(f, "config") == H5O_TYPE_DATASET, GT_EXIT_DATA, "checkpoint %s has no dataset '/config'", path);
     hid_t ds = H5_CHECK(H5Dopen2(f, "config", H5P_DEFAULT));
     hid_t t = H5_CHECK(H5Dget_type(ds)), sp = H5_CHECK(H5Dget_space(ds));
     const hssize_t n_el = H5Sget_simple_extent_npoints(sp);

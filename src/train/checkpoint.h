@@ -13,7 +13,7 @@
  * (ts.best_step: the trainer writes a checkpoint whenever validation
  * improves), which evaluation loads by default (model selection on the
  * validation split; resume always continues from the newest). The file layout is documented at the top of
- * checkpoint.c (root attributes magic/format_version/step/..., /model/<name>,
+ * train/ckpt_impl.h (root attributes magic/format_version/step/..., /model/<name>,
  * /adam_m/<name>, /adam_v/<name>, /train_state attributes, /norm/mean,
  * /norm/std, /config, /ranks/state). */
 #ifndef GT_TRAIN_CHECKPOINT_H
@@ -53,14 +53,12 @@ typedef struct gt_train_state {
  * is returned on every rank; no partial file is left under a final name. The
  * model buffers are written from rank 0 (replicated model); each rank's own
  * checksums go to /ranks/state and a divergence between replicas is warned
- * about. ns and config_text may be NULL (empty /norm, empty /config). */
-int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts,
-                 const gt_norm_stats *ns, const char *config_text, int keep, MPI_Comm comm);
-
-/* Rank 0: why the last failed gt_ckpt_save failed (the first failing rank's
- * first error: "cannot reserve 12.0 MiB for ...: No space left on device"),
- * or "" before any failure. */
-const char *gt_ckpt_last_error(void);
+ * about. ns and config_text may be NULL (empty /norm, empty /config).
+ * why (why_bytes; may be NULL): on rank 0, when the save failed, why (the
+ * first failing rank's first error: "cannot reserve 12.0 MiB for ...: No
+ * space left on device"); left as it is otherwise. */
+int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts, const gt_norm_stats *ns,
+                 const char *config_text, int keep, MPI_Comm comm, char *why, size_t why_bytes);
 
 /* Collective. Loads the newest valid checkpoint of run_dir into m (which must
  * have the same parameter table; a mismatch is a user error naming the

@@ -1,6 +1,6 @@
 /* train/outputs.c: the files of a run directory the trainer writes
  * (config.ini, manifest.json, metrics.jsonl, screened.csv, timing.json);
- * checkpoints are train/checkpoint.c's. See docs/training.md. */
+ * checkpoints are train/checkpoint.h's. See docs/training.md. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <dirent.h>

@@ -1,5 +1,5 @@
 /* train/run_json_impl.h: reading the JSON files of a run directory
- * (manifest.json, timing.json), for doctor.c, regress.c and checkpoint.c (internal to train/). */
+ * (manifest.json, timing.json), for doctor.c, regress.c and ckpt_check.c (internal to train/). */
 #ifndef GT_TRAIN_RUN_JSON_IMPL_H
 #define GT_TRAIN_RUN_JSON_IMPL_H
 

@@ -56,6 +56,7 @@ typedef struct trainer {
     int ev[EV_N];
     int64_t bpe, total_steps, eval_every;
     int64_t last_ckpt_step;
+    char ckpt_why[1024]; /* rank 0: why the last failed checkpoint failed (gt_ckpt_save), or "" */
     double last_val;
     double period_s;        /* the data's shortest sampling period over all ranks (manifest) */
     int64_t resumed_from;   /* -1: a fresh run */

@@ -416,7 +416,7 @@ static void checkpoint(trainer *t, double elapsed_s) {
     t->ts.elapsed_s = elapsed_s;
     gt_engine_pull_state(t->e);
     int rc = gt_ckpt_save(t->run_dir, gt_engine_model(t->e), &t->ts, &t->ns, t->cfg->config_text, t->cfg->keep,
-                          t->comm);
+                          t->comm, t->ckpt_why, sizeof t->ckpt_why);
     if (rc) GT_WARN("checkpoint of step %lld failed (code %d); training continues", (long long)t->ts.step, rc);
     else t->last_ckpt_step = t->ts.step;
     gt_event_end(t->ev[EV_CHECKPOINT]);
@@ -721,15 +721,12 @@ static void checkpoint_if_due(trainer *t, train_clock *k, const train_step *s, i
     }
 }
 
-/* The last validation and checkpoint, the replica check, the measured rates,
- * the summary line, manifest.json and timing.json; fills res. Returns the
- * run's exit code: GT_EXIT_RESOURCE replaces 0 (or 75) when the model could
- * not be saved. */
-static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_why, gt_train_result *res) {
+/* The last validation and checkpoint of a run that ended well. Work must
+ * not be lost silently: a run whose final checkpoint failed, or that is
+ * preempted with no committed checkpoint to resume from, fails: returns
+ * GT_EXIT_RESOURCE then (and sets *stop_why), else exit_code. */
+static int final_checkpoint(trainer *t, train_clock *k, double loop_s, int exit_code, const char **stop_why) {
     const gt_train_config *cfg = t->cfg;
-    MPI_Comm comm = t->comm;
-    end_live_line(t, k);
-    double loop_s = gt_now() - k->t_loop0;
     if (exit_code == 0) {
         if (k->validated_step != t->ts.step && t->ts.step > 0) {
             t->last_val = validate(t);
@@ -740,8 +737,6 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
         }
         if (t->last_ckpt_step != t->ts.step) checkpoint(t, k->elapsed0 + loop_s);
     }
-    /* Work must not be lost silently: a run whose final checkpoint failed, or
-     * that is preempted with no committed checkpoint to resume from, fails. */
     if (cfg->write_outputs && ((exit_code == 0 && t->last_ckpt_step != t->ts.step) ||
                                (exit_code == GT_EXIT_PREEMPTED && t->last_ckpt_step < 0))) {
         end_live_line(t, k);
@@ -751,12 +746,50 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
                 snprintf(last, sizeof last, "the last committed checkpoint is step %lld", (long long)t->last_ckpt_step);
             gt_log_error("the checkpoint of step %lld could not be committed (%s): the model of this "
                     "run is not saved and %s in %s/checkpoints; free space or fix the permissions, then run again%s",
-                    (long long)t->ts.step, gt_ckpt_last_error()[0] ? gt_ckpt_last_error() : "see the warnings above",
+                    (long long)t->ts.step, t->ckpt_why[0] ? t->ckpt_why : "see the warnings above",
                     last, t->run_dir, t->last_ckpt_step >= 0 ? " (--resume continues from it)" : "");
         }
         exit_code = GT_EXIT_RESOURCE;
-        stop_why = "failed: no committed checkpoint";
+        *stop_why = "failed: no committed checkpoint";
     }
+    return exit_code;
+}
+
+/* The run's result for the caller (gt_train_run). */
+static void fill_result(const trainer *t, const train_clock *k, int exit_code, double loop_s, uint64_t checksum,
+                        int identical, double meas_rate, double meas_stall, gt_train_result *res) {
+    const gt_train_config *cfg = t->cfg;
+    res->exit_code = exit_code;
+    res->steps = t->ts.step;
+    res->skipped = t->ts.skipped_steps;
+    res->samples = t->ts.samples;
+    res->last_loss = k->last_loss;
+    res->first_loss = k->first_loss;
+    res->last_val = t->last_val;
+    res->best_val = isfinite(t->ts.best_val) ? t->ts.best_val : NAN;
+    res->params_checksum = checksum;
+    res->replicas_identical = identical;
+    res->train_s = loop_s;
+    res->samples_per_s = meas_rate;
+    res->data_stall = meas_stall;
+    res->device_stall = t->device_stall;
+    res->pipeline_bytes = t->pipeline_bytes;
+    res->best_step = t->ts.best_step;
+    res->lr_factor = t->ts.lr_factor;
+    res->lr_reductions = t->lr_reductions;
+    snprintf(res->run_dir, sizeof res->run_dir, "%s", cfg->write_outputs ? t->run_dir : "");
+}
+
+/* The last validation and checkpoint, the replica check, the measured rates,
+ * the summary line, manifest.json and timing.json; fills res. Returns the
+ * run's exit code: GT_EXIT_RESOURCE replaces 0 (or 75) when the model could
+ * not be saved. */
+static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_why, gt_train_result *res) {
+    const gt_train_config *cfg = t->cfg;
+    MPI_Comm comm = t->comm;
+    end_live_line(t, k);
+    double loop_s = gt_now() - k->t_loop0;
+    exit_code = final_checkpoint(t, k, loop_s, exit_code, &stop_why);
     gt_engine_pull_state(t->e);
     const gt_model *m = gt_engine_model(t->e);
     int identical = gt_dist_replicas_identical(m->params, m->n_params, comm);
@@ -801,27 +834,7 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
         }
         if (exit_code == 0) gt_train_write_timing(t, k->elapsed0 + loop_s, meas_rate, meas_stall, k->last_loss);
     }
-    if (res) {
-        res->exit_code = exit_code;
-        res->steps = t->ts.step;
-        res->skipped = t->ts.skipped_steps;
-        res->samples = t->ts.samples;
-        res->last_loss = k->last_loss;
-        res->first_loss = k->first_loss;
-        res->last_val = t->last_val;
-        res->best_val = isfinite(t->ts.best_val) ? t->ts.best_val : NAN;
-        res->params_checksum = checksum;
-        res->replicas_identical = identical;
-        res->train_s = loop_s;
-        res->samples_per_s = meas_rate;
-        res->data_stall = meas_stall;
-        res->device_stall = t->device_stall;
-        res->pipeline_bytes = t->pipeline_bytes;
-        res->best_step = t->ts.best_step;
-        res->lr_factor = t->ts.lr_factor;
-        res->lr_reductions = t->lr_reductions;
-        snprintf(res->run_dir, sizeof res->run_dir, "%s", cfg->write_outputs ? t->run_dir : "");
-    }
+    if (res) fill_result(t, k, exit_code, loop_s, checksum, identical, meas_rate, meas_stall, res);
     return exit_code;
 }
 

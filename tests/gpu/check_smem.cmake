@@ -1,6 +1,6 @@
 # tests/gpu/check_smem.cmake: the attention kernels' shared memory against
 # every built architecture's limit (ctest gpu_smem_fit, label gpu-build;
-# needs nvcc, no GPU). attention.cu, attention_tc.cu and attention_mma.cu are
+# needs nvcc, no GPU). attention.cu, attention_common.cu, attention_tc.cu and attention_mma.cu are
 # compiled with the build's flags for every architecture of
 # GT_CUDA_ARCHITECTURES (one nvcc call per file, code=sm_XX each) with
 # `ptxas -v`; the log goes to tests/gpu/smem_fit.c (gt_smem_fit), which checks
@@ -36,7 +36,7 @@ if(NOT sms)
 endif()
 set(log ${WORK}/ptxas.log)
 file(WRITE ${log} "")
-foreach(name attention attention_tc attention_mma)
+foreach(name attention attention_common attention_tc attention_mma)
   execute_process(COMMAND ${NVCC} ${flags} ${SRC_DIR}/nn/ops/cuda/${name}.cu -o ${WORK}/${name}.fatbin
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

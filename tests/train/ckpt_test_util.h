@@ -195,7 +195,7 @@ static inline int ct_save(const char *run_dir, gt_model *m, long long step, int 
     ct_norm(&ns, step);
     char cfg[128];
     snprintf(cfg, sizeof cfg, "[model]\nkind = s2p_cnn\n# saved at step %lld\n", step);
-    return gt_ckpt_save(run_dir, m, &ts, &ns, cfg, keep, comm);
+    return gt_ckpt_save(run_dir, m, &ts, &ns, cfg, keep, comm, NULL, 0);
 }
 
 /* Load into a scrambled model; returns the step. */

@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
         ct_state(&ts, st);
         ts.best_step = st >= 200 ? 200 : 100;
         ct_norm(&ns, st);
-        TEST_EQ_INT(gt_ckpt_save(run2, m, &ts, &ns, "[model]\nkind = s2p_cnn\n", 2, comm), 0);
+        TEST_EQ_INT(gt_ckpt_save(run2, m, &ts, &ns, "[model]\nkind = s2p_cnn\n", 2, comm, NULL, 0), 0);
     }
     MPI_Barrier(comm);
     if (rank == 0) {

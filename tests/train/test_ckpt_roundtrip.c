@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
         ct_state(&s30, 30);
         ct_norm(&n30, 30);
         if (rank == size - 1) m->params[3] += 1.0f;
-        TEST_EQ_INT(gt_ckpt_save(run, m, &s30, &n30, "x", 0, comm), 0);
+        TEST_EQ_INT(gt_ckpt_save(run, m, &s30, &n30, "x", 0, comm, NULL, 0), 0);
         if (rank == 0) {
             char *text = ct_capture_end(&cap);
             TEST_CHECK(strstr(text, "diverged") != NULL);

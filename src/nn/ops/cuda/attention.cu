@@ -167,33 +167,6 @@ __global__ void __launch_bounds__(ATT_THREADS) k_attn_fwd(float *out, float *lse
     if (lane == 0) lse[((size_t)b * NH + h) * L + t] = m + logf(l);
 }
 
-// D[b,h,t] = sum_i dO[b,t,h,i] O[b,t,h,i] for t in [q0, q0+nq)
-__global__ void k_attn_d(float *D, const float *dout, const float *out, int B, int L, int C, int NH, int hs,
-                         int q0, int nq) {
-    const size_t n = (size_t)B * NH * nq;
-    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < n; idx += (size_t)gridDim.x * blockDim.x) {
-        int t = q0 + (int)(idx % nq);
-        size_t bh = idx / nq;
-        int h = (int)(bh % NH), b = (int)(bh / NH);
-        const float *o = out + ((size_t)b * L + t) * C + (size_t)h * hs,
-                    *g = dout + ((size_t)b * L + t) * C + (size_t)h * hs;
-        float a = 0.0f;
-        for (int i = 0; i < hs; i++) a += o[i] * g[i];
-        D[bh * L + t] = a;
-    }
-}
-
-// zero the q part of dqkv outside [q0, q0+nq)
-__global__ void k_zero_dq(float *dqkv, int B, int L, int C, int q0, int nq) {
-    const size_t n = (size_t)B * L * C;
-    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < n; idx += (size_t)gridDim.x * blockDim.x) {
-        int t = (int)((idx / C) % L);
-        if (t >= q0 && t < q0 + nq) continue;
-        size_t row = idx / C;
-        dqkv[row * 3 * C + idx % C] = 0.0f;
-    }
-}
-
 // grid (ceil(nq/ROWS), NH, B): one group per query row
 template <int HSP>
 __global__ void __launch_bounds__(ATT_THREADS) k_attn_dq(float *dqkv, const float *dout, const float *qkv,
@@ -279,21 +252,6 @@ __global__ void __launch_bounds__(ATT_THREADS) k_attn_dkv(float *dqkv, const flo
     store_row<HSP>(row + 2 * C, dv, 1.0f, hs, lane);
 }
 
-// D = rowsum(dO * O) for the rows, and the q part of dqkv zeroed outside them:
-// the first launches of both backward paths (SIMT here, tensor cores in
-// attention_tc.cu).
-void gt_attention_backward_prep_cuda(float *D, float *dqkv, const float *dout, const float *out, int B, int L, int C,
-                                     int NH, int q0, int nq, cudaStream_t st) {
-    const int hs = C / NH;
-    size_t nd = (size_t)B * NH * nq;
-    k_attn_d<<<gt_grid_1d(nd, 256), 256, 0, st>>>(D, dout, out, B, L, C, NH, hs, q0, nq);
-    GT_CUDA_LAUNCH_CHECK();
-    if (nq < L) {
-        k_zero_dq<<<gt_grid_1d((size_t)B * L * C, 256), 256, 0, st>>>(dqkv, B, L, C, q0, nq);
-        GT_CUDA_LAUNCH_CHECK();
-    }
-}
-
 extern "C" size_t gt_attention_cuda_scratch_elems(int B, int L, int NH) {
     return gt_attention_cuda_scratch_size(B, L, NH);
 }
@@ -328,33 +286,6 @@ static bool att_vec(int hs, int hsp, const float *a, const float *b) {
     default: ATT_LAUNCH(128, KERNEL, n_rows, __VA_ARGS__); break;       \
     }
 
-// The current device's compute capability major and shared-memory opt-in
-// limit, read once per device (cudaDevAttrMaxSharedMemoryPerBlockOptin).
-#define ATT_MAX_DEVICES 32
-static void device_limits(int *major, size_t *optin) {
-    static int s_major[ATT_MAX_DEVICES], s_optin[ATT_MAX_DEVICES];
-    int dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    int mj = 0, op = 0;
-    if (dev < ATT_MAX_DEVICES && s_major[dev]) {
-        mj = s_major[dev];
-        op = s_optin[dev];
-    } else {
-        CUDA_CHECK(cudaDeviceGetAttribute(&mj, cudaDevAttrComputeCapabilityMajor, dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&op, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        if (dev < ATT_MAX_DEVICES) s_major[dev] = mj, s_optin[dev] = op;
-    }
-    *major = mj;
-    *optin = op > 0 ? (size_t)op : 0;
-}
-
-size_t gt_attention_smem_optin(void) {
-    int major = 0;
-    size_t optin = 0;
-    device_limits(&major, &optin);
-    return optin;
-}
-
 // The kernels of one call (nn/ops/cuda/attention_plan.h, the function the fit
 // test checks): BF16 and FP16 precision run attention on the tensor cores
 // (attention_tc.cu, tiles in bf16 or fp16; bf16 on attention_mma.cu when
@@ -370,7 +301,7 @@ static gt_attn_choice plan_call(int pass, int hs, int nq, gt_attention_tc_type *
                                                                                  : GT_ATTN_TILES_NONE;
     int major = 0;
     size_t optin = 0;
-    if (tiles != GT_ATTN_TILES_NONE) device_limits(&major, &optin); // FP32: no device query at all
+    if (tiles != GT_ATTN_TILES_NONE) gt_attention_device_limits(&major, &optin); // FP32: no device query at all
     return gt_attn_choose(pass, tiles, gt_attention_tc_get_kernel() == GT_ATTENTION_TC_MMA, hs, nq, major, optin);
 }
 
@@ -383,7 +314,7 @@ extern "C" int gt_attention_cuda_fits(gt_attn_variant v, int pass, int hs) {
     if (v == GT_ATTN_SIMT) return 1;
     int major = 0;
     size_t optin = 0;
-    device_limits(&major, &optin);
+    gt_attention_device_limits(&major, &optin);
     return major >= 8 && gt_attn_fits(v, pass, gt_attn_hsp(v, hs), optin);
 }
 
@@ -393,7 +324,7 @@ extern "C" int gt_attention_cuda_fits(gt_attn_variant v, int pass, int hs) {
 extern "C" void gt_attention_cuda_prepare(void) {
     int major = 0;
     size_t optin = 0;
-    device_limits(&major, &optin);
+    gt_attention_device_limits(&major, &optin);
     if (major < 8) return;
     for (int pass = GT_ATTN_FWD; pass <= GT_ATTN_BWD; pass++)
         for (int hsp = 16; hsp <= 128; hsp *= 2) {

@@ -76,15 +76,17 @@ double *gt_cuda_dpartials(cudaStream_t st);
 // nn/ops/cuda/sizes.h, which the planner counts per stream).
 float *gt_cuda_col_partials(cudaStream_t st);
 
-// Attention backward, first step of both paths (attention.cu): D (B,NH,L) =
+// Attention backward, first step of every path (attention_common.cu): D (B,NH,L) =
 // rowsum(dO * O) at the rows [q0, q0+nq), and the q part of dqkv zeroed
 // outside them.
 void gt_attention_backward_prep_cuda(float *D, float *dqkv, const float *dout, const float *out, int B, int L, int C,
                                      int NH, int q0, int nq, cudaStream_t st);
 // The dynamic shared memory a block may opt in to on the current device
 // (cudaDevAttrMaxSharedMemoryPerBlockOptin), read once per device
-// (attention.cu): what nn/ops/cuda/attention_plan.h's choice is made against.
+// (attention_common.cu): what nn/ops/cuda/attention_plan.h's choice is made against.
 size_t gt_attention_smem_optin(void);
+// The current device's compute capability major and that opt-in limit.
+void gt_attention_device_limits(int *major, size_t *optin);
 // The shared-memory opt-in of the kernels of one pass (GT_ATTN_FWD,
 // GT_ATTN_BWD) at padded head size hsp on the current device, once per
 // device: the wmma kernels of attention_tc.cu, the mma kernels of
