@@ -169,7 +169,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     int16_t *top;
     gt_pdm_env_out env;
     float *score = gt_pdm_scores(data_file, sh, ti, ems, n_models, ec, ce != NULL, comm, &out->threshold,
-                              &out->quantile_value, &out->n_val_scores, &top, &env);
+                                 &out->quantile_value, &out->n_val_scores, &out->level, &top, &env);
     gt_pdm_envelope_summary(&env, sh, comm, &out->envelope, rank == 0 ? "eval" : NULL);
 
     /* conditions: codes seen in the segments */

@@ -1,10 +1,22 @@
 /* eval/pdm_calib.c: which rows calibrate the PdM anomaly score, and the
  * alarm threshold calibrated on them (see pdm_impl.h, docs/evaluation.md).
  *
- * Threshold = pdm_margin x the pdm_quantile quantile of the calibration
- * scores of normal rows (label 0) of the training turbines, then raised
- * until those rows raise at most pdm_val_false_alarms alarms per
- * turbine-day. */
+ * Threshold = pdm_margin x a level of the calibration scores of normal rows
+ * (label 0) of the training turbines, then raised until those rows raise at
+ * most pdm_val_false_alarms alarms per turbine-day. The level (eval.level):
+ *   quantile: the pdm_quantile quantile of those scores (type 7);
+ *   robust: median + 3 x 1.4826 MAD of those scores. The score is smoothed
+ *     over an EWMA span (36 rows of 10-minute SCADA): a few days of
+ *     validation rows hold a few dozen independent values, and their 0.999
+ *     quantile is their largest, one excursion of normal operation; median
+ *     and MAD do not follow that tail, and the alarm budget above still
+ *     holds the validation rows' false alarms;
+ *   auto (default): robust for a model of one CARE event dataset
+ *     (data.care_event: trained and validated on one dataset's training
+ *     part, its alarms judged by the authors' criticality counter, which
+ *     needs them sustained), quantile otherwise (every alarm run counts as
+ *     a false alarm there).
+ * Both run on the score the alarms use (smoothed, every term included). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,10 +64,11 @@ uint8_t *gt_pdm_exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_d
     return ex;
 }
 
-/* Collective: quantile q of the scores of validation rows with label 0 of
- * the training turbines (thinned evenly to at most max_val values). */
-double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score, double q,
-                           int64_t max_val, int64_t *n_used, MPI_Comm comm) {
+/* Collective: the scores of the calibration rows (not excl) of the training
+ * turbines, thinned evenly to at most max_val values, gathered from every
+ * rank in rank order (malloc'd, *n of them). */
+static double *val_scores(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
+                          int64_t max_val, int64_t *n_all, MPI_Comm comm) {
     int64_t cnt = 0;
     for (int k = 0; k < sh->n_turbines; k++)
         if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
@@ -78,9 +91,16 @@ double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
                                     "eval: too many validation scores to gather (more than 2^31 over the ranks)", comm);
     double *v = GT_MALLOC(sizeof(double) * (size_t)(tot + 1));
     for (int64_t i = 0; i < tot; i++) v[i] = all[i];
-    double qv = gt_quantile(v, tot, q);
-    *n_used = tot;
-    free(mine), free(all), free(v);
+    free(mine), free(all);
+    *n_all = tot;
+    return v;
+}
+
+double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
+                           double q, int64_t max_val, int64_t *n_used, MPI_Comm comm) {
+    double *v = val_scores(sh, ti, excl, score, max_val, n_used, comm);
+    double qv = gt_quantile(v, *n_used, q);
+    free(v);
     return qv;
 }
 
@@ -145,13 +165,33 @@ static double raise_for_val_alarms(const gt_pdm_shard *sh, const gt_pdm_tinfo *t
     return thr;
 }
 
-void gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
-                      const gt_eval_config *ec, MPI_Comm comm, double *thr, double *qv, int64_t *n_val) {
-    double q = gt_pdm_val_quantile(sh, ti, excl, score, ec->pdm_quantile, ec->pdm_max_val, n_val, comm);
+/* eval.level = robust: median + GT_PDM_ROBUST_K x 1.4826 MAD of the calibration scores (v, n; reordered).
+ * NaN when that is no positive number (a constant score: MAD 0 at median 0). */
+static double robust_level(double *v, int64_t n) {
+    if (n <= 0) return NAN;
+    const double med = gt_quantile(v, n, 0.5);
+    for (int64_t i = 0; i < n; i++) v[i] = fabs(v[i] - med);
+    const double mad = gt_quantile(v, n, 0.5), lv = med + GT_PDM_ROBUST_K * 1.4826 * mad;
+    return isfinite(lv) && lv > 0 ? lv : NAN;
+}
+
+int gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
+                     const gt_eval_config *ec, int care_model, MPI_Comm comm, double *thr, double *qv, int64_t *n_val) {
+    double *v = val_scores(sh, ti, excl, score, ec->pdm_max_val, n_val, comm);
+    int level = ec->pdm_level == GT_PDM_LEVEL_AUTO ? (care_model ? GT_PDM_LEVEL_ROBUST : GT_PDM_LEVEL_QUANTILE)
+                                                   : ec->pdm_level;
+    double q = level == GT_PDM_LEVEL_ROBUST ? robust_level(v, *n_val) : NAN;
+    if (!isfinite(q)) { /* eval.level = quantile, or no robust level (the same on every rank: v is) */
+        q = gt_quantile(v, *n_val, ec->pdm_quantile);
+        level = GT_PDM_LEVEL_QUANTILE;
+    }
+    free(v);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv = q;
     *thr = ec->pdm_margin * q;
-    GT_CHECK(isfinite(*thr), GT_EXIT_USAGE, "eval.margin = %g times the validation quantile %g is no finite threshold",
-             ec->pdm_margin, q); /* every rank: q is the same on all */
+    GT_CHECK(isfinite(*thr), GT_EXIT_USAGE, "eval.margin = %g times the validation %s %g is no finite threshold",
+             ec->pdm_margin, level == GT_PDM_LEVEL_ROBUST ? "robust level" : "quantile",
+             q); /* every rank: q is the same on all */
     if (ec->pdm_val_false_alarms > 0) *thr = raise_for_val_alarms(sh, ti, excl, score, ec, *thr, comm);
+    return level;
 }

@@ -43,14 +43,14 @@ int gt_pdm_max_window(const gt_eval_model *ems, int n_models);
  * resolved (gt_data_care_select); T: gt_pdm_max_window. */
 gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T);
 /* Collective: the combined smoothed score of every local row (malloc'd) and
- * the threshold (gt_pdm_threshold: *thr, *qv_out, *n_val); *top_out
+ * the threshold (gt_pdm_threshold: *thr, *qv_out, *n_val, *level); *top_out
  * (malloc'd): each row's top channel, the one with the largest term of the
  * score (of the model whose score wins), -1 for none. all_rows = 0
  * (evaluation): rows before the calibration rows of training turbines, and
  * filtered-out turbines, are left NaN (not needed). */
 float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_model *ems,
                      int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr, double *qv_out,
-                     int64_t *n_val, int16_t **top_out, gt_pdm_env_out *env);
+                     int64_t *n_val, int *level, int16_t **top_out, gt_pdm_env_out *env);
 /* Collective: the envelope's totals over the ranks; who != NULL: logs them. */
 void gt_pdm_envelope_summary(const gt_pdm_env_out *eo, const gt_pdm_shard *sh, MPI_Comm comm, gt_pdm_envelope *es,
                              const char *who);
@@ -69,10 +69,12 @@ double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
                            double q, int64_t max_val, int64_t *n_used, MPI_Comm comm);
 /* Collective: the alarm threshold of the smoothed score `score` (the one
  * the alarms use) from its calibration rows: *thr, the level it stands on
- * (*qv: the quantile, or its robust estimate) and the values used (*n_val);
+ * (*qv: the quantile, or the robust level) and the values used (*n_val);
+ * care_model: the model is one CARE event dataset's (data.care_event, for
+ * eval.level = auto). Returns the level used (gt_pdm_level, never auto);
  * see pdm_calib.c. */
-void gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
-                      const gt_eval_config *ec, MPI_Comm comm, double *thr, double *qv, int64_t *n_val);
+int gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
+                     const gt_eval_config *ec, int care_model, MPI_Comm comm, double *thr, double *qv, int64_t *n_val);
 
 /* ---- eval_pdm.c ---- */
 

@@ -62,7 +62,8 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     int64_t nv;
     int16_t *top;
     gt_pdm_env_out env;
-    float *score = gt_pdm_scores(data_file, sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv, &top, &env);
+    int level;
+    float *score = gt_pdm_scores(data_file, sh, ti, ems, n_models, ec, 1, comm, &thr, &qv, &nv, &level, &top, &env);
     gt_pdm_envelope es;
     gt_pdm_envelope_summary(&env, sh, comm, &es, rank == 0 ? "predict" : NULL);
     uint8_t *alarm = GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1), 1);
@@ -77,13 +78,15 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_h5_attr_i64(o.f, "schema_version", 1);
     gt_h5_attr_str(o.f, "source", data_file);
     gt_h5_attr_f64(o.f, "threshold", thr);
+    gt_h5_attr_str(o.f, "level", level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* as used (auto resolved) */
     gt_h5_attr_f64(o.f, "quantile", ec->pdm_quantile);
-    gt_h5_attr_f64(o.f, "quantile_value", qv);
+    gt_h5_attr_f64(o.f, "quantile_value", qv); /* the level: the quantile, or median + 3 x 1.4826 MAD (robust) */
     gt_h5_attr_f64(o.f, "margin", ec->pdm_margin);
     gt_h5_attr_f64(o.f, "ewma_s", ec->pdm_ewma_s); /* -1: auto (gt_eval_ewma_span_rows) */
     gt_h5_attr_i64(o.f, "score", ec->pdm_score);
     gt_h5_attr_f64(o.f, "channel_quantile", ec->pdm_channel_quantile);
     gt_h5_attr_f64(o.f, "envelope", ec->pdm_envelope);
+    gt_h5_attr_i64(o.f, "flat_line", ec->pdm_flat_line);
     gt_h5_attr_i64(o.f, "envelope_rows_not_scored", es.rows_out);
     gt_h5_attr_i64(o.f, "n_models", n_models);
     gt_eval_out_attr_models(&o, "models", ems, n_models, 1);
@@ -103,9 +106,12 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_eval_out_table(&o, "turbines/id", H5T_NATIVE_INT64, H5T_STD_I64LE, NT, 0, ids);
     gt_eval_out_table(&o, "turbines/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, NT + 1, 0, o.goff);
     gt_eval_out_close(&o);
-    if (rank == 0)
+    if (rank == 0 && level != GT_PDM_LEVEL_ROBUST)
         GT_INFO("predict: wrote %s: %d turbines, threshold %.6g (%g x the %g quantile %.6g of %lld validation scores)",
                 out_path, NT, thr, ec->pdm_margin, ec->pdm_quantile, qv, (long long)nv);
+    else if (rank == 0)
+        GT_INFO("predict: wrote %s: %d turbines, threshold %.6g (%g x the robust level %.6g, median + 3 x 1.4826 MAD "
+                "of %lld validation scores)", out_path, NT, thr, ec->pdm_margin, qv, (long long)nv);
     free(idl), free(ida), free(ids), free(alarm), free(nrows), free(score), free(top), free(ti);
     gt_pdm_shard_free(sh);
 }

@@ -309,6 +309,106 @@ void gt_pdm_envelope_summary(const gt_pdm_env_out *eo, const gt_pdm_shard *sh, M
                 100.0 * (double)es->rows_out / (double)(es->rows_scored > 0 ? es->rows_scored : 1), es->channel_name);
 }
 
+/* eval.flat_line: the term of a channel whose variance collapses against its
+ * training behaviour (a stuck or frozen sensor: its value repeats while the
+ * turbine works). A stuck value sits inside the residual's normal range
+ * whenever the operating point is steady, so the residual alone misses it.
+ * lv_c(r) = log of the variance of channel c over the L rows up to r (L =
+ * the EWMA span in rows, at least 3; missing samples left out, at least L/2
+ * finite ones, else no value), floored at (1e-6 x the channel's
+ * normalisation std)^2. Over the training and validation rows of normal
+ * operation (the calibration mask) of the training turbines (collective):
+ * lo_c, med_c = the FLAT_Q and 0.5 quantiles of lv_c. Row r's term:
+ * ((lo_c - lv_c(r)) / (med_c - lo_c))^2 where lv_c(r) < lo_c, else 0: below
+ * the lowest variance of its training rows, in units of the distance from
+ * their typical one to that lowest. A channel that was flat on training
+ * rows (lo_c at the floor) never has a term. The largest term over the
+ * channels in `use` raises the row's score where it exceeds it (the row's
+ * top channel is then that one); rows without a score stay without. */
+#define FLAT_Q 0.001
+static double win_logvar(const float *x, int C, int c, int64_t r, int64_t L, double floor_var) {
+    if (r + 1 < L) return NAN;
+    double s = 0;
+    int64_t m = 0;
+    for (int64_t i = r + 1 - L; i <= r; i++)
+        if (isfinite(x[i * C + c])) s += x[i * C + c], m++;
+    if (2 * m < L) return NAN;
+    const double mu = s / (double)m;
+    double v = 0;
+    for (int64_t i = r + 1 - L; i <= r; i++)
+        if (isfinite(x[i * C + c])) v += ((double)x[i * C + c] - mu) * ((double)x[i * C + c] - mu);
+    v /= (double)m;
+    return log(v > floor_var ? v : floor_var);
+}
+
+static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const uint8_t *use,
+                           const gt_norm_stats *ns, const gt_eval_config *ec, float *comb, int16_t *topc,
+                           MPI_Comm comm) {
+    const int C = sh->n_channels, nt = sh->n_turbines;
+    double floor_var[GT_DATA_MAX_CHANNELS];
+    int chans[GT_DATA_MAX_CHANNELS], nc = 0; /* use, the same on every rank (from gathered calibration sums) */
+    for (int c = 0; c < C; c++) {
+        const double sd = ns->std[c];
+        if (!use[c] || !(sd > 0) || !isfinite(sd)) continue;
+        floor_var[c] = 1e-12 * sd * sd;
+        chans[nc++] = c;
+    }
+    if (nc == 0) return;
+    /* the calibration rows' lv, every step-th row, nc values each (NaN: none) */
+    int64_t cnt = 0, cap = 0;
+    for (int k = 0; k < nt; k++)
+        if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].a0;
+    cnt = gt_dist_sum_i64(cnt, comm);
+    const int64_t rows_cap = ec->pdm_max_val / nc > 64 ? ec->pdm_max_val / nc : 64;
+    const int64_t step = cnt > rows_cap ? (cnt + rows_cap - 1) / rows_cap : 1;
+    for (int k = 0; k < nt; k++)
+        if (!ti[k].holdout) cap += (ti[k].b2 - ti[k].a0) / step + 1;
+    float *mine = GT_MALLOC(sizeof(float) * (size_t)(cap + 1) * (size_t)nc);
+    int64_t n_mine = 0;
+    for (int k = 0; k < nt; k++) {
+        if (ti[k].holdout) continue;
+        const int64_t L = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) > 3 ? llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) : 3;
+        const float *x = sh->signals + ti[k].r0 * C;
+        for (int64_t r = ti[k].a0; r < ti[k].b2; r += step) {
+            if (excl[ti[k].r0 + r]) continue;
+            float *o = mine + (size_t)n_mine++ * nc;
+            for (int j = 0; j < nc; j++) o[j] = (float)win_logvar(x, C, chans[j], r, L, floor_var[chans[j]]);
+        }
+    }
+    int64_t tot = 0;
+    float *all = gt_dist_allgatherv(mine, (int)(n_mine * nc), MPI_FLOAT, &tot,
+                                    "eval: too many flat-line calibration values to gather (more than 2^31 over the ranks)",
+                                    comm);
+    const int64_t nr = tot / nc;
+    double *col = GT_MALLOC(sizeof(double) * (size_t)(nr + 1));
+    double lo[GT_DATA_MAX_CHANNELS], spread[GT_DATA_MAX_CHANNELS];
+    for (int j = 0; j < nc; j++) {
+        int64_t n = 0;
+        for (int64_t i = 0; i < nr; i++)
+            if (isfinite(all[i * nc + j])) col[n++] = all[i * nc + j];
+        lo[j] = spread[j] = NAN;
+        if (n < 2) continue;
+        const double l = gt_quantile(col, n, FLAT_Q), med = gt_quantile(col, n, 0.5);
+        if (med - l > 1e-6) lo[j] = l, spread[j] = med - l;
+    }
+    free(col), free(all), free(mine);
+    for (int k = 0; k < nt; k++) {
+        const int64_t L = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) > 3 ? llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) : 3;
+        const float *x = sh->signals + ti[k].r0 * C;
+        for (int64_t r = 0; r < ti[k].n; r++) {
+            float *v = comb + ti[k].r0 + r;
+            if (!isfinite(*v)) continue;
+            for (int j = 0; j < nc; j++) {
+                if (!isfinite(lo[j])) continue;
+                const double lv = win_logvar(x, C, chans[j], r, L, floor_var[chans[j]]);
+                if (!(lv < lo[j])) continue;
+                const double z = (lo[j] - lv) / spread[j], t = z * z;
+                if (t > *v) *v = (float)t, topc[ti[k].r0 + r] = (int16_t)chans[j];
+            }
+        }
+    }
+}
+
 int gt_pdm_max_window(const gt_eval_model *ems, int n_models) {
     int T = 1;
     for (int j = 0; j < n_models; j++)
@@ -350,7 +450,7 @@ gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config 
 
 float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_model *ems,
                          int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr,
-                         double *qv_out, int64_t *n_val, int16_t **top_out, gt_pdm_env_out *env) {
+                         double *qv_out, int64_t *n_val, int *level, int16_t **top_out, gt_pdm_env_out *env) {
     const int C = sh->n_channels, nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
     int rank;
@@ -368,6 +468,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
     const int64_t guard = Tmax + (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, rate_max));
     uint8_t *excl = gt_pdm_exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
+    uint8_t scored[GT_DATA_MAX_CHANNELS] = {0}; /* channels with a residual term in some model */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
         gt_model *m = gt_engine_model(em->e);
@@ -479,6 +580,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             }
             double v = chq && isfinite(chq_w[c]) ? chq_w[c] : s / n;
             inv[c] = 1.0 / (v > 1e-12 ? v : 1e-12);
+            scored[c] = 1;
             n_scored++;
         }
         GT_CHECK(n_scored > 0, GT_EXIT_DATA,
@@ -523,6 +625,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             }
         }
     }
+    if (ec->pdm_flat_line) flat_line_term(sh, ti, excl, scored, &ems[0].ns, ec, comb, topc, comm);
     if (sc != comb) free(sc);
     if (top != topc) free(top);
     *top_out = topc;
@@ -541,7 +644,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
     }
     for (int64_t i = 0; i < N; i++) /* a row not scored names no channel */
         if (!isfinite(comb[i])) topc[i] = -1;
-    gt_pdm_threshold(sh, ti, excl, comb, ec, comm, thr, qv_out, n_val);
+    *level = gt_pdm_threshold(sh, ti, excl, comb, ec, ems[0].data.care_event >= 0, comm, thr, qv_out, n_val);
     free(excl);
     return comb;
 }
