@@ -79,9 +79,8 @@ typedef struct gt_eval_config {
 void gt_eval_config_defaults(gt_eval_config *c);
 /* eval.level (pdm): what the threshold is eval.margin times (pdm_calib.c). */
 typedef enum gt_pdm_level {
-    GT_PDM_LEVEL_AUTO = 0,     /* robust for a model of one CARE event dataset (data.care_event), else quantile */
+    GT_PDM_LEVEL_QUANTILE = 0, /* their eval.quantile quantile (default) */
     GT_PDM_LEVEL_ROBUST = 1,   /* median + GT_PDM_ROBUST_K x 1.4826 MAD of the validation scores */
-    GT_PDM_LEVEL_QUANTILE = 2, /* their eval.quantile quantile */
 } gt_pdm_level;
 #define GT_PDM_ROBUST_K 3.0
 /* eval.score (pdm): how the residuals d_c of a row make its anomaly score. */
@@ -187,7 +186,7 @@ typedef struct gt_pdm_eval {
     double threshold;        /* on the reported score scale */
     gt_pdm_envelope envelope;
     double quantile_value;   /* the validation level before the margin: the quantile, or the robust level */
-    int level;               /* the level used (gt_pdm_level: robust or quantile, never auto) */
+    int level;               /* the level used (gt_pdm_level; quantile where robust has none) */
     int64_t n_val_scores;
     int n_models;
     int pdm_target;          /* the models' data.pdm_target (gt_pdm_target), -1 when they differ */

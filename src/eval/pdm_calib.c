@@ -4,18 +4,14 @@
  * Threshold = pdm_margin x a level of the calibration scores of normal rows
  * (label 0) of the training turbines, then raised until those rows raise at
  * most pdm_val_false_alarms alarms per turbine-day. The level (eval.level):
- *   quantile: the pdm_quantile quantile of those scores (type 7);
+ *   quantile (default): the pdm_quantile quantile of those scores (type 7);
  *   robust: median + 3 x 1.4826 MAD of those scores. The score is smoothed
  *     over an EWMA span (36 rows of 10-minute SCADA): a few days of
  *     validation rows hold a few dozen independent values, and their 0.999
  *     quantile is their largest, one excursion of normal operation; median
  *     and MAD do not follow that tail, and the alarm budget above still
- *     holds the validation rows' false alarms;
- *   auto (default): robust for a model of one CARE event dataset
- *     (data.care_event: trained and validated on one dataset's training
- *     part, its alarms judged by the authors' criticality counter, which
- *     needs them sustained), quantile otherwise (every alarm run counts as
- *     a false alarm there).
+ *     holds the validation rows' false alarms (docs/evaluation.md: where
+ *     it helps and where it flags more normal datasets).
  * Both run on the score the alarms use (smoothed, every term included). */
 #include <math.h>
 #include <stdio.h>
@@ -176,10 +172,9 @@ static double robust_level(double *v, int64_t n) {
 }
 
 int gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
-                     const gt_eval_config *ec, int care_model, MPI_Comm comm, double *thr, double *qv, int64_t *n_val) {
+                     const gt_eval_config *ec, MPI_Comm comm, double *thr, double *qv, int64_t *n_val) {
     double *v = val_scores(sh, ti, excl, score, ec->pdm_max_val, n_val, comm);
-    int level = ec->pdm_level == GT_PDM_LEVEL_AUTO ? (care_model ? GT_PDM_LEVEL_ROBUST : GT_PDM_LEVEL_QUANTILE)
-                                                   : ec->pdm_level;
+    int level = ec->pdm_level;
     double q = level == GT_PDM_LEVEL_ROBUST ? robust_level(v, *n_val) : NAN;
     if (!isfinite(q)) { /* eval.level = quantile, or no robust level (the same on every rank: v is) */
         q = gt_quantile(v, *n_val, ec->pdm_quantile);

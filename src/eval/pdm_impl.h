@@ -70,11 +70,10 @@ double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
 /* Collective: the alarm threshold of the smoothed score `score` (the one
  * the alarms use) from its calibration rows: *thr, the level it stands on
  * (*qv: the quantile, or the robust level) and the values used (*n_val);
- * care_model: the model is one CARE event dataset's (data.care_event, for
- * eval.level = auto). Returns the level used (gt_pdm_level, never auto);
- * see pdm_calib.c. */
+ * Returns the level used (gt_pdm_level: quantile where eval.level = robust
+ * finds no positive level); see pdm_calib.c. */
 int gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
-                     const gt_eval_config *ec, int care_model, MPI_Comm comm, double *thr, double *qv, int64_t *n_val);
+                     const gt_eval_config *ec, MPI_Comm comm, double *thr, double *qv, int64_t *n_val);
 
 /* ---- eval_pdm.c ---- */
 

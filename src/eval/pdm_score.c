@@ -367,7 +367,7 @@ static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     int64_t n_mine = 0;
     for (int k = 0; k < nt; k++) {
         if (ti[k].holdout) continue;
-        const int64_t L = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) > 3 ? llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) : 3;
+        const int64_t span = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)), L = span > 3 ? span : 3;
         const float *x = sh->signals + ti[k].r0 * C;
         for (int64_t r = ti[k].a0; r < ti[k].b2; r += step) {
             if (excl[ti[k].r0 + r]) continue;
@@ -377,8 +377,7 @@ static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     }
     int64_t tot = 0;
     float *all = gt_dist_allgatherv(mine, (int)(n_mine * nc), MPI_FLOAT, &tot,
-                                    "eval: too many flat-line calibration values to gather (more than 2^31 over the ranks)",
-                                    comm);
+                                    "eval: too many flat-line calibration values to gather (more than 2^31 over the ranks)", comm);
     const int64_t nr = tot / nc;
     double *col = GT_MALLOC(sizeof(double) * (size_t)(nr + 1));
     double lo[GT_DATA_MAX_CHANNELS], spread[GT_DATA_MAX_CHANNELS];
@@ -393,7 +392,7 @@ static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     }
     free(col), free(all), free(mine);
     for (int k = 0; k < nt; k++) {
-        const int64_t L = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) > 3 ? llround(gt_eval_ewma_span_rows(ec, ti[k].rate)) : 3;
+        const int64_t span = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)), L = span > 3 ? span : 3;
         const float *x = sh->signals + ti[k].r0 * C;
         for (int64_t r = 0; r < ti[k].n; r++) {
             float *v = comb + ti[k].r0 + r;
@@ -644,7 +643,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
     }
     for (int64_t i = 0; i < N; i++) /* a row not scored names no channel */
         if (!isfinite(comb[i])) topc[i] = -1;
-    *level = gt_pdm_threshold(sh, ti, excl, comb, ec, ems[0].data.care_event >= 0, comm, thr, qv_out, n_val);
+    *level = gt_pdm_threshold(sh, ti, excl, comb, ec, comm, thr, qv_out, n_val);
     free(excl);
     return comb;
 }

@@ -10,7 +10,7 @@
  *   - the threshold is >= margin x the validation quantile recomputed from
  *     the file, and the validation rows raise at most the budgeted alarms;
  *   - multi-scale (both models) works and is rank-independent too;
- *   - eval.level: auto is the quantile for a farm-wide model; robust is
+ *   - eval.level: the default is the quantile; robust is
  *     median + 3 x 1.4826 MAD of the same validation scores (recomputed),
  *     the threshold >= margin x it, the same on P ranks as on one;
  *   - eval.flat_line: a channel frozen at one value on turbine 0's test rows
@@ -331,7 +331,7 @@ int main(int argc, char **argv) {
         TEST_CLOSE(q, e1.quantile_value, 1e-6, 1e-6);
         TEST_CHECK(thr >= ec.pdm_margin * q * (1 - 1e-9));
         TEST_CHECK((double)val_alarms <= ec.pdm_val_false_alarms * val_days + 1e-9);
-        /* eval.level: auto is the quantile here (no data.care_event); robust = median + 3 x 1.4826 MAD */
+        /* eval.level: the quantile by default; robust = median + 3 x 1.4826 MAD */
         TEST_EQ_INT(e1.level, GT_PDM_LEVEL_QUANTILE);
         TEST_EQ_INT(eR.level, GT_PDM_LEVEL_ROBUST);
         const double med = gt_quantile(val, nv, 0.5);
