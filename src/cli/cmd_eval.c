@@ -75,6 +75,14 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
         else if (!strcmp(k, "eval.calibrate_filter")) ec->nilm_calibrate_filter = gt_args_bool(a, k);
         else if (!strcmp(k, "eval.fill_s")) ec->nilm_fill_s = gt_args_float(a, k);
         else if (!strcmp(k, "eval.min_on_s")) ec->nilm_min_on_s = gt_args_float(a, k);
+        else if (!strcmp(k, "eval.level")) {
+            const char *v = gt_args_str(a, k);
+            ec->pdm_level = !strcmp(v, "robust")     ? GT_PDM_LEVEL_ROBUST
+                            : !strcmp(v, "quantile") ? GT_PDM_LEVEL_QUANTILE
+                                                     : -1;
+            GT_CHECK(ec->pdm_level >= 0, GT_EXIT_USAGE, "eval.level = '%s' (quantile|robust)", v);
+        }
+        else if (!strcmp(k, "eval.flat_line")) ec->pdm_flat_line = gt_args_bool(a, k);
         else if (!strcmp(k, "eval.quantile")) ec->pdm_quantile = gt_args_float(a, k);
         else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
         else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);

@@ -22,8 +22,9 @@
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
     {"eval.device", "device", GT_OPT_STR, "auto", "where the model runs: auto = a GPU per rank when one is usable, else the CPU; cuda = a GPU or exit 7; the same checkpoints on either", "auto|cpu|cuda"}, \
     {"eval.models", "models", GT_OPT_STR, "", "more run directories (comma-separated): pdm multi-scale, e.g. the window 64 and 1024 runs; nilm ensemble, runs of the same window, inputs and data (e.g. other train.seed), outputs averaged per appliance over the members trained on it (data.appliances)", NULL}, \
-    {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
-    {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that quantile, then raised until ...", NULL}, \
+    {"eval.level", NULL, GT_OPT_STR, "quantile", "pdm: the level of the validation scores (normal rows, the smoothed score the alarms use) that the threshold is margin times: quantile = their eval.quantile quantile; robust = median + 3 x 1.4826 MAD (a few days of validation rows: their tail is a handful of excursions)", "quantile|robust"}, \
+    {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm, eval.level = quantile: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
+    {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that level, then raised until ...", NULL}, \
     {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
     {"eval.calibrate", NULL, GT_OPT_STR, "val", "pdm: rows of normal operation that calibrate the score and threshold: the validation split, or train+validation", "val|train_val"}, \
     {"eval.turbine_offset", NULL, GT_OPT_BOOL, "false", "pdm: subtract each turbine's mean residual of each channel over its calibration rows (a sensor's offset against the farm-wide model) before scoring; held-out turbines have none", NULL}, \
@@ -31,6 +32,7 @@
     {"eval.channel_quantile", NULL, GT_OPT_FLOAT, "0.99", "pdm, eval.score = channel: each channel's term is its squared EWMA residual divided by this quantile of it over the calibration rows (a channel whose residual is heavy-tailed in normal operation weighs less); 0 = by its calibration mean", NULL}, \
     {"eval.envelope", NULL, GT_OPT_FLOAT, "0.1", "pdm, normal-behaviour model: rows whose operating inputs over the window up to them leave the range of the training rows, widened by this share of it on each side, are not scored (the model would extrapolate: no alarm, counted in eval.json); negative = off", NULL}, \
     {"eval.score", NULL, GT_OPT_STR, "auto", "pdm: a row's anomaly score from its channel residuals: mean (mean over channels of the squared residual / its calibration MSE, then the EWMA), channel (the EWMA of each channel's residual, then the largest over channels of its square / its calibration mean: one faulty sensor is not diluted by the others), auto = channel for data.pdm_target = nbm, else mean (auto|mean|channel)", NULL}, \
+    {"eval.flat_line", NULL, GT_OPT_BOOL, "true", "pdm: a scored channel whose variance over the last EWMA span collapses below the lowest of its training rows (a stuck or frozen sensor) adds ((lo - log var) / (median - lo))^2 to the score, lo and median its training rows' 0.001 and 0.5 quantiles of log var", NULL}, \
     {"eval.min_duration_s", NULL, GT_OPT_FLOAT, "0", "pdm: alarms shorter than this are dropped (0: one row)", NULL}, \
     {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL}, \
     {"eval.hop", NULL, GT_OPT_INT, "0", "pdm: rows between scoring windows; 0 = window / 2", NULL}

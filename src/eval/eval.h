@@ -48,7 +48,8 @@ typedef struct gt_eval_config {
     int nilm_off_below_on;    /* 1 (default): a predicted power at or below the appliance's on-power
                                  threshold (predicted off) is reported as 0 W; 0: raw clipped power */
     /* pdm */
-    double pdm_quantile;      /* quantile of the validation scores (default 0.999) */
+    int pdm_level;            /* gt_pdm_level: the level of the validation scores the threshold stands on */
+    double pdm_quantile;      /* eval.level = quantile: quantile of the validation scores (default 0.999) */
     double pdm_margin;        /* threshold = margin x quantile (default 1.5), then raised until ... */
     double pdm_val_false_alarms; /* ... the validation rows raise at most this many alarms per
                                     turbine-day (default 0.5; 0 = quantile x margin only) */
@@ -64,6 +65,7 @@ typedef struct gt_eval_config {
                                  (default 0.1) */
     double pdm_channel_quantile; /* score channel: a channel's term is m_c^2 / (this quantile of m_c^2 over the
                                     calibration rows); 0 (default): / its calibration mean */
+    int pdm_flat_line;        /* 1 (default): the flat-line term of a stuck channel enters the score (pdm_score.c) */
     double pdm_min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
     double pdm_merge_gap_s;   /* alarm runs closer than this are merged (default 60) */
     int64_t pdm_hop;          /* rows between scoring windows; 0 = window / 2 */
@@ -75,6 +77,12 @@ typedef struct gt_eval_config {
     int pad_edges;            /* predict nilm: 0 edge rows NaN, 1 replicate the first/last sample */
 } gt_eval_config;
 void gt_eval_config_defaults(gt_eval_config *c);
+/* eval.level (pdm): what the threshold is eval.margin times (pdm_calib.c). */
+typedef enum gt_pdm_level {
+    GT_PDM_LEVEL_QUANTILE = 0, /* their eval.quantile quantile (default) */
+    GT_PDM_LEVEL_ROBUST = 1,   /* median + GT_PDM_ROBUST_K x 1.4826 MAD of the validation scores */
+} gt_pdm_level;
+#define GT_PDM_ROBUST_K 3.0
 /* eval.score (pdm): how the residuals d_c of a row make its anomaly score. */
 typedef enum gt_pdm_score {
     GT_PDM_SCORE_AUTO = 0,    /* channel for a normal-behaviour model (data.pdm_target = nbm), else mean */
@@ -177,7 +185,8 @@ typedef struct gt_pdm_envelope {
 typedef struct gt_pdm_eval {
     double threshold;        /* on the reported score scale */
     gt_pdm_envelope envelope;
-    double quantile_value;   /* the validation quantile before the margin */
+    double quantile_value;   /* the validation level before the margin: the quantile, or the robust level */
+    int level;               /* the level used (gt_pdm_level; quantile where robust has none) */
     int64_t n_val_scores;
     int n_models;
     int pdm_target;          /* the models' data.pdm_target (gt_pdm_target), -1 when they differ */

@@ -23,7 +23,9 @@ void gt_eval_config_defaults(gt_eval_config *c) {
     memset(c, 0, sizeof *c);
     c->nilm_stride = 0;
     c->nilm_max_windows = 1000000;
+    c->pdm_level = GT_PDM_LEVEL_QUANTILE;
     c->pdm_quantile = 0.999;
+    c->pdm_flat_line = 1;
     c->pdm_margin = 1.5;
     c->pdm_val_false_alarms = 0.5;
     c->pdm_ewma_s = -1; /* auto: gt_eval_ewma_span_rows */

@@ -9,7 +9,14 @@
  *     is inside an alarm, every alarm starts above the threshold;
  *   - the threshold is >= margin x the validation quantile recomputed from
  *     the file, and the validation rows raise at most the budgeted alarms;
- *   - multi-scale (both models) works and is rank-independent too. */
+ *   - multi-scale (both models) works and is rank-independent too;
+ *   - eval.level: the default is the quantile; robust is
+ *     median + 3 x 1.4826 MAD of the same validation scores (recomputed),
+ *     the threshold >= margin x it, the same on P ranks as on one;
+ *   - eval.flat_line: a channel frozen at one value on turbine 0's test rows
+ *     (a copy of the file) alarms there, its rows naming that channel, while
+ *     without the term (or on the original file) none of those rows does;
+ *     on the original file the term changes no alarm. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -57,6 +64,47 @@ static void lstm_config(gt_train_config *c, const char *file, const char *run, i
     c->write_outputs = 1;
     c->run_dir = run;
     c->checkpoint_minutes = 0;
+}
+
+/* dst := a copy of src whose channel c holds, on rows [a, b), the value of row a */
+static void stuck_copy(const char *src, const char *dst, int c, int64_t a, int64_t b) {
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, dst);
+    TEST_REQUIRE(system(cmd) == 0);
+    hid_t f = H5Fopen(dst, H5F_ACC_RDWR, H5P_DEFAULT);
+    TEST_REQUIRE(f >= 0);
+    hid_t d = H5Dopen2(f, "signals", H5P_DEFAULT), sp = H5Dget_space(d);
+    hsize_t dims[2];
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    hsize_t st[2] = {(hsize_t)a, (hsize_t)c}, cnt[2] = {(hsize_t)(b - a), 1};
+    float *v = malloc(sizeof(float) * (size_t)(b - a));
+    hid_t ms = H5Screate_simple(1, &cnt[0], NULL);
+    H5Sselect_hyperslab(sp, H5S_SELECT_SET, st, NULL, cnt, NULL);
+    TEST_REQUIRE(H5Dread(d, H5T_NATIVE_FLOAT, ms, sp, H5P_DEFAULT, v) >= 0);
+    for (int64_t i = 1; i < b - a; i++) v[i] = v[0];
+    TEST_REQUIRE(H5Dwrite(d, H5T_NATIVE_FLOAT, ms, sp, H5P_DEFAULT, v) >= 0);
+    free(v);
+    H5Sclose(ms), H5Sclose(sp), H5Dclose(d), H5Fclose(f);
+}
+
+/* /score, /alarm and /top_channel of a predicted file */
+static void read_pred(const char *path, int64_t n, float *score, uint8_t *alarm, int16_t *top, double *thr) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    TEST_REQUIRE(f >= 0);
+    hid_t d = H5Dopen2(f, "score", H5P_DEFAULT);
+    H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, score);
+    H5Dclose(d);
+    d = H5Dopen2(f, "alarm", H5P_DEFAULT);
+    H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, alarm);
+    H5Dclose(d);
+    d = H5Dopen2(f, "top_channel", H5P_DEFAULT);
+    H5Dread(d, H5T_NATIVE_INT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, top);
+    H5Dclose(d);
+    hid_t at = H5Aopen(f, "threshold", H5P_DEFAULT);
+    H5Aread(at, H5T_NATIVE_DOUBLE, thr);
+    H5Aclose(at);
+    H5Fclose(f);
+    (void)n;
 }
 
 static gt_engine *load(const gt_train_config *c, const char *run, int C, gt_norm_stats *ns, MPI_Comm comm) {
@@ -169,6 +217,24 @@ int main(int argc, char **argv) {
     TEST_CHECK(eC.threshold < eM.threshold);
     printf("channel score: threshold %.4g (by the 0.99 quantile) vs %.4g (by the mean)\n", eC.threshold, eM.threshold);
     gt_predict_pdm(data, ems, 1, &ec, outP, world);
+    gt_eval_config ecR = ec; /* eval.level = robust */
+    ecR.pdm_level = GT_PDM_LEVEL_ROBUST;
+    gt_pdm_eval eR, eR1;
+    gt_eval_pdm(data, ems, 1, &ecR, NULL, world, &eR);
+    /* eval.flat_line: channel 0 of turbine 0 frozen from its test split's start (row 0.85 n) to its end */
+    char stuck[700], predS[700], predS0[700], predN0[700];
+    snprintf(stuck, sizeof stuck, "%s/stuck.h5", dir);
+    snprintf(predS, sizeof predS, "%s/pred_stuck.h5", dir);
+    snprintf(predS0, sizeof predS0, "%s/pred_stuck_noflat.h5", dir);
+    snprintf(predN0, sizeof predN0, "%s/pred_noflat.h5", dir);
+    const int64_t st0 = llround(0.85 * 8640);
+    if (rank == 0) stuck_copy(data, stuck, 0, st0, 8640);
+    MPI_Barrier(world);
+    gt_eval_config ecF = ec;
+    ecF.pdm_flat_line = 0;
+    gt_predict_pdm(stuck, ems, 1, &ec, predS, world);
+    gt_predict_pdm(stuck, ems, 1, &ecF, predS0, world);
+    gt_predict_pdm(data, ems, 1, &ecF, predN0, world);
     /* data.items filter of the run: only turbine id 1 calibrates and is evaluated */
     gt_eval_model only1 = ems[0];
     char ferr[128];
@@ -186,6 +252,9 @@ int main(int argc, char **argv) {
         gt_predict_pdm(data, ems, 1, &ec, out1, self);
         TEST_CHECK(same_eval(&eP, &e1));
         TEST_CHECK(same_eval(&mP, &m1));
+        gt_eval_pdm(data, ems, 1, &ecR, NULL, self, &eR1);
+        TEST_CHECK(same_eval(&eR, &eR1) && eR.quantile_value == eR1.quantile_value);
+        gt_pdm_eval_free(&eR1);
         gt_eval_pdm(data, ems, 1, &ecC, NULL, self, &eC1);
         TEST_CHECK(same_eval(&eC, &eC1)); /* the quantiles' gather is rank-independent */
         gt_pdm_eval_free(&eC1);
@@ -262,6 +331,50 @@ int main(int argc, char **argv) {
         TEST_CLOSE(q, e1.quantile_value, 1e-6, 1e-6);
         TEST_CHECK(thr >= ec.pdm_margin * q * (1 - 1e-9));
         TEST_CHECK((double)val_alarms <= ec.pdm_val_false_alarms * val_days + 1e-9);
+        /* eval.level: the quantile by default; robust = median + 3 x 1.4826 MAD */
+        TEST_EQ_INT(e1.level, GT_PDM_LEVEL_QUANTILE);
+        TEST_EQ_INT(eR.level, GT_PDM_LEVEL_ROBUST);
+        const double med = gt_quantile(val, nv, 0.5);
+        for (int64_t i = 0; i < nv; i++) val[i] = fabs(val[i] - med);
+        const double robust = med + 3 * 1.4826 * gt_quantile(val, nv, 0.5);
+        TEST_CLOSE(eR.quantile_value, robust, 1e-6, 1e-6);
+        TEST_CHECK(eR.threshold >= ec.pdm_margin * robust * (1 - 1e-9));
+        TEST_CHECK(robust < q); /* the tail of the validation scores sets the quantile, not the robust level */
+        printf("eval.level: robust %.4g (threshold %.4g) vs quantile %.4g (threshold %.4g)\n", robust, eR.threshold, q,
+               e1.threshold);
+        /* eval.flat_line on the frozen channel: turbine 0's rows from st0 + span (the window of the term is
+         * inside the frozen rows) */
+        int16_t *top = malloc(sizeof(int16_t) * (size_t)sh->n_rows);
+        float *s0 = malloc(sizeof(float) * (size_t)sh->n_rows);
+        uint8_t *a0 = malloc((size_t)sh->n_rows);
+        int16_t *t0 = malloc(sizeof(int16_t) * (size_t)sh->n_rows);
+        double thrS, thrS0, thrN0;
+        read_pred(predS, sh->n_rows, score, alarm, top, &thrS);
+        read_pred(predS0, sh->n_rows, s0, a0, t0, &thrS0);
+        const int64_t L = llround(gt_eval_ewma_span_rows(&ec, 1.0)), r0 = sh->row_offset[0];
+        int64_t n_frozen = 0, alarmed = 0, named = 0, alarmed_without = 0;
+        for (int64_t r = st0 + L; r < sh->row_offset[1] - r0; r++) {
+            if (!isfinite(score[r0 + r])) continue;
+            n_frozen++;
+            alarmed += alarm[r0 + r];
+            named += top[r0 + r] == 0;
+            alarmed_without += a0[r0 + r];
+        }
+        printf("eval.flat_line: %lld frozen rows scored: %lld alarm (%lld name channel 0), %lld without the term "
+               "(thresholds %.4g, %.4g)\n", (long long)n_frozen, (long long)alarmed, (long long)named,
+               (long long)alarmed_without, thrS, thrS0);
+        TEST_CHECK(n_frozen > 1000);
+        TEST_EQ_INT(alarmed, n_frozen);
+        TEST_EQ_INT(named, n_frozen);
+        TEST_CHECK(alarmed_without < n_frozen / 10);
+        /* the original file: the term changes no alarm */
+        read_pred(out1, sh->n_rows, score, alarm, top, &thr);
+        read_pred(predN0, sh->n_rows, s0, a0, t0, &thrN0);
+        int64_t differ = 0;
+        for (int64_t r = 0; r < sh->n_rows; r++) differ += alarm[r] != a0[r];
+        TEST_EQ_INT(differ, 0);
+        TEST_CLOSE(thr, thrN0, 0, 1e-6);
+        free(top), free(s0), free(a0), free(t0);
         free(val), free(score), free(alarm);
         gt_pdm_shard_free(sh);
         gt_pdm_eval_free(&e1);
@@ -269,7 +382,7 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&self);
     }
     gt_pdm_eval_free(&eP);
-    gt_pdm_eval_free(&eC), gt_pdm_eval_free(&eM);
+    gt_pdm_eval_free(&eC), gt_pdm_eval_free(&eM), gt_pdm_eval_free(&eR);
     gt_pdm_eval_free(&mP);
     gt_engine_free(ems[0].e);
     gt_engine_free(ems[1].e);

@@ -1,0 +1,92 @@
+/* eval/pdm_impl.h: the PdM evaluation's parts (internal to eval/), one
+ * concern per file:
+ *   pdm_score.c   rows planned per turbine, the anomaly score of every row
+ *                 (residual terms, flat-line term, EWMA, operating envelope)
+ *   pdm_calib.c   calibration rows and the alarm threshold
+ *   eval_pdm.c    alarms, event metrics, the CARE protocol (gt_eval_pdm)
+ *   pdm_output.c  predict's HDF5 file and eval's score trace
+ * Every function named "Collective" is called by every rank of comm in the
+ * same order; its collectives go through dist/reduce.h. */
+#ifndef GT_EVAL_PDM_IMPL_H
+#define GT_EVAL_PDM_IMPL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "data/dataset.h"
+#include "eval/eval.h"
+
+typedef struct gt_pdm_tinfo { /* one local turbine */
+    int64_t r0, n;      /* local rows */
+    int64_t a0, b1, b2; /* splits (gt_data_item_rows_of): train [a0,b1), val [b1,b2); a0 = 0 but with data.care_event */
+    int64_t e0, e1;     /* evaluation rows: the test split (or all rows of a held-out turbine) */
+    int64_t c1;         /* calibration rows [c1, b2): b1 (validation) or a0 (train + validation) */
+    int holdout;
+    int holdout_split;  /* held out by data.holdout_every (holdout is also set for skipped turbines) */
+    int skip;           /* outside data.items / farms / machine_types: neither calibrates nor is evaluated */
+    double rate;
+} gt_pdm_tinfo;
+
+/* eval.envelope's local counts (pdm_score.c) */
+typedef struct gt_pdm_env_out {
+    int64_t rows_out;           /* local rows set NaN */
+    int64_t rows_scored;        /* local rows with a score before */
+    int64_t by_channel[GT_DATA_MAX_CHANNELS]; /* local rows out because of that channel (the first out) */
+} gt_pdm_env_out;
+
+/* ---- pdm_score.c ---- */
+
+/* The longest window of the models. */
+int gt_pdm_max_window(const gt_eval_model *ems, int n_models);
+/* The rows of every local turbine (malloc'd): splits, evaluation and
+ * calibration rows; d: the first model's data settings with data.care_event
+ * resolved (gt_data_care_select); T: gt_pdm_max_window. */
+gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T);
+/* Collective: the combined smoothed score of every local row (malloc'd) and
+ * the threshold (gt_pdm_threshold: *thr, *qv_out, *n_val, *level); *top_out
+ * (malloc'd): each row's top channel, the one with the largest term of the
+ * score (of the model whose score wins), -1 for none. all_rows = 0
+ * (evaluation): rows before the calibration rows of training turbines, and
+ * filtered-out turbines, are left NaN (not needed). */
+float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_model *ems,
+                     int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr, double *qv_out,
+                     int64_t *n_val, int *level, int16_t **top_out, gt_pdm_env_out *env);
+/* Collective: the envelope's totals over the ranks; who != NULL: logs them. */
+void gt_pdm_envelope_summary(const gt_pdm_env_out *eo, const gt_pdm_shard *sh, MPI_Comm comm, gt_pdm_envelope *es,
+                             const char *who);
+
+/* ---- pdm_calib.c ---- */
+
+/* Rows that do not calibrate (malloc'd, 1 = excluded): a label in the
+ * previous `guard` rows, outside data.conditions, outside
+ * data.train_conditions. */
+uint8_t *gt_pdm_exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_data_filter *conds,
+                               const gt_data_filter *train_conds);
+/* Collective: quantile q of the scores of the calibration rows (not excl)
+ * of the training turbines, thinned evenly to at most max_val values;
+ * *n_used: the values used. */
+double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
+                           double q, int64_t max_val, int64_t *n_used, MPI_Comm comm);
+/* Collective: the alarm threshold of the smoothed score `score` (the one
+ * the alarms use) from its calibration rows: *thr, the level it stands on
+ * (*qv: the quantile, or the robust level) and the values used (*n_val);
+ * Returns the level used (gt_pdm_level: quantile where eval.level = robust
+ * finds no positive level); see pdm_calib.c. */
+int gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
+                     const gt_eval_config *ec, MPI_Comm comm, double *thr, double *qv, int64_t *n_val);
+
+/* ---- eval_pdm.c ---- */
+
+/* alarm[0..n) := 1 inside the alarm runs of score[0..n) at thr (eval.min_duration_s,
+ * eval.merge_gap_s at `rate` rows per second), else left as it is. */
+void gt_pdm_alarm_mask(const float *score, int64_t n, double thr, const gt_eval_config *ec, double rate,
+                       uint8_t *alarm);
+
+/* ---- pdm_output.c ---- */
+
+/* eval's score trace of local turbine k (the report's plot): its evaluation
+ * rows thinned to at most about 4000 lines, written atomically to path. */
+void gt_pdm_write_trace(const char *path, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k, const float *score,
+                        const int16_t *top, double thr);
+
+#endif
