@@ -37,8 +37,7 @@
 extern const gt_cmd gt_cmd_train;
 
 static const gt_opt eval_opts[] = {
-    {"eval.stride", "stride", GT_OPT_INT, "0", "nilm: rows between evaluated window midpoints; 0 = auto (at most eval.max_windows windows)", NULL},
-    {"eval.max_windows", NULL, GT_OPT_INT, "1000000", "nilm: auto stride = rows in the file / this", NULL},
+    GT_EVAL_STRIDE_OPTS("stride"),
     GT_EVAL_OPTS,
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
@@ -372,7 +371,7 @@ static int evaluate_loaded(const char *run_dir, const char *data, const gt_eval_
     return gt_eval_run_dir(run_dir, data, ems, n, ec, &ti, comm);
 }
 
-void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI_Comm comm) {
+void gt_eval_cli_after_train(const gt_train_config *tc, const gt_eval_config *ec, const char *run_dir, MPI_Comm comm) {
     int rank;
     MPI_Comm_rank(comm, &rank);
     const char *env = getenv("GT_EVAL_AT_END");
@@ -391,9 +390,9 @@ void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI
     gt_train_device dev; /* the device the run trained on (train.device) */
     gt_train_device_select(tc->device, "train.device", 1, comm, &dev); /* logged by the trainer */
     load_model(L, run_dir, -1, task, cols, micro, 1, dev.engine, comm);
-    gt_eval_config ec;
-    gt_eval_config_defaults(&ec);
-    evaluate_loaded(run_dir, tc->data_file, L, &L->em, 1, &ec, comm);
+    gt_eval_config defaults;
+    gt_eval_config_defaults(&defaults);
+    evaluate_loaded(run_dir, tc->data_file, L, &L->em, 1, ec ? ec : &defaults, comm);
     gt_eval_cli_unload(L);
     free(L);
 }
