@@ -620,7 +620,9 @@ static void sec_nilm(rep *r, const cJSON *ev) {
         fclose(f);
         return;
     }
-    /* columns: 1 time, 2 aggregate, then true_a pred_a pairs: pick the 3 largest true energies */
+    /* columns: 1 time, 2 aggregate, then true_a pred_a pairs: pick the 3 largest true energies among the
+     * appliances this household uses in the sample (an appliance it does not own, or one not evaluated:
+     * data.appliances, NaN, has none) */
     double sums[64] = {0}, last_h = 0;
     int ncol = 0;
     char line[8192];
@@ -641,7 +643,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
     int A = (ncol - 2) / 2, top[3] = {-1, -1, -1};
     for (int k = 0; k < 3; k++)
         for (int a = 0; a < A && a < 64; a++) {
-            if (a == top[0] || a == top[1]) continue;
+            if (a == top[0] || a == top[1] || !(sums[a] > 0)) continue;
             if (top[k] < 0 || sums[a] > sums[top[k]]) top[k] = a;
         }
     /* which household and hours: "# household id I (file index N) from ISO; columns: ..." and the last time_h */
