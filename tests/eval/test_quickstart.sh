@@ -13,6 +13,7 @@ rm -rf "$out"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 GT_QUICKSTART_GT=$gt GT_QUICKSTART_OUT=$out bash "$src/jobs/quickstart.sh" > "$out.log" 2>&1 \
   || { tail -40 "$out.log"; fail "jobs/quickstart.sh failed"; }
+grep "params xxh64" "$out.log"
 tail -9 "$out.log"
 for want in "quickstart: trained s2p_cnn" "quickstart: on the test split" "macro F1 0\.[0-9]*, EA 0\.[0-9]*" \
             "open $out/train/report.html next"; do
