@@ -3,6 +3,7 @@
 # GT_BUILD_DIR / GT_CMAKE_ARGS, any other configuration). Idempotent.
 #   jobs/setup.sh                 install + build the default configuration
 #   GT_SKIP_INSTALL=1 jobs/setup.sh   build only
+#   GT_BUILD_TARGET=gridtrain jobs/setup.sh   the program alone (no tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,5 +35,5 @@ fi
 BUILD_DIR="${GT_BUILD_DIR:-build}"
 # shellcheck disable=SC2086
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${GT_CMAKE_ARGS:-} >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+cmake --build "$BUILD_DIR" -j "$(nproc)" ${GT_BUILD_TARGET:+--target "$GT_BUILD_TARGET"}
 echo "setup: built $BUILD_DIR/gridtrain"

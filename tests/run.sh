@@ -4,7 +4,7 @@
 #     tests skip without a device) with every test (unit, MPI at 1/2/4 ranks,
 #     scripts, Slurm),
 #  2. the CPU-only build (GT_CUDA=OFF) with every test but the Slurm,
-#     browser and relocation ones (the default build runs those),
+#     browser, relocation and quickstart ones (the default build runs those),
 #  3. the numeric core alone (GT_PIPELINE=OFF: no MPI, no HDF5) with its tests.
 #  4. the ASan+UBSan build (GT_SANITIZE=ON, CPU-only, Debug) with every test
 #     but the Slurm and libFuzzer ones: memory errors and undefined behaviour
@@ -32,7 +32,7 @@ run_ctest build
 
 echo "== CPU-only build (build-cpu/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-cpu GT_CMAKE_ARGS="-DGT_CUDA=OFF $werror" jobs/setup.sh
-run_ctest build-cpu -LE "slurm|browser|gpu-reloc"
+run_ctest build-cpu -LE "slurm|browser|gpu-reloc|quickstart"
 
 echo "== numeric core without MPI/HDF5 (build-core/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-core GT_CMAKE_ARGS="-DGT_PIPELINE=OFF -DGT_CUDA=OFF $werror" jobs/setup.sh

@@ -7,35 +7,19 @@
 #include <mpi.h>
 
 #include "cli/eval_load.h"
+#include "cli/eval_rules.h"
 #include "cli/options.h"
 #include "eval/eval.h"
 
 /* The option rows `eval` and `predict` share (inference and the output rules);
  * read into a gt_eval_config by gt_eval_cli_config. */
-#define GT_EVAL_OPTS                                                                                                  \
+#define GT_EVAL_OPTS \
     {"eval.checkpoint", NULL, GT_OPT_STR, "best", "which checkpoint of RUN_DIR: the one of the best validation loss (model selection on the validation split) or the newest; a checkpoint file given as the path is used as it is", "best|last"}, \
-    {"eval.calibrate_gate", NULL, GT_OPT_BOOL, "false", "nilm gated head: per-appliance on/off threshold maximising the F1 on the file's validation split (else probability 0.5)", NULL}, \
-    {"eval.calibrate_filter", NULL, GT_OPT_BOOL, "false", "nilm: per-appliance state filter (off gaps up to fill_s closed, then on runs shorter than min_on_s removed) with the durations maximising the F1 on the file's validation split", NULL}, \
-    {"eval.fill_s", NULL, GT_OPT_FLOAT, "0", "nilm, without calibrate_filter: close predicted off gaps up to this many seconds between on steps, every appliance", NULL}, \
-    {"eval.min_on_s", NULL, GT_OPT_FLOAT, "0", "nilm, without calibrate_filter: then drop predicted on runs shorter than this many seconds, every appliance", NULL}, \
-    {"eval.off_below_on", NULL, GT_OPT_BOOL, "true", "nilm: a predicted power at or below the appliance's on-power threshold (predicted off) is reported as 0 W", NULL}, \
+    GT_EVAL_NILM_RULE_OPTS, \
     {"eval.batch", NULL, GT_OPT_INT, "0", "inference micro-batch per rank; 0 = the run's train.micro_batch (or train.batch, at most 1024)", NULL}, \
     {"eval.device", "device", GT_OPT_STR, "auto", "where the model runs: auto = a GPU per rank when one is usable, else the CPU; cuda = a GPU or exit 7; the same checkpoints on either", "auto|cpu|cuda"}, \
     {"eval.models", "models", GT_OPT_STR, "", "more run directories (comma-separated): pdm multi-scale, e.g. the window 64 and 1024 runs; nilm ensemble, runs of the same window, inputs and data (e.g. other train.seed), outputs averaged per appliance over the members trained on it (data.appliances)", NULL}, \
-    {"eval.level", NULL, GT_OPT_STR, "quantile", "pdm: the level of the validation scores (normal rows, the smoothed score the alarms use) that the threshold is margin times: quantile = their eval.quantile quantile; robust = median + 3 x 1.4826 MAD (a few days of validation rows: their tail is a handful of excursions)", "quantile|robust"}, \
-    {"eval.quantile", "quantile", GT_OPT_FLOAT, "0.999", "pdm, eval.level = quantile: quantile of the validation scores (normal rows) for the alarm threshold", NULL}, \
-    {"eval.margin", "margin", GT_OPT_FLOAT, "1.5", "pdm: threshold = margin x that level, then raised until ...", NULL}, \
-    {"eval.val_false_alarms", NULL, GT_OPT_FLOAT, "0.5", "pdm: ... the validation rows (normal operation) raise at most this many alarms per turbine-day; 0 off", NULL}, \
-    {"eval.calibrate", NULL, GT_OPT_STR, "val", "pdm: rows of normal operation that calibrate the score and threshold: the validation split, or train+validation", "val|train_val"}, \
-    {"eval.turbine_offset", NULL, GT_OPT_BOOL, "false", "pdm: subtract each turbine's mean residual of each channel over its calibration rows (a sensor's offset against the farm-wide model) before scoring; held-out turbines have none", NULL}, \
-    {"eval.ewma_s", NULL, GT_OPT_STR, "auto", "pdm: EWMA span of the anomaly score (eval.score = mean) or of each channel's residual (channel), seconds; auto = 10 s for rows of 1 s or shorter (condition monitoring), else 36 rows (6 h of 10-minute SCADA)", NULL}, \
-    {"eval.channel_quantile", NULL, GT_OPT_FLOAT, "0.99", "pdm, eval.score = channel: each channel's term is its squared EWMA residual divided by this quantile of it over the calibration rows (a channel whose residual is heavy-tailed in normal operation weighs less); 0 = by its calibration mean", NULL}, \
-    {"eval.envelope", NULL, GT_OPT_FLOAT, "0.1", "pdm, normal-behaviour model: rows whose operating inputs over the window up to them leave the range of the training rows, widened by this share of it on each side, are not scored (the model would extrapolate: no alarm, counted in eval.json); negative = off", NULL}, \
-    {"eval.score", NULL, GT_OPT_STR, "auto", "pdm: a row's anomaly score from its channel residuals: mean (mean over channels of the squared residual / its calibration MSE, then the EWMA), channel (the EWMA of each channel's residual, then the largest over channels of its square / its calibration mean: one faulty sensor is not diluted by the others), auto = channel for data.pdm_target = nbm, else mean (auto|mean|channel)", NULL}, \
-    {"eval.flat_line", NULL, GT_OPT_BOOL, "true", "pdm: a scored channel whose variance over the last EWMA span collapses below the lowest of its training rows (a stuck or frozen sensor) adds ((lo - log var) / (median - lo))^2 to the score, lo and median its training rows' 0.001 and 0.5 quantiles of log var", NULL}, \
-    {"eval.min_duration_s", NULL, GT_OPT_FLOAT, "0", "pdm: alarms shorter than this are dropped (0: one row)", NULL}, \
-    {"eval.merge_gap_s", NULL, GT_OPT_FLOAT, "60", "pdm: alarms closer than this are merged into one", NULL}, \
-    {"eval.hop", NULL, GT_OPT_INT, "0", "pdm: rows between scoring windows; 0 = window / 2", NULL}
+    GT_EVAL_PDM_RULE_OPTS("quantile", "margin")
 
 /* Collective. path: a run directory or a checkpoint file inside
  * RUN_DIR/checkpoints (that checkpoint is loaded; it must be valid).
@@ -48,8 +32,6 @@
  * eval.device, train/device.h). Errors are user errors (exit 2/3). */
 void gt_eval_cli_load(const char *path, const gt_eval_data *D, int64_t batch, int best, gt_engine_kind engine,
                       MPI_Comm comm, gt_eval_loaded *L);
-/* The eval.* options of a command's table -> gt_eval_config. */
-void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec);
 /* Collective: loads main_path and the runs of eval.models (pdm multi-scale,
  * nilm ensemble) into
  * Ls[] / ems[] (GT_EVAL_MAX_MODELS entries); returns how many. */

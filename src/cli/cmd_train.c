@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/eval_load.h"
+#include "cli/eval_rules.h"
 #include "cli/commands.h"
 #include "cli/train_args.h"
 #include "core/check.h"
@@ -124,6 +125,10 @@ const gt_opt gt_train_opts[] = {
     {"run.resume", "resume", GT_OPT_STR, "", "continue RUN_DIR from its newest valid checkpoint (its stored configuration, then overrides)", NULL},
     {"run.watchdog_s", NULL, GT_OPT_FLOAT, "1800", "end the job with a message when nothing progresses for this many seconds (a stalled collective, a hung file system or library call); 0 off", NULL},
     {"run.overwrite", "overwrite", GT_OPT_BOOL, "false", "a fresh run may replace the run already in run.dir (its checkpoints, metrics and results are deleted once the configuration, data and memory plan passed); without it such a directory is refused (exit 2)", NULL},
+    /* the evaluation at the end of the run, as `gridtrain eval RUN_DIR` with these keys (never stored) */
+    GT_EVAL_STRIDE_OPTS(NULL),
+    GT_EVAL_NILM_RULE_OPTS,
+    GT_EVAL_PDM_RULE_OPTS(NULL, NULL),
     /* gridtrain plan (never stored) */
     {"plan.ranks", "ranks", GT_OPT_INT, "0", "ranks to plan for; 0 = this job's", NULL},
     {"plan.gpu_mem", "gpu-mem", GT_OPT_SIZE, "0", "plan for one GPU per rank with this much device memory, e.g. 24G, 80G, 141G (0: a CPU plan, or the tier's)", NULL},
@@ -145,7 +150,7 @@ static int per_invocation(const char *key) {
            !strcmp(key, "train.stop_after") || !strcmp(key, "train.device") || !strncmp(key, "train.trace", 11) ||
            !strcmp(key, "train.regression_warn") || !strcmp(key, "train.regression_min_s") ||
            !strcmp(key, "train.gpu_telemetry_s") ||
-           !strncmp(key, "log.", 4) ||
+           !strncmp(key, "log.", 4) || !strncmp(key, "eval.", 5) ||
            !strncmp(key, "plan.", 5);
 }
 
@@ -542,10 +547,12 @@ static int run(const gt_args *a0, MPI_Comm comm) {
     const double watchdog_s = gt_args_float(&a, "run.watchdog_s");
     GT_CHECK(watchdog_s >= 0, GT_EXIT_USAGE, "run.watchdog_s must be >= 0 (0 turns the watchdog off)");
     gt_watchdog_start(watchdog_s); /* no hang without a message: core/watchdog.h */
+    gt_eval_config ec; /* the eval.* keys, checked before training */
+    gt_eval_cli_config(&a, &ec);
     gt_train_result res;
     int rc = gt_train_run(&c, comm, &res);
     /* training, then evaluation of what it wrote (the best checkpoint), as `gridtrain eval` does */
-    if (rc == 0 && c.write_outputs) gt_eval_cli_after_train(&c, res.run_dir, comm);
+    if (rc == 0 && c.write_outputs) gt_eval_cli_after_train(&c, &ec, res.run_dir, comm);
     gt_log_set_file(NULL); /* the run log (run.log) ends with the evaluation */
     /* the watchdog keeps watching until the process ends (MPI_Finalize can hang too) */
     gt_train_result_free(&res);

@@ -242,7 +242,7 @@ int gt_eval_cli_evaluate(const char *run_dir, const char *data, const gt_eval_lo
     return gt_eval_run_dir(run_dir, data, ems, n, ec, &ti, comm);
 }
 
-void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI_Comm comm) {
+void gt_eval_cli_after_train(const gt_train_config *tc, const gt_eval_config *ec, const char *run_dir, MPI_Comm comm) {
     int rank;
     MPI_Comm_rank(comm, &rank);
     const char *env = getenv("GT_EVAL_AT_END");
@@ -260,9 +260,9 @@ void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI
     gt_train_device dev; /* the device the run trained on (train.device) */
     gt_train_device_select(tc->device, "train.device", 1, comm, &dev); /* logged by the trainer */
     gt_eval_cli_load_model(L, run_dir, -1, &D, micro, 1, dev.engine, comm);
-    gt_eval_config ec;
-    gt_eval_config_defaults(&ec);
-    gt_eval_cli_evaluate(run_dir, tc->data_file, L, &L->em, 1, &ec, comm);
+    gt_eval_config defaults;
+    gt_eval_config_defaults(&defaults);
+    gt_eval_cli_evaluate(run_dir, tc->data_file, L, &L->em, 1, ec ? ec : &defaults, comm);
     gt_eval_cli_unload(L);
     free(L);
     gt_eval_cli_data_free(&D);

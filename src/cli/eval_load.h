@@ -62,9 +62,10 @@ int gt_eval_cli_evaluate(const char *run_dir, const char *data, const gt_eval_lo
                          int n, const gt_eval_config *ec, MPI_Comm comm);
 
 /* Collective: after `gridtrain train` finished a run: evaluates RUN_DIR's best
- * checkpoint on its data file with the default evaluation settings, as
- * `gridtrain eval RUN_DIR` does, at the training micro-batch (eval.json, plot
- * data, report). GT_EVAL_AT_END=0 in the environment writes the report only. */
-void gt_eval_cli_after_train(const gt_train_config *tc, const char *run_dir, MPI_Comm comm);
+ * checkpoint on its data file with the evaluation settings ec (the train
+ * command's eval.* keys; NULL: the defaults), as `gridtrain eval RUN_DIR` with
+ * those keys does, at the training micro-batch (eval.json, plot data, report).
+ * GT_EVAL_AT_END=0 in the environment writes the report only. */
+void gt_eval_cli_after_train(const gt_train_config *tc, const gt_eval_config *ec, const char *run_dir, MPI_Comm comm);
 
 #endif

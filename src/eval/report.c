@@ -487,6 +487,11 @@ static void sec_timing(rep *r) {
     cJSON_Delete(t);
 }
 
+/* An appliance of eval.json's list with rows evaluated: one the run did not
+ * train (data.appliances) or without a true value anywhere has 0 samples (an
+ * eval.json without the count: every appliance). */
+static int nilm_evaluated(const cJSON *e) { return !(jnum(e, "samples") == 0); }
+
 static void nilm_table(rep *r, const cJSON *split, const char *title) {
     heading(r, 3, title);
     if (!split || cJSON_IsNull(split)) {
@@ -505,8 +510,14 @@ static void nilm_table(rep *r, const cJSON *split, const char *title) {
     char h[10][64] = {"appliance", "MAE (W)", "SAE", "NDE", "precision", "recall", "F1", "EA", "true kWh", "pred kWh"};
     trow(r, 1, 10, h);
     const cJSON *arr = jget(split, "appliances"), *e;
+    char skipped[2048] = "";
     cJSON_ArrayForEach(e, arr) {
         char c[10][64];
+        if (!nilm_evaluated(e)) {
+            size_t n = strlen(skipped);
+            snprintf(skipped + n, sizeof skipped - n, "%s%s", n ? ", " : "", jstr(e, "name", "?"));
+            continue;
+        }
         snprintf(c[0], 64, "%s", jstr(e, "name", "?"));
         fmtnum(c[1], 64, jnum(e, "mae_w"), "%.1f");
         fmtnum(c[2], 64, jnum(e, "sae"), "%.3f");
@@ -531,6 +542,9 @@ static void nilm_table(rep *r, const cJSON *split, const char *title) {
     fmtnum(h[9], 64, jnum(ov, "energy_pred_wh") / 1000, "%.2f");
     trow(r, 0, 10, h);
     tend(r);
+    if (skipped[0])
+        para(r, "Not evaluated (not among the appliances the run trained, data.appliances, or no true value in "
+                "this split): %s.", skipped);
 }
 
 static void sec_nilm(rep *r, const cJSON *ev) {
@@ -591,6 +605,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
             int i = 0;
             fputs("# index f1 ea (names: the xtics of nilm_f1_ea.gp)\n", o);
             cJSON_ArrayForEach(e, apps) {
+                if (!nilm_evaluated(e)) continue; /* no bars and no name for it */
                 double f1 = jnum(e, "f1"), ea = jnum(e, "ea");
                 fprintf(o, "%d ", i);
                 if (isfinite(f1)) fprintf(o, "%.4f ", f1);
@@ -620,7 +635,9 @@ static void sec_nilm(rep *r, const cJSON *ev) {
         fclose(f);
         return;
     }
-    /* columns: 1 time, 2 aggregate, then true_a pred_a pairs: pick the 3 largest true energies */
+    /* columns: 1 time, 2 aggregate, then true_a pred_a pairs: pick the 3 largest true energies among the
+     * appliances this household uses in the sample (an appliance it does not own, or one not evaluated:
+     * data.appliances, NaN, has none) */
     double sums[64] = {0}, last_h = 0;
     int ncol = 0;
     char line[8192];
@@ -641,7 +658,7 @@ static void sec_nilm(rep *r, const cJSON *ev) {
     int A = (ncol - 2) / 2, top[3] = {-1, -1, -1};
     for (int k = 0; k < 3; k++)
         for (int a = 0; a < A && a < 64; a++) {
-            if (a == top[0] || a == top[1]) continue;
+            if (a == top[0] || a == top[1] || !(sums[a] > 0)) continue;
             if (top[k] < 0 || sums[a] > sums[top[k]]) top[k] = a;
         }
     /* which household and hours: "# household id I (file index N) from ISO; columns: ..." and the last time_h */

@@ -94,6 +94,29 @@ assert f.attrs["state_filter"] == 1 and f["on"].shape == f["predictions"].shape
 assert list(f["appliance_meta/fill_s"][:]) == [120.0] * 15 and list(f["appliance_meta/min_on_s"][:]) == [60.0] * 15' "$dir/f1.h5" \
   || fail "filtered predict file"
 
+# an [eval] section of the training configuration: the end-of-run evaluation follows it, with the same
+# figures as `eval RUN_DIR` given those keys; the keys are checked before training and never stored with the run
+cp "$dir/train.ini" "$dir/train_e.ini"
+printf '[eval]\nstride = 3\ncalibrate_filter = true\n' >> "$dir/train_e.ini"
+"$tool" train "$dir/train_e.ini" run.dir="$dir/run_e" train.max_steps=10 > "$dir/train_e.log" 2>&1 \
+  || { cat "$dir/train_e.log"; fail "train with an [eval] section"; }
+cp "$dir/run_e/eval.json" "$dir/eval_e_end.json"
+grep -q "^\[eval\]" "$dir/run_e/config.ini" && fail "config.ini stores the [eval] section"
+"$tool" eval "$dir/run_e" eval.stride=3 eval.calibrate_filter=true > /dev/null 2>&1 || fail "eval run_e"
+python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+c = a["eval_config"]
+assert c["nilm_calibrate_filter"] is True and c["nilm_stride"] == 3, c
+assert a["nilm"]["test"]["overall"] == b["nilm"]["test"]["overall"], (a["nilm"]["test"]["overall"], b["nilm"]["test"]["overall"])
+assert [x["fill_s"] for x in a["nilm"]["test"]["appliances"]] == [x["fill_s"] for x in b["nilm"]["test"]["appliances"]]' \
+  "$dir/eval_e_end.json" "$dir/run_e/eval.json" || fail "the end-of-run evaluation did not follow the [eval] section"
+set +e
+"$tool" train "$dir/train.ini" run.dir="$dir/run_bad" eval.stride=-1 > "$dir/bad.log" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "eval.stride must be >= 0" "$dir/bad.log" && [ ! -e "$dir/run_bad/checkpoints" ] \
+  || { cat "$dir/bad.log"; fail "train eval.stride=-1: exit $rc (want 2, before training)"; }
+set -e
+
 # an ensemble (eval.models): a second run of another seed; eval.json lists both, the report says so;
 # predict 1 == 2 ranks. Members of another window or other splits are refused with one line, exit 2.
 "$tool" train "$dir/train.ini" run.dir="$dir/run2" train.seed=2 > "$dir/train2.log" 2>&1 || { cat "$dir/train2.log"; fail "train seed 2"; }

@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
     tc.write_outputs = 1;
     tc.run_dir = run;
     TEST_REQUIRE(gt_train_run(&tc, world, NULL) == 0);
-    gt_eval_cli_after_train(&tc, run, world); /* what `gridtrain train` runs after training */
+    gt_eval_cli_after_train(&tc, NULL, run, world); /* what `gridtrain train` runs after training */
 
     /* the evaluation after training wrote eval.json with the documented keys */
     if (rank == 0) {

@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
     c16.max_steps = 20;
     TEST_REQUIRE(gt_train_run(&c32, world, NULL) == 0);
     TEST_REQUIRE(gt_train_run(&c16, world, NULL) == 0);
-    gt_eval_cli_after_train(&c32, run32, world); /* what `gridtrain train` runs after training */
+    gt_eval_cli_after_train(&c32, NULL, run32, world); /* what `gridtrain train` runs after training */
     if (rank == 0) {
         char p[700];
         long n;

@@ -80,7 +80,9 @@ int main(void) {
         "\"f1\":0.85,\"ea\":0.88,\"f1_macro\":0.8,\"appliances_f1_ge_0_8\":1,\"appliances_f1_defined\":1},"
         "\"appliances\":[{\"name\":\"fridge\",\"mae_w\":5,\"sae\":0.1,\"nde\":0.2,\"precision\":0.9,\"recall\":0.9,\"f1\":0.9,"
         "\"ea\":0.9,\"energy_true_wh\":1000,\"energy_pred_wh\":1100},{\"name\":\"kettle\",\"mae_w\":15,\"sae\":null,\"nde\":null,"
-        "\"precision\":null,\"recall\":null,\"f1\":null,\"ea\":null,\"energy_true_wh\":0,\"energy_pred_wh\":0}]},"
+        "\"precision\":null,\"recall\":null,\"f1\":null,\"ea\":null,\"energy_true_wh\":0,\"energy_pred_wh\":0,\"samples\":3},"
+        "{\"name\":\"toaster\",\"mae_w\":null,\"sae\":null,\"nde\":null,\"precision\":null,\"recall\":null,\"f1\":null,"
+        "\"ea\":null,\"energy_true_wh\":0,\"energy_pred_wh\":0,\"samples\":0}]},"
         "\"holdout\":null},\"pdm\":null,\"train\":{\"steps\":200,\"train_time_s\":200,\"samples_per_s\":1000,\"ranks\":2,"
         "\"cpu_hours\":0.1,\"gpu_hours\":0,\"final_loss\":0.005,\"best_val_loss\":0.0075}}\n");
     FILE *f;
@@ -100,6 +102,10 @@ int main(void) {
     char *md = slurp(dir, "report.md");
     TEST_REQUIRE(md);
     TEST_CHECK(strstr(md, "gnuplot was not found") != NULL);
+    /* an appliance without evaluated rows (data.appliances of the run): named once below the table, no row */
+    TEST_CHECK(strstr(md, "| kettle |") != NULL && strstr(md, "| toaster |") == NULL);
+    TEST_CHECK(strstr(md, "Not evaluated (not among the appliances the run trained, data.appliances, or no true "
+                          "value in this split): toaster.") != NULL);
     free(md);
 
     char gp[600];
@@ -126,7 +132,13 @@ int main(void) {
     TEST_CHECK(strstr(sgp, "19.9 h (the whole test split of this household) of test household 7, from 2026-01-05T06:00:00Z")
                != NULL);
     TEST_CHECK(strstr(sgp, "filledcurves") != NULL); /* truth shaded, prediction a line: distinct even where equal */
+    /* only appliances with energy in the sample: the fridge; not the kettle (0 W) */
+    TEST_CHECK(strstr(sgp, "'fridge true'") != NULL && strstr(sgp, "kettle") == NULL);
     free(sgp);
+    char *fgp = slurp(dir, "plots/nilm_f1_ea.gp"); /* bars of the evaluated appliances only */
+    TEST_REQUIRE(fgp);
+    TEST_CHECK(strstr(fgp, "'kettle' 1") != NULL && strstr(fgp, "toaster") == NULL);
+    free(fgp);
     md = slurp(dir, "report.md");
     char *html = slurp(dir, "report.html");
     TEST_REQUIRE(md && html);
