@@ -96,6 +96,10 @@ int gt_doe_search_finish(gt_doe_search *s, int64_t max_steps, int64_t eval_every
         if (s->min_budget == 0) return snprintf(err, en, "[search] min_budget is missing (the first rung's fraction)"), -1;
         if (s->max_budget > 1 || s->min_budget > 1)
             return snprintf(err, en, "[search] unit = data: min_budget and max_budget are fractions in (0, 1]"), -1;
+        if (s->max_budget != 1)
+            return snprintf(err, en, "[search] unit = data: max_budget = %g: the last rung is the full run on every "
+                                     "household/turbine (1, the default)", s->max_budget),
+                   -1;
     }
     if (s->min_budget > s->max_budget)
         return snprintf(err, en, "[search] min_budget %g is above max_budget %g", s->min_budget, s->max_budget), -1;

@@ -300,16 +300,22 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
     {
         const char *ms = gt_doe_fixed_get(m, "train.max_steps"), *ee = gt_doe_fixed_get(m, "train.eval_every");
         char why[512];
-        if (gt_doe_search_finish(&m->search, ms ? atoll(ms) : 0, ee ? atoll(ee) : 0, why, sizeof why))
-            return fail(err, en, path, m->search.line, "%s", why);
         for (int i = 0; m->search.strategy == GT_DOE_HALVING && i < m->n_factors; i++) {
             const char *key = m->factors[i].key;
             if (!strcmp(key, "train.max_steps") || !strcmp(key, "train.eval_every") ||
                 (m->search.unit == GT_DOE_UNIT_DATA && !strcmp(key, "data.items")))
                 return fail(err, en, path, m->factors[i].line,
-                            "factor '%s': [search] strategy = halving sets %s itself (the rung budgets)",
+                            "factor '%s': with [search] strategy = halving, %s is not a factor (the rung "
+                            "budgets rest on it: fixed, or the data sample the ladder draws)",
                             m->factors[i].name, key);
         }
+        if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA)
+            for (int j = 0; j < m->n_fixed; j++)
+                if (!strcmp(m->fixed[j].key, "data.items"))
+                    return fail(err, en, path, m->fixed[j].line, "data.items with [search] unit = data: the rungs "
+                                "sample the file's households/turbines themselves");
+        if (gt_doe_search_finish(&m->search, ms ? atoll(ms) : 0, ee ? atoll(ee) : 0, why, sizeof why))
+            return fail(err, en, path, m->search.line, "%s", why);
         if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA && !gt_doe_fixed_get(m, "data.file"))
             return fail(err, en, path, m->search.line, "[search] unit = data needs a fixed data.file (its households or "
                         "turbines are sampled)");
