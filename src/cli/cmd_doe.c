@@ -178,6 +178,25 @@ static int run(const gt_args *a, MPI_Comm comm) {
         GT_CHECK(gt_doe_summarize(&s, *metric ? metric : NULL, *rows ? rows : NULL, *cols ? cols : NULL, &sum, err,
                                   sizeof err) == 0,
                  GT_EXIT_USAGE, "doe report: %s", err);
+        gt_doe_sweep hs;
+        int have_h = 0;
+        const char *hv = gt_args_str(a, "doe.halving");
+        if (*hv) { /* a halving sweep of the same matrix to compare with */
+            char *hdir = NULL;
+            if (stat(hv, &st) == 0 && S_ISDIR(st.st_mode)) {
+                hdir = GT_STRDUP(hv);
+            } else {
+                gt_doe_matrix m;
+                load_matrix(hv, &m);
+                hdir = GT_STRDUP(m.dir);
+                gt_doe_matrix_free(&m);
+            }
+            GT_CHECK(gt_doe_sweep_load(hdir, &hs, err, sizeof err) == 0, GT_EXIT_DATA, "doe report --halving: %s", err);
+            free(hdir);
+            GT_CHECK(hs.ladder, GT_EXIT_USAGE, "doe report --halving %s: not a halving sweep (no ladder.json)", hv);
+            sum.halving = &hs;
+            have_h = 1;
+        }
         char out[PATH_MAX];
         const char *o = gt_args_str(a, "doe.out");
         if (*o) snprintf(out, sizeof out, "%s", o);
@@ -192,6 +211,7 @@ static int run(const gt_args *a, MPI_Comm comm) {
         }
         gt_doe_summary_free(&sum, &s);
         gt_doe_sweep_free(&s);
+        if (have_h) gt_doe_sweep_free(&hs);
         free(dir);
         return rc ? GT_EXIT_RESOURCE : 0;
     }

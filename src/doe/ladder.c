@@ -117,9 +117,21 @@ static int run_ranks(const char *run_dir) {
     return n;
 }
 
+/* seconds of training over the segments a cell's train.log reports
+ * ("train: ... after N steps (K skipped) in S s"), appended over attempts */
+static double train_time(const char *cell_dir) {
+    char p[2 * PATH_MAX];
+    snprintf(p, sizeof p, "%s/train.log", cell_dir);
+    char *log = gt_read_file_bounded(p, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, NULL, 0);
+    double s = 0;
+    for (char *q = log; q && (q = strstr(q, " skipped) in ")); q++) s += atof(q + 13);
+    free(log);
+    return s;
+}
+
 typedef struct rung_rec {
     char status[16]; /* done, failed, preempted, "" (none) */
-    double metric, steps, steps_added, wall_s, cpu_hours;
+    double metric, steps, steps_added, wall_s, train_s, cpu_hours;
     int exit_code;
 } rung_rec;
 
@@ -141,6 +153,7 @@ static int read_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, r
     NUM("steps", r->steps);
     NUM("steps_added", r->steps_added);
     NUM("wall_s", r->wall_s);
+    NUM("train_time_s", r->train_s);
     NUM("cpu_hours", r->cpu_hours);
     double ec = 0;
     NUM("exit_code", ec);
@@ -170,16 +183,19 @@ static void write_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c,
     cJSON_AddNumberToObject(j, "steps", r->steps);
     cJSON_AddNumberToObject(j, "steps_added", r->steps_added);
     cJSON_AddNumberToObject(j, "wall_s", r->wall_s);
+    cJSON_AddNumberToObject(j, "train_time_s", r->train_s);
     cJSON_AddNumberToObject(j, "cpu_hours", r->cpu_hours);
     cJSON_AddNumberToObject(j, "exit_code", r->exit_code);
     if (gt_doe_json_write(p, j)) GT_WARN("doe: cannot write %s", p);
     cJSON_Delete(j);
 }
 
-static double cpu_hours(double wall_s, int ranks) {
+/* CPU-hours of train_s seconds of training, as the evaluator counts them
+ * (training time x ranks x OPENBLAS_NUM_THREADS / 3600) */
+static double cpu_hours(double train_s, int ranks) {
     const char *ob = getenv("OPENBLAS_NUM_THREADS");
     const int threads = ob && atoi(ob) > 0 ? atoi(ob) : 1;
-    return wall_s * ranks * threads / 3600.0;
+    return train_s * ranks * threads / 3600.0;
 }
 
 /* --------------------------------------------------------------- ladder -- */
@@ -267,7 +283,7 @@ static int run_last(const gt_doe_matrix *m, const gt_doe_cell *c, int rung, cons
     const int had = gt_doe_exists(p);
     if (!read_record(m, rung, c, &r) && !strcmp(r.status, "done") && had) return 0;
     const int64_t before = m->search.unit == GT_DOE_UNIT_STEPS ? newest_step(dir) : -1;
-    const double w0 = gt_doe_cell_wall(dir), t0 = gt_now();
+    const double w0 = gt_doe_cell_wall(dir), t0 = gt_now(), tt0 = train_time(dir);
     int rc = gt_doe_run_cell(m, c->index, o);
     const double wall = had ? 0 : gt_now() - t0;
     memset(&r, 0, sizeof r);
@@ -289,7 +305,8 @@ static int run_last(const gt_doe_matrix *m, const gt_doe_cell *c, int rung, cons
         snprintf(r.status, sizeof r.status, "%s", rc == GT_EXIT_PREEMPTED ? "preempted" : "failed");
     }
     r.wall_s = wall > 0 ? wall : gt_doe_cell_wall(dir) - w0;
-    r.cpu_hours = cpu_hours(r.wall_s, run_ranks(dir));
+    r.train_s = had ? 0 : train_time(dir) - tt0;
+    r.cpu_hours = cpu_hours(r.train_s, run_ranks(dir));
     write_record(m, rung, c, &r);
     return rc;
 }
@@ -351,6 +368,8 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
     int rc = 0;
     double wall = 0, added = 0;
     const int64_t cur = newest_step(run_dir);
+    const double tt0 = train_time(dir);
+    double tt = 0;
     if (gt_doe_exists(p) || (!data && cur >= (int64_t)B)) {
         /* trained before (a record lost), or stopped early at an earlier rung: nothing to add */
     } else {
@@ -384,6 +403,7 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
             rc = gt_doe_run_child(o, args, 4, log);
         }
         wall = gt_now() - t0;
+        tt = train_time(dir) - tt0;
         const int64_t after = newest_step(run_dir);
         added = (double)(after > 0 ? after : 0) - (cur > 0 ? (double)cur : 0);
         if (rc == GT_EXIT_PREEMPTED && !data && after >= (int64_t)B && !gt_doe_forwarded_signal()) rc = 0;
@@ -399,7 +419,8 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
     memset(&r, 0, sizeof r);
     r.exit_code = rc;
     r.wall_s = wall;
-    r.cpu_hours = cpu_hours(wall, run_ranks(run_dir));
+    r.train_s = tt;
+    r.cpu_hours = cpu_hours(tt, run_ranks(run_dir));
     r.steps_added = added;
     if (rc == 0) {
         r.metric = val_at(run_dir, data ? INFINITY : B, &r.steps);

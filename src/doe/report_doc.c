@@ -11,7 +11,7 @@
 #include "doe/report.h"
 #include "doe/report_int.h"
 
-static void config_label(const gt_doe_sweep *s, const gt_doe_config *c, char *b, size_t n) {
+void gt_doe_config_label(const gt_doe_sweep *s, const gt_doe_config *c, char *b, size_t n) {
     b[0] = 0;
     for (int f = 0; f < s->n_factors; f++) {
         if (f == s->seed_factor) continue;
@@ -192,6 +192,116 @@ static void write_care(doc *d, const gt_doe_sweep *s, const gt_doe_care *c, cons
     }
 }
 
+
+/* A halving sweep: the ladder (each configuration's rung metric per rung,
+ * which advanced), the compute spent against the grid's, the choice. */
+static void write_ladder(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
+    const gt_doe_ladder *L = s->ladder;
+    char b[600], v[160];
+    heading(d, 2, "Successive halving");
+    para(d, "eta %d, %d rungs (budgets in %s); a configuration (the cells equal in every factor but the seed) is "
+            "ranked by the mean of %s over its seeds that finished the rung, ties by cell order; the best 1/eta "
+            "advance. %d of %d rungs ranked.",
+         L->eta, L->n_rungs, !strcmp(L->unit, "data") ? "fractions of the households/turbines" : "optimizer steps",
+         L->metric, L->n_ranked, L->n_rungs);
+    table_begin(d);
+    row_begin(d);
+    cell(d, "configuration", 1);
+    for (int r = 0; r < L->n_rungs; r++) {
+        snprintf(v, sizeof v, "rung %d (%g)", r, L->budget[r]);
+        cell(d, v, 1);
+    }
+    row_end(d, L->n_rungs + 1, 1);
+    for (int k = 0; k < L->n_confs; k++) {
+        const gt_doe_ladder_conf *C = &L->confs[k];
+        row_begin(d);
+        snprintf(b, sizeof b, "%s%s", C->label, k == L->chosen ? " (chosen)" : "");
+        cell(d, b, 0);
+        for (int r = 0; r < L->n_rungs; r++) {
+            char m[32];
+            fmt_num(m, sizeof m, C->mean[r]);
+            if (!C->ran[r]) snprintf(v, sizeof v, "%s", "");
+            else if (r + 1 < L->n_ranked || (r + 1 == L->n_ranked && r + 1 < L->n_rungs))
+                snprintf(v, sizeof v, "%s (%d seed(s)%s) %s", m, C->n_done[r], C->n_failed[r] ? ", some failed" : "",
+                         C->advanced[r] ? "advanced" : "stopped");
+            else snprintf(v, sizeof v, "%s (%d seed(s)%s)", m, C->n_done[r], C->n_failed[r] ? ", some failed" : "");
+            cell(d, v, 0);
+        }
+        row_end(d, L->n_rungs + 1, 0);
+    }
+    table_end(d);
+    for (int r = 0; r < L->n_ranked; r++)
+        if (L->n_failed_cells[r])
+            para(d, "Rung %d: %lld of %lld cells without a result (failed or not run; listed in ladder.json "
+                    "failed_cells): their configurations were ranked on the seeds that finished.",
+                 r, (long long)L->n_failed_cells[r], (long long)L->n_cells[r]);
+    if (isfinite(L->grid_steps))
+        para(d, "Compute: %.6g cell-steps over the rungs, %.1f%% of the grid's %.6g (every cell to %g steps); %.4g "
+                "CPU-hours, %.1f%% of the grid's estimated %.4g (each cell's rung-0 cost per step x the full "
+                "budget; a grid sweep of the same matrix measures it: 'doe report GRID --halving THIS').",
+             L->steps, 100 * L->steps / L->grid_steps, L->grid_steps, L->budget[L->n_rungs - 1], L->cpu_hours,
+             L->grid_cpu_hours_est > 0 ? 100 * L->cpu_hours / L->grid_cpu_hours_est : NAN, L->grid_cpu_hours_est);
+    else
+        para(d, "Compute: %.4g CPU-hours over the rungs, %.1f%% of the grid's estimated %.4g (each cell's rung-0 "
+                "cost scaled to the full data).",
+             L->cpu_hours, L->grid_cpu_hours_est > 0 ? 100 * L->cpu_hours / L->grid_cpu_hours_est : NAN,
+             L->grid_cpu_hours_est);
+    if (L->chosen < 0) {
+        para(d, "No choice yet: the last rung is not ranked ('doe next --rung %d' after it).", L->n_rungs - 1);
+        return;
+    }
+    const gt_doe_ladder_conf *C = &L->confs[L->chosen];
+    int ci = -1;
+    for (int k = 0; k < o->n_configs && ci < 0; k++) {
+        gt_doe_config_label(s, &o->configs[k], b, sizeof b);
+        if (!strcmp(b, C->label)) ci = k;
+    }
+    para(d, "Chosen configuration: %s (%s %s at the full budget).", C->label, L->metric,
+         (fmt_num(v, sizeof v, C->mean[L->n_rungs - 1]), v));
+    if (ci < 0) return;
+    int qidx[GT_DOE_N_METRICS];
+    const int nq = shown_metrics(o, qidx, 0);
+    table_begin(d);
+    row_begin(d);
+    cell(d, "metric", 1), cell(d, "mean ± sd over seeds", 1), cell(d, "n", 1);
+    row_end(d, 3, 1);
+    for (int k = 0; k < nq; k++) {
+        const gt_doe_stat st = o->configs[ci].stat[qidx[k]];
+        if (st.n == 0) continue;
+        row_begin(d);
+        cell(d, gt_doe_metric_table[qidx[k]].label, 0);
+        fmt_stat(v, sizeof v, st);
+        cell(d, v, 0);
+        snprintf(v, sizeof v, "%d", st.n);
+        cell(d, v, 0);
+        row_end(d, 3, 0);
+    }
+    table_end(d);
+}
+
+/* A grid sweep compared with a halving sweep of the same matrix. */
+static void write_compare(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
+    gt_doe_compare c;
+    char err[1024], b[512], a[512];
+    heading(d, 2, "Successive halving against this grid");
+    if (gt_doe_compare_halving(s, o, o->halving, &c, err, sizeof err)) {
+        para(d, "Halving sweep %s: not compared: %s", o->halving->dir, err);
+        return;
+    }
+    const gt_doe_ladder *L = o->halving->ladder;
+    gt_doe_config_label(s, &o->configs[c.grid_best], b, sizeof b);
+    gt_doe_config_label(s, &o->configs[c.chosen], a, sizeof a);
+    para(d, "Halving sweep %s (eta %d, %d rungs) chose %s: %s the grid's best by %s (rank %d of %d). Grid's best: %s "
+            "(%.6g); the halving choice in this grid: %.6g, %+.2f%% from the best.",
+         o->halving->dir, L->eta, L->n_rungs, a, c.chosen == c.grid_best ? "that is" : "that is NOT", L->metric,
+         c.chosen_rank, c.n_ranked, b, c.best_value, c.chosen_value, 100 * c.rel_diff);
+    para(d, "Compute: halving %.6g cell-steps and %.4g CPU-hours; this grid %.6g cell-steps and %.4g CPU-hours: "
+            "%.1f%% of the steps, %.1f%% of the CPU-hours.",
+         c.halving_steps, c.halving_cpu_hours, c.grid_steps, c.grid_cpu_hours,
+         c.grid_steps > 0 ? 100 * c.halving_steps / c.grid_steps : NAN,
+         c.grid_cpu_hours > 0 ? 100 * c.halving_cpu_hours / c.grid_cpu_hours : NAN);
+}
+
 static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots, const gt_doe_care *care,
                       const char *care_err) {
     int idx[GT_DOE_N_METRICS], qidx[GT_DOE_N_METRICS];
@@ -214,11 +324,15 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
          (long long)o->n_status[GT_DOE_PREEMPTED], (long long)o->n_status[GT_DOE_RUNNING],
          (long long)o->n_status[GT_DOE_MISSING], (long long)o->n_requeued, P->name, P->higher_better ? "higher" : "lower",
          o->cpu_hours, o->gpu_hours, o->train_time_s);
+    if (s->ladder)
+        para(d, "%lld cells stopped by the halving ladder (not kept after a rung; section Successive halving); the "
+                "totals above count the finished cells only.",
+             (long long)o->n_status[GT_DOE_STOPPED]);
     if (o->best >= 0) {
-        config_label(s, &o->configs[o->best], b, sizeof b);
+        gt_doe_config_label(s, &o->configs[o->best], b, sizeof b);
         fmt_stat(v, sizeof v, o->configs[o->best].stat[o->primary]);
         para(d, "Best configuration: %s (%s %s over %d seed(s)).", b, P->label, v, o->configs[o->best].stat[o->primary].n);
-        config_label(s, &o->configs[o->worst], b, sizeof b);
+        gt_doe_config_label(s, &o->configs[o->worst], b, sizeof b);
         fmt_stat(v, sizeof v, o->configs[o->worst].stat[o->primary]);
         para(d, "Worst configuration: %s (%s %s over %d seed(s)).", b, P->label, v, o->configs[o->worst].stat[o->primary].n);
     }
@@ -246,6 +360,8 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
     }
     table_end(d);
 
+    if (s->ladder) write_ladder(d, s, o);
+    if (o->halving) write_compare(d, s, o);
     write_slow(d, s);
 
     heading(d, 2, "Main effects");

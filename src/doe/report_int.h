@@ -54,6 +54,11 @@ void gt_doe_doc_write(FILE *f, int html, const gt_doe_sweep *s, const gt_doe_sum
                       const gt_doe_care *care, const char *care_err);
 /* heatmap.svg, effects.svg (and their .dat/.gp) into dir; 0 or -1 */
 int gt_doe_plots_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir);
+/* "factor=level ..." of a configuration (every factor but the seed), "(all)" without any */
+void gt_doe_config_label(const gt_doe_sweep *s, const gt_doe_config *c, char *b, size_t n);
+/* SWEEP_DIR/ladder.json and the rung records into s->ladder (none: left NULL); 0 */
+int gt_doe_ladder_load(gt_doe_sweep *s);
+void gt_doe_ladder_free(gt_doe_sweep *s);
 /* 1 when gnuplot is on PATH */
 int gt_doe_have_gnuplot(void);
 

@@ -69,6 +69,7 @@ void gt_doe_sweep_free(gt_doe_sweep *s) {
         free(s->factor[f]);
         free(s->key[f]);
     }
+    gt_doe_ladder_free(s);
     free(s->cells);
     free(s->dir);
     free(s->name);
@@ -180,7 +181,8 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
             const cJSON *st = cJSON_GetObjectItem(cj, "status");
             const char *sn = cJSON_IsString(st) ? st->valuestring : "";
             r->status = !strcmp(sn, "done") ? GT_DOE_DONE : !strcmp(sn, "failed") ? GT_DOE_FAILED
-                        : !strcmp(sn, "preempted") ? GT_DOE_PREEMPTED : GT_DOE_RUNNING;
+                        : !strcmp(sn, "preempted") ? GT_DOE_PREEMPTED : !strcmp(sn, "stopped") ? GT_DOE_STOPPED
+                        : GT_DOE_RUNNING;
             cJSON_Delete(cj);
         }
         snprintf(p2, sizeof p2, "%s/cells/%s/eval.json", dir, r->id);
@@ -204,5 +206,6 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
     }
     for (int k = 0; k < s->n_factors; k++) free(sorted[k]);
     cJSON_Delete(j);
+    if (rc == 0) gt_doe_ladder_load(s); /* a halving sweep's ladder.json */
     return rc;
 }

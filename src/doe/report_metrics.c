@@ -43,8 +43,8 @@ int gt_doe_metric_find(const char *name) {
 }
 
 const char *gt_doe_status_name(int s) {
-    static const char *const k[] = {"missing", "running", "preempted", "failed", "done"};
-    return s >= 0 && s <= GT_DOE_DONE ? k[s] : "?";
+    static const char *const k[] = {"missing", "running", "preempted", "failed", "done", "stopped"};
+    return s >= 0 && s <= GT_DOE_STOPPED ? k[s] : "?";
 }
 
 gt_doe_stat gt_doe_stat_of(const double *v, int n) {
