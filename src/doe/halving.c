@@ -43,6 +43,8 @@ int gt_doe_search_set(gt_doe_search *s, const char *key, const char *v, char *er
     } else if (!strcmp(key, "min_budget") || !strcmp(key, "max_budget")) {
         if (parse_num(v, &x) || x <= 0) return snprintf(err, en, "[search] %s = '%s': a number > 0", key, v), -1;
         *(key[1] == 'i' ? &s->min_budget : &s->max_budget) = x;
+    } else if (!strcmp(key, "per")) {
+        snprintf(s->per, sizeof s->per, "%s", v);
     } else if (!strcmp(key, "metric")) {
         /* the rungs have what training writes: the validation loss (metrics.jsonl) */
         if (strcmp(v, "train.best_val_loss"))
@@ -52,7 +54,7 @@ int gt_doe_search_set(gt_doe_search *s, const char *key, const char *v, char *er
                    -1;
         snprintf(s->metric, sizeof s->metric, "%s", v);
     } else {
-        return snprintf(err, en, "unknown [search] key '%s' (strategy, eta, unit, min_budget, max_budget, metric)",
+        return snprintf(err, en, "unknown [search] key '%s' (strategy, eta, unit, min_budget, max_budget, metric, per)",
                         key),
                -1;
     }

@@ -10,6 +10,8 @@
  *   min_budget = 100       ; steps (an integer), or a fraction in (0, 1]
  *   max_budget = 2700      ; steps: default the fixed train.max_steps; data: default 1
  *   metric = train.best_val_loss   ; what the rungs rank by (the validation loss)
+ *   per = appliances       ; optional: one ladder per level of this factor (results that
+ *                          ; are not comparable across its levels, e.g. appliance groups)
  *
  * Rung budgets: b_r = min_budget x eta^r while below max_budget, then
  * max_budget (the last rung is the full run). A configuration is the set of
@@ -34,6 +36,7 @@ typedef struct gt_doe_search {
     double min_budget; /* 0: unset */
     double max_budget; /* 0: unset (steps: train.max_steps; data: 1) */
     char metric[64];   /* the rung metric */
+    char per[64];      /* a factor: one ladder per level of it ("" none) */
     int line;          /* line of [search] in the matrix (0: none) */
     int n_rungs;
     double budget[GT_DOE_MAX_RUNGS]; /* filled by gt_doe_search_finish */

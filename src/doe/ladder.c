@@ -44,6 +44,11 @@ static int seed_factor(const gt_doe_matrix *m) {
         if (!strcmp(m->factors[f].key, "train.seed")) return f;
     return -1;
 }
+static int factor_named(const gt_doe_matrix *m, const char *name) {
+    for (int f = 0; f < m->n_factors; f++)
+        if (!strcmp(m->factors[f].name, name) || !strcmp(m->factors[f].key, name)) return f;
+    return -1;
+}
 /* cells a and b belong to one configuration (equal in every factor but the seed) */
 static int same_config(const gt_doe_matrix *m, const gt_doe_cell *a, const gt_doe_cell *b) {
     const int s = seed_factor(m);
@@ -494,12 +499,38 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
         in[k].mean = in[k].n_done ? sum / in[k].n_done : NAN;
     }
     const int last = rung == m->search.n_rungs - 1;
-    const int keep = last ? 1 : gt_doe_keep(nc, m->search.eta);
     const int mi = gt_doe_metric_find(m->search.metric);
     const int hb = mi >= 0 ? gt_doe_metrics(NULL)[mi].higher_better : 0;
-    int *order = GT_MALLOC(sizeof *order * (size_t)(nc + 1));
-    char why[512];
-    const int adv = gt_doe_select(in, nc, keep, hb, order, why, sizeof why);
+    /* one ladder per level of [search] per (e.g. the appliance groups), else one */
+    const int pf = m->search.per[0] ? factor_named(m, m->search.per) : -1;
+    const int n_groups = pf >= 0 ? m->factors[pf].n_levels : 1;
+    int *order = GT_MALLOC(sizeof *order * (size_t)(nc + 1)), *advanced = GT_CALLOC((size_t)(nc + 1), sizeof(int));
+    int *best = GT_MALLOC(sizeof *best * (size_t)(n_groups + 1)), *sub = GT_MALLOC(sizeof *sub * (size_t)(nc + 1));
+    int *sub_order = GT_MALLOC(sizeof *sub_order * (size_t)(nc + 1));
+    gt_doe_rank_in *sub_in = GT_MALLOC(sizeof *sub_in * (size_t)(nc + 1));
+    char why[512] = "";
+    int adv = 0, n_order = 0, n_best = 0;
+    for (int g = 0; g < n_groups && adv >= 0; g++) {
+        int ns = 0;
+        for (int k = 0; k < nc; k++)
+            if (pf < 0 || cf[k].first.level[pf] == g) sub[ns] = k, sub_in[ns++] = in[k];
+        if (ns == 0) continue;
+        const int keep = last ? 1 : gt_doe_keep(ns, m->search.eta);
+        const int a = gt_doe_select(sub_in, ns, keep, hb, sub_order, why, sizeof why);
+        if (a < 0) {
+            if (pf >= 0) {
+                char w[600];
+                snprintf(w, sizeof w, "%s = %s: %s", m->factors[pf].name, m->factors[pf].levels[g], why);
+                snprintf(why, sizeof why, "%.500s", w);
+            }
+            adv = -1;
+            break;
+        }
+        for (int i = 0; i < ns; i++) order[n_order++] = sub[sub_order[i]];
+        for (int i = 0; i < a; i++) advanced[sub[sub_order[i]]] = 1;
+        best[n_best++] = sub[sub_order[0]];
+        adv += a;
+    }
     int rc = 0;
     if (adv < 0) {
         fprintf(out, "doe next: rung %d of '%s': %s\n", rung, m->name, why);
@@ -543,11 +574,12 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
             cJSON_AddNumberToObject(x, "n_done", in[ci].n_done);
             cJSON_AddNumberToObject(x, "n_failed", in[ci].n_failed);
             cJSON_AddNumberToObject(x, "rank", k + 1);
-            cJSON_AddBoolToObject(x, "advanced", k < adv);
+            if (pf >= 0) cJSON_AddStringToObject(x, "per", m->factors[pf].levels[cf[ci].first.level[pf]]);
+            cJSON_AddBoolToObject(x, "advanced", advanced[ci]);
             cJSON_AddItemToArray(cs, x);
-            for (int i = 0; k < adv && !last && i < cf[ci].n; i++)
+            for (int i = 0; advanced[ci] && !last && i < cf[ci].n; i++)
                 cJSON_AddItemToArray(next, cJSON_CreateNumber((double)cf[ci].cells[i]));
-            for (int i = 0; k >= adv && i < cf[ci].n; i++) { /* stopped here */
+            for (int i = 0; !advanced[ci] && i < cf[ci].n; i++) { /* stopped here */
                 gt_doe_cell c;
                 char d[PATH_MAX];
                 gt_doe_cell_at(m, cf[ci].cells[i], &c);
@@ -569,20 +601,29 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
         failed = NULL;
         cJSON_ReplaceItemInArray(rs, rung, R);
         char lab[512];
-        config_label(m, &cf[order[0]].first, lab, sizeof lab);
-        fprintf(out, "doe next: rung %d (budget %g %s): %d of %d configurations advance; best %s (%s %.6g over %d "
-                     "seed(s))\n",
-                rung, m->search.budget[rung], m->search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps", adv, nc,
-                lab, m->search.metric, in[order[0]].mean, in[order[0]].n_done);
+        for (int g = 0; g < n_best; g++) {
+            config_label(m, &cf[best[g]].first, lab, sizeof lab);
+            fprintf(out, "doe next: rung %d (budget %g %s): %d of %d configurations advance; best %s (%s %.6g over %d "
+                         "seed(s))\n",
+                    rung, m->search.budget[rung], m->search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps", adv, nc,
+                    lab, m->search.metric, in[best[g]].mean, in[best[g]].n_done);
+        }
         cJSON_DeleteItemFromObject(l, "chosen");
+        cJSON_DeleteItemFromObject(l, "chosen_per");
         if (last) {
-            cJSON *ch = cJSON_CreateObject();
-            cJSON_AddStringToObject(ch, "config", lab);
-            cJSON_AddNumberToObject(ch, "first_cell", (double)cf[order[0]].first.index);
-            cJSON_AddNumberToObject(ch, "mean", in[order[0]].mean);
-            cJSON_AddItemToObject(l, "chosen", ch);
+            cJSON *all = pf >= 0 ? cJSON_AddArrayToObject(l, "chosen_per") : NULL;
+            for (int g = 0; g < n_best; g++) {
+                cJSON *ch = cJSON_CreateObject();
+                config_label(m, &cf[best[g]].first, lab, sizeof lab);
+                cJSON_AddStringToObject(ch, "config", lab);
+                cJSON_AddNumberToObject(ch, "first_cell", (double)cf[best[g]].first.index);
+                cJSON_AddNumberToObject(ch, "mean", in[best[g]].mean);
+                if (all) cJSON_AddItemToArray(all, ch);
+                else cJSON_AddItemToObject(l, "chosen", ch);
+                fprintf(out, "chosen: %s\n", lab);
+            }
+            if (all) cJSON_AddItemToObject(l, "chosen", cJSON_Duplicate(cJSON_GetArrayItem(all, 0), 1));
             while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
-            fprintf(out, "chosen: %s\n", lab);
             cJSON_Delete(next);
             rc = 1;
         } else {
@@ -618,6 +659,11 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
     free(cf);
     free(in);
     free(order);
+    free(advanced);
+    free(best);
+    free(sub);
+    free(sub_order);
+    free(sub_in);
     free(cells);
     return rc;
 }

@@ -314,6 +314,14 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
                 if (!strcmp(m->fixed[j].key, "data.items"))
                     return fail(err, en, path, m->fixed[j].line, "data.items with [search] unit = data: the rungs "
                                 "sample the file's households/turbines themselves");
+        if (m->search.per[0]) {
+            int pf = -1;
+            for (int i = 0; i < m->n_factors; i++)
+                if (!strcmp(m->factors[i].name, m->search.per) || !strcmp(m->factors[i].key, m->search.per)) pf = i;
+            if (pf < 0 || !strcmp(m->factors[pf].key, "train.seed"))
+                return fail(err, en, path, m->search.line, "[search] per = %s: %s", m->search.per,
+                            pf < 0 ? "no such factor" : "the seed is averaged over, not a ladder of its own");
+        }
         if (gt_doe_search_finish(&m->search, ms ? atoll(ms) : 0, ee ? atoll(ee) : 0, why, sizeof why))
             return fail(err, en, path, m->search.line, "%s", why);
         if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA && !gt_doe_fixed_get(m, "data.file"))

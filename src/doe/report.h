@@ -58,6 +58,7 @@ typedef struct gt_doe_ladder_conf {
     int n_done[GT_DOE_MAX_RUNGS], n_failed[GT_DOE_MAX_RUNGS];
     int ran[GT_DOE_MAX_RUNGS];        /* 1: in that rung */
     int advanced[GT_DOE_MAX_RUNGS];   /* 1: kept after that rung */
+    int chosen;                       /* 1: the ladder's choice (one per level of [search] per) */
 } gt_doe_ladder_conf;
 typedef struct gt_doe_ladder {
     int eta, n_rungs, n_ranked;       /* rungs, rungs with results */
@@ -66,7 +67,8 @@ typedef struct gt_doe_ladder {
     int64_t n_cells[GT_DOE_MAX_RUNGS], n_failed_cells[GT_DOE_MAX_RUNGS];
     int n_confs;
     gt_doe_ladder_conf *confs;        /* cell order */
-    int chosen;                       /* index into confs, -1: not finished */
+    int chosen;                       /* index into confs of the (first) choice, -1: not finished */
+    int n_chosen;                     /* choices: 1, or one per level of [search] per */
     double steps, cpu_hours;          /* spent over the rungs (the records' steps_added, cpu_hours) */
     double grid_steps;                /* every cell to the full budget (unit steps), else NaN */
     double grid_cpu_hours_est;        /* every cell at its rung-0 cost per budget x the full budget */

@@ -193,6 +193,38 @@ static void write_care(doc *d, const gt_doe_sweep *s, const gt_doe_care *c, cons
 }
 
 
+/* the chosen configuration's full-budget result */
+static void write_chosen(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, const gt_doe_ladder *L,
+                         const gt_doe_ladder_conf *C) {
+    char b[600], v[160];
+    int ci = -1;
+    for (int k = 0; k < o->n_configs && ci < 0; k++) {
+        gt_doe_config_label(s, &o->configs[k], b, sizeof b);
+        if (!strcmp(b, C->label)) ci = k;
+    }
+    para(d, "Chosen configuration: %s (%s %s at the full budget).", C->label, L->metric,
+         (fmt_num(v, sizeof v, C->mean[L->n_rungs - 1]), v));
+    if (ci < 0) return;
+    int qidx[GT_DOE_N_METRICS];
+    const int nq = shown_metrics(o, qidx, 0);
+    table_begin(d);
+    row_begin(d);
+    cell(d, "metric", 1), cell(d, "mean ± sd over seeds", 1), cell(d, "n", 1);
+    row_end(d, 3, 1);
+    for (int k = 0; k < nq; k++) {
+        const gt_doe_stat st = o->configs[ci].stat[qidx[k]];
+        if (st.n == 0) continue;
+        row_begin(d);
+        cell(d, gt_doe_metric_table[qidx[k]].label, 0);
+        fmt_stat(v, sizeof v, st);
+        cell(d, v, 0);
+        snprintf(v, sizeof v, "%d", st.n);
+        cell(d, v, 0);
+        row_end(d, 3, 0);
+    }
+    table_end(d);
+}
+
 /* A halving sweep: the ladder (each configuration's rung metric per rung,
  * which advanced), the compute spent against the grid's, the choice. */
 static void write_ladder(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
@@ -215,7 +247,7 @@ static void write_ladder(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o)
     for (int k = 0; k < L->n_confs; k++) {
         const gt_doe_ladder_conf *C = &L->confs[k];
         row_begin(d);
-        snprintf(b, sizeof b, "%s%s", C->label, k == L->chosen ? " (chosen)" : "");
+        snprintf(b, sizeof b, "%s%s", C->label, C->chosen ? " (chosen)" : "");
         cell(d, b, 0);
         for (int r = 0; r < L->n_rungs; r++) {
             char m[32];
@@ -250,33 +282,8 @@ static void write_ladder(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o)
         para(d, "No choice yet: the last rung is not ranked ('doe next --rung %d' after it).", L->n_rungs - 1);
         return;
     }
-    const gt_doe_ladder_conf *C = &L->confs[L->chosen];
-    int ci = -1;
-    for (int k = 0; k < o->n_configs && ci < 0; k++) {
-        gt_doe_config_label(s, &o->configs[k], b, sizeof b);
-        if (!strcmp(b, C->label)) ci = k;
-    }
-    para(d, "Chosen configuration: %s (%s %s at the full budget).", C->label, L->metric,
-         (fmt_num(v, sizeof v, C->mean[L->n_rungs - 1]), v));
-    if (ci < 0) return;
-    int qidx[GT_DOE_N_METRICS];
-    const int nq = shown_metrics(o, qidx, 0);
-    table_begin(d);
-    row_begin(d);
-    cell(d, "metric", 1), cell(d, "mean ± sd over seeds", 1), cell(d, "n", 1);
-    row_end(d, 3, 1);
-    for (int k = 0; k < nq; k++) {
-        const gt_doe_stat st = o->configs[ci].stat[qidx[k]];
-        if (st.n == 0) continue;
-        row_begin(d);
-        cell(d, gt_doe_metric_table[qidx[k]].label, 0);
-        fmt_stat(v, sizeof v, st);
-        cell(d, v, 0);
-        snprintf(v, sizeof v, "%d", st.n);
-        cell(d, v, 0);
-        row_end(d, 3, 0);
-    }
-    table_end(d);
+    for (int q = 0; q < L->n_confs; q++)
+        if (L->confs[q].chosen) write_chosen(d, s, o, L, &L->confs[q]);
 }
 
 /* A grid sweep compared with a halving sweep of the same matrix. */

@@ -107,6 +107,16 @@ int gt_doe_ladder_load(gt_doe_sweep *s) {
         }
     const cJSON *ch = cJSON_GetObjectItem(j, "chosen");
     if (ch) L->chosen = conf_of(L, (int64_t)jnum(ch, "first_cell", -1));
+    const cJSON *per = cJSON_GetObjectItem(j, "chosen_per"), *e;
+    if (per) {
+        cJSON_ArrayForEach(e, per) {
+            const int k = conf_of(L, (int64_t)jnum(e, "first_cell", -1));
+            if (k >= 0) L->confs[k].chosen = 1, L->n_chosen++;
+        }
+    } else if (L->chosen >= 0) {
+        L->confs[L->chosen].chosen = 1;
+        L->n_chosen = 1;
+    }
     L->grid_steps = strcmp(L->unit, "steps") ? NAN : (double)s->n_cells * L->budget[L->n_rungs > 0 ? L->n_rungs - 1 : 0];
     cJSON_Delete(j);
     s->ladder = L;
@@ -127,6 +137,10 @@ int gt_doe_compare_halving(const gt_doe_sweep *g, const gt_doe_summary *o, const
     const gt_doe_ladder *L = h->ladder;
     if (!L) return snprintf(err, en, "%s is not a halving sweep (no ladder.json)", h->dir), -1;
     if (L->chosen < 0) return snprintf(err, en, "the ladder of %s has not chosen yet (its last rung is not ranked)", h->dir), -1;
+    if (L->n_chosen > 1)
+        return snprintf(err, en, "%s has one ladder per level of [search] per (%d choices): compare each with the grid "
+                                 "cells of its level (the ladder table of its own report)", h->dir, L->n_chosen),
+               -1;
     const int m = gt_doe_metric_find(L->metric);
     if (m < 0) return snprintf(err, en, "unknown rung metric '%s'", L->metric), -1;
     const int hb = gt_doe_metric_table[m].higher_better;

@@ -279,6 +279,42 @@ static void test_next(void) {
     gt_doe_matrix_free(&m);
 }
 
+/* [search] per = appliances: one ladder per appliance group (their losses are not comparable) */
+static void test_per(void) {
+    char text[1024], err[512];
+    snprintf(text, sizeof text,
+             "[doe]\nname = per\ndir = %s/sweep-per\n[factors]\nmodel.hidden = 8,16\nappliances = fridge,kettle\n"
+             "[fixed]\ntrain.max_steps = 20\ntrain.eval_every = 10\n"
+             "[search]\nstrategy = halving\neta = 2\nmin_budget = 10\nper = appliances\n",
+             g_dir);
+    gt_doe_matrix m;
+    TEST_REQUIRE(gt_doe_matrix_load(write_file("per.ini", text), train_knows, &m, err, sizeof err) == 0);
+    /* cells: hidden x 2 + appliances; the kettle losses are lower than every fridge loss */
+    record(&m, 0, 0, "done", 0.5), record(&m, 0, 1, "done", 0.1);
+    record(&m, 0, 2, "done", 0.4), record(&m, 0, 3, "done", 0.2);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    TEST_EQ_INT(gt_doe_next(&m, 0, f), 0);
+    fclose(f);
+    TEST_CHECK(strstr(out, "next: rung 1 cells [1,2]")); /* each group's best, not the two kettle ones */
+    free(out);
+    record(&m, 1, 1, "done", 0.05), record(&m, 1, 2, "done", 0.3);
+    f = open_memstream(&out, &len);
+    TEST_EQ_INT(gt_doe_next(&m, 1, f), 1);
+    fclose(f);
+    TEST_CHECK(strstr(out, "chosen: model.hidden=16 appliances=fridge"));
+    TEST_CHECK(strstr(out, "chosen: model.hidden=8 appliances=kettle"));
+    free(out);
+    gt_doe_matrix_free(&m);
+    snprintf(text, sizeof text,
+             "[doe]\nname = per\n[factors]\nseed = 1,2\n[fixed]\ntrain.max_steps = 20\ntrain.eval_every = 10\n"
+             "[search]\nstrategy = halving\nmin_budget = 10\nper = seed\n");
+    TEST_EQ_INT(gt_doe_matrix_load(write_file("per.ini", text), train_knows, &m, err, sizeof err), -1);
+    TEST_CHECK(strstr(err, ":8: [search] per = seed: the seed is averaged over"));
+    gt_doe_matrix_free(&m);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/gt_test_halving_%d", (int)getpid());
     char cmd[600];
@@ -289,6 +325,7 @@ int main(void) {
     test_select();
     test_sample();
     test_next();
+    test_per();
     if (gt_test_failures == 0) {
         snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
         if (system(cmd)) fprintf(stderr, "cannot remove %s\n", g_dir);
