@@ -63,7 +63,8 @@ int gt_doe_search_set(gt_doe_search *s, const char *key, const char *v, char *er
 
 int gt_doe_rungs(double min_budget, double max_budget, int eta, double *budget, int max_rungs) {
     int n = 0;
-    for (double b = min_budget; b < max_budget; b *= eta) {
+    /* within 0.1 % of max_budget is max_budget (min_budget = 0.111 with eta 3 reaches 1 in 2 steps) */
+    for (double b = min_budget; b < max_budget * (1 - 1e-3); b *= eta) {
         if (n == max_rungs) return -1;
         budget[n++] = b;
     }

@@ -13,8 +13,8 @@
  *   per = appliances       ; optional: one ladder per level of this factor (results that
  *                          ; are not comparable across its levels, e.g. appliance groups)
  *
- * Rung budgets: b_r = min_budget x eta^r while below max_budget, then
- * max_budget (the last rung is the full run). A configuration is the set of
+ * Rung budgets: b_r = min_budget x eta^r while below max_budget (by more
+ * than 0.1 %), then max_budget (the last rung is the full run). A configuration is the set of
  * cells equal in every factor but the seed; it is ranked by the mean over its
  * seeds that finished the rung, ties broken by the configuration's first cell
  * index, so the choice is deterministic. keep_r = max(1, floor(n_r / eta)). */

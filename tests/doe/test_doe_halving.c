@@ -51,6 +51,8 @@ static void test_rungs(void) {
     TEST_EQ_INT(gt_doe_rungs(1.0 / 9, 1, 3, b, GT_DOE_MAX_RUNGS), 3);
     TEST_CLOSE(b[1], 1.0 / 3, 1e-12, 0);
     TEST_CLOSE(b[2], 1, 0, 0);
+    TEST_EQ_INT(gt_doe_rungs(0.111, 1, 3, b, GT_DOE_MAX_RUNGS), 3); /* 0.999 is the full data */
+    TEST_CLOSE(b[2], 1, 0, 0);
     TEST_EQ_INT(gt_doe_rungs(1, 1e9, 2, b, 4), -1); /* more rungs than allowed */
     TEST_EQ_INT(gt_doe_keep(27, 3), 9);
     TEST_EQ_INT(gt_doe_keep(10, 3), 3);
