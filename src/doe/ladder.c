@@ -316,6 +316,41 @@ static int run_last(const gt_doe_matrix *m, const gt_doe_cell *c, int rung, cons
     return rc;
 }
 
+/* the training of a non-last rung: unit steps from the cell's checkpoint (or
+ * afresh) to step B; unit data a run of its own on the rung's sample */
+static int launch(const gt_doe_matrix *m, const gt_doe_cell *cp, int rung, double B, int data, int64_t cur,
+                  const char *dir, const char *run_dir, const char *ini, const char *log, const gt_doe_run_opts *o) {
+    const gt_doe_cell c = *cp;
+    char err[512];
+    int rc;
+    char a1[64], a2[2 * PATH_MAX];
+    if (data) {
+        char *items = sample_items(m, &c, B, err, sizeof err);
+        GT_CHECK(items, GT_EXIT_DATA, "doe: %s: cell %s rung %d: %s", m->path, c.id, rung, err);
+        char *it = NULL;
+        GT_CHECK(asprintf(&it, "data.items=%s", items) >= 0, GT_EXIT_RESOURCE, "out of memory");
+        snprintf(a2, sizeof a2, "run.dir=%s", run_dir);
+        if (cur >= 0) {
+            const char *args[] = {"train", "--resume", run_dir};
+            rc = gt_doe_run_child(o, args, 3, log);
+        } else {
+            const char *args[] = {"train", ini, a2, it, "run.overwrite=true"};
+            rc = gt_doe_run_child(o, args, 5, log);
+        }
+        free(it);
+        free(items);
+    } else if (cur >= 0) {
+        snprintf(a1, sizeof a1, "train.stop_after=%lld", (long long)B - (long long)cur);
+        const char *args[] = {"train", "--resume", dir, a1};
+        rc = gt_doe_run_child(o, args, 4, log);
+    } else {
+        snprintf(a1, sizeof a1, "train.stop_after=%lld", (long long)B);
+        const char *args[] = {"train", ini, "run.overwrite=true", a1};
+        rc = gt_doe_run_child(o, args, 4, log);
+    }
+    return rc;
+}
+
 int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_doe_run_opts *o) {
     GT_CHECK(m->search.strategy == GT_DOE_HALVING, GT_EXIT_USAGE, "doe run --rung: %s has no [search] strategy = halving",
              m->path);
@@ -381,32 +416,8 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
         gt_doe_cell_state(dir, m, &c, "running", 1, 0, 0);
         GT_INFO("doe: cell %s (task %lld) rung %d: %s to %s %g", c.id, (long long)index, rung,
                 cur >= 0 ? "resuming" : "training", data ? "a sample of" : "step", data ? B : B);
-        char a1[64], a2[2 * PATH_MAX];
         const double t0 = gt_now();
-        if (data) {
-            char *items = sample_items(m, &c, B, err, sizeof err);
-            GT_CHECK(items, GT_EXIT_DATA, "doe: %s: cell %s rung %d: %s", m->path, c.id, rung, err);
-            char *it = NULL;
-            GT_CHECK(asprintf(&it, "data.items=%s", items) >= 0, GT_EXIT_RESOURCE, "out of memory");
-            snprintf(a2, sizeof a2, "run.dir=%s", run_dir);
-            if (cur >= 0) {
-                const char *args[] = {"train", "--resume", run_dir};
-                rc = gt_doe_run_child(o, args, 3, log);
-            } else {
-                const char *args[] = {"train", ini, a2, it, "run.overwrite=true"};
-                rc = gt_doe_run_child(o, args, 5, log);
-            }
-            free(it);
-            free(items);
-        } else if (cur >= 0) {
-            snprintf(a1, sizeof a1, "train.stop_after=%lld", (long long)B - (long long)cur);
-            const char *args[] = {"train", "--resume", dir, a1};
-            rc = gt_doe_run_child(o, args, 4, log);
-        } else {
-            snprintf(a1, sizeof a1, "train.stop_after=%lld", (long long)B);
-            const char *args[] = {"train", ini, "run.overwrite=true", a1};
-            rc = gt_doe_run_child(o, args, 4, log);
-        }
+        rc = launch(m, &c, rung, B, data, cur, dir, run_dir, ini, log, o);
         wall = gt_now() - t0;
         tt = train_time(dir) - tt0;
         const int64_t after = newest_step(run_dir);
@@ -456,17 +467,32 @@ typedef struct conf {
     int n;
 } conf;
 
-int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
-    GT_CHECK(m->search.strategy == GT_DOE_HALVING, GT_EXIT_USAGE, "doe next: %s has no [search] strategy = halving",
-             m->path);
-    GT_CHECK(rung >= 0 && rung < m->search.n_rungs, GT_EXIT_USAGE, "doe next --rung %d: the ladder of %s has rungs 0-%d",
-             rung, m->path, m->search.n_rungs - 1);
-    int64_t *cells = NULL;
-    const int64_t n = gt_doe_rung_cells(m, rung, &cells);
-    GT_CHECK(n >= 0, GT_EXIT_USAGE, "doe next --rung %d: rung %d has not been reached (run 'doe next --rung %d' first)",
-             rung, rung, rung - 1);
+/* the numbers of arr in ascending order, as a new array (arr deleted) */
+static cJSON *sorted_cells(cJSON *arr) {
+    const int nn = cJSON_GetArraySize(arr);
+    int64_t *v = GT_MALLOC(sizeof *v * (size_t)(nn + 1));
+    for (int i = 0; i < nn; i++) v[i] = (int64_t)cJSON_GetArrayItem(arr, i)->valuedouble;
+    qsort(v, (size_t)nn, sizeof *v, cmp_i64);
+    cJSON_Delete(arr);
+    cJSON *out = cJSON_CreateArray();
+    for (int i = 0; i < nn; i++) cJSON_AddItemToArray(out, cJSON_CreateNumber((double)v[i]));
+    free(v);
+    return out;
+}
+
+typedef struct ranking {
+    conf *cf;              /* configurations of the rung, cell order */
+    int nc;
+    gt_doe_rank_in *in;    /* [nc] */
+    cJSON *failed;         /* cell indices without a result */
+    int pf, last, adv, n_best;
+    int *order, *advanced, *best; /* ranked (per group), kept flags, each group's best */
+} ranking;
+
+/* the rung's configurations and their results into rk */
+static void collect(const gt_doe_matrix *m, int rung, const int64_t *cells, int64_t n, ranking *rk, FILE *out) {
     /* configurations in cell order */
-    conf *cf = GT_CALLOC((size_t)(n + 1), sizeof *cf);
+    conf *cf = rk->cf = GT_CALLOC((size_t)(n + 1), sizeof *cf);
     int nc = 0;
     for (int64_t i = 0; i < n; i++) {
         gt_doe_cell c;
@@ -476,8 +502,9 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
         if (k == nc) cf[nc].first = c, cf[nc].cells = GT_MALLOC(sizeof(int64_t) * (size_t)n), nc++;
         cf[k].cells[cf[k].n++] = cells[i];
     }
-    gt_doe_rank_in *in = GT_CALLOC((size_t)(nc + 1), sizeof *in);
-    cJSON *failed = cJSON_CreateArray();
+    rk->nc = nc;
+    gt_doe_rank_in *in = rk->in = GT_CALLOC((size_t)(nc + 1), sizeof *in);
+    cJSON *failed = rk->failed = cJSON_CreateArray();
     for (int k = 0; k < nc; k++) {
         double sum = 0;
         in[k].first_cell = cf[k].first.index;
@@ -498,17 +525,24 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
         }
         in[k].mean = in[k].n_done ? sum / in[k].n_done : NAN;
     }
-    const int last = rung == m->search.n_rungs - 1;
+}
+
+/* ranks each group (one without [search] per); rk->adv = -1 with why when too few have a result */
+static void rank_groups(const gt_doe_matrix *m, int rung, ranking *rk, char *why, size_t why_bytes) {
+    const conf *cf = rk->cf;
+    const int nc = rk->nc;
+    const gt_doe_rank_in *in = rk->in;
+    const int last = rk->last = rung == m->search.n_rungs - 1;
     const int mi = gt_doe_metric_find(m->search.metric);
     const int hb = mi >= 0 ? gt_doe_metrics(NULL)[mi].higher_better : 0;
     /* one ladder per level of [search] per (e.g. the appliance groups), else one */
-    const int pf = m->search.per[0] ? factor_named(m, m->search.per) : -1;
+    const int pf = rk->pf = m->search.per[0] ? factor_named(m, m->search.per) : -1;
     const int n_groups = pf >= 0 ? m->factors[pf].n_levels : 1;
-    int *order = GT_MALLOC(sizeof *order * (size_t)(nc + 1)), *advanced = GT_CALLOC((size_t)(nc + 1), sizeof(int));
-    int *best = GT_MALLOC(sizeof *best * (size_t)(n_groups + 1)), *sub = GT_MALLOC(sizeof *sub * (size_t)(nc + 1));
+    int *order = rk->order = GT_MALLOC(sizeof *order * (size_t)(nc + 1));
+    int *advanced = rk->advanced = GT_CALLOC((size_t)(nc + 1), sizeof(int));
+    int *best = rk->best = GT_MALLOC(sizeof *best * (size_t)(n_groups + 1)), *sub = GT_MALLOC(sizeof *sub * (size_t)(nc + 1));
     int *sub_order = GT_MALLOC(sizeof *sub_order * (size_t)(nc + 1));
     gt_doe_rank_in *sub_in = GT_MALLOC(sizeof *sub_in * (size_t)(nc + 1));
-    char why[512] = "";
     int adv = 0, n_order = 0, n_best = 0;
     for (int g = 0; g < n_groups && adv >= 0; g++) {
         int ns = 0;
@@ -516,12 +550,12 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
             if (pf < 0 || cf[k].first.level[pf] == g) sub[ns] = k, sub_in[ns++] = in[k];
         if (ns == 0) continue;
         const int keep = last ? 1 : gt_doe_keep(ns, m->search.eta);
-        const int a = gt_doe_select(sub_in, ns, keep, hb, sub_order, why, sizeof why);
+        const int a = gt_doe_select(sub_in, ns, keep, hb, sub_order, why, why_bytes);
         if (a < 0) {
             if (pf >= 0) {
                 char w[600];
                 snprintf(w, sizeof w, "%s = %s: %s", m->factors[pf].name, m->factors[pf].levels[g], why);
-                snprintf(why, sizeof why, "%.500s", w);
+                snprintf(why, why_bytes, "%.500s", w);
             }
             adv = -1;
             break;
@@ -531,139 +565,156 @@ int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
         best[n_best++] = sub[sub_order[0]];
         adv += a;
     }
-    int rc = 0;
-    if (adv < 0) {
-        fprintf(out, "doe next: rung %d of '%s': %s\n", rung, m->name, why);
-        rc = -1;
-    } else {
-        /* ladder.json: this rung's ranking and the next rung's cells */
-        cJSON *l = ladder_read(m);
-        if (!l) l = cJSON_CreateObject();
-        cJSON_DeleteItemFromObject(l, "strategy");
-        cJSON_AddStringToObject(l, "strategy", "halving");
-        cJSON_DeleteItemFromObject(l, "eta");
-        cJSON_AddNumberToObject(l, "eta", m->search.eta);
-        cJSON_DeleteItemFromObject(l, "unit");
-        cJSON_AddStringToObject(l, "unit", m->search.unit == GT_DOE_UNIT_DATA ? "data" : "steps");
-        cJSON_DeleteItemFromObject(l, "metric");
-        cJSON_AddStringToObject(l, "metric", m->search.metric);
-        cJSON_DeleteItemFromObject(l, "budgets");
-        cJSON *bs = cJSON_AddArrayToObject(l, "budgets");
-        for (int r = 0; r < m->search.n_rungs; r++) cJSON_AddItemToArray(bs, cJSON_CreateNumber(m->search.budget[r]));
-        cJSON *rs = cJSON_GetObjectItem(l, "rungs");
-        if (!rs) rs = cJSON_AddArrayToObject(l, "rungs");
-        while (cJSON_GetArraySize(rs) < rung + 1) cJSON_AddItemToArray(rs, cJSON_CreateObject());
-        cJSON *R = cJSON_CreateObject();
-        cJSON_AddNumberToObject(R, "rung", rung);
-        cJSON_AddNumberToObject(R, "budget", m->search.budget[rung]);
-        cJSON *cl = cJSON_AddArrayToObject(R, "cells");
-        for (int64_t i = 0; i < n; i++) cJSON_AddItemToArray(cl, cJSON_CreateNumber((double)cells[i]));
-        cJSON *cs = cJSON_AddArrayToObject(R, "configs");
-        cJSON *next = cJSON_CreateArray();
-        for (int k = 0; k < nc; k++) {
-            const int ci = order[k];
-            cJSON *x = cJSON_CreateObject();
-            char lab[512];
-            config_label(m, &cf[ci].first, lab, sizeof lab);
-            cJSON_AddStringToObject(x, "config", lab);
-            cJSON_AddNumberToObject(x, "first_cell", (double)cf[ci].first.index);
-            cJSON *xc = cJSON_AddArrayToObject(x, "cells");
-            for (int i = 0; i < cf[ci].n; i++) cJSON_AddItemToArray(xc, cJSON_CreateNumber((double)cf[ci].cells[i]));
-            if (isfinite(in[ci].mean)) cJSON_AddNumberToObject(x, "mean", in[ci].mean);
-            else cJSON_AddNullToObject(x, "mean");
-            cJSON_AddNumberToObject(x, "n_done", in[ci].n_done);
-            cJSON_AddNumberToObject(x, "n_failed", in[ci].n_failed);
-            cJSON_AddNumberToObject(x, "rank", k + 1);
-            if (pf >= 0) cJSON_AddStringToObject(x, "per", m->factors[pf].levels[cf[ci].first.level[pf]]);
-            cJSON_AddBoolToObject(x, "advanced", advanced[ci]);
-            cJSON_AddItemToArray(cs, x);
-            for (int i = 0; advanced[ci] && !last && i < cf[ci].n; i++)
-                cJSON_AddItemToArray(next, cJSON_CreateNumber((double)cf[ci].cells[i]));
-            for (int i = 0; !advanced[ci] && i < cf[ci].n; i++) { /* stopped here */
-                gt_doe_cell c;
-                char d[PATH_MAX];
-                gt_doe_cell_at(m, cf[ci].cells[i], &c);
-                cell_dir(m, &c, d, sizeof d);
-                if (gt_doe_exists(d)) gt_doe_cell_state(d, m, &c, "stopped", 0, 0, 0);
-            }
-        }
-        { /* the next rung's cells in cell order (a Slurm array list) */
-            const int nn = cJSON_GetArraySize(next);
-            int64_t *v = GT_MALLOC(sizeof *v * (size_t)(nn + 1));
-            for (int i = 0; i < nn; i++) v[i] = (int64_t)cJSON_GetArrayItem(next, i)->valuedouble;
-            qsort(v, (size_t)nn, sizeof *v, cmp_i64);
-            cJSON_Delete(next);
-            next = cJSON_CreateArray();
-            for (int i = 0; i < nn; i++) cJSON_AddItemToArray(next, cJSON_CreateNumber((double)v[i]));
-            free(v);
-        }
-        cJSON_AddItemToObject(R, "failed_cells", failed);
-        failed = NULL;
-        cJSON_ReplaceItemInArray(rs, rung, R);
-        char lab[512];
-        for (int g = 0; g < n_best; g++) {
-            config_label(m, &cf[best[g]].first, lab, sizeof lab);
-            fprintf(out, "doe next: rung %d (budget %g %s): %d of %d configurations advance; best %s (%s %.6g over %d "
-                         "seed(s))\n",
-                    rung, m->search.budget[rung], m->search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps", adv, nc,
-                    lab, m->search.metric, in[best[g]].mean, in[best[g]].n_done);
-        }
-        cJSON_DeleteItemFromObject(l, "chosen");
-        cJSON_DeleteItemFromObject(l, "chosen_per");
-        if (last) {
-            cJSON *all = pf >= 0 ? cJSON_AddArrayToObject(l, "chosen_per") : NULL;
-            for (int g = 0; g < n_best; g++) {
-                cJSON *ch = cJSON_CreateObject();
-                config_label(m, &cf[best[g]].first, lab, sizeof lab);
-                cJSON_AddStringToObject(ch, "config", lab);
-                cJSON_AddNumberToObject(ch, "first_cell", (double)cf[best[g]].first.index);
-                cJSON_AddNumberToObject(ch, "mean", in[best[g]].mean);
-                if (all) cJSON_AddItemToArray(all, ch);
-                else cJSON_AddItemToObject(l, "chosen", ch);
-                fprintf(out, "chosen: %s\n", lab);
-            }
-            if (all) cJSON_AddItemToObject(l, "chosen", cJSON_Duplicate(cJSON_GetArrayItem(all, 0), 1));
-            while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
-            cJSON_Delete(next);
-            rc = 1;
-        } else {
-            /* the next rung's cells; later rungs dropped when they changed */
-            cJSON *N = cJSON_GetArrayItem(rs, rung + 1);
-            const cJSON *old = N ? cJSON_GetObjectItem(N, "cells") : NULL;
-            char *a = old ? cJSON_PrintUnformatted(old) : NULL, *b = cJSON_PrintUnformatted(next);
-            const int same = a && !strcmp(a, b);
-            free(a);
-            if (!same) {
-                while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
-                N = cJSON_CreateObject();
-                cJSON_AddNumberToObject(N, "rung", rung + 1);
-                cJSON_AddNumberToObject(N, "budget", m->search.budget[rung + 1]);
-                cJSON_AddItemToObject(N, "cells", next);
-                cJSON_AddItemToArray(rs, N);
-            } else {
-                cJSON_Delete(next);
-            }
-            fprintf(out, "next: rung %d cells %s\n", rung + 1, b);
-            free(b);
-        }
-        char p[2 * PATH_MAX];
-        snprintf(p, sizeof p, "%s/ladder.json", m->dir);
-        if (gt_doe_json_write(p, l)) {
-            GT_WARN("doe: cannot write %s", p);
-            rc = -1;
-        }
-        cJSON_Delete(l);
-    }
-    cJSON_Delete(failed);
-    for (int k = 0; k < nc; k++) free(cf[k].cells);
-    free(cf);
-    free(in);
-    free(order);
-    free(advanced);
-    free(best);
+    rk->adv = adv;
+    rk->n_best = n_best;
     free(sub);
     free(sub_order);
     free(sub_in);
+}
+
+/* ladder.json: rung's ranking, the next rung's cells or the choice; marks the stopped cells.
+ * Returns 0 (a next rung), 1 (chosen) or -1 (not written) */
+static int ladder_write(const gt_doe_matrix *m, int rung, const int64_t *cells, int64_t n, ranking *rk, FILE *out) {
+    const conf *cf = rk->cf;
+    const int nc = rk->nc, last = rk->last, pf = rk->pf, adv = rk->adv, n_best = rk->n_best;
+    const gt_doe_rank_in *in = rk->in;
+    const int *order = rk->order, *advanced = rk->advanced, *best = rk->best;
+    cJSON *failed = rk->failed;
+    int rc = 0;
+    /* ladder.json: this rung's ranking and the next rung's cells */
+    cJSON *l = ladder_read(m);
+    if (!l) l = cJSON_CreateObject();
+    cJSON_DeleteItemFromObject(l, "strategy");
+    cJSON_AddStringToObject(l, "strategy", "halving");
+    cJSON_DeleteItemFromObject(l, "eta");
+    cJSON_AddNumberToObject(l, "eta", m->search.eta);
+    cJSON_DeleteItemFromObject(l, "unit");
+    cJSON_AddStringToObject(l, "unit", m->search.unit == GT_DOE_UNIT_DATA ? "data" : "steps");
+    cJSON_DeleteItemFromObject(l, "metric");
+    cJSON_AddStringToObject(l, "metric", m->search.metric);
+    cJSON_DeleteItemFromObject(l, "budgets");
+    cJSON *bs = cJSON_AddArrayToObject(l, "budgets");
+    for (int r = 0; r < m->search.n_rungs; r++) cJSON_AddItemToArray(bs, cJSON_CreateNumber(m->search.budget[r]));
+    cJSON *rs = cJSON_GetObjectItem(l, "rungs");
+    if (!rs) rs = cJSON_AddArrayToObject(l, "rungs");
+    while (cJSON_GetArraySize(rs) < rung + 1) cJSON_AddItemToArray(rs, cJSON_CreateObject());
+    cJSON *R = cJSON_CreateObject();
+    cJSON_AddNumberToObject(R, "rung", rung);
+    cJSON_AddNumberToObject(R, "budget", m->search.budget[rung]);
+    cJSON *cl = cJSON_AddArrayToObject(R, "cells");
+    for (int64_t i = 0; i < n; i++) cJSON_AddItemToArray(cl, cJSON_CreateNumber((double)cells[i]));
+    cJSON *cs = cJSON_AddArrayToObject(R, "configs");
+    cJSON *next = cJSON_CreateArray();
+    for (int k = 0; k < nc; k++) {
+        const int ci = order[k];
+        cJSON *x = cJSON_CreateObject();
+        char lab[512];
+        config_label(m, &cf[ci].first, lab, sizeof lab);
+        cJSON_AddStringToObject(x, "config", lab);
+        cJSON_AddNumberToObject(x, "first_cell", (double)cf[ci].first.index);
+        cJSON *xc = cJSON_AddArrayToObject(x, "cells");
+        for (int i = 0; i < cf[ci].n; i++) cJSON_AddItemToArray(xc, cJSON_CreateNumber((double)cf[ci].cells[i]));
+        if (isfinite(in[ci].mean)) cJSON_AddNumberToObject(x, "mean", in[ci].mean);
+        else cJSON_AddNullToObject(x, "mean");
+        cJSON_AddNumberToObject(x, "n_done", in[ci].n_done);
+        cJSON_AddNumberToObject(x, "n_failed", in[ci].n_failed);
+        cJSON_AddNumberToObject(x, "rank", k + 1);
+        if (pf >= 0) cJSON_AddStringToObject(x, "per", m->factors[pf].levels[cf[ci].first.level[pf]]);
+        cJSON_AddBoolToObject(x, "advanced", advanced[ci]);
+        cJSON_AddItemToArray(cs, x);
+        for (int i = 0; advanced[ci] && !last && i < cf[ci].n; i++)
+            cJSON_AddItemToArray(next, cJSON_CreateNumber((double)cf[ci].cells[i]));
+        for (int i = 0; !advanced[ci] && i < cf[ci].n; i++) { /* stopped here */
+            gt_doe_cell c;
+            char d[PATH_MAX];
+            gt_doe_cell_at(m, cf[ci].cells[i], &c);
+            cell_dir(m, &c, d, sizeof d);
+            if (gt_doe_exists(d)) gt_doe_cell_state(d, m, &c, "stopped", 0, 0, 0);
+        }
+    }
+    next = sorted_cells(next); /* cell order: a Slurm array list */
+    cJSON_AddItemToObject(R, "failed_cells", failed);
+    rk->failed = NULL; /* now R's */
+    cJSON_ReplaceItemInArray(rs, rung, R);
+    char lab[512];
+    for (int g = 0; g < n_best; g++) {
+        config_label(m, &cf[best[g]].first, lab, sizeof lab);
+        fprintf(out, "doe next: rung %d (budget %g %s): %d of %d configurations advance; best %s (%s %.6g over %d "
+                     "seed(s))\n",
+                rung, m->search.budget[rung], m->search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps", adv, nc,
+                lab, m->search.metric, in[best[g]].mean, in[best[g]].n_done);
+    }
+    cJSON_DeleteItemFromObject(l, "chosen");
+    cJSON_DeleteItemFromObject(l, "chosen_per");
+    if (last) {
+        cJSON *all = pf >= 0 ? cJSON_AddArrayToObject(l, "chosen_per") : NULL;
+        for (int g = 0; g < n_best; g++) {
+            cJSON *ch = cJSON_CreateObject();
+            config_label(m, &cf[best[g]].first, lab, sizeof lab);
+            cJSON_AddStringToObject(ch, "config", lab);
+            cJSON_AddNumberToObject(ch, "first_cell", (double)cf[best[g]].first.index);
+            cJSON_AddNumberToObject(ch, "mean", in[best[g]].mean);
+            if (all) cJSON_AddItemToArray(all, ch);
+            else cJSON_AddItemToObject(l, "chosen", ch);
+            fprintf(out, "chosen: %s\n", lab);
+        }
+        if (all) cJSON_AddItemToObject(l, "chosen", cJSON_Duplicate(cJSON_GetArrayItem(all, 0), 1));
+        while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
+        cJSON_Delete(next);
+        rc = 1;
+    } else {
+        /* the next rung's cells; later rungs dropped when they changed */
+        cJSON *N = cJSON_GetArrayItem(rs, rung + 1);
+        const cJSON *old = N ? cJSON_GetObjectItem(N, "cells") : NULL;
+        char *a = old ? cJSON_PrintUnformatted(old) : NULL, *b = cJSON_PrintUnformatted(next);
+        const int same = a && !strcmp(a, b);
+        free(a);
+        if (!same) {
+            while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
+            N = cJSON_CreateObject();
+            cJSON_AddNumberToObject(N, "rung", rung + 1);
+            cJSON_AddNumberToObject(N, "budget", m->search.budget[rung + 1]);
+            cJSON_AddItemToObject(N, "cells", next);
+            cJSON_AddItemToArray(rs, N);
+        } else {
+            cJSON_Delete(next);
+        }
+        fprintf(out, "next: rung %d cells %s\n", rung + 1, b);
+        free(b);
+    }
+    char p[2 * PATH_MAX];
+    snprintf(p, sizeof p, "%s/ladder.json", m->dir);
+    if (gt_doe_json_write(p, l)) {
+        GT_WARN("doe: cannot write %s", p);
+        rc = -1;
+    }
+    cJSON_Delete(l);
+    return rc;
+}
+
+int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out) {
+    GT_CHECK(m->search.strategy == GT_DOE_HALVING, GT_EXIT_USAGE, "doe next: %s has no [search] strategy = halving",
+             m->path);
+    GT_CHECK(rung >= 0 && rung < m->search.n_rungs, GT_EXIT_USAGE, "doe next --rung %d: the ladder of %s has rungs 0-%d",
+             rung, m->path, m->search.n_rungs - 1);
+    int64_t *cells = NULL;
+    const int64_t n = gt_doe_rung_cells(m, rung, &cells);
+    GT_CHECK(n >= 0, GT_EXIT_USAGE, "doe next --rung %d: rung %d has not been reached (run 'doe next --rung %d' first)",
+             rung, rung, rung - 1);
+    ranking rk = {0};
+    collect(m, rung, cells, n, &rk, out);
+    char why[512] = "";
+    rank_groups(m, rung, &rk, why, sizeof why);
+    int rc = -1;
+    if (rk.adv < 0) fprintf(out, "doe next: rung %d of '%s': %s\n", rung, m->name, why);
+    else rc = ladder_write(m, rung, cells, n, &rk, out);
+    cJSON_Delete(rk.failed);
+    for (int k = 0; k < rk.nc; k++) free(rk.cf[k].cells);
+    free(rk.cf);
+    free(rk.in);
+    free(rk.order);
+    free(rk.advanced);
+    free(rk.best);
     free(cells);
     return rc;
 }
