@@ -112,12 +112,14 @@ static double val_at(const char *run_dir, double budget, double *steps) {
     return best;
 }
 
-static int run_ranks(const char *run_dir) {
+/* the run's ranks (manifest.json), and in *gpus the ranks on a GPU (engine cuda), as write_train_part counts */
+static int run_ranks(const char *run_dir, int *gpus) {
     char p[2 * PATH_MAX];
     snprintf(p, sizeof p, "%s/manifest.json", run_dir);
     cJSON *j = gt_doe_json_read(p);
-    const cJSON *r = j ? cJSON_GetObjectItem(j, "ranks") : NULL;
+    const cJSON *r = j ? cJSON_GetObjectItem(j, "ranks") : NULL, *e = j ? cJSON_GetObjectItem(j, "engine") : NULL;
     int n = cJSON_IsNumber(r) && r->valueint > 0 ? r->valueint : 1;
+    if (gpus) *gpus = cJSON_IsString(e) && !strcmp(e->valuestring, "cuda") ? n : 0;
     cJSON_Delete(j);
     return n;
 }
@@ -136,7 +138,7 @@ static double train_time(const char *cell_dir) {
 
 typedef struct rung_rec {
     char status[16]; /* done, failed, preempted, "" (none) */
-    double metric, steps, steps_added, wall_s, train_s, cpu_hours;
+    double metric, steps, steps_added, wall_s, train_s, cpu_hours, gpu_hours;
     int exit_code;
 } rung_rec;
 
@@ -160,6 +162,7 @@ static int read_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, r
     NUM("wall_s", r->wall_s);
     NUM("train_time_s", r->train_s);
     NUM("cpu_hours", r->cpu_hours);
+    NUM("gpu_hours", r->gpu_hours);
     double ec = 0;
     NUM("exit_code", ec);
 #undef NUM
@@ -190,6 +193,7 @@ static void write_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c,
     cJSON_AddNumberToObject(j, "wall_s", r->wall_s);
     cJSON_AddNumberToObject(j, "train_time_s", r->train_s);
     cJSON_AddNumberToObject(j, "cpu_hours", r->cpu_hours);
+    cJSON_AddNumberToObject(j, "gpu_hours", r->gpu_hours);
     cJSON_AddNumberToObject(j, "exit_code", r->exit_code);
     if (gt_doe_json_write(p, j)) GT_WARN("doe: cannot write %s", p);
     cJSON_Delete(j);
@@ -311,7 +315,9 @@ static int run_last(const gt_doe_matrix *m, const gt_doe_cell *c, int rung, cons
     }
     r.wall_s = wall > 0 ? wall : gt_doe_cell_wall(dir) - w0;
     r.train_s = had ? 0 : train_time(dir) - tt0;
-    r.cpu_hours = cpu_hours(r.train_s, run_ranks(dir));
+    int gpus = 0;
+    r.cpu_hours = cpu_hours(r.train_s, run_ranks(dir, &gpus));
+    r.gpu_hours = r.train_s * gpus / 3600.0;
     write_record(m, rung, c, &r);
     return rc;
 }
@@ -436,7 +442,9 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
     r.exit_code = rc;
     r.wall_s = wall;
     r.train_s = tt;
-    r.cpu_hours = cpu_hours(tt, run_ranks(run_dir));
+    int gpus = 0;
+    r.cpu_hours = cpu_hours(tt, run_ranks(run_dir, &gpus));
+    r.gpu_hours = tt * gpus / 3600.0;
     r.steps_added = added;
     if (rc == 0) {
         r.metric = val_at(run_dir, data ? INFINITY : B, &r.steps);

@@ -69,7 +69,7 @@ typedef struct gt_doe_ladder {
     gt_doe_ladder_conf *confs;        /* cell order */
     int chosen;                       /* index into confs of the (first) choice, -1: not finished */
     int n_chosen;                     /* choices: 1, or one per level of [search] per */
-    double steps, cpu_hours;          /* spent over the rungs (the records' steps_added, cpu_hours) */
+    double steps, cpu_hours, gpu_hours; /* spent over the rungs (the records' steps_added, cpu/gpu_hours) */
     double grid_steps;                /* every cell to the full budget (unit steps), else NaN */
     double grid_cpu_hours_est;        /* every cell at its rung-0 cost per budget x the full budget */
 } gt_doe_ladder;
@@ -125,7 +125,7 @@ typedef struct gt_doe_compare {
     int grid_best, chosen;        /* configuration indices in the grid summary (-1: not found) */
     int chosen_rank, n_ranked;    /* 1 = the grid's best */
     double best_value, chosen_value, rel_diff; /* (chosen - best) / |best| */
-    double grid_cpu_hours, halving_cpu_hours, grid_steps, halving_steps;
+    double grid_cpu_hours, halving_cpu_hours, grid_gpu_hours, halving_gpu_hours, grid_steps, halving_steps;
 } gt_doe_compare;
 /* 0, or -1 with err (the halving sweep has no choice yet, no such metric) */
 int gt_doe_compare_halving(const gt_doe_sweep *grid, const gt_doe_summary *sum, const gt_doe_sweep *halving,

@@ -269,10 +269,10 @@ static void write_ladder(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o)
                  r, (long long)L->n_failed_cells[r], (long long)L->n_cells[r]);
     if (isfinite(L->grid_steps))
         para(d, "Compute: %.6g cell-steps over the rungs, %.1f%% of the grid's %.6g (every cell to %g steps); %.4g "
-                "CPU-hours, %.1f%% of the grid's estimated %.4g (each cell's rung-0 cost per step x the full "
-                "budget; a grid sweep of the same matrix measures it: 'doe report GRID --halving THIS').",
+                "CPU-hours (%.4g GPU-hours), %.1f%% of the grid's estimated %.4g (each cell's rung-0 cost per step x "
+                "the full budget; a grid sweep of the same matrix measures it: 'doe report GRID --halving THIS').",
              L->steps, 100 * L->steps / L->grid_steps, L->grid_steps, L->budget[L->n_rungs - 1], L->cpu_hours,
-             L->grid_cpu_hours_est > 0 ? 100 * L->cpu_hours / L->grid_cpu_hours_est : NAN, L->grid_cpu_hours_est);
+             L->gpu_hours, L->grid_cpu_hours_est > 0 ? 100 * L->cpu_hours / L->grid_cpu_hours_est : NAN, L->grid_cpu_hours_est);
     else
         para(d, "Compute: %.4g CPU-hours over the rungs, %.1f%% of the grid's estimated %.4g (each cell's rung-0 "
                 "cost scaled to the full data).",
@@ -302,9 +302,9 @@ static void write_compare(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o
             "(%.6g); the halving choice in this grid: %.6g, %+.2f%% from the best.",
          o->halving->dir, L->eta, L->n_rungs, a, c.chosen == c.grid_best ? "that is" : "that is NOT", L->metric,
          c.chosen_rank, c.n_ranked, b, c.best_value, c.chosen_value, 100 * c.rel_diff);
-    para(d, "Compute: halving %.6g cell-steps and %.4g CPU-hours; this grid %.6g cell-steps and %.4g CPU-hours: "
-            "%.1f%% of the steps, %.1f%% of the CPU-hours.",
-         c.halving_steps, c.halving_cpu_hours, c.grid_steps, c.grid_cpu_hours,
+    para(d, "Compute: halving %.6g cell-steps, %.4g CPU-hours and %.4g GPU-hours; this grid %.6g cell-steps, %.4g "
+            "CPU-hours and %.4g GPU-hours: %.1f%% of the steps, %.1f%% of the CPU-hours.",
+         c.halving_steps, c.halving_cpu_hours, c.halving_gpu_hours, c.grid_steps, c.grid_cpu_hours, c.grid_gpu_hours,
          c.grid_steps > 0 ? 100 * c.halving_steps / c.grid_steps : NAN,
          c.grid_cpu_hours > 0 ? 100 * c.halving_cpu_hours / c.grid_cpu_hours : NAN);
 }

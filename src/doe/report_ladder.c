@@ -34,13 +34,14 @@ static int conf_of(const gt_doe_ladder *L, int64_t first_cell) {
 }
 
 /* the cell's rung record: steps_added, cpu_hours */
-static void add_record(const gt_doe_sweep *s, int rung, int64_t cell, double *steps, double *hours) {
+static void add_record(const gt_doe_sweep *s, int rung, int64_t cell, double *steps, double *hours, double *gpu) {
     char p[PATH_MAX + 96];
     snprintf(p, sizeof p, "%s/rungs/%d/%s.json", s->dir, rung, s->cells[cell].id);
     cJSON *j = read_json(p);
     if (!j) return;
     *steps += jnum(j, "steps_added", 0);
     *hours += jnum(j, "cpu_hours", 0);
+    *gpu += jnum(j, "gpu_hours", 0);
     cJSON_Delete(j);
 }
 
@@ -88,10 +89,10 @@ int gt_doe_ladder_load(gt_doe_sweep *s) {
             cJSON_ArrayForEach(e, xc) {
                 const int64_t cell = (int64_t)e->valuedouble;
                 if (cell < 0 || cell >= s->n_cells) continue;
-                add_record(s, ri, cell, &L->steps, &L->cpu_hours);
+                add_record(s, ri, cell, &L->steps, &L->cpu_hours, &L->gpu_hours);
                 if (ri == 0) { /* the grid estimate: each cell's rung-0 cost scaled to the full budget */
-                    double st = 0, h = 0;
-                    add_record(s, 0, cell, &st, &h);
+                    double st = 0, h = 0, gh = 0;
+                    add_record(s, 0, cell, &st, &h, &gh);
                     L->grid_cpu_hours_est += h * L->budget[L->n_rungs - 1] / L->budget[0];
                 }
             }
@@ -169,6 +170,8 @@ int gt_doe_compare_halving(const gt_doe_sweep *g, const gt_doe_summary *o, const
     }
     c->grid_cpu_hours = o->cpu_hours;
     c->halving_cpu_hours = L->cpu_hours;
+    c->grid_gpu_hours = o->gpu_hours;
+    c->halving_gpu_hours = L->gpu_hours;
     const int ms = gt_doe_metric_find("train.steps");
     for (int64_t i = 0; i < g->n_cells; i++)
         if (isfinite(g->cells[i].value[ms])) c->grid_steps += g->cells[i].value[ms];
