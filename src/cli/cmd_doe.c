@@ -3,6 +3,7 @@
  *   doe expand MATRIX              the cells (index, stable id, levels) and the array size
  *   doe run MATRIX [--task N]      train + evaluate one cell (N defaults to SLURM_ARRAY_TASK_ID)
  *   doe run-all MATRIX [-j N]      every cell locally, N concurrent processes
+ *   doe next MATRIX --rung R       halving: rank rung R, write the next rung's cells (ladder.json)
  *   doe report SWEEP_DIR|MATRIX    Markdown + HTML + CSV report with gnuplot plots
  *
  * 'doe' runs as ONE process (not under mpirun/srun): a cell's training is a
@@ -25,6 +26,8 @@
 static const gt_opt opts[] = {
     {"doe.task", "task", GT_OPT_INT, "", "run: cell index (default: $SLURM_ARRAY_TASK_ID)", NULL},
     {"doe.jobs", "j", GT_OPT_INT, "1", "run-all: concurrent cells", NULL},
+    {"doe.rung", "rung", GT_OPT_INT, "", "halving ([search] strategy = halving): expand/run/next at this rung (default: the ladder's current rung)", NULL},
+    {"doe.halving", "halving", GT_OPT_STR, "", "report of a grid sweep: compare with this halving sweep of the same matrix (SWEEP_DIR or MATRIX): did it choose the grid's best, at what share of the compute", NULL},
     {"doe.launch", "launch", GT_OPT_STR, "", "run/run-all: launcher before 'gridtrain train', e.g. 'srun --mpi=pmix -n 4' (default: $GT_DOE_LAUNCH or none)", NULL},
     {"doe.metric", "metric", GT_OPT_STR, "", "report: primary metric (default: [doe] metric, else pdm.event.f05 / nilm.test.overall.f1 / train.best_val_loss)", NULL},
     {"doe.rows", "rows", GT_OPT_STR, "", "report: row factor of the two-way table (default machine_type)", NULL},
@@ -72,6 +75,15 @@ static void load_matrix(const char *path, gt_doe_matrix *m) {
     check_levels(path, m);
 }
 
+/* --rung R, or the ladder's current rung */
+static int rung_of(const gt_args *a, const gt_doe_matrix *m) {
+    if (!gt_args_is_set(a, "doe.rung")) return gt_doe_current_rung(m);
+    const int64_t r = gt_args_int(a, "doe.rung");
+    GT_CHECK(r >= 0 && r < m->search.n_rungs, GT_EXIT_USAGE, "--rung %lld: the ladder of %s has rungs 0-%d",
+             (long long)r, m->path, m->search.n_rungs - 1);
+    return (int)r;
+}
+
 static int run(const gt_args *a, MPI_Comm comm) {
     int size = 1;
     MPI_Comm_size(comm, &size);
@@ -87,9 +99,36 @@ static int run(const gt_args *a, MPI_Comm comm) {
     if (!strcmp(verb, "expand")) {
         gt_doe_matrix m;
         load_matrix(arg, &m);
-        gt_doe_print_cells(&m, stdout);
+        if (m.search.strategy == GT_DOE_HALVING && gt_args_is_set(a, "doe.rung")) {
+            const int r = rung_of(a, &m);
+            int64_t *cells = NULL, n = gt_doe_rung_cells(&m, r, &cells);
+            GT_CHECK(n >= 0, GT_EXIT_USAGE, "doe expand %s --rung %d: not reached yet ('doe next --rung %d' writes it)",
+                     arg, r, r - 1);
+            printf("# rung %d of '%s': %lld cells to %g %s\n", r, m.name, (long long)n, m.search.budget[r],
+                   m.search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps");
+            printf("array: --array=");
+            for (int64_t i = 0; i < n; i++) printf("%s%lld", i ? "," : "", (long long)cells[i]);
+            printf(" (%lld tasks)\n", (long long)n);
+            free(cells);
+        } else {
+            gt_doe_print_cells(&m, stdout);
+            if (m.search.strategy == GT_DOE_HALVING) {
+                printf("halving: eta %d, %d rungs:", m.search.eta, m.search.n_rungs);
+                for (int r = 0; r < m.search.n_rungs; r++) printf(" %g", m.search.budget[r]);
+                printf(" %s\n", m.search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps");
+            }
+        }
         gt_doe_matrix_free(&m);
         return 0;
+    }
+    if (!strcmp(verb, "next")) {
+        gt_doe_matrix m;
+        load_matrix(arg, &m);
+        GT_CHECK(m.search.strategy == GT_DOE_HALVING, GT_EXIT_USAGE, "doe next: %s has no [search] strategy = halving",
+                 arg);
+        int rc = gt_doe_next(&m, rung_of(a, &m), stdout);
+        gt_doe_matrix_free(&m);
+        return rc < 0 ? GT_EXIT_DATA : 0;
     }
     if (!strcmp(verb, "run")) {
         gt_doe_matrix m;
@@ -105,7 +144,8 @@ static int run(const gt_args *a, MPI_Comm comm) {
             GT_CHECK(*end == 0, GT_EXIT_USAGE, "SLURM_ARRAY_TASK_ID='%s' is not an integer", t);
         }
         if (!ro.have_eval) GT_INFO("doe: no 'gridtrain eval' in this executable: eval.json gets the train part only");
-        int rc = gt_doe_run_cell(&m, task, &ro);
+        int rc = m.search.strategy == GT_DOE_HALVING ? gt_doe_run_rung(&m, task, rung_of(a, &m), &ro)
+                                                     : gt_doe_run_cell(&m, task, &ro);
         gt_doe_matrix_free(&m);
         return rc;
     }
@@ -138,6 +178,25 @@ static int run(const gt_args *a, MPI_Comm comm) {
         GT_CHECK(gt_doe_summarize(&s, *metric ? metric : NULL, *rows ? rows : NULL, *cols ? cols : NULL, &sum, err,
                                   sizeof err) == 0,
                  GT_EXIT_USAGE, "doe report: %s", err);
+        gt_doe_sweep hs;
+        int have_h = 0;
+        const char *hv = gt_args_str(a, "doe.halving");
+        if (*hv) { /* a halving sweep of the same matrix to compare with */
+            char *hdir = NULL;
+            if (stat(hv, &st) == 0 && S_ISDIR(st.st_mode)) {
+                hdir = GT_STRDUP(hv);
+            } else {
+                gt_doe_matrix m;
+                load_matrix(hv, &m);
+                hdir = GT_STRDUP(m.dir);
+                gt_doe_matrix_free(&m);
+            }
+            GT_CHECK(gt_doe_sweep_load(hdir, &hs, err, sizeof err) == 0, GT_EXIT_DATA, "doe report --halving: %s", err);
+            free(hdir);
+            GT_CHECK(hs.ladder, GT_EXIT_USAGE, "doe report --halving %s: not a halving sweep (no ladder.json)", hv);
+            sum.halving = &hs;
+            have_h = 1;
+        }
         char out[PATH_MAX];
         const char *o = gt_args_str(a, "doe.out");
         if (*o) snprintf(out, sizeof out, "%s", o);
@@ -152,22 +211,25 @@ static int run(const gt_args *a, MPI_Comm comm) {
         }
         gt_doe_summary_free(&sum, &s);
         gt_doe_sweep_free(&s);
+        if (have_h) gt_doe_sweep_free(&hs);
         free(dir);
         return rc ? GT_EXIT_RESOURCE : 0;
     }
-    GT_FAIL(GT_EXIT_USAGE, "doe: unknown action '%s' (expand, run, run-all, report)", verb);
+    GT_FAIL(GT_EXIT_USAGE, "doe: unknown action '%s' (expand, run, run-all, next, report)", verb);
 }
 
 const gt_cmd gt_cmd_doe = {
     .name = "doe",
-    .usage = "doe expand MATRIX | run MATRIX [--task N] | run-all MATRIX [-j N] | report SWEEP_DIR",
+    .usage = "doe expand MATRIX [--rung R] | run MATRIX [--task N] [--rung R] | run-all MATRIX [-j N] | next MATRIX --rung R | report SWEEP_DIR [--halving SWEEP_DIR]",
     .summary = "DOE sweeps: expand a factor matrix, run its cells (Slurm array tasks or locally), report",
     .details = "A matrix (INI: [doe] name/dir, [factors] farm = 0,1 / condition = low_wind,rated / seed = 1,2 /\n"
                "model.hidden = 64,128, [fixed] data.file, model.kind, train.max_steps ...) is a full factorial.\n"
                "Each cell trains (and evaluates) into SWEEP_DIR/cells/<id>/ (id: hash of its levels, stable\n"
                "when levels are appended); finished cells are skipped, preempted ones resume. Run 'doe' as\n"
                "one process: cells start 'gridtrain train' themselves (--launch 'srun --mpi=pmix -n 4').\n"
-               "jobs/pdm_doe.sh submits a matrix as a Slurm job array. See docs/doe.md.",
+               "jobs/pdm_doe.sh submits a matrix as a Slurm job array. [search] strategy = halving trains\n"
+               "the cells in rungs (eta, min_budget, max_budget) and keeps the best 1/eta after each ('doe next';\n"
+               "jobs/doe_ladder.sh chains the rungs' arrays on Slurm). See docs/doe.md.",
     .opts = opts,
     .min_pos = 2,
     .max_pos = 2,

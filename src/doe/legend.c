@@ -1,7 +1,8 @@
 /* doe/legend.c: condition names of a wind-farm file (/legend/condition), so a
  * matrix can say `condition = low_wind,rated`, and its CARE event dataset ids
  * (/care_events/event_id, through io/'s checked reader), so it can say
- * `care_event = all`. Small independent (serial) HDF5 reads of optional
+ * `care_event = all`, and its household/turbine ids (the samples of a data
+ * rung, doe/halving.h). Small independent (serial) HDF5 reads of optional
  * datasets; everything else about the file is io/'s.
  * TODO(io): move next to io/read.h when io/ grows a legend reader. */
 #include <hdf5.h>
@@ -80,4 +81,33 @@ int gt_doe_care_event_ids(const char *path, int64_t **ids, char *why, size_t why
         return -1;
     }
     return (int)n;
+}
+
+int64_t gt_doe_item_ids(const char *path, int64_t **ids, char *why, size_t why_bytes) {
+    *ids = NULL;
+    quiet_h5 q;
+    hid_t f = open_quiet(path, &q);
+    if (f < 0) {
+        snprintf(why, why_bytes, "%s: cannot be opened as HDF5", path);
+        return -1;
+    }
+    const char *name = H5Lexists(f, "/households", H5P_DEFAULT) > 0 ? "/households/id"
+                       : H5Lexists(f, "/turbines", H5P_DEFAULT) > 0 ? "/turbines/id" : NULL;
+    int64_t n = -1;
+    hid_t d = name && H5Lexists(f, name, H5P_DEFAULT) > 0 ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
+    hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+    hssize_t cnt = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (cnt >= 0 && cnt <= (hssize_t)GT_DOE_MAX_CELLS * 64) {
+        *ids = GT_MALLOC(sizeof **ids * (size_t)(cnt + 1));
+        if (H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *ids) >= 0) n = cnt;
+    }
+    if (n < 0) {
+        free(*ids);
+        *ids = NULL;
+        snprintf(why, why_bytes, "%s: no readable /households/id or /turbines/id", path);
+    }
+    if (sp >= 0) H5Sclose(sp);
+    if (d >= 0) H5Dclose(d);
+    close_quiet(f, &q);
+    return n;
 }

@@ -138,6 +138,7 @@ static int parse_factor(gt_doe_matrix *m, const char *name, char *value, int lin
 
 int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix *m, char *err, size_t en) {
     memset(m, 0, sizeof *m);
+    gt_doe_search_init(&m->search);
     m->path = GT_STRDUP(path);
     char why[256];
     FILE *f = gt_fopen_regular(path, why, sizeof why); /* a FIFO would block, a directory read as empty */
@@ -163,6 +164,7 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
                 break;
             }
             if (!strcmp(section, "doe")) doe_line = line;
+            if (!strcmp(section, "search")) m->search.line = line;
             continue;
         }
         char *eq = strchr(s, '=');
@@ -177,7 +179,7 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
             break;
         }
         if (!*section) {
-            rc = fail(err, en, path, line, "'%s' outside a section ([doe], [factors], [fixed] or a train section)", k);
+            rc = fail(err, en, path, line, "'%s' outside a section ([doe], [factors], [search], [fixed] or a train section)", k);
             break;
         }
         if (!strcmp(section, "doe")) {
@@ -192,6 +194,12 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
             *dst = GT_STRDUP(v);
         } else if (!strcmp(section, "factors")) {
             if ((rc = parse_factor(m, k, v, line, known_key, err, en))) break;
+        } else if (!strcmp(section, "search")) {
+            char why[512];
+            if (gt_doe_search_set(&m->search, k, v, why, sizeof why)) {
+                rc = fail(err, en, path, line, "%s", why);
+                break;
+            }
         } else {
             char *key = NULL;
             if (!strcmp(section, "fixed")) key = GT_STRDUP(k);
@@ -288,6 +296,38 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
                         "factor '%s' brings them to %lld at least", GT_DOE_MAX_CELLS, m->factors[i].name, (long long)n);
     }
     m->n_cells = n;
+    /* [search]: the budgets against the fixed steps and validation interval */
+    {
+        const char *ms = gt_doe_fixed_get(m, "train.max_steps"), *ee = gt_doe_fixed_get(m, "train.eval_every");
+        char why[512];
+        for (int i = 0; m->search.strategy == GT_DOE_HALVING && i < m->n_factors; i++) {
+            const char *key = m->factors[i].key;
+            if (!strcmp(key, "train.max_steps") || !strcmp(key, "train.eval_every") ||
+                (m->search.unit == GT_DOE_UNIT_DATA && !strcmp(key, "data.items")))
+                return fail(err, en, path, m->factors[i].line,
+                            "factor '%s': with [search] strategy = halving, %s is not a factor (the rung "
+                            "budgets rest on it: fixed, or the data sample the ladder draws)",
+                            m->factors[i].name, key);
+        }
+        if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA)
+            for (int j = 0; j < m->n_fixed; j++)
+                if (!strcmp(m->fixed[j].key, "data.items"))
+                    return fail(err, en, path, m->fixed[j].line, "data.items with [search] unit = data: the rungs "
+                                "sample the file's households/turbines themselves");
+        if (m->search.per[0]) {
+            int pf = -1;
+            for (int i = 0; i < m->n_factors; i++)
+                if (!strcmp(m->factors[i].name, m->search.per) || !strcmp(m->factors[i].key, m->search.per)) pf = i;
+            if (pf < 0 || !strcmp(m->factors[pf].key, "train.seed"))
+                return fail(err, en, path, m->search.line, "[search] per = %s: %s", m->search.per,
+                            pf < 0 ? "no such factor" : "the seed is averaged over, not a ladder of its own");
+        }
+        if (gt_doe_search_finish(&m->search, ms ? atoll(ms) : 0, ee ? atoll(ee) : 0, why, sizeof why))
+            return fail(err, en, path, m->search.line, "%s", why);
+        if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA && !gt_doe_fixed_get(m, "data.file"))
+            return fail(err, en, path, m->search.line, "[search] unit = data needs a fixed data.file (its households or "
+                        "turbines are sampled)");
+    }
     /* distinct ids (a hash collision would merge two cells' directories): sorted, n log n */
     {
         char(*ids)[GT_DOE_ID_LEN] = GT_ALLOC_ARRAY(n, GT_DOE_ID_LEN, "doe: cell ids");

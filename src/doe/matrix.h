@@ -17,6 +17,8 @@
  *   model.kind = lstm
  *   [train]                        ; any train section works like [fixed] (train.max_steps = 200)
  *   max_steps = 200
+ *   [search]                       ; optional: strategy = grid | halving, eta, unit, min/max_budget
+ *                                  ; (doe/halving.h)
  *
  * Special factor names and the train key they set: farm -> data.farms,
  * machine_type -> data.machine_types, condition -> data.conditions,
@@ -41,6 +43,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "doe/halving.h"
 
 #define GT_DOE_MAX_FACTORS 16
 #define GT_DOE_ID_LEN 13 /* 12 hex digits + NUL */
@@ -73,6 +77,7 @@ typedef struct gt_doe_matrix {
     int n_fixed;
     gt_doe_setting *fixed; /* [n_fixed] */
     int64_t n_cells;
+    gt_doe_search search; /* [search]: grid (default) or halving (doe/halving.h) */
 } gt_doe_matrix;
 
 typedef struct gt_doe_cell {
@@ -103,6 +108,11 @@ const char *gt_doe_fixed_get(const gt_doe_matrix *m, const char *key);
  * and none twice). Returns the count (0 without the table), or -1 with one
  * line in why when the file cannot be opened or fails the check. */
 int gt_doe_care_event_ids(const char *path, int64_t **ids, char *why, size_t why_bytes);
+
+/* The household (NILM) or turbine (PdM) ids of a file, in file order
+ * (malloc'd into *ids): what a data rung samples (doe/halving.h). Returns the
+ * count, or -1 with one line in why. */
+int64_t gt_doe_item_ids(const char *path, int64_t **ids, char *why, size_t why_bytes);
 
 /* Maps a level text to the value written to the train key: '+' -> ',' for
  * filters; for data.conditions, names are replaced by codes using `names`

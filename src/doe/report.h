@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "doe/halving.h"
 #include "doe/matrix.h"
 #include "eval/metrics.h"
 
@@ -36,7 +37,8 @@ typedef struct gt_doe_metric_def {
 const gt_doe_metric_def *gt_doe_metrics(int *n);
 int gt_doe_metric_find(const char *name); /* index or -1 */
 
-enum gt_doe_status { GT_DOE_MISSING = 0, GT_DOE_RUNNING, GT_DOE_PREEMPTED, GT_DOE_FAILED, GT_DOE_DONE };
+/* STOPPED: a halving sweep's cell that a rung did not keep */
+enum gt_doe_status { GT_DOE_MISSING = 0, GT_DOE_RUNNING, GT_DOE_PREEMPTED, GT_DOE_FAILED, GT_DOE_DONE, GT_DOE_STOPPED };
 const char *gt_doe_status_name(int status);
 
 typedef struct gt_doe_result {
@@ -47,6 +49,30 @@ typedef struct gt_doe_result {
     int attempts, preemptions, failures, exit_code;
     double value[GT_DOE_MAX_METRICS]; /* NaN when absent */
 } gt_doe_result;
+
+/* A halving sweep's ladder (SWEEP_DIR/ladder.json and rungs/, doe/run.h). */
+typedef struct gt_doe_ladder_conf {
+    int64_t first_cell;               /* the configuration's lowest cell index */
+    char label[512];                  /* its levels but the seed */
+    double mean[GT_DOE_MAX_RUNGS];    /* the rung metric's mean over seeds; NaN: not ranked there */
+    int n_done[GT_DOE_MAX_RUNGS], n_failed[GT_DOE_MAX_RUNGS];
+    int ran[GT_DOE_MAX_RUNGS];        /* 1: in that rung */
+    int advanced[GT_DOE_MAX_RUNGS];   /* 1: kept after that rung */
+    int chosen;                       /* 1: the ladder's choice (one per level of [search] per) */
+} gt_doe_ladder_conf;
+typedef struct gt_doe_ladder {
+    int eta, n_rungs, n_ranked;       /* rungs, rungs with results */
+    char unit[8], metric[64];
+    double budget[GT_DOE_MAX_RUNGS];
+    int64_t n_cells[GT_DOE_MAX_RUNGS], n_failed_cells[GT_DOE_MAX_RUNGS];
+    int n_confs;
+    gt_doe_ladder_conf *confs;        /* cell order */
+    int chosen;                       /* index into confs of the (first) choice, -1: not finished */
+    int n_chosen;                     /* choices: 1, or one per level of [search] per */
+    double steps, cpu_hours, gpu_hours; /* spent over the rungs (the records' steps_added, cpu/gpu_hours) */
+    double grid_steps;                /* every cell to the full budget (unit steps), else NaN */
+    double grid_cpu_hours_est;        /* every cell at its rung-0 cost per budget x the full budget */
+} gt_doe_ladder;
 
 typedef struct gt_doe_sweep {
     char *dir, *name, *metric; /* metric: sweep.json's or NULL */
@@ -59,6 +85,7 @@ typedef struct gt_doe_sweep {
     int seed_factor;           /* the replicate factor (train.seed) or -1 */
     int64_t n_cells;
     gt_doe_result *cells;      /* [n_cells] in index order */
+    gt_doe_ladder *ladder;     /* a halving sweep's ladder, NULL for a grid sweep */
 } gt_doe_sweep;
 
 typedef struct gt_doe_stat {
@@ -82,10 +109,27 @@ typedef struct gt_doe_summary {
     int row_factor, col_factor;  /* two-way table factors (-1 when fewer than two factors) */
     gt_doe_stat *two_way;        /* [n_levels[row] * n_levels[col]] of the primary metric */
     int best, worst;             /* configuration indices (-1: none finished) */
-    int64_t n_status[5];         /* cells per gt_doe_status */
+    int64_t n_status[6];         /* cells per gt_doe_status */
     int64_t n_requeued;          /* cells with a preemption (requeued/resumed) */
     double cpu_hours, gpu_hours, train_time_s;
+    /* set by the caller after gt_doe_summarize (NULL: none): a halving sweep of
+     * the same matrix to compare with this grid sweep (gt_doe_compare) */
+    const struct gt_doe_sweep *halving;
 } gt_doe_summary;
+
+/* A halving sweep against a grid sweep of the same matrix: the grid's best
+ * configuration by the halving's rung metric (mean over the finished seeds),
+ * where the halving's choice ranks in the grid and its grid value, and the
+ * compute of both. */
+typedef struct gt_doe_compare {
+    int grid_best, chosen;        /* configuration indices in the grid summary (-1: not found) */
+    int chosen_rank, n_ranked;    /* 1 = the grid's best */
+    double best_value, chosen_value, rel_diff; /* (chosen - best) / |best| */
+    double grid_cpu_hours, halving_cpu_hours, grid_gpu_hours, halving_gpu_hours, grid_steps, halving_steps;
+} gt_doe_compare;
+/* 0, or -1 with err (the halving sweep has no choice yet, no such metric) */
+int gt_doe_compare_halving(const gt_doe_sweep *grid, const gt_doe_summary *sum, const gt_doe_sweep *halving,
+                           gt_doe_compare *out, char *err, size_t err_bytes);
 
 int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t err_bytes);
 void gt_doe_sweep_free(gt_doe_sweep *s);

@@ -21,11 +21,12 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "core/timer.h"
+#include "doe/run_int.h"
 #include "train/checkpoint.h"
 
 /* ---------------------------------------------------------------- files -- */
 
-static cJSON *read_json(const char *path) {
+cJSON *gt_doe_json_read(const char *path) {
     char why[160];
     char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
     if (!t) {
@@ -41,7 +42,7 @@ static cJSON *read_json(const char *path) {
  * place (core/fsutil.h). */
 static int write_atomic(const char *path, const char *text) { return gt_write_file_atomic(path, text); }
 
-static int write_json(const char *path, const cJSON *j) {
+int gt_doe_json_write(const char *path, const cJSON *j) {
     char *s = cJSON_Print(j);
     char *t = gt_utf8_dup(s, "\n"); /* factor levels, paths: valid UTF-8 JSON */
     int rc = write_atomic(path, t);
@@ -57,7 +58,7 @@ static void now_iso(char *buf, size_t n) {
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int exists(const char *path) { return access(path, F_OK) == 0; }
+int gt_doe_exists(const char *path) { return access(path, F_OK) == 0; }
 
 /* ---------------------------------------------------------- the matrix -- */
 
@@ -235,6 +236,7 @@ static int split_words(const char *s, char **out, int max) {
 }
 
 static volatile sig_atomic_t g_forward_sig = 0;
+int gt_doe_forwarded_signal(void) { return g_forward_sig; }
 static pid_t g_children[512];
 static volatile sig_atomic_t g_n_children = 0;
 static void on_signal(int sig) {
@@ -242,7 +244,7 @@ static void on_signal(int sig) {
     for (int i = 0; i < g_n_children; i++)
         if (g_children[i] > 0) kill(g_children[i], sig);
 }
-static void install_forwarding(void) {
+void gt_doe_forwarding_install(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -255,7 +257,7 @@ static void install_forwarding(void) {
 
 /* fork + execve(argv[0]) with the clean environment, stdout/stderr appended
  * to `log` (NULL: inherited). Returns the pid. */
-static pid_t spawn(char *const argv[], const char *log) {
+pid_t gt_doe_spawn(char *const argv[], const char *log) {
     char **env = clean_environ();
     fflush(stdout);
     fflush(stderr);
@@ -286,7 +288,7 @@ static pid_t spawn(char *const argv[], const char *log) {
     return pid;
 }
 
-static int wait_rc(pid_t pid) {
+int gt_doe_wait_rc(pid_t pid) {
     int st = 0;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return 127;
@@ -298,7 +300,7 @@ static int wait_rc(pid_t pid) {
 static const char *self_exe(const gt_doe_run_opts *o) { return o && o->self ? o->self : "/proc/self/exe"; }
 
 /* Runs [launch...] SELF args... with output appended to log; returns its exit code. */
-static int run_child(const gt_doe_run_opts *o, const char *const *args, int n_args, const char *log) {
+int gt_doe_run_child(const gt_doe_run_opts *o, const char *const *args, int n_args, const char *log) {
     char *argv[96];
     int n = split_words(o ? o->launch : NULL, argv, 32);
     char self[PATH_MAX];
@@ -312,11 +314,11 @@ static int run_child(const gt_doe_run_opts *o, const char *const *args, int n_ar
     argv[n++] = GT_STRDUP(self);
     for (int i = 0; i < n_args && n < 94; i++) argv[n++] = GT_STRDUP(args[i]);
     argv[n] = NULL;
-    pid_t pid = spawn(argv, log);
+    pid_t pid = gt_doe_spawn(argv, log);
     g_children[0] = pid;
     g_n_children = 1;
     if (g_forward_sig) kill(pid, g_forward_sig); /* a signal that came before the child */
-    int rc = wait_rc(pid);
+    int rc = gt_doe_wait_rc(pid);
     g_n_children = 0;
     for (int i = 0; i < n; i++) free(argv[i]);
     return rc;
@@ -327,7 +329,7 @@ static int run_child(const gt_doe_run_opts *o, const char *const *args, int n_ar
 int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", cell_dir);
-    cJSON *man = read_json(path);
+    cJSON *man = gt_doe_json_read(path);
     if (!man) {
         GT_WARN("doe: %s is missing or not JSON", path);
         return -1;
@@ -410,14 +412,14 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     if (params[0]) cJSON_AddStringToObject(tr, "params_xxh64", params);
 
     snprintf(path, sizeof path, "%s/eval.json", cell_dir);
-    cJSON *ev = read_json(path);
+    cJSON *ev = gt_doe_json_read(path);
     cJSON *etr = ev ? cJSON_GetObjectItem(ev, "train") : NULL;
     if (cJSON_IsObject(etr)) { /* the evaluator wrote it: add what it lacks (wall_s, params_xxh64, ...) */
         cJSON *it;
         cJSON_ArrayForEach(it, tr)
             if (!cJSON_GetObjectItem(etr, it->string)) cJSON_AddItemToObject(etr, it->string, cJSON_Duplicate(it, 1));
         cJSON_Delete(tr);
-        int rc = write_json(path, ev);
+        int rc = gt_doe_json_write(path, ev);
         cJSON_Delete(ev);
         cJSON_Delete(man);
         if (rc) GT_WARN("doe: cannot write %s", path);
@@ -438,7 +440,7 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
                                             "train.log: no 'gridtrain eval' in this executable");
     }
     cJSON_AddItemToObject(ev, "train", tr);
-    int rc = write_json(path, ev);
+    int rc = gt_doe_json_write(path, ev);
     cJSON_Delete(ev);
     cJSON_Delete(man);
     if (rc) GT_WARN("doe: cannot write %s", path);
@@ -448,11 +450,11 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
 /* ------------------------------------------------------------- one cell -- */
 
 /* cell.json update: status and counters; job ids appended when under Slurm. */
-static void cell_state(const char *cell_dir, const gt_doe_matrix *m, const gt_doe_cell *c, const char *status,
+void gt_doe_cell_state(const char *cell_dir, const gt_doe_matrix *m, const gt_doe_cell *c, const char *status,
                        int attempt_start, int rc, double wall_add) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/cell.json", cell_dir);
-    cJSON *j = read_json(path);
+    cJSON *j = gt_doe_json_read(path);
     if (!j) {
         j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "id", c->id);
@@ -506,14 +508,14 @@ static void cell_state(const char *cell_dir, const gt_doe_matrix *m, const gt_do
 #undef BUMP
     cJSON_DeleteItemFromObject(j, "status");
     cJSON_AddStringToObject(j, "status", status);
-    if (write_json(path, j)) GT_WARN("doe: cannot write %s", path);
+    if (gt_doe_json_write(path, j)) GT_WARN("doe: cannot write %s", path);
     cJSON_Delete(j);
 }
 
-static double cell_wall(const char *cell_dir) {
+double gt_doe_cell_wall(const char *cell_dir) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/cell.json", cell_dir);
-    cJSON *j = read_json(path);
+    cJSON *j = gt_doe_json_read(path);
     const cJSON *w = j ? cJSON_GetObjectItem(j, "wall_s") : NULL;
     double v = cJSON_IsNumber(w) ? w->valuedouble : 0;
     cJSON_Delete(j);
@@ -544,7 +546,7 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
         return 0;
     }
     snprintf(path, sizeof path, "%s/eval.json", dir);
-    if (exists(path)) {
+    if (gt_doe_exists(path)) {
         GT_INFO("doe: cell %s (task %lld) already finished (%s): skipped", c.id, (long long)index, path);
         close(lock);
         return 0;
@@ -557,8 +559,8 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
     GT_CHECK(write_atomic(path, cfg) == 0, GT_EXIT_RESOURCE, "doe: cannot write %s", path);
     free(cfg);
 
-    install_forwarding();
-    cell_state(dir, m, &c, "running", 1, 0, 0);
+    gt_doe_forwarding_install();
+    gt_doe_cell_state(dir, m, &c, "running", 1, 0, 0);
     char *ck = gt_ckpt_read_config(dir);
     int resume = ck != NULL;
     free(ck);
@@ -575,34 +577,34 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
     int rc;
     if (resume) {
         const char *args[] = {"train", "--resume", dir};
-        rc = run_child(o, args, 3, log);
+        rc = gt_doe_run_child(o, args, 3, log);
     } else {
         /* no committed checkpoint: an earlier attempt of this cell (if any)
          * has nothing to keep; its files would make the trainer refuse the
          * directory (one run per directory) */
         const char *args[] = {"train", ini, "run.overwrite=true"};
-        rc = run_child(o, args, 3, log);
+        rc = gt_doe_run_child(o, args, 3, log);
     }
     double wall = gt_now() - t0;
     /* the trainer's end-of-run hook may already have written eval.json */
     snprintf(path, sizeof path, "%s/eval.json", dir);
-    if (rc == 0 && o && o->have_eval && !g_forward_sig && !exists(path)) {
+    if (rc == 0 && o && o->have_eval && !g_forward_sig && !gt_doe_exists(path)) {
         snprintf(log, sizeof log, "%s/eval.log", dir);
         const char *args[] = {"eval", dir};
         double t1 = gt_now();
-        rc = run_child(o, args, 2, log);
+        rc = gt_doe_run_child(o, args, 2, log);
         wall += gt_now() - t1;
         if (rc) GT_WARN("doe: cell %s: 'gridtrain eval' failed with exit code %d (see %s)", c.id, rc, log);
     }
     if (rc == 0) {
-        cell_state(dir, m, &c, "done", 0, 0, wall);
-        rc = gt_doe_write_train_part(dir, cell_wall(dir)) ? GT_EXIT_RESOURCE : 0;
+        gt_doe_cell_state(dir, m, &c, "done", 0, 0, wall);
+        rc = gt_doe_write_train_part(dir, gt_doe_cell_wall(dir)) ? GT_EXIT_RESOURCE : 0;
         if (rc == 0) GT_INFO("doe: cell %s done in %.1f s (%s/eval.json)", c.id, wall, dir);
     } else if (rc == GT_EXIT_PREEMPTED) {
-        cell_state(dir, m, &c, "preempted", 0, rc, wall);
+        gt_doe_cell_state(dir, m, &c, "preempted", 0, rc, wall);
         GT_WARN("doe: cell %s preempted after %.1f s: checkpoint written; run the task again to resume", c.id, wall);
     } else {
-        cell_state(dir, m, &c, "failed", 0, rc, wall);
+        gt_doe_cell_state(dir, m, &c, "failed", 0, rc, wall);
         GT_WARN("doe: cell %s failed with exit code %d after %.1f s (see %s/train.log)", c.id, rc, wall, dir);
     }
     close(lock);
@@ -611,14 +613,15 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
 
 /* --------------------------------------------------------------- run-all -- */
 
-int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o) {
+int gt_doe_run_tasks(const gt_doe_matrix *m, const int64_t *tasks, int64_t n_tasks, int rung, int jobs,
+                     const gt_doe_run_opts *o) {
     if (jobs < 1) jobs = 1;
     if (jobs > 512) jobs = 512;
     if (gt_doe_write_sweep(m)) return 1;
     char logs[PATH_MAX];
     snprintf(logs, sizeof logs, "%s/logs", m->dir);
     GT_CHECK(gt_mkdir_out(logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", logs, gt_out_strerror(errno));
-    install_forwarding();
+    gt_doe_forwarding_install();
     char self[PATH_MAX];
     if (o && o->self) snprintf(self, sizeof self, "%s", o->self);
     else {
@@ -627,20 +630,21 @@ int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o) {
         self[l] = 0;
     }
     int64_t *task_of = GT_CALLOC((size_t)jobs, sizeof(int64_t));
-    int *rcs = GT_CALLOC((size_t)m->n_cells, sizeof(int));
     int running = 0;
     int64_t next = 0, n_fail = 0, n_pre = 0;
     double t0 = gt_now();
     for (int i = 0; i < jobs; i++) g_children[i] = 0;
     g_n_children = jobs;
-    while (next < m->n_cells || running > 0) {
-        while (running < jobs && next < m->n_cells && !g_forward_sig) {
+    while (next < n_tasks || running > 0) {
+        while (running < jobs && next < n_tasks && !g_forward_sig) {
             int slot = 0;
             while (g_children[slot] > 0) slot++;
-            char task[32], log[PATH_MAX + 64];
-            snprintf(task, sizeof task, "%lld", (long long)next);
-            snprintf(log, sizeof log, "%s/task-%lld.log", logs, (long long)next);
-            char *argv[12];
+            char task[32], rung_s[32], log[PATH_MAX + 64];
+            snprintf(task, sizeof task, "%lld", (long long)tasks[next]);
+            snprintf(rung_s, sizeof rung_s, "%d", rung);
+            if (rung >= 0) snprintf(log, sizeof log, "%s/rung-%d-task-%lld.log", logs, rung, (long long)tasks[next]);
+            else snprintf(log, sizeof log, "%s/task-%lld.log", logs, (long long)tasks[next]);
+            char *argv[14];
             int n = 0;
             argv[n++] = self;
             argv[n++] = "doe";
@@ -648,16 +652,20 @@ int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o) {
             argv[n++] = m->path;
             argv[n++] = "--task";
             argv[n++] = task;
+            if (rung >= 0) {
+                argv[n++] = "--rung";
+                argv[n++] = rung_s;
+            }
             if (o && o->launch && *o->launch) {
                 argv[n++] = "--launch";
                 argv[n++] = (char *)o->launch;
             }
             argv[n] = NULL;
-            g_children[slot] = spawn(argv, log);
-            task_of[slot] = next++;
+            g_children[slot] = gt_doe_spawn(argv, log);
+            task_of[slot] = tasks[next++];
             running++;
         }
-        if (g_forward_sig && next < m->n_cells) next = m->n_cells; /* start nothing more */
+        if (g_forward_sig && next < n_tasks) next = n_tasks; /* start nothing more */
         int st;
         pid_t pid = wait(&st);
         if (pid < 0) {
@@ -669,10 +677,9 @@ int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o) {
                 int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
                 gt_doe_cell c;
                 gt_doe_cell_at(m, task_of[s], &c);
-                rcs[task_of[s]] = rc;
                 GT_INFO("doe: task %lld (cell %s) %s (exit %d) [%lld/%lld started, %d running]", (long long)task_of[s],
                         c.id, rc == 0 ? "finished" : rc == GT_EXIT_PREEMPTED ? "preempted" : "FAILED", rc,
-                        (long long)next, (long long)m->n_cells, running - 1);
+                        (long long)next, (long long)n_tasks, running - 1);
                 n_fail += rc != 0 && rc != GT_EXIT_PREEMPTED;
                 n_pre += rc == GT_EXIT_PREEMPTED;
                 g_children[s] = 0;
@@ -680,10 +687,13 @@ int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o) {
             }
     }
     g_n_children = 0;
-    GT_INFO("doe: run-all '%s': %lld cells in %.1f s with -j %d: %lld failed, %lld preempted, %lld not started%s",
-            m->name, (long long)m->n_cells, gt_now() - t0, jobs, (long long)n_fail, (long long)n_pre,
-            (long long)(m->n_cells - next), n_fail ? " (see SWEEP_DIR/cells/<id>/train.log)" : "");
+    const int64_t n_all = n_tasks;
+    char what[32] = "";
+    if (rung >= 0) snprintf(what, sizeof what, " rung %d:", rung);
+    GT_INFO("doe: run-all '%s':%s %lld cells in %.1f s with -j %d: %lld failed, %lld preempted, %lld not started%s",
+            m->name, what, (long long)n_all, gt_now() - t0, jobs, (long long)n_fail, (long long)n_pre,
+            (long long)(n_all - next), n_fail ? " (see SWEEP_DIR/cells/<id>/train.log)" : "");
     free(task_of);
-    free(rcs);
-    return n_fail || n_pre || next < m->n_cells ? 1 : 0;
+    return n_fail || n_pre || next < n_all ? 1 : 0;
 }
+

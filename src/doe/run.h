@@ -59,6 +59,39 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
 /* Runs every cell with up to `jobs` concurrent 'SELF doe run MATRIX --task i'
  * processes. Returns 0 when every cell finished, else 1. */
 int gt_doe_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o);
+/* The same for tasks[0..n) only, each as 'doe run MATRIX --task i [--rung r]'
+ * (rung < 0: none). Returns 0 when every one finished, else 1. */
+int gt_doe_run_tasks(const gt_doe_matrix *m, const int64_t *tasks, int64_t n, int rung, int jobs,
+                     const gt_doe_run_opts *o);
+
+/* Successive halving ([search] strategy = halving, doe/halving.h; ladder.c).
+ *   SWEEP_DIR/ladder.json            the rungs: budget, cells, each configuration's
+ *                                    mean metric, which advanced, the chosen one
+ *   SWEEP_DIR/rungs/<r>/<id>.json    cell <id> at rung r: status, steps, metric, wall s
+ *   SWEEP_DIR/rungs/<r>/<id>/        unit = data: the rung's training on the sample
+ * The cells of rung 0 are all cells; those of rung r > 0 are what 'doe next'
+ * wrote for it. Returns their count and the indices (malloc'd) in *cells, or
+ * -1 when rung r has not been reached (no 'doe next' after rung r - 1). */
+int64_t gt_doe_rung_cells(const gt_doe_matrix *m, int rung, int64_t **cells);
+/* The rung ladder.json is at (the lowest without results), 0 without one. */
+int gt_doe_current_rung(const gt_doe_matrix *m);
+/* Cell `index` at rung `rung`: trains it to the rung's budget (unit steps:
+ * resuming its own checkpoint, stopping at the budget; unit data: a run of
+ * its own on the rung's sample; the last rung: 'doe run' of the cell, the full
+ * training and its evaluation). Idempotent: a cell already at the rung's
+ * budget is not rerun; a cell that is not in the rung is skipped. Returns 0,
+ * 75 (preempted: run it again), or the failing exit code (recorded in the
+ * rung's record). */
+int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_doe_run_opts *o);
+/* After rung `rung`: ranks its configurations, marks the ones that stop,
+ * writes ladder.json with the next rung's cells, prints the ladder line and
+ * "next: rung R cells a,b,c" or "chosen: ..." to out. Returns 0 (a next rung),
+ * 1 (the ladder is finished) or -1 (too few configurations have a result:
+ * the rule is printed; ladder.json unchanged for the next rung). */
+int gt_doe_next(const gt_doe_matrix *m, int rung, FILE *out);
+/* run-all of a halving matrix: every rung in turn, -j jobs, 'doe next'
+ * between them. 0 when the ladder finished, else 1. */
+int gt_doe_ladder_run_all(const gt_doe_matrix *m, int jobs, const gt_doe_run_opts *o);
 
 /* Writes CELL_DIR/eval.json from the run's manifest.json, metrics.jsonl and
  * train.log when no evaluator is available, or adds its "train" part to an
