@@ -49,7 +49,7 @@ static const gt_model_vtable *kind_vtable_checked(gt_model_kind kind) {
     return vt;
 }
 
-static const char *const k_precision_names[] = {"fp32", "bf16", "fp16", "tf32"};
+static const char *const k_precision_names[] = {"fp32", "bf16", "fp16", "tf32", "auto"};
 
 const char *gt_precision_name(gt_precision p) {
     return (unsigned)p < sizeof k_precision_names / sizeof *k_precision_names ? k_precision_names[p] : "?";
