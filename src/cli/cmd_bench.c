@@ -26,6 +26,7 @@ static const gt_opt opts[] = {
     {"bench.tbptt", "tbptt", GT_OPT_INT, "0", "model: lstm truncated-BPTT chunk K (0 = whole window)", NULL},
     {"bench.steps", "steps", GT_OPT_INT, "10", "model: timed training steps", NULL},
     {"bench.warmup", "warmup", GT_OPT_INT, "2", "model: untimed steps first", NULL},
+    {"bench.precision", "precision", GT_OPT_STR, "fp32", "model: the products (bf16: oneDNN; auto: bf16 where the CPU has bf16 units)", "fp32|bf16|auto"},
     {"bench.mem_check", "mem-check", GT_OPT_BOOL, "false", "model: s2p_tf memory at L = 1024, 2048, 4096 (B = 4)", NULL},
     {"bench.json", "json", GT_OPT_BOOL, "false", "model: also print one GT_BENCH_JSON line", NULL},
     {"bench.device", "device", GT_OPT_STR, "auto", "train: where the replicas run (overrides CONFIG's train.device when given)", "auto|cpu|cuda"},
@@ -45,6 +46,10 @@ static int bench_model(const gt_args *a) {
     cfg.steps = (int)steps;
     cfg.warmup = (int)warmup;
     cfg.mem_check = gt_args_bool(a, "bench.mem_check");
+    const int prec = gt_precision_parse(gt_args_str(a, "bench.precision"));
+    GT_CHECK(prec == GT_PRECISION_FP32 || prec == GT_PRECISION_BF16 || prec == GT_PRECISION_AUTO, GT_EXIT_USAGE,
+             "bench.precision = '%s': give fp32, bf16 or auto", gt_args_str(a, "bench.precision"));
+    cfg.precision = (gt_precision)prec;
     const int64_t batch = gt_args_int(a, "bench.batch"), window = gt_args_int(a, "bench.window"),
                   tbptt = gt_args_int(a, "bench.tbptt");
     /* the limits of train (data.window, model.tbptt): sizes computed from them stay in range */

@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "core/trace.h"
 #include "core/rng.h"
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/dropout.h"
 #include "nn/model_lstm.h"
 #include "nn/model_s2p_cnn.h"
@@ -329,6 +330,7 @@ static const float *model_forward(gt_model *m, const float *x, int B) {
     GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_forward on the host side of a device model");
     if (x != m->x) memcpy(m->x, x, (size_t)B * m->n_x * sizeof(float));
     m->batch = B;
+    gt_cpu_params_changed(); /* the CPU ops' bf16 copies of the parameters are made afresh */
     m->vt->forward(m, B);
     return m->pred;
 }

@@ -88,7 +88,7 @@ static void forward_chunk(void *ctx, int task, int tid) {
     float *tmp = col + (size_t)CK * ld;               // (OC, nb*W)
     for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, IC, W, K);
     // tmp (OC, nb*W) = w (OC, CK) @ col (CK, nb*W)
-    gt_gemm(GT_GEMM_CONV1D, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, a->w, CK, col, (int)ld, 0.0f,
+    gt_gemm(GT_GEMM_CONV1D | GT_GEMM_A_PARAM, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, a->w, CK, col, (int)ld, 0.0f,
                 tmp, (int)ld);
     for (int j = 0; j < nb; j++) {
         for (int oc = 0; oc < OC; oc++) {
@@ -149,7 +149,7 @@ static void backward_chunk(void *ctx, int task, int tid) {
                 pdw, CK);
     if (a->dinp) {
         // dcol (CK, nb*W) = w^T (CK, OC) @ dz (OC, nb*W); reuses col's space
-        gt_gemm(GT_GEMM_CONV1D, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, a->w, CK, dz, (int)ld, 0.0f,
+        gt_gemm(GT_GEMM_CONV1D | GT_GEMM_A_PARAM, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, a->w, CK, dz, (int)ld, 0.0f,
                     col, (int)ld);
         for (int j = 0; j < nb; j++)
             col2im(a->dinp + (size_t)(b0 + j) * IC * W, col + (size_t)j * W, ld, IC, W, K);

@@ -118,12 +118,12 @@ int gt_cpu_has_bf16_units(void) { return 0; }
 const char *gt_cpu_isa_name(void) { return "none"; }
 void gt_cpu_set_precision(gt_cpu_prec p) { (void)p; }
 gt_cpu_prec gt_cpu_get_precision(void) { return GT_CPU_FP32; }
+void gt_cpu_params_changed(void) {}
 
-void gt_gemm_prec(gt_cpu_prec p, gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
-                  int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                  int ldc) {
+void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                  float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     (void)p;
-    sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm((gt_gemm_family)(op & 0xff), ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 #else /* GT_HAVE_DNNL */
@@ -156,7 +156,7 @@ int gt_cpu_has_bf16_units(void) {
     return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
 }
 
-void gt_cpu_set_precision(gt_cpu_prec p) { atomic_store(&g_prec, p == GT_CPU_BF16 ? GT_CPU_BF16 : GT_CPU_FP32); }
+void gt_cpu_set_precision(gt_cpu_prec p) { atomic_store(&g_prec, (unsigned)p <= GT_CPU_FP32_ONEDNN ? p : GT_CPU_FP32); }
 gt_cpu_prec gt_cpu_get_precision(void) { return (gt_cpu_prec)atomic_load(&g_prec); }
 
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
@@ -166,6 +166,7 @@ static void engine_init(void) { DNNL_CHECK(dnnl_engine_create(&g_engine, dnnl_cp
 
 typedef struct mm_key {
     int M, N, K, ldc, ta, tb, nthr;
+    int f32, lda, ldb; /* f32: oneDNN's fp32 matmul on A and B as given (lda, ldb); else bf16 copies */
     uint32_t alpha, beta;
 } mm_key;
 
@@ -200,8 +201,13 @@ static mm_entry *mm_create(const mm_key *k) {
     pthread_once(&g_engine_once, engine_init);
     dnnl_memory_desc_t a_md, b_md, c_md;
     /* the bf16 copies are compact: row stride K (M when transposed) for A, N (K) for B */
-    set_md(&a_md, k->M, k->K, k->ta, k->ta ? k->M : k->K, dnnl_bf16);
-    set_md(&b_md, k->K, k->N, k->tb, k->tb ? k->K : k->N, dnnl_bf16);
+    if (k->f32) {
+        set_md(&a_md, k->M, k->K, k->ta, k->lda, dnnl_f32);
+        set_md(&b_md, k->K, k->N, k->tb, k->ldb, dnnl_f32);
+    } else {
+        set_md(&a_md, k->M, k->K, k->ta, k->ta ? k->M : k->K, dnnl_bf16);
+        set_md(&b_md, k->K, k->N, k->tb, k->tb ? k->K : k->N, dnnl_bf16);
+    }
     set_md(&c_md, k->M, k->N, 0, k->ldc, dnnl_f32);
     dnnl_matmul_desc_t desc;
     DNNL_CHECK(dnnl_matmul_desc_init(&desc, &a_md, &b_md, NULL, &c_md));
@@ -281,22 +287,73 @@ static void *grow(void *p, size_t *cap, size_t need) {
     return p;
 }
 
-/* dst (rows, cols) compact <- bf16 of src (rows, cols) with row stride ld */
-static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld) {
-    for (int r = 0; r < rows; r++) {
-        const uint32_t *s = (const uint32_t *)(const void *)(src + (size_t)r * ld);
-        uint16_t *d = dst + (size_t)r * cols;
-        for (int c = 0; c < cols; c++) {
-            uint32_t u = s[c];
-            if ((u & 0x7f800000u) == 0x7f800000u)
-                d[c] = (uint16_t)((u | ((u & 0x007fffffu) ? 0x00400000u : 0u)) >> 16);
-            else
-                d[c] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-        }
+/* dst (n) <- bf16 of src (n), round to nearest even, NaN kept quiet. Branch-free so that it
+ * vectorises; compiled for AVX-512 and AVX2 too and picked at load time (the
+ * conversion reads every operand once per product: a weight matrix of s2p_cnn's fc1
+ * is 120 MB). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void to_bf16_row(uint16_t *restrict d,
+                                                                                    const uint32_t *restrict s,
+                                                                                    size_t n) {
+    for (size_t c = 0; c < n; c++) {
+        const uint32_t u = s[c];
+        const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        const uint32_t q = (u >> 16) | 0x40u;
+        d[c] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? q : r);
     }
 }
 
-static void bf16_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+/* dst (rows, cols) compact <- bf16 of src (rows, cols) with row stride ld */
+static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld) {
+    if (ld == cols) {
+        to_bf16_row(dst, (const uint32_t *)(const void *)src, (size_t)rows * cols);
+        return;
+    }
+    for (int r = 0; r < rows; r++)
+        to_bf16_row(dst + (size_t)r * cols, (const uint32_t *)(const void *)(src + (size_t)r * ld), (size_t)cols);
+}
+
+/* ---------------------------------------------- bf16 copies of parameters --
+ * One entry per (pointer, storage rows, cols, row stride): the compact bf16
+ * copy and the generation it was made in. Few entries (the model's weight
+ * tensors); looked up and filled under one mutex, so that the tasks of a
+ * conv1d asking for the same weights at once convert them once. */
+typedef struct param_copy {
+    const float *src;
+    int rows, cols, ld;
+    unsigned long gen;
+    uint16_t *bf16;
+    struct param_copy *next;
+} param_copy;
+static param_copy *g_params;
+static pthread_mutex_t g_params_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_ulong g_params_gen = 1;
+
+void gt_cpu_params_changed(void) { atomic_fetch_add_explicit(&g_params_gen, 1, memory_order_acq_rel); }
+
+static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld);
+
+/* the bf16 copy of parameter src (rows, cols) with row stride ld, current generation */
+static const uint16_t *param_bf16(const float *src, int rows, int cols, int ld) {
+    const unsigned long gen = atomic_load_explicit(&g_params_gen, memory_order_acquire);
+    pthread_mutex_lock(&g_params_mu);
+    param_copy *p = g_params;
+    for (; p; p = p->next)
+        if (p->src == src && p->rows == rows && p->cols == cols && p->ld == ld) break;
+    if (!p) {
+        p = gt_calloc(1, sizeof *p, __FILE__, __LINE__);
+        *p = (param_copy){.src = src, .rows = rows, .cols = cols, .ld = ld, .next = g_params};
+        p->bf16 = gt_aligned_alloc(64, ((size_t)rows * cols * 2 + 63) / 64 * 64, __FILE__, __LINE__);
+        g_params = p;
+    }
+    if (p->gen != gen) {
+        to_bf16(p->bf16, src, rows, cols, ld);
+        p->gen = gen;
+    }
+    pthread_mutex_unlock(&g_params_mu);
+    return p->bf16;
+}
+
+static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
                       float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
                       int ldc) {
     const int in_task = gt_par_in_task();
@@ -321,12 +378,23 @@ static void bf16_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb
         cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, t->fa, ac, t->fb, bc, beta, C, ldc);
         return;
     }
-    t->a = grow(t->a, &t->a_cap, na * 2);
-    t->b = grow(t->b, &t->b_cap, nb * 2);
-    if (k.ta) to_bf16(t->a, A, K, M, lda);
-    else to_bf16(t->a, A, M, K, lda);
-    if (k.tb) to_bf16(t->b, B, N, K, ldb);
-    else to_bf16(t->b, B, K, N, ldb);
+    const uint16_t *a16, *b16;
+    if (op & GT_GEMM_A_PARAM) {
+        a16 = k.ta ? param_bf16(A, K, M, lda) : param_bf16(A, M, K, lda);
+    } else {
+        t->a = grow(t->a, &t->a_cap, na * 2);
+        if (k.ta) to_bf16(t->a, A, K, M, lda);
+        else to_bf16(t->a, A, M, K, lda);
+        a16 = t->a;
+    }
+    if (op & GT_GEMM_B_PARAM) {
+        b16 = k.tb ? param_bf16(B, N, K, ldb) : param_bf16(B, K, N, ldb);
+    } else {
+        t->b = grow(t->b, &t->b_cap, nb * 2);
+        if (k.tb) to_bf16(t->b, B, N, K, ldb);
+        else to_bf16(t->b, B, K, N, ldb);
+        b16 = t->b;
+    }
     t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
     if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
 
@@ -337,8 +405,8 @@ static void bf16_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb
     dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
     dnnl_memory_t ma, mb, mc, ms;
-    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, t->a));
-    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, t->b));
+    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, (void *)a16));
+    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, (void *)b16));
     DNNL_CHECK(dnnl_memory_create(&mc, &c_md, g_engine, C));
     DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
@@ -351,19 +419,59 @@ static void bf16_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb
     dnnl_memory_destroy(ms);
 }
 
-void gt_gemm_prec(gt_cpu_prec p, gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
-                  int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                  int ldc) {
+/* oneDNN's fp32 matmul on A, B and C as given (GT_CPU_FP32_ONEDNN) */
+static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                            float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                            int ldc) {
+    const int nthr = gt_par_in_task() ? 1 : gt_par_threads();
+    omp_set_num_threads(nthr);
+    mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta == CblasTrans, .tb = tb == CblasTrans, .nthr = nthr,
+                .f32 = 1, .lda = lda, .ldb = ldb};
+    memcpy(&k.alpha, &alpha, 4);
+    memcpy(&k.beta, &beta, 4);
+    mm_entry *e = mm_get(&k);
+    note_impl(fam, e->impl);
+    tls_bufs *t = &t_bufs;
+    t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
+    if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
+    dnnl_memory_desc_t a_md, b_md, c_md, s_md;
+    set_md(&a_md, M, K, k.ta, lda, dnnl_f32);
+    set_md(&b_md, K, N, k.tb, ldb, dnnl_f32);
+    set_md(&c_md, M, N, 0, ldc, dnnl_f32);
+    dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
+    dnnl_memory_t ma, mb, mc, ms;
+    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, (void *)A));
+    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, (void *)B));
+    DNNL_CHECK(dnnl_memory_create(&mc, &c_md, g_engine, C));
+    DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
+                               {DNNL_ARG_SCRATCHPAD, ms}};
+    DNNL_CHECK(dnnl_primitive_execute(e->prim, t->stream, e->scratch_bytes ? 4 : 3, args));
+    DNNL_CHECK(dnnl_stream_wait(t->stream));
+    dnnl_memory_destroy(ma);
+    dnnl_memory_destroy(mb);
+    dnnl_memory_destroy(mc);
+    dnnl_memory_destroy(ms);
+}
+
+void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                  float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    const gt_gemm_family fam = (gt_gemm_family)(op & 0xff);
+    if (p == GT_CPU_FP32_ONEDNN && M > 0 && N > 0 && K > 0) {
+        f32_onednn_gemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
     if (p != GT_CPU_BF16 || M <= 0 || N <= 0 || K <= 0) {
         sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    bf16_gemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    bf16_gemm(fam, op, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 #endif /* GT_HAVE_DNNL */
 
-void gt_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
-             const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-    gt_gemm_prec(gt_cpu_get_precision(), fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+void gt_gemm(int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *A,
+             int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    gt_gemm_prec(gt_cpu_get_precision(), op, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -41,6 +41,7 @@ extern "C" {
 typedef enum gt_cpu_prec {
     GT_CPU_FP32 = 0,
     GT_CPU_BF16 = 1,
+    GT_CPU_FP32_ONEDNN = 2, /* fp32 on oneDNN's f32 matmul: gt_gemm_prec only (measured against OpenBLAS) */
 } gt_cpu_prec;
 
 typedef enum gt_gemm_family {
@@ -51,6 +52,20 @@ typedef enum gt_gemm_family {
     GT_GEMM_OTHER,
     GT_GEMM_N_FAMILIES
 } gt_gemm_family;
+
+/* Or-ed into gt_gemm's `op` (a gt_gemm_family): A (or B) is a parameter
+ * tensor, which does not change between gt_cpu_params_changed() calls. Its
+ * bf16 copy is then made once and reused (an LSTM's W_hh by every step, a
+ * conv1d's weights by every chunk, a linear layer's by forward and backward)
+ * instead of at every product. No effect in fp32. */
+#define GT_GEMM_A_PARAM 0x100
+#define GT_GEMM_B_PARAM 0x200
+
+/* The parameters may have been written (a forward starts: after an optimizer
+ * step, a checkpoint load, a broadcast, an init): the bf16 copies of
+ * parameter operands are made afresh from here on. nn/model.c calls it at the
+ * start of every forward; not while products are running. */
+void gt_cpu_params_changed(void);
 
 /* The products' precision for the whole process (default GT_CPU_FP32).
  * GT_CPU_BF16 in a build without oneDNN stays GT_CPU_FP32 (gt_cpu_bf16_available). */
@@ -70,11 +85,12 @@ const char *gt_cpu_isa_name(void);
  * e.g. "avx2 avx512f avx512_bf16 amx_bf16 amx_tile" ("?" when unreadable). */
 const char *gt_cpu_flags(void);
 
-/* cblas_sgemm semantics, row-major; precision gt_cpu_get_precision(). */
-void gt_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+/* cblas_sgemm semantics, row-major; precision gt_cpu_get_precision().
+ * op: the gt_gemm_family, or-ed with GT_GEMM_A_PARAM / GT_GEMM_B_PARAM. */
+void gt_gemm(int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
              const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 /* The same in an explicit precision (tests, bench). */
-void gt_gemm_prec(gt_cpu_prec p, gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
+void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
                   int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc);
 
