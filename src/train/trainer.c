@@ -231,7 +231,9 @@ static void resolve_precision(trainer *t, gt_model_config *mc) {
         mc->precision = units ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
         if (t->rank == 0)
             GT_INFO("train.precision=auto: %s (%s)", gt_precision_name(mc->precision),
-                    host ? (units ? "the CPU has bf16 units" : "no bf16 units on this CPU")
+                    host ? (units                    ? "the CPU has bf16 units"
+                            : gt_cpu_bf16_available() ? "no bf16 units on this CPU as oneDNN sees it"
+                                                      : "this build has no oneDNN")
                          : (units ? "GPU with bf16 tensor cores" : "GPU without bf16 tensor cores"));
     }
     if (host && (mc->precision == GT_PRECISION_FP16 || mc->precision == GT_PRECISION_TF32)) {

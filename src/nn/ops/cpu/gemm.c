@@ -23,7 +23,6 @@
 #include <omp.h>
 #endif
 
-static atomic_int g_prec = GT_CPU_FP32;
 
 /* what ran each family: one string per family and precision, set once */
 static _Atomic(const char *) g_impl[GT_GEMM_N_FAMILIES];
@@ -136,6 +135,8 @@ void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
     } while (0)
 
 int gt_cpu_bf16_available(void) { return 1; }
+
+static atomic_int g_prec = GT_CPU_FP32;
 
 const char *gt_cpu_isa_name(void) {
     switch (dnnl_get_effective_cpu_isa()) {
