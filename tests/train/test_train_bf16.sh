@@ -3,7 +3,7 @@
 #  - each model kind (s2p_cnn, s2p_tf, lstm) and the quickstart configuration's
 #    model (small data, fewer steps) reaches a final validation loss within 2 %
 #    of fp32 at the same steps;
-#  - bf16 is deterministic run to run, and stop (train.stop_after) + --resume
+#  - bf16 is deterministic run to run (1 and 2 threads), and stop (train.stop_after) + --resume
 #    ends bit-identical to the uninterrupted bf16 run;
 #  - manifest.json names what ran each op family; train.precision=auto is bf16
 #    on a CPU with bf16 units and fp32 without;
@@ -86,6 +86,10 @@ PY
 # determinism and bit-exact resume in bf16 (s2p_cnn, checkpoints every 20 steps)
 train "$W/cnn.ini" again bf16 || fail "second bf16 run"
 [ "$(checksum "$W/again.log")" = "$(checksum "$W/cnn-bf16.log")" ] || fail "bf16 not deterministic run to run"
+# two threads (oneDNN's OpenMP team and the engine's pool): the same bits run to run
+OPENBLAS_NUM_THREADS=2 train "$W/cnn.ini" two-a bf16 || fail "2-thread bf16 run"
+OPENBLAS_NUM_THREADS=2 train "$W/cnn.ini" two-b bf16 || fail "2-thread bf16 run"
+[ "$(checksum "$W/two-a.log")" = "$(checksum "$W/two-b.log")" ] || fail "bf16 at 2 threads not deterministic"
 train "$W/cnn.ini" stopped bf16 run.checkpoint_every=20 train.stop_after=50
 [ $? -eq 75 ] || fail "stop_after: expected exit 75: $(tail -3 "$W/stopped.log")"
 "$GT" train --resume "$W/stopped" > "$W/resumed.log" 2>&1 || fail "resume: $(tail -3 "$W/resumed.log")"

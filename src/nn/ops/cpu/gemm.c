@@ -313,6 +313,21 @@ static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld)
         to_bf16_row(dst + (size_t)r * cols, (const uint32_t *)(const void *)(src + (size_t)r * ld), (size_t)cols);
 }
 
+/* Products below this many FLOPs run on one thread (an LSTM step's 64x512x128
+ * is 8.4 MFLOP): an OpenMP team's fork and join per product costs more than
+ * it saves, and on a loaded machine a spinning join waits for a descheduled
+ * thread at every step (measured: the LSTM at 2 threads 14x slower without). */
+#ifndef GT_GEMM_PAR_MIN_FLOPS
+#define GT_GEMM_PAR_MIN_FLOPS 3.2e7
+#endif
+
+/* oneDNN's team size for a product: 1 inside a task of the engine's pool or for
+ * a small product, else the engine's thread count (gt_par_threads) */
+static int gemm_threads(int M, int N, int K) {
+    if (gt_par_in_task() || 2.0 * M * N * K < GT_GEMM_PAR_MIN_FLOPS) return 1;
+    return gt_par_threads();
+}
+
 /* ---------------------------------------------- bf16 copies of parameters --
  * One entry per (pointer, storage rows, cols, row stride): the compact bf16
  * copy and the generation it was made in. Few entries (the model's weight
@@ -357,8 +372,7 @@ static const uint16_t *param_bf16(const float *src, int rows, int cols, int ld) 
 static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
                       float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
                       int ldc) {
-    const int in_task = gt_par_in_task();
-    const int nthr = in_task ? 1 : gt_par_threads();
+    const int nthr = gemm_threads(M, N, K);
     omp_set_num_threads(nthr); /* this thread's OpenMP team size, read by oneDNN at creation and run */
     mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta == CblasTrans, .tb = tb == CblasTrans, .nthr = nthr};
     memcpy(&k.alpha, &alpha, 4);
@@ -424,7 +438,7 @@ static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRAN
 static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
                             float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
                             int ldc) {
-    const int nthr = gt_par_in_task() ? 1 : gt_par_threads();
+    const int nthr = gemm_threads(M, N, K);
     omp_set_num_threads(nthr);
     mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta == CblasTrans, .tb = tb == CblasTrans, .nthr = nthr,
                 .f32 = 1, .lda = lda, .ldb = ldb};
