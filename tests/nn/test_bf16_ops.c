@@ -26,6 +26,7 @@
 
 #include "nn/ops/attention.h"
 #include "nn/ops/cpu/gemm.h"
+#include "nn/ops/cpu/parallel.h"
 #include "nn/ops/lstm.h"
 #include "nn/ops/ops.h"
 #include "nn_test_util.h"
@@ -50,9 +51,10 @@ static double rel_err(const float *a, const float *ref, size_t n) {
     } while (0)
 
 /* ------------------------------------------------------------------- gemm */
-static void test_gemm(void) {
+/* M x N x K; above 32 MFLOP at 2 threads (OPENBLAS_NUM_THREADS=2) the product is
+ * split over the engine's threads (rows when M >= N, else columns) */
+static void test_gemm(const int M, const int N, const int K) {
     TEST_REQUIRE(gt_cpu_bf16_available());
-    const int M = 37, N = 53, K = 301;
     const int ta_[2] = {0, 1}, tb_[2] = {0, 1};
     const float alphas[2] = {1.0f, 0.125f}, betas[3] = {0.0f, 1.0f, 0.5f};
     double worst = 0, worst_round = 0;
@@ -104,8 +106,8 @@ static void test_gemm(void) {
                     TEST_CHECK(!memcmp(C2, C3, (size_t)M * ldc * 4));
                     free(A), free(B), free(Ar), free(Br), free(C0), free(C1), free(C2), free(C3);
                 }
-    printf("  gemm rel err vs fp32 at most %.2e (bound 4e-3); |bf16 - fp32 of rounded inputs| at most %.1e\n", worst,
-           worst_round);
+    printf("  gemm %dx%dx%d, %d threads: rel err vs fp32 at most %.2e (bound 4e-3); |bf16 - fp32 of rounded inputs| at most %.1e\n", M, N, K,
+           gt_par_threads(), worst, worst_round);
     printf("  gemm: %s (ISA %s, flags %s)\n", gt_gemm_impl(GT_GEMM_OTHER), gt_cpu_isa_name(), gt_cpu_flags());
     /* oneDNN 2.6 has bf16 matmuls from AVX-512 on (emulated there without AVX512-BF16); below it
      * gt_gemm emulates on OpenBLAS (ONEDNN_MAX_CPU_ISA=AVX2 exercises that here) */
@@ -218,7 +220,9 @@ static void test_attention(void) {
 
 int main(void) {
     if (!gt_cpu_bf16_available()) TEST_SKIP("built without oneDNN: no CPU bf16 products");
-    test_gemm();
+    test_gemm(37, 53, 301);
+    test_gemm(200, 96, 1024); /* split by rows */
+    test_gemm(64, 300, 1024); /* split by columns */
     test_linear();
     test_conv1d();
     test_lstm();

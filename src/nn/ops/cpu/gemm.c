@@ -167,7 +167,7 @@ static void engine_init(void) { DNNL_CHECK(dnnl_engine_create(&g_engine, dnnl_cp
 
 typedef struct mm_key {
     int M, N, K, ldc, ta, tb, nthr;
-    int f32, lda, ldb; /* f32: oneDNN's fp32 matmul on A and B as given (lda, ldb); else bf16 copies */
+    int f32, lda, ldb; /* f32: oneDNN's fp32 matmul on A and B as given; else the bf16 copies; row strides */
     uint32_t alpha, beta;
 } mm_key;
 
@@ -201,13 +201,13 @@ static void set_md(dnnl_memory_desc_t *md, int rows, int cols, int trans, int ld
 static mm_entry *mm_create(const mm_key *k) {
     pthread_once(&g_engine_once, engine_init);
     dnnl_memory_desc_t a_md, b_md, c_md;
-    /* the bf16 copies are compact: row stride K (M when transposed) for A, N (K) for B */
+    /* bf16: row strides of the compact copies (or of the slice of them a task multiplies) */
     if (k->f32) {
         set_md(&a_md, k->M, k->K, k->ta, k->lda, dnnl_f32);
         set_md(&b_md, k->K, k->N, k->tb, k->ldb, dnnl_f32);
     } else {
-        set_md(&a_md, k->M, k->K, k->ta, k->ta ? k->M : k->K, dnnl_bf16);
-        set_md(&b_md, k->K, k->N, k->tb, k->tb ? k->K : k->N, dnnl_bf16);
+        set_md(&a_md, k->M, k->K, k->ta, k->lda, dnnl_bf16);
+        set_md(&b_md, k->K, k->N, k->tb, k->ldb, dnnl_bf16);
     }
     set_md(&c_md, k->M, k->N, 0, k->ldc, dnnl_f32);
     dnnl_matmul_desc_t desc;
@@ -369,53 +369,23 @@ static const uint16_t *param_bf16(const float *src, int rows, int cols, int ld) 
     return p->bf16;
 }
 
-static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
-                      float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                      int ldc) {
-    const int nthr = gemm_threads(M, N, K);
-    omp_set_num_threads(nthr); /* this thread's OpenMP team size, read by oneDNN at creation and run */
-    mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta == CblasTrans, .tb = tb == CblasTrans, .nthr = nthr};
+/* Runs the cached one-thread bf16 primitive for C (M,N) += A (M,K) B (K,N) on
+ * the compact bf16 operands a16 (row stride lda) and b16 (ldb), on this
+ * thread's scratchpad and stream. */
+static void bf16_exec(gt_gemm_family fam, int ta, int tb, int M, int N, int K, float alpha, const uint16_t *a16,
+                      int lda, const uint16_t *b16, int ldb, float beta, float *C, int ldc) {
+    omp_set_num_threads(1); /* a team of one: the engine's pool owns the cores */
+    mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta, .tb = tb, .nthr = 1, .lda = lda, .ldb = ldb};
     memcpy(&k.alpha, &alpha, 4);
     memcpy(&k.beta, &beta, 4);
     mm_entry *e = mm_get(&k);
     note_impl(fam, e->impl);
-
     tls_bufs *t = &t_bufs;
-    const size_t na = (size_t)M * K, nb = (size_t)K * N;
-    if (!e->prim) { /* emulated: the same bf16 inputs, OpenBLAS's fp32 products */
-        t->fa = grow(t->fa, &t->fa_cap, na * 4);
-        t->fb = grow(t->fb, &t->fb_cap, nb * 4);
-        const int ar = k.ta ? K : M, ac = k.ta ? M : K, br = k.tb ? N : K, bc = k.tb ? K : N;
-        for (int r = 0; r < ar; r++)
-            for (int c = 0; c < ac; c++) t->fa[(size_t)r * ac + c] = gt_bf16_round(A[(size_t)r * lda + c]);
-        for (int r = 0; r < br; r++)
-            for (int c = 0; c < bc; c++) t->fb[(size_t)r * bc + c] = gt_bf16_round(B[(size_t)r * ldb + c]);
-        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, t->fa, ac, t->fb, bc, beta, C, ldc);
-        return;
-    }
-    const uint16_t *a16, *b16;
-    if (op & GT_GEMM_A_PARAM) {
-        a16 = k.ta ? param_bf16(A, K, M, lda) : param_bf16(A, M, K, lda);
-    } else {
-        t->a = grow(t->a, &t->a_cap, na * 2);
-        if (k.ta) to_bf16(t->a, A, K, M, lda);
-        else to_bf16(t->a, A, M, K, lda);
-        a16 = t->a;
-    }
-    if (op & GT_GEMM_B_PARAM) {
-        b16 = k.tb ? param_bf16(B, N, K, ldb) : param_bf16(B, K, N, ldb);
-    } else {
-        t->b = grow(t->b, &t->b_cap, nb * 2);
-        if (k.tb) to_bf16(t->b, B, N, K, ldb);
-        else to_bf16(t->b, B, K, N, ldb);
-        b16 = t->b;
-    }
     t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
     if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
-
     dnnl_memory_desc_t a_md, b_md, c_md, s_md;
-    set_md(&a_md, M, K, k.ta, k.ta ? M : K, dnnl_bf16);
-    set_md(&b_md, K, N, k.tb, k.tb ? K : N, dnnl_bf16);
+    set_md(&a_md, M, K, ta, lda, dnnl_bf16);
+    set_md(&b_md, K, N, tb, ldb, dnnl_bf16);
     set_md(&c_md, M, N, 0, ldc, dnnl_f32);
     dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
@@ -432,6 +402,92 @@ static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRAN
     dnnl_memory_destroy(mb);
     dnnl_memory_destroy(mc);
     dnnl_memory_destroy(ms);
+}
+
+/* A product split over the engine's threads: task i computes a block of rows
+ * (split_n = 0) or of columns (split_n = 1) of C. The blocks, hence the
+ * results, depend only on the thread count. */
+typedef struct split_args {
+    gt_gemm_family fam;
+    int ta, tb, M, N, K, lda, ldb, ldc, split_n, block;
+    float alpha, beta;
+    const uint16_t *a16, *b16;
+    float *C;
+} split_args;
+
+static void split_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const split_args *s = ctx;
+    const int i0 = task * s->block, dim = s->split_n ? s->N : s->M;
+    const int n = i0 + s->block <= dim ? s->block : dim - i0;
+    if (n <= 0) return;
+    if (s->split_n) { /* columns j0..: B's columns (rows of the stored B^T), C's columns */
+        const uint16_t *b = s->tb ? s->b16 + (size_t)i0 * s->ldb : s->b16 + i0;
+        bf16_exec(s->fam, s->ta, s->tb, s->M, n, s->K, s->alpha, s->a16, s->lda, b, s->ldb, s->beta, s->C + i0,
+                  s->ldc);
+    } else { /* rows i0..: A's rows (columns of the stored A^T), C's rows */
+        const uint16_t *a = s->ta ? s->a16 + i0 : s->a16 + (size_t)i0 * s->lda;
+        bf16_exec(s->fam, s->ta, s->tb, n, s->N, s->K, s->alpha, a, s->lda, s->b16, s->ldb, s->beta,
+                  s->C + (size_t)i0 * s->ldc, s->ldc);
+    }
+}
+
+static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                      float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                      int ldc) {
+    const int T = gemm_threads(M, N, K);
+    const int tA = ta == CblasTrans, tB = tb == CblasTrans;
+    tls_bufs *t = &t_bufs;
+    const size_t na = (size_t)M * K, nb = (size_t)K * N;
+    {
+        omp_set_num_threads(1);
+        mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = tA, .tb = tB, .nthr = 1, .lda = tA ? M : K,
+                    .ldb = tB ? K : N};
+        memcpy(&k.alpha, &alpha, 4);
+        memcpy(&k.beta, &beta, 4);
+        mm_entry *e = mm_get(&k); /* also tells whether this ISA has a bf16 matmul at all */
+        if (!e->prim) { /* emulated: the same bf16 inputs, OpenBLAS's fp32 products */
+            note_impl(fam, e->impl);
+            t->fa = grow(t->fa, &t->fa_cap, na * 4);
+            t->fb = grow(t->fb, &t->fb_cap, nb * 4);
+            const int ar = tA ? K : M, ac = tA ? M : K, br = tB ? N : K, bc = tB ? K : N;
+            for (int r = 0; r < ar; r++)
+                for (int c = 0; c < ac; c++) t->fa[(size_t)r * ac + c] = gt_bf16_round(A[(size_t)r * lda + c]);
+            for (int r = 0; r < br; r++)
+                for (int c = 0; c < bc; c++) t->fb[(size_t)r * bc + c] = gt_bf16_round(B[(size_t)r * ldb + c]);
+            cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, t->fa, ac, t->fb, bc, beta, C, ldc);
+            return;
+        }
+    }
+    const uint16_t *a16, *b16;
+    if (op & GT_GEMM_A_PARAM) {
+        a16 = tA ? param_bf16(A, K, M, lda) : param_bf16(A, M, K, lda);
+    } else {
+        t->a = grow(t->a, &t->a_cap, na * 2);
+        if (tA) to_bf16(t->a, A, K, M, lda);
+        else to_bf16(t->a, A, M, K, lda);
+        a16 = t->a;
+    }
+    if (op & GT_GEMM_B_PARAM) {
+        b16 = tB ? param_bf16(B, N, K, ldb) : param_bf16(B, K, N, ldb);
+    } else {
+        t->b = grow(t->b, &t->b_cap, nb * 2);
+        if (tB) to_bf16(t->b, B, N, K, ldb);
+        else to_bf16(t->b, B, K, N, ldb);
+        b16 = t->b;
+    }
+    const int lda16 = tA ? M : K, ldb16 = tB ? K : N;
+    if (T <= 1) {
+        bf16_exec(fam, tA, tB, M, N, K, alpha, a16, lda16, b16, ldb16, beta, C, ldc);
+        return;
+    }
+    /* split the larger of M and N (each thread then reads all of the smaller side's operand) in
+     * blocks of a multiple of 32 rows or columns (whole AMX tiles) */
+    split_args sa = {.fam = fam, .ta = tA, .tb = tB, .M = M, .N = N, .K = K, .lda = lda16, .ldb = ldb16,
+                     .ldc = ldc, .split_n = N > M, .alpha = alpha, .beta = beta, .a16 = a16, .b16 = b16, .C = C};
+    const int dim = sa.split_n ? N : M;
+    sa.block = ((dim + T - 1) / T + 31) / 32 * 32;
+    gt_par_for((dim + sa.block - 1) / sa.block, split_task, &sa);
 }
 
 /* oneDNN's fp32 matmul on A, B and C as given (GT_CPU_FP32_ONEDNN) */
