@@ -314,15 +314,15 @@ static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld)
 }
 
 /* Products below this many FLOPs run on one thread (an LSTM step's 64x512x128
- * is 8.4 MFLOP): an OpenMP team's fork and join per product costs more than
- * it saves, and on a loaded machine a spinning join waits for a descheduled
- * thread at every step (measured: the LSTM at 2 threads 14x slower without). */
+ * is 8.4 MFLOP): a fork and join per product costs more than it saves (with
+ * oneDNN's own OpenMP team, which spins at the join, the LSTM at 2 threads
+ * ran 14x slower on a loaded machine). */
 #ifndef GT_GEMM_PAR_MIN_FLOPS
 #define GT_GEMM_PAR_MIN_FLOPS 3.2e7
 #endif
 
-/* oneDNN's team size for a product: 1 inside a task of the engine's pool or for
- * a small product, else the engine's thread count (gt_par_threads) */
+/* Threads for a product: 1 inside a task of the engine's pool or for a small
+ * product, else the engine's thread count (gt_par_threads) */
 static int gemm_threads(int M, int N, int K) {
     if (gt_par_in_task() || 2.0 * M * N * K < GT_GEMM_PAR_MIN_FLOPS) return 1;
     return gt_par_threads();

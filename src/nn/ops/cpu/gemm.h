@@ -20,11 +20,15 @@
  * call gt_gemm concurrently. Results are the same run to run for the same
  * thread count.
  *
- * Threads: oneDNN (Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP) runs
- * a primitive on an OpenMP team; gt_gemm gives it gt_par_threads() threads
- * from the caller and one thread inside a task of the engine's pool, the same
- * rule as OpenBLAS's threads (parallel.h), so at any time only one of the
- * three pools (OpenBLAS's, OpenMP's, the engine's) is running on the cores.
+ * Threads: Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP, but gt_gemm
+ * never lets it start an OpenMP team (omp_set_num_threads(1) before every
+ * primitive): a product of at least 32 MFLOP issued outside the engine's pool
+ * is split into blocks of rows or columns (multiples of 32) that run as
+ * tasks of the pool (nn/ops/cpu/parallel.h), each a one-thread primitive; a
+ * smaller product, or one issued inside a task, runs on the calling thread.
+ * So the engine's pool owns the cores in bf16, as OpenBLAS's threads and the
+ * pool share them in fp32 (never both at once), and the results depend on
+ * the thread count only through the block split (fixed for a count).
  *
  * Op families: each call names the op it belongs to; gt_gemm_impl() says what
  * ran that family's products (for the log, manifest.json and `bench model`). */
