@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake pkg-config git
       openmpi-bin libopenmpi-dev libhdf5-openmpi-dev hdf5-tools
-      libopenblas-dev libinih-dev libcjson-dev libxxhash-dev zlib1g-dev tzdata
+      libopenblas-dev libdnnl-dev libinih-dev libcjson-dev libxxhash-dev zlib1g-dev tzdata
       python3 python3-h5py python3-numpy python3-torch
       slurm-wlm slurmctld slurmd slurm-client munge gnuplot-nox
       clang-14 libclang-rt-14-dev)

@@ -26,6 +26,7 @@ static const gt_opt opts[] = {
     {"bench.tbptt", "tbptt", GT_OPT_INT, "0", "model: lstm truncated-BPTT chunk K (0 = whole window)", NULL},
     {"bench.steps", "steps", GT_OPT_INT, "10", "model: timed training steps", NULL},
     {"bench.warmup", "warmup", GT_OPT_INT, "2", "model: untimed steps first", NULL},
+    {"bench.precision", "precision", GT_OPT_STR, "fp32", "model: the products (bf16: oneDNN; auto: bf16 where the CPU has bf16 units)", "fp32|bf16|auto"},
     {"bench.mem_check", "mem-check", GT_OPT_BOOL, "false", "model: s2p_tf memory at L = 1024, 2048, 4096 (B = 4)", NULL},
     {"bench.json", "json", GT_OPT_BOOL, "false", "model: also print one GT_BENCH_JSON line", NULL},
     {"bench.device", "device", GT_OPT_STR, "auto", "train: where the replicas run (overrides CONFIG's train.device when given)", "auto|cpu|cuda"},
@@ -44,6 +45,10 @@ static int bench_model(const gt_args *a) {
     cfg.steps = (int)steps;
     cfg.warmup = (int)warmup;
     cfg.mem_check = gt_args_bool(a, "bench.mem_check");
+    const int prec = gt_precision_parse(gt_args_str(a, "bench.precision"));
+    GT_CHECK(prec == GT_PRECISION_FP32 || prec == GT_PRECISION_BF16 || prec == GT_PRECISION_AUTO, GT_EXIT_USAGE,
+             "bench.precision = '%s': give fp32, bf16 or auto", gt_args_str(a, "bench.precision"));
+    cfg.precision = (gt_precision)prec;
     const int64_t batch = gt_args_int(a, "bench.batch"), window = gt_args_int(a, "bench.window"),
                   tbptt = gt_args_int(a, "bench.tbptt");
     /* the limits of train (data.window, model.tbptt): sizes computed from them stay in range */
@@ -100,7 +105,9 @@ const gt_cmd gt_cmd_bench = {
     .details = "bench read FILE: every rank reads its shard collectively (parallel HDF5 over MPI-IO); in\n"
                "the same run the file's bytes are read with plain read(2); prints the ratio.\n"
                "bench model: train and inference samples/s, ms/step, peak RSS, FLOP rate as a fraction\n"
-               "of the sgemm rate OpenBLAS reaches in the same run (threads: OPENBLAS_NUM_THREADS).\n"
+               "of the sgemm rate OpenBLAS reaches in the same run (threads: OPENBLAS_NUM_THREADS); with\n"
+               "--precision bf16 also of the bf16 matmul rate oneDNN reaches in the same run, and what ran\n"
+               "each op family's products (oneDNN's kernel and ISA, or OpenBLAS).\n"
                "tests/nn/torch/bench_vs_torch.py runs it beside PyTorch and prints the ratios.\n"
                "bench train CONFIG: under mpirun -n P, 1 rank alone then all P ranks on the same data;\n"
                "prints samples/s, the weak-scaling efficiency and the data-stall share; every key of\n"

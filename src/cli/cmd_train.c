@@ -105,7 +105,7 @@ const gt_opt gt_train_opts[] = {
     {"train.prefetch", NULL, GT_OPT_STR, "auto", "fill the next batch on a background thread; auto: when the node has a spare core per rank", "auto|on|off"},
     {"train.mem_limit", NULL, GT_OPT_STR, "auto", "memory per rank checked before the model is allocated (plan/): auto = what the node has available (cgroup/Slurm --mem included) shared by its ranks, a size such as 8G, or off; too little stops with the largest micro-batch that fits", NULL},
     {"train.nan_max_bad", NULL, GT_OPT_INT, GT_TRAIN_STR(GT_TRAIN_DEFAULT_NAN_MAX_BAD), "consecutive non-finite steps before stopping with exit code 5", NULL},
-    {"train.precision", NULL, GT_OPT_STR, "fp32", "GPU matrix products: fp32, tf32, bf16 (tensor cores, fp32 range) or fp16 (tensor cores; turns on train.amp's dynamic loss scaling); storage, master weights, gradients and AdamW stay fp32; the CPU engine computes fp32 whatever this says", "fp32|tf32|bf16|fp16"},
+    {"train.precision", NULL, GT_OPT_STR, "fp32", "matrix products: fp32, bf16 (GPU tensor cores; CPU AMX/AVX512-BF16 through oneDNN; fp32 accumulation and range), tf32 or fp16 (GPU only; fp16 turns on train.amp's dynamic loss scaling; the CPU engine computes those in fp32), or auto (bf16 where the engine has bf16 units, else fp32); storage, master weights, gradients and AdamW stay fp32", "fp32|tf32|bf16|fp16|auto"},
     {"train.graphs", NULL, GT_OPT_BOOL, "true", "GPU engine: capture each forward and backward shape into a CUDA graph after one eager warm-up call and replay it (one launch per layer instead of one per kernel); the results are the same either way; the CPU engine ignores it", NULL},
     {"train.amp", NULL, GT_OPT_BOOL, "false", "dynamic loss scaling (on by itself with train.precision=fp16); the arithmetic is set by train.precision", NULL},
     {"train.device", "device", GT_OPT_STR, "auto", "where the replicas train: auto = one GPU per rank when this binary has CUDA and a GPU is usable, else the CPU; cuda = a GPU per rank or exit 7 (never a silent CPU fallback); cpu = the host engine. Not stored: a resumed run chooses again (checkpoints are the same on either)", "auto|cpu|cuda"},
@@ -371,7 +371,7 @@ static void train_from_args(const gt_args *a, gt_train_config *c) {
     }
     c->amp = gt_args_bool(a, "train.amp");
     int prec = gt_precision_parse(gt_args_str(a, "train.precision"));
-    GT_CHECK(prec >= 0, GT_EXIT_USAGE, "train.precision: unknown precision '%s' (fp32|tf32|bf16|fp16)",
+    GT_CHECK(prec >= 0, GT_EXIT_USAGE, "train.precision: unknown precision '%s' (fp32|tf32|bf16|fp16|auto)",
              gt_args_str(a, "train.precision"));
     c->model.precision = (gt_precision)prec;
     c->model.graphs = gt_args_bool(a, "train.graphs");
@@ -596,7 +596,7 @@ const gt_cmd gt_cmd_train = {
                "forensics.jsonl (non-finite steps), checkpoints/. SIGTERM/SIGUSR1: checkpoint, exit 75;\n"
                "continue with --resume RUN_DIR. Exit 5: train.nan_max_bad consecutive non-finite steps.\n"
                "train.device: auto (a GPU per rank when usable, else the CPU), cpu, or cuda (a GPU or exit 7).\n"
-               "GPU products follow train.precision (fp32 storage); the CPU computes fp32. See docs/training.md.",
+               "Matrix products follow train.precision (fp32 storage; bf16 on the CPU through oneDNN). See docs/training.md.",
     .opts = gt_train_opts,
     .min_pos = 0,
     .max_pos = 1,

@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "nn/ops/cpu/gemm.h"
 
 void gt_nn_bench_config_default(gt_nn_bench_config *cfg, gt_model_kind kind) {
     memset(cfg, 0, sizeof *cfg);
@@ -61,6 +62,30 @@ double gt_nn_bench_sgemm_gflops(int n, int reps) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
         double dt = gt_now() - t0;
         if (r > 0 && dt < best) best = dt; /* r = 0 warms up */
+    }
+    free(a);
+    free(b);
+    free(c);
+    return 2.0 * (double)n * n * n / best * 1e-9;
+}
+
+double gt_nn_bench_bf16_gflops(int n, int reps) {
+    if (!gt_cpu_bf16_available()) return 0.0;
+    size_t nn = (size_t)n * (size_t)n;
+    float *a = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
+    float *b = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
+    float *c = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
+    for (size_t i = 0; i < nn; i++) {
+        a[i] = (float)((i * 7) % 13) * 0.01f;
+        b[i] = (float)((i * 5) % 11) * 0.01f;
+        c[i] = 0.0f;
+    }
+    double best = 1e30;
+    for (int r = 0; r <= reps; r++) {
+        double t0 = gt_now();
+        gt_gemm_prec(GT_CPU_BF16, GT_GEMM_OTHER, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        double dt = gt_now() - t0;
+        if (r > 0 && dt < best) best = dt; /* r = 0 creates the primitive */
     }
     free(a);
     free(b);
@@ -135,6 +160,14 @@ void gt_nn_bench_model(const gt_nn_bench_config *cfg, gt_nn_bench_result *res) {
     res->threads = openblas_get_num_threads();
     res->blas_core = openblas_get_corename();
 
+    gt_precision prec = cfg->precision;
+    if (prec == GT_PRECISION_AUTO) prec = gt_cpu_has_bf16_units() ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
+    GT_CHECK(prec == GT_PRECISION_FP32 || (prec == GT_PRECISION_BF16 && gt_cpu_bf16_available()), GT_EXIT_USAGE,
+             "bench model: precision %s is not available on the CPU engine of this build (fp32%s)",
+             gt_precision_name(prec), gt_cpu_bf16_available() ? ", bf16, auto" : "");
+    res->model.precision = prec;
+    gt_cpu_set_precision(prec == GT_PRECISION_BF16 ? GT_CPU_BF16 : GT_CPU_FP32);
+
     const int B = cfg->batch;
     gt_model *m = gt_model_create(&res->model);
     gt_model_init(m, cfg->seed);
@@ -191,13 +224,24 @@ void gt_nn_bench_model(const gt_nn_bench_config *cfg, gt_nn_bench_result *res) {
     free(x);
     free(y);
     gt_model_free(m);
+    gt_cpu_set_precision(GT_CPU_FP32);
     res->peak_rss_bytes = gt_peak_rss_bytes(); /* before the sgemm and memory checks */
+    size_t o = 0;
+    for (int f = 0; f < GT_GEMM_N_FAMILIES && o < sizeof res->products; f++)
+        if (f != GT_GEMM_OTHER && *gt_gemm_impl((gt_gemm_family)f))
+            o += (size_t)snprintf(res->products + o, sizeof res->products - o, "%s%s: %s", o ? "; " : "",
+                                  gt_gemm_family_name((gt_gemm_family)f), gt_gemm_impl((gt_gemm_family)f));
 
     /* ---- sgemm peak of this run */
     if (cfg->sgemm_n >= 0) {
         res->sgemm_gflops = gt_nn_bench_sgemm_gflops(cfg->sgemm_n > 0 ? cfg->sgemm_n : 2048, 3);
         res->train_frac_sgemm = res->train_gflops / res->sgemm_gflops;
         res->infer_frac_sgemm = res->infer_gflops / res->sgemm_gflops;
+        if (prec == GT_PRECISION_BF16) {
+            res->bf16_gflops = gt_nn_bench_bf16_gflops(cfg->sgemm_n > 0 ? cfg->sgemm_n : 2048, 3);
+            res->train_frac_bf16 = res->train_gflops / res->bf16_gflops;
+            res->infer_frac_bf16 = res->infer_gflops / res->bf16_gflops;
+        }
     }
     if (cfg->mem_check && gt_model_kind_table(cfg->kind)->bench_mem_check) mem_check(cfg, res);
 }
@@ -213,6 +257,8 @@ void gt_nn_bench_print(FILE *f, const gt_nn_bench_config *cfg, const gt_nn_bench
     fputs(what, f);
     fprintf(f, "\n  threads %d (OpenBLAS core %s), %d warm-up + %d timed steps\n", res->threads,
             res->blas_core ? res->blas_core : "?", cfg->warmup, cfg->steps);
+    fprintf(f, "  precision %s; products: %s (oneDNN ISA %s)\n", gt_precision_name(c->precision),
+            res->products[0] ? res->products : "-", gt_cpu_isa_name());
     fprintf(f, "  %-28s %12s\n", "quantity", "value");
     fprintf(f, "  %-28s %12zu\n", "parameters", res->n_params);
     fprintf(f, "  %-28s %12.1f\n", "activations (MiB)", mib((double)res->act_bytes));
@@ -233,6 +279,12 @@ void gt_nn_bench_print(FILE *f, const gt_nn_bench_config *cfg, const gt_nn_bench
         fprintf(f, "  %-28s %12.3f\n", "train / sgemm peak", res->train_frac_sgemm);
         if (res->infer_samples_per_s > 0)
             fprintf(f, "  %-28s %12.3f\n", "inference / sgemm peak", res->infer_frac_sgemm);
+    }
+    if (res->bf16_gflops > 0) {
+        fprintf(f, "  %-28s %12.2f\n", "bf16 matmul peak GFLOP/s", res->bf16_gflops);
+        fprintf(f, "  %-28s %12.3f\n", "train / bf16 peak", res->train_frac_bf16);
+        if (res->infer_samples_per_s > 0)
+            fprintf(f, "  %-28s %12.3f\n", "inference / bf16 peak", res->infer_frac_bf16);
     }
     fprintf(f, "  %-28s %12.4g -> %.4g\n", "loss (first -> last step)", res->first_loss, res->last_loss);
     if (res->n_mem > 0) {
@@ -259,6 +311,9 @@ void gt_nn_bench_print_json(FILE *f, const gt_nn_bench_config *cfg, const gt_nn_
             res->fwd_flops_per_sample, res->train_samples_per_s, res->train_ms_median, res->train_ms_mean,
             res->train_gflops, res->infer_samples_per_s, res->infer_ms_median, (long long)res->peak_rss_bytes,
             res->sgemm_gflops, res->train_frac_sgemm, res->infer_frac_sgemm, res->first_loss, res->last_loss);
+    fprintf(f, ", \"precision\": \"%s\", \"onednn_isa\": \"%s\", \"products\": \"%s\", \"bf16_gflops\": %.6g, "
+               "\"train_frac_bf16\": %.6g",
+            gt_precision_name(c->precision), gt_cpu_isa_name(), res->products, res->bf16_gflops, res->train_frac_bf16);
     if (res->n_mem > 0) {
         fprintf(f, ", \"mem\": [");
         for (int i = 0; i < res->n_mem; i++)

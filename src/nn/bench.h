@@ -6,6 +6,9 @@
  *   inference  samples/s and ms/batch of forward only (same B);
  *   memory     peak RSS of the process (getrusage), activation and state
  *              bytes of the model;
+ *   precision  cfg->precision: fp32, or bf16 products through oneDNN (the
+ *              result names what ran each op family and, for bf16, the bf16
+ *              matmul peak of gt_gemm in the same run: 2*n^3 / best time);
  *   efficiency model FLOP/s, counted analytically per sample (2*M*N*K per
  *              GEMM-like product; training = 3x forward: backward ~2x), as a
  *              fraction of the sgemm rate OpenBLAS reaches in the same run on
@@ -42,6 +45,7 @@ typedef struct gt_nn_bench_config {
     int infer_steps; /* timed forward-only batches; 0 = same as steps, < 0 = skip */
     int sgemm_n;     /* square sgemm size for the peak; 0 = 2048, < 0 = skip */
     int mem_check;   /* run the memory-vs-L check (kinds with bench_mem_check: s2p_tf) */
+    gt_precision precision; /* products: FP32 (default), BF16 or AUTO (nn/ops/cpu/gemm.h) */
     uint64_t seed;   /* parameter init and data */
 } gt_nn_bench_config;
 
@@ -64,6 +68,9 @@ typedef struct gt_nn_bench_result {
     int64_t peak_rss_bytes; /* process peak after the train and inference runs */
     double sgemm_gflops;    /* 0 when skipped */
     double train_frac_sgemm, infer_frac_sgemm;
+    /* bf16 runs: the bf16 matmul rate of gt_gemm in the same run (sgemm_n^3) and the fractions of it */
+    double bf16_gflops, train_frac_bf16, infer_frac_bf16;
+    char products[320]; /* what ran each op family's products: "linear: onednn brg:...; conv1d: ..." */
     /* s2p_tf memory-vs-L check (n_mem = 0 when not run) */
     int n_mem;
     int mem_L[GT_NN_BENCH_MAX_MEM];
@@ -71,6 +78,10 @@ typedef struct gt_nn_bench_result {
     size_t mem_act_bytes[GT_NN_BENCH_MAX_MEM];
     int64_t mem_rss_delta_bytes[GT_NN_BENCH_MAX_MEM]; /* RSS growth: create + one train step */
 } gt_nn_bench_result;
+
+/* The bf16 matmul rate of gt_gemm (bf16 products, fp32 accumulation, the
+ * conversion of A and B included) on n^3, best of reps calls; 0 without oneDNN. */
+double gt_nn_bench_bf16_gflops(int n, int reps);
 
 /* Defaults: batch 32, steps 10, warmup 2, infer_steps 0 (= steps), sgemm_n 0
  * (= 2048), mem_check 0, seed 1, model fields 0 (kind defaults). */

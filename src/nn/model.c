@@ -11,6 +11,7 @@
 #include "core/timer.h"
 #include "core/trace.h"
 #include "core/rng.h"
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/dropout.h"
 
 /* ------------------------------------------------------------ registry -- */
@@ -125,7 +126,7 @@ double gt_model_bytes_estimate(const gt_model_config *mc, int B) {
     return est;
 }
 
-static const char *const k_precision_names[] = {"fp32", "bf16", "fp16", "tf32"};
+static const char *const k_precision_names[] = {"fp32", "bf16", "fp16", "tf32", "auto"};
 
 const char *gt_precision_name(gt_precision p) {
     return (unsigned)p < sizeof k_precision_names / sizeof *k_precision_names ? k_precision_names[p] : "?";
@@ -349,6 +350,7 @@ static const float *model_forward(gt_model *m, const float *x, int B) {
     GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_forward on the host side of a device model");
     if (x != m->x) memcpy(m->x, x, (size_t)B * m->n_x * sizeof(float));
     m->batch = B;
+    gt_cpu_params_changed(); /* the CPU ops' bf16 copies of the parameters are made afresh */
     m->vt->forward(m, B);
     return m->pred;
 }

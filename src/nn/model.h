@@ -97,8 +97,10 @@ typedef enum gt_precision {
     GT_PRECISION_BF16 = 1, /* bf16 inputs (fp32 range: no loss scaling needed) */
     GT_PRECISION_FP16 = 2, /* fp16 inputs: needs dynamic loss scaling (train.amp) */
     GT_PRECISION_TF32 = 3, /* TF32 tensor cores on fp32 inputs */
+    GT_PRECISION_AUTO = 4, /* bf16 where the engine has bf16 units, else fp32: resolved
+                            * by the trainer before an engine is made */
 } gt_precision;
-/* "fp32", "bf16", "fp16", "tf32"; parse: -1 if unknown. */
+/* "fp32", "bf16", "fp16", "tf32", "auto"; parse: -1 if unknown. */
 const char *gt_precision_name(gt_precision p);
 int gt_precision_parse(const char *name);
 

@@ -24,6 +24,7 @@
 #include "core/timer.h"
 #include "dist/reduce.h"
 #include "io/format.h"
+#include "nn/ops/cpu/gemm.h"
 #include "train/regress.h"
 #include "train/train_impl.h"
 
@@ -411,7 +412,22 @@ void gt_train_write_manifest(const trainer *t, const char *end_time, int exit_co
     add_device(o, t);
     cJSON_AddStringToObject(o, "model_kind", gt_model_kind_name(c->model.kind));
     cJSON_AddNumberToObject(o, "n_params", (double)gt_engine_n_params(t->e));
-    cJSON_AddStringToObject(o, "precision", t->amp.enabled ? "fp32 compute, dynamic loss scaling" : "fp32");
+    if (t->precision == GT_PRECISION_FP32) {
+        cJSON_AddStringToObject(o, "precision", t->amp.enabled ? "fp32 compute, dynamic loss scaling" : "fp32");
+    } else {
+        char pr[64];
+        snprintf(pr, sizeof pr, "%s products%s", gt_precision_name(t->precision),
+                 t->amp.enabled ? ", dynamic loss scaling" : "");
+        cJSON_AddStringToObject(o, "precision", pr);
+    }
+    if (gt_engine_kind_of(t->e) == GT_ENGINE_HOST) { /* what ran the CPU engine's products, per op family (nn/ops/cpu/gemm.h) */
+        cJSON *cp = cJSON_AddObjectToObject(o, "cpu_products");
+        cJSON_AddStringToObject(cp, "onednn_isa", gt_cpu_isa_name());
+        cJSON_AddStringToObject(cp, "cpu_flags", gt_cpu_flags());
+        for (int f = 0; f < GT_GEMM_N_FAMILIES; f++)
+            if (*gt_gemm_impl((gt_gemm_family)f))
+                cJSON_AddStringToObject(cp, gt_gemm_family_name((gt_gemm_family)f), gt_gemm_impl((gt_gemm_family)f));
+    }
     if (t->resumed_from >= 0) cJSON_AddNumberToObject(o, "resumed_from_step", (double)t->resumed_from);
     /* the same work on the same machines: what a throughput comparison needs (train/regress.h) */
     char h[17];

@@ -38,7 +38,8 @@ typedef struct trainer {
     gt_engine *e;
     int fp16;               /* fp16 products on the GPU: the loss scaler is on whatever train.amp says */
     double device_stall;    /* a device engine: share of the measured wall time its device waited before forwards (max over ranks), -1: not measured */
-    char precision_text[64];/* for the log: "bf16 products, fp32 state" ... */
+    gt_precision precision; /* the engine's products, train.precision resolved (auto, CPU fallbacks) */
+    char precision_text[96];/* for the log: "bf16 products, fp32 state" ... */
     gt_dist_grads *gx;      /* the gradient exchange (buckets planned from the parameter table) */
     gt_loader *ld;
     int64_t micro;          /* the engine's max_batch */

@@ -30,6 +30,7 @@
 #include "dist/allreduce.h"
 #include "dist/comm.h"
 #include "dist/reduce.h"
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/dropout.h"
 #include "plan/plan.h" /* memory check before the model is allocated */
 #include "train/regress.h"
@@ -219,17 +220,42 @@ static float resolve_dropout(const trainer *t, float dropout) {
 
 /* The replica on every rank (init from the seed, then rank 0's broadcast)
  * and the micro-batch buffers, one block of the size the planner counts. */
-/* train.precision: a GPU engine's products; the CPU engine computes fp32. */
+/* train.precision: the engine's products. auto: bf16 where the engine has
+ * bf16 units (a GPU of compute capability 8.0 or later; a CPU with AMX or
+ * AVX512-BF16 as oneDNN sees it), else fp32. The CPU engine computes fp32 and
+ * bf16 (nn/ops/cpu/gemm.h); tf32 and fp16 there fall back to fp32. */
 static void resolve_precision(trainer *t, gt_model_config *mc) {
-    if (t->dev.engine == GT_ENGINE_HOST && mc->precision != GT_PRECISION_FP32) {
+    const int host = t->dev.engine == GT_ENGINE_HOST;
+    if (mc->precision == GT_PRECISION_AUTO) {
+        const int units = host ? gt_cpu_has_bf16_units() : t->dev.info.cc_major >= 8;
+        mc->precision = units ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
         if (t->rank == 0)
-            GT_WARN("train.precision=%s applies to GPU engines; the CPU engine computes in fp32",
+            GT_INFO("train.precision=auto: %s (%s)", gt_precision_name(mc->precision),
+                    host ? (units                    ? "the CPU has bf16 units"
+                            : gt_cpu_bf16_available() ? "no bf16 units on this CPU as oneDNN sees it"
+                                                      : "this build has no oneDNN")
+                         : (units ? "GPU with bf16 tensor cores" : "GPU without bf16 tensor cores"));
+    }
+    if (host && (mc->precision == GT_PRECISION_FP16 || mc->precision == GT_PRECISION_TF32)) {
+        if (t->rank == 0)
+            GT_WARN("train.precision=%s applies to GPU engines; the CPU engine computes in fp32 (bf16 is its reduced precision)",
                     gt_precision_name(mc->precision));
         mc->precision = GT_PRECISION_FP32;
     }
+    if (host && mc->precision == GT_PRECISION_BF16) {
+        GT_CHECK(gt_cpu_bf16_available(), GT_EXIT_USAGE,
+                 "train.precision=bf16 on the CPU engine needs a build with oneDNN (libdnnl-dev); this one has none");
+        if (!gt_cpu_has_bf16_units() && t->rank == 0)
+            GT_WARN("train.precision=bf16: this CPU has no bf16 units (CPU flags: %s; oneDNN ISA %s): bf16 is "
+                    "emulated and slower than fp32 here",
+                    gt_cpu_flags(), gt_cpu_isa_name());
+    }
     t->fp16 = mc->precision == GT_PRECISION_FP16;
-    snprintf(t->precision_text, sizeof t->precision_text, "%s%s%s", gt_precision_name(mc->precision),
+    t->precision = mc->precision;
+    snprintf(t->precision_text, sizeof t->precision_text, "%s%s%s%s%s", gt_precision_name(mc->precision),
              mc->precision == GT_PRECISION_FP32 ? "" : " products (fp32 state)",
+             host && mc->precision == GT_PRECISION_BF16 ? " on oneDNN " : "",
+             host && mc->precision == GT_PRECISION_BF16 ? gt_cpu_isa_name() : "",
              t->cfg->amp || t->fp16 ? " + dynamic loss scaling" : "");
 }
 
@@ -816,6 +842,15 @@ static int finish(trainer *t, train_clock *k, int exit_code, const char *stop_wh
         long caps = 0, reps = 0;
         gt_engine_graph_stats(t->e, &caps, &reps);
         if (caps + reps > 0) GT_INFO("train: CUDA graphs: %ld captured, %ld replays (train.graphs)", caps, reps);
+        if (gt_engine_kind_of(t->e) == GT_ENGINE_HOST) { /* what ran the products, per op family (nn/ops/cpu/gemm.h) */
+            char line[512];
+            size_t o = 0;
+            for (int f = 0; f < GT_GEMM_N_FAMILIES && o < sizeof line; f++)
+                if (*gt_gemm_impl((gt_gemm_family)f))
+                    o += (size_t)snprintf(line + o, sizeof line - o, "%s%s: %s", o ? "; " : "",
+                                          gt_gemm_family_name((gt_gemm_family)f), gt_gemm_impl((gt_gemm_family)f));
+            if (o) GT_INFO("train: CPU products: %s", line);
+        }
         if (t->device_stall >= 0)
             GT_INFO("train: the GPU waited %.2f%% of the measured time before forwards (input copies, the loader "
                     "or the host; target < 2%%), the ranks' data wait %.2f%%",

@@ -11,7 +11,8 @@
  * no recompute credit).
  *
  *   gt_layer_profile --model s2p_cnn|s2p_tf|lstm [--batch B] [--window W]
- *                    [--tbptt K] [--steps N]          (OPENBLAS_NUM_THREADS)
+ *                    [--tbptt K] [--steps N] [--precision fp32|bf16]
+ *                                                     (OPENBLAS_NUM_THREADS)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "nn/bench.h"
 #include "nn/model.h"
 #include "nn/ops/attention.h"
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/lstm.h"
 #include "nn/ops/ops.h"
 #if __has_include("nn/model_lstm.h")
@@ -195,8 +197,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--window")) bc.window = atoi(v);
         else if (!strcmp(a, "--tbptt")) bc.tbptt = atoi(v);
         else if (!strcmp(a, "--steps")) bc.steps = atoi(v);
+        else if (!strcmp(a, "--precision")) gt_cpu_set_precision(!strcmp(v, "bf16") ? GT_CPU_BF16 : GT_CPU_FP32);
         else {
-            fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N]\n");
+            fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N] [--precision fp32|bf16]\n");
             return 2;
         }
     }

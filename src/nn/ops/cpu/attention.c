@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/fast_exp.h"
 
@@ -98,7 +99,7 @@ static void forward_bh(void *ctx, int task, int tid) {
         for (int j0 = 0; j0 < L; j0 += GT_ATTN_BC) {
             const int bc = L - j0 < GT_ATTN_BC ? L - j0 : GT_ATTN_BC;
             // S = scale * Qi Kj^T  (br,bc)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, hs, scale, q + (size_t)i0 * C3, C3,
+            gt_gemm(GT_GEMM_ATTENTION, CblasNoTrans, CblasTrans, br, bc, hs, scale, q + (size_t)i0 * C3, C3,
                         k + (size_t)j0 * C3, C3, 0.0f, s, bc);
             for (int r = 0; r < br; r++) {
                 float *sr = s + (size_t)r * bc;
@@ -116,7 +117,7 @@ static void forward_bh(void *ctx, int task, int tid) {
                 m[r] = mnew;
             }
             // Oi (+)= P Vj  (br,hs)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, hs, bc, 1.0f, s, bc, v + (size_t)j0 * C3,
+            gt_gemm(GT_GEMM_ATTENTION, CblasNoTrans, CblasNoTrans, br, hs, bc, 1.0f, s, bc, v + (size_t)j0 * C3,
                         C3, j0 == 0 ? 0.0f : 1.0f, oi, C);
         }
         for (int r = 0; r < br; r++) {
@@ -174,16 +175,16 @@ static void backward_bh(void *ctx, int task, int tid) {
             const int br = q1 - i0 < GT_ATTN_BR ? q1 - i0 : GT_ATTN_BR;
             const float *qi = q + (size_t)i0 * C3, *doi = dob + (size_t)i0 * C;
             // P = exp(scale * Qi Kj^T - lse)  (br,bc)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, hs, scale, qi, C3, kj, C3, 0.0f, p, bc);
+            gt_gemm(GT_GEMM_ATTENTION, CblasNoTrans, CblasTrans, br, bc, hs, scale, qi, C3, kj, C3, 0.0f, p, bc);
             for (int r = 0; r < br; r++) {
                 float *pr = p + (size_t)r * bc;
                 const float lr = lse_bh[i0 + r];
                 for (int j = 0; j < bc; j++) pr[j] = gt_expf_poly(pr[j] - lr);
             }
             // dVj += P^T dOi  (bc,hs)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, hs, br, 1.0f, p, bc, doi, C, 1.0f, dvj, C3);
+            gt_gemm(GT_GEMM_ATTENTION, CblasTrans, CblasNoTrans, bc, hs, br, 1.0f, p, bc, doi, C, 1.0f, dvj, C3);
             // dP = dOi Vj^T  (br,bc)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, br, bc, hs, 1.0f, doi, C, vj, C3, 0.0f, dp, bc);
+            gt_gemm(GT_GEMM_ATTENTION, CblasNoTrans, CblasTrans, br, bc, hs, 1.0f, doi, C, vj, C3, 0.0f, dp, bc);
             // dS = P (dP - D) * scale, in dp
             for (int r = 0; r < br; r++) {
                 float *dpr = dp + (size_t)r * bc;
@@ -192,9 +193,9 @@ static void backward_bh(void *ctx, int task, int tid) {
                 for (int j = 0; j < bc; j++) dpr[j] = pr[j] * (dpr[j] - dr) * scale;
             }
             // dQi += dS Kj  (br,hs);  dKj += dS^T Qi  (bc,hs)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, br, hs, bc, 1.0f, dp, bc, kj, C3, 1.0f,
+            gt_gemm(GT_GEMM_ATTENTION, CblasNoTrans, CblasNoTrans, br, hs, bc, 1.0f, dp, bc, kj, C3, 1.0f,
                         dq + (size_t)i0 * C3, C3);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, bc, hs, br, 1.0f, dp, bc, qi, C3, 1.0f, dkj, C3);
+            gt_gemm(GT_GEMM_ATTENTION, CblasTrans, CblasNoTrans, bc, hs, br, 1.0f, dp, bc, qi, C3, 1.0f, dkj, C3);
         }
     }
 }

@@ -17,6 +17,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/ops.h"
 
@@ -87,7 +88,7 @@ static void forward_chunk(void *ctx, int task, int tid) {
     float *tmp = col + (size_t)CK * ld;               // (OC, nb*W)
     for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, IC, W, K);
     // tmp (OC, nb*W) = w (OC, CK) @ col (CK, nb*W)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, a->w, CK, col, (int)ld, 0.0f,
+    gt_gemm(GT_GEMM_CONV1D | GT_GEMM_A_PARAM, CblasNoTrans, CblasNoTrans, OC, (int)ld, CK, 1.0f, a->w, CK, col, (int)ld, 0.0f,
                 tmp, (int)ld);
     for (int j = 0; j < nb; j++) {
         for (int oc = 0; oc < OC; oc++) {
@@ -144,11 +145,11 @@ static void backward_chunk(void *ctx, int task, int tid) {
     }
     for (int j = 0; j < nb; j++) im2col(col + (size_t)j * W, ld, a->inp + (size_t)(b0 + j) * IC * W, IC, W, K);
     // pdw (OC, CK) = dz (OC, nb*W) @ col^T (nb*W, CK)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, OC, CK, (int)ld, 1.0f, dz, (int)ld, col, (int)ld, 0.0f,
+    gt_gemm(GT_GEMM_CONV1D, CblasNoTrans, CblasTrans, OC, CK, (int)ld, 1.0f, dz, (int)ld, col, (int)ld, 0.0f,
                 pdw, CK);
     if (a->dinp) {
         // dcol (CK, nb*W) = w^T (CK, OC) @ dz (OC, nb*W); reuses col's space
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, a->w, CK, dz, (int)ld, 0.0f,
+        gt_gemm(GT_GEMM_CONV1D | GT_GEMM_A_PARAM, CblasTrans, CblasNoTrans, CK, (int)ld, OC, 1.0f, a->w, CK, dz, (int)ld, 0.0f,
                     col, (int)ld);
         for (int j = 0; j < nb; j++)
             col2im(a->dinp + (size_t)(b0 + j) * IC * W, col + (size_t)j * W, ld, IC, W, K);

@@ -10,6 +10,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/ops.h"
 
@@ -55,7 +56,7 @@ static void bias_act_task(void *ctx, int task, int tid) {
 void gt_linear_forward(float *out, const float *inp, const float *w, const float *b, int N, int C,
                        int OC, gt_act act) {
     // out (N,OC) = inp (N,C) @ w^T (C,OC)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
+    gt_gemm(GT_GEMM_LINEAR | GT_GEMM_B_PARAM, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
     if (!b && act != GT_ACT_RELU) return;
     lin_args a = {.out = out, .b = b, .N = N, .OC = OC, .act = act, .rows_per_task = rows_per_task(N, OC)};
     gt_par_for((N + a.rows_per_task - 1) / a.rows_per_task, bias_act_task, &a);
@@ -103,8 +104,8 @@ void gt_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
         }
     }
     // dw (OC,C) += dz^T (OC,N) @ inp (N,C)
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dz, OC, inp, C, 1.0f, dw, C);
+    gt_gemm(GT_GEMM_LINEAR, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dz, OC, inp, C, 1.0f, dw, C);
     // dinp (N,C) = dz (N,OC) @ w (OC,C)
     if (dinp)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dz, OC, w, C, 0.0f, dinp, C);
+        gt_gemm(GT_GEMM_LINEAR | GT_GEMM_B_PARAM, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dz, OC, w, C, 0.0f, dinp, C);
 }

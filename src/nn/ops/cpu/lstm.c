@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "nn/ops/cpu/gemm.h"
 
 /* One row (one sample, one step) of the cell, split on whether a previous
  * state exists so that each loop is branch-free and vectorises. Kept out of
@@ -51,12 +52,12 @@ void gt_lstm_forward(float *h, float *c, float *gates, const float *x, const flo
     // gates = b_ih + b_hh + x W_ih^T for all steps at once: one GEMM (B*T,C)x(C,4H)
     for (int k = 0; k < G; k++) gates[k] = (b_ih ? b_ih[k] : 0.0f) + (b_hh ? b_hh[k] : 0.0f);
     for (size_t r = 1; r < n_rows; r++) memcpy(gates + r * G, gates, (size_t)G * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n_rows, G, C, 1.0f, x, C, w_ih, C, 1.0f, gates,
+    gt_gemm(GT_GEMM_LSTM | GT_GEMM_B_PARAM, CblasNoTrans, CblasTrans, (int)n_rows, G, C, 1.0f, x, C, w_ih, C, 1.0f, gates,
                 G);
     for (int t = 0; t < T; t++) {
         // gates[:,t] += h[:,t-1] W_hh^T   (B,H)x(H,4H); h_{-1} = 0 (state reset per window)
         if (t > 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H, 1.0f, h + (size_t)(t - 1) * H,
+            gt_gemm(GT_GEMM_LSTM | GT_GEMM_B_PARAM, CblasNoTrans, CblasTrans, B, G, H, 1.0f, h + (size_t)(t - 1) * H,
                         T * H, w_hh, H, 1.0f, gates + (size_t)t * G, T * G);
         for (int b = 0; b < B; b++) {
             const size_t r = (size_t)b * T + t;
@@ -93,17 +94,17 @@ void gt_lstm_backward(float *dx, float *dw_ih, float *dw_hh, float *db_ih, float
         }
         // dL/dh_{t-1} through the recurrence, unless t starts a chunk (or the window)
         if (t % K != 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G, 1.0f, dgates + (size_t)t * G,
+            gt_gemm(GT_GEMM_LSTM | GT_GEMM_B_PARAM, CblasNoTrans, CblasNoTrans, B, H, G, 1.0f, dgates + (size_t)t * G,
                         T * G, w_hh, H, 0.0f, dh_rec, H);
     }
     // parameter gradients for all steps at once
     // dW_hh += sum_{b, t>=1} dA[b,t]^T h[b,t-1]   (h_{-1} = 0 adds nothing)
     if (T > 1)
         for (int b = 0; b < B; b++)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, T - 1, 1.0f,
+            gt_gemm(GT_GEMM_LSTM, CblasTrans, CblasNoTrans, G, H, T - 1, 1.0f,
                         dgates + ((size_t)b * T + 1) * G, G, h + (size_t)b * T * H, H, 1.0f, dw_hh, H);
     // dW_ih += dA^T x   (4H,B*T)x(B*T,C)
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, C, (int)n_rows, 1.0f, dgates, G, x, C, 1.0f,
+    gt_gemm(GT_GEMM_LSTM, CblasTrans, CblasNoTrans, G, C, (int)n_rows, 1.0f, dgates, G, x, C, 1.0f,
                 dw_ih, C);
     // db_ih += sum_rows dA, db_hh += the same
     if (db_ih || db_hh) {
@@ -119,6 +120,6 @@ void gt_lstm_backward(float *dx, float *dw_ih, float *dw_hh, float *db_ih, float
     }
     // dx = dA W_ih   (B*T,4H)x(4H,C)
     if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n_rows, C, G, 1.0f, dgates, G, w_ih, C,
+        gt_gemm(GT_GEMM_LSTM | GT_GEMM_B_PARAM, CblasNoTrans, CblasNoTrans, (int)n_rows, C, G, 1.0f, dgates, G, w_ih, C,
                     0.0f, dx, C);
 }

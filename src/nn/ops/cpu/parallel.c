@@ -57,6 +57,8 @@ static atomic_int g_done; /* tasks of the current job finished */
 static pthread_mutex_t g_busy = PTHREAD_MUTEX_INITIALIZER; /* held by the caller of the running job */
 static _Thread_local int t_in_pool; /* set in workers and in a caller running a job */
 
+int gt_par_in_task(void) { return t_in_pool; }
+
 static void run_tasks(gt_par_fn fn, void *ctx, int n_tasks, unsigned gen32, int tid) {
     unsigned long long cur = atomic_load_explicit(&g_next, memory_order_acquire);
     for (;;) {

@@ -43,6 +43,10 @@ int gt_par_max_threads(void);
 /* Threads a gt_par_for() issued now would use, in [1, gt_par_max_threads()]. */
 int gt_par_threads(void);
 
+/* 1 on a thread running a task of gt_par_for (a worker, or the caller while
+ * it runs tasks), else 0: library calls made there get one thread. */
+int gt_par_in_task(void);
+
 /* fn(ctx, task, tid) for every task in [0, n_tasks), tid in [0, threads):
  * the thread's index, for its scratch slice. Tasks are handed out in
  * increasing order, one at a time per thread (a thread takes its next task

@@ -1,0 +1,548 @@
+/* nn/ops/cpu/gemm.c: gt_gemm, OpenBLAS for fp32 and a oneDNN matmul for bf16 (see gemm.h).
+ *
+ * bf16 route. A and B are rounded into the calling thread's buffers in their
+ * own orientation (a transposed operand is described to oneDNN by strides,
+ * which its brgemm matmul reads directly); C is passed as is (row stride ldc).
+ * The primitive for (M, N, K, transposes, ldc, alpha, beta, threads) is
+ * looked up in a process-wide table under a mutex and created on a miss with
+ * a user scratchpad, so that concurrent callers never share oneDNN's. */
+#include "nn/ops/cpu/gemm.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "nn/ops/cpu/parallel.h"
+
+#ifdef GT_HAVE_DNNL
+#include <dnnl.h>
+#include <omp.h>
+#endif
+
+
+/* what ran each family: one string per family and precision, set once */
+static _Atomic(const char *) g_impl[GT_GEMM_N_FAMILIES];
+static const char *const k_family_names[GT_GEMM_N_FAMILIES] = {"linear", "conv1d", "lstm", "attention", "other"};
+
+const char *gt_gemm_family_name(gt_gemm_family fam) {
+    return (unsigned)fam < GT_GEMM_N_FAMILIES ? k_family_names[fam] : "?";
+}
+
+const char *gt_gemm_impl(gt_gemm_family fam) {
+    if ((unsigned)fam >= GT_GEMM_N_FAMILIES) return "";
+    const char *s = atomic_load_explicit(&g_impl[fam], memory_order_acquire);
+    return s ? s : "";
+}
+
+/* Records s for fam unless a string is there already that names the same
+ * route; a second route (fp32 then bf16) is appended once: "a + b". */
+static void note_impl(gt_gemm_family fam, const char *s) {
+    const char *cur = atomic_load_explicit(&g_impl[fam], memory_order_acquire);
+    if (cur && strstr(cur, s)) return;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
+    cur = atomic_load_explicit(&g_impl[fam], memory_order_acquire);
+    if (!cur || !strstr(cur, s)) {
+        size_t n = (cur ? strlen(cur) + 3 : 0) + strlen(s) + 1;
+        char *t = gt_malloc(n, __FILE__, __LINE__); /* kept for the life of the process */
+        snprintf(t, n, "%s%s%s", cur ? cur : "", cur ? " + " : "", s);
+        atomic_store_explicit(&g_impl[fam], t, memory_order_release); /* the old string leaks: a few bytes, once */
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+float gt_bf16_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) {
+        if (u & 0x007fffffu) u |= 0x00400000u; /* NaN stays a (quiet) NaN */
+    } else {
+        u += 0x7fffu + ((u >> 16) & 1u);
+    }
+    u &= 0xffff0000u;
+    float y;
+    memcpy(&y, &u, 4);
+    return y;
+}
+
+static void sgemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+                  const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    if (!atomic_load_explicit(&g_impl[fam], memory_order_relaxed)) note_impl(fam, "openblas sgemm (fp32)");
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* ------------------------------------------------------------ flags, ISA -- */
+
+static pthread_once_t g_flags_once = PTHREAD_ONCE_INIT;
+static char g_flags[256] = "?";
+
+static void read_flags(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    static const char *const want[] = {"avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"};
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        if (strncmp(line, "flags", 5)) continue;
+        size_t o = 0;
+        g_flags[0] = 0;
+        for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+            char pat[32];
+            snprintf(pat, sizeof pat, " %s", want[i]);
+            const char *p = strstr(line, pat);
+            size_t L = strlen(pat);
+            if (p && (p[L] == ' ' || p[L] == '\n' || p[L] == 0))
+                o += (size_t)snprintf(g_flags + o, sizeof g_flags - o, "%s%s", o ? " " : "", want[i]);
+        }
+        if (!o) snprintf(g_flags, sizeof g_flags, "(none of avx2, avx512f, avx512_bf16, amx_bf16)");
+        break;
+    }
+    free(line);
+    fclose(f);
+}
+
+const char *gt_cpu_flags(void) {
+    pthread_once(&g_flags_once, read_flags);
+    return g_flags;
+}
+
+#ifndef GT_HAVE_DNNL
+
+int gt_cpu_bf16_available(void) { return 0; }
+int gt_cpu_has_bf16_units(void) { return 0; }
+const char *gt_cpu_isa_name(void) { return "none"; }
+void gt_cpu_set_precision(gt_cpu_prec p) { (void)p; }
+gt_cpu_prec gt_cpu_get_precision(void) { return GT_CPU_FP32; }
+void gt_cpu_params_changed(void) {}
+
+void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                  float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    (void)p;
+    sgemm((gt_gemm_family)(op & 0xff), ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+#else /* GT_HAVE_DNNL */
+
+#define DNNL_CHECK(call)                                                                              \
+    do {                                                                                              \
+        dnnl_status_t st_ = (call);                                                                   \
+        if (st_ != dnnl_success)                                                                      \
+            gt_fatal(GT_EXIT_INTERNAL, __FILE__, __LINE__, "oneDNN: %s failed (status %d)", #call, (int)st_); \
+    } while (0)
+
+int gt_cpu_bf16_available(void) { return 1; }
+
+static atomic_int g_prec = GT_CPU_FP32;
+
+const char *gt_cpu_isa_name(void) {
+    switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_sse41: return "sse41";
+    default: return "other";
+    }
+}
+
+int gt_cpu_has_bf16_units(void) {
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+}
+
+void gt_cpu_set_precision(gt_cpu_prec p) { atomic_store(&g_prec, (unsigned)p <= GT_CPU_FP32_ONEDNN ? p : GT_CPU_FP32); }
+gt_cpu_prec gt_cpu_get_precision(void) { return (gt_cpu_prec)atomic_load(&g_prec); }
+
+static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t g_engine;
+
+static void engine_init(void) { DNNL_CHECK(dnnl_engine_create(&g_engine, dnnl_cpu, 0)); }
+
+typedef struct mm_key {
+    int M, N, K, ldc, ta, tb, nthr;
+    int f32, lda, ldb; /* f32: oneDNN's fp32 matmul on A and B as given; else the bf16 copies; row strides */
+    uint32_t alpha, beta;
+} mm_key;
+
+typedef struct mm_entry {
+    mm_key key;
+    dnnl_primitive_t prim;
+    size_t scratch_bytes;
+    char impl[96]; /* "onednn <impl_info_str>" */
+    struct mm_entry *next;
+} mm_entry;
+
+#define MM_BUCKETS 256
+static _Atomic(mm_entry *) g_table[MM_BUCKETS];
+static pthread_mutex_t g_table_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned key_hash(const mm_key *k) {
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *p = (const unsigned char *)k;
+    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return (unsigned)(h ^ (h >> 32)) % MM_BUCKETS;
+}
+
+/* logical (rows, cols), stored row-major with row stride ld, or transposed
+ * (stored (cols, rows) with row stride ld) */
+static void set_md(dnnl_memory_desc_t *md, int rows, int cols, int trans, int ld, dnnl_data_type_t dt) {
+    dnnl_dims_t dims = {rows, cols};
+    dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(md, 2, dims, dt, strides));
+}
+
+static mm_entry *mm_create(const mm_key *k) {
+    pthread_once(&g_engine_once, engine_init);
+    dnnl_memory_desc_t a_md, b_md, c_md;
+    /* bf16: row strides of the compact copies (or of the slice of them a task multiplies) */
+    if (k->f32) {
+        set_md(&a_md, k->M, k->K, k->ta, k->lda, dnnl_f32);
+        set_md(&b_md, k->K, k->N, k->tb, k->ldb, dnnl_f32);
+    } else {
+        set_md(&a_md, k->M, k->K, k->ta, k->lda, dnnl_bf16);
+        set_md(&b_md, k->K, k->N, k->tb, k->ldb, dnnl_bf16);
+    }
+    set_md(&c_md, k->M, k->N, 0, k->ldc, dnnl_f32);
+    dnnl_matmul_desc_t desc;
+    DNNL_CHECK(dnnl_matmul_desc_init(&desc, &a_md, &b_md, NULL, &c_md));
+    dnnl_primitive_attr_t attr;
+    DNNL_CHECK(dnnl_primitive_attr_create(&attr));
+    DNNL_CHECK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    float alpha, beta;
+    memcpy(&alpha, &k->alpha, 4);
+    memcpy(&beta, &k->beta, 4);
+    if (alpha != 1.0f) DNNL_CHECK(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha));
+    dnnl_post_ops_t po = NULL;
+    if (beta != 0.0f) {
+        DNNL_CHECK(dnnl_post_ops_create(&po));
+        DNNL_CHECK(dnnl_post_ops_append_sum(po, beta));
+        DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, po));
+    }
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_primitive_desc_create(&pd, &desc, attr, g_engine, NULL);
+    if (po) dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    mm_entry *e = gt_calloc(1, sizeof *e, __FILE__, __LINE__);
+    e->key = *k;
+    if (st == dnnl_unimplemented) { /* no bf16 matmul for this ISA (AVX2 and older in oneDNN 2.6) */
+        snprintf(e->impl, sizeof e->impl, "openblas sgemm on bf16-rounded inputs (emulated, %s)",
+                 gt_cpu_isa_name());
+        return e;
+    }
+    DNNL_CHECK(st);
+    DNNL_CHECK(dnnl_primitive_create(&e->prim, pd));
+    e->scratch_bytes = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+    const char *impl = NULL;
+    DNNL_CHECK(dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl));
+    if (!impl) impl = "?";
+    if (strstr(impl, "avx") || strstr(impl, "amx")) /* brg:avx512_core_amx_bf16 names its ISA */
+        snprintf(e->impl, sizeof e->impl, "onednn %s", impl);
+    else /* gemm:jit does not: the effective ISA is what its kernels use */
+        snprintf(e->impl, sizeof e->impl, "onednn %s:%s", impl, gt_cpu_isa_name());
+    dnnl_primitive_desc_destroy(pd);
+    return e;
+}
+
+static mm_entry *mm_get(const mm_key *k) {
+    const unsigned h = key_hash(k);
+    for (mm_entry *e = atomic_load_explicit(&g_table[h], memory_order_acquire); e; e = e->next)
+        if (!memcmp(&e->key, k, sizeof *k)) return e;
+    pthread_mutex_lock(&g_table_mu);
+    mm_entry *e = atomic_load_explicit(&g_table[h], memory_order_acquire);
+    for (; e; e = e->next)
+        if (!memcmp(&e->key, k, sizeof *k)) break;
+    if (!e) {
+        e = mm_create(k);
+        e->next = atomic_load_explicit(&g_table[h], memory_order_relaxed);
+        atomic_store_explicit(&g_table[h], e, memory_order_release); /* readers see a complete entry */
+    }
+    pthread_mutex_unlock(&g_table_mu);
+    return e;
+}
+
+/* the calling thread's buffers: bf16 copies of A and B, oneDNN's scratchpad, its stream */
+typedef struct tls_bufs {
+    uint16_t *a, *b;
+    size_t a_cap, b_cap;
+    float *fa, *fb; /* emulated route: bf16-rounded fp32 copies */
+    size_t fa_cap, fb_cap;
+    void *scratch;
+    size_t scratch_cap;
+    dnnl_stream_t stream;
+} tls_bufs;
+static _Thread_local tls_bufs t_bufs;
+
+static void *grow(void *p, size_t *cap, size_t need) {
+    if (need <= *cap) return p;
+    free(p);
+    size_t n = need + need / 4 + 64;
+    p = gt_aligned_alloc(64, (n + 63) / 64 * 64, __FILE__, __LINE__);
+    *cap = n;
+    return p;
+}
+
+/* dst (n) <- bf16 of src (n), round to nearest even, NaN kept quiet. Branch-free so that it
+ * vectorises; compiled for AVX-512 and AVX2 too and picked at load time (the
+ * conversion reads every operand once per product: a weight matrix of s2p_cnn's fc1
+ * is 120 MB). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void to_bf16_row(uint16_t *restrict d,
+                                                                                    const uint32_t *restrict s,
+                                                                                    size_t n) {
+    for (size_t c = 0; c < n; c++) {
+        const uint32_t u = s[c];
+        const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        const uint32_t q = (u >> 16) | 0x40u;
+        d[c] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+    }
+}
+
+/* dst (rows, cols) compact <- bf16 of src (rows, cols) with row stride ld */
+static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld) {
+    if (ld == cols) {
+        to_bf16_row(dst, (const uint32_t *)(const void *)src, (size_t)rows * cols);
+        return;
+    }
+    for (int r = 0; r < rows; r++)
+        to_bf16_row(dst + (size_t)r * cols, (const uint32_t *)(const void *)(src + (size_t)r * ld), (size_t)cols);
+}
+
+/* Products below this many FLOPs run on one thread (an LSTM step's 64x512x128
+ * is 8.4 MFLOP): a fork and join per product costs more than it saves (with
+ * oneDNN's own OpenMP team, which spins at the join, the LSTM at 2 threads
+ * ran 14x slower on a loaded machine). */
+#ifndef GT_GEMM_PAR_MIN_FLOPS
+#define GT_GEMM_PAR_MIN_FLOPS 3.2e7
+#endif
+
+/* Threads for a product: 1 inside a task of the engine's pool or for a small
+ * product, else the engine's thread count (gt_par_threads) */
+static int gemm_threads(int M, int N, int K) {
+    if (gt_par_in_task() || 2.0 * M * N * K < GT_GEMM_PAR_MIN_FLOPS) return 1;
+    return gt_par_threads();
+}
+
+/* ---------------------------------------------- bf16 copies of parameters --
+ * One entry per (pointer, storage rows, cols, row stride): the compact bf16
+ * copy and the generation it was made in. Few entries (the model's weight
+ * tensors); looked up and filled under one mutex, so that the tasks of a
+ * conv1d asking for the same weights at once convert them once. */
+typedef struct param_copy {
+    const float *src;
+    int rows, cols, ld;
+    unsigned long gen;
+    uint16_t *bf16;
+    struct param_copy *next;
+} param_copy;
+static param_copy *g_params;
+static pthread_mutex_t g_params_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_ulong g_params_gen = 1;
+
+void gt_cpu_params_changed(void) { atomic_fetch_add_explicit(&g_params_gen, 1, memory_order_acq_rel); }
+
+static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld);
+
+/* the bf16 copy of parameter src (rows, cols) with row stride ld, current generation */
+static const uint16_t *param_bf16(const float *src, int rows, int cols, int ld) {
+    const unsigned long gen = atomic_load_explicit(&g_params_gen, memory_order_acquire);
+    pthread_mutex_lock(&g_params_mu);
+    param_copy *p = g_params;
+    for (; p; p = p->next)
+        if (p->src == src && p->rows == rows && p->cols == cols && p->ld == ld) break;
+    if (!p) {
+        p = gt_calloc(1, sizeof *p, __FILE__, __LINE__);
+        *p = (param_copy){.src = src, .rows = rows, .cols = cols, .ld = ld, .next = g_params};
+        p->bf16 = gt_aligned_alloc(64, ((size_t)rows * cols * 2 + 63) / 64 * 64, __FILE__, __LINE__);
+        g_params = p;
+    }
+    if (p->gen != gen) {
+        to_bf16(p->bf16, src, rows, cols, ld);
+        p->gen = gen;
+    }
+    pthread_mutex_unlock(&g_params_mu);
+    return p->bf16;
+}
+
+/* Runs the cached one-thread bf16 primitive for C (M,N) += A (M,K) B (K,N) on
+ * the compact bf16 operands a16 (row stride lda) and b16 (ldb), on this
+ * thread's scratchpad and stream. */
+static void bf16_exec(gt_gemm_family fam, int ta, int tb, int M, int N, int K, float alpha, const uint16_t *a16,
+                      int lda, const uint16_t *b16, int ldb, float beta, float *C, int ldc) {
+    omp_set_num_threads(1); /* a team of one: the engine's pool owns the cores */
+    mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta, .tb = tb, .nthr = 1, .lda = lda, .ldb = ldb};
+    memcpy(&k.alpha, &alpha, 4);
+    memcpy(&k.beta, &beta, 4);
+    mm_entry *e = mm_get(&k);
+    note_impl(fam, e->impl);
+    tls_bufs *t = &t_bufs;
+    t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
+    if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
+    dnnl_memory_desc_t a_md, b_md, c_md, s_md;
+    set_md(&a_md, M, K, ta, lda, dnnl_bf16);
+    set_md(&b_md, K, N, tb, ldb, dnnl_bf16);
+    set_md(&c_md, M, N, 0, ldc, dnnl_f32);
+    dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
+    dnnl_memory_t ma, mb, mc, ms;
+    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, (void *)a16));
+    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, (void *)b16));
+    DNNL_CHECK(dnnl_memory_create(&mc, &c_md, g_engine, C));
+    DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
+                               {DNNL_ARG_SCRATCHPAD, ms}};
+    DNNL_CHECK(dnnl_primitive_execute(e->prim, t->stream, e->scratch_bytes ? 4 : 3, args));
+    DNNL_CHECK(dnnl_stream_wait(t->stream));
+    dnnl_memory_destroy(ma);
+    dnnl_memory_destroy(mb);
+    dnnl_memory_destroy(mc);
+    dnnl_memory_destroy(ms);
+}
+
+/* A product split over the engine's threads: task i computes a block of rows
+ * (split_n = 0) or of columns (split_n = 1) of C. The blocks, hence the
+ * results, depend only on the thread count. */
+typedef struct split_args {
+    gt_gemm_family fam;
+    int ta, tb, M, N, K, lda, ldb, ldc, split_n, block;
+    float alpha, beta;
+    const uint16_t *a16, *b16;
+    float *C;
+} split_args;
+
+static void split_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const split_args *s = ctx;
+    const int i0 = task * s->block, dim = s->split_n ? s->N : s->M;
+    const int n = i0 + s->block <= dim ? s->block : dim - i0;
+    if (n <= 0) return;
+    if (s->split_n) { /* columns j0..: B's columns (rows of the stored B^T), C's columns */
+        const uint16_t *b = s->tb ? s->b16 + (size_t)i0 * s->ldb : s->b16 + i0;
+        bf16_exec(s->fam, s->ta, s->tb, s->M, n, s->K, s->alpha, s->a16, s->lda, b, s->ldb, s->beta, s->C + i0,
+                  s->ldc);
+    } else { /* rows i0..: A's rows (columns of the stored A^T), C's rows */
+        const uint16_t *a = s->ta ? s->a16 + i0 : s->a16 + (size_t)i0 * s->lda;
+        bf16_exec(s->fam, s->ta, s->tb, n, s->N, s->K, s->alpha, a, s->lda, s->b16, s->ldb, s->beta,
+                  s->C + (size_t)i0 * s->ldc, s->ldc);
+    }
+}
+
+static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                      float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                      int ldc) {
+    const int T = gemm_threads(M, N, K);
+    const int tA = ta == CblasTrans, tB = tb == CblasTrans;
+    tls_bufs *t = &t_bufs;
+    const size_t na = (size_t)M * K, nb = (size_t)K * N;
+    {
+        omp_set_num_threads(1);
+        mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = tA, .tb = tB, .nthr = 1, .lda = tA ? M : K,
+                    .ldb = tB ? K : N};
+        memcpy(&k.alpha, &alpha, 4);
+        memcpy(&k.beta, &beta, 4);
+        mm_entry *e = mm_get(&k); /* also tells whether this ISA has a bf16 matmul at all */
+        if (!e->prim) { /* emulated: the same bf16 inputs, OpenBLAS's fp32 products */
+            note_impl(fam, e->impl);
+            t->fa = grow(t->fa, &t->fa_cap, na * 4);
+            t->fb = grow(t->fb, &t->fb_cap, nb * 4);
+            const int ar = tA ? K : M, ac = tA ? M : K, br = tB ? N : K, bc = tB ? K : N;
+            for (int r = 0; r < ar; r++)
+                for (int c = 0; c < ac; c++) t->fa[(size_t)r * ac + c] = gt_bf16_round(A[(size_t)r * lda + c]);
+            for (int r = 0; r < br; r++)
+                for (int c = 0; c < bc; c++) t->fb[(size_t)r * bc + c] = gt_bf16_round(B[(size_t)r * ldb + c]);
+            cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, t->fa, ac, t->fb, bc, beta, C, ldc);
+            return;
+        }
+    }
+    const uint16_t *a16, *b16;
+    if (op & GT_GEMM_A_PARAM) {
+        a16 = tA ? param_bf16(A, K, M, lda) : param_bf16(A, M, K, lda);
+    } else {
+        t->a = grow(t->a, &t->a_cap, na * 2);
+        if (tA) to_bf16(t->a, A, K, M, lda);
+        else to_bf16(t->a, A, M, K, lda);
+        a16 = t->a;
+    }
+    if (op & GT_GEMM_B_PARAM) {
+        b16 = tB ? param_bf16(B, N, K, ldb) : param_bf16(B, K, N, ldb);
+    } else {
+        t->b = grow(t->b, &t->b_cap, nb * 2);
+        if (tB) to_bf16(t->b, B, N, K, ldb);
+        else to_bf16(t->b, B, K, N, ldb);
+        b16 = t->b;
+    }
+    const int lda16 = tA ? M : K, ldb16 = tB ? K : N;
+    if (T <= 1) {
+        bf16_exec(fam, tA, tB, M, N, K, alpha, a16, lda16, b16, ldb16, beta, C, ldc);
+        return;
+    }
+    /* split the larger of M and N (each thread then reads all of the smaller side's operand) in
+     * blocks of a multiple of 32 rows or columns (whole AMX tiles) */
+    split_args sa = {.fam = fam, .ta = tA, .tb = tB, .M = M, .N = N, .K = K, .lda = lda16, .ldb = ldb16,
+                     .ldc = ldc, .split_n = N > M, .alpha = alpha, .beta = beta, .a16 = a16, .b16 = b16, .C = C};
+    const int dim = sa.split_n ? N : M;
+    sa.block = ((dim + T - 1) / T + 31) / 32 * 32;
+    gt_par_for((dim + sa.block - 1) / sa.block, split_task, &sa);
+}
+
+/* oneDNN's fp32 matmul on A, B and C as given (GT_CPU_FP32_ONEDNN) */
+static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                            float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                            int ldc) {
+    const int nthr = gemm_threads(M, N, K);
+    omp_set_num_threads(nthr);
+    mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta == CblasTrans, .tb = tb == CblasTrans, .nthr = nthr,
+                .f32 = 1, .lda = lda, .ldb = ldb};
+    memcpy(&k.alpha, &alpha, 4);
+    memcpy(&k.beta, &beta, 4);
+    mm_entry *e = mm_get(&k);
+    note_impl(fam, e->impl);
+    tls_bufs *t = &t_bufs;
+    t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
+    if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
+    dnnl_memory_desc_t a_md, b_md, c_md, s_md;
+    set_md(&a_md, M, K, k.ta, lda, dnnl_f32);
+    set_md(&b_md, K, N, k.tb, ldb, dnnl_f32);
+    set_md(&c_md, M, N, 0, ldc, dnnl_f32);
+    dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
+    dnnl_memory_t ma, mb, mc, ms;
+    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, (void *)A));
+    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, (void *)B));
+    DNNL_CHECK(dnnl_memory_create(&mc, &c_md, g_engine, C));
+    DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
+                               {DNNL_ARG_SCRATCHPAD, ms}};
+    DNNL_CHECK(dnnl_primitive_execute(e->prim, t->stream, e->scratch_bytes ? 4 : 3, args));
+    DNNL_CHECK(dnnl_stream_wait(t->stream));
+    dnnl_memory_destroy(ma);
+    dnnl_memory_destroy(mb);
+    dnnl_memory_destroy(mc);
+    dnnl_memory_destroy(ms);
+}
+
+void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                  float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    const gt_gemm_family fam = (gt_gemm_family)(op & 0xff);
+    if (p == GT_CPU_FP32_ONEDNN && M > 0 && N > 0 && K > 0) {
+        f32_onednn_gemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (p != GT_CPU_BF16 || M <= 0 || N <= 0 || K <= 0) {
+        sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    bf16_gemm(fam, op, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+#endif /* GT_HAVE_DNNL */
+
+void gt_gemm(int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *A,
+             int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    gt_gemm_prec(gt_cpu_get_precision(), op, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
