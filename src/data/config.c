@@ -128,7 +128,6 @@ int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
     return r > (double)INT32_MAX ? INT32_MAX : (int64_t)r;
 }
 
-
 int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows) {
     if (max_rows <= 0) return 0;
     int64_t filled = 0;
@@ -225,7 +224,6 @@ void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
              "train_start_row was stored: import the farm again)", path, (long long)cfg->care_event);
     cfg->care = s;
 }
-
 
 int gt_data_config_n_in(const gt_data_config *cfg, int n_cols) {
     return cfg->task == GT_TASK_NILM ? 1 + cfg->time_features : n_cols;

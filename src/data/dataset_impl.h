@@ -46,6 +46,7 @@ typedef struct ds_record { /* one CSV line of the screening report */
 
 struct gt_dataset {
     gt_task task;
+    const struct gt_data_task_i *t; /* the task's data side (dataset_<task>.c) */
     gt_data_config cfg;
     gt_nilm_shard *nilm; /* owned (one of the two) */
     gt_pdm_shard *pdm;
@@ -87,7 +88,44 @@ struct gt_dataset {
     int64_t *act_off;     /* [n_items * A + 1] */
 };
 
+/* ------------------------------------------------------ the task's side -- */
+
+/* What differs between the tasks in a dataset, filled in that task's file
+ * (dataset_nilm.c, dataset_pdm.c, which also create its datasets); the shared
+ * files of data/ reach it through ds->t. */
+typedef struct gt_data_task_i {
+    const char *name;     /* the log's "data: <name> windows ..." */
+    const char *item;     /* one item of the file ("household"): messages, reports */
+    const char *items;    /* its plural */
+    const char *gap_hint; /* what to check when gaps screen too many windows */
+    /* the task's own data settings, after the shared ones (one-line error) */
+    void (*check_cfg)(const gt_data_config *cfg);
+    /* bytes of this rank's series (gt_dataset_bytes) */
+    int64_t (*series_bytes)(const gt_dataset *ds);
+    /* dataset target elements per sample (0: the targets come from the window) */
+    int64_t (*n_y)(const gt_dataset *ds);
+    /* the name of target column t (0 <= t < n_cols) */
+    const char *(*target_name)(const gt_dataset *ds, int t);
+    /* the sampling period of local item li (NaN when unknown) */
+    double (*period_s)(const gt_dataset *ds, int li);
+    /* window i (local item li, starting `start` rows into it; r0 = its first
+     * local row) into x, y, mask (gt_dataset_fill) */
+    void (*fill)(const gt_dataset *ds, int li, int64_t start, int64_t r0, int64_t i, float *x, float *y,
+                 float *mask);
+    /* the task's own log lines of the usage report (before the per-item table); NULL: none */
+    void (*log_usage)(const gt_dataset *ds, const gt_item_usage *u, int n);
+} gt_data_task_i;
+
 /* ------------------------------------------------- shared between files -- */
+/* The checks every task shares, then the task's (t->check_cfg) (dataset.c) */
+void gt_ds_check_cfg(const gt_data_config *cfg, gt_task task, const gt_data_task_i *t);
+/* A dataset's shared fields; the caller attaches its shard (dataset.c) */
+gt_dataset *gt_ds_new(gt_task task, const gt_data_task_i *t, const gt_data_config *cfg, int n_items,
+                      int n_items_total, int n_cols, const int64_t *ts, float *x, const int32_t *index,
+                      const int64_t *id);
+/* Collective, once the series views and the items' grids are set: the
+ * global window counts, statistics and the log (dataset.c) */
+void gt_ds_build(gt_dataset *ds, MPI_Comm comm);
 /* NILM: the activations augmentation draws from (nilm_augment.c) */
 void gt_ds_find_activations(gt_dataset *ds);
 /* screening and the window index of local item li (window_index.c) */

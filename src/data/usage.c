@@ -66,7 +66,7 @@ void gt_dataset_write_screened(const gt_dataset *ds, MPI_Comm comm, FILE *out) {
 
 /* ------------------------------------------------------------- usage -- */
 
-const char *gt_dataset_item_name(const gt_dataset *ds) { return ds->task == GT_TASK_NILM ? "household" : "turbine"; }
+const char *gt_dataset_item_name(const gt_dataset *ds) { return ds->t->item; }
 
 static int cmp_usage(const void *pa, const void *pb) {
     const gt_item_usage *a = pa, *b = pb;
@@ -124,15 +124,7 @@ void gt_dataset_write_usage(const gt_dataset *ds, MPI_Comm comm, FILE *out) {
 #define GT_DATA_USAGE_LOG_ITEMS 16
 void gt_ds_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const gt_screen_summary *g) {
     const char *item = gt_dataset_item_name(ds);
-    int64_t filled = 0, rows = 0;
-    for (int i = 0; i < n; i++) filled += u[i].filled, rows += u[i].rows;
-    if (ds->task == GT_TASK_NILM) {
-        char lim[64];
-        if (ds->cfg.fill_max_s < 0) snprintf(lim, sizeof lim, "%d sampling periods", GT_DATA_FILL_AUTO_PERIODS);
-        else snprintf(lim, sizeof lim, "%g s", ds->cfg.fill_max_s);
-        GT_INFO("data: %lld of %lld aggregate samples filled by interpolation (holes up to %s, data.fill_max_s)",
-                (long long)filled, (long long)rows, lim);
-    }
+    if (ds->t->log_usage) ds->t->log_usage(ds, u, n); /* the task's own lines */
     /* the items to show: all when few, else the GT_DATA_USAGE_LOG_ITEMS with the largest screened share */
     int *order = GT_MALLOC(sizeof(int) * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) order[i] = i;
@@ -218,11 +210,7 @@ void gt_ds_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const 
             snprintf(whybuf, sizeof whybuf, "gaps (missing or non-finite samples; most on %s)", top_gap);
             why = whybuf;
         }
-        fix = ds->task == GT_TASK_NILM ? "holes up to data.fill_max_s seconds are filled: raise it if the gaps are "
-                                         "short, or check the recording's clock and dropouts (gridtrain inspect)"
-                                       : "whole records are missing there (rows with more than data.pdm_row_missing "
-                                         "of the channels missing); check the recording's dropouts (gridtrain "
-                                         "inspect)";
+        fix = ds->t->gap_hint;
     } else if (g->windows_screened_spike >= g->windows_screened_event) {
         why = "spikes (Hampel test, data.spike_k)";
         if (top_spike[0]) {
