@@ -5,9 +5,9 @@
  * kind: the trainer, validation and the memory planner ask the task what a
  * window's targets are, how many target elements a batch has (the global
  * loss divisor), how the model's input and output widths follow from the
- * file, and which models it can train. Evaluation's side of a task (metrics,
- * calibrated outputs, what predict writes) is the table in eval/eval_task.h,
- * chosen by the same kind.
+ * file, and which models it can train. Evaluation's side of a task (eval.json
+ * sections, what predict writes, the report's section) is the table in
+ * eval/eval_task.h, chosen by the same kind.
  *
  *   const gt_task_i *task = gt_task_for_file(cfg.data_file, comm);
  *   gt_data_config_resolve(&dcfg, task->kind);        // the task's window/stride defaults
@@ -19,9 +19,11 @@
  *                    pred = gt_engine_forward(e, gt_task_input(&tc, x, B), B);
  *                    S += gt_task_objective(&tc, dpred, pred, yt, mt, B, coef);
  *
- * Adding a task: a file kind in io/format.h, a gt_task value in
- * data/dataset.h, src/task/task_<name>.c filling gt_task_i, one row in
- * task.c's table, and its eval/ side (eval/eval_task.h). Adding a model kind
+ * Adding a task (docs/design.md, How to add a task): a gt_task value in
+ * data/dataset.h, its data side (data/dataset_impl.h gt_data_task_i),
+ * src/task/task_<name>.c filling gt_task_i, one row in task.c's table, and
+ * its eval/ side (eval/eval_task.h, one line in eval/eval_tasks.c). A task's
+ * own state of a bound context lives behind gt_task_ctx.priv. Adding a model kind
  * needs nothing here unless a task must refuse it (check_model).
  *
  * May use core, io, data, nn (and MPI through io/data); no config text. */
