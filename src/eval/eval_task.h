@@ -49,6 +49,9 @@ extern const gt_eval_task_i gt_eval_task_pdm;
 const gt_eval_task_i *gt_eval_task_get(gt_task kind);
 /* The evaluation named `name` (eval.json "task"); NULL when none. */
 const gt_eval_task_i *gt_eval_task_by_name(const char *name);
+/* Adds a task's evaluation after the table's rows (not thread-safe: call at
+ * start-up, before any evaluation; the same on every rank). */
+void gt_eval_task_register(const gt_eval_task_i *t);
 /* The i-th evaluation of the table, NULL past the last: the order of
  * eval.json's task sections and eval_config keys. */
 const gt_eval_task_i *gt_eval_task_at(int i);
