@@ -9,6 +9,8 @@
  * test trains a small seq2point CNN through the table's slots, then runs the
  * shared evaluation driver (gt_eval_run_dir) and report on it, and checks:
  *   - the training objective over a fixed batch falls (the model learns);
+ *   - the trainer itself (gt_train_run with train config .task) trains it:
+ *     the mean step loss of its last 10 steps below half that of its first 10;
  *   - the target count is the number of finite last samples of the batch;
  *   - eval.json: "task" "load", the load section's MAE equals the MAE
  *     computed here from the same model and test windows, the built-in
@@ -40,8 +42,11 @@ static void load_check_model(const gt_model_config *mc, const char *file) {
     GT_CHECK(mc->kind != GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: load forecasting needs a seq2point model", file);
 }
 
+/* the household file's NILM dataset (its windows of aggregate power) */
 static gt_dataset *load_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
-    return gt_dataset_nilm(gt_nilm_shard_read(file, comm), dc, comm);
+    gt_data_config d = *dc;
+    d.task = GT_TASK_NILM;
+    return gt_dataset_nilm(gt_nilm_shard_read(file, comm), &d, comm);
 }
 
 static void load_shape_model(gt_model_config *mc, const gt_data_config *dc, int n_targets) {
@@ -252,6 +257,21 @@ int main(int argc, char **argv) {
                                      (int)m, 0.0f);
     if (rank == 0) printf("load task: objective over a train batch %.6g -> %.6g\n", before, after);
     TEST_CHECK(isfinite(after) && after < 0.5 * before);
+
+    /* the trainer itself, given the task */
+    gt_train_config tcfg;
+    tt_cnn_config(&tcfg, file);
+    tcfg.task = &g_load;
+    tcfg.max_steps = 80;
+    gt_train_result res;
+    TEST_EQ_INT(gt_train_run(&tcfg, comm, &res), 0);
+    TEST_EQ_INT((int)res.steps, 80);
+    TEST_EQ_INT((int)res.n_losses, 80);
+    double l0 = 0, l1 = 0; /* the mean step loss of the first and the last 10 steps */
+    for (int i = 0; i < 10 && res.n_losses == 80; i++) l0 += res.losses[i] / 10, l1 += res.losses[70 + i] / 10;
+    if (rank == 0) printf("load task: gt_train_run mean step loss %.6g (steps 1-10) -> %.6g (steps 71-80)\n", l0, l1);
+    TEST_CHECK(isfinite(l0) && isfinite(l1) && l1 < 0.5 * l0);
+    gt_train_result_free(&res);
 
     /* evaluation and report through the shared driver */
     int64_t nw;
