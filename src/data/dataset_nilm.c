@@ -85,8 +85,8 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
     const int A = shard->n_appliances;
     GT_CHECK(A >= 1 && A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "data: %d appliances (1..%d supported)", A,
              GT_DATA_MAX_TARGETS);
-    gt_dataset *ds = gt_ds_new(GT_TASK_NILM, &g_nilm, cfg, shard->n_households, shard->n_households_total, A, shard->timestamps,
-                            shard->aggregate, shard->index, shard->id);
+    gt_dataset *ds = gt_ds_new(GT_TASK_NILM, &g_nilm, cfg, shard->n_households, shard->n_households_total, A,
+                               shard->timestamps, shard->aggregate, shard->index, shard->id);
     ds->nilm = shard;
     ds->app = shard->appliances;
     gt_ds_time_features(ds, shard->row_offset[shard->n_households]);

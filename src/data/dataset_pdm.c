@@ -67,8 +67,8 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     const int C = shard->n_channels;
     GT_CHECK(C >= 1 && C <= GT_DATA_MAX_CHANNELS, GT_EXIT_DATA, "data: %d channels (1..%d supported)", C,
              GT_DATA_MAX_CHANNELS);
-    gt_dataset *ds = gt_ds_new(GT_TASK_PDM, &g_pdm, cfg, shard->n_turbines, shard->n_turbines_total, C, shard->timestamps,
-                            shard->signals, shard->index, shard->id);
+    gt_dataset *ds = gt_ds_new(GT_TASK_PDM, &g_pdm, cfg, shard->n_turbines, shard->n_turbines_total, C,
+                               shard->timestamps, shard->signals, shard->index, shard->id);
     ds->pdm = shard;
     ds->labels = shard->labels;
     ds->spike_ch = GT_CALLOC((size_t)C, 1);

@@ -123,7 +123,8 @@ static gt_task_ctx *g_tc;
 static double test_mae(gt_engine *e, int64_t *n_windows, MPI_Comm comm) {
     const int B = gt_engine_max_batch(e);
     const size_t nx = (size_t)gt_dataset_n_x(g_ds), ny = (size_t)gt_dataset_n_y(g_ds);
-    float *x = malloc(sizeof(float) * B * nx), *dy = malloc(sizeof(float) * B * ny), *dm = malloc(sizeof(float) * B * ny);
+    float *x = malloc(sizeof(float) * B * nx), *dy = malloc(sizeof(float) * B * ny),
+          *dm = malloc(sizeof(float) * B * ny);
     int64_t idx[64];
     double s[2] = {0, 0};
     const int64_t n = gt_dataset_n_windows_local(g_ds, GT_SPLIT_TEST);
@@ -219,7 +220,8 @@ int main(int argc, char **argv) {
 
     /* a fixed batch of train windows: the objective before and after training */
     const size_t nx = tc.n_x, nyd = (size_t)gt_dataset_n_y(ds);
-    float *x = malloc(sizeof(float) * B * nx), *dy = malloc(sizeof(float) * B * nyd), *dm = malloc(sizeof(float) * B * nyd);
+    float *x = malloc(sizeof(float) * B * nx), *dy = malloc(sizeof(float) * B * nyd),
+          *dm = malloc(sizeof(float) * B * nyd);
     int64_t idx[8];
     const int64_t n_train = gt_dataset_n_windows_local(ds, GT_SPLIT_TRAIN);
     TEST_CHECK(n_train >= B);
