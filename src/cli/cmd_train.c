@@ -36,7 +36,7 @@
 #include "task/task.h"
 
 /* Empty defaults mean "the data layer's / model kind's own default"
- * (data/dataset.c gt_data_config_defaults, nn/model_*.c). */
+ * (data/config.c gt_data_config_defaults, nn/model_*.c). */
 const gt_opt gt_train_opts[] = {
     {"data.file", "data", GT_OPT_STR, "", "input file: NILM (s2p_cnn, s2p_tf) or wind-farm PdM (lstm)", NULL},
     {"data.window", "window", GT_OPT_INT, "", "window length W (nilm; odd: the target is the midpoint) or T (pdm); default 599 / 512", NULL},

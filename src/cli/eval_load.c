@@ -91,7 +91,7 @@ void gt_eval_cli_load_model(gt_eval_loaded *L, const char *path, long long file_
     gt_model *m = gt_engine_model(e);
     gt_norm_stats ns;
     memset(&ns, 0, sizeof ns);
-    /* the features the run normalised (data/dataset.c): the aggregate and one per appliance, or one per
+    /* the features the run normalised (data/norm.c): the aggregate and one per appliance, or one per
      * channel; the checkpoint's /norm must have exactly these */
     const int n_features = task->kind == GT_TASK_NILM ? 1 + n_cols : n_cols;
     if (file_step >= 0) {

@@ -2,11 +2,21 @@
 #ifndef GT_EVAL_EVAL_IMPL_H
 #define GT_EVAL_EVAL_IMPL_H
 
+#include <cjson/cJSON.h>
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdint.h>
 
 #include "io/h5.h"
+
+struct gt_eval_model;
+
+/* eval.json helpers (run_eval.c) for the tasks' rows (eval_<task>_task.c):
+ * v as a number, null when not finite; the "data" object every task starts
+ * from; its "models" array (the run(s) evaluated). */
+void gt_eval_num(cJSON *o, const char *key, double v);
+cJSON *gt_eval_data_json(const char *file, const char *kind, int items, int64_t rows, int ranks);
+void gt_eval_models_json(cJSON *d, const struct gt_eval_model *ems, int n_models);
 
 /* Collective: per-item records of k doubles (vals[n_local, k], item file
  * indices fidx[n_local]) gathered on every rank into all[n_total, k] by file
@@ -43,7 +53,6 @@ void gt_eval_out_table(gt_eval_out *o, const char *name, hid_t mem_type, hid_t f
                        int64_t n_cols, const void *buf);
 /* The root attribute `attr`: the runs of models ems[n] comma-separated (an
  * ensemble's members), each followed by "(window W)" when with_window. */
-struct gt_eval_model;
 void gt_eval_out_attr_models(gt_eval_out *o, const char *attr, const struct gt_eval_model *ems, int n, int with_window);
 /* Collective: closes, renames path.tmp to path (rank 0) after every rank is done. */
 void gt_eval_out_close(gt_eval_out *o);

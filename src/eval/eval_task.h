@@ -1,10 +1,15 @@
 /* eval/eval_task.h: evaluation's side of a task (task/task.h has training's):
- * what is measured, what eval.json holds and what predict writes, one row
- * per task, chosen by the evaluated data file's kind (gt_eval_model.data.task).
+ * what is measured, what eval.json holds, what predict writes and the
+ * report's results section, one table per task, filled in that task's file
+ * (eval_nilm_task.c, eval_pdm_task.c) and listed once in eval_tasks.c. The
+ * shared driver (run_eval.c) and the report (report.c) never name a task:
+ * they reach it by the evaluated data's task (gt_eval_model.data.task) or by
+ * eval.json's "task" string.
  *
- * Adding a task: its gt_task_i (task/), then a row in run_eval.c's table with
- * an evaluate function (metrics into eval.json) and a predict function (the
- * per-row HDF5 output). */
+ * Adding a task: its gt_task_i (task/), a file filling gt_eval_task_i (an
+ * evaluate function returning eval.json's "data" object and the task's own
+ * section, a predict function for the per-row HDF5 output, its eval_config
+ * keys, its report section) and one line in eval_tasks.c. */
 #ifndef GT_EVAL_EVAL_TASK_H
 #define GT_EVAL_EVAL_TASK_H
 
@@ -13,20 +18,42 @@
 
 #include "eval/eval.h"
 
+struct gt_rep; /* eval/report_impl.h */
+
 typedef struct gt_eval_task_i {
     gt_task kind;
-    const char *name;        /* eval.json "task" */
+    const char *name;        /* eval.json "task", data.kind and the key of the task's section */
+    const char *items;       /* what one data item is, plural ("households"): the report's data line */
     const char *sample_file; /* plot data in the run directory */
-    /* Collective: evaluates ems on data_file (plot data to sample_path); rank 0
-     * (root != NULL) adds "data", "nilm" and "pdm" to eval.json's root. */
+    /* Collective: evaluates ems on data_file (plot data to sample_path); on
+     * rank 0 (data != NULL) sets *data to eval.json's "data" object and
+     * *section to the task's own object (eval.json[name]). */
     void (*evaluate)(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
-                     const gt_eval_config *ec, const char *sample_path, cJSON *root, MPI_Comm comm);
+                     const gt_eval_config *ec, const char *sample_path, cJSON **data, cJSON **section,
+                     MPI_Comm comm);
     /* Collective: per-row outputs of data_file to out (eval.h gt_predict_*). */
     void (*predict)(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                     const char *out, MPI_Comm comm);
+    /* eval.json "eval_config": the task's settings (every task adds its own,
+     * in table order, whichever task was evaluated). */
+    void (*eval_config)(cJSON *c, const gt_eval_config *ec);
+    /* The report's results section from eval.json (ev), through the writers
+     * of eval/report_impl.h. */
+    void (*report)(struct gt_rep *r, const cJSON *ev);
 } gt_eval_task_i;
 
-/* The evaluation of task `kind`. */
+extern const gt_eval_task_i gt_eval_task_nilm;
+extern const gt_eval_task_i gt_eval_task_pdm;
+
+/* The evaluation of task `kind` (ends the job, GT_EXIT_INTERNAL, when none). */
 const gt_eval_task_i *gt_eval_task_get(gt_task kind);
+/* The evaluation named `name` (eval.json "task"); NULL when none. */
+const gt_eval_task_i *gt_eval_task_by_name(const char *name);
+/* Adds a task's evaluation after the table's rows (not thread-safe: call at
+ * start-up, before any evaluation; the same on every rank). */
+void gt_eval_task_register(const gt_eval_task_i *t);
+/* The i-th evaluation of the table, NULL past the last: the order of
+ * eval.json's task sections and eval_config keys. */
+const gt_eval_task_i *gt_eval_task_at(int i);
 
 #endif

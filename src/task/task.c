@@ -42,39 +42,16 @@ void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *
     memset(tc, 0, sizeof *tc);
     tc->i = task;
     tc->loss = mc->loss;
-    tc->gated = mc->gated;
     tc->n_x = (size_t)gt_dataset_n_x(ds);
     tc->n_y = n_y;
     tc->n_y_ds = (size_t)gt_dataset_n_y(ds);
-    tc->n_t = tc->gated ? tc->n_y_ds : tc->n_y;
-    tc->T = mc->window;
-    tc->C = gt_dataset_n_targets(ds);
+    tc->n_t = tc->n_y;
     tc->ybuf = ybuf;
     tc->mbuf = mbuf;
-    int n_in, n_tg;
-    const uint8_t *role = gt_dataset_nbm_roles(ds, &n_in, &n_tg);
-    if (role) { /* pdm nbm: the model sees a copy of the window with the targets zeroed */
-        tc->role = GT_MALLOC((size_t)(tc->C > 0 ? tc->C : 1));
-        memcpy(tc->role, role, (size_t)tc->C);
-        tc->n_role_tg = n_tg;
-    }
-    if (task->kind == GT_TASK_PDM) /* the model input with missing samples imputed (and nbm's zeroed targets) */
-        tc->xbuf = GT_MALLOC(sizeof(float) * (size_t)(mc->max_batch > 0 ? mc->max_batch : 1) * tc->n_x);
-    if (tc->gated) { /* on-thresholds in the (possibly restored) normalised units */
-        tc->thr = GT_MALLOC(sizeof(float) * (tc->n_y_ds ? tc->n_y_ds : 1));
-        for (size_t a = 0; a < tc->n_y_ds; a++) tc->thr[a] = gt_dataset_on_threshold(ds, (int)a);
-    }
+    if (task->ctx_init) tc->priv = task->ctx_init(tc, ds, mc);
 }
 
 void gt_task_ctx_free(gt_task_ctx *tc) {
-    free(tc->thr), free(tc->role), free(tc->xbuf);
-    tc->thr = NULL;
-    tc->role = NULL;
-    tc->xbuf = NULL;
-}
-
-double gt_task_objective(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y, const float *mask,
-                         int B, float coef) {
-    if (tc->gated) return gt_gated_loss_sum(dpred, pred, y, mask, tc->thr, (size_t)B, (int)tc->n_y_ds, coef);
-    return gt_loss_sum_grad(tc->loss, dpred, pred, y, mask, (size_t)B * tc->n_y, coef);
+    if (tc->priv && tc->i && tc->i->ctx_free) tc->i->ctx_free(tc->priv);
+    tc->priv = NULL;
 }

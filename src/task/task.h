@@ -5,9 +5,9 @@
  * kind: the trainer, validation and the memory planner ask the task what a
  * window's targets are, how many target elements a batch has (the global
  * loss divisor), how the model's input and output widths follow from the
- * file, and which models it can train. Evaluation's side of a task (metrics,
- * calibrated outputs, what predict writes) is the table in eval/eval_task.h,
- * chosen by the same kind.
+ * file, and which models it can train. Evaluation's side of a task (eval.json
+ * sections, what predict writes, the report's section) is the table in
+ * eval/eval_task.h, chosen by the same kind.
  *
  *   const gt_task_i *task = gt_task_for_file(cfg.data_file, comm);
  *   gt_data_config_resolve(&dcfg, task->kind);        // the task's window/stride defaults
@@ -19,9 +19,11 @@
  *                    pred = gt_engine_forward(e, gt_task_input(&tc, x, B), B);
  *                    S += gt_task_objective(&tc, dpred, pred, yt, mt, B, coef);
  *
- * Adding a task: a file kind in io/format.h, a gt_task value in
- * data/dataset.h, src/task/task_<name>.c filling gt_task_i, one row in
- * task.c's table, and its eval/ side (eval/eval_task.h). Adding a model kind
+ * Adding a task (docs/design.md, How to add a task): a gt_task value in
+ * data/dataset.h, its data side (data/dataset_impl.h gt_data_task_i),
+ * src/task/task_<name>.c filling gt_task_i, one row in task.c's table, and
+ * its eval/ side (eval/eval_task.h, one line in eval/eval_tasks.c). A task's
+ * own state of a bound context lives behind gt_task_ctx.priv. Adding a model kind
  * needs nothing here unless a task must refuse it (check_model).
  *
  * May use core, io, data, nn (and MPI through io/data); no config text. */
@@ -66,23 +68,29 @@ typedef struct gt_task_i {
     /* Target elements of this rank's part of a batch (the global loss divisor
      * is their sum over ranks). */
     double (*target_count)(const gt_task_ctx *tc, const gt_batch *b);
+    /* The training objective of B samples (see gt_task_objective);
+     * gt_task_loss_objective when the model's loss is the objective. */
+    double (*objective)(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y, const float *mask,
+                        int B, float coef);
+    /* The task's own state of a bound context (tc->priv), from the dataset
+     * and the model, once the shared fields are set; may change tc->n_t.
+     * NULL: none. ctx_free releases it. */
+    void *(*ctx_init)(gt_task_ctx *tc, const gt_dataset *ds, const gt_model_config *mc);
+    void (*ctx_free)(void *priv);
 } gt_task_i;
 
-/* A task bound to one model and dataset for a run (train, validation). */
+/* A task bound to one model and dataset for a run (train, validation). The
+ * fields are what every task has; the task's own (thresholds, channel roles,
+ * buffers) are behind priv, known only to its file. */
 struct gt_task_ctx {
     const gt_task_i *i;
     gt_loss_kind loss;
-    int gated;      /* nilm gated head: model outputs (power | on-logit), loss gt_gated_loss_sum */
     size_t n_x;     /* input elements per sample */
     size_t n_y;     /* model prediction elements per sample */
     size_t n_y_ds;  /* dataset target elements per sample (0 when the targets come from x) */
-    size_t n_t;     /* target (mask) elements per sample: n_y, or n_y_ds with the gated head */
-    int T, C;       /* pdm: window and channels */
-    float *thr;     /* gated: (n_y_ds) on-thresholds in normalised units; owned */
+    size_t n_t;     /* target (mask) elements per sample: n_y unless the task says otherwise */
     float *ybuf, *mbuf; /* (micro, n_y) derived targets; borrowed from the caller */
-    uint8_t *role;      /* pdm nbm: (C) gt_nbm_role of each channel; owned; NULL: next-step targets */
-    int n_role_tg;      /* pdm nbm: target channels */
-    float *xbuf;        /* pdm: (max_batch, n_x) the model input (imputed, nbm-zeroed); owned */
+    void *priv;     /* the task's own state (ctx_init); owned */
 };
 
 extern const gt_task_i gt_task_nilm;
@@ -97,10 +105,10 @@ const gt_task_i *gt_task_for_file(const char *file, MPI_Comm comm);
 const gt_task_i *gt_task_for_kind(gt_file_kind k);
 
 /* Bind a task to a model (mc, its prediction width n_y) and dataset; ybuf and
- * mbuf (micro x n_y each) hold derived targets. Refreshes the gated head's
- * thresholds from the dataset's (possibly restored) statistics, and takes the
- * dataset's channel roles (pdm nbm) with an input buffer of mc->max_batch
- * samples. */
+ * mbuf (micro x n_y each) hold derived targets. The task's ctx_init then
+ * takes what it needs from the dataset's (possibly restored) statistics: the
+ * gated head's thresholds (NILM), the channel roles and an input buffer of
+ * mc->max_batch samples (PdM). */
 void gt_task_ctx_init(gt_task_ctx *tc, const gt_task_i *task, const gt_dataset *ds, const gt_model_config *mc,
                       size_t n_y, float *ybuf, float *mbuf);
 void gt_task_ctx_free(gt_task_ctx *tc);
@@ -115,12 +123,18 @@ static inline void gt_task_targets(gt_task_ctx *tc, const float *x, const float 
 static inline double gt_task_target_count(const gt_task_ctx *tc, const gt_batch *b) {
     return tc->i->target_count(tc, b);
 }
-/* The training objective of B samples: the model's loss (gt_loss_sum_grad) or
- * the gated head's (gt_gated_loss_sum), summed over the masked targets;
- * dpred (NULL: the sum only) = d sum / d pred x coef, coef = loss scale / M
- * with M the global batch's target count (the same per-element value for any
- * number of ranks). */
-double gt_task_objective(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y, const float *mask,
-                         int B, float coef);
+/* The training objective of B samples (the task's objective slot): the
+ * model's loss (gt_loss_sum_grad) or the gated head's (gt_gated_loss_sum),
+ * summed over the masked targets; dpred (NULL: the sum only) = d sum / d pred
+ * x coef, coef = loss scale / M with M the global batch's target count (the
+ * same per-element value for any number of ranks). */
+static inline double gt_task_objective(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y,
+                                       const float *mask, int B, float coef) {
+    return tc->i->objective(tc, dpred, pred, y, mask, B, coef);
+}
+/* The model's loss over B x n_y predictions: the objective of a task without
+ * its own. */
+double gt_task_loss_objective(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y,
+                              const float *mask, int B, float coef);
 
 #endif

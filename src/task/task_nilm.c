@@ -4,6 +4,7 @@
  * strides, appliances not owned or not selected masked out). */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
@@ -80,6 +81,36 @@ static double nilm_target_count(const gt_task_ctx *tc, const gt_batch *b) {
     return c;
 }
 
+/* The gated head (model outputs power | on-logit per appliance): its
+ * on-thresholds in the (possibly restored) normalised units. */
+typedef struct nilm_ctx {
+    int gated;
+    float *thr; /* (n_y_ds) */
+} nilm_ctx;
+
+static void *nilm_ctx_init(gt_task_ctx *tc, const gt_dataset *ds, const gt_model_config *mc) {
+    if (!mc->gated) return NULL;
+    nilm_ctx *nc = GT_CALLOC(1, sizeof *nc);
+    nc->gated = 1;
+    tc->n_t = tc->n_y_ds; /* a mask element per appliance, two outputs each */
+    nc->thr = GT_MALLOC(sizeof(float) * (tc->n_y_ds ? tc->n_y_ds : 1));
+    for (size_t a = 0; a < tc->n_y_ds; a++) nc->thr[a] = gt_dataset_on_threshold(ds, (int)a);
+    return nc;
+}
+
+static void nilm_ctx_free(void *priv) {
+    nilm_ctx *nc = priv;
+    free(nc->thr);
+    free(nc);
+}
+
+static double nilm_objective(const gt_task_ctx *tc, float *dpred, const float *pred, const float *y,
+                             const float *mask, int B, float coef) {
+    const nilm_ctx *nc = tc->priv;
+    if (nc && nc->gated) return gt_gated_loss_sum(dpred, pred, y, mask, nc->thr, (size_t)B, (int)tc->n_y_ds, coef);
+    return gt_task_loss_objective(tc, dpred, pred, y, mask, B, coef);
+}
+
 const gt_task_i gt_task_nilm = {
     .kind = GT_TASK_NILM,
     .name = "nilm",
@@ -92,4 +123,7 @@ const gt_task_i gt_task_nilm = {
     .input = nilm_input,
     .targets = nilm_targets,
     .target_count = nilm_target_count,
+    .objective = nilm_objective,
+    .ctx_init = nilm_ctx_init,
+    .ctx_free = nilm_ctx_free,
 };

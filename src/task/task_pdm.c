@@ -15,6 +15,7 @@
 #include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <string.h>
 
@@ -85,21 +86,51 @@ static void pdm_shape_model(gt_model_config *mc, const gt_data_config *dc, int n
     mc->n_in = mc->n_out = n_targets;
 }
 
+/* A window of T steps x C channels; nbm: each channel's role (input or
+ * target); the model input (imputed, nbm's targets zeroed). */
+typedef struct pdm_ctx {
+    int T, C;
+    uint8_t *role; /* (C) gt_nbm_role of each channel; NULL: next-step targets */
+    float *xbuf;   /* (max_batch, n_x) */
+} pdm_ctx;
+
+static void *pdm_ctx_init(gt_task_ctx *tc, const gt_dataset *ds, const gt_model_config *mc) {
+    pdm_ctx *pc = GT_CALLOC(1, sizeof *pc);
+    pc->T = mc->window;
+    pc->C = gt_dataset_n_targets(ds);
+    int n_in, n_tg;
+    const uint8_t *role = gt_dataset_nbm_roles(ds, &n_in, &n_tg);
+    if (role) { /* nbm: the model sees a copy of the window with the targets zeroed */
+        pc->role = GT_MALLOC((size_t)(pc->C > 0 ? pc->C : 1));
+        memcpy(pc->role, role, (size_t)pc->C);
+    }
+    /* the model input with missing samples imputed (and nbm's zeroed targets) */
+    pc->xbuf = GT_MALLOC(sizeof(float) * (size_t)(mc->max_batch > 0 ? mc->max_batch : 1) * tc->n_x);
+    return pc;
+}
+
+static void pdm_ctx_free(void *priv) {
+    pdm_ctx *pc = priv;
+    free(pc->role), free(pc->xbuf);
+    free(pc);
+}
+
 /* The model input: missing samples (NaN in the window: rows that are not gap
  * rows, data.pdm_row_missing) set to 0, the channel's training mean; nbm:
  * the target channels zeroed. A window without a missing sample is passed as
  * it is (next). */
 static const float *pdm_input(gt_task_ctx *tc, const float *x, int B) {
+    pdm_ctx *pc = tc->priv;
     const size_t n = (size_t)B * tc->n_x;
-    if (!tc->role) {
+    if (!pc->role) {
         size_t i = 0;
         while (i < n && isfinite(x[i])) i++;
         if (i == n) return x;
     }
-    memcpy(tc->xbuf, x, sizeof(float) * n);
-    gt_data_pdm_impute(tc->xbuf, (int64_t)n);
-    if (tc->role) gt_data_nbm_input(tc->xbuf, (int64_t)B * tc->T, tc->C, tc->role);
-    return tc->xbuf;
+    memcpy(pc->xbuf, x, sizeof(float) * n);
+    gt_data_pdm_impute(pc->xbuf, (int64_t)n);
+    if (pc->role) gt_data_nbm_input(pc->xbuf, (int64_t)B * pc->T, pc->C, pc->role);
+    return pc->xbuf;
 }
 
 /* nbm: y (B,T,C) = x (the same step), mask 1 on the target channels at every
@@ -113,9 +144,10 @@ static void nbm_targets(float *y, float *mask, const float *x, int B, int T, int
 /* A missing target sample is left out of the loss (mask 0, y 0). */
 static void pdm_targets(gt_task_ctx *tc, const float *x, const float *dy, const float *dm, int B, const float **y,
                         const float **mask) {
+    pdm_ctx *pc = tc->priv;
     (void)dy, (void)dm;
-    if (tc->role) nbm_targets(tc->ybuf, tc->mbuf, x, B, tc->T, tc->C, tc->role);
-    else gt_model_lstm_targets(tc->ybuf, tc->mbuf, x, B, tc->T, tc->C);
+    if (pc->role) nbm_targets(tc->ybuf, tc->mbuf, x, B, pc->T, pc->C, pc->role);
+    else gt_model_lstm_targets(tc->ybuf, tc->mbuf, x, B, pc->T, pc->C);
     const size_t n = (size_t)B * tc->n_y;
     for (size_t i = 0; i < n; i++)
         if (!isfinite(tc->ybuf[i])) tc->ybuf[i] = 0.0f, tc->mbuf[i] = 0.0f;
@@ -126,12 +158,13 @@ static void pdm_targets(gt_task_ctx *tc, const float *x, const float *dy, const 
 /* The targets the loss counts: every step but the first (next) or the
  * target channels at every step (nbm), missing samples left out. */
 static double pdm_target_count(const gt_task_ctx *tc, const gt_batch *b) {
-    const size_t C = (size_t)tc->C, TC = (size_t)tc->T * C;
+    const pdm_ctx *pc = tc->priv;
+    const size_t C = (size_t)pc->C, TC = (size_t)pc->T * C;
     double c = 0;
     for (int64_t i = 0; i < b->n; i++) {
         const float *x = b->x + (size_t)i * tc->n_x;
-        for (size_t k = tc->role ? 0 : C; k < TC; k++)
-            c += (!tc->role || tc->role[k % C] == GT_NBM_TARGET) && isfinite(x[k]);
+        for (size_t k = pc->role ? 0 : C; k < TC; k++)
+            c += (!pc->role || pc->role[k % C] == GT_NBM_TARGET) && isfinite(x[k]);
     }
     return c;
 }
@@ -148,4 +181,7 @@ const gt_task_i gt_task_pdm = {
     .input = pdm_input,
     .targets = pdm_targets,
     .target_count = pdm_target_count,
+    .objective = gt_task_loss_objective,
+    .ctx_init = pdm_ctx_init,
+    .ctx_free = pdm_ctx_free,
 };

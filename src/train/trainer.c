@@ -107,10 +107,10 @@ static void check_config(const gt_train_config *cfg) {
     GT_CHECK(cfg->keep >= 1, GT_EXIT_USAGE, "run.keep must be >= 1");
 }
 
-/* Collective: the task from the data file, each rank's share read, the dataset built. */
+/* Collective: the task from the data file (or the configured one), each rank's share read, the dataset built. */
 static void setup_data(trainer *t) {
     const gt_train_config *cfg = t->cfg;
-    t->task = gt_task_for_file(cfg->data_file, t->comm);
+    t->task = cfg->task ? cfg->task : gt_task_for_file(cfg->data_file, t->comm);
     t->task->check_model(&cfg->model, cfg->data_file);
     t->dcfg = cfg->data;
     gt_data_config_resolve(&t->dcfg, t->task->kind);
@@ -296,7 +296,7 @@ static void build_model(trainer *t) {
     const size_t n_y_ds = (size_t)gt_dataset_n_y(t->ds);
     GT_CHECK(gt_engine_n_x(t->e) == n_x, GT_EXIT_INTERNAL, "model input size %zu != dataset sample size %zu",
              gt_engine_n_x(t->e), n_x);
-    GT_CHECK(n_y_ds == 0 || n_y == n_y_ds * (mc.gated ? 2 : 1), GT_EXIT_INTERNAL,
+    GT_CHECK(!t->task->data_targets || n_y_ds == 0 || n_y == n_y_ds * (mc.gated ? 2 : 1), GT_EXIT_INTERNAL,
              "model output %zu != dataset targets %zu", n_y, n_y_ds);
     gt_engine_init(t->e, cfg->seed);
     gt_model *m = gt_engine_model(t->e);

@@ -99,6 +99,8 @@
 typedef struct gt_train_config {
     /* [data] */
     const char *data_file;  /* its kind chooses the task: NILM (s2p_cnn, s2p_tf) or PdM (lstm) */
+    const struct gt_task_i *task; /* NULL: the file's kind chooses (gt_task_for_file); else this task
+                                     (a task outside the table, such as tests/task's) */
     gt_data_config data;    /* .task, and a window/stride left to the task's default, are resolved
                                from the data file; .seed = train seed */
     /* [model]: kind and hyper-parameters; window, n_in, n_out and max_batch are

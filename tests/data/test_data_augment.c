@@ -87,7 +87,7 @@ static void check_window(const gt_dataset *ds, const gt_nilm_shard *sh, const gt
         TEST_CHECK(!(isfinite(v) && v > sh->meta[a].on_power_w));
     }
     /* the activation: a run of the household's training rows of appliance a equal to the change */
-    const int64_t n_rows = sh->row_offset[h + 1] - base, n_train = llround(0.7 * (double)n_rows); /* as data/dataset.c */
+    const int64_t n_rows = sh->row_offset[h + 1] - base, n_train = llround(0.7 * (double)n_rows); /* as data/config.c */
     int found = 0;
     for (int64_t q = 0; q + (hi - lo) < n_train && !found; q++) {
         int ok = 1;

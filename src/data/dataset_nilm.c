@@ -1,0 +1,132 @@
+/* data/dataset_nilm.c: the NILM side of a dataset (dataset_impl.h
+ * gt_data_task_i): households, the aggregate as input (plus time features),
+ * each appliance's power at the window's midpoint as the targets, masked by
+ * its stride and data.appliances; and the creation of a NILM dataset. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/check.h"
+#include "core/log.h"
+#include "data/dataset_impl.h"
+
+static void nilm_check_cfg(const gt_data_config *cfg) {
+    GT_CHECK(cfg->care_event < 0, GT_EXIT_USAGE,
+             "data: data.care_event selects a CARE to Compare event dataset of a wind-farm (pdm) file");
+}
+
+static int64_t nilm_series_bytes(const gt_dataset *ds) {
+    const gt_nilm_shard *s = ds->nilm;
+    return gt_dataset_series_bytes(GT_TASK_NILM, s->n_rows, s->n_lowres_rows, s->n_appliances, s->fault_flags != NULL,
+                                   ds->cfg.time_features);
+}
+
+static int64_t nilm_n_y(const gt_dataset *ds) { return ds->n_cols; }
+
+static const char *nilm_target_name(const gt_dataset *ds, int t) { return ds->nilm ? ds->nilm->meta[t].name : "?"; }
+
+static double nilm_period_s(const gt_dataset *ds, int li) { return ds->nilm ? ds->nilm->period_s[li] : NAN; }
+
+static void nilm_fill(const gt_dataset *ds, int li, int64_t start, int64_t r0, int64_t i, float *x, float *y,
+                      float *mask) {
+    const int64_t W = ds->W;
+    const gt_norm_stats *ns = &ds->norm;
+        const int A = ds->n_cols;
+        const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
+        const int F = ds->cfg.time_features, Cin = 1 + F;
+        const int last = ds->cfg.x_channels_last;
+        float *xi = x + i * W * Cin; // (Cin, W) or (W, Cin)
+        for (int64_t t = 0; t < W; t++) {
+            xi[gt_data_x_offset(last, W, Cin, t, 0)] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
+            for (int f = 0; f < F; f++) xi[gt_data_x_offset(last, W, Cin, t, 1 + f)] = ds->tfeat[(r0 + t) * F + f];
+        }
+        const int64_t mid = r0 + W / 2;
+        const int64_t *st = ds->strides + (int64_t)li * A;
+        for (int a = 0; a < A; a++) {
+            float v = ds->app[mid * A + a];
+            int ok = isfinite(v) && start % st[a] == 0 && (ds->app_mask >> a & 1u);
+            y[i * A + a] = ok ? (float)(((double)v - ns->mean[1 + a]) / ns->std[1 + a]) : 0.0f;
+            mask[i * A + a] = ok ? 1.0f : 0.0f;
+        }
+}
+
+static void nilm_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n) {
+    int64_t filled = 0, rows = 0;
+    for (int i = 0; i < n; i++) filled += u[i].filled, rows += u[i].rows;
+    char lim[64];
+    if (ds->cfg.fill_max_s < 0) snprintf(lim, sizeof lim, "%d sampling periods", GT_DATA_FILL_AUTO_PERIODS);
+    else snprintf(lim, sizeof lim, "%g s", ds->cfg.fill_max_s);
+    GT_INFO("data: %lld of %lld aggregate samples filled by interpolation (holes up to %s, data.fill_max_s)",
+            (long long)filled, (long long)rows, lim);
+}
+
+static const gt_data_task_i g_nilm = {
+    .name = "nilm",
+    .item = "household",
+    .items = "households",
+    .gap_hint = "holes up to data.fill_max_s seconds are filled: raise it if the gaps are short, or check the "
+                "recording's clock and dropouts (gridtrain inspect)",
+    .check_cfg = nilm_check_cfg,
+    .series_bytes = nilm_series_bytes,
+    .n_y = nilm_n_y,
+    .target_name = nilm_target_name,
+    .period_s = nilm_period_s,
+    .fill = nilm_fill,
+    .log_usage = nilm_log_usage,
+};
+
+float gt_dataset_on_threshold(const gt_dataset *ds, int a) {
+    GT_ASSERT(ds->task == GT_TASK_NILM && a >= 0 && a < ds->n_cols);
+    return (float)(((double)ds->nilm->meta[a].on_power_w - ds->norm.mean[1 + a]) / ds->norm.std[1 + a]);
+}
+
+gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
+    gt_ds_check_cfg(cfg, GT_TASK_NILM, &g_nilm);
+    const int A = shard->n_appliances;
+    GT_CHECK(A >= 1 && A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "data: %d appliances (1..%d supported)", A,
+             GT_DATA_MAX_TARGETS);
+    gt_dataset *ds = gt_ds_new(GT_TASK_NILM, &g_nilm, cfg, shard->n_households, shard->n_households_total, A,
+                               shard->timestamps, shard->aggregate, shard->index, shard->id);
+    ds->nilm = shard;
+    ds->app = shard->appliances;
+    gt_ds_time_features(ds, shard->row_offset[shard->n_households]);
+    ds->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
+    ds->app_mask = gt_data_appliance_mask(cfg->appliances, shard->meta, shard->n_appliances);
+    for (int li = 0; li < ds->n_items; li++) {
+        int64_t *st = ds->strides + (int64_t)li * A, base;
+        if (cfg->stride > 0) {
+            base = cfg->stride;
+            for (int a = 0; a < A; a++) st[a] = base;
+        } else {
+            /* per-appliance strides from the typical on-duration (the field
+             * reports' adaptive overlap instead of a fixed 90% overlap); each
+             * rounded to a multiple of the smallest selected one, so the window
+             * set (the union over appliances) is exactly the grid of the
+             * smallest. The multi-output models compute every appliance in
+             * every window, so by default every window also trains every
+             * appliance (stride_mask = 0): masking a long appliance's target
+             * to its own stride saves no compute and leaves it few targets
+             * (a washing machine 1 window in 35 at the defaults). */
+            base = INT64_MAX;
+            for (int a = 0; a < A; a++) {
+                int64_t sa = llround(cfg->stride_frac * shard->meta[a].on_duration_s / shard->period_s[li]);
+                st[a] = sa < 1 ? 1 : sa;
+                if (st[a] < base && (ds->app_mask >> a & 1u)) base = st[a];
+            }
+            if (base == INT64_MAX) base = 1; /* no appliance selected: refused by gt_data_appliance_mask */
+            for (int a = 0; a < A; a++) {
+                int64_t m = llround((double)st[a] / (double)base);
+                st[a] = cfg->stride_mask ? (m < 1 ? 1 : m) * base : base;
+            }
+        }
+        gt_ds_plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], base);
+        /* short holes of the aggregate (timestamp jitter) filled for the model input: before
+         * screening, so only real gaps screen windows; the targets keep their NaN (masked) */
+        ds->items[li].filled = gt_data_fill_holes(ds->x + ds->items[li].row0, ds->items[li].n_rows,
+                                                  gt_data_fill_max_rows(cfg, shard->period_s[li]));
+    }
+    gt_ds_build(ds, comm);
+    if (cfg->augment > 0) gt_ds_find_activations(ds);
+    return ds;
+}
+
