@@ -5,7 +5,7 @@ usage: bench_vs_torch.py --driver BUILD/tests/nn/torch/gt_bench_model
          [--threads 1,2] [--reps 2] [--only s2p_cnn,s2p_tf,lstm,lstm_k128]
          [--gt-precision fp32[,bf16,auto]] [--torch-python auto[,PY...]]
          [--torch-recipes auto | fp32,bf16,fp32+sdpa,bf16+sdpa,fp32+compile,bf16+compile,...]
-         [--quick] [--no-mem] [--no-isa-probe] [--markdown FILE]
+         [--steps N] [--warmup N] [--no-infer] [--quick] [--no-mem] [--no-isa-probe] [--markdown FILE]
 
 For every thread count and workload, runs gridtrain's driver (nn/bench.h) at
 each precision of --gt-precision and the PyTorch peer (peer_bench.py) with
@@ -44,7 +44,8 @@ Workloads:
   lstm      B=64  T=512 C=32 H=128 (2 layers), full BPTT
   lstm_k128 the same with TBPTT K=128
 --quick: tiny shapes (seconds; CI's smoke run): s2p_cnn B=8 W=64 fc1=64,
-s2p_tf B=4 L=32 d=32 heads=2 ff=64 N=2, lstm B=4 T=32 C=8 H=16, 1 warm-up
+s2p_tf B=4 L=32 d=32 heads=2 ff=64 N=2, lstm B=4 T=32 C=8 H=16 (lstm_k128
+only when --only names it), 1 warm-up
 + 2 steps, 1 thread, 1 rep, recipes without +compile unless --torch-recipes
 names them, no memory check, no ISA probe.
 Targets (printed against the result, issue 32): gridtrain / best PyTorch
@@ -225,6 +226,9 @@ def main():
     ap.add_argument("--reps", type=int, default=0)
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true", help="tiny shapes, 1 thread, 1 rep (smoke run)")
+    ap.add_argument("--steps", type=int, default=0, help="timed steps per run (0 = the workload's)")
+    ap.add_argument("--warmup", type=int, default=-1, help="warm-up steps per run (-1 = the workload's)")
+    ap.add_argument("--no-infer", action="store_true", help="time training only")
     ap.add_argument("--no-mem", action="store_true")
     ap.add_argument("--no-isa-probe", action="store_true")
     ap.add_argument("--gt-precision", default="fp32", help="gridtrain train precisions, e.g. fp32,bf16")
@@ -270,11 +274,15 @@ def main():
     rows, isa_gt, probes = [], {}, {}
     for T in threads:
         for name, args, steps, warmup in WORKLOADS:
-            if only and name not in only:
+            if only and name not in only or a.quick and not only and name == "lstm_k128":
                 continue
             if a.quick:
                 args, steps, warmup = QUICK[name], 2, 1
+            steps = a.steps or steps
+            warmup = warmup if a.warmup < 0 else a.warmup
             common = args + ["--steps", str(steps), "--warmup", str(warmup)]
+            if a.no_infer:
+                common += ["--infer-steps", "-1"]
             env = dict(base_env, OPENBLAS_NUM_THREADS=str(T), OMP_NUM_THREADS=str(T))
             cands = []  # (label, side, cmd, key)
             for prec in gt_precs:
