@@ -316,8 +316,9 @@ def main():
                         continue
                     who = f"gridtrain {lab[1]}" if lab[0] == "gt" else \
                         f"torch {res['torch'].split('+')[0]} {lab[2]}" + (f"/{lab[3]}" if T >= 2 else "")
+                    inf = f"{res['infer_samples_per_s']:9.2f}" if res.get("infer_samples_per_s") else "        -"
                     print(f"  T={T} {name:10s} rep {r} {who:32s} train {res['train_samples_per_s']:9.2f} samples/s"
-                          f"  infer {res.get('infer_samples_per_s', 0):9.2f}  RSS "
+                          f"  infer {inf}  RSS "
                           f"{res['peak_rss_bytes'] / 2**20:7.1f} MiB  ({res['wall_s']:.0f} s)", flush=True)
                     k = lab[:3]
                     if k not in best or res["train_samples_per_s"] > best[k]["train_samples_per_s"]:
