@@ -193,7 +193,7 @@ def onednn_summary(lines):
         i = f.index("cpu")
         if i + 2 >= len(f) or f[i + 1] == "reorder":
             continue
-        m = re.search(r"src[_:]([a-z0-9]+)", ",".join(f[i + 3:i + 5]))
+        m = re.search(r"src(?:_layer)?[_:](bf16|f32|f16|s8|u8)", ",".join(f[i + 3:i + 5]))
         k = (f[i + 1], f[i + 2], m.group(1) if m else "?")
         seen[k] = seen.get(k, 0) + 1
     prims = ", ".join(f"{k} {impl} {dt} x{n}" for (k, impl, dt), n in sorted(seen.items()))
