@@ -16,13 +16,24 @@ masked), inputs and targets standardised with training-split statistics,
 five convolutions (30x10, 30x8, 40x6, 50x5, 50x5, ReLU, no padding) and a
 dense layer of 1024 (ReLU) to one output per appliance, masked MSE, Adam
 (lr 1e-3), random training windows in batches of --batch, the weights of the
-best validation loss kept (checked every --eval-every steps). Predictions are
+best validation loss kept (checked every --eval-every steps). The training
+step runs PyTorch's fastest CPU recipe here (--recipe best, the default):
+before the timed training, --probe-steps steps of each of fp32 eager, bf16
+autocast (torch.autocast("cpu", dtype=torch.bfloat16) around forward and
+loss) and, on PyTorch >= 2, torch.compile of each, are timed after their
+warm-up (compile included there, not in --minutes); the fastest trains, from
+the same initial weights; a recipe that fails (a compile error) is reported
+and left out. --recipe fp32|bf16|fp32+compile|bf16+compile fixes one.
+Validation and scoring run the fp32 eager model (fp32 master weights in
+every recipe). Predictions are
 clipped to [0, max_power_w]. Metrics: per appliance and overall EA =
 1 - sum|yhat - y| / (2 sum y), on/off F1 with on = power > on_power_w, MAE;
 over test rows of the training households (after split_train + split_val)
 and every row of the held-out households, at stride 1.
 """
 import argparse
+import contextlib
+import copy
 import json
 import os
 import sys
@@ -79,6 +90,50 @@ class Seq2Point(torch.nn.Module):
         return self.out(torch.relu(self.fc1(h.flatten(1))))
 
 
+def choose_recipe(net, a, next_batch):
+    """The training recipe: a.recipe, or with 'best' the fastest of those this
+    torch runs, timed on a.probe_steps steps each (after warm-up) from the
+    same initial weights, which are restored afterwards. Returns
+    (forward callable, recipe name, {recipe: steps/s or the failure})."""
+    names = [a.recipe] if a.recipe != "best" else ["fp32", "bf16"]
+    if a.recipe == "best" and int(torch.__version__.split(".")[0]) >= 2 and hasattr(torch, "compile"):
+        names += ["fp32+compile", "bf16+compile"]
+    if len(names) == 1 and "compile" not in names[0]:
+        return net, names[0], {}
+    init = copy.deepcopy(net.state_dict())
+    probe, fwds = {}, {}
+    for name in names:
+        fwd = net
+        amp = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if name.startswith("bf16") else \
+            contextlib.nullcontext
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        try:
+            if "compile" in name:
+                fwd = torch.compile(net)
+            for i in range(3 + a.probe_steps):
+                if i == 3:
+                    t0 = time.perf_counter()
+                X, Y, M = next_batch()
+                with amp():
+                    loss = (((fwd(X) - Y) ** 2) * M).sum() / M.sum().clamp(min=1.0)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            probe[name] = a.probe_steps / (time.perf_counter() - t0)
+            fwds[name] = fwd
+        except Exception as e:  # noqa: BLE001 -- a recipe that fails is reported and left out
+            msg = str(e).strip().splitlines()
+            probe[name] = f"failed: {type(e).__name__}: {msg[0] if msg else ''}"[:300]
+        net.load_state_dict(init)
+    ok = {k: v for k, v in probe.items() if not isinstance(v, str)}
+    if not ok:
+        raise SystemExit(f"nilm_peer_torch: no training recipe runs: {probe}")
+    name = max(ok, key=ok.get)
+    print("peer recipe: " + name + " (" + ", ".join(
+        f"{k} {v:.2f} steps/s" if not isinstance(v, str) else f"{k} {v}" for k, v in probe.items()) + ")", flush=True)
+    return fwds[name], name, probe
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data")
@@ -93,6 +148,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="")
     ap.add_argument("--compare", default="", help="a gridtrain eval.json to print beside")
+    ap.add_argument("--recipe", default="best", choices=["best", "fp32", "bf16", "fp32+compile", "bf16+compile"])
+    ap.add_argument("--probe-steps", type=int, default=20, help="--recipe best: timed steps per recipe")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
@@ -141,6 +198,9 @@ def main():
                 torch.tensor(M, dtype=torch.float32))
 
     net = Seq2Point(W, A)
+    prng = np.random.default_rng(a.seed + 1)  # the probe's batches leave the training's draws as they were
+    fwd, recipe, probe = choose_recipe(net, a, lambda: batch(pool[prng.integers(0, len(pool), a.batch)]))
+    amp = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if recipe.startswith("bf16") else contextlib.nullcontext
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     vpairs = np.concatenate([np.stack([np.full(len(m), i), m], 1) for i, m in val if len(m)])
     vpairs = vpairs[rng.choice(len(vpairs), size=min(len(vpairs), 4096), replace=False)]
@@ -160,7 +220,8 @@ def main():
     step, best, best_state = 0, float("inf"), None
     while time.time() < t_end:
         X, Y, M = batch(pool[rng.integers(0, len(pool), a.batch)])
-        loss = (((net(X) - Y) ** 2) * M).sum() / M.sum().clamp(min=1.0)
+        with amp():
+            loss = (((fwd(X) - Y) ** 2) * M).sum() / M.sum().clamp(min=1.0)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -210,11 +271,12 @@ def main():
         return dict(overall=overall, appliances=per)
 
     res = dict(peer="pytorch seq2point (Zhang et al. 2018)", minutes=a.minutes, steps=step, best_val_loss=best,
-               torch=torch.__version__, test=score("test"), holdout=score("holdout"))
+               torch=torch.__version__, recipe=recipe, recipe_probe=probe, test=score("test"),
+               holdout=score("holdout"))
     if a.out:
         with open(a.out, "w") as f:
             json.dump(res, f, indent=1)
-    print(f"peer: {step} steps in {a.minutes} min, best val loss {best:.4f}")
+    print(f"peer: {step} steps in {a.minutes} min ({recipe}, torch {torch.__version__}), best val loss {best:.4f}")
     gt = None
     if a.compare:
         with open(a.compare) as f:

@@ -38,11 +38,14 @@ class S2pCnn(nn.Module):
 
 
 class Attention(nn.Module):
-    """Non-causal multi-head self-attention; qkv one Linear d -> 3d, q|k|v."""
+    """Non-causal multi-head self-attention; qkv one Linear d -> 3d, q|k|v.
+    sdpa: the product through F.scaled_dot_product_attention (PyTorch >= 2,
+    its fused CPU kernel) instead of the explicit softmax(QK^T / sqrt(hs)) V."""
 
-    def __init__(self, d, n_heads):
+    def __init__(self, d, n_heads, sdpa=False):
         super().__init__()
         self.n_heads = n_heads
+        self.sdpa = sdpa
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
 
@@ -53,6 +56,9 @@ class Attention(nn.Module):
         q = q.view(B, L, self.n_heads, hs).transpose(1, 2)
         k = k.view(B, L, self.n_heads, hs).transpose(1, 2)
         v = v.view(B, L, self.n_heads, hs).transpose(1, 2)
+        if self.sdpa:
+            y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, L, d)
+            return self.proj(y)
         att = torch.softmax((q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs)), dim=-1)
         y = (att @ v).transpose(1, 2).reshape(B, L, d)
         return self.proj(y)
@@ -71,10 +77,10 @@ class Mlp(nn.Module):
 class Block(nn.Module):
     """Pre-LN: x += attn(ln1(x)); x += mlp(ln2(x))."""
 
-    def __init__(self, d, n_heads, d_ff, eps):
+    def __init__(self, d, n_heads, d_ff, eps, sdpa=False):
         super().__init__()
         self.ln1 = nn.LayerNorm(d, eps=eps)
-        self.attn = Attention(d, n_heads)
+        self.attn = Attention(d, n_heads, sdpa)
         self.ln2 = nn.LayerNorm(d, eps=eps)
         self.mlp = Mlp(d, d_ff)
 
@@ -85,14 +91,15 @@ class Block(nn.Module):
 
 class S2pTf(nn.Module):
     """Linear n_in -> d plus learned positional embedding (L, d), N blocks,
-    final LayerNorm, the vector at position L//2 -> Linear d -> A."""
+    final LayerNorm, the vector at position L//2 -> Linear d -> A.
+    sdpa: attention through F.scaled_dot_product_attention (see Attention)."""
 
     def __init__(self, window=512, n_in=1, n_out=15, d_model=128, n_heads=4, d_ff=512,
-                 n_layers=8, eps=1e-5):
+                 n_layers=8, eps=1e-5, sdpa=False):
         super().__init__()
         self.embed = nn.Linear(n_in, d_model)
         self.pos = nn.Parameter(torch.randn(window, d_model) * 0.02)
-        self.blocks = nn.ModuleList(Block(d_model, n_heads, d_ff, eps) for _ in range(n_layers))
+        self.blocks = nn.ModuleList(Block(d_model, n_heads, d_ff, eps, sdpa) for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(d_model, eps=eps)
         self.head = nn.Linear(d_model, n_out)
 
