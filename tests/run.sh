@@ -32,11 +32,11 @@ run_ctest build
 
 echo "== CPU-only build (build-cpu/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-cpu GT_CMAKE_ARGS="-DGT_CUDA=OFF $werror" jobs/setup.sh
-run_ctest build-cpu -LE "slurm|browser|gpu-reloc|quickstart"
+run_ctest build-cpu -LE "slurm|browser|gpu-reloc|quickstart|bench"
 
 echo "== numeric core without MPI/HDF5 (build-core/)"
 GT_SKIP_INSTALL=1 GT_BUILD_DIR=build-core GT_CMAKE_ARGS="-DGT_PIPELINE=OFF -DGT_CUDA=OFF $werror" jobs/setup.sh
-run_ctest build-core
+run_ctest build-core -LE bench
 
 if [ "${GT_SANITIZE:-1}" = 1 ]; then
   echo "== ASan+UBSan build (build-asan/)"
@@ -46,6 +46,6 @@ if [ "${GT_SANITIZE:-1}" = 1 ]; then
   ASAN_OPTIONS=detect_leaks=${GT_SANITIZE_LEAKS:-0}:fast_unwind_on_malloc=0:halt_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-    run_ctest build-asan -LE "slurm|fuzz|browser"
+    run_ctest build-asan -LE "slurm|fuzz|browser|quickstart|bench"
 fi
 exit $status

@@ -4,7 +4,7 @@
  *   gt_bench_model --model s2p_cnn|s2p_tf|lstm [--batch B] [--window W]
  *       [--tbptt K] [--steps N] [--warmup N] [--infer-steps N] [--sgemm N]
  *       [--mem-check] [--n-in C] [--n-out A] [--d-model d] [--heads h]
- *       [--ff f] [--layers N] [--hidden H] [--seed S] [--json]
+ *       [--ff f] [--layers N] [--hidden H] [--seed S] [--precision P] [--json]
  *
  * Threads: OPENBLAS_NUM_THREADS. --json adds one "GT_BENCH_JSON {...}" line
  * (read by bench_vs_torch.py). Exit 2 on a bad option. */
@@ -18,7 +18,8 @@ static void usage(void) {
     fprintf(stderr,
             "usage: gt_bench_model --model s2p_cnn|s2p_tf|lstm [--batch B] [--window W] [--tbptt K]\n"
             "       [--steps N] [--warmup N] [--infer-steps N] [--sgemm N] [--mem-check] [--n-in C]\n"
-            "       [--n-out A] [--d-model d] [--heads h] [--ff f] [--layers N] [--hidden H] [--seed S] [--json]\n");
+            "       [--n-out A] [--d-model d] [--heads h] [--ff f] [--layers N] [--hidden H] [--seed S]\n"
+            "       [--precision fp32|bf16|auto] [--json]\n");
     exit(2);
 }
 
@@ -59,6 +60,10 @@ int main(int argc, char **argv) {
             if (kind < 0) usage();
         } else if (strcmp(a, "--seed") == 0) {
             given.seed = (uint64_t)parse_int(a, i + 1 < argc ? argv[++i] : NULL);
+        } else if (strcmp(a, "--precision") == 0 && i + 1 < argc) {
+            int p = gt_precision_parse(argv[++i]);
+            if (p != GT_PRECISION_FP32 && p != GT_PRECISION_BF16 && p != GT_PRECISION_AUTO) usage();
+            given.precision = (gt_precision)p;
         } else if (strcmp(a, "--mem-check") == 0) {
             given.mem_check = 1;
         } else if (strcmp(a, "--json") == 0) {
