@@ -369,6 +369,34 @@ static const uint16_t *param_bf16(const float *src, int rows, int cols, int ld) 
     return p->bf16;
 }
 
+/* Runs the cached primitive e for C (M,N) (+)= A (M,K) B (K,N), A and B of
+ * type dt with row strides lda, ldb, on this thread's scratchpad and stream. */
+static void mm_exec(const mm_entry *e, int M, int N, int K, int ta, int tb, const void *A, int lda, const void *B,
+                    int ldb, float *C, int ldc, dnnl_data_type_t dt) {
+    tls_bufs *t = &t_bufs;
+    t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
+    if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
+    dnnl_memory_desc_t a_md, b_md, c_md, s_md;
+    set_md(&a_md, M, K, ta, lda, dt);
+    set_md(&b_md, K, N, tb, ldb, dt);
+    set_md(&c_md, M, N, 0, ldc, dnnl_f32);
+    dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
+    dnnl_memory_t ma, mb, mc, ms;
+    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, (void *)A));
+    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, (void *)B));
+    DNNL_CHECK(dnnl_memory_create(&mc, &c_md, g_engine, C));
+    DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
+                               {DNNL_ARG_SCRATCHPAD, ms}};
+    DNNL_CHECK(dnnl_primitive_execute(e->prim, t->stream, e->scratch_bytes ? 4 : 3, args));
+    DNNL_CHECK(dnnl_stream_wait(t->stream));
+    dnnl_memory_destroy(ma);
+    dnnl_memory_destroy(mb);
+    dnnl_memory_destroy(mc);
+    dnnl_memory_destroy(ms);
+}
+
 /* Runs the cached one-thread bf16 primitive for C (M,N) += A (M,K) B (K,N) on
  * the compact bf16 operands a16 (row stride lda) and b16 (ldb), on this
  * thread's scratchpad and stream. */
@@ -380,28 +408,7 @@ static void bf16_exec(gt_gemm_family fam, int ta, int tb, int M, int N, int K, f
     memcpy(&k.beta, &beta, 4);
     mm_entry *e = mm_get(&k);
     note_impl(fam, e->impl);
-    tls_bufs *t = &t_bufs;
-    t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
-    if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
-    dnnl_memory_desc_t a_md, b_md, c_md, s_md;
-    set_md(&a_md, M, K, ta, lda, dnnl_bf16);
-    set_md(&b_md, K, N, tb, ldb, dnnl_bf16);
-    set_md(&c_md, M, N, 0, ldc, dnnl_f32);
-    dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
-    dnnl_memory_t ma, mb, mc, ms;
-    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, (void *)a16));
-    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, (void *)b16));
-    DNNL_CHECK(dnnl_memory_create(&mc, &c_md, g_engine, C));
-    DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
-                               {DNNL_ARG_SCRATCHPAD, ms}};
-    DNNL_CHECK(dnnl_primitive_execute(e->prim, t->stream, e->scratch_bytes ? 4 : 3, args));
-    DNNL_CHECK(dnnl_stream_wait(t->stream));
-    dnnl_memory_destroy(ma);
-    dnnl_memory_destroy(mb);
-    dnnl_memory_destroy(mc);
-    dnnl_memory_destroy(ms);
+    mm_exec(e, M, N, K, ta, tb, a16, lda, b16, ldb, C, ldc, dnnl_bf16);
 }
 
 /* A product split over the engine's threads: task i computes a block of rows
@@ -502,28 +509,7 @@ static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSP
     memcpy(&k.beta, &beta, 4);
     mm_entry *e = mm_get(&k);
     note_impl(fam, e->impl);
-    tls_bufs *t = &t_bufs;
-    t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
-    if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
-    dnnl_memory_desc_t a_md, b_md, c_md, s_md;
-    set_md(&a_md, M, K, k.ta, lda, dnnl_f32);
-    set_md(&b_md, K, N, k.tb, ldb, dnnl_f32);
-    set_md(&c_md, M, N, 0, ldc, dnnl_f32);
-    dnnl_dims_t sd = {(dnnl_dim_t)(e->scratch_bytes ? e->scratch_bytes : 1)};
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
-    dnnl_memory_t ma, mb, mc, ms;
-    DNNL_CHECK(dnnl_memory_create(&ma, &a_md, g_engine, (void *)A));
-    DNNL_CHECK(dnnl_memory_create(&mb, &b_md, g_engine, (void *)B));
-    DNNL_CHECK(dnnl_memory_create(&mc, &c_md, g_engine, C));
-    DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
-                               {DNNL_ARG_SCRATCHPAD, ms}};
-    DNNL_CHECK(dnnl_primitive_execute(e->prim, t->stream, e->scratch_bytes ? 4 : 3, args));
-    DNNL_CHECK(dnnl_stream_wait(t->stream));
-    dnnl_memory_destroy(ma);
-    dnnl_memory_destroy(mb);
-    dnnl_memory_destroy(mc);
-    dnnl_memory_destroy(ms);
+    mm_exec(e, M, N, K, k.ta, k.tb, A, lda, B, ldb, C, ldc, dnnl_f32);
 }
 
 void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
