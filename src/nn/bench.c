@@ -46,7 +46,10 @@ int gt_nn_bench_default_batch(gt_model_kind kind) {
     return vt && vt->bench_batch > 0 ? vt->bench_batch : 32;
 }
 
-double gt_nn_bench_sgemm_gflops(int n, int reps) {
+/* The best GFLOP/s of reps square n x n products (one untimed first: the
+ * warm-up, and for oneDNN the primitive's creation): OpenBLAS's sgemm, or
+ * the engine's bf16 route (nn/ops/cpu/gemm.h). */
+static double square_gflops(int n, int reps, int bf16) {
     size_t nn = (size_t)n * (size_t)n;
     float *a = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
     float *b = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
@@ -59,9 +62,13 @@ double gt_nn_bench_sgemm_gflops(int n, int reps) {
     double best = 1e30;
     for (int r = 0; r <= reps; r++) {
         double t0 = gt_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        if (bf16)
+            gt_gemm_prec(GT_CPU_BF16, GT_GEMM_OTHER, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
+                         n);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
         double dt = gt_now() - t0;
-        if (r > 0 && dt < best) best = dt; /* r = 0 warms up */
+        if (r > 0 && dt < best) best = dt;
     }
     free(a);
     free(b);
@@ -69,29 +76,9 @@ double gt_nn_bench_sgemm_gflops(int n, int reps) {
     return 2.0 * (double)n * n * n / best * 1e-9;
 }
 
-double gt_nn_bench_bf16_gflops(int n, int reps) {
-    if (!gt_cpu_bf16_available()) return 0.0;
-    size_t nn = (size_t)n * (size_t)n;
-    float *a = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
-    float *b = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
-    float *c = (float *)GT_ALIGNED_ALLOC(nn * sizeof(float));
-    for (size_t i = 0; i < nn; i++) {
-        a[i] = (float)((i * 7) % 13) * 0.01f;
-        b[i] = (float)((i * 5) % 11) * 0.01f;
-        c[i] = 0.0f;
-    }
-    double best = 1e30;
-    for (int r = 0; r <= reps; r++) {
-        double t0 = gt_now();
-        gt_gemm_prec(GT_CPU_BF16, GT_GEMM_OTHER, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double dt = gt_now() - t0;
-        if (r > 0 && dt < best) best = dt; /* r = 0 creates the primitive */
-    }
-    free(a);
-    free(b);
-    free(c);
-    return 2.0 * (double)n * n * n / best * 1e-9;
-}
+double gt_nn_bench_sgemm_gflops(int n, int reps) { return square_gflops(n, reps, 0); }
+
+double gt_nn_bench_bf16_gflops(int n, int reps) { return gt_cpu_bf16_available() ? square_gflops(n, reps, 1) : 0.0; }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
