@@ -9,7 +9,7 @@
 #                         device.kind "cpu", timing.json gpus 0
 #   train.device=gpu   -> exit 2 (not among auto|cpu|cuda)
 #   eval.device=cuda   -> exit 7 on the run just trained; eval.device=cpu works
-#   train.precision    -> bf16 on the CPU: a warning and fp32's bits; fp16
+#   train.precision    -> tf32 on the CPU: a warning and fp32's bits; fp16
 #                         fp32 as well; fp8 exit 2
 # $1 = train tool, $2 = gridtrain
 source "$(dirname "$0")/train_script_lib.sh"
@@ -65,17 +65,19 @@ grep -q "error: eval.device=cuda but no usable GPU" "$W/eval-cuda.log" || fail "
 "$GRIDTRAIN" eval "$W/r-auto" eval.device=cpu >"$W/eval-cpu.log" 2>&1 || { cat "$W/eval-cpu.log" >&2; fail "eval.device=cpu"; }
 [ -s "$W/r-auto/eval.json" ] || fail "no eval.json"
 
-# train.precision on the CPU: a warning, fp32 arithmetic (the same bits as
-# the default), the log names the precision; fp16 too (no loss scaler: the
-# arithmetic is fp32); an unknown precision is a usage error
+# train.precision on the CPU: tf32 (a GPU-only precision) gives a warning and
+# fp32 arithmetic (the same bits as the default), the log names the precision;
+# fp16 too (no loss scaler: the arithmetic is fp32); bf16 is the CPU engine's
+# own reduced precision (tests/train/test_train_bf16.sh); an unknown precision
+# is a usage error
 params_of() { sed -n 's/.*params xxh64 \([0-9a-f]*\).*/\1/p' "$1" | tail -1; }
-GT_EVAL_AT_END=0 mpirun -n 2 "${TRAIN[@]}" "$W/train.ini" run.dir="$W/r-bf16" train.precision=bf16 >"$W/bf16.log" 2>&1 \
-  || { cat "$W/bf16.log" >&2; fail "train.precision=bf16 on the CPU failed"; }
-grep -q "warning: train.precision=bf16 applies to GPU engines; the CPU engine computes in fp32" "$W/bf16.log" \
-  || { cat "$W/bf16.log" >&2; fail "no precision warning"; }
-grep -q "precision fp32, engine host" "$W/bf16.log" || fail "the train line does not say fp32"
-[ -n "$(params_of "$W/auto.log")" ] && [ "$(params_of "$W/bf16.log")" = "$(params_of "$W/auto.log")" ] \
-  || fail "bf16 on the CPU changed the result: $(params_of "$W/bf16.log") vs $(params_of "$W/auto.log")"
+GT_EVAL_AT_END=0 mpirun -n 2 "${TRAIN[@]}" "$W/train.ini" run.dir="$W/r-tf32" train.precision=tf32 >"$W/tf32.log" 2>&1 \
+  || { cat "$W/tf32.log" >&2; fail "train.precision=tf32 on the CPU failed"; }
+grep -q "warning: train.precision=tf32 applies to GPU engines; the CPU engine computes in fp32" "$W/tf32.log" \
+  || { cat "$W/tf32.log" >&2; fail "no precision warning"; }
+grep -q "precision fp32, engine host" "$W/tf32.log" || fail "the train line does not say fp32"
+[ -n "$(params_of "$W/auto.log")" ] && [ "$(params_of "$W/tf32.log")" = "$(params_of "$W/auto.log")" ] \
+  || fail "tf32 on the CPU changed the result: $(params_of "$W/tf32.log") vs $(params_of "$W/auto.log")"
 "${TRAIN[@]}" "$W/train.ini" run.dir="$W/r-fp16" train.precision=fp16 train.max_steps=3 >"$W/fp16.log" 2>&1 \
   || { cat "$W/fp16.log" >&2; fail "train.precision=fp16 on the CPU failed"; }
 grep -q "precision fp32, engine host" "$W/fp16.log" || { cat "$W/fp16.log" >&2; fail "fp16 on the CPU is not fp32"; }
