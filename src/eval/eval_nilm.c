@@ -16,6 +16,7 @@
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
+#include "eval/nilm_impl.h"
 #include "io/read.h"
 #include "task/task.h"
 
@@ -41,74 +42,10 @@ void gt_eval_config_defaults(gt_eval_config *c) {
     c->nilm_calibrate_gate = 0;
 }
 
-/* W of predicted power for normalised output v of appliance a, clipped to
- * [0, max_power_w]; with off_below_on, a prediction at or below the on-power
- * threshold (the appliance is predicted off) is reported as 0 W. */
-static inline double denorm_clip(const gt_norm_stats *ns, const gt_io_appliance *meta, int a, double v,
-                                 int off_below_on) {
-    double w = v * ns->std[1 + a] + ns->mean[1 + a];
-    double hi = meta[a].max_power_w > 0 ? meta[a].max_power_w : INFINITY;
-    if (off_below_on && w <= meta[a].on_power_w) return 0;
-    return w < 0 ? 0 : w > hi ? hi : w;
-}
 
-/* How outputs become watts: the on-threshold rule and, for the gated head,
- * the per-appliance decision thresholds on the on-logit. */
-typedef struct out_rule {
-    int off_below_on;
-    float gate[GT_DATA_MAX_TARGETS]; /* gated: on where logit > gate[a] */
-    int filter;                      /* 1: the state filter below runs (eval.calibrate_filter) */
-    float fill_s[GT_DATA_MAX_TARGETS], min_on_s[GT_DATA_MAX_TARGETS]; /* its durations (gt_nilm_state_filter) */
-} out_rule;
+void gt_nilm_model_free(nilm_model *em) { free(em->acc); }
 
-/* W predicted for appliance a of sample b: the power output, de-normalised
- * and clipped; with the gated head 0 W where the on-logit is <= its threshold. */
-static inline double predict_w(const gt_model *m, const gt_norm_stats *ns, const gt_io_appliance *meta, int A, int b,
-                               int a, const out_rule *rule) {
-    const float *p = m->pred + (size_t)b * (size_t)m->cfg.n_out;
-    if (m->cfg.gated && !(p[A + a] > rule->gate[a])) return 0;
-    return denorm_clip(ns, meta, a, p[a], rule->off_below_on);
-}
-
-/* Raw W of appliance a of sample b: the power output de-normalised and
- * clipped, whatever the gate and the on-threshold say (a step the state
- * filter turns on reports this). */
-static inline double raw_w(const gt_model *m, const gt_norm_stats *ns, const gt_io_appliance *meta, int b, int a) {
-    return denorm_clip(ns, meta, a, m->pred[(size_t)b * (size_t)m->cfg.n_out + a], 0);
-}
-
-/* W reported for a step whose state the filter set to `on` (was `was`):
- * unchanged -> yhat; turned on -> the raw power; turned off -> 0 W. */
-static inline double filtered_w(double yhat, double wraw, int was, int on) {
-    return on == was ? yhat : on ? wraw : 0.0;
-}
-
-/* The model eval and predict run: one trained model, or an ensemble of
- * members with the same window, inputs, head, normalisation and splits
- * (eval.models). Member 0's x and pred are the ensemble's: nilm_forward runs
- * every member on member 0's inputs and leaves in member 0's pred, per
- * appliance, the mean over the members trained on it (data.appliances; power
- * outputs: the mean in the common normalised units; gated head: the mean
- * on-probability, stored back as its logit; an appliance one member covers:
- * that member's outputs as they are). Appliances no member was trained on
- * are not evaluated (the dataset's target mask) and predicted as NaN. */
-typedef struct nilm_model {
-    gt_engine *e;             /* member 0 */
-    gt_model *m;              /* member 0's host model: its x and pred are the ensemble's */
-    gt_norm_stats ns;         /* the (common) frozen statistics */
-    gt_data_config data;      /* member 0's training data configuration; appliances: the members' union */
-    const char *name;
-    const gt_eval_model *ems; /* the members */
-    int n;
-    uint32_t cover[GT_EVAL_MAX_MODELS]; /* member j's appliances (bit a: trained on appliance a) */
-    uint32_t covered;                   /* their union */
-    int n_cover[GT_DATA_MAX_TARGETS];   /* members per appliance */
-    double *acc;                        /* (max_batch, n_out) the ensemble's sums (n > 1) */
-} nilm_model;
-
-static void nilm_model_free(nilm_model *em) { free(em->acc); }
-
-static void nilm_forward(const nilm_model *em, int k) {
+void gt_nilm_forward(const nilm_model *em, int k) {
     gt_model *m = em->m;
     gt_engine_forward(em->e, m->x, k);
     if (em->n < 2) return;
@@ -175,7 +112,7 @@ static void calibrate_gates(gt_dataset *ds, const nilm_model *em, const gt_io_ap
         int64_t n = gt_dataset_local_range(ds, GT_SPLIT_VAL, first, want, idx);
         GT_ASSERT(n > 0);
         gt_dataset_fill(ds, GT_SPLIT_VAL, idx, n, m->x, y, mask, NULL);
-        nilm_forward(em, (int)n);
+        gt_nilm_forward(em, (int)n);
         for (int64_t b = 0; b < n; b++)
             for (int a = 0; a < A; a++) {
                 size_t j = (size_t)b * A + a;
@@ -223,7 +160,7 @@ static gt_dataset *eval_dataset(gt_nilm_shard *sh, const nilm_model *em, int64_t
 }
 
 /* eval.stride, or auto: at most eval.max_windows windows over `rows` rows */
-static int64_t eval_stride(const gt_eval_config *ec, int64_t rows) {
+int64_t gt_nilm_eval_stride(const gt_eval_config *ec, int64_t rows) {
     int64_t stride = ec->nilm_stride;
     if (stride <= 0) {
         int64_t mw = ec->nilm_max_windows > 0 ? ec->nilm_max_windows : 1000000;
@@ -255,7 +192,7 @@ static int same_filter(const gt_data_filter *a, const gt_data_filter *b) {
  * outputs and splits depend on; a user error naming the member otherwise.
  * Members may be trained on different appliances (data.appliances): each
  * counts for its own. Free with nilm_model_free. */
-static nilm_model nilm_model_of(const gt_eval_model *ems, int n, const gt_io_appliance *meta, int A) {
+nilm_model gt_nilm_model_of(const gt_eval_model *ems, int n, const gt_io_appliance *meta, int A) {
     GT_CHECK(n >= 1 && n <= GT_EVAL_MAX_MODELS, GT_EXIT_USAGE, "eval: 1..%d models", GT_EVAL_MAX_MODELS);
     const gt_eval_model *e0 = &ems[0];
     for (int j = 0; j < n; j++) {
@@ -376,7 +313,7 @@ static void walk_split(gt_dataset *ds, const nilm_model *em, const gt_io_applian
             if (q.n) fn(&q, A, ctx);
             q.n = 0, q.item = refs[0].item, q.file_index = refs[0].file_index, q.id = refs[0].id;
         }
-        nilm_forward(em, (int)k);
+        gt_nilm_forward(em, (int)k);
         for (int64_t b = 0; b < k; b++) {
             const gt_window_ref *r = &refs[b];
             double period_ms = W > 1 ? (double)(r->t_end_ms - r->t_start_ms) / (W - 1) : 0;
@@ -574,7 +511,7 @@ static void rule_init(gt_dataset *ds, const nilm_model *em, const gt_eval_config
 
 /* Collective: the output rule of em on data_file for predict (reads the file
  * again for the calibration windows at the evaluation's grid). */
-static void make_rule(const char *data_file, const nilm_model *em, const gt_eval_config *ec, int64_t stride,
+void gt_nilm_make_rule(const char *data_file, const nilm_model *em, const gt_eval_config *ec, int64_t stride,
                       MPI_Comm comm, out_rule *rule) {
     if (!rule_calibrates(em, ec)) {
         rule_init(NULL, em, ec, NULL, 0, stride, comm, rule);
@@ -641,7 +578,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     const int A = sh->n_appliances;
     GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
              GT_DATA_MAX_TARGETS);
-    nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
+    nilm_model ens = gt_nilm_model_of(ems, n_models, sh->meta, A);
     const nilm_model *em = &ens;
     gt_data_check_filters_nilm(data_file, sh, &em->data, comm); /* the run's data.items on this file */
     out->n_appliances = A;
@@ -653,7 +590,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out->n_rows = rows;
     out->n_items = n_total;
-    int64_t stride = eval_stride(ec, rows);
+    int64_t stride = gt_nilm_eval_stride(ec, rows);
     out->stride = stride;
     gt_dataset *ds = eval_dataset(sh, em, stride, comm);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) out->windows[s] = gt_dataset_n_windows_global(ds, (gt_split)s);
@@ -678,165 +615,10 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     free(smp.rows);
     gt_dataset_free(ds);
     free(fidx);
-    nilm_model_free(&ens);
+    gt_nilm_model_free(&ens);
 }
 
 void gt_nilm_eval_free(gt_nilm_eval *e) {
     free(e->usage);
     e->usage = NULL;
-}
-
-/* --------------------------------------------------------------- predict -- */
-
-void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
-                     const char *out_path, MPI_Comm comm) {
-    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
-    const int A = sh->n_appliances;
-    GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
-             GT_DATA_MAX_TARGETS);
-    nilm_model ens = nilm_model_of(ems, n_models, sh->meta, A);
-    const nilm_model *em = &ens;
-    gt_data_check_filters_nilm(data_file, sh, &em->data, comm); /* the run's data.items on this file */
-    int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
-    out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
-    make_rule(data_file, em, ec, eval_stride(ec, rows), comm, &rule);
-    gt_model *m = em->m;
-    const gt_norm_stats *ns = &em->ns;
-    const int W = m->cfg.window, B = m->cfg.max_batch, half = W / 2;
-    const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
-    const int n_local = sh->n_households;
-    /* inputs as gt_dataset_fill lays them out: aggregate [+ time features], (C, W) or (W, C) */
-    const int F = em->data.time_features, C = 1 + F, last = gt_model_input_channels_last(m->cfg.kind);
-    GT_CHECK(m->cfg.n_in == C, GT_EXIT_INTERNAL, "predict: the model has %d input channels, the data %d", m->cfg.n_in, C);
-    float *tfeat = NULL;
-    if (F) {
-        tfeat = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)F);
-        gt_data_time_features(sh->timestamps, sh->n_rows, F, em->data.timezone, tfeat);
-    }
-    float *pred = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A);
-    /* the state filter: raw power per row, one appliance's states of a household */
-    float *wraw = rule.filter ? GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A) : NULL;
-    uint8_t *col = NULL, *brk = NULL, *state = rule.filter ? GT_CALLOC((size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A, 1) : NULL;
-    uint8_t *bad = GT_MALLOC((size_t)B);
-    int64_t *nrows = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
-    float *aggf = NULL; /* one household's aggregate with its short holes filled */
-    for (int h = 0; h < n_local; h++) {
-        const int64_t r0 = sh->row_offset[h], n = sh->row_offset[h + 1] - r0;
-        nrows[h] = n;
-        /* the model input as in train and eval: short holes filled (data.fill_max_s); /aggregate stays raw */
-        aggf = GT_REALLOC(aggf, sizeof(float) * (size_t)(n > 0 ? n : 1));
-        memcpy(aggf, sh->aggregate + r0, sizeof(float) * (size_t)n);
-        gt_data_fill_holes(aggf, n, gt_data_fill_max_rows(&em->data, sh->period_s[h]));
-        const float *agg = aggf;
-        /* rows i0 .. i0 + nb - 1 in one micro-batch, always starting at the household's row 0 */
-        for (int64_t i0 = 0; i0 < n; i0 += B) {
-            int nb = (int)(n - i0 < B ? n - i0 : B);
-            for (int b = 0; b < nb; b++) {
-                int64_t st = i0 + b - half;
-                float *xb = m->x + (size_t)b * W * C;
-                bad[b] = 0;
-                for (int t = 0; t < W; t++) {
-                    int64_t j = st + t;
-                    if (j < 0 || j >= n) {
-                        if (!ec->pad_edges) {
-                            bad[b] = 1;
-                            break;
-                        }
-                        j = j < 0 ? 0 : n - 1;
-                    }
-                    float v = agg[j];
-                    if (!isfinite(v)) {
-                        bad[b] = 1;
-                        break;
-                    }
-                    xb[gt_data_x_offset(last, W, C, t, 0)] = (float)(((double)v - m0) * inv0);
-                    for (int f = 0; f < F; f++) xb[gt_data_x_offset(last, W, C, t, 1 + f)] = tfeat[(r0 + j) * F + f];
-                }
-                if (bad[b]) memset(xb, 0, sizeof(float) * (size_t)W * C);
-            }
-            nilm_forward(em, nb);
-            for (int b = 0; b < nb; b++)
-                for (int a = 0; a < A; a++) {
-                    const int none = bad[b] || !(em->covered >> a & 1u); /* no member trained on a: NaN */
-                    pred[(size_t)(r0 + i0 + b) * A + a] = none ? NAN : (float)predict_w(m, ns, sh->meta, A, b, a, &rule);
-                    if (wraw) wraw[(size_t)(r0 + i0 + b) * A + a] = none ? NAN : (float)raw_w(m, ns, sh->meta, b, a);
-                }
-        }
-        if (!wraw || n == 0) continue;
-        /* the state filter over the household's rows; NaN rows are breaks */
-        col = GT_REALLOC(col, (size_t)n), brk = GT_REALLOC(brk, (size_t)n);
-        float *ph = pred + (size_t)r0 * A;
-        const int a0 = __builtin_ctz(em->covered); /* an appliance predicted: NaN there = an edge or bad row */
-        for (int64_t i = 0; i < n; i++)
-            brk[i] = isnan(ph[(size_t)i * A + a0]) || (i > 0 && isnan(ph[(size_t)(i - 1) * A + a0]));
-        for (int a = 0; a < A; a++) {
-            for (int64_t i = 0; i < n; i++) col[i] = ph[(size_t)i * A + a] > sh->meta[a].on_power_w;
-            gt_nilm_state_filter(col, brk, n, sh->period_s[h], rule.fill_s[a], rule.min_on_s[a]);
-            for (int64_t i = 0; i < n; i++) {
-                float *v = ph + (size_t)i * A + a;
-                if (!isnan(*v))
-                    *v = (float)filtered_w(*v, wraw[(size_t)(r0 + i) * A + a], *v > sh->meta[a].on_power_w, col[i]);
-                state[(size_t)(r0 + i) * A + a] = col[i];
-            }
-        }
-    }
-    gt_eval_out o;
-    gt_eval_out_open(&o, out_path, n_local, sh->index, nrows, sh->n_households_total, comm);
-    gt_h5_attr_str(o.f, "kind", "nilm_predictions");
-    gt_h5_attr_i64(o.f, "schema_version", 1);
-    gt_h5_attr_str(o.f, "model", gt_model_kind_name(m->cfg.kind));
-    gt_eval_out_attr_models(&o, "model_source", em->ems, em->n, 0); /* the run(s) */
-    gt_h5_attr_i64(o.f, "n_models", em->n); /* > 1: the ensemble mean of eval.models */
-    gt_h5_attr_str(o.f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
-    gt_h5_attr_str(o.f, "source", data_file);
-    gt_h5_attr_i64(o.f, "window", W);
-    gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
-    gt_h5_attr_str(o.f, "head", m->cfg.gated ? "gated" : "power");
-    gt_h5_attr_i64(o.f, "off_below_on", rule.off_below_on);
-    gt_h5_attr_i64(o.f, "state_filter", rule.filter); /* 1: /on holds the filtered states */
-    gt_h5_attr_i64(o.f, "time_features", F); /* input channels from the local time (data.time_features) */
-    gt_h5_attr_str(o.f, "timezone", F && em->data.timezone[0] ? em->data.timezone : "UTC");
-    gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
-    gt_eval_out_rows(&o, "aggregate", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, sh->aggregate);
-    gt_eval_out_rows(&o, "predictions", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, pred);
-    if (state) gt_eval_out_rows(&o, "on", H5T_NATIVE_UINT8, H5T_STD_U8LE, A, state);
-    /* per-household and per-appliance tables (rank 0 holds the global offsets) */
-    const int H = sh->n_households_total;
-    int64_t *ids_local = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
-    for (int h = 0; h < n_local; h++) ids_local[h] = sh->id[h];
-    double *idl = GT_MALLOC(sizeof(double) * (size_t)(n_local > 0 ? n_local : 1)), *ida = GT_MALLOC(sizeof(double) * (size_t)H + 8);
-    for (int h = 0; h < n_local; h++) idl[h] = (double)ids_local[h];
-    gt_eval_gather_items(n_local, sh->index, idl, 1, H, ida, comm);
-    int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)H + 8);
-    for (int f = 0; f < H; f++) ids[f] = (int64_t)ida[f];
-    gt_eval_out_table(&o, "households/id", H5T_NATIVE_INT64, H5T_STD_I64LE, H, 0, ids);
-    gt_eval_out_table(&o, "households/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, H + 1, 0, o.goff);
-    if (m->cfg.gated) /* the on-logit thresholds used (0: probability 0.5) */
-        gt_eval_out_table(&o, "appliance_meta/gate_logit", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.gate);
-    if (rule.filter) { /* the state filter's calibrated durations (eval.calibrate_filter) */
-        gt_eval_out_table(&o, "appliance_meta/fill_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.fill_s);
-        gt_eval_out_table(&o, "appliance_meta/min_on_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.min_on_s);
-    }
-    char *names = GT_CALLOC((size_t)A, GT_FORMAT_NAME_LEN);
-    float *onp = GT_MALLOC(sizeof(float) * (size_t)A), *maxp = GT_MALLOC(sizeof(float) * (size_t)A);
-    for (int a = 0; a < A; a++) {
-        snprintf(names + (size_t)a * GT_FORMAT_NAME_LEN, GT_FORMAT_NAME_LEN, "%s", sh->meta[a].name);
-        onp[a] = sh->meta[a].on_power_w;
-        maxp[a] = sh->meta[a].max_power_w;
-    }
-    hid_t st = gt_h5_str_type(GT_FORMAT_NAME_LEN);
-    gt_eval_out_table(&o, "appliance_meta/name", st, st, A, 0, names);
-    H5Tclose(st);
-    gt_eval_out_table(&o, "appliance_meta/on_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, onp);
-    gt_eval_out_table(&o, "appliance_meta/max_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, maxp);
-    gt_eval_out_close(&o);
-    int rank;
-    MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    if (rank == 0)
-        GT_INFO("predict: wrote %s: %d households, %d appliances, window %d (%s edges)", out_path, H, A, W,
-                ec->pad_edges ? "replicated" : "NaN");
-    free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
-    free(pred), free(wraw), free(state), free(col), free(brk), free(bad), free(nrows), free(tfeat), free(aggf);
-    gt_nilm_shard_free(sh);
-    nilm_model_free(&ens);
 }
