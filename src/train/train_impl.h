@@ -161,4 +161,11 @@ void gt_train_gpu_finish(trainer *t);
  * forensics.jsonl and logs one line. Clobbers the gradients. */
 void gt_train_forensics(trainer *t, const gt_batch *b, double loss, double gnorm);
 
+/* The set-up phases (train/setup.c), in the order gt_train_run calls them. */
+void gt_trainer_check_config(const gt_train_config *cfg);
+void gt_trainer_setup_data(trainer *t);
+void gt_trainer_build_model(trainer *t);
+void gt_trainer_restore_state(trainer *t);
+void gt_trainer_plan_schedule(trainer *t);
+
 #endif
