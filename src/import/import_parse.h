@@ -225,7 +225,9 @@ int64_t gt_resample_mean(const int64_t *t, const float *v, int64_t n, const gt_g
                          size_t stride, int angle_deg);
 /* Marks rows lying strictly inside a hole longer than max_gap_ms between two
  * consecutive samples (t sorted), and the rows before the first / after the last
- * sample: flags[k] |= bit. Returns the rows newly marked. */
+ * sample when that hole (to the start of the grid's first / last row) is longer
+ * than max_gap_ms; every row when n = 0: flags[k] |= bit. Returns the rows newly
+ * marked. */
 int64_t gt_mark_gaps(const int64_t *t, int64_t n, const gt_grid *g, int64_t max_gap_ms, uint8_t *flags,
                      uint8_t bit);
 

@@ -302,10 +302,14 @@ int64_t gt_mark_gaps(const int64_t *t, int64_t n, const gt_grid *g, int64_t max_
         MARK(0, g->n_rows);
         return marked;
     }
-    MARK(0, gt_grid_row(g, t[0]));
+    /* the grid's first and last row start stand for the neighbouring samples at the ends: a series that
+     * starts or ends a few rows inside the grid (one REDD leg a second after the other) has a short hole
+     * there, as inside, not gap rows */
+    if (t[0] - g->t0_ms > max_gap_ms) MARK(0, gt_grid_row(g, t[0]));
     for (int64_t i = 0; i + 1 < n; i++)
         if (t[i + 1] - t[i] > max_gap_ms) MARK(gt_grid_row(g, t[i]) + 1, gt_grid_row(g, t[i + 1]));
-    MARK(gt_grid_row(g, t[n - 1]) + 1, g->n_rows);
+    if (g->t0_ms + (g->n_rows - 1) * g->period_ms - t[n - 1] > max_gap_ms)
+        MARK(gt_grid_row(g, t[n - 1]) + 1, g->n_rows);
 #undef MARK
     return marked;
 }

@@ -191,6 +191,16 @@ static void test_resample(void) {
     uint8_t fl[6] = {0};
     TEST_EQ_INT(gt_mark_gaps(t, 5, &g, 10000, fl, 2), 3); /* rows 2, 3, 4 strictly inside the 23 s hole */
     TEST_CHECK(fl[0] == 0 && fl[1] == 0 && fl[2] == 2 && fl[3] == 2 && fl[4] == 2 && fl[5] == 0);
+    /* a second series (REDD's other leg) starting in row 1 and ending in row 4 of that grid: the rows
+     * before / after it are a short hole (7 s to the first row's start, 6 s from the last row's), not
+     * gap rows; with a 5 s limit both ends are */
+    int64_t t2[] = {1003000, 1008000, 1014000, 1020000};
+    memset(fl, 0, sizeof fl);
+    TEST_EQ_INT(gt_mark_gaps(t2, 4, &g, 10000, fl, 2), 0);
+    TEST_EQ_INT(gt_mark_gaps(t2, 4, &g, 5000, fl, 2), 2);
+    TEST_CHECK(fl[0] == 2 && fl[1] == 0 && fl[2] == 0 && fl[3] == 0 && fl[4] == 0 && fl[5] == 2);
+    memset(fl, 0, sizeof fl);
+    TEST_EQ_INT(gt_mark_gaps(t2, 0, &g, 10000, fl, 2), 6); /* no sample: every row */
     /* circular mean */
     int64_t ta[] = {0, 1000, 2000, 6000};
     float va[] = {350, 10, 20, 359.5f};
