@@ -287,7 +287,7 @@ def read_map(path):
 MAPINI = read_map(MAP)
 
 
-def nilm_dataset(fmt, src, nt_h5, ours, section, legs, name=""):
+def nilm_dataset(fmt, src, nt_h5, ours, section, legs):
     """per house and meter: gridtrain's column of the meter's label against NILMTK's meter"""
     fmt_tag = fmt
     fmt = fmt.split()[0]
@@ -453,16 +453,15 @@ TYPE_TO_GT = {"fridge": "fridge", "fridge freezer": "fridge", "freezer": "freeze
               "electric space heater": "electric_heater"}
 
 
-def same_kind(typ, col, counted):
-    """NILMTK's type and gridtrain's column name the same kind of appliance (a second instance, fridge_2,
-    counts as its kind); a type without a gridtrain name agrees unless gridtrain files the meter under a
-    known appliance. counted[0] = 1 when a known type matched"""
+def same_kind(typ, col):
+    """(agrees, known): NILMTK's type and gridtrain's column name the same kind of appliance (a second
+    instance, fridge_2, counts as its kind); a type without a gridtrain name agrees unless gridtrain
+    files the meter under a known appliance; known: the type has a gridtrain name"""
     want = TYPE_TO_GT.get(typ)
     base = re.sub(r"_\d+$", "", col) if col else col
     if want is None:
-        return base not in set(TYPE_TO_GT.values())
-    counted[0] = int(col == want or base == want)
-    return bool(counted[0])
+        return base not in set(TYPE_TO_GT.values()), False
+    return col == want or base == want, True
 
 
 def nilmtk_meta(ds_name):
@@ -515,8 +514,9 @@ def redd_mapping(work):
         if name == "mains":
             continue
         col = where.get((b, m))
-        if same_kind(typ, col, agree_counter := [0]):
-            agree += agree_counter[0]
+        ok, known = same_kind(typ, col)
+        if ok:
+            agree += known
             continue
         differ.append(f"house {b} meter {m} '{name}': NILMTK type '{typ}', gridtrain column '{col}'")
     print(f"REDD mapping (NILMTK's metadata of the 6 real houses): {agree} meters of a known type in the same "
@@ -536,8 +536,9 @@ def refit_mapping():
         for i in range(1, 10):
             name, typ = names.get(i + 1, (None, None))
             col = canonical(ours[h][i - 1], "refit") if h in ours else None
-            if same_kind(typ, col, agree_counter := [0]):
-                agree += agree_counter[0]
+            ok, known = same_kind(typ, col)
+            if ok:
+                agree += known
                 continue
             differ.append(f"House{h} Appliance{i}: NILMTK '{name}' ({typ}), gridtrain '{ours.get(h, ['?'] * 9)[i - 1]}'"
                           f" -> {col}")
