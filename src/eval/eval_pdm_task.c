@@ -54,13 +54,16 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_data_pdm_target_name(e->pdm_target));
     cJSON *cal = cJSON_AddObjectToObject(o, "calibration");
     cJSON_AddStringToObject(cal, "method",
-                            "max(margin x empirical quantile of the validation scores, the smallest threshold "
+                            "max(margin x level (eval.level: quantile = the empirical quantile, robust = median + "
+                            "3 x 1.4826 MAD) of the validation scores, the smallest threshold "
                             "with at most val_false_alarms alarms per turbine-day on the validation rows); "
                             "validation = normal rows of the training turbines");
     cJSON_AddStringToObject(cal, "rows", ec->pdm_calibrate_train ? "train_val" : "val");
     cJSON_AddBoolToObject(cal, "turbine_offset", ec->pdm_turbine_offset);
+    cJSON_AddStringToObject(cal, "level", e->level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* as used */
     cJSON_AddNumberToObject(cal, "quantile", ec->pdm_quantile);
     gt_eval_num(cal, "quantile_value", e->quantile_value);
+    cJSON_AddBoolToObject(cal, "flat_line", ec->pdm_flat_line);
     cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);
     cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", ec->pdm_val_false_alarms);
     cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
@@ -198,6 +201,8 @@ static void pdm_eval_config(cJSON *c, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(c, "pdm_score", ec->pdm_score);
     cJSON_AddNumberToObject(c, "pdm_min_duration_s", ec->pdm_min_duration_s);
     cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
+    cJSON_AddStringToObject(c, "pdm_level", ec->pdm_level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* eval.level */
+    cJSON_AddBoolToObject(c, "pdm_flat_line", ec->pdm_flat_line);                                        /* eval.flat_line */
 }
 
 /* ---------------------------------------------------------------- report -- */
@@ -239,12 +244,20 @@ static void sec_pdm(gt_rep *r, const cJSON *ev) {
     gt_rep_fmtnum(a[2], 64, gt_rep_jnum(p, "calibration.margin"), "%g");
     gt_rep_fmtnum(a[3], 64, gt_rep_jnum(p, "calibration.val_false_alarms_per_turbine_day"), "%g");
     gt_rep_fmtnum(a[4], 64, gt_rep_jnum(p, "calibration.quantile_value"), "%.5g");
+    char lv[192];
+    if (!strcmp(gt_rep_jstr(p, "calibration.level", "quantile"), "robust"))
+        snprintf(lv, sizeof lv, "robust level (median + 3 x 1.4826 MAD: %s)", a[4]);
+    else
+        snprintf(lv, sizeof lv, "%s quantile (%s)", a[1], a[4]);
+    const cJSON *fl = gt_rep_jget(p, "calibration.flat_line");
     gt_rep_para(
         r,
         "Evaluation rows: the test split of the training turbines and all rows of held-out turbines. Threshold %s: "
-        "%s x the %s quantile (%s) of the smoothed scores of the calibration rows (%s split, normal operation, "
-        "training turbines), raised if needed until those rows raise at most %s alarms per turbine-day.",
-        a[0], a[2], a[1], a[4], gt_rep_jstr(p, "calibration.rows", "val"), a[3]);
+        "%s x the %s of the smoothed scores of the calibration rows (%s split, normal operation, "
+        "training turbines), raised if needed until those rows raise at most %s alarms per turbine-day%s.",
+        a[0], a[2], lv, gt_rep_jstr(p, "calibration.rows", "val"), a[3],
+        !fl ? "" : cJSON_IsTrue(fl) ? "; the score includes the flat-line term (eval.flat_line)"
+                                    : "; no flat-line term (eval.flat_line = false)");
     gt_rep_fmtnum(a[0], 64, gt_rep_jnum(p, "event.recall"), "%.3f");
     gt_rep_fmtnum(a[1], 64, gt_rep_jnum(p, "event.false_alarms_per_turbine_day"), "%.2f");
     gt_rep_fmtnum(a[2], 64, gt_rep_jnum(p, "event.detection_delay_s_mean"), "%.1f s");
