@@ -69,7 +69,7 @@ static void pdm_eval_settings(const cJSON *ev, char *b, size_t bn) {
                                           {"pdm_quantile", "eval.quantile"},   {"pdm_margin", "eval.margin"},
                                           {"pdm_val_false_alarms", "eval.val_false_alarms"},
                                           {"pdm_channel_quantile", "eval.channel_quantile"},
-                                          {"pdm_envelope", "eval.envelope"}};
+                                          {"pdm_envelope", "eval.envelope"},   {"pdm_nbm_linear", "eval.nbm_linear"}};
     const cJSON *c = cJSON_GetObjectItem(ev, "eval_config");
     size_t l = 0;
     b[0] = 0;

@@ -64,6 +64,7 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(cal, "quantile", ec->pdm_quantile);
     gt_eval_num(cal, "quantile_value", e->quantile_value);
     cJSON_AddBoolToObject(cal, "flat_line", ec->pdm_flat_line);
+    cJSON_AddBoolToObject(cal, "nbm_linear", ec->pdm_nbm_linear);
     cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);
     cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", ec->pdm_val_false_alarms);
     cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
@@ -203,6 +204,7 @@ static void pdm_eval_config(cJSON *c, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
     cJSON_AddStringToObject(c, "pdm_level", ec->pdm_level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* eval.level */
     cJSON_AddBoolToObject(c, "pdm_flat_line", ec->pdm_flat_line);                                        /* eval.flat_line */
+    cJSON_AddBoolToObject(c, "pdm_nbm_linear", ec->pdm_nbm_linear);                                      /* eval.nbm_linear */
 }
 
 /* ---------------------------------------------------------------- report -- */
