@@ -2,6 +2,8 @@
  * concern per file:
  *   pdm_score.c   rows planned per turbine, the anomaly score of every row
  *                 (residual terms, flat-line term, EWMA, operating envelope)
+ *   pdm_linear.c  eval.nbm_linear: the linear stage of a normal-behaviour
+ *                 model's residual (features, sums, ridge fit, residual)
  *   pdm_calib.c   calibration rows and the alarm threshold
  *   eval_pdm.c    alarms, event metrics, the CARE protocol (gt_eval_pdm)
  *   pdm_output.c  predict's HDF5 file and eval's score trace
@@ -87,7 +89,6 @@ typedef struct gt_pdm_lin {
     int rec;                      /* doubles of one turbine's sums (gt_pdm_lin_accumulate) */
     double *beta;                 /* [C][m + 1]: per target, the features' weights then the prediction's */
     uint8_t *on;                  /* [C] 1: the target has a fit */
-    double *lo, *hi;              /* [m] the features' range over the fitted rows (applied features are clamped to it) */
 } gt_pdm_lin;
 typedef struct gt_pdm_lin_state { /* one turbine's pass, rows in increasing order */
     const gt_pdm_lin *L;
@@ -104,7 +105,7 @@ void gt_pdm_lin_free(gt_pdm_lin *L);
 void gt_pdm_lin_begin(gt_pdm_lin_state *st, const gt_pdm_lin *L, const float *sig, const gt_norm_stats *ns, double rate);
 /* row r's residuals d[C] (prediction - value) added to the turbine's sums rec[L->rec] (rows with every target finite) */
 void gt_pdm_lin_accumulate(gt_pdm_lin_state *st, int64_t r, const float *d, double *rec);
-/* the turbines' sums all[n_items][L->rec] (file order) into sum[L->rec]: added, the feature ranges merged */
+/* the turbines' sums all[n_items][L->rec] (file order) added into sum[L->rec] */
 void gt_pdm_lin_combine(const gt_pdm_lin *L, const double *all, int n_items, double *sum);
 /* the weights from the combined sums of every training turbine; returns the targets fitted */
 int gt_pdm_lin_solve(gt_pdm_lin *L, const double *sum);

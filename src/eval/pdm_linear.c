@@ -39,15 +39,13 @@ void gt_pdm_lin_init(gt_pdm_lin *L, const gt_pdm_shard *sh, const uint8_t *role)
         if (k == GT_CHANNEL_OPERATIONAL || k == GT_CHANNEL_CONDITION) L->fch[L->nf++] = c;
     }
     L->m = 1 + (1 + GT_PDM_LIN_SPANS) * L->nf;
-    L->rec = L->m * L->m + L->n_tg * (2 * L->m + 2) + 2 * L->m + 1;
+    L->rec = L->m * L->m + L->n_tg * (2 * L->m + 2) + 1;
     L->beta = GT_CALLOC((size_t)C * (size_t)(L->m + 1), sizeof(double));
-    L->lo = GT_CALLOC((size_t)L->m, sizeof(double));
-    L->hi = GT_CALLOC((size_t)L->m, sizeof(double));
     L->on = GT_CALLOC((size_t)C, 1);
 }
 
 void gt_pdm_lin_free(gt_pdm_lin *L) {
-    free(L->beta), free(L->on), free(L->lo), free(L->hi);
+    free(L->beta), free(L->on);
     memset(L, 0, sizeof *L);
 }
 
@@ -104,12 +102,6 @@ void gt_pdm_lin_accumulate(gt_pdm_lin_state *st, int64_t r, const float *d, doub
         for (int a = 0; a < m; a++) q[a] += f[a] * p, q[m + a] += f[a] * y;
         q[2 * m] += p * p, q[2 * m + 1] += p * y;
     }
-    double *lo = rec + L->rec - 1 - 2 * m, *hi = lo + m; /* the features' range over the turbine's rows */
-    const int first = rec[L->rec - 1] == 0;
-    for (int a = 0; a < m; a++) {
-        if (first || f[a] < lo[a]) lo[a] = f[a];
-        if (first || f[a] > hi[a]) hi[a] = f[a];
-    }
     rec[L->rec - 1] += 1;
 }
 
@@ -141,29 +133,15 @@ static int chol_solve(double *A, int q, double *b) {
 }
 
 void gt_pdm_lin_combine(const gt_pdm_lin *L, const double *all, int n_items, double *sum) {
-    const int m = L->m, K = L->rec;
+    const int K = L->rec;
     memset(sum, 0, sizeof(double) * (size_t)K);
-    int any = 0;
-    for (int f = 0; f < n_items; f++) {
-        const double *r = all + (size_t)f * K;
-        if (!(r[K - 1] > 0)) continue; /* no rows (held out, or another rank's turbine without any) */
-        for (int i = 0; i < K - 1 - 2 * m; i++) sum[i] += r[i];
-        const double *lo = r + K - 1 - 2 * m, *hi = lo + m;
-        double *slo = sum + K - 1 - 2 * m, *shi = slo + m;
-        for (int a = 0; a < m; a++) {
-            if (!any || lo[a] < slo[a]) slo[a] = lo[a];
-            if (!any || hi[a] > shi[a]) shi[a] = hi[a];
-        }
-        sum[K - 1] += r[K - 1];
-        any = 1;
-    }
+    for (int f = 0; f < n_items; f++) /* in file order: the same sums on any number of ranks */
+        for (int i = 0; i < K; i++) sum[i] += all[(size_t)f * K + i];
 }
 
 int gt_pdm_lin_solve(gt_pdm_lin *L, const double *sum) {
     const int m = L->m, q = m + 1;
     const double n = sum[L->rec - 1];
-    memcpy(L->lo, sum + L->rec - 1 - 2 * m, sizeof(double) * (size_t)m);
-    memcpy(L->hi, sum + L->rec - 1 - m, sizeof(double) * (size_t)m);
     double *A = GT_MALLOC(sizeof(double) * (size_t)q * q), *b = GT_MALLOC(sizeof(double) * (size_t)q);
     int n_on = 0;
     const double *u = sum + m * m;
