@@ -183,7 +183,7 @@ static void pdm_evaluate(const char *run_dir, const char *data_file, const gt_ev
         *data = d;
         *section = pdm_json(&e, ec);
         GT_INFO("eval: %s on %s: %g/%g events detected (recall %.3f; anomaly events %g/%g), %.2f false alarms "
-                "per turbine-day, point F0.5 %.3f, CARE %.3f, threshold %.5g",
+                "per turbine-day, point F0.5 %.3f, CARE-style %.3f, threshold %.5g",
                 run_dir, data_file, e.overall.n_detected, e.overall.n_events, e.overall.event_recall,
                 e.overall.n_anomaly_detected, e.overall.n_anomaly_events, e.overall.false_alarms_per_turbine_day,
                 e.overall.point_f05, e.overall.care, e.threshold);
@@ -212,7 +212,7 @@ static void pdm_eval_config(cJSON *c, const gt_eval_config *ec) {
 static void pdm_group_table(gt_rep *r, const cJSON *obj, const char *title, const char *keyname) {
     gt_rep_heading(r, 3, title);
     char h[9][64] = {"",          "events",     "detected", "recall",      "false alarms / turbine-day",
-                     "delay (s)", "point F0.5", "CARE",     "turbine-days"};
+                     "delay (s)", "point F0.5", "CARE-style", "turbine-days"};
     snprintf(h[0], 64, "%s", keyname);
     gt_rep_row(r, 1, 9, h);
     const cJSON *e;
@@ -271,7 +271,8 @@ static void sec_pdm(gt_rep *r, const cJSON *ev) {
     gt_rep_para(
         r,
         "Events: %.0f of %.0f detected (recall %s), alarm precision %s, %s false alarms per turbine-day over %.2f "
-        "turbine-days, mean detection delay %s. Per step: precision %s, recall %s, F0.5 %s. CARE score %s.",
+        "turbine-days, mean detection delay %s. Per step: precision %s, recall %s, F0.5 %s. CARE-style score %s "
+        "(gridtrain's combination of these metrics, not the authors' CARE score: that is care_protocol).",
         gt_rep_jnum(p, "event.n_detected"), gt_rep_jnum(p, "event.n_events"), a[0], a[7], a[1],
         gt_rep_jnum(p, "event.turbine_days"), a[2], a[3], a[4], a[5], a[6]);
     if (gt_rep_jnum(p, "event.n_anomaly_events") <
