@@ -145,8 +145,9 @@ const gt_cmd gt_cmd_eval = {
                "and EA per appliance on the held-out time (test split) and on held-out households, states\n"
                "optionally filtered (eval.calibrate_filter, eval.fill_s, eval.min_on_s). PdM:\n"
                "per-step scores, threshold calibrated on validation data, alarm runs, point and event\n"
-               "metrics per turbine, machine type and condition, CARE score; eval.models adds models of\n"
-               "other window lengths (multi-scale), or for NILM more runs of the same window whose\n"
+               "metrics per turbine, machine type and condition, the authors' CARE score\n"
+               "(care_protocol); eval.models adds models of other window lengths (multi-scale), or\n"
+               "for NILM more runs of the same window whose\n"
                "outputs are averaged (an ensemble, e.g. other train.seed). Identical results for any number of ranks.\n"
                "See docs/evaluation.md.",
     .opts = eval_opts,

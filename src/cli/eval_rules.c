@@ -25,6 +25,7 @@ void gt_eval_cli_config(const gt_args *a, gt_eval_config *ec) {
             GT_CHECK(ec->pdm_level >= 0, GT_EXIT_USAGE, "eval.level = '%s' (quantile|robust)", v);
         }
         else if (!strcmp(k, "eval.flat_line")) ec->pdm_flat_line = gt_args_bool(a, k);
+        else if (!strcmp(k, "eval.nbm_linear")) ec->pdm_nbm_linear = gt_args_bool(a, k);
         else if (!strcmp(k, "eval.quantile")) ec->pdm_quantile = gt_args_float(a, k);
         else if (!strcmp(k, "eval.margin")) ec->pdm_margin = gt_args_float(a, k);
         else if (!strcmp(k, "eval.val_false_alarms")) ec->pdm_val_false_alarms = gt_args_float(a, k);

@@ -86,6 +86,10 @@ typedef struct gt_doe_sweep {
     int64_t n_cells;
     gt_doe_result *cells;      /* [n_cells] in index order */
     gt_doe_ladder *ladder;     /* a halving sweep's ladder, NULL for a grid sweep */
+    /* PdM: the evaluation settings of the first finished cell (its eval.json eval_config: eval.level,
+     * eval.flat_line, eval.quantile, eval.margin, ...; "" when none), and how many finished cells differ */
+    char eval_settings[320];
+    int64_t n_eval_settings_differ;
 } gt_doe_sweep;
 
 typedef struct gt_doe_stat {

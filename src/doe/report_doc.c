@@ -323,6 +323,13 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
          (long long)o->n_status[GT_DOE_PREEMPTED], (long long)o->n_status[GT_DOE_RUNNING],
          (long long)o->n_status[GT_DOE_MISSING], (long long)o->n_requeued, P->name, P->higher_better ? "higher" : "lower",
          o->cpu_hours, o->gpu_hours, o->train_time_s);
+    if (s->eval_settings[0]) {
+        if (s->n_eval_settings_differ)
+            para(d, "Evaluation settings (eval.json eval_config) of the first finished cell: %s; %lld finished cells "
+                    "were evaluated with other settings.", s->eval_settings, (long long)s->n_eval_settings_differ);
+        else
+            para(d, "Evaluation settings of every finished cell (eval.json eval_config): %s.", s->eval_settings);
+    }
     if (s->ladder)
         para(d, "%lld cells stopped by the halving ladder (not kept after a rung; section Successive halving); the "
                 "totals above count the finished cells only.",

@@ -62,6 +62,28 @@ static int json_int(const cJSON *j, const char *k) {
     return cJSON_IsNumber(x) ? x->valueint : 0;
 }
 
+/* The PdM settings that shaped a cell's result, from its eval.json eval_config, into b
+ * ("eval.level = quantile, eval.flat_line = true, ..."; keys an older eval.json lacks: "not recorded"). */
+static void pdm_eval_settings(const cJSON *ev, char *b, size_t bn) {
+    static const char *const keys[][2] = {{"pdm_level", "eval.level"},         {"pdm_flat_line", "eval.flat_line"},
+                                          {"pdm_quantile", "eval.quantile"},   {"pdm_margin", "eval.margin"},
+                                          {"pdm_val_false_alarms", "eval.val_false_alarms"},
+                                          {"pdm_channel_quantile", "eval.channel_quantile"},
+                                          {"pdm_envelope", "eval.envelope"},   {"pdm_nbm_linear", "eval.nbm_linear"}};
+    const cJSON *c = cJSON_GetObjectItem(ev, "eval_config");
+    size_t l = 0;
+    b[0] = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && l < bn; k++) {
+        const cJSON *x = cJSON_GetObjectItem(c, keys[k][0]);
+        char v[64];
+        if (cJSON_IsString(x)) snprintf(v, sizeof v, "%.40s", x->valuestring);
+        else if (cJSON_IsBool(x)) snprintf(v, sizeof v, "%s", cJSON_IsTrue(x) ? "true" : "false");
+        else if (cJSON_IsNumber(x)) snprintf(v, sizeof v, "%g", x->valuedouble);
+        else snprintf(v, sizeof v, "not recorded");
+        l += (size_t)snprintf(b + l, bn - l, "%s%s = %s", k ? ", " : "", keys[k][1], v);
+    }
+}
+
 void gt_doe_sweep_free(gt_doe_sweep *s) {
     for (int f = 0; f < s->n_factors; f++) {
         for (int l = 0; l < s->n_levels[f]; l++) free(s->levels[f][l]);
@@ -199,6 +221,12 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
             r->status = GT_DOE_FAILED;
         } else if (ev) {
             r->status = GT_DOE_DONE;
+            if (!strcmp(s->task, "pdm")) {
+                char st[sizeof s->eval_settings];
+                pdm_eval_settings(ev, st, sizeof st);
+                if (!s->eval_settings[0]) snprintf(s->eval_settings, sizeof s->eval_settings, "%s", st);
+                else if (strcmp(st, s->eval_settings)) s->n_eval_settings_differ++;
+            }
         } else if (r->status == GT_DOE_DONE) {
             r->status = GT_DOE_FAILED; /* done without eval.json: treat as failed */
         }

@@ -13,7 +13,7 @@ const gt_doe_metric_def gt_doe_metric_table[] = {
     {"pdm.event.false_alarms_per_turbine_day", "false alarms/turbine-day", 0, 1},
     {"pdm.event.detection_delay_s_mean", "detection delay (s)", 0, 1},
     {"pdm.point.f05", "point F0.5", 1, 1},
-    {"pdm.care_score", "CARE score", 1, 1},
+    {"pdm.care_score", "CARE-style score (gridtrain's)", 1, 1},
     {"pdm.care_protocol.score", "CARE score (authors' protocol)", 1, 1},
     {"nilm.test.overall.mae_w", "MAE (W)", 0, 1},
     {"nilm.test.overall.sae", "SAE", 0, 1},

@@ -27,6 +27,7 @@ void gt_eval_config_defaults(gt_eval_config *c) {
     c->pdm_level = GT_PDM_LEVEL_QUANTILE;
     c->pdm_quantile = 0.999;
     c->pdm_flat_line = 1;
+    c->pdm_nbm_linear = 0;
     c->pdm_margin = 1.5;
     c->pdm_val_false_alarms = 0.5;
     c->pdm_ewma_s = -1; /* auto: gt_eval_ewma_span_rows */

@@ -57,25 +57,51 @@ static void read_legend(const char *path, const char *ds_name, const char *what,
 
 enum { PACC_K = sizeof(gt_pdm_acc) / sizeof(double) };
 
+/* Collective: which condition codes mark the rows of an event dataset's
+ * prediction part (/legend/condition names "prediction" and
+ * "train_and_prediction", written by `import care`: the grid rows where a
+ * CSV row with train_test = prediction lies). code_in[c] = 1 for those; every
+ * code 1 when the legend names neither (every grid row then counts). */
+static void care_pred_codes(const char *data_file, MPI_Comm comm, uint8_t code_in[256]) {
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    memset(code_in, 0, 256);
+    if (rank == 0) {
+        char(*names)[GT_FORMAT_NAME_LEN] = GT_MALLOC(256 * sizeof *names);
+        read_legend(data_file, "legend/condition", "condition", names, 256);
+        int any = 0;
+        for (int c = 0; c < 256; c++)
+            any |= code_in[c] = !strcmp(names[c], "prediction") || !strcmp(names[c], "train_and_prediction");
+        if (!any) memset(code_in, 1, 256);
+        free(names);
+    }
+    gt_dist_bcast_bytes(code_in, 256, comm);
+}
+
 /* Collective: the authors' CARE protocol (gt_care_event_score) for every
  * /care_events entry: alarm runs over all rows of its turbine, normal_index =
  * rows outside the status spans (/events of a kind other than 1, the
  * anomaly events), every row on Wind Farm A (gt_care_ignores_normal_index);
- * per-event results summed over ranks in file order (each entry is filled by
- * the rank holding its turbine), the same on every rank. */
+ * the rows scored are those of the dataset's file (care_pred_codes: a grid row
+ * without a prediction row of the CSV is left out, as the reference never
+ * sees it); per-event results summed over ranks in file order (each entry is
+ * filled by the rank holding its turbine), the same on every rank. */
 enum { CE_REC = 9 };
-static void care_protocol(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const float *score, const int64_t *ce, int64_t n_ce,
-                          int64_t only_event, const gt_eval_config *ec, double thr, MPI_Comm comm, gt_pdm_eval *out) {
+static void care_protocol(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const float *score,
+                          const int64_t *ce, int64_t n_ce, int64_t only_event, const gt_eval_config *ec, double thr,
+                          MPI_Comm comm, gt_pdm_eval *out) {
     out->has_care = ce != NULL;
     if (!ce) {
         gt_care_protocol_final(NULL, 0, &out->care_protocol);
         out->care_protocol.reason = "the file has no /care_events (import a CARE to Compare farm with `import care`)";
         return;
     }
+    uint8_t code_in[256];
+    care_pred_codes(data_file, comm, code_in);
     double *rec = GT_CALLOC((size_t)(CE_REC * n_ce + 1), sizeof(double));
     for (int k = 0; k < sh->n_turbines; k++) {
         int64_t n = ti[k].n;
-        uint8_t *pred = NULL, *normal = NULL;
+        uint8_t *pred = NULL, *normal = NULL, *in_file = NULL;
         for (int64_t i = 0; i < n_ce; i++) {
             const int64_t *q = ce + GT_CARE_EVENT_K * i;
             if (q[0] != sh->index[k] || ti[k].skip || n <= 0) continue;
@@ -91,23 +117,40 @@ static void care_protocol(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const 
                     for (int64_t r = a < 0 ? 0 : a; r < z; r++) normal[r] = 0;
                 }
                 if (gt_care_ignores_normal_index(sh->farm[k])) memset(normal, 1, (size_t)n); /* Wind Farm A */
+                in_file = GT_MALLOC((size_t)n);
+                memset(in_file, 1, (size_t)n);
+                for (int s = 0; s < sh->n_segments; s++) {
+                    if (sh->segment_turbine[s] != k) continue;
+                    const int32_t code = sh->segments[s].code;
+                    int64_t a = sh->segments[s].start_row, z = sh->segments[s].end_row > n ? n : sh->segments[s].end_row;
+                    for (int64_t r = a < 0 ? 0 : a; r < z; r++) in_file[r] = code >= 0 && code < 256 && code_in[code];
+                }
             }
             int64_t ps = q[3], pe = q[4] > n ? n : q[4];
             if (ps < 0) ps = 0;
             if (pe <= ps) continue;
-            gt_care_event_eval r;
-            gt_care_event_score(pred + ps, normal + ps, pe - ps, q[5] - ps, q[6] - ps, q[2] == 1,
-                                GT_CARE_CRITICALITY_THRESHOLD, &r);
-            int64_t in_train = 0; /* prediction rows inside the training or validation split */
-            if (!ti[k].holdout) {
-                int64_t a = ps > ti[k].a0 ? ps : ti[k].a0, z = pe < ti[k].b2 ? pe : ti[k].b2;
-                in_train = z > a ? z - a : 0;
+            /* the dataset's own rows, in order: pred, normal and the event bounds on them */
+            uint8_t *p1 = GT_MALLOC((size_t)(pe - ps)), *n1 = GT_MALLOC((size_t)(pe - ps));
+            int64_t m = 0, es = 0, ee = 0, in_train = 0; /* in_train: its rows inside the training or validation split */
+            for (int64_t r = ps; r < pe; r++) {
+                if (r == q[5]) es = m;
+                if (r == q[6]) ee = m;
+                if (!in_file[r]) continue;
+                if (!ti[k].holdout && r >= ti[k].a0 && r < ti[k].b2) in_train++;
+                p1[m] = pred[r], n1[m] = normal[r], m++;
             }
+            if (q[5] >= pe) es = m;
+            if (q[6] >= pe) ee = m;
+            if (q[5] < ps) es = q[5] - ps; /* an event starting before the prediction part: clipped by the score */
+            if (q[6] < ps) ee = q[6] - ps;
+            gt_care_event_eval r;
+            gt_care_event_score(p1, n1, m, es, ee, q[2] == 1, GT_CARE_CRITICALITY_THRESHOLD, &r);
+            free(p1), free(n1);
             double *d = rec + CE_REC * i;
             d[0] = 1, d[1] = r.detected, d[2] = r.max_criticality, d[3] = r.coverage, d[4] = r.accuracy;
-            d[5] = r.earliness, d[6] = (double)in_train, d[7] = (double)(pe - ps), d[8] = r.anomaly;
+            d[5] = r.earliness, d[6] = (double)in_train, d[7] = (double)m, d[8] = r.anomaly;
         }
-        free(pred), free(normal);
+        free(pred), free(normal), free(in_file);
     }
     gt_dist_allreduce_sum_d(rec, (int)(CE_REC * n_ce), comm);
     out->n_care_events = (int)n_ce;
@@ -246,7 +289,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     }
     out->n_types = ntype;
     gt_pdm_metrics_from_acc(&out->acc, &out->overall);
-    care_protocol(sh, ti, score, ce, n_ce, dsel.care.event_id, ec, out->threshold, comm, out);
+    care_protocol(data_file, sh, ti, score, ce, n_ce, dsel.care.event_id, ec, out->threshold, comm, out);
     free(ce);
     if (rank == 0) {
         read_legend(data_file, "legend/machine_type", "type", out->type_names, ntype);

@@ -54,13 +54,17 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_data_pdm_target_name(e->pdm_target));
     cJSON *cal = cJSON_AddObjectToObject(o, "calibration");
     cJSON_AddStringToObject(cal, "method",
-                            "max(margin x empirical quantile of the validation scores, the smallest threshold "
+                            "max(margin x level (eval.level: quantile = the empirical quantile, robust = median + "
+                            "3 x 1.4826 MAD) of the validation scores, the smallest threshold "
                             "with at most val_false_alarms alarms per turbine-day on the validation rows); "
                             "validation = normal rows of the training turbines");
     cJSON_AddStringToObject(cal, "rows", ec->pdm_calibrate_train ? "train_val" : "val");
     cJSON_AddBoolToObject(cal, "turbine_offset", ec->pdm_turbine_offset);
+    cJSON_AddStringToObject(cal, "level", e->level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* as used */
     cJSON_AddNumberToObject(cal, "quantile", ec->pdm_quantile);
     gt_eval_num(cal, "quantile_value", e->quantile_value);
+    cJSON_AddBoolToObject(cal, "flat_line", ec->pdm_flat_line);
+    cJSON_AddBoolToObject(cal, "nbm_linear", ec->pdm_nbm_linear);
     cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);
     cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", ec->pdm_val_false_alarms);
     cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
@@ -179,7 +183,7 @@ static void pdm_evaluate(const char *run_dir, const char *data_file, const gt_ev
         *data = d;
         *section = pdm_json(&e, ec);
         GT_INFO("eval: %s on %s: %g/%g events detected (recall %.3f; anomaly events %g/%g), %.2f false alarms "
-                "per turbine-day, point F0.5 %.3f, CARE %.3f, threshold %.5g",
+                "per turbine-day, point F0.5 %.3f, CARE-style %.3f, threshold %.5g",
                 run_dir, data_file, e.overall.n_detected, e.overall.n_events, e.overall.event_recall,
                 e.overall.n_anomaly_detected, e.overall.n_anomaly_events, e.overall.false_alarms_per_turbine_day,
                 e.overall.point_f05, e.overall.care, e.threshold);
@@ -198,6 +202,9 @@ static void pdm_eval_config(cJSON *c, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(c, "pdm_score", ec->pdm_score);
     cJSON_AddNumberToObject(c, "pdm_min_duration_s", ec->pdm_min_duration_s);
     cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
+    cJSON_AddStringToObject(c, "pdm_level", ec->pdm_level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* eval.level */
+    cJSON_AddBoolToObject(c, "pdm_flat_line", ec->pdm_flat_line);                                        /* eval.flat_line */
+    cJSON_AddBoolToObject(c, "pdm_nbm_linear", ec->pdm_nbm_linear);                                      /* eval.nbm_linear */
 }
 
 /* ---------------------------------------------------------------- report -- */
@@ -205,7 +212,7 @@ static void pdm_eval_config(cJSON *c, const gt_eval_config *ec) {
 static void pdm_group_table(gt_rep *r, const cJSON *obj, const char *title, const char *keyname) {
     gt_rep_heading(r, 3, title);
     char h[9][64] = {"",          "events",     "detected", "recall",      "false alarms / turbine-day",
-                     "delay (s)", "point F0.5", "CARE",     "turbine-days"};
+                     "delay (s)", "point F0.5", "CARE-style", "turbine-days"};
     snprintf(h[0], 64, "%s", keyname);
     gt_rep_row(r, 1, 9, h);
     const cJSON *e;
@@ -239,12 +246,20 @@ static void sec_pdm(gt_rep *r, const cJSON *ev) {
     gt_rep_fmtnum(a[2], 64, gt_rep_jnum(p, "calibration.margin"), "%g");
     gt_rep_fmtnum(a[3], 64, gt_rep_jnum(p, "calibration.val_false_alarms_per_turbine_day"), "%g");
     gt_rep_fmtnum(a[4], 64, gt_rep_jnum(p, "calibration.quantile_value"), "%.5g");
+    char lv[192];
+    if (!strcmp(gt_rep_jstr(p, "calibration.level", "quantile"), "robust"))
+        snprintf(lv, sizeof lv, "robust level (median + 3 x 1.4826 MAD: %s)", a[4]);
+    else
+        snprintf(lv, sizeof lv, "%s quantile (%s)", a[1], a[4]);
+    const cJSON *fl = gt_rep_jget(p, "calibration.flat_line");
     gt_rep_para(
         r,
         "Evaluation rows: the test split of the training turbines and all rows of held-out turbines. Threshold %s: "
-        "%s x the %s quantile (%s) of the smoothed scores of the calibration rows (%s split, normal operation, "
-        "training turbines), raised if needed until those rows raise at most %s alarms per turbine-day.",
-        a[0], a[2], a[1], a[4], gt_rep_jstr(p, "calibration.rows", "val"), a[3]);
+        "%s x the %s of the smoothed scores of the calibration rows (%s split, normal operation, "
+        "training turbines), raised if needed until those rows raise at most %s alarms per turbine-day%s.",
+        a[0], a[2], lv, gt_rep_jstr(p, "calibration.rows", "val"), a[3],
+        !fl ? "" : cJSON_IsTrue(fl) ? "; the score includes the flat-line term (eval.flat_line)"
+                                    : "; no flat-line term (eval.flat_line = false)");
     gt_rep_fmtnum(a[0], 64, gt_rep_jnum(p, "event.recall"), "%.3f");
     gt_rep_fmtnum(a[1], 64, gt_rep_jnum(p, "event.false_alarms_per_turbine_day"), "%.2f");
     gt_rep_fmtnum(a[2], 64, gt_rep_jnum(p, "event.detection_delay_s_mean"), "%.1f s");
@@ -256,7 +271,8 @@ static void sec_pdm(gt_rep *r, const cJSON *ev) {
     gt_rep_para(
         r,
         "Events: %.0f of %.0f detected (recall %s), alarm precision %s, %s false alarms per turbine-day over %.2f "
-        "turbine-days, mean detection delay %s. Per step: precision %s, recall %s, F0.5 %s. CARE score %s.",
+        "turbine-days, mean detection delay %s. Per step: precision %s, recall %s, F0.5 %s. CARE-style score %s "
+        "(gridtrain's combination of these metrics, not the authors' CARE score: that is care_protocol).",
         gt_rep_jnum(p, "event.n_detected"), gt_rep_jnum(p, "event.n_events"), a[0], a[7], a[1],
         gt_rep_jnum(p, "event.turbine_days"), a[2], a[3], a[4], a[5], a[6]);
     if (gt_rep_jnum(p, "event.n_anomaly_events") <

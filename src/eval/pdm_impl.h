@@ -2,6 +2,8 @@
  * concern per file:
  *   pdm_score.c   rows planned per turbine, the anomaly score of every row
  *                 (residual terms, flat-line term, EWMA, operating envelope)
+ *   pdm_linear.c  eval.nbm_linear: the linear stage of a normal-behaviour
+ *                 model's residual (features, sums, ridge fit, residual)
  *   pdm_calib.c   calibration rows and the alarm threshold
  *   eval_pdm.c    alarms, event metrics, the CARE protocol (gt_eval_pdm)
  *   pdm_output.c  predict's HDF5 file and eval's score trace
@@ -74,6 +76,41 @@ double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
  * finds no positive level); see pdm_calib.c. */
 int gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
                      const gt_eval_config *ec, MPI_Comm comm, double *thr, double *qv, int64_t *n_val);
+
+/* ---- pdm_linear.c: eval.nbm_linear, the linear stage of a normal-behaviour model's residual ---- */
+
+#define GT_PDM_LIN_MAX_CH 16 /* feature channels (operational and condition inputs, in file order) */
+#define GT_PDM_LIN_SPANS 3   /* EWMAs of each feature channel: 2 h, 6 h, 24 h */
+typedef struct gt_pdm_lin {
+    int C, nf, n_tg;
+    int fch[GT_PDM_LIN_MAX_CH];   /* feature channels */
+    int tg[GT_DATA_MAX_CHANNELS]; /* target channels */
+    int m;                        /* features: 1 + (1 + spans) nf; a target's regressors: m + its prediction */
+    int rec;                      /* doubles of one turbine's sums (gt_pdm_lin_accumulate) */
+    double *beta;                 /* [C][m + 1]: per target, the features' weights then the prediction's */
+    uint8_t *on;                  /* [C] 1: the target has a fit */
+} gt_pdm_lin;
+typedef struct gt_pdm_lin_state { /* one turbine's pass, rows in increasing order */
+    const gt_pdm_lin *L;
+    const float *sig;             /* the turbine's signals [n, C] */
+    const gt_norm_stats *ns;
+    double alpha[GT_PDM_LIN_SPANS];
+    int64_t next;                 /* the next row the features advance to */
+    double x[GT_PDM_LIN_MAX_CH], e[GT_PDM_LIN_SPANS][GT_PDM_LIN_MAX_CH];
+    double f[1 + (1 + GT_PDM_LIN_SPANS) * GT_PDM_LIN_MAX_CH];
+} gt_pdm_lin_state;
+/* The feature and target channels of a normal-behaviour model (role: gt_data_nbm_roles). */
+void gt_pdm_lin_init(gt_pdm_lin *L, const gt_pdm_shard *sh, const uint8_t *role);
+void gt_pdm_lin_free(gt_pdm_lin *L);
+void gt_pdm_lin_begin(gt_pdm_lin_state *st, const gt_pdm_lin *L, const float *sig, const gt_norm_stats *ns, double rate);
+/* row r's residuals d[C] (prediction - value) added to the turbine's sums rec[L->rec] (rows with every target finite) */
+void gt_pdm_lin_accumulate(gt_pdm_lin_state *st, int64_t r, const float *d, double *rec);
+/* the turbines' sums all[n_items][L->rec] (file order) added into sum[L->rec] */
+void gt_pdm_lin_combine(const gt_pdm_lin *L, const double *all, int n_items, double *sum);
+/* the weights from the combined sums of every training turbine; returns the targets fitted */
+int gt_pdm_lin_solve(gt_pdm_lin *L, const double *sum);
+/* row r's residuals of the linear stage: out[c] = yhat_c - y_c for fitted targets, else d[c] */
+void gt_pdm_lin_apply(gt_pdm_lin_state *st, int64_t r, const float *d, float *out);
 
 /* ---- eval_pdm.c ---- */
 

@@ -87,6 +87,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_h5_attr_f64(o.f, "channel_quantile", ec->pdm_channel_quantile);
     gt_h5_attr_f64(o.f, "envelope", ec->pdm_envelope);
     gt_h5_attr_i64(o.f, "flat_line", ec->pdm_flat_line);
+    gt_h5_attr_i64(o.f, "nbm_linear", ec->pdm_nbm_linear);
     gt_h5_attr_i64(o.f, "envelope_rows_not_scored", es.rows_out);
     gt_h5_attr_i64(o.f, "n_models", n_models);
     gt_eval_out_attr_models(&o, "models", ems, n_models, 1);

@@ -221,6 +221,59 @@ static void raw_visit(void *vc, int64_t r, const float *d) {
     c->top[r] = (int16_t)arg;
 }
 
+/* eval.nbm_linear: the fit pass (the training split's normal rows [lo, hi) into the turbine's sums) and the
+ * wrapper of the other passes (the residuals of the linear stage to the inner visitor) */
+typedef struct lin_fit_ctx {
+    gt_pdm_lin_state st;
+    const uint8_t *excl; /* the turbine's exclusion mask */
+    int64_t lo, hi;
+    double *rec;
+} lin_fit_ctx;
+static void lin_fit_visit(void *vc, int64_t r, const float *d) {
+    lin_fit_ctx *c = vc;
+    if (r < c->lo || r >= c->hi || c->excl[r]) return;
+    gt_pdm_lin_accumulate(&c->st, r, d, c->rec);
+}
+typedef struct lin_wrap {
+    gt_pdm_lin_state st;
+    err_visit inner;
+    void *ictx;
+    float *buf; /* [C] */
+} lin_wrap;
+static void lin_visit(void *vc, int64_t r, const float *d) {
+    lin_wrap *w = vc;
+    gt_pdm_lin_apply(&w->st, r, d, w->buf);
+    w->inner(w->ictx, r, w->buf);
+}
+
+/* Collective: the linear stage's weights of model em (normal-behaviour roles role): the sums of every training
+ * turbine's training split, added in file order (the same on any number of ranks), solved. */
+static void lin_fit(gt_pdm_lin *L, const gt_eval_model *em, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti,
+                    const uint8_t *excl, const uint8_t *role, int64_t hop, gt_norm_stats *tns, MPI_Comm comm) {
+    const int C = sh->n_channels, nt = sh->n_turbines, NT = sh->n_turbines_total;
+    const int T = gt_engine_model(em->e)->cfg.window;
+    gt_pdm_lin_init(L, sh, role);
+    double *rec = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * (size_t)L->rec, sizeof(double));
+    for (int k = 0; k < nt; k++) {
+        if (ti[k].holdout) continue;
+        const gt_norm_stats *ns = turbine_norm(em, sh, ti, k, tns);
+        lin_fit_ctx fc = {.excl = excl + ti[k].r0, .lo = ti[k].a0 + T, .hi = ti[k].b1, .rec = rec + (size_t)k * L->rec};
+        gt_pdm_lin_begin(&fc.st, L, sh->signals + ti[k].r0 * C, ns, ti[k].rate);
+        window_errors(em->e, ns, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, fc.lo, fc.hi, lin_fit_visit, &fc);
+    }
+    double *all = GT_MALLOC(sizeof(double) * (size_t)NT * (size_t)L->rec + 8);
+    gt_eval_gather_items(nt, sh->index, rec, L->rec, NT, all, comm);
+    double *sum = GT_CALLOC((size_t)L->rec, sizeof(double));
+    gt_pdm_lin_combine(L, all, NT, sum);
+    const int n_on = gt_pdm_lin_solve(L, sum);
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    if (rank == 0)
+        GT_INFO("eval: linear stage (eval.nbm_linear): %d of %d target channels fitted on %.0f training rows, "
+                "%d feature channels", n_on, L->n_tg, sum[L->rec - 1], L->nf);
+    free(rec), free(all), free(sum);
+}
+
 /* eval.envelope (normal-behaviour models): rows whose operating inputs over
  * the model's window up to them leave the range the training rows spanned
  * are not scored. The inputs checked are the operational ones
@@ -510,6 +563,10 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             keep = GT_MALLOC(sizeof(float) * (size_t)(cap + 1) * C);
             keep_end = GT_CALLOC((size_t)(nt + 1), sizeof(int64_t));
         }
+        gt_pdm_lin lin;
+        const int use_lin = role && ec->pdm_nbm_linear;
+        if (use_lin) lin_fit(&lin, em, sh, ti, excl, role, hop, tns, comm);
+        float *lin_buf = use_lin ? GT_MALLOC(sizeof(float) * (size_t)C) : NULL;
         int64_t n_keep = 0;
         for (int k = 0; k < nt; k++) {
             if (chq) keep_end[k + 1] = n_keep;
@@ -523,8 +580,11 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             if (lo1 < 0) lo1 = 0;
             val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C, chan ? &ch : NULL, ti[k].c1,
                           keep ? keep + (size_t)n_keep * C : NULL, qstep, 0, 0};
-            window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
-                          lo1, ti[k].b2, val_visit, &vc);
+            const gt_norm_stats *nsk = turbine_norm(em, sh, ti, k, tns);
+            lin_wrap lw = {.inner = val_visit, .ictx = &vc, .buf = lin_buf};
+            if (use_lin) gt_pdm_lin_begin(&lw.st, &lin, sh->signals + ti[k].r0 * C, nsk, ti[k].rate);
+            window_errors(em->e, nsk, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo1, ti[k].b2,
+                          use_lin ? lin_visit : val_visit, use_lin ? (void *)&lw : (void *)&vc);
             chan_ewma_free(&ch);
             n_keep += vc.n_keep;
             if (chq) keep_end[k + 1] = n_keep;
@@ -603,8 +663,11 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             chan_ewma ch = {0};
             if (chan) chan_ewma_init(&ch, C, span);
             raw_ctx rc = {raw, inv, bias + (size_t)k * C, C, chan ? &ch : NULL, top + ti[k].r0};
-            window_errors(em->e, turbine_norm(em, sh, ti, k, tns), role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop,
-                          lo2, ti[k].n, raw_visit, &rc);
+            const gt_norm_stats *nsk = turbine_norm(em, sh, ti, k, tns);
+            lin_wrap lw = {.inner = raw_visit, .ictx = &rc, .buf = lin_buf};
+            if (use_lin) gt_pdm_lin_begin(&lw.st, &lin, sh->signals + ti[k].r0 * C, nsk, ti[k].rate);
+            window_errors(em->e, nsk, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n,
+                          use_lin ? lin_visit : raw_visit, use_lin ? (void *)&lw : (void *)&rc);
             chan_ewma_free(&ch);
             if (!chan) gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2); /* channel: smoothed already */
             /* the turbine's first rows (plan_turbines: no calibration there) are not scored either: predicted
@@ -613,6 +676,8 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             for (int64_t r = 0; r < warm && r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
         }
         free(bias);
+        if (use_lin) gt_pdm_lin_free(&lin);
+        free(lin_buf);
         if (n_models > 1) {
             int64_t nv;
             double q = gt_pdm_val_quantile(sh, ti, excl, sc, ec->pdm_quantile, ec->pdm_max_val, &nv, comm);

@@ -29,6 +29,7 @@
 #include "eval/eval.h"
 #include "io/h5.h"
 #include "eval/eval_impl.h"
+#include "eval/pdm_impl.h"
 #include "io/read.h"
 #include "train/checkpoint.h"
 #include "train/train_test_util.h"
@@ -126,6 +127,72 @@ static int same_eval(const gt_pdm_eval *a, const gt_pdm_eval *b) {
     return ok;
 }
 
+static double lin_gauss(uint64_t *s) { /* xorshift64* and Box-Muller */
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
+        u[i] = ((double)((*s * 2685821657736338717ULL) >> 11) + 0.5) / 9007199254740992.0;
+    }
+    return sqrt(-2 * log(u[0])) * cos(6.283185307179586 * u[1]);
+}
+
+/* eval.nbm_linear's stage (pdm_linear.c) on a plant it can describe: a bearing temperature = 0.8 x the 2 h
+ * EWMA of the power + 0.5 x the ambient temperature + noise (sd 0.05), next to a model whose prediction is
+ * noise (sd 1): fitted on 2000 rows, the stage's residual on the 1000 rows after them is the plant's noise,
+ * the weight of the useless prediction about 0; a model that predicts the plant keeps weight ~1 on it. */
+static void lin_stage_unit(void) {
+    gt_pdm_shard sh = {0};
+    gt_io_channel ch[3] = {{"power_avg", "kW", "Grid power"},
+                           {"sensor_amb_avg", "degC", "Ambient temperature"},
+                           {"sensor_bearing_avg", "degC", "Temperature gearbox bearing"}};
+    sh.n_channels = 3, sh.channels = ch;
+    const uint8_t role[3] = {GT_NBM_INPUT, GT_NBM_INPUT, GT_NBM_TARGET};
+    enum { N = 3000, NFIT = 2000 };
+    float *sig = malloc(sizeof(float) * N * 3), *d = malloc(sizeof(float) * N * 3);
+    uint64_t rs = 7;
+    double p = 0, e = 0, a12 = 2.0 / (12 + 1.0);
+    for (int r = 0; r < N; r++) {
+        p += 0.1 * lin_gauss(&rs), p *= 0.995;
+        e = r == 0 ? p : e + a12 * (p - e);
+        const double amb = sin(r / 144.0 * 6.283), y = 0.8 * e + 0.5 * amb + 0.05 * lin_gauss(&rs);
+        sig[r * 3] = (float)p, sig[r * 3 + 1] = (float)amb, sig[r * 3 + 2] = (float)y;
+        d[r * 3] = d[r * 3 + 1] = NAN;
+        d[r * 3 + 2] = (float)(lin_gauss(&rs) - (double)(float)y); /* prediction noise - value */
+    }
+    gt_norm_stats ns = {.n = 3};
+    for (int c = 0; c < 3; c++) ns.mean[c] = 0, ns.std[c] = 1;
+    for (int pass = 0; pass < 2; pass++) { /* 0: a useless model; 1: a model predicting the plant */
+        if (pass == 1)
+            for (int r = 0; r < N; r++) d[r * 3 + 2] = (float)(0.01 * lin_gauss(&rs));
+        gt_pdm_lin L;
+        gt_pdm_lin_init(&L, &sh, role);
+        TEST_EQ_INT(L.nf, 2);
+        TEST_EQ_INT(L.n_tg, 1);
+        double *rec = calloc((size_t)L.rec, sizeof(double)), *sum = calloc((size_t)L.rec, sizeof(double));
+        gt_pdm_lin_state st;
+        gt_pdm_lin_begin(&st, &L, sig, &ns, 1.0 / 600);
+        for (int r = 0; r < NFIT; r++) gt_pdm_lin_accumulate(&st, r, d + r * 3, rec);
+        gt_pdm_lin_combine(&L, rec, 1, sum);
+        TEST_EQ_INT(gt_pdm_lin_solve(&L, sum), 1);
+        gt_pdm_lin_begin(&st, &L, sig, &ns, 1.0 / 600);
+        double s0 = 0, s1 = 0;
+        float out[3];
+        for (int r = NFIT / 2; r < N; r++) {
+            gt_pdm_lin_apply(&st, r, d + r * 3, out);
+            if (r < NFIT) continue;
+            s0 += (double)d[r * 3 + 2] * d[r * 3 + 2], s1 += (double)out[2] * out[2];
+        }
+        const double rms0 = sqrt(s0 / (N - NFIT)), rms1 = sqrt(s1 / (N - NFIT)), wp = L.beta[2 * (L.m + 1) + L.m];
+        printf("linear stage, %s model: residual rms %.4f -> %.4f, weight of the prediction %.3f\n",
+               pass ? "a good" : "a useless", rms0, rms1, wp);
+        if (pass == 0) TEST_CHECK(rms1 < 0.1 && rms0 > 0.5 && fabs(wp) < 0.05);
+        else TEST_CHECK(rms1 < 0.1 && fabs(wp - 1) < 0.2);
+        free(rec), free(sum);
+        gt_pdm_lin_free(&L);
+    }
+    free(sig), free(d);
+}
+
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
     MPI_Comm world = MPI_COMM_WORLD;
@@ -133,6 +200,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
     char dir[512], data[600], run32[600], run16[600];
+    if (rank == 0) lin_stage_unit();
     tt_scratch(dir, sizeof dir, "eval-pdm", world);
     snprintf(data, sizeof data, "%s/farm.h5", dir);
     snprintf(run32, sizeof run32, "%s/run32", dir);

@@ -162,7 +162,13 @@ for i, e in enumerate(ids):
     want[t] = grid(tr[0], b1) + grid(b1, tr[1]) + grid(pr[0], pr[1])
     ck(f"event {e}: windows per turbine {used} = those of its training and prediction parts {want}", used == want)
     with open(os.path.join(cd, "eval.json")) as f:
-        pdm = json.load(f)["pdm"]
+        ej = json.load(f)
+    pdm = ej["pdm"]
+    ecf = ej["eval_config"]
+    ck(f"event {e}: eval.json records the settings of the result (eval_config pdm_level {ecf.get('pdm_level')}, "
+       f"pdm_flat_line {ecf.get('pdm_flat_line')}; calibration level {pdm['calibration'].get('level')})",
+       ecf.get("pdm_level") == "quantile" and ecf.get("pdm_flat_line") is True
+       and pdm["calibration"].get("level") == "quantile" and pdm["calibration"].get("flat_line") is True, ecf)
     evs = pdm["care_protocol"]["events"]
     evald = [x["event_id"] for x in evs if x["evaluated"]]
     mine_e = [x for x in evs if x["event_id"] == e][0]
@@ -221,6 +227,9 @@ if len(mine) == 4 and ov:
 with open(os.path.join(sweep, "report", "report.md")) as f:
     md = f.read()
 ck("report.md has the CARE protocol section", "CARE to Compare protocol (one training per event dataset)" in md)
+ck("report.md lists the cells' evaluation settings (eval.level, eval.flat_line)",
+   "Evaluation settings of every finished cell (eval.json eval_config): eval.level = quantile, eval.flat_line = "
+   "true, eval.quantile = 0.999, eval.margin = 1.5" in md, [ln for ln in md.splitlines() if "settings" in ln])
 
 # an event id the file does not have
 cfg = os.path.join(sweep, "cells", cells.get("10", "x"), "cell.ini")

@@ -12,7 +12,9 @@ tests/peers/setup.sh pins, defaults), to 1e-9, on the same predictions:
   (criticality unchanged there); the earliness weights for event lengths 1 to
   41 and 1001 with one alarm at every position;
 * end to end: the realistic CARE fixture (tests/import/realistic.py care)
-  imported as "Wind Farm A" and, the same files, as "Wind Farm B"; one
+  imported as "Wind Farm A", the same files as "Wind Farm B", and as "Wind
+  Farm C" with rows missing (every 17th and 30 inside the anomaly event, as
+  real CARE files miss rows); one
   trained run (normal-behaviour model), then for three alarm regimes
   (eval.margin 1.5; 1e6: nothing detected; 0.001 with eval.val_false_alarms
   = 0: alarms nearly everywhere)
@@ -21,7 +23,11 @@ tests/peers/setup.sh pins, defaults), to 1e-9, on the same predictions:
   time stamps, normal_index from the CSV's status_type_id (0 and 2 normal),
   event start and end from event_info.csv; Wind Farm A with
   ignore_normal_index = True (the authors' protocol for that farm), Wind Farm
-  B with the status.
+  B and C with the status;
+* `doe report` against CAREScore: the protocol sweep (care_event = all, one
+  model per event dataset) on Wind Farm C; the report's per-event values and
+  its CARE score (care_protocol.csv overall and per farm, report.md) equal
+  CAREScore over every cell's `predict` alarms at the CSV's prediction rows.
 
 usage: care_identity.py GRIDTRAIN CARE_TOOL   (the peers' Python; exit 77 without the package)
 """
@@ -207,10 +213,29 @@ compare(f"earliness weights: {len(evs)} events of 1 to 41 and 1001 rows, one ala
 d = tempfile.mkdtemp(prefix="gt_peer_care_")
 farm_a = os.path.join(d, "Wind Farm A")
 farm_b = os.path.join(d, "Wind Farm B")
+farm_c = os.path.join(d, "Wind Farm C")
 realistic.care(farm_a, days=40, pred_days=26)
 shutil.copytree(farm_a, farm_b)
+shutil.copytree(farm_a, farm_c)
+
+
+def drop_rows(farm):
+    """Wind Farm C: the same files with rows missing (every 17th, and 30 rows inside the anomaly event), as
+    real CARE files miss rows: the grid holds rows the authors' CAREScore never sees"""
+    for fn in os.listdir(os.path.join(farm, "datasets")):
+        path = os.path.join(farm, "datasets", fn)
+        with open(path) as f:
+            lines = f.read().splitlines()
+        col = lines[0].split(";").index("id")
+        keep = [lines[0]] + [ln for ln in lines[1:] if not (int(ln.split(";")[col]) % 17 == 3
+                                                            or 4900 <= int(ln.split(";")[col]) < 4930)]
+        with open(path, "w") as f:
+            f.write("\n".join(keep) + "\n")
+
+
+drop_rows(farm_c)
 h5 = {}
-for name, src in (("A", farm_a), ("B", farm_b)):
+for name, src in (("A", farm_a), ("B", farm_b), ("C", farm_c)):
     h5[name] = os.path.join(d, f"farm_{name}.h5")
     p = gt("import", "care", src, "-o", h5[name])
     ck(f"import care Wind Farm {name} exits 0", p.returncode == 0, p.stderr[-800:])
@@ -234,7 +259,7 @@ def csv_event(farm, eid):
 
 with open(os.path.join(farm_a, "event_info.csv")) as f:
     info = {int(r["event_id"]): r for r in csv.DictReader(f, delimiter=";")}
-for name, farm in (("A", farm_a), ("B", farm_b)):
+for name, farm in (("A", farm_a), ("B", farm_b), ("C", farm_c)):
     with h5py.File(h5[name], "r") as f:
         ce = {k: f["care_events/" + k][:] for k in f["care_events"]}
         row_off = f["turbines/row_offset"][:]
@@ -284,6 +309,70 @@ for name, farm in (("A", farm_a), ("B", farm_b)):
         if margin == "0.001":
             ck(f"{tag}: alarms nearly everywhere: the score is the mean normal accuracy <= 0.5",
                tf["accuracy"] <= 0.5 and same(cp["score"], tf["accuracy"]), (cp["score"], tf["accuracy"]))
+
+# ------------------------------------------------ doe report against CAREScore --
+# The authors' protocol as a sweep (one model per event dataset, care_event = all) on Wind Farm C, whose
+# files miss rows: the CARE score `doe report` prints (care_protocol.csv and report.md, overall and per
+# farm) = CAREScore over every cell's `predict` alarms at the CSV's prediction rows
+sweep = os.path.join(d, "protocol")
+ini = os.path.join(d, "protocol.ini")
+with open(ini, "w") as f:
+    f.write(f"[doe]\nname = care-identity\ndir = {sweep}\nmetric = pdm.event.recall\n[factors]\ncare_event = all\n"
+            f"[data]\nfile = {h5['C']}\nwindow = 36\nstride = 6\npdm_target = nbm\nsplit_train = 0.75\n"
+            "split_val = 0.25\n[model]\nkind = lstm\nhidden = 16\nlayers = 1\n[optim]\nlr = 3e-3\nwarmup = 20\n"
+            "[train]\nbatch = 32\nmax_steps = 300\nepochs = 0\nlog_every = 100\nseed = 1\n[run]\n"
+            "checkpoint_minutes = 0\n")
+p = gt("doe", "run-all", ini, "-j", "2")
+ck("doe run-all (care_event = all, Wind Farm C) exits 0", p.returncode == 0, p.stderr[-1500:])
+p = gt("doe", "report", sweep, "--no-plots")
+ck("doe report exits 0", p.returncode == 0, p.stderr[-800:])
+if os.path.exists(os.path.join(sweep, "report", "care_protocol.csv")):
+    with open(os.path.join(sweep, "report", "care_protocol.csv")) as f:
+        rep = list(csv.DictReader(f))
+    with open(os.path.join(sweep, "sweep.json")) as f:
+        cells = {int(c["factors"]["care_event"]): c["id"] for c in json.load(f)["cells"]}
+    with h5py.File(h5["C"], "r") as f:
+        ce = {k: f["care_events/" + k][:] for k in f["care_events"]}
+        row_off = f["turbines/row_offset"][:]
+    cs = CAREScore()
+    for i, eid in enumerate(int(x) for x in ce["event_id"]):
+        out = os.path.join(d, f"pred_cell_{eid}.h5")
+        p = gt("predict", os.path.join(sweep, "cells", cells[eid]), h5["C"], "-o", out)
+        ck(f"cell of event dataset {eid}: predict exits 0", p.returncode == 0, p.stderr[-800:])
+        with h5py.File(out, "r") as f:
+            alarm = f["alarm"][:].astype(bool)
+        t = int(ce["turbine"][i])
+        ids, ts, normal = csv_event(farm_c, eid)
+        r = info[eid]
+        cs.evaluate_event(pd.Timestamp(r["event_start"]), pd.Timestamp(r["event_end"]), r["event_label"],
+                          pd.Series(alarm[row_off[t] + np.array(ids)], index=ts),
+                          normal_index=pd.Series(normal, index=ts), event_id=eid)
+    tf = their_final(cs)
+    df = cs.evaluated_events.set_index("event_id")
+    bad = []
+    for row in rep:
+        if row["scope"] == "event":
+            er = df.loc[int(row["id"])]
+            pairs = {"detected": (float(row["detected"]), float(bool(er["anomaly_detected"]))),
+                     "max_criticality": (float(row["max_criticality"]), er["max_criticality"]),
+                     "coverage": (float(row["coverage"]) if row["coverage"] else None, er["f_beta_score"]),
+                     "accuracy": (float(row["accuracy"]), er["accuracy"]),
+                     "earliness": (float(row["earliness"]) if row["earliness"] else None, er["weighted_score"])}
+            bad += [(row["id"], q, v) for q, v in pairs.items() if not (v[0] is None and math.isnan(v[1])) and
+                    not (v[0] is not None and abs(v[0] - float(v[1])) <= 1e-9)]
+        else:  # overall and the farm: the 10-digit CSV figures
+            for q in ("care_score", "coverage", "accuracy", "earliness", "reliability"):
+                want = tf["score" if q == "care_score" else q]
+                if abs(float(row[q]) - want) > 1e-9:
+                    bad.append((row["scope"], q, (row[q], want)))
+    scopes = sorted({r["scope"] for r in rep})
+    ov = [r["care_score"] for r in rep if r["scope"] == "overall"]
+    ck(f"doe report on Wind Farm C (rows missing): CARE score {ov} = CAREScore {tf['score']:.10f} "
+       f"(scopes {scopes}; per event, overall and per farm)", not bad and scopes == ["event", "farm", "overall"], bad[:6])
+    with open(os.path.join(sweep, "report", "report.md")) as f:
+        md = f.read()
+    ck(f"report.md prints that CARE score ({tf['score']:.3f})", f"CARE score {tf['score']:.3f}" in md,
+       [ln for ln in md.splitlines() if "CARE score" in ln][:3])
 
 if FAIL:
     print(f"{len(FAIL)} check(s) failed; files kept in {d}")
