@@ -30,12 +30,12 @@ static void cell_dir(const gt_doe_matrix *m, const gt_doe_cell *c, char *b, size
 static void record_path(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, char *b, size_t n) {
     snprintf(b, n, "%s/rungs/%d/%s.json", m->dir, rung, c->id);
 }
-static int make_rung_dir(const gt_doe_matrix *m, int rung) {
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/rungs", m->dir);
-    if (gt_mkdir_out(p)) return -1;
-    snprintf(p, sizeof p, "%s/rungs/%d", m->dir, rung);
-    return gt_mkdir_out(p);
+/* rungs/<rung> below the sweep directory, no component a symbolic link; the
+ * path that failed in bad[] */
+static int make_rung_dir(const gt_doe_matrix *m, int rung, char *bad, size_t bad_bytes) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "rungs/%d", rung);
+    return gt_mkdir_out_below(m->dir, rel, bad, bad_bytes);
 }
 
 /* the seed factor (train.seed) or -1 */
@@ -94,7 +94,8 @@ static double val_at(const char *run_dir, double budget, double *steps) {
     *steps = 0;
     char *line = NULL;
     size_t cap = 0;
-    while (f && getline(&line, &cap, f) > 0) {
+    long long ln = 0;
+    while (f && gt_jsonl_getline(&line, &cap, f, p, &ln) > 0) {
         cJSON *j = cJSON_Parse(line);
         if (!j) continue;
         const cJSON *type = cJSON_GetObjectItem(j, "type"), *step = cJSON_GetObjectItem(j, "step");
@@ -173,8 +174,8 @@ static int read_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, r
 
 static void write_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, const rung_rec *r) {
     char p[PATH_MAX + 64];
-    if (make_rung_dir(m, rung)) {
-        GT_WARN("doe: cannot create %s/rungs/%d: %s", m->dir, rung, gt_out_strerror(errno));
+    if (make_rung_dir(m, rung, p, sizeof p)) {
+        GT_WARN("doe: cannot create %s: %s", p, gt_out_strerror(errno));
         return;
     }
     record_path(m, rung, c, p, sizeof p);
@@ -381,11 +382,11 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
     }
     const double B = m->search.budget[rung];
     char dir[PATH_MAX], run_dir[PATH_MAX + 64], p[2 * PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/cells", m->dir);
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
+    snprintf(p, sizeof p, "cells/%s", c.id); /* neither cells/ nor the cell's directory a symbolic link */
+    GT_CHECK(gt_mkdir_out_below(m->dir, p, dir, sizeof dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir,
+             gt_out_strerror(errno));
     cell_dir(m, &c, dir, sizeof dir);
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
-    GT_CHECK(make_rung_dir(m, rung) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s/rungs/%d: %s", m->dir, rung,
+    GT_CHECK(make_rung_dir(m, rung, p, sizeof p) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", p,
              gt_out_strerror(errno));
     const int data = m->search.unit == GT_DOE_UNIT_DATA;
     if (data) snprintf(run_dir, sizeof run_dir, "%s/rungs/%d/%s", m->dir, rung, c.id);

@@ -369,7 +369,8 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     double final_loss = NAN, best_val = NAN, samples = 0, time_s = 0, last_step = -1, last_val_step = -1;
     char *line = NULL;
     size_t cap = 0;
-    while (f && getline(&line, &cap, f) > 0) {
+    long long ln = 0;
+    while (f && gt_jsonl_getline(&line, &cap, f, path, &ln) > 0) {
         cJSON *j = cJSON_Parse(line);
         if (!j) continue;
         const cJSON *type = cJSON_GetObjectItem(j, "type"), *step = cJSON_GetObjectItem(j, "step");
@@ -530,10 +531,10 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
     gt_doe_cell_at(m, index, &c);
     if (gt_doe_write_sweep(m)) return GT_EXIT_RESOURCE;
     char dir[PATH_MAX], path[PATH_MAX + 32];
-    snprintf(dir, sizeof dir, "%s/cells", m->dir); /* neither it nor the cell's directory a symbolic link */
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
+    snprintf(path, sizeof path, "cells/%s", c.id); /* neither cells/ nor the cell's directory a symbolic link */
+    GT_CHECK(gt_mkdir_out_below(m->dir, path, dir, sizeof dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s",
+             dir, gt_out_strerror(errno));
     snprintf(dir, sizeof dir, "%s/cells/%s", m->dir, c.id);
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
 
     /* one runner per cell at a time */
     snprintf(path, sizeof path, "%s/cell.lock", dir);
@@ -619,8 +620,9 @@ int gt_doe_run_tasks(const gt_doe_matrix *m, const int64_t *tasks, int64_t n_tas
     if (jobs > 512) jobs = 512;
     if (gt_doe_write_sweep(m)) return 1;
     char logs[PATH_MAX];
+    GT_CHECK(gt_mkdir_out_below(m->dir, "logs", logs, sizeof logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s",
+             logs, gt_out_strerror(errno));
     snprintf(logs, sizeof logs, "%s/logs", m->dir);
-    GT_CHECK(gt_mkdir_out(logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", logs, gt_out_strerror(errno));
     gt_doe_forwarding_install();
     char self[PATH_MAX];
     if (o && o->self) snprintf(self, sizeof self, "%s", o->self);
