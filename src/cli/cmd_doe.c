@@ -95,7 +95,7 @@ static int run(const gt_args *a, MPI_Comm comm) {
     if (!ro.launch[0] && getenv("GT_DOE_LAUNCH")) ro.launch = getenv("GT_DOE_LAUNCH");
     /* evaluate cells when this executable has 'eval' (GT_DOE_EVAL=0/1 overrides) */
     const char *ge = getenv("GT_DOE_EVAL");
-    ro.have_eval = ge && *ge ? atoi(ge) != 0 : gt_commands_find("eval") != NULL;
+    ro.have_eval = ge && *ge ? atoi(ge) != 0 : a->keys && a->keys->find("eval") != NULL;
     if (!strcmp(verb, "expand")) {
         gt_doe_matrix m;
         load_matrix(arg, &m);
