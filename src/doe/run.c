@@ -326,6 +326,68 @@ int gt_doe_run_child(const gt_doe_run_opts *o, const char *const *args, int n_ar
 
 /* --------------------------------------------------------- train part -- */
 
+/* The run's segments in train.log ("train: <why> after N steps (K skipped)
+ * in S s: ... params xxh64 H"): their count, training seconds in *train_s and
+ * the last parameter hash in params[32]. */
+static int log_segments(const char *cell_dir, double *train_s, char *params) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/train.log", cell_dir);
+    char why[160];
+    char *log = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, why, sizeof why);
+    if (!log && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+    int segments = 0;
+    for (char *p = log; p && (p = strstr(p, "train: ")); p++) {
+        char *eol = strchr(p, '\n');
+        size_t l = eol ? (size_t)(eol - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(l < sizeof line ? l : sizeof line - 1), p);
+        char *in = strstr(line, " skipped) in ");
+        char *px = strstr(line, "params xxh64 ");
+        if (in && px) {
+            *train_s += atof(in + 13);
+            sscanf(px + 13, "%31[0-9a-f]", params);
+            segments++;
+        }
+    }
+    free(log);
+
+    return segments;
+}
+
+/* metrics.jsonl: the last line per step wins (appended after resumes): the
+ * last train row's loss, samples and time_s, the last validation's best_val. */
+static void last_metrics(const char *cell_dir, double *final_loss, double *best_val, double *samples, double *time_s) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", cell_dir);
+    FILE *f = fopen(path, "r");
+    double last_step = -1, last_val_step = -1;
+    char *line = NULL;
+    size_t cap = 0;
+    long long ln = 0;
+    while (f && gt_jsonl_getline(&line, &cap, f, path, &ln) > 0) {
+        cJSON *j = cJSON_Parse(line);
+        if (!j) continue;
+        const cJSON *type = cJSON_GetObjectItem(j, "type"), *step = cJSON_GetObjectItem(j, "step");
+        double s = cJSON_IsNumber(step) ? step->valuedouble : -1;
+        if (cJSON_IsString(type) && !strcmp(type->valuestring, "train") && s >= last_step) {
+            last_step = s;
+            const cJSON *v = cJSON_GetObjectItem(j, "loss");
+            *final_loss = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+            v = cJSON_GetObjectItem(j, "samples");
+            if (cJSON_IsNumber(v)) *samples = v->valuedouble;
+            v = cJSON_GetObjectItem(j, "time_s");
+            if (cJSON_IsNumber(v)) *time_s = v->valuedouble;
+        } else if (cJSON_IsString(type) && !strcmp(type->valuestring, "val") && s >= last_val_step) {
+            last_val_step = s;
+            const cJSON *v = cJSON_GetObjectItem(j, "best_val");
+            *best_val = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        }
+        cJSON_Delete(j);
+    }
+    free(line);
+    if (f) fclose(f);
+}
+
 int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", cell_dir);
@@ -340,58 +402,12 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     x = cJSON_GetObjectItem(man, "ranks");
     int ranks = cJSON_IsNumber(x) ? x->valueint : 1;
 
-    /* segments: "train: <why> after N steps (K skipped) in S s: ... params xxh64 H" in train.log */
-    snprintf(path, sizeof path, "%s/train.log", cell_dir);
-    char why[160];
-    char *log = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, why, sizeof why);
-    if (!log && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     double train_s = 0;
     char params[32] = "";
-    int segments = 0;
-    for (char *p = log; p && (p = strstr(p, "train: ")); p++) {
-        char *eol = strchr(p, '\n');
-        size_t l = eol ? (size_t)(eol - p) : strlen(p);
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)(l < sizeof line ? l : sizeof line - 1), p);
-        char *in = strstr(line, " skipped) in ");
-        char *px = strstr(line, "params xxh64 ");
-        if (in && px) {
-            train_s += atof(in + 13);
-            sscanf(px + 13, "%31[0-9a-f]", params);
-            segments++;
-        }
-    }
-    free(log);
+    int segments = log_segments(cell_dir, &train_s, params);
 
-    /* metrics.jsonl: the last line per step wins (appended after resumes) */
-    snprintf(path, sizeof path, "%s/metrics.jsonl", cell_dir);
-    FILE *f = fopen(path, "r");
-    double final_loss = NAN, best_val = NAN, samples = 0, time_s = 0, last_step = -1, last_val_step = -1;
-    char *line = NULL;
-    size_t cap = 0;
-    long long ln = 0;
-    while (f && gt_jsonl_getline(&line, &cap, f, path, &ln) > 0) {
-        cJSON *j = cJSON_Parse(line);
-        if (!j) continue;
-        const cJSON *type = cJSON_GetObjectItem(j, "type"), *step = cJSON_GetObjectItem(j, "step");
-        double s = cJSON_IsNumber(step) ? step->valuedouble : -1;
-        if (cJSON_IsString(type) && !strcmp(type->valuestring, "train") && s >= last_step) {
-            last_step = s;
-            const cJSON *v = cJSON_GetObjectItem(j, "loss");
-            final_loss = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-            v = cJSON_GetObjectItem(j, "samples");
-            if (cJSON_IsNumber(v)) samples = v->valuedouble;
-            v = cJSON_GetObjectItem(j, "time_s");
-            if (cJSON_IsNumber(v)) time_s = v->valuedouble;
-        } else if (cJSON_IsString(type) && !strcmp(type->valuestring, "val") && s >= last_val_step) {
-            last_val_step = s;
-            const cJSON *v = cJSON_GetObjectItem(j, "best_val");
-            best_val = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-        }
-        cJSON_Delete(j);
-    }
-    free(line);
-    if (f) fclose(f);
+    double final_loss = NAN, best_val = NAN, samples = 0, time_s = 0;
+    last_metrics(cell_dir, &final_loss, &best_val, &samples, &time_s);
     if (time_s > train_s) train_s = time_s; /* the log line rounds to 0.1 s; time_s spans the segments */
     const char *ob = getenv("OPENBLAS_NUM_THREADS");
     int threads = ob && atoi(ob) > 0 ? atoi(ob) : 1;
