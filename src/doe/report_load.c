@@ -13,20 +13,9 @@
 #include "core/check.h"
 #include "core/fsutil.h"
 #include "core/log.h"
+#include "doe/json.h"
 #include "doe/report.h"
 #include "doe/report_int.h"
-
-static cJSON *read_json(const char *path) {
-    char why[160];
-    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
-    if (!t) {
-        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
-        return NULL;
-    }
-    cJSON *j = cJSON_Parse(t);
-    free(t);
-    return j;
-}
 
 /* A cell's eval.json: NULL with *damage NULL when there is none, NULL with
  * *damage set when it is there but is no result (a NUL byte, not JSON, too
@@ -117,7 +106,7 @@ static void load_factors(gt_doe_sweep *s, const cJSON *j) {
 static void load_cell_result(const char *dir, gt_doe_result *r) {
     char p2[PATH_MAX + 96];
     snprintf(p2, sizeof p2, "%s/cells/%s/cell.json", dir, r->id);
-    cJSON *cj = read_json(p2);
+    cJSON *cj = gt_doe_json_read(p2);
     if (cj) {
         r->attempts = json_int(cj, "attempts");
         r->preemptions = json_int(cj, "preemptions");
@@ -155,7 +144,7 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
     s->seed_factor = -1;
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/sweep.json", dir);
-    cJSON *j = read_json(path);
+    cJSON *j = gt_doe_json_read(path);
     if (!j) {
         snprintf(err, en, "%s: missing or not JSON (is %s a sweep directory? 'doe run' writes it)", path, dir);
         return -1;

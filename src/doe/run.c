@@ -26,18 +26,6 @@
 
 /* ---------------------------------------------------------------- files -- */
 
-cJSON *gt_doe_json_read(const char *path) {
-    char why[160];
-    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
-    if (!t) {
-        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
-        return NULL;
-    }
-    cJSON *j = cJSON_Parse(t);
-    free(t);
-    return j;
-}
-
 /* Writes text to a unique temporary next to path, fsyncs and renames it into
  * place (core/fsutil.h). */
 static int write_atomic(const char *path, const char *text) { return gt_write_file_atomic(path, text); }
