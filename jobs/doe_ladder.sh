@@ -57,26 +57,13 @@ case ${1:-} in
   --cell) # ---------------------------------------------- one cell of a rung
     matrix=$2 rung=$3
     cd "${SLURM_SUBMIT_DIR:-.}"
-    threads=${SLURM_CPUS_PER_TASK:-1}
-    export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
-    if [ "${SLURM_NTASKS:-1}" -gt 1 ] && [ -z "${GT_DOE_LAUNCH:-}" ]; then
-      export GT_DOE_LAUNCH="srun --mpi=pmix -n $SLURM_NTASKS"
-    fi
+    # shellcheck source=jobs/doe_cell.sh
+    . "$here/doe_cell.sh"
+    doe_cell_env
     task=${SLURM_ARRAY_TASK_ID:?not an array task}
     tag="[doe_ladder job ${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_$task rung $rung restart ${SLURM_RESTART_COUNT:-0}]"
     echo "$tag $(date -u +%FT%TZ) cell $task of $matrix on ${SLURM_JOB_NODELIST:-?}" >&2
-    child=0
-    forward() { [ "$child" -gt 0 ] && kill -s "$1" "$child" 2>/dev/null || true; }
-    trap 'forward USR1' USR1
-    trap 'forward TERM' TERM
-    "$GT" doe run "$matrix" --task "$task" --rung "$rung" &
-    child=$!
-    rc=0
-    while :; do
-      wait "$child" && rc=0 || rc=$?
-      kill -0 "$child" 2>/dev/null || break
-    done
-    trap - USR1 TERM
+    doe_cell_run "$tag" 0 "$GT" doe run "$matrix" --task "$task" --rung "$rung"
     case $rc in
       0) echo "$tag cell $task at rung $rung's budget" >&2 ;;
       75) echo "$tag cell $task preempted: requeueing $SLURM_JOB_ID" >&2

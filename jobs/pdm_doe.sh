@@ -52,34 +52,21 @@ if [ -z "${SLURM_JOB_ID:-}" ]; then
   else args=$(gt_tier_args "$tier"); fi
   echo "$0: $matrix: $n cells, at most $throttle at a time, tier $tier" >&2
   # shellcheck disable=SC2086
-  exec sbatch --array="0-$((n - 1))%$throttle" --export=ALL,GT_TIER="$tier" $args ${GT_SBATCH_ARGS:-} \
+  exec sbatch --array="0-$((n - 1))%$throttle" --export=ALL,GT_TIER="$tier",GT_JOBS_DIR="$here" $args ${GT_SBATCH_ARGS:-} \
        "$here/pdm_doe.sh" "$matrix"
 fi
 
 # ------------------------------------------------------------------- job mode
 cd "${SLURM_SUBMIT_DIR:-.}"
 matrix=$1
-threads=${SLURM_CPUS_PER_TASK:-1}
-export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
-if [ "${SLURM_NTASKS:-1}" -gt 1 ] && [ -z "${GT_DOE_LAUNCH:-}" ]; then
-  export GT_DOE_LAUNCH="srun --mpi=pmix -n $SLURM_NTASKS"
-fi
+# shellcheck source=jobs/doe_cell.sh
+. "${GT_JOBS_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}/doe_cell.sh"
+doe_cell_env
 task=${SLURM_ARRAY_TASK_ID:?not an array task: submit with jobs/pdm_doe.sh MATRIX or sbatch --array}
 tag="[pdm_doe job ${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}_$task restart ${SLURM_RESTART_COUNT:-0}]"
 echo "$tag $(date -u +%FT%TZ) cell $task of $matrix on ${SLURM_JOB_NODELIST:-?}, $threads thread(s)" >&2
 
-child=0
-forward() { echo "$tag signal $1: forwarding to the cell's training" >&2; [ "$child" -gt 0 ] && kill -s "$1" "$child" 2>/dev/null || true; }
-trap 'forward USR1' USR1
-trap 'forward TERM' TERM
-"$GT" doe run "$matrix" --task "$task" &
-child=$!
-rc=0
-while :; do
-  wait "$child" && rc=0 || rc=$?
-  kill -0 "$child" 2>/dev/null || break
-done
-trap - USR1 TERM
+doe_cell_run "$tag" 1 "$GT" doe run "$matrix" --task "$task"
 case $rc in
   0) echo "$tag cell $task finished" >&2 ;;
   75) echo "$tag cell $task preempted: requeueing $SLURM_JOB_ID" >&2

@@ -121,7 +121,7 @@ int gt_cli_main(int argc, char **argv) {
     /* and after it: what MPI_Init mapped no longer counts as free */
     check_address_space();
     gt_args args;
-    gt_args_parse(&args, cmd, argc - 2, argv + 2);
+    gt_args_parse(&args, cmd, &gt_commands_keys, argc - 2, argv + 2);
     /* GT_LOG_LEVEL from the environment holds unless log.level is given explicitly */
     const char *lv = gt_args_str(&args, "log.level");
     if (gt_args_is_set(&args, "log.level") || !getenv("GT_LOG_LEVEL"))

@@ -84,6 +84,108 @@ static int rung_of(const gt_args *a, const gt_doe_matrix *m) {
     return (int)r;
 }
 
+/* doe expand MATRIX: the cells (or one rung's) and the ladder's budgets. */
+static int verb_expand(const gt_args *a, const char *arg) {
+    gt_doe_matrix m;
+    load_matrix(arg, &m);
+    if (m.search.strategy == GT_DOE_HALVING && gt_args_is_set(a, "doe.rung")) {
+        const int r = rung_of(a, &m);
+        int64_t *cells = NULL, n = gt_doe_rung_cells(&m, r, &cells);
+        GT_CHECK(n >= 0, GT_EXIT_USAGE, "doe expand %s --rung %d: not reached yet ('doe next --rung %d' writes it)",
+                 arg, r, r - 1);
+        printf("# rung %d of '%s': %lld cells to %g %s\n", r, m.name, (long long)n, m.search.budget[r],
+               m.search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps");
+        printf("array: --array=");
+        for (int64_t i = 0; i < n; i++) printf("%s%lld", i ? "," : "", (long long)cells[i]);
+        printf(" (%lld tasks)\n", (long long)n);
+        free(cells);
+    } else {
+        gt_doe_print_cells(&m, stdout);
+        if (m.search.strategy == GT_DOE_HALVING) {
+            printf("halving: eta %d, %d rungs:", m.search.eta, m.search.n_rungs);
+            for (int r = 0; r < m.search.n_rungs; r++) printf(" %g", m.search.budget[r]);
+            printf(" %s\n", m.search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps");
+        }
+    }
+    gt_doe_matrix_free(&m);
+    return 0;
+}
+
+/* doe run MATRIX: one cell (--task N or the Slurm array task), or its rung. */
+static int verb_run(const gt_args *a, const char *arg, const gt_doe_run_opts *o) {
+    gt_doe_matrix m;
+    load_matrix(arg, &m);
+    int64_t task;
+    if (gt_args_is_set(a, "doe.task")) {
+        task = gt_args_int(a, "doe.task");
+    } else {
+        const char *t = getenv("SLURM_ARRAY_TASK_ID");
+        GT_CHECK(t && *t, GT_EXIT_USAGE, "doe run %s: give --task N (or run it as a Slurm array task)", arg);
+        char *end;
+        task = strtoll(t, &end, 10);
+        GT_CHECK(*end == 0, GT_EXIT_USAGE, "SLURM_ARRAY_TASK_ID='%s' is not an integer", t);
+    }
+    if (!o->have_eval) GT_INFO("doe: no 'gridtrain eval' in this executable: eval.json gets the train part only");
+    int rc = m.search.strategy == GT_DOE_HALVING ? gt_doe_run_rung(&m, task, rung_of(a, &m), o)
+                                                 : gt_doe_run_cell(&m, task, o);
+    gt_doe_matrix_free(&m);
+    return rc;
+}
+
+/* A sweep directory named by arg, or the directory of the matrix file arg
+ * (malloc'd). */
+static char *sweep_dir_of(const char *arg) {
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) return GT_STRDUP(arg);
+    gt_doe_matrix m;
+    load_matrix(arg, &m);
+    char *dir = GT_STRDUP(m.dir);
+    gt_doe_matrix_free(&m);
+    return dir;
+}
+
+/* doe report SWEEP|MATRIX: the report files, optionally against a halving sweep. */
+static int verb_report(const gt_args *a, const char *arg) {
+    char *dir = sweep_dir_of(arg);
+    char err[1024];
+    gt_doe_sweep s;
+    GT_CHECK(gt_doe_sweep_load(dir, &s, err, sizeof err) == 0, GT_EXIT_DATA, "doe report: %s", err);
+    const char *metric = gt_args_str(a, "doe.metric"), *rows = gt_args_str(a, "doe.rows"),
+               *cols = gt_args_str(a, "doe.cols");
+    gt_doe_summary sum;
+    GT_CHECK(gt_doe_summarize(&s, *metric ? metric : NULL, *rows ? rows : NULL, *cols ? cols : NULL, &sum, err,
+                              sizeof err) == 0,
+             GT_EXIT_USAGE, "doe report: %s", err);
+    gt_doe_sweep hs;
+    int have_h = 0;
+    const char *hv = gt_args_str(a, "doe.halving");
+    if (*hv) { /* a halving sweep of the same matrix to compare with */
+        char *hdir = sweep_dir_of(hv);
+        GT_CHECK(gt_doe_sweep_load(hdir, &hs, err, sizeof err) == 0, GT_EXIT_DATA, "doe report --halving: %s", err);
+        free(hdir);
+        GT_CHECK(hs.ladder, GT_EXIT_USAGE, "doe report --halving %s: not a halving sweep (no ladder.json)", hv);
+        sum.halving = &hs;
+        have_h = 1;
+    }
+    char out[PATH_MAX];
+    const char *o = gt_args_str(a, "doe.out");
+    if (*o) snprintf(out, sizeof out, "%s", o);
+    else snprintf(out, sizeof out, "%s/report", dir);
+    int rc = gt_doe_report_write(&s, &sum, out, gt_args_bool(a, "doe.plots"));
+    if (rc == 0) {
+        printf("%s/report.md\n%s/report.html\n", out, out);
+        GT_INFO("doe report: %lld cells (%lld done, %lld failed, %lld missing, %lld requeued) -> %s/report.md, "
+                "report.html, *.csv",
+                (long long)s.n_cells, (long long)sum.n_status[GT_DOE_DONE], (long long)sum.n_status[GT_DOE_FAILED],
+                (long long)sum.n_status[GT_DOE_MISSING], (long long)sum.n_requeued, out);
+    }
+    gt_doe_summary_free(&sum, &s);
+    gt_doe_sweep_free(&s);
+    if (have_h) gt_doe_sweep_free(&hs);
+    free(dir);
+    return rc ? GT_EXIT_RESOURCE : 0;
+}
+
 static int run(const gt_args *a, MPI_Comm comm) {
     int size = 1;
     MPI_Comm_size(comm, &size);
@@ -95,32 +197,8 @@ static int run(const gt_args *a, MPI_Comm comm) {
     if (!ro.launch[0] && getenv("GT_DOE_LAUNCH")) ro.launch = getenv("GT_DOE_LAUNCH");
     /* evaluate cells when this executable has 'eval' (GT_DOE_EVAL=0/1 overrides) */
     const char *ge = getenv("GT_DOE_EVAL");
-    ro.have_eval = ge && *ge ? atoi(ge) != 0 : gt_commands_find("eval") != NULL;
-    if (!strcmp(verb, "expand")) {
-        gt_doe_matrix m;
-        load_matrix(arg, &m);
-        if (m.search.strategy == GT_DOE_HALVING && gt_args_is_set(a, "doe.rung")) {
-            const int r = rung_of(a, &m);
-            int64_t *cells = NULL, n = gt_doe_rung_cells(&m, r, &cells);
-            GT_CHECK(n >= 0, GT_EXIT_USAGE, "doe expand %s --rung %d: not reached yet ('doe next --rung %d' writes it)",
-                     arg, r, r - 1);
-            printf("# rung %d of '%s': %lld cells to %g %s\n", r, m.name, (long long)n, m.search.budget[r],
-                   m.search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps");
-            printf("array: --array=");
-            for (int64_t i = 0; i < n; i++) printf("%s%lld", i ? "," : "", (long long)cells[i]);
-            printf(" (%lld tasks)\n", (long long)n);
-            free(cells);
-        } else {
-            gt_doe_print_cells(&m, stdout);
-            if (m.search.strategy == GT_DOE_HALVING) {
-                printf("halving: eta %d, %d rungs:", m.search.eta, m.search.n_rungs);
-                for (int r = 0; r < m.search.n_rungs; r++) printf(" %g", m.search.budget[r]);
-                printf(" %s\n", m.search.unit == GT_DOE_UNIT_DATA ? "of the data" : "steps");
-            }
-        }
-        gt_doe_matrix_free(&m);
-        return 0;
-    }
+    ro.have_eval = ge && *ge ? atoi(ge) != 0 : a->keys && a->keys->find("eval") != NULL;
+    if (!strcmp(verb, "expand")) return verb_expand(a, arg);
     if (!strcmp(verb, "next")) {
         gt_doe_matrix m;
         load_matrix(arg, &m);
@@ -130,25 +208,7 @@ static int run(const gt_args *a, MPI_Comm comm) {
         gt_doe_matrix_free(&m);
         return rc < 0 ? GT_EXIT_DATA : 0;
     }
-    if (!strcmp(verb, "run")) {
-        gt_doe_matrix m;
-        load_matrix(arg, &m);
-        int64_t task;
-        if (gt_args_is_set(a, "doe.task")) {
-            task = gt_args_int(a, "doe.task");
-        } else {
-            const char *t = getenv("SLURM_ARRAY_TASK_ID");
-            GT_CHECK(t && *t, GT_EXIT_USAGE, "doe run %s: give --task N (or run it as a Slurm array task)", arg);
-            char *end;
-            task = strtoll(t, &end, 10);
-            GT_CHECK(*end == 0, GT_EXIT_USAGE, "SLURM_ARRAY_TASK_ID='%s' is not an integer", t);
-        }
-        if (!ro.have_eval) GT_INFO("doe: no 'gridtrain eval' in this executable: eval.json gets the train part only");
-        int rc = m.search.strategy == GT_DOE_HALVING ? gt_doe_run_rung(&m, task, rung_of(a, &m), &ro)
-                                                     : gt_doe_run_cell(&m, task, &ro);
-        gt_doe_matrix_free(&m);
-        return rc;
-    }
+    if (!strcmp(verb, "run")) return verb_run(a, arg, &ro);
     if (!strcmp(verb, "run-all")) {
         gt_doe_matrix m;
         load_matrix(arg, &m);
@@ -158,63 +218,7 @@ static int run(const gt_args *a, MPI_Comm comm) {
         gt_doe_matrix_free(&m);
         return rc;
     }
-    if (!strcmp(verb, "report")) {
-        struct stat st;
-        char *dir = NULL;
-        if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-            dir = GT_STRDUP(arg);
-        } else {
-            gt_doe_matrix m;
-            load_matrix(arg, &m);
-            dir = GT_STRDUP(m.dir);
-            gt_doe_matrix_free(&m);
-        }
-        char err[1024];
-        gt_doe_sweep s;
-        GT_CHECK(gt_doe_sweep_load(dir, &s, err, sizeof err) == 0, GT_EXIT_DATA, "doe report: %s", err);
-        const char *metric = gt_args_str(a, "doe.metric"), *rows = gt_args_str(a, "doe.rows"),
-                   *cols = gt_args_str(a, "doe.cols");
-        gt_doe_summary sum;
-        GT_CHECK(gt_doe_summarize(&s, *metric ? metric : NULL, *rows ? rows : NULL, *cols ? cols : NULL, &sum, err,
-                                  sizeof err) == 0,
-                 GT_EXIT_USAGE, "doe report: %s", err);
-        gt_doe_sweep hs;
-        int have_h = 0;
-        const char *hv = gt_args_str(a, "doe.halving");
-        if (*hv) { /* a halving sweep of the same matrix to compare with */
-            char *hdir = NULL;
-            if (stat(hv, &st) == 0 && S_ISDIR(st.st_mode)) {
-                hdir = GT_STRDUP(hv);
-            } else {
-                gt_doe_matrix m;
-                load_matrix(hv, &m);
-                hdir = GT_STRDUP(m.dir);
-                gt_doe_matrix_free(&m);
-            }
-            GT_CHECK(gt_doe_sweep_load(hdir, &hs, err, sizeof err) == 0, GT_EXIT_DATA, "doe report --halving: %s", err);
-            free(hdir);
-            GT_CHECK(hs.ladder, GT_EXIT_USAGE, "doe report --halving %s: not a halving sweep (no ladder.json)", hv);
-            sum.halving = &hs;
-            have_h = 1;
-        }
-        char out[PATH_MAX];
-        const char *o = gt_args_str(a, "doe.out");
-        if (*o) snprintf(out, sizeof out, "%s", o);
-        else snprintf(out, sizeof out, "%s/report", dir);
-        int rc = gt_doe_report_write(&s, &sum, out, gt_args_bool(a, "doe.plots"));
-        if (rc == 0) {
-            printf("%s/report.md\n%s/report.html\n", out, out);
-            GT_INFO("doe report: %lld cells (%lld done, %lld failed, %lld missing, %lld requeued) -> %s/report.md, "
-                    "report.html, *.csv",
-                    (long long)s.n_cells, (long long)sum.n_status[GT_DOE_DONE], (long long)sum.n_status[GT_DOE_FAILED],
-                    (long long)sum.n_status[GT_DOE_MISSING], (long long)sum.n_requeued, out);
-        }
-        gt_doe_summary_free(&sum, &s);
-        gt_doe_sweep_free(&s);
-        if (have_h) gt_doe_sweep_free(&hs);
-        free(dir);
-        return rc ? GT_EXIT_RESOURCE : 0;
-    }
+    if (!strcmp(verb, "report")) return verb_report(a, arg);
     GT_FAIL(GT_EXIT_USAGE, "doe: unknown action '%s' (expand, run, run-all, next, report)", verb);
 }
 

@@ -56,7 +56,7 @@ void gt_eval_cli_load(const char *path, const gt_eval_data *D, int64_t batch, in
     fclose(f);
     free(text);
     char *argv[2] = {"--config", tpath};
-    gt_args_parse(&L->args, &gt_cmd_train, 2, argv);
+    gt_args_parse(&L->args, &gt_cmd_train, NULL, 2, argv); /* a stored config.ini: train's keys only */
     unlink(tpath);
     gt_train_config_from_args(&L->args, &L->tc);
     gt_train_config_stored_compat(&L->args, &L->tc);

@@ -70,6 +70,110 @@ static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int 
     return worst;
 }
 
+/* The target a rank plans for: a GPU tier or plan.gpu_mem (its rate from the
+ * kind's efficiency: estimated, plan.calibration or plan.gpu_efficiency), or
+ * this CPU node (its memory shared by the ranks, the sgemm rate rank 0
+ * measures). Collective on the CPU path. The GPU a calibration was measured
+ * on in calib_gpu[calib_bytes]. */
+static void plan_target(const gt_args *a0, gt_plan_request *rq, gt_plan_target *tg, char *calib_gpu, size_t calib_bytes,
+                        double data, int ranks, int rank, MPI_Comm comm) {
+    memset(tg, 0, sizeof *tg);
+    const char *tier = gt_args_str(a0, "plan.tier");
+    double gmem = (double)gt_args_size(a0, "plan.gpu_mem"), tflops = gt_args_float(a0, "plan.gpu_tflops");
+    GT_CHECK(tflops >= 0 && isfinite(tflops), GT_EXIT_USAGE, "plan.gpu_tflops must be a finite number >= 0 (got %g)",
+             tflops);
+    {
+        const char *calib = gt_args_str(a0, "plan.calibration");
+        char why[256];
+        FILE *cf = calib[0] ? gt_fopen_regular(calib, why, sizeof why) : NULL;
+        GT_CHECK(!calib[0] || cf, GT_EXIT_USAGE, "plan.calibration '%s': %s", calib, why);
+        if (cf) fclose(cf);
+    }
+    if (tier[0]) GT_CHECK(gt_plan_tier(tier, rq->model.kind, tg) == 0, GT_EXIT_USAGE, "plan.tier: unknown tier '%s'", tier);
+    if (gmem > 0) {
+        double b = gmem;
+        if (!tier[0]) {
+            tg->gpu = 1;
+            tg->context_bytes = GT_PLAN_GPU_CONTEXT_BYTES;
+            snprintf(tg->name, sizeof tg->name, "one GPU per rank");
+        }
+        tg->mem_bytes = b;
+    }
+    if (tg->gpu) { /* the step time: nominal rate x the share gridtrain's kernels sustain */
+        const char *calib = gt_args_str(a0, "plan.calibration");
+        const double eff = gt_args_float(a0, "plan.gpu_efficiency");
+        GT_CHECK(eff >= 0 && eff <= 1, GT_EXIT_USAGE, "plan.gpu_efficiency must be in [0, 1] (got %g)", eff);
+        if (tflops > 0) tg->nominal_flops = tflops * 1e12;
+        tg->efficiency = gt_plan_gpu_efficiency_estimate(rq->model.kind);
+        tg->efficiency_from = "an estimate from the kernels' structure, not measured";
+        if (calib[0]) {
+            tg->efficiency = gt_plan_calibration_read(calib, rq->model.kind, calib_gpu, calib_bytes);
+            tg->efficiency_from = "measured";
+        }
+        if (eff > 0) {
+            tg->efficiency = eff;
+            tg->efficiency_from = "plan.gpu_efficiency";
+        }
+        tg->flops = tg->nominal_flops * tg->efficiency;
+    }
+    if (!tg->gpu) {
+        /* CPU: this process as the baseline, the node's memory shared by the ranks, the rate
+         * this node's OpenBLAS sustains x the fraction the engine reaches (docs/benchmarks.md) */
+        int local_rank = 0, local_size = 1;
+        gt_dist_node_rank(comm, &local_rank, &local_size);
+        rq->data_bytes = data;
+        rq->base_bytes = (double)gt_current_rss_bytes();
+        double cm = (double)gt_args_size(a0, "plan.cpu_mem");
+        if (cm <= 0) {
+            int64_t avail = gt_mem_available_bytes();
+            /* plan.ranks given: assume they share this node (mpirun -n P on one box); else this job's */
+            int per_node = gt_args_int(a0, "plan.ranks") > 0 ? ranks : local_size;
+            tg->mem_bytes = avail > 0 ? (double)avail / (per_node > 0 ? per_node : 1) : 0;
+            snprintf(tg->name, sizeof tg->name, "CPU rank (this node's available memory / %d rank%s)", per_node,
+                     per_node == 1 ? "" : "s");
+        } else {
+            tg->mem_bytes = cm;
+            snprintf(tg->name, sizeof tg->name, "CPU rank (plan.cpu_mem)");
+        }
+        /* rank 0 measures, every rank plans with its rate */
+        const double gflops = gt_dist_bcast_d(rank == 0 ? gt_nn_bench_sgemm_gflops(1024, 2) : 0, comm);
+        tg->flops = gflops * 1e9 * 0.78;
+    }
+}
+
+/* The scale model: the tier's links, or CPU nodes of this job's (or
+ * plan.ranks_per_node) ranks; on one CPU node of several ranks the
+ * all-reduce of the model's gradients measured as the trainer runs it.
+ * Collective. */
+static void plan_net(const gt_args *a0, const gt_plan_target *tg, const gt_plan *p, int size, MPI_Comm comm,
+                     gt_plan_net *net) {
+    const char *tier = gt_args_str(a0, "plan.tier");
+    int local_rank = 0, local_size = 1;
+    gt_dist_node_rank(comm, &local_rank, &local_size);
+    const int rpn_opt = (int)gt_args_int(a0, "plan.ranks_per_node");
+    GT_CHECK(rpn_opt >= 0, GT_EXIT_USAGE, "plan.ranks_per_node must be >= 0");
+    gt_plan_net_defaults(tier[0] ? tier : NULL, rpn_opt > 0 ? rpn_opt : local_size, net);
+    if (rpn_opt > 0) net->ranks_per_node = rpn_opt;
+    const double inter = gt_args_float(a0, "plan.net_gbs"), fs = gt_args_float(a0, "plan.fs_gbs");
+    if (inter > 0) net->inter_bw = inter * 1e9;
+    if (fs > 0) net->read_bw = fs * 1e9;
+    if (!tg->gpu && size > 1 && local_size == size) {
+        /* calibration: this node's all-reduce of the model's gradients, as the trainer runs it */
+        size_t n = (size_t)p->n_params;
+        float *g = GT_CALLOC(n ? n : 1, sizeof(float));
+        gt_dist_allreduce_sum(g, n, GT_TRAIN_BUCKET_BYTES, comm); /* warm-up */
+        double t0 = gt_now();
+        for (int i = 0; i < 5; i++) gt_dist_allreduce_sum(g, n, GT_TRAIN_BUCKET_BYTES, comm);
+        double dt = gt_dist_max_d((gt_now() - t0) / 5, comm);
+        free(g);
+        double pure = dt - 2.0 * (size - 1) * net->intra_lat;
+        if (pure > 0) {
+            net->intra_bw = 2.0 * (size - 1) / size * (double)n * sizeof(float) / pure;
+            net->measured_intra = 1;
+        }
+    }
+}
+
 static int run_plan(const gt_args *a0, MPI_Comm comm) {
     gt_args a;
     int resume = 0;
@@ -99,97 +203,12 @@ static int run_plan(const gt_args *a0, MPI_Comm comm) {
     _Static_assert(GT_TRAIN_BUCKET_BYTES == (size_t)GT_PLAN_BUCKET_BYTES, "train.bucket default agrees with plan's");
 
     gt_plan_target tg;
-    memset(&tg, 0, sizeof tg);
-    const char *tier = gt_args_str(a0, "plan.tier");
-    double gmem = (double)gt_args_size(a0, "plan.gpu_mem"), tflops = gt_args_float(a0, "plan.gpu_tflops");
-    GT_CHECK(tflops >= 0 && isfinite(tflops), GT_EXIT_USAGE, "plan.gpu_tflops must be a finite number >= 0 (got %g)",
-             tflops);
-    {
-        const char *calib = gt_args_str(a0, "plan.calibration");
-        char why[256];
-        FILE *cf = calib[0] ? gt_fopen_regular(calib, why, sizeof why) : NULL;
-        GT_CHECK(!calib[0] || cf, GT_EXIT_USAGE, "plan.calibration '%s': %s", calib, why);
-        if (cf) fclose(cf);
-    }
-    if (tier[0]) GT_CHECK(gt_plan_tier(tier, rq.model.kind, &tg) == 0, GT_EXIT_USAGE, "plan.tier: unknown tier '%s'", tier);
-    if (gmem > 0) {
-        double b = gmem;
-        if (!tier[0]) {
-            tg.gpu = 1;
-            tg.context_bytes = GT_PLAN_GPU_CONTEXT_BYTES;
-            snprintf(tg.name, sizeof tg.name, "one GPU per rank");
-        }
-        tg.mem_bytes = b;
-    }
     char calib_gpu[128] = "";
-    if (tg.gpu) { /* the step time: nominal rate x the share gridtrain's kernels sustain */
-        const char *calib = gt_args_str(a0, "plan.calibration");
-        const double eff = gt_args_float(a0, "plan.gpu_efficiency");
-        GT_CHECK(eff >= 0 && eff <= 1, GT_EXIT_USAGE, "plan.gpu_efficiency must be in [0, 1] (got %g)", eff);
-        if (tflops > 0) tg.nominal_flops = tflops * 1e12;
-        tg.efficiency = gt_plan_gpu_efficiency_estimate(rq.model.kind);
-        tg.efficiency_from = "an estimate from the kernels' structure, not measured";
-        if (calib[0]) {
-            tg.efficiency = gt_plan_calibration_read(calib, rq.model.kind, calib_gpu, sizeof calib_gpu);
-            tg.efficiency_from = "measured";
-        }
-        if (eff > 0) {
-            tg.efficiency = eff;
-            tg.efficiency_from = "plan.gpu_efficiency";
-        }
-        tg.flops = tg.nominal_flops * tg.efficiency;
-    }
-    if (!tg.gpu) {
-        /* CPU: this process as the baseline, the node's memory shared by the ranks, the rate
-         * this node's OpenBLAS sustains x the fraction the engine reaches (docs/benchmarks.md) */
-        int local_rank = 0, local_size = 1;
-        gt_dist_node_rank(comm, &local_rank, &local_size);
-        rq.data_bytes = data;
-        rq.base_bytes = (double)gt_current_rss_bytes();
-        double cm = (double)gt_args_size(a0, "plan.cpu_mem");
-        if (cm <= 0) {
-            int64_t avail = gt_mem_available_bytes();
-            /* plan.ranks given: assume they share this node (mpirun -n P on one box); else this job's */
-            int per_node = gt_args_int(a0, "plan.ranks") > 0 ? ranks : local_size;
-            tg.mem_bytes = avail > 0 ? (double)avail / (per_node > 0 ? per_node : 1) : 0;
-            snprintf(tg.name, sizeof tg.name, "CPU rank (this node's available memory / %d rank%s)", per_node,
-                     per_node == 1 ? "" : "s");
-        } else {
-            tg.mem_bytes = cm;
-            snprintf(tg.name, sizeof tg.name, "CPU rank (plan.cpu_mem)");
-        }
-        /* rank 0 measures, every rank plans with its rate */
-        const double gflops = gt_dist_bcast_d(rank == 0 ? gt_nn_bench_sgemm_gflops(1024, 2) : 0, comm);
-        tg.flops = gflops * 1e9 * 0.78;
-    }
+    plan_target(a0, &rq, &tg, calib_gpu, sizeof calib_gpu, data, ranks, rank, comm);
     gt_plan p;
     gt_plan_compute(&rq, &tg, &p);
-    /* the scale model: the tier's links, or CPU nodes of this job's (or plan.ranks_per_node) ranks */
-    int local_rank = 0, local_size = 1;
-    gt_dist_node_rank(comm, &local_rank, &local_size);
     gt_plan_net net;
-    const int rpn_opt = (int)gt_args_int(a0, "plan.ranks_per_node");
-    GT_CHECK(rpn_opt >= 0, GT_EXIT_USAGE, "plan.ranks_per_node must be >= 0");
-    gt_plan_net_defaults(tier[0] ? tier : NULL, rpn_opt > 0 ? rpn_opt : local_size, &net);
-    if (rpn_opt > 0) net.ranks_per_node = rpn_opt;
-    const double inter = gt_args_float(a0, "plan.net_gbs"), fs = gt_args_float(a0, "plan.fs_gbs");
-    if (inter > 0) net.inter_bw = inter * 1e9;
-    if (fs > 0) net.read_bw = fs * 1e9;
-    if (!tg.gpu && size > 1 && local_size == size) {
-        /* calibration: this node's all-reduce of the model's gradients, as the trainer runs it */
-        size_t n = (size_t)p.n_params;
-        float *g = GT_CALLOC(n ? n : 1, sizeof(float));
-        gt_dist_allreduce_sum(g, n, GT_TRAIN_BUCKET_BYTES, comm); /* warm-up */
-        double t0 = gt_now();
-        for (int i = 0; i < 5; i++) gt_dist_allreduce_sum(g, n, GT_TRAIN_BUCKET_BYTES, comm);
-        double dt = gt_dist_max_d((gt_now() - t0) / 5, comm);
-        free(g);
-        double pure = dt - 2.0 * (size - 1) * net.intra_lat;
-        if (pure > 0) {
-            net.intra_bw = 2.0 * (size - 1) / size * (double)n * sizeof(float) / pure;
-            net.measured_intra = 1;
-        }
-    }
+    plan_net(a0, &tg, &p, size, comm, &net);
     const double data_scale = gt_args_float(a0, "plan.data_scale");
     GT_CHECK(data_scale > 0 && isfinite(data_scale), GT_EXIT_USAGE, "plan.data_scale must be a finite number > 0");
     if (rank == 0) {

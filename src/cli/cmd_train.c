@@ -443,7 +443,7 @@ static void merge_args(gt_args *out, const gt_args *a0, const char *base, const 
         GT_CHECK(asprintf(&kv, "run.dir=%s", run_dir) >= 0, GT_EXIT_RESOURCE, "out of memory");
         argv[n++] = kv;
     }
-    gt_args_parse(out, &gt_cmd_train, n, argv);
+    gt_args_parse(out, &gt_cmd_train, a0->keys, n, argv);
     /* gt_args keeps copies of values but points pos[] into argv: none here */
     for (int i = 0; i < n; i++) free(argv[i]);
     free(argv);
@@ -488,7 +488,7 @@ static int same_value(const char *x, const char *y) {
 static void check_resume_overrides(const gt_args *a0, const char *stored_ini, const char *rdir) {
     char *argv[2] = {"--config", (char *)stored_ini};
     gt_args st;
-    gt_args_parse(&st, &gt_cmd_train, 2, argv);
+    gt_args_parse(&st, &gt_cmd_train, NULL, 2, argv); /* the run's stored config.ini: train's keys only */
     for (int i = 0; i < a0->n_values; i++) {
         const gt_opt *o = a0->spec[i];
         if (!strcmp(a0->origin[i], "default") || !frozen_on_resume(o->key) ||
@@ -567,7 +567,7 @@ int gt_bench_train(const gt_args *a0, MPI_Comm comm) {
     const char *argv[2 + GT_MAX_POS] = {"--config", a0->pos[1]};
     for (int i = 0; i < a0->n_extra; i++) argv[2 + i] = a0->extra[i];
     gt_args a;
-    gt_args_parse(&a, &gt_cmd_train, 2 + a0->n_extra, (char **)argv);
+    gt_args_parse(&a, &gt_cmd_train, a0->keys, 2 + a0->n_extra, (char **)argv);
     gt_train_config c;
     gt_train_config_from_args(&a, &c);
     int reps = 1;

@@ -24,6 +24,8 @@ const gt_cmd *gt_commands_find(const char *name) {
     return NULL;
 }
 
+const gt_cmd_keys gt_commands_keys = {gt_commands_know_key, gt_commands_find};
+
 int gt_commands_know_key(const char *key) {
     if (!strncmp(key, "log.", 4)) return 1;
     for (int i = 0; i < N_CMDS; i++)

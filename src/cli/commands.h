@@ -14,6 +14,7 @@ const gt_cmd *gt_commands_get(int i);
 const gt_cmd *gt_commands_find(const char *name);
 /* 1 when some command's table has this "section.key" (shared config files). */
 int gt_commands_know_key(const char *key);
-void gt_cmd_markdown(const gt_cmd *cmd, FILE *out);
+/* Both, for gt_args_parse of a command's own arguments and config files. */
+extern const gt_cmd_keys gt_commands_keys;
 
 #endif

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/commands.h"
 #include "core/check.h"
 #include "core/fsutil.h"
 #include "core/log.h"
@@ -271,7 +270,7 @@ static int key_handler(void *user, const char *section, const char *name, const 
     int idx = find_key(c->a, key);
     if (idx < 0) {
         /* a key another command uses is fine in a shared config file */
-        if (gt_commands_know_key(key)) return 1;
+        if (c->a->keys && c->a->keys->known(key)) return 1;
         char hint[300];
         GT_FAIL(GT_EXIT_USAGE, "%s: unknown key '%s'%s (see 'gridtrain %s --help')", origin, key,
                 did_you_mean(c->a, key, 0, hint, sizeof hint), c->a->cmd->name);
@@ -307,16 +306,17 @@ static int looks_like_override(const char *s) {
 }
 
 /* A key of the command that cmd passes its overrides to (cmd->passes_keys_of). */
-static int passed_through(const gt_cmd *cmd, const char *key) {
-    const gt_cmd *to = cmd->passes_keys_of ? gt_commands_find(cmd->passes_keys_of) : NULL;
+static int passed_through(const gt_args *a, const char *key) {
+    const gt_cmd *to = a->cmd->passes_keys_of && a->keys ? a->keys->find(a->cmd->passes_keys_of) : NULL;
     for (const gt_opt *o = to ? to->opts : NULL; o && o->key; o++)
         if (!strcmp(o->key, key)) return 1;
     return 0;
 }
 
-void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv) {
+void gt_args_parse(gt_args *a, const gt_cmd *cmd, const gt_cmd_keys *keys, int argc, char **argv) {
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
+    a->keys = keys;
     int nc = n_table(g_common), nt = n_table(cmd->opts);
     a->n_values = nc + nt;
     a->spec = GT_CALLOC((size_t)a->n_values, sizeof *a->spec);
@@ -387,7 +387,7 @@ void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv) {
             memcpy(key, s, len);
             key[len] = 0;
             int idx = find_key(a, key);
-            if (idx < 0 && passed_through(cmd, key)) {
+            if (idx < 0 && passed_through(a, key)) {
                 if (a->n_extra >= GT_MAX_POS) GT_FAIL(GT_EXIT_USAGE, "too many key=value overrides");
                 a->extra[a->n_extra++] = s;
                 continue;

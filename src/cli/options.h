@@ -53,9 +53,18 @@ typedef struct gt_cmd {
     const char *passes_keys_of;
 } gt_cmd;
 
+/* What the parser needs to know of the other commands, handed in by the
+ * caller (the registry, cli/commands.c: gt_commands_keys), so that the parser
+ * names no command. */
+typedef struct gt_cmd_keys {
+    int (*known)(const char *key);           /* some command's table has this "section.key" (shared config files) */
+    const gt_cmd *(*find)(const char *name); /* a command by name (passes_keys_of), NULL if absent */
+} gt_cmd_keys;
+
 #define GT_MAX_POS 16
 typedef struct gt_args {
     const gt_cmd *cmd;
+    const gt_cmd_keys *keys; /* as given to gt_args_parse (NULL: no other command known) */
     int n_pos;
     const char *pos[GT_MAX_POS];
     int n_values;
@@ -81,8 +90,10 @@ int gt_parse_size(const char *s, int64_t *out);
 int gt_args_is_set(const gt_args *a, const char *key);   /* not left at its default */
 
 /* Parse argv (after the subcommand name). Collective only in that every rank
- * parses the same argv; errors are user errors (exit 2). */
-void gt_args_parse(gt_args *a, const gt_cmd *cmd, int argc, char **argv);
+ * parses the same argv; errors are user errors (exit 2). keys: the other
+ * commands (a key of theirs in a config file is fine; passes_keys_of); NULL
+ * for a configuration that holds cmd's keys only (a run's stored config.ini). */
+void gt_args_parse(gt_args *a, const gt_cmd *cmd, const gt_cmd_keys *keys, int argc, char **argv);
 /* NULL when v is a valid value of o (its type and choices), else a short reason. */
 const char *gt_opt_invalid(const gt_opt *o, const char *v);
 void gt_args_free(gt_args *a);
@@ -90,5 +101,7 @@ void gt_args_free(gt_args *a);
 void gt_args_print(const gt_args *a, FILE *out);
 /* --help text of one command. */
 void gt_cmd_help(const gt_cmd *cmd, FILE *out);
+/* Its reference section (docs/cli.md). */
+void gt_cmd_markdown(const gt_cmd *cmd, FILE *out);
 
 #endif

@@ -147,7 +147,9 @@ int gt_tmp_name(const char *path, char *tmp, size_t tmp_bytes) {
     return unlink(tmp);
 }
 
-int gt_tmp_open(const char *path, char *tmp, size_t tmp_bytes) {
+int gt_tmp_open(const char *path, char *tmp, size_t tmp_bytes) { return gt_tmp_openat(AT_FDCWD, path, tmp, tmp_bytes); }
+
+int gt_tmp_openat(int dirfd, const char *path, char *tmp, size_t tmp_bytes) {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     static uint64_t counter = 0;
     struct timespec ts;
@@ -167,12 +169,22 @@ int gt_tmp_open(const char *path, char *tmp, size_t tmp_bytes) {
             errno = ENAMETOOLONG;
             return -1;
         }
-        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+        int fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
         if (fd >= 0) return fd;
         if (errno != EEXIST) return -1;
     }
     errno = EEXIST;
     return -1;
+}
+
+int gt_fd_is_at(int fd, int dirfd, const char *name) {
+    struct stat a, b;
+    if (fstat(fd, &a) != 0 || fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) != 0) return 0;
+    if (a.st_dev != b.st_dev || a.st_ino != b.st_ino || !S_ISREG(b.st_mode) || b.st_nlink != 1) {
+        errno = ESTALE;
+        return 0;
+    }
+    return 1;
 }
 
 int gt_write_file_atomic(const char *path, const char *text) {
@@ -213,6 +225,88 @@ int gt_out_dir_check(const char *path) {
 int gt_mkdir_out(const char *path) {
     if (gt_out_dir_check(path) != 0 || gt_mkdir_p(path) != 0) return -1;
     return gt_out_dir_check(path); /* created by someone else meanwhile */
+}
+
+int gt_out_dir_open(const char *root, const char *rel, char *bad, size_t bad_bytes) {
+    if (bad && bad_bytes) snprintf(bad, bad_bytes, "%s", root);
+    if (gt_mkdir_out(root) != 0) return -1;
+    char buf[PATH_MAX];
+    size_t n = strlen(root);
+    if (n >= sizeof buf || (rel && strlen(rel) >= sizeof buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(buf, root, n + 1);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = 0; /* "link/" would be followed */
+    int fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1; /* swapped for a link since the check: ELOOP or ENOTDIR */
+    if (!rel) return fd;
+    memcpy(buf, rel, strlen(rel) + 1);
+    size_t done = strlen(root); /* bad[]: root and the components met so far */
+    for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        if (bad && bad_bytes && done < bad_bytes) done += (size_t)snprintf(bad + done, bad_bytes - done, "/%s", c);
+        if (!strcmp(c, ".") || !strcmp(c, "..")) {
+            close(fd);
+            errno = EINVAL;
+            return -1;
+        }
+        if (mkdirat(fd, c, 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        /* O_NOFOLLOW: a link there (planted at any time) fails with ELOOP */
+        int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) { /* with O_DIRECTORY Linux says ENOTDIR for a link */
+            int e = errno;
+            struct stat st;
+            if (fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) e = ELOOP;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        close(fd);
+        fd = next;
+    }
+    return fd;
+}
+
+int gt_mkdir_out_below(const char *root, const char *rel, char *bad, size_t bad_bytes) {
+    int fd = gt_out_dir_open(root, rel, bad, bad_bytes);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+long long gt_getline_max(char **line, size_t *cap, FILE *f, size_t max_bytes) {
+    if (!*line || *cap < 2) {
+        *cap = *cap < 256 ? 256 : *cap;
+        *line = GT_REALLOC(*line, *cap);
+    }
+    size_t len = 0;
+    for (;;) {
+        if (*cap - len < 2) *line = GT_REALLOC(*line, *cap *= 2);
+        size_t room = *cap - len;
+        if (room > max_bytes + 2 - len) room = max_bytes + 2 - len; /* reads one byte past the limit at most */
+        if (!fgets(*line + len, (int)(room > INT_MAX ? INT_MAX : room), f)) break;
+        len += strlen(*line + len);
+        if (len > max_bytes) {
+            errno = EFBIG;
+            return -2;
+        }
+        if ((*line)[len - 1] == '\n') break;
+    }
+    (*line)[len] = 0;
+    return len ? (long long)len : -1;
+}
+
+long long gt_jsonl_getline(char **line, size_t *cap, FILE *f, const char *path, long long *lineno) {
+    long long n = gt_getline_max(line, cap, f, GT_JSONL_LINE_MAX);
+    if (n != -1) ++*lineno;
+    GT_CHECK(n != -2, GT_EXIT_DATA, "%s:%lld: a line longer than %zu bytes (not a file gridtrain wrote)", path,
+             *lineno, GT_JSONL_LINE_MAX);
+    return n;
 }
 
 /* gt_fopen_atomic's stream: stdio writes into the temporary's descriptor */

@@ -52,6 +52,14 @@ FILE *gt_fopen_regular(const char *path, char *why, size_t why_bytes);
 int gt_tmp_create(const char *path, char *tmp, size_t tmp_bytes);
 /* The same, open for reading and writing: the descriptor, or -1 with errno. */
 int gt_tmp_open(const char *path, char *tmp, size_t tmp_bytes);
+/* The same in the directory open at dirfd (AT_FDCWD: the working
+ * directory): name and tmp[] relative to it, so that a directory swapped for
+ * a link after it was opened is never followed. */
+int gt_tmp_openat(int dirfd, const char *name, char *tmp, size_t tmp_bytes);
+/* Whether name in the directory open at dirfd (not followed) is still the
+ * file open at fd: the same device and inode, a regular file of one link. 1,
+ * or 0 with errno set (ESTALE: another file is there now). */
+int gt_fd_is_at(int fd, int dirfd, const char *name);
 /* The same name, chosen but not left behind (created O_EXCL, then removed):
  * for a library that creates the file itself with exclusive semantics
  * (H5Fcreate with H5F_ACC_EXCL), which a file or symbolic link planted at the
@@ -76,6 +84,19 @@ int gt_out_dir_check(const char *path);
 /* gt_mkdir_p, then gt_out_dir_check: 0, or -1 with errno set. */
 int gt_mkdir_out(const char *path);
 
+/* The output directory root/rel, open (O_DIRECTORY, O_CLOEXEC): root as
+ * gt_mkdir_out (the directory the user named: its last component not a link,
+ * links above it the user's choice), then each component of rel ("plots",
+ * "cells/<id>") opened from its parent's descriptor with O_NOFOLLOW and
+ * created (mkdirat, 0755) when missing: no symbolic link below root is ever
+ * followed, also one planted after an earlier check. rel NULL or "": root
+ * itself. The descriptor, or -1 with errno set (ELOOP: a symbolic link,
+ * ENOTDIR) and the path up to the failing component in bad[bad_bytes] when
+ * bad is not NULL ("run/plots"). */
+int gt_out_dir_open(const char *root, const char *rel, char *bad, size_t bad_bytes);
+/* gt_out_dir_open, the descriptor closed: 0, or -1 with errno and bad[] set. */
+int gt_mkdir_out_below(const char *root, const char *rel, char *bad, size_t bad_bytes);
+
 /* A new output: writes go to a fresh temporary (gt_tmp_open) and fclose
  * flushes it, fsyncs it when sync is set and renames it over path (a file or
  * a symbolic link there is replaced, never written through); fclose returns
@@ -96,6 +117,20 @@ FILE *gt_fopen_replace(const char *path);
 int gt_open_append(const char *path);
 /* The same as a stdio stream ("a"); NULL with errno set. */
 FILE *gt_fopen_append(const char *path);
+
+/* The longest line a JSON-lines file gridtrain reads may have
+ * (metrics.jsonl, forensics.jsonl): 1 MiB, far above the rows it writes. */
+#define GT_JSONL_LINE_MAX ((size_t)1 << 20)
+/* One line of f, its '\n' kept, into *line (grown as by getline; the caller
+ * frees it), NUL-terminated: its length; -1 at the end of the file; -2 with
+ * errno EFBIG when the line is longer than max_bytes (never more than
+ * max_bytes + 1 bytes are held; f is left inside that line). */
+long long gt_getline_max(char **line, size_t *cap, FILE *f, size_t max_bytes);
+/* The reader of JSON-lines files (metrics.jsonl): gt_getline_max with
+ * GT_JSONL_LINE_MAX, *lineno counting the lines read; a longer line ends the
+ * program (GT_EXIT_DATA) with one line "error: PATH:LINE: a line longer than
+ * 1048576 bytes". */
+long long gt_jsonl_getline(char **line, size_t *cap, FILE *f, const char *path, long long *lineno);
 
 /* Whether writing `out` would replace or write into input `in`: out is the
  * same file as in (same device and inode: hard links and symbolic links

@@ -30,12 +30,12 @@ static void cell_dir(const gt_doe_matrix *m, const gt_doe_cell *c, char *b, size
 static void record_path(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, char *b, size_t n) {
     snprintf(b, n, "%s/rungs/%d/%s.json", m->dir, rung, c->id);
 }
-static int make_rung_dir(const gt_doe_matrix *m, int rung) {
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/rungs", m->dir);
-    if (gt_mkdir_out(p)) return -1;
-    snprintf(p, sizeof p, "%s/rungs/%d", m->dir, rung);
-    return gt_mkdir_out(p);
+/* rungs/<rung> below the sweep directory, no component a symbolic link; the
+ * path that failed in bad[] */
+static int make_rung_dir(const gt_doe_matrix *m, int rung, char *bad, size_t bad_bytes) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "rungs/%d", rung);
+    return gt_mkdir_out_below(m->dir, rel, bad, bad_bytes);
 }
 
 /* the seed factor (train.seed) or -1 */
@@ -94,7 +94,8 @@ static double val_at(const char *run_dir, double budget, double *steps) {
     *steps = 0;
     char *line = NULL;
     size_t cap = 0;
-    while (f && getline(&line, &cap, f) > 0) {
+    long long ln = 0;
+    while (f && gt_jsonl_getline(&line, &cap, f, p, &ln) > 0) {
         cJSON *j = cJSON_Parse(line);
         if (!j) continue;
         const cJSON *type = cJSON_GetObjectItem(j, "type"), *step = cJSON_GetObjectItem(j, "step");
@@ -173,8 +174,8 @@ static int read_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, r
 
 static void write_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *c, const rung_rec *r) {
     char p[PATH_MAX + 64];
-    if (make_rung_dir(m, rung)) {
-        GT_WARN("doe: cannot create %s/rungs/%d: %s", m->dir, rung, gt_out_strerror(errno));
+    if (make_rung_dir(m, rung, p, sizeof p)) {
+        GT_WARN("doe: cannot create %s: %s", p, gt_out_strerror(errno));
         return;
     }
     record_path(m, rung, c, p, sizeof p);
@@ -357,6 +358,36 @@ static int launch(const gt_doe_matrix *m, const gt_doe_cell *cp, int rung, doubl
     return rc;
 }
 
+/* The rung's record of a cell after its run (exit rc, wall and training
+ * seconds, steps added): its metric at the budget B from metrics.jsonl, cost
+ * and status, written to rungs/<rung>/<id>.json. The exit code, GT_EXIT_DATA
+ * for a finished run without a validation at or before B. */
+static int rung_record(const gt_doe_matrix *m, int rung, const gt_doe_cell *cp, int rc, double wall, double tt,
+                       double added, const char *run_dir, double B, int data, const char *log) {
+    rung_rec r;
+    memset(&r, 0, sizeof r);
+    r.exit_code = rc;
+    r.wall_s = wall;
+    r.train_s = tt;
+    int gpus = 0;
+    r.cpu_hours = cpu_hours(tt, run_ranks(run_dir, &gpus));
+    r.gpu_hours = tt * gpus / 3600.0;
+    r.steps_added = added;
+    if (rc == 0) {
+        r.metric = val_at(run_dir, data ? INFINITY : B, &r.steps);
+        snprintf(r.status, sizeof r.status, "%s", isfinite(r.metric) ? "done" : "failed");
+        if (!isfinite(r.metric))
+            GT_WARN("doe: cell %s rung %d: no validation at or before step %g in %s/metrics.jsonl (train.eval_every)",
+                    cp->id, rung, B, run_dir), rc = GT_EXIT_DATA;
+    } else {
+        r.metric = NAN;
+        snprintf(r.status, sizeof r.status, "%s", rc == GT_EXIT_PREEMPTED ? "preempted" : "failed");
+        GT_WARN("doe: cell %s rung %d %s (exit %d; see %s)", cp->id, rung, r.status, rc, log);
+    }
+    write_record(m, rung, cp, &r);
+    return rc;
+}
+
 int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_doe_run_opts *o) {
     GT_CHECK(m->search.strategy == GT_DOE_HALVING, GT_EXIT_USAGE, "doe run --rung: %s has no [search] strategy = halving",
              m->path);
@@ -381,11 +412,11 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
     }
     const double B = m->search.budget[rung];
     char dir[PATH_MAX], run_dir[PATH_MAX + 64], p[2 * PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/cells", m->dir);
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
+    snprintf(p, sizeof p, "cells/%s", c.id); /* neither cells/ nor the cell's directory a symbolic link */
+    GT_CHECK(gt_mkdir_out_below(m->dir, p, dir, sizeof dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir,
+             gt_out_strerror(errno));
     cell_dir(m, &c, dir, sizeof dir);
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
-    GT_CHECK(make_rung_dir(m, rung) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s/rungs/%d: %s", m->dir, rung,
+    GT_CHECK(make_rung_dir(m, rung, p, sizeof p) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", p,
              gt_out_strerror(errno));
     const int data = m->search.unit == GT_DOE_UNIT_DATA;
     if (data) snprintf(run_dir, sizeof run_dir, "%s/rungs/%d/%s", m->dir, rung, c.id);
@@ -438,26 +469,7 @@ int gt_doe_run_rung(const gt_doe_matrix *m, int64_t index, int rung, const gt_do
             gt_doe_cell_state(dir, m, &c, rc == GT_EXIT_PREEMPTED ? "preempted" : "failed", 0, rc, wall);
         }
     }
-    memset(&r, 0, sizeof r);
-    r.exit_code = rc;
-    r.wall_s = wall;
-    r.train_s = tt;
-    int gpus = 0;
-    r.cpu_hours = cpu_hours(tt, run_ranks(run_dir, &gpus));
-    r.gpu_hours = tt * gpus / 3600.0;
-    r.steps_added = added;
-    if (rc == 0) {
-        r.metric = val_at(run_dir, data ? INFINITY : B, &r.steps);
-        snprintf(r.status, sizeof r.status, "%s", isfinite(r.metric) ? "done" : "failed");
-        if (!isfinite(r.metric))
-            GT_WARN("doe: cell %s rung %d: no validation at or before step %g in %s/metrics.jsonl (train.eval_every)",
-                    c.id, rung, B, run_dir), rc = GT_EXIT_DATA;
-    } else {
-        r.metric = NAN;
-        snprintf(r.status, sizeof r.status, "%s", rc == GT_EXIT_PREEMPTED ? "preempted" : "failed");
-        GT_WARN("doe: cell %s rung %d %s (exit %d; see %s)", c.id, rung, r.status, rc, log);
-    }
-    write_record(m, rung, &c, &r);
+    rc = rung_record(m, rung, &c, rc, wall, tt, added, run_dir, B, data, log);
     close(lock);
     return rc;
 }
@@ -582,16 +594,8 @@ static void rank_groups(const gt_doe_matrix *m, int rung, ranking *rk, char *why
 
 /* ladder.json: rung's ranking, the next rung's cells or the choice; marks the stopped cells.
  * Returns 0 (a next rung), 1 (chosen) or -1 (not written) */
-static int ladder_write(const gt_doe_matrix *m, int rung, const int64_t *cells, int64_t n, ranking *rk, FILE *out) {
-    const conf *cf = rk->cf;
-    const int nc = rk->nc, last = rk->last, pf = rk->pf, adv = rk->adv, n_best = rk->n_best;
-    const gt_doe_rank_in *in = rk->in;
-    const int *order = rk->order, *advanced = rk->advanced, *best = rk->best;
-    cJSON *failed = rk->failed;
-    int rc = 0;
-    /* ladder.json: this rung's ranking and the next rung's cells */
-    cJSON *l = ladder_read(m);
-    if (!l) l = cJSON_CreateObject();
+/* ladder.json's settings: strategy, eta, unit, metric, budgets (replaced). */
+static void ladder_settings(const gt_doe_matrix *m, cJSON *l) {
     cJSON_DeleteItemFromObject(l, "strategy");
     cJSON_AddStringToObject(l, "strategy", "halving");
     cJSON_DeleteItemFromObject(l, "eta");
@@ -603,16 +607,15 @@ static int ladder_write(const gt_doe_matrix *m, int rung, const int64_t *cells, 
     cJSON_DeleteItemFromObject(l, "budgets");
     cJSON *bs = cJSON_AddArrayToObject(l, "budgets");
     for (int r = 0; r < m->search.n_rungs; r++) cJSON_AddItemToArray(bs, cJSON_CreateNumber(m->search.budget[r]));
-    cJSON *rs = cJSON_GetObjectItem(l, "rungs");
-    if (!rs) rs = cJSON_AddArrayToObject(l, "rungs");
-    while (cJSON_GetArraySize(rs) < rung + 1) cJSON_AddItemToArray(rs, cJSON_CreateObject());
-    cJSON *R = cJSON_CreateObject();
-    cJSON_AddNumberToObject(R, "rung", rung);
-    cJSON_AddNumberToObject(R, "budget", m->search.budget[rung]);
-    cJSON *cl = cJSON_AddArrayToObject(R, "cells");
-    for (int64_t i = 0; i < n; i++) cJSON_AddItemToArray(cl, cJSON_CreateNumber((double)cells[i]));
-    cJSON *cs = cJSON_AddArrayToObject(R, "configs");
-    cJSON *next = cJSON_CreateArray();
+}
+
+/* This rung's configurations by rank into cs; the advancing ones' cells into
+ * next; the cells of the stopped ones marked "stopped". */
+static void rung_configs(const gt_doe_matrix *m, const ranking *rk, cJSON *cs, cJSON *next) {
+    const conf *cf = rk->cf;
+    const int nc = rk->nc, last = rk->last, pf = rk->pf;
+    const gt_doe_rank_in *in = rk->in;
+    const int *order = rk->order, *advanced = rk->advanced;
     for (int k = 0; k < nc; k++) {
         const int ci = order[k];
         cJSON *x = cJSON_CreateObject();
@@ -640,6 +643,75 @@ static int ladder_write(const gt_doe_matrix *m, int rung, const int64_t *cells, 
             if (gt_doe_exists(d)) gt_doe_cell_state(d, m, &c, "stopped", 0, 0, 0);
         }
     }
+}
+
+/* The last rung: the chosen configuration(s) into l (one per ladder with
+ * [search] per), later rungs dropped. */
+static void ladder_chosen(const gt_doe_matrix *m, const ranking *rk, cJSON *l, cJSON *rs, int rung, FILE *out) {
+    const conf *cf = rk->cf;
+    const gt_doe_rank_in *in = rk->in;
+    const int *best = rk->best;
+    const int pf = rk->pf, n_best = rk->n_best;
+    char lab[512];
+    cJSON *all = pf >= 0 ? cJSON_AddArrayToObject(l, "chosen_per") : NULL;
+    for (int g = 0; g < n_best; g++) {
+        cJSON *ch = cJSON_CreateObject();
+        config_label(m, &cf[best[g]].first, lab, sizeof lab);
+        cJSON_AddStringToObject(ch, "config", lab);
+        cJSON_AddNumberToObject(ch, "first_cell", (double)cf[best[g]].first.index);
+        cJSON_AddNumberToObject(ch, "mean", in[best[g]].mean);
+        if (all) cJSON_AddItemToArray(all, ch);
+        else cJSON_AddItemToObject(l, "chosen", ch);
+        fprintf(out, "chosen: %s\n", lab);
+    }
+    if (all) cJSON_AddItemToObject(l, "chosen", cJSON_Duplicate(cJSON_GetArrayItem(all, 0), 1));
+    while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
+}
+
+/* Not the last rung: the next rung's cells (later rungs dropped when they
+ * changed); takes next. */
+static void ladder_next(const gt_doe_matrix *m, cJSON *rs, int rung, cJSON *next, FILE *out) {
+    cJSON *N = cJSON_GetArrayItem(rs, rung + 1);
+    const cJSON *old = N ? cJSON_GetObjectItem(N, "cells") : NULL;
+    char *a = old ? cJSON_PrintUnformatted(old) : NULL, *b = cJSON_PrintUnformatted(next);
+    const int same = a && !strcmp(a, b);
+    free(a);
+    if (!same) {
+        while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
+        N = cJSON_CreateObject();
+        cJSON_AddNumberToObject(N, "rung", rung + 1);
+        cJSON_AddNumberToObject(N, "budget", m->search.budget[rung + 1]);
+        cJSON_AddItemToObject(N, "cells", next);
+        cJSON_AddItemToArray(rs, N);
+    } else {
+        cJSON_Delete(next);
+    }
+    fprintf(out, "next: rung %d cells %s\n", rung + 1, b);
+    free(b);
+}
+
+static int ladder_write(const gt_doe_matrix *m, int rung, const int64_t *cells, int64_t n, ranking *rk, FILE *out) {
+    const conf *cf = rk->cf;
+    const int nc = rk->nc, last = rk->last, adv = rk->adv, n_best = rk->n_best;
+    const gt_doe_rank_in *in = rk->in;
+    const int *best = rk->best;
+    cJSON *failed = rk->failed;
+    int rc = 0;
+    /* ladder.json: this rung's ranking and the next rung's cells */
+    cJSON *l = ladder_read(m);
+    if (!l) l = cJSON_CreateObject();
+    ladder_settings(m, l);
+    cJSON *rs = cJSON_GetObjectItem(l, "rungs");
+    if (!rs) rs = cJSON_AddArrayToObject(l, "rungs");
+    while (cJSON_GetArraySize(rs) < rung + 1) cJSON_AddItemToArray(rs, cJSON_CreateObject());
+    cJSON *R = cJSON_CreateObject();
+    cJSON_AddNumberToObject(R, "rung", rung);
+    cJSON_AddNumberToObject(R, "budget", m->search.budget[rung]);
+    cJSON *cl = cJSON_AddArrayToObject(R, "cells");
+    for (int64_t i = 0; i < n; i++) cJSON_AddItemToArray(cl, cJSON_CreateNumber((double)cells[i]));
+    cJSON *cs = cJSON_AddArrayToObject(R, "configs");
+    cJSON *next = cJSON_CreateArray();
+    rung_configs(m, rk, cs, next);
     next = sorted_cells(next); /* cell order: a Slurm array list */
     cJSON_AddItemToObject(R, "failed_cells", failed);
     rk->failed = NULL; /* now R's */
@@ -655,40 +727,11 @@ static int ladder_write(const gt_doe_matrix *m, int rung, const int64_t *cells, 
     cJSON_DeleteItemFromObject(l, "chosen");
     cJSON_DeleteItemFromObject(l, "chosen_per");
     if (last) {
-        cJSON *all = pf >= 0 ? cJSON_AddArrayToObject(l, "chosen_per") : NULL;
-        for (int g = 0; g < n_best; g++) {
-            cJSON *ch = cJSON_CreateObject();
-            config_label(m, &cf[best[g]].first, lab, sizeof lab);
-            cJSON_AddStringToObject(ch, "config", lab);
-            cJSON_AddNumberToObject(ch, "first_cell", (double)cf[best[g]].first.index);
-            cJSON_AddNumberToObject(ch, "mean", in[best[g]].mean);
-            if (all) cJSON_AddItemToArray(all, ch);
-            else cJSON_AddItemToObject(l, "chosen", ch);
-            fprintf(out, "chosen: %s\n", lab);
-        }
-        if (all) cJSON_AddItemToObject(l, "chosen", cJSON_Duplicate(cJSON_GetArrayItem(all, 0), 1));
-        while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
+        ladder_chosen(m, rk, l, rs, rung, out);
         cJSON_Delete(next);
         rc = 1;
     } else {
-        /* the next rung's cells; later rungs dropped when they changed */
-        cJSON *N = cJSON_GetArrayItem(rs, rung + 1);
-        const cJSON *old = N ? cJSON_GetObjectItem(N, "cells") : NULL;
-        char *a = old ? cJSON_PrintUnformatted(old) : NULL, *b = cJSON_PrintUnformatted(next);
-        const int same = a && !strcmp(a, b);
-        free(a);
-        if (!same) {
-            while (cJSON_GetArraySize(rs) > rung + 1) cJSON_DeleteItemFromArray(rs, rung + 1);
-            N = cJSON_CreateObject();
-            cJSON_AddNumberToObject(N, "rung", rung + 1);
-            cJSON_AddNumberToObject(N, "budget", m->search.budget[rung + 1]);
-            cJSON_AddItemToObject(N, "cells", next);
-            cJSON_AddItemToArray(rs, N);
-        } else {
-            cJSON_Delete(next);
-        }
-        fprintf(out, "next: rung %d cells %s\n", rung + 1, b);
-        free(b);
+        ladder_next(m, rs, rung, next, out);
     }
     char p[2 * PATH_MAX];
     snprintf(p, sizeof p, "%s/ladder.json", m->dir);

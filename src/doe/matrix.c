@@ -136,16 +136,58 @@ static int parse_factor(gt_doe_matrix *m, const char *name, char *value, int lin
     return rc;
 }
 
-int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix *m, char *err, size_t en) {
-    memset(m, 0, sizeof *m);
-    gt_doe_search_init(&m->search);
-    m->path = GT_STRDUP(path);
-    char why[256];
-    FILE *f = gt_fopen_regular(path, why, sizeof why); /* a FIFO would block, a directory read as empty */
-    if (!f) return fail(err, en, path, 0, "cannot open the matrix file: %s", why);
+/* One "k = v" line of [section] into m; 0, or fail()'s code. */
+static int matrix_setting(gt_doe_matrix *m, const char *section, const char *k, char *v, int line,
+                          gt_doe_key_fn known_key, int *cap_fixed, char *err, size_t en) {
+    const char *path = m->path;
+    if (!strcmp(section, "doe")) {
+        char **dst = !strcmp(k, "name") ? &m->name : !strcmp(k, "dir") ? &m->dir : !strcmp(k, "metric") ? &m->metric
+                     : NULL;
+        if (!strcmp(k, "description")) return 0;
+        if (!dst) return fail(err, en, path, line, "unknown [doe] key '%s' (name, dir, metric, description)", k);
+        free(*dst);
+        *dst = GT_STRDUP(v);
+        return 0;
+    }
+    if (!strcmp(section, "factors")) return parse_factor(m, k, v, line, known_key, err, en);
+    if (!strcmp(section, "search")) {
+        char why[512];
+        if (gt_doe_search_set(&m->search, k, v, why, sizeof why)) return fail(err, en, path, line, "%s", why);
+        return 0;
+    }
+    char *key = NULL;
+    if (!strcmp(section, "fixed")) key = GT_STRDUP(k);
+    else GT_CHECK(asprintf(&key, "%s.%s", section, k) >= 0, GT_EXIT_RESOURCE, "out of memory");
+    int rc = 0;
+    if (!strchr(key, '.') || (known_key && !known_key(key))) {
+        rc = fail(err, en, path, line, "unknown setting '%s' (see 'gridtrain train --help')", key);
+        free(key);
+        return rc;
+    }
+    for (int i = 0; i < m->n_fixed; i++)
+        if (!strcmp(m->fixed[i].key, key)) {
+            rc = fail(err, en, path, line, "'%s' is set twice (first on line %d)", key, m->fixed[i].line);
+            break;
+        }
+    if (rc) {
+        free(key);
+        return rc;
+    }
+    if (m->n_fixed == *cap_fixed) {
+        *cap_fixed = *cap_fixed ? 2 * *cap_fixed : 16;
+        m->fixed = GT_REALLOC(m->fixed, sizeof *m->fixed * (size_t)*cap_fixed);
+    }
+    m->fixed[m->n_fixed++] = (gt_doe_setting){key, GT_STRDUP(v), line};
+    return 0;
+}
+
+/* The lines of the matrix file f into m; the line of [doe] in *doe_line. 0,
+ * or fail()'s code. */
+static int matrix_read(gt_doe_matrix *m, FILE *f, gt_doe_key_fn known_key, int *doe_line, char *err, size_t en) {
+    const char *path = m->path;
     char *buf = NULL, section[64] = "";
     size_t cap = 0;
-    int line = 0, rc = 0, cap_fixed = 0, doe_line = 0;
+    int line = 0, rc = 0, cap_fixed = 0;
     while (getline(&buf, &cap, f) >= 0) {
         line++;
         strip_comment(buf);
@@ -163,7 +205,7 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
                 rc = fail(err, en, path, line, "empty section name");
                 break;
             }
-            if (!strcmp(section, "doe")) doe_line = line;
+            if (!strcmp(section, "doe")) *doe_line = line;
             if (!strcmp(section, "search")) m->search.line = line;
             continue;
         }
@@ -182,52 +224,16 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
             rc = fail(err, en, path, line, "'%s' outside a section ([doe], [factors], [search], [fixed] or a train section)", k);
             break;
         }
-        if (!strcmp(section, "doe")) {
-            char **dst = !strcmp(k, "name") ? &m->name : !strcmp(k, "dir") ? &m->dir : !strcmp(k, "metric") ? &m->metric
-                         : NULL;
-            if (!strcmp(k, "description")) continue;
-            if (!dst) {
-                rc = fail(err, en, path, line, "unknown [doe] key '%s' (name, dir, metric, description)", k);
-                break;
-            }
-            free(*dst);
-            *dst = GT_STRDUP(v);
-        } else if (!strcmp(section, "factors")) {
-            if ((rc = parse_factor(m, k, v, line, known_key, err, en))) break;
-        } else if (!strcmp(section, "search")) {
-            char why[512];
-            if (gt_doe_search_set(&m->search, k, v, why, sizeof why)) {
-                rc = fail(err, en, path, line, "%s", why);
-                break;
-            }
-        } else {
-            char *key = NULL;
-            if (!strcmp(section, "fixed")) key = GT_STRDUP(k);
-            else GT_CHECK(asprintf(&key, "%s.%s", section, k) >= 0, GT_EXIT_RESOURCE, "out of memory");
-            if (!strchr(key, '.') || (known_key && !known_key(key))) {
-                rc = fail(err, en, path, line, "unknown setting '%s' (see 'gridtrain train --help')", key);
-                free(key);
-                break;
-            }
-            for (int i = 0; i < m->n_fixed; i++)
-                if (!strcmp(m->fixed[i].key, key)) {
-                    rc = fail(err, en, path, line, "'%s' is set twice (first on line %d)", key, m->fixed[i].line);
-                    break;
-                }
-            if (rc) {
-                free(key);
-                break;
-            }
-            if (m->n_fixed == cap_fixed) {
-                cap_fixed = cap_fixed ? 2 * cap_fixed : 16;
-                m->fixed = GT_REALLOC(m->fixed, sizeof *m->fixed * (size_t)cap_fixed);
-            }
-            m->fixed[m->n_fixed++] = (gt_doe_setting){key, GT_STRDUP(v), line};
-        }
+        if ((rc = matrix_setting(m, section, k, v, line, known_key, &cap_fixed, err, en))) break;
     }
     free(buf);
-    fclose(f);
-    if (rc) return rc;
+    return rc;
+}
+
+/* [doe] name, at least one factor, no key both fixed and a factor, none of
+ * the keys 'doe run' sets. 0, or fail()'s code. */
+static int matrix_check_keys(const gt_doe_matrix *m, int doe_line, char *err, size_t en) {
+    const char *path = m->path;
     if (!m->name || !*m->name) return fail(err, en, path, doe_line, "[doe] name is missing");
     /* the name becomes a directory (sweeps/<name>): one plain path component,
      * never '.', '..' or a hidden name */
@@ -248,11 +254,13 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
         if (!strcmp(m->fixed[j].key, "run.dir") || !strcmp(m->fixed[j].key, "run.resume"))
             return fail(err, en, path, m->fixed[j].line, "'%s' is set by 'doe run' (cells live in SWEEP_DIR/cells/<id>)",
                         m->fixed[j].key);
-    if (!m->dir || !*m->dir) {
-        free(m->dir);
-        GT_CHECK(asprintf(&m->dir, "sweeps/%s", m->name) >= 0, GT_EXIT_RESOURCE, "out of memory");
-    }
-    /* care_event = all: one cell per event dataset of data.file (the authors' CARE protocol) */
+    return 0;
+}
+
+/* care_event = all: one cell per event dataset of data.file (the authors' CARE
+ * protocol). 0, or fail()'s code. */
+static int matrix_expand_care_all(gt_doe_matrix *m, char *err, size_t en) {
+    const char *path = m->path;
     for (int i = 0; i < m->n_factors; i++) {
         gt_doe_factor *F = &m->factors[i];
         int all = 0;
@@ -288,6 +296,83 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
         F->n_levels = k;
         free(ids);
     }
+    return 0;
+}
+
+/* [search]: the budgets against the fixed steps and validation interval. 0,
+ * or fail()'s code. */
+static int matrix_check_search(gt_doe_matrix *m, char *err, size_t en) {
+    const char *path = m->path;
+    const char *ms = gt_doe_fixed_get(m, "train.max_steps"), *ee = gt_doe_fixed_get(m, "train.eval_every");
+    char why[512];
+    for (int i = 0; m->search.strategy == GT_DOE_HALVING && i < m->n_factors; i++) {
+        const char *key = m->factors[i].key;
+        if (!strcmp(key, "train.max_steps") || !strcmp(key, "train.eval_every") ||
+            (m->search.unit == GT_DOE_UNIT_DATA && !strcmp(key, "data.items")))
+            return fail(err, en, path, m->factors[i].line,
+                        "factor '%s': with [search] strategy = halving, %s is not a factor (the rung "
+                        "budgets rest on it: fixed, or the data sample the ladder draws)",
+                        m->factors[i].name, key);
+    }
+    if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA)
+        for (int j = 0; j < m->n_fixed; j++)
+            if (!strcmp(m->fixed[j].key, "data.items"))
+                return fail(err, en, path, m->fixed[j].line, "data.items with [search] unit = data: the rungs "
+                            "sample the file's households/turbines themselves");
+    if (m->search.per[0]) {
+        int pf = -1;
+        for (int i = 0; i < m->n_factors; i++)
+            if (!strcmp(m->factors[i].name, m->search.per) || !strcmp(m->factors[i].key, m->search.per)) pf = i;
+        if (pf < 0 || !strcmp(m->factors[pf].key, "train.seed"))
+            return fail(err, en, path, m->search.line, "[search] per = %s: %s", m->search.per,
+                        pf < 0 ? "no such factor" : "the seed is averaged over, not a ladder of its own");
+    }
+    if (gt_doe_search_finish(&m->search, ms ? atoll(ms) : 0, ee ? atoll(ee) : 0, why, sizeof why))
+        return fail(err, en, path, m->search.line, "%s", why);
+    if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA && !gt_doe_fixed_get(m, "data.file"))
+        return fail(err, en, path, m->search.line, "[search] unit = data needs a fixed data.file (its households or "
+                    "turbines are sampled)");
+    return 0;
+}
+
+/* distinct ids (a hash collision would merge two cells' directories):
+ * sorted, n log n. 0, or fail()'s code. */
+static int matrix_check_ids(const gt_doe_matrix *m, char *err, size_t en) {
+    const int64_t n = m->n_cells;
+    char(*ids)[GT_DOE_ID_LEN] = GT_ALLOC_ARRAY(n, GT_DOE_ID_LEN, "doe: cell ids");
+    for (int64_t i = 0; i < n; i++) {
+        gt_doe_cell c;
+        gt_doe_cell_at(m, i, &c);
+        memcpy(ids[i], c.id, GT_DOE_ID_LEN);
+    }
+    qsort(ids, (size_t)n, GT_DOE_ID_LEN, (int (*)(const void *, const void *))strcmp);
+    for (int64_t i = 1; i < n; i++)
+        if (!strcmp(ids[i], ids[i - 1])) {
+            char id[GT_DOE_ID_LEN];
+            memcpy(id, ids[i], GT_DOE_ID_LEN);
+            free(ids);
+            return fail(err, en, m->path, 0, "two cells share the id %s (duplicate cells)", id);
+        }
+    free(ids);
+    return 0;
+}
+
+int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix *m, char *err, size_t en) {
+    memset(m, 0, sizeof *m);
+    gt_doe_search_init(&m->search);
+    m->path = GT_STRDUP(path);
+    char why[256];
+    FILE *f = gt_fopen_regular(path, why, sizeof why); /* a FIFO would block, a directory read as empty */
+    if (!f) return fail(err, en, path, 0, "cannot open the matrix file: %s", why);
+    int doe_line = 0;
+    int rc = matrix_read(m, f, known_key, &doe_line, err, en);
+    fclose(f);
+    if (rc || (rc = matrix_check_keys(m, doe_line, err, en))) return rc;
+    if (!m->dir || !*m->dir) {
+        free(m->dir);
+        GT_CHECK(asprintf(&m->dir, "sweeps/%s", m->name) >= 0, GT_EXIT_RESOURCE, "out of memory");
+    }
+    if ((rc = matrix_expand_care_all(m, err, en))) return rc;
     int64_t n = 1;
     for (int i = 0; i < m->n_factors; i++) {
         n *= m->factors[i].n_levels; /* <= 2^20 x (INT32_MAX / 2): no overflow */
@@ -296,57 +381,8 @@ int gt_doe_matrix_load(const char *path, gt_doe_key_fn known_key, gt_doe_matrix 
                         "factor '%s' brings them to %lld at least", GT_DOE_MAX_CELLS, m->factors[i].name, (long long)n);
     }
     m->n_cells = n;
-    /* [search]: the budgets against the fixed steps and validation interval */
-    {
-        const char *ms = gt_doe_fixed_get(m, "train.max_steps"), *ee = gt_doe_fixed_get(m, "train.eval_every");
-        char why[512];
-        for (int i = 0; m->search.strategy == GT_DOE_HALVING && i < m->n_factors; i++) {
-            const char *key = m->factors[i].key;
-            if (!strcmp(key, "train.max_steps") || !strcmp(key, "train.eval_every") ||
-                (m->search.unit == GT_DOE_UNIT_DATA && !strcmp(key, "data.items")))
-                return fail(err, en, path, m->factors[i].line,
-                            "factor '%s': with [search] strategy = halving, %s is not a factor (the rung "
-                            "budgets rest on it: fixed, or the data sample the ladder draws)",
-                            m->factors[i].name, key);
-        }
-        if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA)
-            for (int j = 0; j < m->n_fixed; j++)
-                if (!strcmp(m->fixed[j].key, "data.items"))
-                    return fail(err, en, path, m->fixed[j].line, "data.items with [search] unit = data: the rungs "
-                                "sample the file's households/turbines themselves");
-        if (m->search.per[0]) {
-            int pf = -1;
-            for (int i = 0; i < m->n_factors; i++)
-                if (!strcmp(m->factors[i].name, m->search.per) || !strcmp(m->factors[i].key, m->search.per)) pf = i;
-            if (pf < 0 || !strcmp(m->factors[pf].key, "train.seed"))
-                return fail(err, en, path, m->search.line, "[search] per = %s: %s", m->search.per,
-                            pf < 0 ? "no such factor" : "the seed is averaged over, not a ladder of its own");
-        }
-        if (gt_doe_search_finish(&m->search, ms ? atoll(ms) : 0, ee ? atoll(ee) : 0, why, sizeof why))
-            return fail(err, en, path, m->search.line, "%s", why);
-        if (m->search.strategy == GT_DOE_HALVING && m->search.unit == GT_DOE_UNIT_DATA && !gt_doe_fixed_get(m, "data.file"))
-            return fail(err, en, path, m->search.line, "[search] unit = data needs a fixed data.file (its households or "
-                        "turbines are sampled)");
-    }
-    /* distinct ids (a hash collision would merge two cells' directories): sorted, n log n */
-    {
-        char(*ids)[GT_DOE_ID_LEN] = GT_ALLOC_ARRAY(n, GT_DOE_ID_LEN, "doe: cell ids");
-        for (int64_t i = 0; i < n; i++) {
-            gt_doe_cell c;
-            gt_doe_cell_at(m, i, &c);
-            memcpy(ids[i], c.id, GT_DOE_ID_LEN);
-        }
-        qsort(ids, (size_t)n, GT_DOE_ID_LEN, (int (*)(const void *, const void *))strcmp);
-        for (int64_t i = 1; i < n; i++)
-            if (!strcmp(ids[i], ids[i - 1])) {
-                char id[GT_DOE_ID_LEN];
-                memcpy(id, ids[i], GT_DOE_ID_LEN);
-                free(ids);
-                return fail(err, en, path, 0, "two cells share the id %s (duplicate cells)", id);
-            }
-        free(ids);
-    }
-    return 0;
+    if ((rc = matrix_check_search(m, err, en))) return rc;
+    return matrix_check_ids(m, err, en);
 }
 
 typedef struct {

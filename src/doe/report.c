@@ -52,15 +52,8 @@ static void write_care_csv(FILE *f, const gt_doe_sweep *s, const gt_doe_care *c)
     }
 }
 
-int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, int plots) {
-    /* dir itself a symbolic link (or not a directory): refused, never followed */
-    if (gt_out_dir_check(dir) != 0 || (mkdir(dir, 0755) && errno != EEXIST) || gt_out_dir_check(dir) != 0) {
-        gt_log_error("doe report: cannot create '%s': %s", dir, gt_out_strerror(errno)); /* exit 4 */
-        return -1;
-    }
-    int idx[GT_DOE_N_METRICS];
-    int nm = shown_metrics(o, idx, 0);
-    /* cells.csv */
+/* cells.csv: one row per cell. 0, or -1 (logged). */
+static int write_cells_csv(const gt_doe_sweep *s, const char *dir) {
     FILE *f = gt_doe_report_open(dir, "cells.csv");
     if (!f) return -1;
     fputs("index,id", f);
@@ -79,8 +72,12 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
         fputc('\n', f);
     }
     fclose(f);
-    /* configs.csv */
-    f = gt_doe_report_open(dir, "configs.csv");
+    return 0;
+}
+
+/* configs.csv: mean and sd per configuration of the metrics shown. */
+static int write_configs_csv(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, const int *idx, int nm) {
+    FILE *f = gt_doe_report_open(dir, "configs.csv");
     if (!f) return -1;
     int first = 1;
     for (int k = 0; k < s->n_factors; k++)
@@ -97,8 +94,12 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
         fputc('\n', f);
     }
     fclose(f);
-    /* effects.csv */
-    f = gt_doe_report_open(dir, "effects.csv");
+    return 0;
+}
+
+/* effects.csv: the main effects. */
+static int write_effects_csv(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, const int *idx, int nm) {
+    FILE *f = gt_doe_report_open(dir, "effects.csv");
     if (!f) return -1;
     fputs("factor,level,metric,n,mean,sd,se,effect\n", f);
     for (int fi = 0; fi < s->n_factors; fi++) {
@@ -115,8 +116,12 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
             }
     }
     fclose(f);
-    /* two_way.csv */
-    f = gt_doe_report_open(dir, "two_way.csv");
+    return 0;
+}
+
+/* two_way.csv: the two-way table of the primary metric (a header only without one). */
+static int write_two_way_csv(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir) {
+    FILE *f = gt_doe_report_open(dir, "two_way.csv");
     if (!f) return -1;
     if (o->row_factor >= 0) {
         int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
@@ -133,6 +138,21 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
             }
     }
     fclose(f);
+    return 0;
+}
+
+int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir, int plots) {
+    /* dir itself a symbolic link (or not a directory): refused, never followed */
+    if (gt_out_dir_check(dir) != 0 || (mkdir(dir, 0755) && errno != EEXIST) || gt_out_dir_check(dir) != 0) {
+        gt_log_error("doe report: cannot create '%s': %s", dir, gt_out_strerror(errno)); /* exit 4 */
+        return -1;
+    }
+    int idx[GT_DOE_N_METRICS];
+    int nm = shown_metrics(o, idx, 0);
+    if (write_cells_csv(s, dir) || write_configs_csv(s, o, dir, idx, nm) || write_effects_csv(s, o, dir, idx, nm) ||
+        write_two_way_csv(s, o, dir))
+        return -1;
+    FILE *f;
     /* plots */
     int have_plots = 0;
     if (plots) {

@@ -301,10 +301,8 @@ static void write_compare(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o
          c.grid_cpu_hours > 0 ? 100 * c.halving_cpu_hours / c.grid_cpu_hours : NAN);
 }
 
-static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots, const gt_doe_care *care,
-                      const char *care_err) {
-    int idx[GT_DOE_N_METRICS], qidx[GT_DOE_N_METRICS];
-    int nm = shown_metrics(o, idx, 0), nq = shown_metrics(o, qidx, 1);
+/* The document's head, title and the sweep's totals, best and worst. */
+static void write_overview(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
     const gt_doe_metric_def *P = &gt_doe_metric_table[o->primary];
     char b[512], v[128];
     if (d->html) {
@@ -342,7 +340,13 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
         fmt_stat(v, sizeof v, o->configs[o->worst].stat[o->primary]);
         para(d, "Worst configuration: %s (%s %s over %d seed(s)).", b, P->label, v, o->configs[o->worst].stat[o->primary].n);
     }
+}
 
+/* Configurations: mean ± sd over seeds of the metrics shown. */
+static void write_configs(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
+    int idx[GT_DOE_N_METRICS];
+    int nm = shown_metrics(o, idx, 0);
+    char v[128];
     heading(d, 2, "Configurations (mean ± sd over seeds)");
     table_begin(d);
     row_begin(d);
@@ -365,11 +369,14 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
         row_end(d, nc, 0);
     }
     table_end(d);
+}
 
-    if (s->ladder) write_ladder(d, s, o);
-    if (o->halving) write_compare(d, s, o);
-    write_slow(d, s);
-
+/* Main effects per factor level. */
+static void write_effects(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
+    int qidx[GT_DOE_N_METRICS];
+    int nq = shown_metrics(o, qidx, 1);
+    const gt_doe_metric_def *P = &gt_doe_metric_table[o->primary];
+    char b[512], v[128];
     heading(d, 2, "Main effects");
     para(d, "Per factor level: mean ± sd over the finished cells with that level (all other factors and seeds "
             "pooled); effect = level mean - grand mean. Error bars in the plot are standard errors (sd/sqrt(n)).");
@@ -405,7 +412,12 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
         }
     }
     table_end(d);
+}
 
+/* The two-way table of the primary metric and the plots. */
+static void write_two_way(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots) {
+    const gt_doe_metric_def *P = &gt_doe_metric_table[o->primary];
+    char b[512], v[128];
     if (o->row_factor >= 0) {
         int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
         heading(d, 2, "%s x %s: %s (mean ± sd)", s->factor[o->row_factor], s->factor[o->col_factor], P->label);
@@ -435,8 +447,11 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
         else
             fprintf(d->f, "%s![main effects](effects.svg)\n\n", hm ? "![two-way heat map](heatmap.svg)\n\n" : "");
     }
+}
 
-    if (care) write_care(d, s, care, care_err);
+/* Cells not finished, failed or requeued, and the list of files. */
+static void write_cells(doc *d, const gt_doe_sweep *s, int have_plots) {
+    char b[512], v[128];
     heading(d, 2, "Cells not finished, failed or requeued");
     table_begin(d);
     row_begin(d);
@@ -466,6 +481,19 @@ static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, in
     if (!listed) para(d, "None: every cell finished at its first attempt.");
     para(d, "Files: cells.csv (one row per cell), configs.csv (mean and sd per configuration), effects.csv (main "
             "effects), two_way.csv%s.", have_plots ? ", effects.svg, heatmap.svg when there is a two-way table (gnuplot scripts *.gp)" : "");
+}
+
+static void write_doc(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots, const gt_doe_care *care,
+                      const char *care_err) {
+    write_overview(d, s, o);
+    write_configs(d, s, o);
+    if (s->ladder) write_ladder(d, s, o);
+    if (o->halving) write_compare(d, s, o);
+    write_slow(d, s);
+    write_effects(d, s, o);
+    write_two_way(d, s, o, have_plots);
+    if (care) write_care(d, s, care, care_err);
+    write_cells(d, s, have_plots);
     if (d->html) fputs("</body></html>\n", d->f);
 }
 

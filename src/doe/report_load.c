@@ -13,20 +13,9 @@
 #include "core/check.h"
 #include "core/fsutil.h"
 #include "core/log.h"
+#include "doe/json.h"
 #include "doe/report.h"
 #include "doe/report_int.h"
-
-static cJSON *read_json(const char *path) {
-    char why[160];
-    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
-    if (!t) {
-        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
-        return NULL;
-    }
-    cJSON *j = cJSON_Parse(t);
-    free(t);
-    return j;
-}
 
 /* A cell's eval.json: NULL with *damage NULL when there is none, NULL with
  * *damage set when it is there but is no result (a NUL byte, not JSON, too
@@ -118,23 +107,8 @@ static int level_find(const level_ref *sorted, int n, const char *text) {
     return hit ? hit->index : -1;
 }
 
-int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
-    memset(s, 0, sizeof *s);
-    s->seed_factor = -1;
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/sweep.json", dir);
-    cJSON *j = read_json(path);
-    if (!j) {
-        snprintf(err, en, "%s: missing or not JSON (is %s a sweep directory? 'doe run' writes it)", path, dir);
-        return -1;
-    }
-    s->dir = GT_STRDUP(dir);
-    const cJSON *x = cJSON_GetObjectItem(j, "name");
-    s->name = GT_STRDUP(cJSON_IsString(x) ? x->valuestring : "sweep");
-    x = cJSON_GetObjectItem(j, "metric");
-    if (cJSON_IsString(x)) s->metric = GT_STRDUP(x->valuestring);
-    x = cJSON_GetObjectItem(j, "task");
-    snprintf(s->task, sizeof s->task, "%s", cJSON_IsString(x) ? x->valuestring : "pdm");
+/* sweep.json's factors and levels into s (the seed factor noted). */
+static void load_factors(gt_doe_sweep *s, const cJSON *j) {
     const cJSON *fa = cJSON_GetObjectItem(j, "factors"), *f;
     cJSON_ArrayForEach(f, fa) {
         if (s->n_factors == GT_DOE_MAX_FACTORS) break;
@@ -147,6 +121,70 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         cJSON_ArrayForEach(l, lv) s->levels[k][s->n_levels[k]++] = GT_STRDUP(cJSON_IsString(l) ? l->valuestring : "?");
         if (!strcmp(s->key[k], "train.seed")) s->seed_factor = k;
     }
+}
+
+/* A cell's status (cell.json) and metrics (eval.json, a damaged one making
+ * the cell failed) from its directory. */
+static void load_cell_result(const char *dir, gt_doe_sweep *s, gt_doe_result *r) {
+    char p2[PATH_MAX + 96];
+    snprintf(p2, sizeof p2, "%s/cells/%s/cell.json", dir, r->id);
+    cJSON *cj = gt_doe_json_read(p2);
+    if (cj) {
+        r->attempts = json_int(cj, "attempts");
+        r->preemptions = json_int(cj, "preemptions");
+        r->failures = json_int(cj, "failures");
+        r->exit_code = json_int(cj, "exit_code");
+        const cJSON *st = cJSON_GetObjectItem(cj, "status");
+        const char *sn = cJSON_IsString(st) ? st->valuestring : "";
+        r->status = !strcmp(sn, "done") ? GT_DOE_DONE : !strcmp(sn, "failed") ? GT_DOE_FAILED
+                    : !strcmp(sn, "preempted") ? GT_DOE_PREEMPTED : !strcmp(sn, "stopped") ? GT_DOE_STOPPED
+                    : GT_DOE_RUNNING;
+        cJSON_Delete(cj);
+    }
+    snprintf(p2, sizeof p2, "%s/cells/%s/eval.json", dir, r->id);
+    const char *damage = NULL;
+    cJSON *ev = read_eval_json(p2, &damage);
+    for (int m = 0; ev && m < GT_DOE_N_METRICS; m++) {
+        r->value[m] = json_path(ev, gt_doe_metric_table[m].name);
+        if (isinf(r->value[m])) damage = "a metric that is not a finite number";
+    }
+    if (damage) {
+        /* a damaged eval.json is no result: the cell failed, its values unused */
+        GT_WARN("doe report: %s is damaged (%s): cell %lld counted as failed", p2, damage, (long long)r->index);
+        for (int m = 0; m < GT_DOE_N_METRICS; m++) r->value[m] = NAN;
+        r->status = GT_DOE_FAILED;
+    } else if (ev) {
+        r->status = GT_DOE_DONE;
+        if (!strcmp(s->task, "pdm")) {
+            char st[sizeof s->eval_settings];
+            pdm_eval_settings(ev, st, sizeof st);
+            if (!s->eval_settings[0]) snprintf(s->eval_settings, sizeof s->eval_settings, "%s", st);
+            else if (strcmp(st, s->eval_settings)) s->n_eval_settings_differ++;
+        }
+    } else if (r->status == GT_DOE_DONE) {
+        r->status = GT_DOE_FAILED; /* done without eval.json: treat as failed */
+    }
+    cJSON_Delete(ev);
+}
+
+int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
+    memset(s, 0, sizeof *s);
+    s->seed_factor = -1;
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    cJSON *j = gt_doe_json_read(path);
+    if (!j) {
+        snprintf(err, en, "%s: missing or not JSON (is %s a sweep directory? 'doe run' writes it)", path, dir);
+        return -1;
+    }
+    s->dir = GT_STRDUP(dir);
+    const cJSON *x = cJSON_GetObjectItem(j, "name");
+    s->name = GT_STRDUP(cJSON_IsString(x) ? x->valuestring : "sweep");
+    x = cJSON_GetObjectItem(j, "metric");
+    if (cJSON_IsString(x)) s->metric = GT_STRDUP(x->valuestring);
+    x = cJSON_GetObjectItem(j, "task");
+    snprintf(s->task, sizeof s->task, "%s", cJSON_IsString(x) ? x->valuestring : "pdm");
+    load_factors(s, j);
     /* sizes of a damaged or crafted sweep.json: at most the cells a matrix may have (doe/matrix.h) */
     int64_t prod = 1;
     for (int k = 0; k < s->n_factors && prod <= GT_DOE_MAX_CELLS; k++) prod *= s->n_levels[k] > 0 ? s->n_levels[k] : 1;
@@ -192,45 +230,7 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
         }
         if (rc) break;
         for (int m = 0; m < GT_DOE_N_METRICS; m++) r->value[m] = NAN;
-        char p2[PATH_MAX + 96];
-        snprintf(p2, sizeof p2, "%s/cells/%s/cell.json", dir, r->id);
-        cJSON *cj = read_json(p2);
-        if (cj) {
-            r->attempts = json_int(cj, "attempts");
-            r->preemptions = json_int(cj, "preemptions");
-            r->failures = json_int(cj, "failures");
-            r->exit_code = json_int(cj, "exit_code");
-            const cJSON *st = cJSON_GetObjectItem(cj, "status");
-            const char *sn = cJSON_IsString(st) ? st->valuestring : "";
-            r->status = !strcmp(sn, "done") ? GT_DOE_DONE : !strcmp(sn, "failed") ? GT_DOE_FAILED
-                        : !strcmp(sn, "preempted") ? GT_DOE_PREEMPTED : !strcmp(sn, "stopped") ? GT_DOE_STOPPED
-                        : GT_DOE_RUNNING;
-            cJSON_Delete(cj);
-        }
-        snprintf(p2, sizeof p2, "%s/cells/%s/eval.json", dir, r->id);
-        const char *damage = NULL;
-        cJSON *ev = read_eval_json(p2, &damage);
-        for (int m = 0; ev && m < GT_DOE_N_METRICS; m++) {
-            r->value[m] = json_path(ev, gt_doe_metric_table[m].name);
-            if (isinf(r->value[m])) damage = "a metric that is not a finite number";
-        }
-        if (damage) {
-            /* a damaged eval.json is no result: the cell failed, its values unused */
-            GT_WARN("doe report: %s is damaged (%s): cell %lld counted as failed", p2, damage, (long long)r->index);
-            for (int m = 0; m < GT_DOE_N_METRICS; m++) r->value[m] = NAN;
-            r->status = GT_DOE_FAILED;
-        } else if (ev) {
-            r->status = GT_DOE_DONE;
-            if (!strcmp(s->task, "pdm")) {
-                char st[sizeof s->eval_settings];
-                pdm_eval_settings(ev, st, sizeof st);
-                if (!s->eval_settings[0]) snprintf(s->eval_settings, sizeof s->eval_settings, "%s", st);
-                else if (strcmp(st, s->eval_settings)) s->n_eval_settings_differ++;
-            }
-        } else if (r->status == GT_DOE_DONE) {
-            r->status = GT_DOE_FAILED; /* done without eval.json: treat as failed */
-        }
-        cJSON_Delete(ev);
+        load_cell_result(dir, s, r);
     }
     for (int k = 0; k < s->n_factors; k++) free(sorted[k]);
     cJSON_Delete(j);

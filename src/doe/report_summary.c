@@ -17,10 +17,9 @@ static int find_factor(const gt_doe_sweep *s, const char *name) {
     return -1;
 }
 
-int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows, const char *cols,
-                     gt_doe_summary *o, char *err, size_t en) {
-    memset(o, 0, sizeof *o);
-    o->best = o->worst = o->row_factor = o->col_factor = -1;
+/* The primary metric: `metric`, the sweep's, or the task's default. 0, or
+ * -1 with err[] filled. */
+static int summary_primary(const gt_doe_sweep *s, const char *metric, gt_doe_summary *o, char *err, size_t en) {
     /* primary metric */
     const char *want = metric ? metric : s->metric;
     if (want) {
@@ -39,9 +38,12 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
         for (int64_t i = 0; i < s->n_cells; i++)
             if (isfinite(s->cells[i].value[m0])) o->primary = m0;
     }
-    /* configurations: equal levels in every non-seed factor */
-    double *buf = GT_MALLOC(sizeof(double) * (size_t)(s->n_cells + 1));
-    int *cfg_of = GT_MALLOC(sizeof(int) * (size_t)(s->n_cells + 1));
+    return 0;
+}
+
+/* Configurations (equal levels in every non-seed factor), counts, cost and
+ * the grand statistics; the configuration of each cell in cfg_of[]. */
+static void summary_configs(const gt_doe_sweep *s, gt_doe_summary *o, double *buf, int *cfg_of) {
     o->configs = GT_CALLOC((size_t)(s->n_cells + 1), sizeof(gt_doe_config));
     for (int64_t i = 0; i < s->n_cells; i++) {
         const gt_doe_result *r = &s->cells[i];
@@ -82,7 +84,10 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
             if (s->cells[i].status == GT_DOE_DONE) buf[n++] = s->cells[i].value[m];
         o->grand[m] = gt_doe_stat_of(buf, n);
     }
-    /* main effects: per level of each non-seed factor, over finished cells */
+}
+
+/* Main effects: per level of each non-seed factor, over finished cells. */
+static void summary_effects(const gt_doe_sweep *s, gt_doe_summary *o, double *buf) {
     for (int f = 0; f < s->n_factors; f++) {
         if (f == s->seed_factor) continue;
         o->effect[f] = GT_CALLOC((size_t)s->n_levels[f] * GT_DOE_N_METRICS, sizeof(gt_doe_stat));
@@ -94,12 +99,17 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
                 o->effect[f][l * GT_DOE_N_METRICS + m] = gt_doe_stat_of(buf, n);
             }
     }
-    /* two-way table */
+}
+
+/* The two-way table's factors (--rows, --cols or the first two non-seed
+ * factors) and its cells. 0, or -1 with err[] filled. */
+static int summary_two_way(const gt_doe_sweep *s, const char *rows, const char *cols, gt_doe_summary *o, double *buf,
+                           char *err, size_t en) {
     if (rows) {
         o->row_factor = find_factor(s, rows);
         if (o->row_factor < 0) {
             snprintf(err, en, "--rows: no factor '%s' in the sweep", rows);
-            goto fail;
+            return -1;
         }
     } else {
         o->row_factor = find_factor(s, "data.machine_types");
@@ -108,7 +118,7 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
         o->col_factor = find_factor(s, cols);
         if (o->col_factor < 0) {
             snprintf(err, en, "--cols: no factor '%s' in the sweep", cols);
-            goto fail;
+            return -1;
         }
     } else {
         o->col_factor = find_factor(s, "data.conditions");
@@ -134,7 +144,11 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
     } else {
         o->row_factor = o->col_factor = -1;
     }
-    /* best and worst configuration by the primary metric's mean */
+    return 0;
+}
+
+/* Best and worst configuration by the primary metric's mean. */
+static void summary_best(gt_doe_summary *o) {
     for (int c = 0; c < o->n_configs; c++) {
         double v = o->configs[c].stat[o->primary].mean;
         if (!isfinite(v)) continue;
@@ -144,14 +158,23 @@ int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows
         if (o->worst < 0 || (hb ? v < o->configs[o->worst].stat[o->primary].mean : v > o->configs[o->worst].stat[o->primary].mean))
             o->worst = c;
     }
+}
+
+int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows, const char *cols,
+                     gt_doe_summary *o, char *err, size_t en) {
+    memset(o, 0, sizeof *o);
+    o->best = o->worst = o->row_factor = o->col_factor = -1;
+    if (summary_primary(s, metric, o, err, en)) return -1;
+    double *buf = GT_MALLOC(sizeof(double) * (size_t)(s->n_cells + 1));
+    int *cfg_of = GT_MALLOC(sizeof(int) * (size_t)(s->n_cells + 1));
+    summary_configs(s, o, buf, cfg_of);
+    summary_effects(s, o, buf);
+    int rc = summary_two_way(s, rows, cols, o, buf, err, en);
+    if (!rc) summary_best(o);
     free(buf);
     free(cfg_of);
-    return 0;
-fail:
-    free(buf);
-    free(cfg_of);
-    gt_doe_summary_free(o, s);
-    return -1;
+    if (rc) gt_doe_summary_free(o, s);
+    return rc;
 }
 
 void gt_doe_summary_free(gt_doe_summary *o, const gt_doe_sweep *s) {

@@ -26,18 +26,6 @@
 
 /* ---------------------------------------------------------------- files -- */
 
-cJSON *gt_doe_json_read(const char *path) {
-    char why[160];
-    char *t = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a JSON file of a sweep", NULL, why, sizeof why);
-    if (!t) {
-        if (errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
-        return NULL;
-    }
-    cJSON *j = cJSON_Parse(t);
-    free(t);
-    return j;
-}
-
 /* Writes text to a unique temporary next to path, fsyncs and renames it into
  * place (core/fsutil.h). */
 static int write_atomic(const char *path, const char *text) { return gt_write_file_atomic(path, text); }
@@ -326,6 +314,68 @@ int gt_doe_run_child(const gt_doe_run_opts *o, const char *const *args, int n_ar
 
 /* --------------------------------------------------------- train part -- */
 
+/* The run's segments in train.log ("train: <why> after N steps (K skipped)
+ * in S s: ... params xxh64 H"): their count, training seconds in *train_s and
+ * the last parameter hash in params[32]. */
+static int log_segments(const char *cell_dir, double *train_s, char *params) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/train.log", cell_dir);
+    char why[160];
+    char *log = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, why, sizeof why);
+    if (!log && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
+    int segments = 0;
+    for (char *p = log; p && (p = strstr(p, "train: ")); p++) {
+        char *eol = strchr(p, '\n');
+        size_t l = eol ? (size_t)(eol - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(l < sizeof line ? l : sizeof line - 1), p);
+        char *in = strstr(line, " skipped) in ");
+        char *px = strstr(line, "params xxh64 ");
+        if (in && px) {
+            *train_s += atof(in + 13);
+            sscanf(px + 13, "%31[0-9a-f]", params);
+            segments++;
+        }
+    }
+    free(log);
+
+    return segments;
+}
+
+/* metrics.jsonl: the last line per step wins (appended after resumes): the
+ * last train row's loss, samples and time_s, the last validation's best_val. */
+static void last_metrics(const char *cell_dir, double *final_loss, double *best_val, double *samples, double *time_s) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", cell_dir);
+    FILE *f = fopen(path, "r");
+    double last_step = -1, last_val_step = -1;
+    char *line = NULL;
+    size_t cap = 0;
+    long long ln = 0;
+    while (f && gt_jsonl_getline(&line, &cap, f, path, &ln) > 0) {
+        cJSON *j = cJSON_Parse(line);
+        if (!j) continue;
+        const cJSON *type = cJSON_GetObjectItem(j, "type"), *step = cJSON_GetObjectItem(j, "step");
+        double s = cJSON_IsNumber(step) ? step->valuedouble : -1;
+        if (cJSON_IsString(type) && !strcmp(type->valuestring, "train") && s >= last_step) {
+            last_step = s;
+            const cJSON *v = cJSON_GetObjectItem(j, "loss");
+            *final_loss = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+            v = cJSON_GetObjectItem(j, "samples");
+            if (cJSON_IsNumber(v)) *samples = v->valuedouble;
+            v = cJSON_GetObjectItem(j, "time_s");
+            if (cJSON_IsNumber(v)) *time_s = v->valuedouble;
+        } else if (cJSON_IsString(type) && !strcmp(type->valuestring, "val") && s >= last_val_step) {
+            last_val_step = s;
+            const cJSON *v = cJSON_GetObjectItem(j, "best_val");
+            *best_val = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        }
+        cJSON_Delete(j);
+    }
+    free(line);
+    if (f) fclose(f);
+}
+
 int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/manifest.json", cell_dir);
@@ -340,57 +390,12 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     x = cJSON_GetObjectItem(man, "ranks");
     int ranks = cJSON_IsNumber(x) ? x->valueint : 1;
 
-    /* segments: "train: <why> after N steps (K skipped) in S s: ... params xxh64 H" in train.log */
-    snprintf(path, sizeof path, "%s/train.log", cell_dir);
-    char why[160];
-    char *log = gt_read_file_bounded(path, GT_READ_JSON_MAX_BYTES, "a cell's train.log", NULL, why, sizeof why);
-    if (!log && errno == EFBIG) GT_WARN("%s: %s: not read", path, why);
     double train_s = 0;
     char params[32] = "";
-    int segments = 0;
-    for (char *p = log; p && (p = strstr(p, "train: ")); p++) {
-        char *eol = strchr(p, '\n');
-        size_t l = eol ? (size_t)(eol - p) : strlen(p);
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)(l < sizeof line ? l : sizeof line - 1), p);
-        char *in = strstr(line, " skipped) in ");
-        char *px = strstr(line, "params xxh64 ");
-        if (in && px) {
-            train_s += atof(in + 13);
-            sscanf(px + 13, "%31[0-9a-f]", params);
-            segments++;
-        }
-    }
-    free(log);
+    int segments = log_segments(cell_dir, &train_s, params);
 
-    /* metrics.jsonl: the last line per step wins (appended after resumes) */
-    snprintf(path, sizeof path, "%s/metrics.jsonl", cell_dir);
-    FILE *f = fopen(path, "r");
-    double final_loss = NAN, best_val = NAN, samples = 0, time_s = 0, last_step = -1, last_val_step = -1;
-    char *line = NULL;
-    size_t cap = 0;
-    while (f && getline(&line, &cap, f) > 0) {
-        cJSON *j = cJSON_Parse(line);
-        if (!j) continue;
-        const cJSON *type = cJSON_GetObjectItem(j, "type"), *step = cJSON_GetObjectItem(j, "step");
-        double s = cJSON_IsNumber(step) ? step->valuedouble : -1;
-        if (cJSON_IsString(type) && !strcmp(type->valuestring, "train") && s >= last_step) {
-            last_step = s;
-            const cJSON *v = cJSON_GetObjectItem(j, "loss");
-            final_loss = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-            v = cJSON_GetObjectItem(j, "samples");
-            if (cJSON_IsNumber(v)) samples = v->valuedouble;
-            v = cJSON_GetObjectItem(j, "time_s");
-            if (cJSON_IsNumber(v)) time_s = v->valuedouble;
-        } else if (cJSON_IsString(type) && !strcmp(type->valuestring, "val") && s >= last_val_step) {
-            last_val_step = s;
-            const cJSON *v = cJSON_GetObjectItem(j, "best_val");
-            best_val = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-        }
-        cJSON_Delete(j);
-    }
-    free(line);
-    if (f) fclose(f);
+    double final_loss = NAN, best_val = NAN, samples = 0, time_s = 0;
+    last_metrics(cell_dir, &final_loss, &best_val, &samples, &time_s);
     if (time_s > train_s) train_s = time_s; /* the log line rounds to 0.1 s; time_s spans the segments */
     const char *ob = getenv("OPENBLAS_NUM_THREADS");
     int threads = ob && atoi(ob) > 0 ? atoi(ob) : 1;
@@ -530,10 +535,10 @@ int gt_doe_run_cell(const gt_doe_matrix *m, int64_t index, const gt_doe_run_opts
     gt_doe_cell_at(m, index, &c);
     if (gt_doe_write_sweep(m)) return GT_EXIT_RESOURCE;
     char dir[PATH_MAX], path[PATH_MAX + 32];
-    snprintf(dir, sizeof dir, "%s/cells", m->dir); /* neither it nor the cell's directory a symbolic link */
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
+    snprintf(path, sizeof path, "cells/%s", c.id); /* neither cells/ nor the cell's directory a symbolic link */
+    GT_CHECK(gt_mkdir_out_below(m->dir, path, dir, sizeof dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s",
+             dir, gt_out_strerror(errno));
     snprintf(dir, sizeof dir, "%s/cells/%s", m->dir, c.id);
-    GT_CHECK(gt_mkdir_out(dir) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", dir, gt_out_strerror(errno));
 
     /* one runner per cell at a time */
     snprintf(path, sizeof path, "%s/cell.lock", dir);
@@ -619,8 +624,9 @@ int gt_doe_run_tasks(const gt_doe_matrix *m, const int64_t *tasks, int64_t n_tas
     if (jobs > 512) jobs = 512;
     if (gt_doe_write_sweep(m)) return 1;
     char logs[PATH_MAX];
+    GT_CHECK(gt_mkdir_out_below(m->dir, "logs", logs, sizeof logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s",
+             logs, gt_out_strerror(errno));
     snprintf(logs, sizeof logs, "%s/logs", m->dir);
-    GT_CHECK(gt_mkdir_out(logs) == 0, GT_EXIT_RESOURCE, "doe: cannot create %s: %s", logs, gt_out_strerror(errno));
     gt_doe_forwarding_install();
     char self[PATH_MAX];
     if (o && o->self) snprintf(self, sizeof self, "%s", o->self);

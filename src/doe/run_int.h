@@ -9,8 +9,7 @@
 #include "doe/matrix.h"
 #include "doe/run.h"
 
-/* a JSON file of the sweep, or NULL (missing, too large, not JSON) */
-cJSON *gt_doe_json_read(const char *path);
+#include "doe/json.h" /* gt_doe_json_read */
 /* written atomically, valid UTF-8; 0 or -1 */
 int gt_doe_json_write(const char *path, const cJSON *j);
 int gt_doe_exists(const char *path);

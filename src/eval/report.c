@@ -294,7 +294,8 @@ static void sec_training(gt_rep *r, const cJSON *ev) {
     for (int pass = 0; pass < 2; pass++) {
         rewind(f);
         fprintf(o, "# %s\n", pass ? "step val_loss" : "step loss");
-        while (getline(&line, &cap, f) > 0) {
+        long long ln = 0;
+        while (gt_jsonl_getline(&line, &cap, f, p, &ln) > 0) {
             cJSON *j = cJSON_Parse(line);
             if (!j) continue;
             const char *ty = gt_rep_jstr(j, "type", "");
@@ -399,7 +400,8 @@ static void sec_gpu(gt_rep *r, const cJSON *man) {
     for (int rk = 0; o && rk < ranks; rk++) { /* one gnuplot index per rank */
         rewind(f);
         fprintf(o, "# rank %d: time_s util_pct\n", rk);
-        while (getline(&line, &cap, f) > 0) {
+        long long ln = 0;
+        while (gt_jsonl_getline(&line, &cap, f, p, &ln) > 0) {
             cJSON *j = cJSON_Parse(line);
             if (j && !strcmp(gt_rep_jstr(j, "type", ""), "gpu") && gt_rep_jnum(j, "rank") == rk &&
                 isfinite(gt_rep_jnum(j, "util_pct"))) {
@@ -437,8 +439,7 @@ int gt_report_write(const char *run_dir, const char *gnuplot) {
     memset(&r, 0, sizeof r);
     r.dir = run_dir;
     char p[PATH_MAX + 64], ph[PATH_MAX + 64], pt[PATH_MAX + 64], pht[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/plots", run_dir);
-    if (gt_mkdir_out(p) != 0) { /* plots/ a symbolic link: refused, never followed */
+    if (gt_mkdir_out_below(run_dir, "plots", p, sizeof p) != 0) { /* plots/ a symbolic link: refused, never followed */
         GT_WARN("report: cannot write into %s: %s", p, gt_out_strerror(errno));
         return -1;
     }

@@ -54,7 +54,8 @@ void gt_eval_train_info_from_run(const char *run_dir, int64_t ts_step, double ts
         size_t cap = 0;
         double sps_sum = 0;
         int n_sps = 0;
-        while (getline(&line, &cap, f) > 0) {
+        long long ln = 0;
+        while (gt_jsonl_getline(&line, &cap, f, path, &ln) > 0) {
             cJSON *j = cJSON_Parse(line);
             if (!j) continue;
             const cJSON *ty = cJSON_GetObjectItemCaseSensitive(j, "type");

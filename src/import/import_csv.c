@@ -297,6 +297,77 @@ static void care_grow(gt_care_rows *r) {
     r->cap = cap;
 }
 
+/* The time, ids and flags of one CARE row (gt_parse_care_rows). */
+typedef struct {
+    int64_t t, asset;
+    int status, train, status_empty;
+} care_row;
+
+/* The fields of the line s..e into row[] (by role) and *cr: the number of
+ * fields (nf + 2: more than the header has), or -1 with the reason in
+ * why[why_bytes]. */
+static int care_fields(const char *s, const char *e, char sep, const int *role, int nf, const gt_care_rows *out,
+                       float *row, care_row *cr, char *why, size_t why_bytes) {
+    char ex[48];
+    const char *q = s;
+    int i = 0;
+    for (;;) {
+        const char *fe = memchr(q, sep, (size_t)(e - q));
+        if (!fe) fe = e;
+        const char *a = q, *b = fe; /* the field without blanks and quotes */
+        field_unquote(&a, &b);
+        if (i >= nf) { /* more fields than the header: one empty last field is a trailing separator */
+            i = fe >= e && a == b && i == nf ? nf : nf + 2;
+            break;
+        }
+        int r = role[i];
+        if (r == CARE_SKIP) {
+            /* pandas index or trailing column */
+        } else if (r >= 0) {
+            double x;
+            if (parse_value(a, b, 1, &x)) {
+                excerpt(q, fe, ex, sizeof ex);
+                snprintf(why, why_bytes, "non-numeric value '%s' in column '%s'", ex, out->col[r]);
+                return -1;
+            }
+            row[r] = (float)x;
+        } else if (r == CARE_TIME) {
+            const char *z = gt_parse_datetime_ms(a, b, &cr->t);
+            if (!z || z != b) {
+                excerpt(q, fe, ex, sizeof ex);
+                snprintf(why, why_bytes, "bad time_stamp '%s' (expected YYYY-MM-DD HH:MM:SS)", ex);
+                return -1;
+            }
+        } else if (r == CARE_TRAIN) {
+            if (field_is(a, (int)(b - a), "train")) cr->train = 1;
+            else if (field_is(a, (int)(b - a), "prediction")) cr->train = 2;
+            else {
+                excerpt(q, fe, ex, sizeof ex);
+                snprintf(why, why_bytes, "train_test must be 'train' or 'prediction' (got '%s')", ex);
+                return -1;
+            }
+        } else if (r == CARE_STATUS && a == b) {
+            cr->status = 5; /* unknown status: 'other', left out of training and normal_index */
+            cr->status_empty = 1;
+        } else {
+            double x;
+            if (parse_value(a, b, 0, &x) || x != floor(x) || x < 0 || x > 1e15 ||
+                (r == CARE_STATUS && x > 255)) {
+                excerpt(q, fe, ex, sizeof ex);
+                snprintf(why, why_bytes, "bad %s '%s' (expected a non-negative integer)",
+                         r == CARE_STATUS ? "status_type_id" : r == CARE_ASSET ? "asset_id" : "id", ex);
+                return -1;
+            }
+            if (r == CARE_STATUS) cr->status = (int)x;
+            else if (r == CARE_ASSET) cr->asset = (int64_t)x;
+        }
+        i++;
+        if (fe >= e) break;
+        q = fe + 1;
+    }
+    return i;
+}
+
 int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t backward_tol_ms, gt_care_rows *out,
                        gt_diag *d, gt_series_stats *st) {
     memset(out, 0, sizeof *out);
@@ -323,64 +394,10 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
         }
         if (out->n == out->cap) care_grow(out);
         float *row = out->v + (size_t)out->n * (size_t)C; /* committed by out->n++ below; a bad line leaves it */
-        int64_t t = 0, asset = 0;
-        int status = 0, train = 0, status_empty = 0;
-        const char *q = s;
-        int i = 0;
-        for (;;) {
-            const char *fe = memchr(q, sep, (size_t)(e - q));
-            if (!fe) fe = e;
-            const char *a = q, *b = fe; /* the field without blanks and quotes */
-            field_unquote(&a, &b);
-            if (i >= nf) { /* more fields than the header: one empty last field is a trailing separator */
-                i = fe >= e && a == b && i == nf ? nf : nf + 2;
-                break;
-            }
-            int r = role[i];
-            if (r == CARE_SKIP) {
-                /* pandas index or trailing column */
-            } else if (r >= 0) {
-                double x;
-                if (parse_value(a, b, 1, &x)) {
-                    excerpt(q, fe, ex, sizeof ex);
-                    snprintf(why, sizeof why, "non-numeric value '%s' in column '%s'", ex, out->col[r]);
-                    goto bad_line;
-                }
-                row[r] = (float)x;
-            } else if (r == CARE_TIME) {
-                const char *z = gt_parse_datetime_ms(a, b, &t);
-                if (!z || z != b) {
-                    excerpt(q, fe, ex, sizeof ex);
-                    snprintf(why, sizeof why, "bad time_stamp '%s' (expected YYYY-MM-DD HH:MM:SS)", ex);
-                    goto bad_line;
-                }
-            } else if (r == CARE_TRAIN) {
-                if (field_is(a, (int)(b - a), "train")) train = 1;
-                else if (field_is(a, (int)(b - a), "prediction")) train = 2;
-                else {
-                    excerpt(q, fe, ex, sizeof ex);
-                    snprintf(why, sizeof why, "train_test must be 'train' or 'prediction' (got '%s')", ex);
-                    goto bad_line;
-                }
-            } else if (r == CARE_STATUS && a == b) {
-                status = 5; /* unknown status: 'other', left out of training and normal_index */
-                status_empty = 1;
-            } else {
-                double x;
-                if (parse_value(a, b, 0, &x) || x != floor(x) || x < 0 || x > 1e15 ||
-                    (r == CARE_STATUS && x > 255)) {
-                    excerpt(q, fe, ex, sizeof ex);
-                    snprintf(why, sizeof why, "bad %s '%s' (expected a non-negative integer)",
-                             r == CARE_STATUS ? "status_type_id" : r == CARE_ASSET ? "asset_id" : "id", ex);
-                    goto bad_line;
-                }
-                if (r == CARE_STATUS) status = (int)x;
-                else if (r == CARE_ASSET) asset = (int64_t)x;
-            }
-            i++;
-            if (fe >= e) break;
-            q = fe + 1;
-        }
+        care_row cr = {0, 0, 0, 0, 0};
+        int i = care_fields(s, e, sep, role, nf, out, row, &cr, why, sizeof why);
+        if (i < 0) goto bad_line;
+        const int64_t t = cr.t;
         if (i < nf_min || i > nf) {
             excerpt(s, e, ex, sizeof ex);
             snprintf(why, sizeof why, "malformed line '%s' (%d fields, the header has %d)", ex, i > nf ? nf + 1 : i, nf);
@@ -406,11 +423,11 @@ int gt_parse_care_rows(const char *buf, size_t n, const char *fname, int64_t bac
         } else {
             latest = t;
         }
-        out->n_status_empty += status_empty;
+        out->n_status_empty += cr.status_empty;
         out->t[out->n] = t;
-        out->status[out->n] = (uint8_t)status;
-        out->train[out->n] = (uint8_t)train;
-        out->asset[out->n] = asset;
+        out->status[out->n] = (uint8_t)cr.status;
+        out->train[out->n] = (uint8_t)cr.train;
+        out->asset[out->n] = cr.asset;
         out->line[out->n] = (uint32_t)line;
         out->n++;
         continue;

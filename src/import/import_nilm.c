@@ -92,14 +92,13 @@ static int name_add(name_set *ns, const char *full, const char *where, gt_diag *
 }
 static int name_cmp(const void *a, const void *b) { return strcmp(a, b); }
 
-/* Builds the plan on every rank (cheap: directory listing, labels.dat, map). */
-static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance_map *map, gt_diag *d) {
-    memset(P, 0, sizeof *P);
+/* The house numbers to import (--houses, or every one found), checked: NULL
+ * with the error in d, else *n_out numbers (malloc'd). */
+static int *plan_houses(const gt_import_opts *o, gt_diag *d, int *n_out) {
     const int refit = o->format == GT_IMPORT_REFIT;
-    const char *ds = gt_import_format_name(o->format);
     int *found = NULL;
     int nf = gt_import_list_houses(o->src, refit, &found, d);
-    if (nf < 0) return;
+    if (nf < 0) return NULL;
     int H = o->houses ? o->n_houses : nf;
     int *nums = GT_MALLOC(sizeof(int) * (size_t)(H > 0 ? H : 1));
     for (int i = 0; i < H; i++) {
@@ -111,129 +110,128 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
                           refit ? "CLEAN_House" : "house_", nums[i], refit ? ".csv" : "/");
             free(found);
             free(nums);
-            return;
+            return NULL;
         }
         for (int k = 0; k < i; k++)
             if (nums[k] == nums[i]) {
                 gt_diag_error(d, GT_EXIT_USAGE, "--houses lists house %d twice", nums[i]);
                 free(found);
                 free(nums);
-                return;
+                return NULL;
             }
     }
     free(found);
     if (H == 0) {
         gt_diag_error(d, GT_EXIT_DATA, "%s: no %s found", o->src, refit ? "CLEAN_HouseN.csv files" : "house_N directories");
         free(nums);
-        return;
+        return NULL;
     }
-    P->H = H;
-    P->h = GT_CALLOC((size_t)H, sizeof(house));
-    /* ns.names[] first holds column names in discovery order; remapped after sorting */
-    name_set ns = {0};
-    for (int i = 0; i < H && !d->err_code; i++) {
-        house *h = &P->h[i];
-        h->number = nums[i];
-        if (refit) {
-            snprintf(h->csv, sizeof h->csv, "%.3900s/CLEAN_House%d.csv", o->src, h->number);
-            h->bytes = gt_import_file_bytes(h->csv);
-            char key[32];
-            snprintf(key, sizeof key, "house%d", h->number);
-            const char *list = gt_map_get(map, "refit_houses", key);
-            char item[9][64];
-            int k = 0;
-            if (list) {
-                const char *s = list;
-                while (k < 9 && *s) {
-                    const char *c = strchr(s, ',');
-                    size_t l = c ? (size_t)(c - s) : strlen(s);
-                    snprintf(item[k], sizeof item[k], "%.*s", (int)(l < 63 ? l : 63), s);
-                    k++;
-                    s = c ? c + 1 : s + l;
-                }
-                if (k != 9 || strchr(s, ','))
-                    gt_diag_error(d, GT_EXIT_USAGE, "%s: [refit_houses] %s must list 9 appliance names", map->path, key);
-            } else {
-                if (gt_rank() == 0)
-                    GT_WARN("%s: no [refit_houses] %s entry in the appliance map: columns named appliance1..9",
-                            h->csv, key);
-                for (k = 0; k < 9; k++) snprintf(item[k], sizeof item[k], "appliance%d", k + 1);
+    *n_out = H;
+    return nums;
+}
+
+/* A REFIT house: its CSV and the 9 appliance columns named by the map's
+ * [refit_houses] (appliance1..9 without an entry). */
+static void plan_refit_house(house *h, const gt_import_opts *o, const gt_appliance_map *map, const char *ds,
+                             name_set *ns, gt_diag *d) {
+        snprintf(h->csv, sizeof h->csv, "%.3900s/CLEAN_House%d.csv", o->src, h->number);
+        h->bytes = gt_import_file_bytes(h->csv);
+        char key[32];
+        snprintf(key, sizeof key, "house%d", h->number);
+        const char *list = gt_map_get(map, "refit_houses", key);
+        char item[9][64];
+        int k = 0;
+        if (list) {
+            const char *s = list;
+            while (k < 9 && *s) {
+                const char *c = strchr(s, ',');
+                size_t l = c ? (size_t)(c - s) : strlen(s);
+                snprintf(item[k], sizeof item[k], "%.*s", (int)(l < 63 ? l : 63), s);
+                k++;
+                s = c ? c + 1 : s + l;
             }
-            for (k = 0; k < 9 && !d->err_code; k++) {
-                char canon[GT_IMPORT_LABEL_LEN], where[PATH_MAX + 16];
-                snprintf(where, sizeof where, "%.4000s (Appliance%d)", list ? map->path : h->csv, k + 1);
-                h->refit_col[k] = gt_map_label_full(map, ds, item[k], canon, sizeof canon)
-                                      ? name_add(&ns, canon, where, d) : -1;
-            }
-            continue;
+            if (k != 9 || strchr(s, ','))
+                gt_diag_error(d, GT_EXIT_USAGE, "%s: [refit_houses] %s must list 9 appliance names", map->path, key);
+        } else {
+            if (gt_rank() == 0)
+                GT_WARN("%s: no [refit_houses] %s entry in the appliance map: columns named appliance1..9",
+                        h->csv, key);
+            for (k = 0; k < 9; k++) snprintf(item[k], sizeof item[k], "appliance%d", k + 1);
         }
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%.3900s/house_%d/labels.dat", o->src, h->number);
-        gt_text t;
-        if (gt_text_open(&t, path, d)) break;
-        gt_labels lab;
-        int nl = gt_parse_labels(t.p, t.n, path, &lab, d);
-        gt_text_close(&t);
-        if (nl < 0) break;
-        char mains[PATH_MAX];
-        snprintf(mains, sizeof mains, "%.3900s/house_%d/mains.dat", o->src, h->number);
-        int use_mains = o->format == GT_IMPORT_UKDALE &&
-                        (o->ukdale_agg == GT_UKDALE_AGG_MAINS ||
-                         (o->ukdale_agg == GT_UKDALE_AGG_AUTO && gt_import_file_bytes(mains) >= 0));
-        h->ch = GT_CALLOC((size_t)nl + 1, sizeof(chan));
-        if (use_mains) {
-            chan *c = &h->ch[h->n_chan++];
-            snprintf(c->path, sizeof c->path, "%.4000s", mains);
-            c->role = ROLE_AGG, c->col = 1, c->min_f = 2, c->max_f = 4;
+        for (k = 0; k < 9 && !d->err_code; k++) {
+            char canon[GT_IMPORT_LABEL_LEN], where[PATH_MAX + 16];
+            snprintf(where, sizeof where, "%.4000s (Appliance%d)", list ? map->path : h->csv, k + 1);
+            h->refit_col[k] = gt_map_label_full(map, ds, item[k], canon, sizeof canon)
+                                  ? name_add(ns, canon, where, d) : -1;
         }
-        int n_agg = use_mains;
-        for (int k = 0; k < nl; k++) {
-            char norm[64];
-            gt_label_norm(lab.label[k], strlen(lab.label[k]), norm, sizeof norm);
-            chan *c = &h->ch[h->n_chan];
-            snprintf(c->path, sizeof c->path, "%.3900s/house_%d/channel_%d.dat", o->src, h->number, lab.channel[k]);
-            c->col = 1, c->min_f = 2, c->max_f = 2;
-            snprintf(c->named_at, sizeof c->named_at, "%.4000s:%d", path, lab.line[k]);
-            if (o->format == GT_IMPORT_UKDALE && !strcmp(norm, "aggregate")) {
-                if (use_mains) continue;
-                c->role = ROLE_AGG;
-                n_agg++;
-            } else if (o->format == GT_IMPORT_REDD && !strcmp(norm, "mains")) {
-                c->role = ROLE_LEG;
-                n_agg++;
-            } else {
-                char canon[GT_IMPORT_LABEL_LEN];
-                if (!gt_map_label_full(map, ds, lab.label[k], canon, sizeof canon)) continue;
-                c->role = name_add(&ns, canon, c->named_at, d);
-                if (c->role < 0) break;
-            }
-            h->n_chan++;
-        }
-        gt_labels_free(&lab);
-        if (d->err_code) break;
-        if (n_agg == 0 || (o->format == GT_IMPORT_UKDALE && n_agg > 1)) {
-            gt_diag_error(d, GT_EXIT_DATA, "%s: %s", path,
-                          n_agg ? "more than one 'aggregate' channel"
-                                : (o->format == GT_IMPORT_REDD ? "no 'mains' channel" : "no 'aggregate' channel and no mains.dat"));
-            break;
-        }
-        for (int k = 0; k < h->n_chan; k++) {
-            int64_t b = gt_import_file_bytes(h->ch[k].path);
-            if (b > 0) h->bytes += b;
-        }
+}
+
+/* A UK-DALE or REDD house: its channels from labels.dat (mains.dat as the
+ * aggregate when used), roles from the map. 0, or -1 with the error in d. */
+static int plan_labels_house(house *h, const gt_import_opts *o, const gt_appliance_map *map, const char *ds,
+                             name_set *ns, gt_diag *d) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%.3900s/house_%d/labels.dat", o->src, h->number);
+    gt_text t;
+    if (gt_text_open(&t, path, d)) return -1;
+    gt_labels lab;
+    int nl = gt_parse_labels(t.p, t.n, path, &lab, d);
+    gt_text_close(&t);
+    if (nl < 0) return -1;
+    char mains[PATH_MAX];
+    snprintf(mains, sizeof mains, "%.3900s/house_%d/mains.dat", o->src, h->number);
+    int use_mains = o->format == GT_IMPORT_UKDALE &&
+                    (o->ukdale_agg == GT_UKDALE_AGG_MAINS ||
+                     (o->ukdale_agg == GT_UKDALE_AGG_AUTO && gt_import_file_bytes(mains) >= 0));
+    h->ch = GT_CALLOC((size_t)nl + 1, sizeof(chan));
+    if (use_mains) {
+        chan *c = &h->ch[h->n_chan++];
+        snprintf(c->path, sizeof c->path, "%.4000s", mains);
+        c->role = ROLE_AGG, c->col = 1, c->min_f = 2, c->max_f = 4;
     }
-    free(nums);
-    const int A = ns.n;
-    char (*names)[GT_IMPORT_NAME_LEN] = ns.names;
-    if (!d->err_code && A == 0)
-        gt_diag_error(d, GT_EXIT_DATA, "%s: no appliance channels to import (all labels dropped by the map?)", o->src);
-    if (!d->err_code && A > GT_IMPORT_MAX_COLS)
-        gt_diag_error(d, GT_EXIT_DATA, "%s: %d appliance names; a file holds at most %d", o->src, A, GT_IMPORT_MAX_COLS);
-    if (d->err_code) {
-        name_set_free(&ns);
-        return;
+    int n_agg = use_mains;
+    for (int k = 0; k < nl; k++) {
+        char norm[64];
+        gt_label_norm(lab.label[k], strlen(lab.label[k]), norm, sizeof norm);
+        chan *c = &h->ch[h->n_chan];
+        snprintf(c->path, sizeof c->path, "%.3900s/house_%d/channel_%d.dat", o->src, h->number, lab.channel[k]);
+        c->col = 1, c->min_f = 2, c->max_f = 2;
+        snprintf(c->named_at, sizeof c->named_at, "%.4000s:%d", path, lab.line[k]);
+        if (o->format == GT_IMPORT_UKDALE && !strcmp(norm, "aggregate")) {
+            if (use_mains) continue;
+            c->role = ROLE_AGG;
+            n_agg++;
+        } else if (o->format == GT_IMPORT_REDD && !strcmp(norm, "mains")) {
+            c->role = ROLE_LEG;
+            n_agg++;
+        } else {
+            char canon[GT_IMPORT_LABEL_LEN];
+            if (!gt_map_label_full(map, ds, lab.label[k], canon, sizeof canon)) continue;
+            c->role = name_add(ns, canon, c->named_at, d);
+            if (c->role < 0) break;
+        }
+        h->n_chan++;
     }
-    /* sort the column names and remap */
+    gt_labels_free(&lab);
+    if (d->err_code) return -1;
+    if (n_agg == 0 || (o->format == GT_IMPORT_UKDALE && n_agg > 1)) {
+        gt_diag_error(d, GT_EXIT_DATA, "%s: %s", path,
+                      n_agg ? "more than one 'aggregate' channel"
+                            : (o->format == GT_IMPORT_REDD ? "no 'mains' channel" : "no 'aggregate' channel and no mains.dat"));
+        return -1;
+    }
+    for (int k = 0; k < h->n_chan; k++) {
+        int64_t b = gt_import_file_bytes(h->ch[k].path);
+        if (b > 0) h->bytes += b;
+    }
+    return 0;
+}
+
+/* The column names sorted, the houses' roles and REFIT columns remapped to
+ * them; P takes the names. */
+static void plan_sort_names(nilm_plan *P, name_set *ns, int refit) {
+    const int A = ns->n, H = P->H;
+    char (*names)[GT_IMPORT_NAME_LEN] = ns->names;
     char (*sorted)[GT_IMPORT_NAME_LEN] = GT_MALLOC(GT_IMPORT_NAME_LEN * (size_t)A);
     memcpy(sorted, names, GT_IMPORT_NAME_LEN * (size_t)A);
     qsort(sorted, (size_t)A, GT_IMPORT_NAME_LEN, name_cmp);
@@ -246,9 +244,40 @@ static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance
             if (P->h[i].refit_col[k] >= 0 && refit) P->h[i].refit_col[k] = remap[P->h[i].refit_col[k]];
     }
     free(remap);
-    name_set_free(&ns);
+    name_set_free(ns);
     P->names = sorted;
     P->A = A;
+}
+
+/* Builds the plan on every rank (cheap: directory listing, labels.dat, map). */
+static void plan_build(nilm_plan *P, const gt_import_opts *o, const gt_appliance_map *map, gt_diag *d) {
+    memset(P, 0, sizeof *P);
+    const int refit = o->format == GT_IMPORT_REFIT;
+    const char *ds = gt_import_format_name(o->format);
+    int H = 0;
+    int *nums = plan_houses(o, d, &H);
+    if (!nums) return;
+    P->H = H;
+    P->h = GT_CALLOC((size_t)H, sizeof(house));
+    /* ns.names[] first holds column names in discovery order; remapped after sorting */
+    name_set ns = {0};
+    for (int i = 0; i < H && !d->err_code; i++) {
+        house *h = &P->h[i];
+        h->number = nums[i];
+        if (refit) plan_refit_house(h, o, map, ds, &ns, d);
+        else if (plan_labels_house(h, o, map, ds, &ns, d)) break;
+    }
+    free(nums);
+    const int A = ns.n;
+    if (!d->err_code && A == 0)
+        gt_diag_error(d, GT_EXIT_DATA, "%s: no appliance channels to import (all labels dropped by the map?)", o->src);
+    if (!d->err_code && A > GT_IMPORT_MAX_COLS)
+        gt_diag_error(d, GT_EXIT_DATA, "%s: %d appliance names; a file holds at most %d", o->src, A, GT_IMPORT_MAX_COLS);
+    if (d->err_code) {
+        name_set_free(&ns);
+        return;
+    }
+    plan_sort_names(P, &ns, refit);
 }
 
 static void plan_free(nilm_plan *P) {
@@ -315,71 +344,68 @@ static int read_channel(const chan *c, int64_t tol, gt_series *s, gt_diag *d, ho
 }
 
 /* Parses and resamples house i on its owner. Returns 0 or -1 (error in d). */
-static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d, house_stats *hs) {
-    house *h = &P->h[i];
-    const int A = P->A;
-    const int64_t pms = llround(o->period_s * 1000), tol = llround(o->backward_tol_s * 1000),
-                  gap = llround(o->max_gap_s * 1000);
-    gt_series agg[2];
-    const char *agg_path[2] = {NULL, NULL};
+/* A REFIT house's CSV: the 10 series cleaned into refit_s[] (the
+ * aggregate moved to agg[0]). 1 (one aggregate), or -1 with the error in d. */
+static int read_refit_house(const house *h, int64_t tol, gt_series refit_s[10], gt_series agg[2],
+                            const char *agg_path[2], gt_diag *d, house_stats *hs) {
+    gt_text t;
+    if (gt_text_open(&t, h->csv, d)) return -1;
+    hs->bytes += (int64_t)t.n;
+    gt_refit_stats rs;
+    memset(&rs, 0, sizeof rs);
+    int rc = gt_parse_refit(t.p, t.n, h->csv, tol, refit_s, d, &rs);
+    gt_text_close(&t);
+    for (int c = 0; rc == 0 && c < 10; c++) {
+        gt_series_stats ss = {0};
+        char lbl[PATH_MAX + 32];
+        snprintf(lbl, sizeof lbl, "%s (%s)", h->csv, c == 0 ? "Aggregate" : "Appliance");
+        rc = gt_series_clean(&refit_s[c], c == 0 ? h->csv : lbl, d, &ss);
+        if (c == 0) {
+            ss.n_lines = rs.s.n_lines, ss.n_samples = rs.s.n_samples, ss.n_backward = rs.s.n_backward,
+            ss.n_backward_far = rs.s.n_backward_far, ss.n_bad_lines = rs.s.n_bad_lines;
+            stats_add(hs, &ss);
+        }
+    }
+    hs->issues += rs.n_issues;
+    if (rs.n_issues > 0 && !d->quiet)
+        GT_INFO("%s: %lld rows with Issues=1 (submeters above the aggregate): kept", h->csv, (long long)rs.n_issues);
+    if (rc) return -1;
+    if (refit_s[0].n == 0) {
+        gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", h->csv);
+        return -1;
+    }
+    agg[0] = refit_s[0];
+    agg_path[0] = h->csv;
+    memset(&refit_s[0], 0, sizeof refit_s[0]);
+    return 1;
+}
+
+/* The aggregate channels of a UK-DALE or REDD house (REDD: the two legs)
+ * into agg[]: how many, or -1 with the error in d. */
+static int read_aggregates(house *h, const gt_import_opts *o, int64_t tol, gt_series agg[2], const char *agg_path[2],
+                           gt_diag *d, house_stats *hs) {
     int n_agg = 0;
-    gt_series refit_s[10];
-    memset(refit_s, 0, sizeof refit_s);
-    memset(agg, 0, sizeof agg);
-    if (o->format == GT_IMPORT_REFIT) {
-        gt_text t;
-        if (gt_text_open(&t, h->csv, d)) return -1;
-        hs->bytes += (int64_t)t.n;
-        gt_refit_stats rs;
-        memset(&rs, 0, sizeof rs);
-        int rc = gt_parse_refit(t.p, t.n, h->csv, tol, refit_s, d, &rs);
-        gt_text_close(&t);
-        for (int c = 0; rc == 0 && c < 10; c++) {
-            gt_series_stats ss = {0};
-            char lbl[PATH_MAX + 32];
-            snprintf(lbl, sizeof lbl, "%s (%s)", h->csv, c == 0 ? "Aggregate" : "Appliance");
-            rc = gt_series_clean(&refit_s[c], c == 0 ? h->csv : lbl, d, &ss);
-            if (c == 0) {
-                ss.n_lines = rs.s.n_lines, ss.n_samples = rs.s.n_samples, ss.n_backward = rs.s.n_backward,
-                ss.n_backward_far = rs.s.n_backward_far, ss.n_bad_lines = rs.s.n_bad_lines;
-                stats_add(hs, &ss);
-            }
-        }
-        hs->issues += rs.n_issues;
-        if (rs.n_issues > 0 && !d->quiet)
-            GT_INFO("%s: %lld rows with Issues=1 (submeters above the aggregate): kept", h->csv, (long long)rs.n_issues);
-        if (rc) goto fail;
-        if (refit_s[0].n == 0) {
-            gt_diag_error(d, GT_EXIT_DATA, "%s: empty channel (no data rows)", h->csv);
-            goto fail;
-        }
-        agg[0] = refit_s[0];
-        agg_path[0] = h->csv;
-        memset(&refit_s[0], 0, sizeof refit_s[0]);
-        n_agg = 1;
-    } else {
-        for (int k = 0; k < h->n_chan; k++) {
-            if (h->ch[k].role >= 0) continue;
-            int rc = read_channel(&h->ch[k], tol, &agg[n_agg], d, hs);
-            if (rc < 0) goto fail;
-            if (rc > 0) continue; /* a REDD leg missing: warned */
-            agg_path[n_agg++] = h->ch[k].path;
-            if (n_agg == 2) break;
-        }
-        if (n_agg == 0) {
-            gt_diag_error(d, GT_EXIT_DATA, "house %d: no aggregate samples (%s)", h->number,
-                          o->format == GT_IMPORT_REDD ? "mains channels missing or empty" : "aggregate missing or empty");
-            goto fail;
-        }
+    for (int k = 0; k < h->n_chan; k++) {
+        if (h->ch[k].role >= 0) continue;
+        int rc = read_channel(&h->ch[k], tol, &agg[n_agg], d, hs);
+        if (rc < 0) return -1;
+        if (rc > 0) continue; /* a REDD leg missing: warned */
+        agg_path[n_agg++] = h->ch[k].path;
+        if (n_agg == 2) break;
     }
-    int64_t first = agg[0].t[0], last = agg[0].t[agg[0].n - 1];
-    if (n_agg == 2) {
-        if (agg[1].t[0] < first) first = agg[1].t[0];
-        if (agg[1].t[agg[1].n - 1] > last) last = agg[1].t[agg[1].n - 1];
+    if (n_agg == 0) {
+        gt_diag_error(d, GT_EXIT_DATA, "house %d: no aggregate samples (%s)", h->number,
+                      o->format == GT_IMPORT_REDD ? "mains channels missing or empty" : "aggregate missing or empty");
+        return -1;
     }
-    gt_grid g = gt_grid_span(first, last, pms);
-    const int64_t n = g.n_rows;
-    for (int c = 0; c < n_agg; c++) { /* a grid of decades for a few samples: refused before it is allocated */
+    return n_agg;
+}
+
+/* A grid of decades for a few samples: refused before it is allocated. 0,
+ * or -1 with the error in d. */
+static int check_sparse(const house *h, const gt_import_opts *o, const gt_series *agg, const char *const *agg_path,
+                        int n_agg, int64_t n, gt_diag *d) {
+    for (int c = 0; c < n_agg; c++) {
         int64_t at = 0;
         if (!gt_grid_too_sparse(n, agg[c].t, agg[c].n, &at)) continue;
         gt_diag_error(d, GT_EXIT_DATA, "%s:%u: %lld days after line %u: the grid of house %d would have %lld rows of "
@@ -388,22 +414,19 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
                       (long long)((agg[c].t[at] - agg[c].t[at > 0 ? at - 1 : 0]) / 86400000),
                       agg[c].line[at > 0 ? at - 1 : 0], h->number, (long long)n, o->period_s, (long long)agg[c].n,
                       GT_IMPORT_GRID_MAX_RATIO);
-        goto fail;
+        return -1;
     }
-    void *blob = GT_ALLOC_ARRAY(blob_bytes(n, A), 1, "import: a house's grid");
-    float *ag = blob, *app = ag + n;
-    uint8_t *flags = (uint8_t *)(app + (size_t)n * A);
-    memset(flags, 0, (size_t)n);
-    float *tmp = GT_ALLOC_ARRAY(n, sizeof(float), "import: a house's grid");
-    gt_resample_mean(agg[0].t, agg[0].v, agg[0].n, &g, ag, 1, 0);
-    hs->gap_rows += gt_mark_gaps(agg[0].t, agg[0].n, &g, gap, flags, GT_IMPORT_GAP_BIT);
-    if (n_agg == 2) {
-        gt_resample_mean(agg[1].t, agg[1].v, agg[1].n, &g, tmp, 1, 0);
-        for (int64_t k = 0; k < n; k++) ag[k] += tmp[k];
-        hs->gap_rows += gt_mark_gaps(agg[1].t, agg[1].n, &g, gap, flags, GT_IMPORT_GAP_BIT);
-    }
-    for (int c = 0; c < n_agg; c++) gt_series_free(&agg[c]);
-    for (size_t k = 0; k < (size_t)n * A; k++) app[k] = NAN;
+    return 0;
+}
+
+/* The appliance columns of house i resampled onto the grid g (n rows) into
+ * app (row-major, A columns): one channel in place, several (REDD's two legs)
+ * summed with their short holes bridged. 0, or -1 with the error in d. */
+static int grid_appliances(nilm_plan *P, int i, const gt_import_opts *o, int64_t tol, int64_t gap, int64_t pms,
+                           gt_series *refit_s, const gt_grid *gp, float *app, int64_t n, gt_diag *d, house_stats *hs) {
+    house *h = &P->h[i];
+    const int A = P->A;
+    const gt_grid g = *gp;
     uint8_t *owns = P->owns + (size_t)i * A;
     int n_src = o->format == GT_IMPORT_REFIT ? 9 : h->n_chan;
     /* a column of one channel is resampled into place; the channels of a column of several (REDD's
@@ -437,9 +460,7 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
                 }
                 free(cl);
                 free(n_named);
-                free(tmp);
-                free(blob);
-                goto fail;
+                return -1;
             }
             if (rc > 0) continue;
         }
@@ -465,6 +486,50 @@ static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d,
     }
     free(cl);
     free(n_named);
+    return 0;
+}
+
+static int build_house(nilm_plan *P, int i, const gt_import_opts *o, gt_diag *d, house_stats *hs) {
+    house *h = &P->h[i];
+    const int A = P->A;
+    const int64_t pms = llround(o->period_s * 1000), tol = llround(o->backward_tol_s * 1000),
+                  gap = llround(o->max_gap_s * 1000);
+    gt_series agg[2];
+    const char *agg_path[2] = {NULL, NULL};
+    int n_agg = 0;
+    gt_series refit_s[10];
+    memset(refit_s, 0, sizeof refit_s);
+    memset(agg, 0, sizeof agg);
+    if (o->format == GT_IMPORT_REFIT) n_agg = read_refit_house(h, tol, refit_s, agg, agg_path, d, hs);
+    else n_agg = read_aggregates(h, o, tol, agg, agg_path, d, hs);
+    if (n_agg < 0) goto fail;
+    int64_t first = agg[0].t[0], last = agg[0].t[agg[0].n - 1];
+    if (n_agg == 2) {
+        if (agg[1].t[0] < first) first = agg[1].t[0];
+        if (agg[1].t[agg[1].n - 1] > last) last = agg[1].t[agg[1].n - 1];
+    }
+    gt_grid g = gt_grid_span(first, last, pms);
+    const int64_t n = g.n_rows;
+    if (check_sparse(h, o, agg, agg_path, n_agg, n, d)) goto fail;
+    void *blob = GT_ALLOC_ARRAY(blob_bytes(n, A), 1, "import: a house's grid");
+    float *ag = blob, *app = ag + n;
+    uint8_t *flags = (uint8_t *)(app + (size_t)n * A);
+    memset(flags, 0, (size_t)n);
+    float *tmp = GT_ALLOC_ARRAY(n, sizeof(float), "import: a house's grid");
+    gt_resample_mean(agg[0].t, agg[0].v, agg[0].n, &g, ag, 1, 0);
+    hs->gap_rows += gt_mark_gaps(agg[0].t, agg[0].n, &g, gap, flags, GT_IMPORT_GAP_BIT);
+    if (n_agg == 2) {
+        gt_resample_mean(agg[1].t, agg[1].v, agg[1].n, &g, tmp, 1, 0);
+        for (int64_t k = 0; k < n; k++) ag[k] += tmp[k];
+        hs->gap_rows += gt_mark_gaps(agg[1].t, agg[1].n, &g, gap, flags, GT_IMPORT_GAP_BIT);
+    }
+    for (int c = 0; c < n_agg; c++) gt_series_free(&agg[c]);
+    for (size_t k = 0; k < (size_t)n * A; k++) app[k] = NAN;
+    if (grid_appliances(P, i, o, tol, gap, pms, refit_s, &g, app, n, d, hs)) {
+        free(tmp);
+        free(blob);
+        goto fail;
+    }
     /* gap rows: no data in the whole row (never invented, never kept half) */
     for (int64_t k = 0; k < n; k++)
         if (flags[k] & GT_IMPORT_GAP_BIT) {

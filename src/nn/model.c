@@ -1,5 +1,7 @@
-/* nn/model.c: generic model API, parameter/activation planning, per-kind
- * dispatch, deterministic init, AdamW over the flat buffers. */
+/* nn/model.c: generic model API: creation from the kind's plan, device
+ * sizes, per-kind dispatch, deterministic init, AdamW over the flat buffers.
+ * The kind registry and the rules read from its tables: nn/model_kinds.c;
+ * the tables a kind's plan fills and the trace spans: nn/model_kit.c. */
 #include "nn/model.h"
 
 #include <math.h>
@@ -8,183 +10,11 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "core/timer.h"
-#include "core/trace.h"
 #include "core/rng.h"
 #include "nn/ops/cpu/gemm.h"
 #include "nn/ops/dropout.h"
 
-/* ------------------------------------------------------------ registry -- */
-/* The built-in kinds' tables (nn/model_registry.h), then the registered ones. */
-#define GT_MODEL_KIND_EXTERN_(k) extern const gt_model_vtable gt_model_vtable_##k;
-GT_MODEL_KINDS(GT_MODEL_KIND_EXTERN_)
-#define GT_MODEL_KIND_ENTRY_(k) &gt_model_vtable_##k,
-static const gt_model_vtable *g_kinds[GT_MODEL_MAX_KINDS] = {GT_MODEL_KINDS(GT_MODEL_KIND_ENTRY_)};
-static int g_n_kinds = GT_MODEL_KINDS_BUILT_IN;
-
-static const gt_model_vtable *kind_vtable(gt_model_kind kind) {
-    return (int)kind >= 0 && (int)kind < g_n_kinds ? g_kinds[kind] : NULL;
-}
-
-const char *gt_model_kind_name(gt_model_kind kind) {
-    const gt_model_vtable *vt = kind_vtable(kind);
-    return vt ? vt->name : "?";
-}
-
-int gt_model_kind_parse(const char *name) {
-    for (int k = 0; name && k < g_n_kinds; k++)
-        if (strcmp(name, g_kinds[k]->name) == 0) return k;
-    return -1;
-}
-
-int gt_model_kind_available(gt_model_kind kind) { return kind_vtable(kind) != NULL; }
-const gt_model_vtable *gt_model_kind_table(gt_model_kind kind) { return kind_vtable(kind); }
-int gt_model_kind_count(void) { return g_n_kinds; }
-
-gt_model_kind gt_model_kind_register(const gt_model_vtable *vt) {
-    GT_CHECK(vt && vt->name && vt->defaults && vt->plan && vt->forward && vt->backward && vt->forward_flops,
-             GT_EXIT_INTERNAL, "gt_model_kind_register: a table needs name, defaults, plan, forward, backward and "
-             "forward_flops");
-    GT_CHECK(gt_model_kind_parse(vt->name) < 0, GT_EXIT_INTERNAL, "model kind %s is registered already", vt->name);
-    GT_CHECK(g_n_kinds < GT_MODEL_MAX_KINDS, GT_EXIT_INTERNAL, "more than %d model kinds", GT_MODEL_MAX_KINDS);
-    g_kinds[g_n_kinds] = vt;
-    return (gt_model_kind)g_n_kinds++;
-}
-
-static const gt_model_vtable *kind_vtable_checked(gt_model_kind kind) {
-    const gt_model_vtable *vt = kind_vtable(kind);
-    GT_CHECK(vt != NULL, GT_EXIT_USAGE, "model kind %d (%s) is not built into this binary", (int)kind,
-             gt_model_kind_name(kind));
-    return vt;
-}
-
-int gt_model_input_channels_last(gt_model_kind kind) { return kind_vtable_checked(kind)->channels_last; }
-
-int gt_model_kind_has(gt_model_kind kind, unsigned has) {
-    const gt_model_vtable *vt = kind_vtable(kind);
-    return vt && (vt->has & has) == has;
-}
-
-/* "s2p_cnn has" / "a, b have": the kinds with the setting, for messages */
-static void kinds_with(unsigned has, char *buf, size_t n) {
-    size_t len = 0;
-    int cnt = 0;
-    buf[0] = '\0';
-    for (int k = 0; k < g_n_kinds; k++)
-        if (g_kinds[k]->has & has) {
-            int w = snprintf(buf + len, n - len, "%s%s", cnt ? ", " : "", g_kinds[k]->name);
-            if (w > 0 && (size_t)w < n - len) len += (size_t)w;
-            cnt++;
-        }
-    snprintf(buf + len, n - len, cnt == 1 ? " has" : cnt ? " have" : "no kind has");
-}
-
-static void check_dropout(const gt_model_config *cfg) {
-    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
-    GT_CHECK(cfg->dropout >= 0.0f && cfg->dropout < 1.0f, GT_EXIT_USAGE, "model.dropout must be in [0, 1) (got %g)",
-             (double)cfg->dropout);
-    if (cfg->dropout == 0.0f || (vt->has & GT_MODEL_HAS_DROPOUT)) return;
-    char who[256], where[128] = "";
-    kinds_with(GT_MODEL_HAS_DROPOUT, who, sizeof who);
-    int n_with = 0;
-    for (int k = 0; k < g_n_kinds; k++)
-        if (g_kinds[k]->has & GT_MODEL_HAS_DROPOUT) {
-            if (g_kinds[k]->dropout_where) snprintf(where, sizeof where, " (%s)", g_kinds[k]->dropout_where);
-            n_with++;
-        }
-    if (n_with != 1) where[0] = '\0';
-    GT_FAIL(GT_EXIT_USAGE, "model.dropout = %g: only %s dropout%s, not %s", (double)cfg->dropout, who, where,
-            vt->name);
-}
-
-void gt_model_config_check(const gt_model_config *cfg) {
-    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
-    if (cfg->tbptt != 0 && !(vt->has & GT_MODEL_HAS_TBPTT)) {
-        char who[256];
-        kinds_with(GT_MODEL_HAS_TBPTT, who, sizeof who);
-        who[strlen(who) - (strstr(who, " have") ? 5 : 4)] = '\0'; /* the names alone */
-        GT_FAIL(GT_EXIT_USAGE,
-                "model.tbptt = %d: truncated backpropagation through time is for model.kind %s, not %s", cfg->tbptt,
-                who, vt->name);
-    }
-    check_dropout(cfg);
-}
-
-void gt_model_config_resolve(gt_model_config *cfg, double conv_scale) {
-    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
-    if (vt->resolve) vt->resolve(cfg, conv_scale);
-}
-
-double gt_model_bytes_estimate(const gt_model_config *mc, int B) {
-    const gt_model_vtable *vt = kind_vtable_checked(mc->kind);
-    double width = mc->n_in > mc->n_out ? mc->n_in : mc->n_out;
-    const double widths[] = {mc->hidden, mc->d_model, mc->d_ff};
-    for (int i = 0; i < 3; i++) width = widths[i] > width ? widths[i] : width;
-    for (int l = 0; l < GT_MODEL_MAX_CONV; l++) width = mc->conv_channels[l] > width ? mc->conv_channels[l] : width;
-    double est = 4.0 * 16 * B * (double)mc->window * width * (mc->n_layers + 2);
-    if (vt->bytes_estimate_extra) est += vt->bytes_estimate_extra(mc, B);
-    return est;
-}
-
-static const char *const k_precision_names[] = {"fp32", "bf16", "fp16", "tf32", "auto"};
-
-const char *gt_precision_name(gt_precision p) {
-    return (unsigned)p < sizeof k_precision_names / sizeof *k_precision_names ? k_precision_names[p] : "?";
-}
-
-int gt_precision_parse(const char *name) {
-    for (int i = 0; name && i < (int)(sizeof k_precision_names / sizeof *k_precision_names); i++)
-        if (!strcmp(name, k_precision_names[i])) return i;
-    return -1;
-}
-
-void gt_model_config_default(gt_model_config *cfg, gt_model_kind kind) {
-    const gt_model_vtable *vt = kind_vtable_checked(kind);
-    memset(cfg, 0, sizeof *cfg);
-    cfg->kind = kind;
-    cfg->max_batch = 256;
-    vt->defaults(cfg);
-}
-
 /* ------------------------------------------------------------- planning -- */
-int gt_model_add_param(gt_model *m, const char *name, int ndim, const int *shape, gt_init_kind init,
-                       float init_scale, int decay) {
-    GT_ASSERT(m->n_tensors < GT_MODEL_MAX_TENSORS);
-    GT_ASSERT(ndim >= 1 && ndim <= 4);
-    GT_ASSERT(strlen(name) < GT_MODEL_NAME_LEN);
-    gt_param_tensor *t = &m->tensors[m->n_tensors];
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "%s", name);
-    t->ndim = ndim;
-    t->n_elem = 1;
-    for (int d = 0; d < ndim; d++) {
-        GT_CHECK(shape[d] > 0, GT_EXIT_USAGE, "parameter %s: dimension %d is %d (must be > 0)", name, d,
-                 shape[d]);
-        t->shape[d] = shape[d];
-        t->n_elem *= (size_t)shape[d];
-    }
-    t->offset = m->n_params;
-    t->init = init;
-    t->init_scale = init_scale;
-    t->decay = decay;
-    m->n_params += t->n_elem;
-    return m->n_tensors++;
-}
-
-/* Activations start on 64-byte boundaries (16 floats) for aligned SIMD. */
-#define ACT_ALIGN_ELEMS 16
-
-int gt_model_add_act(gt_model *m, const char *name, size_t n_elem) {
-    GT_ASSERT(m->n_acts < GT_MODEL_MAX_ACTS);
-    GT_ASSERT(strlen(name) < GT_MODEL_NAME_LEN);
-    gt_act_tensor *a = &m->act_table[m->n_acts];
-    snprintf(a->name, sizeof a->name, "%s", name);
-    a->n_elem = n_elem;
-    a->offset = m->n_act_elems;
-    m->n_act_elems += (n_elem + ACT_ALIGN_ELEMS - 1) / ACT_ALIGN_ELEMS * ACT_ALIGN_ELEMS;
-    return m->n_acts++;
-}
-
 static float *alloc_floats(size_t n) {
     size_t n_bytes = (n ? n : 1) * sizeof(float);
     n_bytes = (n_bytes + 63) / 64 * 64;
@@ -196,14 +26,14 @@ static float *alloc_floats(size_t n) {
 /* The tables of a model (parameters, activations), nothing allocated but the
  * kind's small struct; the framework's acts x, pred, dpred are the last three. */
 static gt_model *plan_model(const gt_model_config *cfg) {
-    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
+    const gt_model_vtable *vt = gt_model_kind_table_checked(cfg->kind);
     GT_CHECK(cfg->max_batch > 0, GT_EXIT_USAGE, "model: max_batch must be > 0 (got %d)", cfg->max_batch);
     GT_CHECK((unsigned)cfg->loss < GT_LOSS_KIND_COUNT, GT_EXIT_USAGE, "model: unknown loss kind %d",
              (int)cfg->loss);
     GT_CHECK(cfg->window > 0 && cfg->n_in > 0 && cfg->n_out > 0, GT_EXIT_USAGE,
              "model: window, n_in and n_out must be > 0 (got %d, %d, %d)", cfg->window, cfg->n_in,
              cfg->n_out);
-    check_dropout(cfg);
+    gt_model_config_check_dropout(cfg);
     gt_model *m = (gt_model *)GT_CALLOC(1, sizeof *m);
     m->cfg = *cfg;
     m->vt = vt;
@@ -217,7 +47,7 @@ static gt_model *plan_model(const gt_model_config *cfg) {
 }
 
 int gt_model_act_device_bf16(const gt_model_config *cfg, const char *name) {
-    const gt_model_vtable *vt = kind_vtable_checked(cfg->kind);
+    const gt_model_vtable *vt = gt_model_kind_table_checked(cfg->kind);
     return vt->act_device_bf16 ? vt->act_device_bf16(cfg, name) : 0;
 }
 
@@ -227,7 +57,7 @@ size_t gt_model_device_act_layout(const gt_model *m, size_t *offsets) {
         const gt_act_tensor *a = &m->act_table[j];
         size_t floats = gt_model_act_device_bf16(&m->cfg, a->name) ? (a->n_elem + 1) / 2 : a->n_elem;
         if (offsets) offsets[j] = off;
-        off += (floats + ACT_ALIGN_ELEMS - 1) / ACT_ALIGN_ELEMS * ACT_ALIGN_ELEMS;
+        off += (floats + GT_MODEL_ACT_ALIGN_ELEMS - 1) / GT_MODEL_ACT_ALIGN_ELEMS * GT_MODEL_ACT_ALIGN_ELEMS;
     }
     return off;
 }
@@ -244,7 +74,7 @@ void gt_model_plan_sizes(const gt_model_config *cfg, gt_model_sizes *out) {
 }
 
 size_t gt_model_device_work_elems(const gt_model_config *c) {
-    const gt_model_vtable *vt = kind_vtable_checked(c->kind);
+    const gt_model_vtable *vt = gt_model_kind_table_checked(c->kind);
     return vt->device_work_elems ? vt->device_work_elems(c) : 0;
 }
 
@@ -379,12 +209,6 @@ void gt_model_backward(gt_model *m, float dloss) {
     GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_backward on the host side of a device model");
     if (dloss != 1.0f) gt_scale(m->dpred, (size_t)m->batch * m->n_y, dloss);
     m->vt->backward(m, m->batch);
-}
-
-double gt_model_span_begin(void) { return GT_TRACE_ON() ? gt_now() : -1.0; }
-
-void gt_model_span_end(const char *name, double t0, int64_t layer) {
-    if (t0 >= 0) gt_trace_record(name, t0, gt_now(), layer >= 0 ? "layer" : NULL, layer);
 }
 
 void gt_model_zero_grad(gt_model *m) { memset(m->grads, 0, m->n_params * sizeof(float)); }

@@ -288,6 +288,8 @@ int gt_model_input_channels_last(gt_model_kind kind);
 int gt_model_kind_available(gt_model_kind kind);
 /* The kind's table (NULL when not available). */
 const gt_model_vtable *gt_model_kind_table(gt_model_kind kind);
+/* The same, ending the job (exit 2) for a kind not built in. */
+const gt_model_vtable *gt_model_kind_table_checked(gt_model_kind kind);
 /* Kinds available: built-in and registered (ids 0 .. count-1). */
 int gt_model_kind_count(void);
 /* 1 when the kind has the setting (GT_MODEL_HAS_*). */
@@ -301,6 +303,8 @@ gt_model_kind gt_model_kind_register(const gt_model_vtable *vt);
  * check of them, with its messages; ends the job with GT_EXIT_USAGE.
  * gt_model_create checks dropout the same way. */
 void gt_model_config_check(const gt_model_config *cfg);
+/* Its dropout part alone (model.dropout in [0, 1), only on a kind that has it). */
+void gt_model_config_check_dropout(const gt_model_config *cfg);
 /* The kind's resolve slot (see gt_model_vtable; nothing for kinds without). */
 void gt_model_config_resolve(gt_model_config *cfg, double conv_scale);
 /* A generous estimate of a model's activation bytes for B samples, in
@@ -450,6 +454,8 @@ size_t gt_model_act_bytes(const gt_model *m);
 size_t gt_model_state_bytes(const gt_model *m);
 
 /* --------------------------------------------- for kind implementations -- */
+/* Activations start on 64-byte boundaries (16 floats) for aligned SIMD. */
+#define GT_MODEL_ACT_ALIGN_ELEMS 16
 /* Append a parameter tensor (ndim 1..4, shape PyTorch layout); returns its
  * index. Call only from vt->plan. */
 int gt_model_add_param(gt_model *m, const char *name, int ndim, const int *shape, gt_init_kind init,

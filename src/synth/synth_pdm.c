@@ -205,25 +205,9 @@ static void plan_free(pdm_plan *p) {
     memset(p, 0, sizeof *p);
 }
 
-static void plan_turbine(const gt_pdm_synth_cfg *cfg, int t, pdm_plan *p) {
-    check_cfg(cfg, t);
-    memset(p, 0, sizeof *p);
-    p->t = t;
-    p->farm = t / cfg->turbines_per_farm;
-    p->type = (p->farm + t % cfg->turbines_per_farm) % GT_PDM_N_MACHINE_TYPES;
-    const pdm_type *ty = &k_type[p->type];
-    p->n_rows = (int64_t)llround(cfg->days * 86400.0 * cfg->rate_hz);
-    if (p->n_rows < 1) p->n_rows = 1;
-    p->rows_per_hour = 3600.0 * cfg->rate_hz;
-    p->n_hours = (int)ceil((double)p->n_rows / p->rows_per_hour);
-    int nh = p->n_hours + 2;
-    p->U = GT_MALLOC(sizeof(float) * (size_t)nh);
-    p->TI = GT_MALLOC(sizeof(float) * (size_t)nh);
-    p->cap = GT_MALLOC(sizeof(float) * (size_t)nh);
-    p->D = GT_MALLOC(sizeof(float) * (size_t)nh);
-    p->amb = GT_MALLOC(sizeof(float) * (size_t)nh);
-
-    /* farm weather, hour by hour */
+/* The farm's weather, hour by hour (nh hours): wind speed, turbulence,
+ * curtailment, direction, ambient temperature. */
+static void plan_weather(const gt_pdm_synth_cfg *cfg, pdm_plan *p, int nh) {
     gt_rng r;
     gt_rng_init(&r, cfg->seed, gt_stream(GT_STREAM_SYNTH_PDM, 0x80000000u | (uint32_t)p->farm));
     gt_rng_seek(&r, PLAN_CTR(PP_FARM));
@@ -253,16 +237,11 @@ static void plan_turbine(const gt_pdm_synth_cfg *cfg, int t, pdm_plan *p) {
         p->amb[h] = (float)(8.0 - 10.0 * cos(2 * M_PI * (doy - 15.0) / 365.0) +
                             3.0 * cos(2 * M_PI * (hod - 15.0) / 24.0) + weather);
     }
+}
 
-    /* turbine constants */
-    gt_rng_init(&r, cfg->seed, gt_stream(GT_STREAM_SYNTH_PDM, (uint32_t)t));
-    gt_rng_seek(&r, PLAN_CTR(PP_TURBINE));
-    p->wake = (float)unif(&r, 0.88, 1.0);
-    p->dir_off = (float)unif(&r, -5, 5);
-    for (int k = 0; k < 5; k++) p->vib_jit[k] = (float)unif(&r, 0.85, 1.15);
-
-    /* condition segments */
-    p->segs = GT_MALLOC(sizeof(gt_pdm_segment) * (size_t)nh);
+/* The operating-condition segments of the turbine's hours. */
+static void plan_segments(pdm_plan *p, const pdm_type *ty) {
+    p->segs = GT_MALLOC(sizeof(gt_pdm_segment) * (size_t)(p->n_hours + 2));
     for (int h = 0; h < p->n_hours; h++) {
         int64_t a = llround(h * p->rows_per_hour), b = llround((h + 1) * p->rows_per_hour);
         if (b > p->n_rows) b = p->n_rows;
@@ -282,42 +261,45 @@ static void plan_turbine(const gt_pdm_synth_cfg *cfg, int t, pdm_plan *p) {
             p->n_segs++;
         }
     }
+}
 
-    /* events: at most one slow degradation + Poisson shocks */
+/* Events: at most one slow degradation (a faulty turbine) and Poisson
+ * shocks, from the turbine's stream r. */
+static void plan_events(const gt_pdm_synth_cfg *cfg, int t, pdm_plan *p, gt_rng *r) {
     int cap_ev = 16;
     p->events = GT_MALLOC(sizeof(gt_pdm_event) * (size_t)cap_ev);
     p->shock = GT_MALLOC(sizeof(shock_param) * (size_t)cap_ev);
     gt_pdm_event deg = {0, 0, 0};
     if (turbine_is_faulty(cfg, t)) {
-        gt_rng_seek(&r, PLAN_CTR(PP_FAULT));
-        double u = gt_rng_uniform_d(&r);
+        gt_rng_seek(r, PLAN_CTR(PP_FAULT));
+        double u = gt_rng_uniform_d(r);
         p->deg_kind = u < 0.5 ? GT_PDM_EVENT_BEARING_WEAR : u < 0.75 ? GT_PDM_EVENT_OIL_TEMP_DRIFT
                                                                      : GT_PDM_EVENT_PRESSURE_LOSS;
-        double ul = gt_rng_uniform_d(&r);
+        double ul = gt_rng_uniform_d(r);
         p->wear_loc = ul < 0.55 ? 0 : ul < 0.8 ? 1 : 2;
-        p->deg_start = (int64_t)(unif(&r, 0.15, 0.6) * (double)p->n_rows);
-        int repaired = gt_rng_uniform_d(&r) < 0.25;
-        double frac = unif(&r, 0.6, 0.9);
+        p->deg_start = (int64_t)(unif(r, 0.15, 0.6) * (double)p->n_rows);
+        int repaired = gt_rng_uniform_d(r) < 0.25;
+        double frac = unif(r, 0.6, 0.9);
         p->deg_end = repaired ? p->deg_start + (int64_t)(frac * (double)(p->n_rows - p->deg_start)) : p->n_rows;
         if (p->deg_end <= p->deg_start) p->deg_end = p->deg_start + 1;
-        double horizon = (double)(p->deg_end - p->deg_start) * (repaired ? 1.0 : unif(&r, 1.0, 1.3));
+        double horizon = (double)(p->deg_end - p->deg_start) * (repaired ? 1.0 : unif(r, 1.0, 1.3));
         p->deg_inv_horizon = 1.0 / horizon;
         deg.start_row = p->deg_start; deg.end_row = p->deg_end; deg.kind = p->deg_kind;
     }
-    gt_rng_seek(&r, PLAN_CTR(PP_SHOCK));
+    gt_rng_seek(r, PLAN_CTR(PP_SHOCK));
     double days = (double)p->n_rows / (86400.0 * cfg->rate_hz), tday = 0.0;
     int64_t prev_end = -1;
     int deg_placed = deg.kind == 0;
     while (cfg->shock_rate > 0) {
-        tday += gt_rng_exponential(&r, 1.0 / cfg->shock_rate);
+        tday += gt_rng_exponential(r, 1.0 / cfg->shock_rate);
         if (tday >= days) break;
         int64_t a = (int64_t)(tday / days * (double)p->n_rows);
-        int64_t len = (int64_t)ceil(unif(&r, 0.5, 4.0) * cfg->rate_hz);
+        int64_t len = (int64_t)ceil(unif(r, 0.5, 4.0) * cfg->rate_hz);
         if (len < 1) len = 1;
         shock_param sp;
-        sp.amp = (float)unif(&r, 4, 12);
-        sp.decay = (float)exp(-1.0 / (unif(&r, 0.2, 1.0) * cfg->rate_hz));
-        int dom = (int)gt_rng_below(&r, 5);
+        sp.amp = (float)unif(r, 4, 12);
+        sp.decay = (float)exp(-1.0 / (unif(r, 0.2, 1.0) * cfg->rate_hz));
+        int dom = (int)gt_rng_below(r, 5);
         for (int k = 0; k < 6; k++) sp.w[k] = k == dom ? 1.0f : 0.3f;
         sp.w[5] = 0.5f;
         if (a <= prev_end) a = prev_end + 1; /* shocks never overlap */
@@ -349,6 +331,39 @@ static void plan_turbine(const gt_pdm_synth_cfg *cfg, int t, pdm_plan *p) {
         memset(&p->shock[p->n_events], 0, sizeof(shock_param));
         p->events[p->n_events++] = deg;
     }
+}
+
+static void plan_turbine(const gt_pdm_synth_cfg *cfg, int t, pdm_plan *p) {
+    check_cfg(cfg, t);
+    memset(p, 0, sizeof *p);
+    p->t = t;
+    p->farm = t / cfg->turbines_per_farm;
+    p->type = (p->farm + t % cfg->turbines_per_farm) % GT_PDM_N_MACHINE_TYPES;
+    const pdm_type *ty = &k_type[p->type];
+    p->n_rows = (int64_t)llround(cfg->days * 86400.0 * cfg->rate_hz);
+    if (p->n_rows < 1) p->n_rows = 1;
+    p->rows_per_hour = 3600.0 * cfg->rate_hz;
+    p->n_hours = (int)ceil((double)p->n_rows / p->rows_per_hour);
+    int nh = p->n_hours + 2;
+    p->U = GT_MALLOC(sizeof(float) * (size_t)nh);
+    p->TI = GT_MALLOC(sizeof(float) * (size_t)nh);
+    p->cap = GT_MALLOC(sizeof(float) * (size_t)nh);
+    p->D = GT_MALLOC(sizeof(float) * (size_t)nh);
+    p->amb = GT_MALLOC(sizeof(float) * (size_t)nh);
+
+    plan_weather(cfg, p, nh);
+
+    /* turbine constants */
+    gt_rng r;
+    gt_rng_init(&r, cfg->seed, gt_stream(GT_STREAM_SYNTH_PDM, (uint32_t)t));
+    gt_rng_seek(&r, PLAN_CTR(PP_TURBINE));
+    p->wake = (float)unif(&r, 0.88, 1.0);
+    p->dir_off = (float)unif(&r, -5, 5);
+    for (int k = 0; k < 5; k++) p->vib_jit[k] = (float)unif(&r, 0.85, 1.15);
+
+    plan_segments(p, ty);
+
+    plan_events(cfg, t, p, &r);
 }
 
 void gt_pdm_turbine_info(const gt_pdm_synth_cfg *cfg, int t, struct gt_pdm_turbine_info *info) {
@@ -480,6 +495,120 @@ static inline float clampf(float x, float lo, float hi) { return x < lo ? lo : x
 static inline float wrap360(float d) { return d - 360.0f * floorf(d * (1.0f / 360.0f)); }
 static inline float wrap180(float d) { return d - 360.0f * floorf(d * (1.0f / 360.0f) + 0.5f); }
 
+/* Row r's condition segment and events: its condition and label, the
+ * degradation's severity in *sev, the shock in progress (NULL: none) and
+ * its envelope in *env. */
+static const shock_param *row_events(gt_pdm_gen *g, const pdm_plan *p, const gt_pdm_event *deg, int64_t r,
+                                     uint8_t *condition, uint8_t *label, float *sev, float *env) {
+    while (g->seg_i < p->n_segs - 1 && r >= p->segs[g->seg_i].end_row) g->seg_i++;
+    *condition = (uint8_t)p->segs[g->seg_i].condition;
+    *sev = 0.0f;
+    int lab = 0;
+    if (deg && r >= deg->start_row && r < deg->end_row) {
+        float x = (float)((double)(r - deg->start_row) * p->deg_inv_horizon);
+        *sev = x * x;
+        lab = deg->kind;
+    }
+    while (g->ev_shock < p->n_events &&
+           (p->events[g->ev_shock].kind != GT_PDM_EVENT_SHOCK || r >= p->events[g->ev_shock].end_row)) {
+        if (p->events[g->ev_shock].kind == GT_PDM_EVENT_SHOCK) g->env = 0.0f;
+        g->ev_shock++;
+        g->shock_cur = 0;
+    }
+    const shock_param *sp = NULL;
+    if (g->ev_shock < p->n_events && r >= p->events[g->ev_shock].start_row) {
+        sp = &p->shock[g->ev_shock];
+        if (!g->shock_cur) { g->env = sp->amp; g->shock_cur = 1; }
+        else g->env *= sp->decay;
+        lab = GT_PDM_EVENT_SHOCK;
+    }
+    *label = (uint8_t)lab;
+    *env = sp ? g->env : 0.0f;
+    return sp;
+}
+
+/* The turbine's constants the drive uses per row. */
+typedef struct {
+    float rated, inv_rated, ci3, inv_span3, k_tsr, inv_rpm;
+} drive_k;
+
+/* Wind, yaw, rotor, power and pitch of one row (hourly inputs U, TI, cap,
+ * Dm): the wind speed; the measured direction, the load and the speed
+ * fraction in *dir_meas, *load_out, *sf. */
+static float row_drive(gt_pdm_gen *g, const pdm_type *ty, const drive_k *k, float U, float TI, float cap, float Dm,
+                       const float *nz, float *dir_meas, float *load_out, float *sf) {
+    const float rated = k->rated, inv_rated = k->inv_rated, ci3 = k->ci3, inv_span3 = k->inv_span3,
+                k_tsr = k->k_tsr, inv_rpm = k->inv_rpm;
+    /* wind */
+    g->x_turb = g->a_turb * g->x_turb + g->b_turb * nz[0];
+    float u = U * (1.0f + TI * g->x_turb);
+    if (u < 0.0f) u = 0.0f;
+    g->uf += (u - g->uf) * g->c_uf;
+    g->d_dir = g->a_dir * g->d_dir + g->b_dir * nz[1];
+    float dir_slow = Dm + g->d_dir;
+    *dir_meas = dir_slow + 3.0f * nz[2];
+
+    /* yaw: start when misaligned by > 10 deg, stop within 2 deg */
+    float err = wrap180(dir_slow - g->yaw);
+    if (!g->yawing && (err > 10.0f || err < -10.0f)) g->yawing = 1;
+    if (g->yawing) {
+        if (err > 2.0f) g->yaw += g->yaw_step;
+        else if (err < -2.0f) g->yaw -= g->yaw_step;
+        else g->yawing = 0;
+    }
+    float cosmis = 1.0f - 0.5f * (err * 0.01745f) * (err * 0.01745f); /* cos(yaw error) */
+    if (cosmis < 0.5f) cosmis = 0.5f;
+
+    /* rotor, power, pitch */
+    if (!g->stopped && g->uf > ty->cut_out) g->stopped = 1;
+    else if (g->stopped && g->uf < ty->cut_out - 3.0f) g->stopped = 0;
+    int run = !g->stopped && g->uf > ty->cut_in;
+    float ue = u * cosmis;
+    float target = run ? clampf(k_tsr * ue, ty->rpm_min, ty->rpm_rated) : 1.0f;
+    g->omega += (target - g->omega) * g->c_rot;
+    float pa = 0.0f;
+    if (run) pa = rated * clampf((ue * ue * ue - ci3) * inv_span3, 0.0f, 1.0f);
+    float pcap = cap * rated;
+    float pt = pa < pcap ? pa : pcap;
+    g->power += (pt - g->power) * g->c_pow;
+    float pitch_t = 80.0f;
+    if (run) {
+        pitch_t = ue > ty->rated_ws ? 1.6f * (ue - ty->rated_ws) : 0.0f;
+        if (pa > pcap) pitch_t += 15.0f * (pa - pcap) * inv_rated;
+    }
+    g->pitch += (pitch_t - g->pitch) * g->c_pitch;
+    float load = g->power * inv_rated;
+    if (load < 0.0f) load = 0.0f;
+    *load_out = load;
+    *sf = g->omega * inv_rpm;
+    return u;
+}
+
+/* The thermal states (double: tiny per-row steps) and the oil pressure and
+ * filter pressure drop of one row. */
+static void row_thermal(gt_pdm_gen *g, const pdm_plan *p, const pdm_type *ty, float amb, float load, float sf,
+                        float sev, const float *nz, float *oil_p, float *dp) {
+    double heat_oil = (p->deg_kind == GT_PDM_EVENT_OIL_TEMP_DRIFT ? 14.0 : 0.0) * sev +
+                      (p->deg_kind == GT_PDM_EVENT_PRESSURE_LOSS ? 4.0 : 0.0) * sev;
+    g->nac += (amb + 8.0 + 10.0 * load - g->nac) * g->c_nac;
+    double oil_t = g->nac + 18.0 + 24.0 * load * sf;
+    if (oil_t > 58.0) oil_t = 58.0 + 0.3 * (oil_t - 58.0); /* oil cooler */
+    g->oil += (oil_t + heat_oil - g->oil) * g->c_oil;
+    int bw = p->deg_kind == GT_PDM_EVENT_BEARING_WEAR;
+    g->b_hss += (g->oil + 6.0 + 10.0 * sf * sf + (bw && p->wear_loc == 0 ? 18.0 * sev : 0.0) - g->b_hss) * g->c_hss;
+    g->b_ims += (g->oil + 3.0 + 6.0 * sf + (bw && p->wear_loc == 1 ? 15.0 * sev : 0.0) - g->b_ims) * g->c_ims;
+    g->b_lss += (g->oil - 2.0 + 3.0 * load + (bw && p->wear_loc == 2 ? 12.0 * sev : 0.0) - g->b_lss) * g->c_lss;
+    g->genb += (g->nac + 15.0 + 20.0 * sf - g->genb) * g->c_genb;
+    g->wind_t += (g->nac + 20.0 + 55.0 * load * load - g->wind_t) * g->c_wind;
+
+    /* oil pressure: electric pump, viscosity falls with temperature */
+    float ploss = p->deg_kind == GT_PDM_EVENT_PRESSURE_LOSS ? 1.2f * sev : 0.0f;
+    *oil_p = ty->oil_bar * (0.85f + 0.15f * sf) - 0.015f * (float)(g->oil - 45.0) - ploss + 0.03f * nz[3];
+    float dp_ = 0.8f - 0.01f * (float)(g->oil - 45.0) - 0.25f * ploss;
+    if (dp_ < 0.15f) dp_ = 0.15f;
+    *dp = dp_;
+}
+
 int64_t gt_pdm_gen_next(gt_pdm_gen *g, int64_t n, float *signals, uint8_t *label, uint8_t *condition) {
     const pdm_plan *p = &g->p;
     const pdm_type *ty = &k_type[p->type];
@@ -490,6 +619,7 @@ int64_t gt_pdm_gen_next(gt_pdm_gen *g, int64_t n, float *signals, uint8_t *label
     const float inv_span3 = 1.0f / (ty->rated_ws * ty->rated_ws * ty->rated_ws - ci3);
     const float k_tsr = ty->rpm_rated / (0.85f * ty->rated_ws), inv_rpm = 1.0f / ty->rpm_rated;
     const float inv_res_w = 1.0f / ty->res_width;
+    const drive_k dk = {rated, inv_rated, ci3, inv_span3, k_tsr, inv_rpm};
     float vib[5];
     for (int k = 0; k < 5; k++) vib[k] = ty->vib[k] * p->vib_jit[k];
     const gt_pdm_event *deg = g->ev_deg >= 0 ? &p->events[g->ev_deg] : NULL;
@@ -510,92 +640,17 @@ int64_t gt_pdm_gen_next(gt_pdm_gen *g, int64_t n, float *signals, uint8_t *label
         float amb = p->amb[h] + (p->amb[h + 1] - p->amb[h]) * f;
 
         /* condition segment and events */
-        while (g->seg_i < p->n_segs - 1 && r >= p->segs[g->seg_i].end_row) g->seg_i++;
-        condition[i] = (uint8_t)p->segs[g->seg_i].condition;
-        float sev = 0.0f;
-        int lab = 0;
-        if (deg && r >= deg->start_row && r < deg->end_row) {
-            float x = (float)((double)(r - deg->start_row) * p->deg_inv_horizon);
-            sev = x * x;
-            lab = deg->kind;
-        }
-        while (g->ev_shock < p->n_events &&
-               (p->events[g->ev_shock].kind != GT_PDM_EVENT_SHOCK || r >= p->events[g->ev_shock].end_row)) {
-            if (p->events[g->ev_shock].kind == GT_PDM_EVENT_SHOCK) g->env = 0.0f;
-            g->ev_shock++;
-            g->shock_cur = 0;
-        }
-        const shock_param *sp = NULL;
-        if (g->ev_shock < p->n_events && r >= p->events[g->ev_shock].start_row) {
-            sp = &p->shock[g->ev_shock];
-            if (!g->shock_cur) { g->env = sp->amp; g->shock_cur = 1; }
-            else g->env *= sp->decay;
-            lab = GT_PDM_EVENT_SHOCK;
-        }
-        label[i] = (uint8_t)lab;
-        float env = sp ? g->env : 0.0f;
+        float sev, env;
+        const shock_param *sp = row_events(g, p, deg, r, &condition[i], &label[i], &sev, &env);
 
-        /* wind */
-        g->x_turb = g->a_turb * g->x_turb + g->b_turb * nz[0];
-        float u = U * (1.0f + TI * g->x_turb);
-        if (u < 0.0f) u = 0.0f;
-        g->uf += (u - g->uf) * g->c_uf;
-        g->d_dir = g->a_dir * g->d_dir + g->b_dir * nz[1];
-        float dir_slow = Dm + g->d_dir;
-        float dir_meas = dir_slow + 3.0f * nz[2];
+        /* wind, yaw, rotor, power, pitch */
+        float dir_meas, load, sf;
+        float u = row_drive(g, ty, &dk, U, TI, cap, Dm, nz, &dir_meas, &load, &sf);
 
-        /* yaw: start when misaligned by > 10 deg, stop within 2 deg */
-        float err = wrap180(dir_slow - g->yaw);
-        if (!g->yawing && (err > 10.0f || err < -10.0f)) g->yawing = 1;
-        if (g->yawing) {
-            if (err > 2.0f) g->yaw += g->yaw_step;
-            else if (err < -2.0f) g->yaw -= g->yaw_step;
-            else g->yawing = 0;
-        }
-        float cosmis = 1.0f - 0.5f * (err * 0.01745f) * (err * 0.01745f); /* cos(yaw error) */
-        if (cosmis < 0.5f) cosmis = 0.5f;
-
-        /* rotor, power, pitch */
-        if (!g->stopped && g->uf > ty->cut_out) g->stopped = 1;
-        else if (g->stopped && g->uf < ty->cut_out - 3.0f) g->stopped = 0;
-        int run = !g->stopped && g->uf > ty->cut_in;
-        float ue = u * cosmis;
-        float target = run ? clampf(k_tsr * ue, ty->rpm_min, ty->rpm_rated) : 1.0f;
-        g->omega += (target - g->omega) * g->c_rot;
-        float pa = 0.0f;
-        if (run) pa = rated * clampf((ue * ue * ue - ci3) * inv_span3, 0.0f, 1.0f);
-        float pcap = cap * rated;
-        float pt = pa < pcap ? pa : pcap;
-        g->power += (pt - g->power) * g->c_pow;
-        float pitch_t = 80.0f;
-        if (run) {
-            pitch_t = ue > ty->rated_ws ? 1.6f * (ue - ty->rated_ws) : 0.0f;
-            if (pa > pcap) pitch_t += 15.0f * (pa - pcap) * inv_rated;
-        }
-        g->pitch += (pitch_t - g->pitch) * g->c_pitch;
-        float load = g->power * inv_rated;
-        if (load < 0.0f) load = 0.0f;
-        float sf = g->omega * inv_rpm;
-
-        /* thermal states (double: tiny per-row steps) */
-        double heat_oil = (p->deg_kind == GT_PDM_EVENT_OIL_TEMP_DRIFT ? 14.0 : 0.0) * sev +
-                          (p->deg_kind == GT_PDM_EVENT_PRESSURE_LOSS ? 4.0 : 0.0) * sev;
-        g->nac += (amb + 8.0 + 10.0 * load - g->nac) * g->c_nac;
-        double oil_t = g->nac + 18.0 + 24.0 * load * sf;
-        if (oil_t > 58.0) oil_t = 58.0 + 0.3 * (oil_t - 58.0); /* oil cooler */
-        g->oil += (oil_t + heat_oil - g->oil) * g->c_oil;
-        int bw = p->deg_kind == GT_PDM_EVENT_BEARING_WEAR;
-        g->b_hss += (g->oil + 6.0 + 10.0 * sf * sf + (bw && p->wear_loc == 0 ? 18.0 * sev : 0.0) - g->b_hss) * g->c_hss;
-        g->b_ims += (g->oil + 3.0 + 6.0 * sf + (bw && p->wear_loc == 1 ? 15.0 * sev : 0.0) - g->b_ims) * g->c_ims;
-        g->b_lss += (g->oil - 2.0 + 3.0 * load + (bw && p->wear_loc == 2 ? 12.0 * sev : 0.0) - g->b_lss) * g->c_lss;
-        g->genb += (g->nac + 15.0 + 20.0 * sf - g->genb) * g->c_genb;
-        g->wind_t += (g->nac + 20.0 + 55.0 * load * load - g->wind_t) * g->c_wind;
-
-        /* oil pressure: electric pump, viscosity falls with temperature */
-        float ploss = p->deg_kind == GT_PDM_EVENT_PRESSURE_LOSS ? 1.2f * sev : 0.0f;
-        float oil_p = ty->oil_bar * (0.85f + 0.15f * sf) - 0.015f * (float)(g->oil - 45.0) - ploss + 0.03f * nz[3];
-        float dp = 0.8f - 0.01f * (float)(g->oil - 45.0) - 0.25f * ploss;
-        if (dp < 0.15f) dp = 0.15f;
+        /* thermal states, oil */
+        float oil_p, dp;
+        row_thermal(g, p, ty, amb, load, sf, sev, nz, &oil_p, &dp);
+        const int bw = p->deg_kind == GT_PDM_EVENT_BEARING_WEAR;
 
         /* vibration */
         float dres = (g->omega - ty->res_rpm) * inv_res_w;

@@ -54,6 +54,42 @@ int gt_ckpt_fsync(const char *path, int dir) {
     return rc;
 }
 
+/* XXH64 (seed 0) and size of what read_chunk returns until 0 (-1: an error) */
+static int hash_stream(ssize_t (*read_chunk)(void *src, char *buf, size_t n, int64_t at), void *src, uint64_t *hash,
+                       int64_t *size_bytes) {
+    XXH64_state_t *st = XXH64_createState();
+    GT_CHECK(st != NULL, GT_EXIT_RESOURCE, "out of memory");
+    XXH64_reset(st, 0);
+    size_t buf_bytes = (size_t)1 << 20;
+    char *buf = GT_MALLOC(buf_bytes);
+    int64_t total = 0;
+    ssize_t n;
+    while ((n = read_chunk(src, buf, buf_bytes, total)) > 0) {
+        XXH64_update(st, buf, (size_t)n);
+        total += (int64_t)n;
+    }
+    int e = errno;
+    *hash = XXH64_digest(st);
+    *size_bytes = total;
+    XXH64_freeState(st);
+    free(buf);
+    errno = e;
+    return n < 0 ? -1 : 0;
+}
+
+static ssize_t read_stdio(void *src, char *buf, size_t n, int64_t at) {
+    (void)at;
+    size_t got = fread(buf, 1, n, src);
+    return got == 0 && ferror((FILE *)src) ? -1 : (ssize_t)got;
+}
+
+static ssize_t read_fd(void *src, char *buf, size_t n, int64_t at) {
+    ssize_t got;
+    do got = pread(*(const int *)src, buf, n, (off_t)at);
+    while (got < 0 && errno == EINTR);
+    return got;
+}
+
 /* XXH64 (seed 0) and size of a whole regular file (a FIFO is refused, not
  * waited on). 0, or -1 with errno set and, when why is not NULL, the reason
  * in why[128]. */
@@ -61,36 +97,26 @@ int gt_ckpt_file_hash(const char *path, uint64_t *hash, int64_t *size_bytes, cha
     char why_[128];
     FILE *f = gt_fopen_regular(path, why ? why : why_, 128); /* a FIFO in checkpoints/ would block */
     if (!f) return -1;
-    XXH64_state_t *st = XXH64_createState();
-    GT_CHECK(st != NULL, GT_EXIT_RESOURCE, "out of memory");
-    XXH64_reset(st, 0);
-    size_t buf_bytes = (size_t)1 << 20;
-    char *buf = GT_MALLOC(buf_bytes);
-    int64_t total = 0;
-    size_t n;
-    while ((n = fread(buf, 1, buf_bytes, f)) > 0) {
-        XXH64_update(st, buf, n);
-        total += (int64_t)n;
-    }
-    int rc = ferror(f) ? -1 : 0;
+    int rc = hash_stream(read_stdio, f, hash, size_bytes);
     int e = errno;
     if (rc && why) snprintf(why, 128, "%s", strerror(e));
     fclose(f);
-    *hash = XXH64_digest(st);
-    *size_bytes = total;
-    XXH64_freeState(st);
-    free(buf);
     errno = e;
     return rc;
 }
 
-/* Writes text to path via path.tmp + fsync + rename + directory fsync. */
-int gt_ckpt_write_marker(const char *dir, const char *path, const char *text, ckpt_err *e) {
+int gt_ckpt_fd_hash(int fd, uint64_t *hash, int64_t *size_bytes) { return hash_stream(read_fd, &fd, hash, size_bytes); }
+
+/* Writes text to path via path.tmp + fsync + rename + directory fsync, each
+ * relative to dirfd (the directory checked once, never looked up again). */
+int gt_ckpt_write_marker(int dirfd, const char *path, const char *text, ckpt_err *e) {
     char *tmp = gt_ckpt_strf("%s.tmp", path);
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path, *tname = strrchr(tmp, '/') ? strrchr(tmp, '/') + 1 : tmp;
     int rc = -1;
     /* a leftover (or a planted link) is removed: O_EXCL never follows one */
-    if (unlink(tmp) != 0 && errno != ENOENT) gt_ckpt_err_set(e, errno, "cannot remove %s", tmp);
-    int fd = e->failed ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (unlinkat(dirfd, tname, 0) != 0 && errno != ENOENT) gt_ckpt_err_set(e, errno, "cannot remove %s", tmp);
+    int fd = e->failed ? -1 : openat(dirfd, tname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
         if (!e->failed) gt_ckpt_err_set(e, errno, "cannot create the commit marker %s", tmp);
     } else {
@@ -101,9 +127,9 @@ int gt_ckpt_write_marker(const char *dir, const char *path, const char *text, ck
         else if (fsync(fd) != 0)
             gt_ckpt_err_set(e, errno, "cannot fsync the commit marker %s", tmp);
         if (close(fd) != 0) gt_ckpt_err_set(e, errno, "cannot close the commit marker %s", tmp);
-        if (!e->failed && rename(tmp, path) != 0) gt_ckpt_err_set(e, errno, "cannot rename %s", tmp);
-        if (!e->failed && gt_ckpt_fsync(dir, 1) != 0) gt_ckpt_err_set(e, errno, "cannot fsync directory %s", dir);
-        if (e->failed) unlink(tmp);
+        if (!e->failed && renameat(dirfd, tname, dirfd, name) != 0) gt_ckpt_err_set(e, errno, "cannot rename %s", tmp);
+        if (!e->failed && fsync(dirfd) != 0) gt_ckpt_err_set(e, errno, "cannot fsync the directory of %s", path);
+        if (e->failed) unlinkat(dirfd, tname, 0);
         else rc = 0;
     }
     free(tmp);

@@ -83,8 +83,12 @@ int gt_ckpt_fsync(const char *path, int dir);
  * waited on). 0, or -1 with errno set and, when why is not NULL, the reason
  * in why[128]. */
 int gt_ckpt_file_hash(const char *path, uint64_t *hash, int64_t *size_bytes, char *why);
-/* Writes text to path via path.tmp + fsync + rename + directory fsync. */
-int gt_ckpt_write_marker(const char *dir, const char *path, const char *text, ckpt_err *e);
+/* The same of the file open at fd, read from its start (pread): 0, or -1
+ * with errno set. */
+int gt_ckpt_fd_hash(int fd, uint64_t *hash, int64_t *size_bytes);
+/* Writes text to path (in dir, open at dirfd) via path.tmp + fsync + rename
+ * + directory fsync, every step relative to dirfd. */
+int gt_ckpt_write_marker(int dirfd, const char *path, const char *text, ckpt_err *e);
 int gt_ckpt_read_marker(const char *path, uint64_t *hash, int64_t *size_bytes, char *why);
 
 enum { CK_H5 = 1, CK_OK = 2, CK_H5_TMP = 4, CK_OK_TMP = 8 };

@@ -246,6 +246,42 @@ static void gather_cause(const ckpt_err *e, int rank, MPI_Comm comm, char *why, 
     }
 }
 
+/* The last component of a checkpoint path: its name in checkpoints/ */
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Rank 0, step 1: checkpoints/ opened below the run directory (no component a
+ * symbolic link) into *dfd, a new unique temporary created in it and kept open
+ * at *fd (its path in tmp[]), space for the whole file reserved through that
+ * descriptor. Failures go to e. */
+static void create_tmp(const char *run_dir, const char *dir, const char *final, off_t need, int *dfd, int *fd,
+                       char *tmp, size_t tmp_bytes, ckpt_err *e) {
+    char bad[PATH_MAX + 64], name[PATH_MAX];
+    *dfd = gt_out_dir_open(run_dir, "checkpoints", bad, sizeof bad);
+    if (*dfd < 0) {
+        gt_ckpt_err_set(e, errno, "cannot create directory %s", bad); /* a link there: ELOOP */
+        return;
+    }
+    *fd = gt_tmp_openat(*dfd, base_name(final), name, sizeof name);
+    if (*fd < 0) {
+        gt_ckpt_err_set(e, errno, "cannot create a temporary file next to %s", final);
+        return;
+    }
+    snprintf(tmp, tmp_bytes, "%s/%s", dir, name);
+    int rc = posix_fallocate(*fd, 0, need);
+    if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
+        gt_ckpt_err_set(e, rc, "cannot reserve %.1f MiB for %s", (double)need / 1048576.0, tmp);
+}
+
+/* Rank 0: the temporary's name still names the file created at fd (HDF5
+ * opens it by name, collectively). */
+static void check_tmp(int fd, int dfd, const char *tmp, ckpt_err *e) {
+    if (!e->failed && !gt_fd_is_at(fd, dfd, base_name(tmp)))
+        gt_ckpt_err_set(e, errno, "%s is no longer the file created for the checkpoint", tmp);
+}
+
 int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *ts, const gt_norm_stats *ns,
                  const char *config_text, int keep, MPI_Comm comm, char *why, size_t why_bytes) {
     int rank = 0;
@@ -258,69 +294,63 @@ int gt_ckpt_save(const char *run_dir, const gt_model *m, const gt_train_state *t
     char *ok = gt_ckpt_name(dir, step, ".ok");
     ckpt_err e = {0, 0, ""};
     int committed = 0;
+    int dfd = -1, fd = -1; /* rank 0: checkpoints/ and the temporary, open from creation to commit */
 
     /* 1. directory, a new unique temporary ckpt-<step>.h5.tmp.XXXXXX, and
      * space for the whole file reserved once (rank 0): disk full, quota and
      * file size limits show up here as a clean errno, before HDF5 writes
      * anything (HDF5 1.10 handles a failing H5Fclose badly) */
     if (rank == 0) {
-        if (gt_mkdir_out(dir) != 0) { /* a symbolic link there is refused (ELOOP) */
-            gt_ckpt_err_set(&e, errno, "cannot create directory %s", dir);
-        } else if (gt_tmp_create(final, tmp, sizeof tmp) != 0) {
-            gt_ckpt_err_set(&e, errno, "cannot create a temporary file next to %s", final);
-            tmp[0] = 0;
-        } else {
-            size_t cfg_bytes = config_text ? strlen(config_text) : 0;
-            off_t need = (off_t)(3 * m->n_params * sizeof(float) + cfg_bytes +
-                                 (size_t)m->n_tensors * 3 * 2048 + ((size_t)1 << 20));
-            int fd = open(tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd < 0) {
-                gt_ckpt_err_set(&e, errno, "cannot open %s", tmp);
-            } else {
-                int rc = posix_fallocate(fd, 0, need);
-                if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
-                    gt_ckpt_err_set(&e, rc, "cannot reserve %.1f MiB for %s", (double)need / 1048576.0, tmp);
-                close(fd);
-            }
-        }
+        size_t cfg_bytes = config_text ? strlen(config_text) : 0;
+        off_t need = (off_t)(3 * m->n_params * sizeof(float) + cfg_bytes + (size_t)m->n_tensors * 3 * 2048 +
+                             ((size_t)1 << 20));
+        create_tmp(run_dir, dir, final, need, &dfd, &fd, tmp, sizeof tmp, &e);
+        check_tmp(fd, dfd, tmp, &e);
     }
     gt_dist_bcast_bytes(tmp, sizeof tmp, comm);
     if (tmp[0]) gt_output_begin(tmp); /* removed if the job fails */
     if (!all_ok(&e, comm)) goto done;
 
-    /* 2. collective write of the temporary file, then every rank fsyncs it */
+    /* 2. collective write of the temporary file, then every rank fsyncs it
+     * (rank 0 through its descriptor, after checking the name still names it) */
     if (write_file(tmp, final, m, ts, ns, config_text, comm, &e) != 0) goto done;
-    if (!e.failed && gt_ckpt_fsync(tmp, 0) != 0) gt_ckpt_err_set(&e, errno, "cannot fsync the file");
+    if (rank == 0) {
+        check_tmp(fd, dfd, tmp, &e);
+        if (!e.failed && fsync(fd) != 0) gt_ckpt_err_set(&e, errno, "cannot fsync the file");
+    } else if (!e.failed && gt_ckpt_fsync(tmp, 0) != 0) {
+        gt_ckpt_err_set(&e, errno, "cannot fsync the file");
+    }
     if (!all_ok(&e, comm)) goto done;
 
-    /* 3. rename into place (rank 0) */
+    /* 3. rename into place (rank 0, in the directory opened in step 1) */
     if (rank == 0) {
-        if (unlink(ok) != 0 && errno != ENOENT)
+        if (unlinkat(dfd, base_name(ok), 0) != 0 && errno != ENOENT)
             gt_ckpt_err_set(&e, errno, "cannot remove the old commit marker %s", ok);
-        else if (rename(tmp, final) != 0)
+        else if (renameat(dfd, base_name(tmp), dfd, base_name(final)) != 0)
             gt_ckpt_err_set(&e, errno, "cannot rename %s", tmp);
-        else if (gt_ckpt_fsync(dir, 1) != 0)
+        else if (fsync(dfd) != 0)
             gt_ckpt_err_set(&e, errno, "cannot fsync directory %s", dir);
     }
     if (!all_ok(&e, comm)) goto done; /* also the barrier before the marker */
 
-    /* 4. commit marker (rank 0, after every rank has written) */
+    /* 4. commit marker (rank 0, after every rank has written): the hash of
+     * the file written, read through its descriptor */
     if (rank == 0) {
         uint64_t fh = 0;
         int64_t fbytes = 0;
-        if (gt_ckpt_file_hash(final, &fh, &fbytes, NULL) != 0) {
+        if (gt_ckpt_fd_hash(fd, &fh, &fbytes) != 0) {
             gt_ckpt_err_set(&e, errno, "cannot read back %s", final);
         } else {
             char text[128];
             snprintf(text, sizeof text, "xxh64 %016" PRIx64 " size %" PRId64 "\n", fh, fbytes);
-            if (gt_ckpt_write_marker(dir, ok, text, &e) == 0) {
+            if (gt_ckpt_write_marker(dfd, ok, text, &e) == 0) {
                 committed = 1;
                 gt_ckpt_prune(dir, step, (long long)ts->best_step, keep);
                 GT_INFO("checkpoint: wrote %s (%.1f MiB, %.2f s)", final, fbytes / 1048576.0,
                         MPI_Wtime() - t0);
             }
         }
-        if (!committed) unlink(final); /* complete but uncommitted: free the space */
+        if (!committed) unlinkat(dfd, base_name(final), 0); /* complete but uncommitted: free the space */
     }
 
 done:;
@@ -331,11 +361,15 @@ done:;
     }
     rc = gt_dist_max_int(rc, comm);
     if (rc) gather_cause(&e, rank, comm, why, why_bytes); /* the first failing rank's cause */
-    if (rc && rank == 0 && !committed) {
-        if (tmp[0]) unlink(tmp); /* never leave a partial file behind */
-        if (access(final, F_OK) == 0 && access(ok, F_OK) != 0) unlink(final);
+    if (rc && rank == 0 && !committed && dfd >= 0) {
+        if (tmp[0]) unlinkat(dfd, base_name(tmp), 0); /* never leave a partial file behind */
+        if (faccessat(dfd, base_name(final), F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+            faccessat(dfd, base_name(ok), F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+            unlinkat(dfd, base_name(final), 0);
     }
     if (tmp[0]) gt_output_end(tmp);
+    if (fd >= 0) close(fd);
+    if (dfd >= 0) close(dfd);
     free(dir);
     free(final);
     free(ok);

@@ -29,8 +29,9 @@ static const gt_opt k_opts[] = {
 static const gt_cmd k_cmd = {.name = "fuzz", .usage = "fuzz", .summary = "", .opts = k_opts, .max_pos = 4};
 
 /* what cli/commands.c answers: a key of another command is fine in a shared file */
-int gt_commands_know_key(const char *key) { return !strncmp(key, "data.", 5); }
-const gt_cmd *gt_commands_find(const char *name) { (void)name; return NULL; } /* no command passes keys through */
+static int know_key(const char *key) { return !strncmp(key, "data.", 5); }
+static const gt_cmd *find_cmd(const char *name) { (void)name; return NULL; } /* no command passes keys through */
+static const gt_cmd_keys k_keys = {know_key, find_cmd};
 
 static jmp_buf g_jmp;
 static void on_abort(int code) {
@@ -55,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static gt_args a; /* static: survives the longjmp */
     memset(&a, 0, sizeof a);
     if (!setjmp(g_jmp)) {
-        gt_args_parse(&a, &k_cmd, size > 0 && (data[0] & 1) ? 3 : 2, argv);
+        gt_args_parse(&a, &k_cmd, &k_keys, size > 0 && (data[0] & 1) ? 3 : 2, argv);
         /* the getters agree with what the parser accepted */
         (void)gt_args_int(&a, "synth.households");
         (void)gt_args_bool(&a, "train.amp");

@@ -25,7 +25,7 @@ static const gt_cmd cmd = {"t", "t [options] FILE", "test", NULL, opts, 0, 2, ru
 int main(void) {
     gt_args a;
     char *argv0[] = {NULL};
-    gt_args_parse(&a, &cmd, 0, argv0);
+    gt_args_parse(&a, &cmd, &gt_commands_keys, 0, argv0);
     TEST_CHECK(!strcmp(gt_args_str(&a, "data.file"), "x.h5"));
     TEST_EQ_INT(gt_args_int(&a, "train.steps"), 10);
     TEST_CLOSE(gt_args_float(&a, "train.lr"), 0.001, 0, 1e-12);
@@ -44,7 +44,7 @@ int main(void) {
     /* config first, then flags and overrides in command-line order */
     char *argv[] = {"pos1", "--steps", "7", "train.steps=8", "--config", path, "--amp",
                     "train.budget=64M", "-o", "out.h5", "--lr=0.5", "pos2"};
-    gt_args_parse(&a, &cmd, 12, argv);
+    gt_args_parse(&a, &cmd, &gt_commands_keys, 12, argv);
     TEST_EQ_INT(a.n_pos, 2);
     TEST_CHECK(!strcmp(a.pos[0], "pos1") && !strcmp(a.pos[1], "pos2"));
     TEST_EQ_INT(gt_args_int(&a, "train.steps"), 8); /* argv beats the file, last wins */
@@ -68,7 +68,7 @@ int main(void) {
     gt_args_free(&a);
 
     char *argv2[] = {"--no-amp", "--model", "s2p_tf"};
-    gt_args_parse(&a, &cmd, 3, argv2);
+    gt_args_parse(&a, &cmd, &gt_commands_keys, 3, argv2);
     TEST_EQ_INT(gt_args_bool(&a, "train.amp"), 0);
     TEST_CHECK(!strcmp(gt_args_str(&a, "model.kind"), "s2p_tf"));
     gt_args_free(&a);

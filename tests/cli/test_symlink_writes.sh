@@ -144,6 +144,16 @@ rm "$R/plots"
 ln -s "$R" "$W/rlink"
 refused "eval, the run directory a link" "$W/rlink" -- "$GT" eval "$W/rlink" "$W/n.h5" --log-level warn
 intact "eval refusals"
+# a metrics.jsonl line past the bound of a JSON-lines reader: one error naming
+# the file and the line, exit 3, eval.json left as it was
+cp "$R/metrics.jsonl" "$W/saved"
+h=$(sha256sum "$R/eval.json" | cut -d' ' -f1)
+{ head -1 "$W/saved"; python3 -c 'print("{\"type\":\"train\",\"pad\":\"" + "x" * (2 << 20) + "\"}")'; } > "$R/metrics.jsonl"
+expect "eval, a metrics.jsonl line over 1 MiB: refused" 3 "error: .*metrics.jsonl:2: a line longer than 1048576 bytes" -- \
+  "$GT" eval "$R" --log-level warn
+[ "$(grep -c "error:" "$W/out")" = 1 ] && ok "eval, long line: one error line" || bad "eval, long line: $(grep -c error: "$W/out") error lines"
+[ "$(sha256sum "$R/eval.json" | cut -d' ' -f1)" = "$h" ] && ok "eval, long line: eval.json untouched" || bad "eval, long line: eval.json written"
+cp "$W/saved" "$R/metrics.jsonl"
 
 # -------------------------------------------------------------- predict -----
 lf "$W/p.h5"

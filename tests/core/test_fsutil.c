@@ -187,6 +187,72 @@ int main(void) {
     TEST_EQ_INT(gt_mkdir_out(at("new/deeper")), 0); /* existing: fine */
     victims_intact(__LINE__);
 
+    /* gt_out_dir_open: a link in a middle component below the named root is
+     * refused (ELOOP) and named, nothing created through it; real components
+     * are created; "." and ".." are refused */
+    TEST_REQUIRE(mkdir(at("run"), 0755) == 0);
+    plant("run/cells", g_vdir);
+    char bad[PATH_MAX + 80];
+    errno = 0;
+    TEST_CHECK(gt_out_dir_open(at("run"), "cells/c1", bad, sizeof bad) < 0 && errno == ELOOP);
+    TEST_CHECK(!strcmp(bad, at("run/cells")));
+    TEST_CHECK(gt_mkdir_out_below(at("run"), "cells/c1/deep", bad, sizeof bad) != 0 && errno == ELOOP);
+    victims_intact(__LINE__);
+    TEST_REQUIRE(mkdir(at("run/rungs"), 0755) == 0);
+    plant("run/rungs/0", "/nonexistent/gridtrain-test"); /* dangling */
+    TEST_CHECK(gt_mkdir_out_below(at("run"), "rungs/0/c1", bad, sizeof bad) != 0 && errno == ELOOP);
+    TEST_CHECK(!strcmp(bad, at("run/rungs/0")));
+    int dfd = gt_out_dir_open(at("run"), "rungs/1/c1", bad, sizeof bad);
+    TEST_CHECK(dfd >= 0 && is_regular(at("run")) == 0);
+    struct stat sd;
+    TEST_CHECK(stat(at("run/rungs/1/c1"), &sd) == 0 && S_ISDIR(sd.st_mode));
+    TEST_CHECK(gt_out_dir_open(at("run"), "rungs/../cells", bad, sizeof bad) < 0 && errno == EINVAL);
+    plant("runlink", at("run")); /* the root itself a link: refused as by gt_mkdir_out */
+    TEST_CHECK(gt_out_dir_open(at("runlink"), "plots", bad, sizeof bad) < 0 && errno == ELOOP);
+    TEST_CHECK(gt_out_dir_open(at("out/a.csv"), NULL, bad, sizeof bad) < 0 && errno == ENOTDIR);
+
+    /* gt_tmp_openat and gt_fd_is_at: the temporary is created in the open
+     * directory; a name swapped for another file (or a hard link of one) no
+     * longer names the descriptor's file */
+    char name[PATH_MAX];
+    int tfd = gt_tmp_openat(dfd, "ckpt.h5", name, sizeof name);
+    TEST_REQUIRE(tfd >= 0);
+    TEST_CHECK(!strncmp(name, "ckpt.h5.tmp.", 12) && strchr(name, '/') == NULL);
+    TEST_EQ_INT(gt_fd_is_at(tfd, dfd, name), 1);
+    TEST_REQUIRE(linkat(dfd, name, dfd, "second", 0) == 0); /* two links: not ours alone */
+    TEST_EQ_INT(gt_fd_is_at(tfd, dfd, name), 0);
+    TEST_REQUIRE(unlinkat(dfd, "second", 0) == 0 && unlinkat(dfd, name, 0) == 0);
+    TEST_REQUIRE(symlinkat(g_victim, dfd, name) == 0);
+    errno = 0;
+    TEST_CHECK(gt_fd_is_at(tfd, dfd, name) == 0 && errno == ESTALE);
+    close(tfd);
+    close(dfd);
+    victims_intact(__LINE__);
+
+    /* gt_getline_max: lines up to the limit whole (a last line without '\n'
+     * too), a longer one refused (EFBIG) */
+    f = fopen(at("out/lines"), "w+");
+    TEST_REQUIRE(f != NULL);
+    fputs("{\"a\":1}\n", f);
+    for (int i = 0; i < 300; i++) fputc('x', f);
+    fputs("\nend", f);
+    rewind(f);
+    char *line = NULL;
+    size_t cap = 0;
+    TEST_EQ_INT(gt_getline_max(&line, &cap, f, 300), 8);
+    TEST_CHECK(!strcmp(line, "{\"a\":1}\n"));
+    errno = 0;
+    TEST_CHECK(gt_getline_max(&line, &cap, f, 300) == -2 && errno == EFBIG);
+    TEST_CHECK(cap <= 2 * 302);
+    rewind(f);
+    TEST_EQ_INT(gt_getline_max(&line, &cap, f, 301), 8);
+    TEST_EQ_INT(gt_getline_max(&line, &cap, f, 301), 301);
+    TEST_EQ_INT(gt_getline_max(&line, &cap, f, 301), 3);
+    TEST_CHECK(!strcmp(line, "end"));
+    TEST_EQ_INT(gt_getline_max(&line, &cap, f, 301), -1);
+    free(line);
+    fclose(f);
+
     if (gt_test_failures == 0) {
         char cmd[PATH_MAX + 16];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
         }
     gt_dist_init(&argc, &argv);
     gt_args a;
-    gt_args_parse(&a, cmd, argc - 2, argv + 2);
+    gt_args_parse(&a, cmd, &gt_commands_keys, argc - 2, argv + 2);
     int rc = cmd->run(&a, MPI_COMM_WORLD);
     if (cmd == &gt_cmd_eval && gt_log_level() <= GT_LOG_INFO) gt_dist_event_table(MPI_COMM_WORLD, stderr);
     gt_args_free(&a);

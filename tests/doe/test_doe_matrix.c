@@ -8,29 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #include "cli/commands.h"
 #include "doe/matrix.h"
 #include "doe/run.h"
+#include "doe_test_util.h"
 #include "test.h"
-
-static char g_dir[256];
-
-static int train_knows(const char *key) {
-    for (const gt_opt *o = gt_cmd_train.opts; o && o->key; o++)
-        if (!strcmp(o->key, key)) return 1;
-    return 0;
-}
-
-static const char *write_file(const char *name, const char *text) {
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    FILE *f = fopen(path, "w");
-    TEST_REQUIRE(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
 
 /* loads text; expects failure with err containing file:line and `needle` */
 static void expect_error(const char *text, int line, const char *needle) {

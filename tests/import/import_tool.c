@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
     gt_log_init_from_env();
     gt_dist_init(&argc, &argv);
     gt_args a;
-    gt_args_parse(&a, cmd, argc - 2, argv + 2);
+    gt_args_parse(&a, cmd, &gt_commands_keys, argc - 2, argv + 2);
     int rc = cmd->run(&a, MPI_COMM_WORLD);
     gt_args_free(&a);
     gt_dist_finalize();

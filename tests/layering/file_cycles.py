@@ -80,27 +80,7 @@ def name(obj):
 # Uses that form a circle today and stay until their owner splits the file,
 # each with its reason: (library, from, to). An excuse whose use is gone fails
 # the test too, so this list stays true.
-EXCUSED = {
-    ("libgt_cli", "options.c", "commands.c"):
-        "the option parser checks a shared configuration file's keys against every command's table "
-        "(gt_commands_know_key) and a command's pass-through keys (gt_commands_find); the registry lists "
-        "the commands, which parse with it",
-    ("libgt_cli", "cmd_doe.c", "commands.c"):
-        "doe evaluates cells when the executable has 'eval' (gt_commands_find)",
-    ("libgt_nn", "model.c", "model_lstm.c"): "nn/model.c is both the model-kind registry and the helpers the kinds use",
-    ("libgt_nn", "model.c", "model_s2p_cnn.c"): "nn/model.c is both the model-kind registry and the helpers the kinds use",
-    ("libgt_nn", "model.c", "model_s2p_tf.c"): "nn/model.c is both the model-kind registry and the helpers the kinds use",
-    # the CUDA device model likewise: cuda_model.cu is the device-kind registry and the shared part
-    ("libgt_nn_cuda", "cuda_model.cu", "cuda_model_lstm.cu"):
-        "nn/ops/cuda/cuda_model.cu is both the device-kind registry and the helpers the kinds use (gt_cuda_pg)",
-    ("libgt_nn_cuda", "cuda_model.cu", "cuda_model_s2p_cnn.cu"):
-        "nn/ops/cuda/cuda_model.cu is both the device-kind registry and the helpers the kinds use (gt_cuda_pg)",
-    ("libgt_nn_cuda", "cuda_model.cu", "cuda_model_s2p_tf.cu"):
-        "nn/ops/cuda/cuda_model.cu is both the device-kind registry and the helpers the kinds use (gt_cuda_pg)",
-    ("libgt_nn_cuda", "cuda_model_graph.cu", "cuda_model.cu"):
-        "graph capture records the passes cuda_model.cu queues (gt_cuda_model_kernels), which run through it "
-        "(gt_cuda_model_run_pass)",
-}
+EXCUSED = {}
 
 
 def circles(lib, objs, excused):

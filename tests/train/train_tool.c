@@ -31,12 +31,12 @@ int main(int argc, char **argv) {
         av[n++] = "train";
         for (int i = 2; i < argc && n < 15; i++) av[n++] = argv[i];
         gt_args a;
-        gt_args_parse(&a, &gt_cmd_bench, n, av);
+        gt_args_parse(&a, &gt_cmd_bench, &gt_commands_keys, n, av);
         rc = gt_bench_train(&a, MPI_COMM_WORLD);
         gt_args_free(&a);
     } else {
         gt_args a;
-        gt_args_parse(&a, &gt_cmd_train, argc - 2, argv + 2);
+        gt_args_parse(&a, &gt_cmd_train, &gt_commands_keys, argc - 2, argv + 2);
         rc = gt_cmd_train.run(&a, MPI_COMM_WORLD);
         gt_args_free(&a);
     }

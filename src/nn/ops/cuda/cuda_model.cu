@@ -2,7 +2,9 @@
 // every kind shares: the buffers (the host model's parameter table and
 // activation plan, so layouts are identical), the state copies, the loss, the
 // optimizer. Each kind's forward and backward are in cuda_model_<kind>.cu
-// (its gt_cuda_kind table, cuda_model_impl.h), CUDA graphs in
+// (its gt_cuda_kind table, cuda_model_impl.h), listed by the device-kind
+// registry cuda_model_kinds.cu; what the kinds use of the shared part is
+// cuda_model_kit.cu; the passes (eager, captured, replayed) are in
 // cuda_model_graph.cu.
 #include <math.h>
 #include <stdarg.h>
@@ -13,53 +15,6 @@
 #include "core/log.h"
 #include "nn/ops/cuda/cuda_model_impl.h"
 #include "nn/ops/dropout.h"
-
-// The device tables of the built-in kinds (nn/model_registry.h), by id.
-#define GT_CUDA_KIND_ENTRY_(k) &gt_cuda_kind_##k,
-static const gt_cuda_kind *const g_cuda_kinds[] = {GT_MODEL_KINDS(GT_CUDA_KIND_ENTRY_)};
-
-static const gt_cuda_kind *cuda_kind(const gt_model_config *c) {
-    const int k = (int)c->kind;
-    const gt_cuda_kind *dk = k >= 0 && k < GT_MODEL_KINDS_BUILT_IN ? g_cuda_kinds[k] : nullptr;
-    GT_CHECK(dk && !strcmp(dk->name, gt_model_kind_name(c->kind)), GT_EXIT_USAGE,
-             "cuda model: model kind %s has no device model (train.device=cpu runs it on the host engine)",
-             gt_model_kind_name(c->kind));
-    return dk;
-}
-
-// ---------------------------------------------------------------- lookup --
-// By name: model creation only (the kinds' create, the framework's buffers).
-float *gt_cuda_act_find(gt_cuda_model *m, const char *name) {
-    for (int j = 0; j < m->plan.n_acts; j++)
-        if (strcmp(m->plan.act_table[j].name, name) == 0) return m->acts + m->plan.act_table[j].offset;
-    return nullptr;
-}
-float *gt_cuda_act(gt_cuda_model *m, const char *fmt, ...) {
-    char name[2 * GT_MODEL_NAME_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    float *a = gt_cuda_act_find(m, name);
-    if (a) return a;
-    GT_FAIL(GT_EXIT_INTERNAL, "cuda model: activation '%s' not in the host plan (kind %s)", name,
-            gt_model_kind_name(m->plan.cfg.kind));
-}
-
-static size_t tensor_off(const gt_cuda_model *m, const char *fmt, va_list ap) {
-    char name[2 * GT_MODEL_NAME_LEN];
-    vsnprintf(name, sizeof name, fmt, ap);
-    for (int i = 0; i < m->plan.n_tensors; i++)
-        if (strcmp(m->plan.tensors[i].name, name) == 0) return m->plan.tensors[i].offset;
-    GT_FAIL(GT_EXIT_INTERNAL, "cuda model: parameter '%s' not in the host table", name);
-}
-pg gt_cuda_pg(gt_cuda_model *m, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t o = tensor_off(m, fmt, ap);
-    va_end(ap);
-    return pg{m->params + o, m->grads + o};
-}
 
 // Every buffer is zeroed on the model's own stream (non-blocking: it does
 // not wait for the legacy default stream, so nothing may be queued there).
@@ -78,7 +33,7 @@ extern "C" gt_cuda_model *gt_cuda_model_create(const gt_model *host, int amp) {
     m->plan.x = m->plan.pred = m->plan.dpred = nullptr;
     m->plan.impl = nullptr;
     m->prec = (gt_cuda_prec)amp;
-    m->kind = cuda_kind(&m->plan.cfg);
+    m->kind = gt_cuda_kind_of(&m->plan.cfg);
     const gt_model_config *c = &m->plan.cfg;
     const size_t np = m->plan.n_params, B = (size_t)c->max_batch;
     CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
@@ -199,15 +154,6 @@ extern "C" void gt_cuda_model_get_state(const gt_cuda_model *m, float *params, f
     CUDA_CHECK(cudaStreamSynchronize(m->stream));
 }
 
-void gt_cuda_model_kernels(gt_cuda_model *m, int backward, int B, float dloss) {
-    if (!backward) {
-        m->kind->forward(m, B);
-        return;
-    }
-    if (dloss != 1.0f) gt_scale_cuda(m->dpred, (size_t)B * m->plan.n_y, dloss, m->stream);
-    m->kind->backward(m, B);
-}
-
 extern "C" const float *gt_cuda_model_forward(gt_cuda_model *m, const float *x, int B, int on_device) {
     GT_CHECK(B > 0 && B <= m->plan.cfg.max_batch, GT_EXIT_USAGE, "model forward: batch %d outside [1, max_batch=%d]",
              B, m->plan.cfg.max_batch);
@@ -252,14 +198,6 @@ extern "C" void gt_cuda_model_loss_async(gt_cuda_model *m, const float *y_dev, c
     GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_cuda_model_loss called before gt_cuda_model_forward");
     gt_loss_masked_cuda(m->plan.cfg.loss, m->loss_dev, m->dpred, m->pred, y_dev, mask_dev,
                         (size_t)m->batch * m->plan.n_y, 1.0f, m->stream);
-}
-
-extern "C" float gt_cuda_model_last_loss(gt_cuda_model *m) {
-    float h = 0.0f;
-    CUDA_CHECK(cudaMemcpyAsync(&h, m->loss_dev, sizeof h, cudaMemcpyDeviceToHost, m->stream));
-    CUDA_CHECK(cudaStreamSynchronize(m->stream));
-    m->loss = h;
-    return h;
 }
 
 extern "C" float gt_cuda_model_loss(gt_cuda_model *m, const float *y, const float *mask, int on_device) {

@@ -1,7 +1,8 @@
-// nn/ops/cuda/cuda_model_graph.cu: CUDA graphs of the device model
-// (nn/cuda_model.h gt_cuda_model_set_graphs): each forward and backward
-// shape captured once and replayed; the kernels themselves come from the
-// kind's table (cuda_model_impl.h).
+// nn/ops/cuda/cuda_model_graph.cu: the passes of the device model: the
+// kind's kernels run eagerly, or as CUDA graphs (nn/cuda_model.h
+// gt_cuda_model_set_graphs): each forward and backward shape captured once
+// and replayed; the kernels themselves come from the kind's table
+// (cuda_model_impl.h).
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +176,16 @@ static void graph_replay(gt_cuda_model *m, const graph_slot *g) {
         if (g->seg[k].has_ready && m->grad_ready) m->grad_ready(m->grad_ready_ctx, g->seg[k].ready_off);
     }
     m->graph_replays++;
+}
+
+// The kind's kernels of one pass, eagerly (also what a capture records).
+void gt_cuda_model_kernels(gt_cuda_model *m, int backward, int B, float dloss) {
+    if (!backward) {
+        m->kind->forward(m, B);
+        return;
+    }
+    if (dloss != 1.0f) gt_scale_cuda(m->dpred, (size_t)B * m->plan.n_y, dloss, m->stream);
+    m->kind->backward(m, B);
 }
 
 // Forward (backward = 0) or backward of B samples: replayed, captured or eager.

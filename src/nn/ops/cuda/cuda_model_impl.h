@@ -1,9 +1,11 @@
 // nn/ops/cuda/cuda_model_impl.h: the device model's shared struct and the
 // per-kind device table (internal to nn/). The shared part (cuda_model.cu)
-// owns the buffers, the state, the loss and the optimizer; graph capture
-// lives in cuda_model_graph.cu; each kind's forward, backward and pointer
-// tables live in cuda_model_<kind>.cu, which fills a gt_cuda_kind
-// (gt_cuda_kind_<kind>, listed by nn/model_registry.h like the host tables).
+// owns the buffers, the state, the loss and the optimizer; the passes and
+// graph capture live in cuda_model_graph.cu; each kind's forward, backward
+// and pointer tables live in cuda_model_<kind>.cu, which fills a
+// gt_cuda_kind (gt_cuda_kind_<kind>, listed by nn/model_registry.h like the
+// host tables and collected by cuda_model_kinds.cu); the helpers the kinds
+// use (gt_cuda_act, gt_cuda_pg, the last loss) are in cuda_model_kit.cu.
 #pragma once
 
 #include "nn/cuda_model.h"
@@ -37,6 +39,9 @@ struct gt_cuda_kind {
 };
 #define GT_CUDA_KIND_EXTERN_(k) extern const gt_cuda_kind gt_cuda_kind_##k;
 GT_MODEL_KINDS(GT_CUDA_KIND_EXTERN_)
+// The device table of the configuration's kind (cuda_model_kinds.cu); ends
+// the job (exit 2) for a kind without one.
+const gt_cuda_kind *gt_cuda_kind_of(const gt_model_config *c);
 
 struct gt_cuda_model {
     gt_model plan; // copy of the host template's table and plan (host buffer pointers cleared)
@@ -83,7 +88,7 @@ pg gt_cuda_pg(gt_cuda_model *m, const char *fmt, ...) __attribute__((format(prin
 // backward is captured this closes a segment instead).
 void gt_cuda_ready(gt_cuda_model *m, const float *g);
 
-// The kind's kernels of one pass, eagerly (cuda_model.cu).
+// The kind's kernels of one pass, eagerly (cuda_model_graph.cu).
 void gt_cuda_model_kernels(gt_cuda_model *m, int backward, int B, float dloss);
 // A pass of B samples: replayed, captured or eager (cuda_model_graph.cu).
 void gt_cuda_model_run_pass(gt_cuda_model *m, int backward, int B, float dloss);
