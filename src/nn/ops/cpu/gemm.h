@@ -103,6 +103,10 @@ void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
  * has run none. The string lives as long as the process. */
 const char *gt_gemm_impl(gt_gemm_family fam);
 const char *gt_gemm_family_name(gt_gemm_family fam);
+/* Records that s (e.g. "onednn brgconv:avx512_core_amx_bf16") ran products
+ * of family fam, for gt_gemm_impl: for ops that call oneDNN primitives other
+ * than matmul (nn/ops/cpu/conv1d_dnnl.c). */
+void gt_gemm_note_impl(gt_gemm_family fam, const char *s);
 
 /* Round x to bf16 and back (nearest even): the rounding gt_gemm applies to A and B. */
 float gt_bf16_round(float x);
