@@ -33,6 +33,8 @@
 
 #include <cblas.h>
 
+#include "nn/bench.h"
+#include "nn/model.h"
 #include "nn/ops/attention.h"
 #include "nn/ops/cpu/conv1d_dnnl.h"
 #include "nn/ops/cpu/gemm.h"
@@ -309,6 +311,43 @@ static void test_attention(void) {
     printf("  attention: %s\n", gt_gemm_impl(GT_GEMM_ATTENTION));
 }
 
+/* ------------------------------------------------- precision per model --
+ * The products' precision belongs to the model (nn/model.c sets it from
+ * cfg.precision around its forward and backward): an fp32 model gives the
+ * same bits whether or not a bf16 model ran in the same process in between,
+ * and the caller's precision is what it was after either ran. */
+static void test_model_precision(void) {
+    gt_nn_bench_config bc;
+    gt_nn_bench_config_default(&bc, GT_MODEL_S2P_CNN);
+    bc.batch = 20, bc.window = 40, bc.hidden = 16;
+    gt_model_config mc[2];
+    gt_model *m[2];
+    for (int p = 0; p < 2; p++) {
+        gt_nn_bench_model_config(&bc, &mc[p]);
+        mc[p].conv_channels[1] = 24; /* a layer oneDNN's convolution runs where the ISA has it */
+        mc[p].precision = p ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
+        m[p] = gt_model_create(&mc[p]);
+        gt_model_init(m[p], 5);
+    }
+    const size_t nx = (size_t)bc.batch * m[0]->n_x, ny = (size_t)bc.batch * m[0]->n_y;
+    float *x = falloc(nx), *ref = falloc(ny), *y = falloc(ny);
+    nt_fill(x, nx, 1.0f, 70);
+    memcpy(ref, gt_model_forward(m[0], x, bc.batch), ny * 4);
+    const float *yb = gt_model_forward(m[1], x, bc.batch);
+    TEST_CHECK(gt_cpu_get_precision() == GT_CPU_FP32);
+    CHECK_REL("s2p_cnn bf16 model vs fp32 model", yb, ref, ny, 2e-2);
+    memcpy(y, gt_model_forward(m[0], x, bc.batch), ny * 4);
+    TEST_CHECK(!memcmp(y, ref, ny * 4));
+    gt_cpu_set_precision(GT_CPU_BF16); /* the caller's precision does not leak into a model */
+    memcpy(y, gt_model_forward(m[0], x, bc.batch), ny * 4);
+    TEST_CHECK(!memcmp(y, ref, ny * 4));
+    TEST_CHECK(gt_cpu_get_precision() == GT_CPU_BF16);
+    gt_cpu_set_precision(GT_CPU_FP32);
+    printf("  precision per model: the fp32 model bit-identical around a bf16 model and a bf16 caller\n");
+    gt_model_free(m[0]), gt_model_free(m[1]);
+    free(x), free(ref), free(y);
+}
+
 int main(void) {
     if (!gt_cpu_bf16_available()) TEST_SKIP("built without oneDNN: no CPU bf16 products");
     test_gemm(37, 53, 301);
@@ -319,5 +358,6 @@ int main(void) {
     test_conv1d_wide();
     test_lstm();
     test_attention();
+    test_model_precision();
     TEST_DONE();
 }

@@ -119,7 +119,10 @@ const char *gt_cpu_flags(void) {
 int gt_cpu_bf16_available(void) { return 0; }
 int gt_cpu_has_bf16_units(void) { return 0; }
 const char *gt_cpu_isa_name(void) { return "none"; }
-void gt_cpu_set_precision(gt_cpu_prec p) { (void)p; }
+gt_cpu_prec gt_cpu_set_precision(gt_cpu_prec p) {
+    (void)p;
+    return GT_CPU_FP32;
+}
 gt_cpu_prec gt_cpu_get_precision(void) { return GT_CPU_FP32; }
 void gt_cpu_params_changed(void) {}
 
@@ -140,8 +143,6 @@ void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
 
 int gt_cpu_bf16_available(void) { return 1; }
 
-static atomic_int g_prec = GT_CPU_FP32;
-
 const char *gt_cpu_isa_name(void) {
     switch (dnnl_get_effective_cpu_isa()) {
     case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
@@ -161,8 +162,11 @@ int gt_cpu_has_bf16_units(void) {
     return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
 }
 
-void gt_cpu_set_precision(gt_cpu_prec p) { atomic_store(&g_prec, (unsigned)p <= GT_CPU_FP32_ONEDNN ? p : GT_CPU_FP32); }
-gt_cpu_prec gt_cpu_get_precision(void) { return (gt_cpu_prec)atomic_load(&g_prec); }
+/* the calling thread's op context word (nn/ops/cpu/parallel.h) holds it */
+gt_cpu_prec gt_cpu_set_precision(gt_cpu_prec p) {
+    return (gt_cpu_prec)gt_par_set_ctx((unsigned)p <= GT_CPU_FP32_ONEDNN ? (int)p : (int)GT_CPU_FP32);
+}
+gt_cpu_prec gt_cpu_get_precision(void) { return (gt_cpu_prec)gt_par_ctx(); }
 
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t g_engine;
