@@ -520,9 +520,39 @@ static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSP
     mm_exec(e, M, N, K, k.ta, k.tb, A, lda, B, ldb, C, ldc, dnnl_f32);
 }
 
+/* fp32 products on oneDNN's f32 matmul instead of OpenBLAS: on AVX-512
+ * (brg:avx512_core), for products of at least GT_GEMM_F32_DNNL_MIN_FLOPS that
+ * run on one thread either way (a task of the engine's pool, or an engine of
+ * one thread). Measured op by op at 1 thread on every workload shape and
+ * transpose pair (thread CPU time, docs/benchmarks.md): oneDNN 1.01-1.10x on
+ * s2p_cnn's fc1, 1.09-1.42x on s2p_tf's linear layers, 1.18-1.40x on the LSTM's
+ * products, 1.8-2.9x on fc2; 0.6-0.9x below ~2 MFLOP (attention's 64 x 256 x
+ * 32 tiles). Products that OpenBLAS would thread stay there (oneDNN's own
+ * team is not used: gemm.h). GT_CPU_GEMM_F32=openblas keeps every fp32
+ * product on OpenBLAS (measurements). */
+#ifndef GT_GEMM_F32_DNNL_MIN_FLOPS
+#define GT_GEMM_F32_DNNL_MIN_FLOPS 2.0e6
+#endif
+
+static int f32_on_onednn(int M, int N, int K) {
+    static atomic_int off = -1; /* -1: not read yet */
+    int o = atomic_load(&off);
+    if (o < 0) {
+        const char *v = getenv("GT_CPU_GEMM_F32");
+        o = v && !strcmp(v, "openblas");
+        atomic_store(&off, o);
+    }
+    if (o || 2.0 * M * N * K < GT_GEMM_F32_DNNL_MIN_FLOPS) return 0;
+    if (!gt_par_in_task() && gt_par_threads() > 1) return 0;
+    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
+           isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+}
+
 void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
                   float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     const gt_gemm_family fam = (gt_gemm_family)(op & 0xff);
+    if (p == GT_CPU_FP32 && M > 0 && N > 0 && K > 0 && f32_on_onednn(M, N, K)) p = GT_CPU_FP32_ONEDNN;
     if (p == GT_CPU_FP32_ONEDNN && M > 0 && N > 0 && K > 0) {
         f32_onednn_gemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
