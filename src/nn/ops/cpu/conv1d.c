@@ -128,8 +128,8 @@ static void forward_chunk(void *ctx, int task, int tid) {
 #define GT_CONV1D_DNNL_MIN_IC 16
 #endif
 
-static int use_dnnl(int backward, int B, int IC, int OC, int W, int K) {
 #ifdef GT_HAVE_DNNL
+static int use_dnnl(int backward, int B, int IC, int OC, int W, int K) {
     static atomic_int forced = -2; /* -2: not read yet, -1: no override, 0: im2col, 1: onednn */
     int f = atomic_load(&forced);
     if (f == -2) {
@@ -146,11 +146,8 @@ static int use_dnnl(int backward, int B, int IC, int OC, int W, int K) {
         if (p == GT_CPU_FP32 && !avx512 && (backward || strncmp(gt_cpu_isa_name(), "avx2", 4))) return 0;
     }
     return gt_conv1d_dnnl_usable(p, B, IC, OC, W, K);
-#else
-    (void)backward, (void)B, (void)IC, (void)OC, (void)W, (void)K;
-    return 0;
-#endif
 }
+#endif
 
 void gt_conv1d_forward(float *out, float *scratch, const float *inp, const float *w, const float *b,
                        int B, int IC, int OC, int W, int K, gt_act act) {
