@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "core/check.h"
-#include "nn/ops/cpu/gemm.h"
+#include "nn/engine.h"
 #include "core/escape.h"
 #include "core/fsutil.h"
 #include "core/log.h"
@@ -85,8 +85,8 @@ void gt_eval_cli_load_model(gt_eval_loaded *L, const char *path, long long file_
     if (micro > 1024) micro = 1024;
     if (micro < 1) micro = 1;
     mc.max_batch = (int)micro;
-    if (mc.precision == GT_PRECISION_AUTO) /* as the trainer resolves it on the CPU; a GPU evaluates auto in fp32 */
-        mc.precision = engine == GT_ENGINE_HOST && gt_cpu_has_bf16_units() ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
+    if (mc.precision == GT_PRECISION_AUTO) /* the trainer's rule; the GPU's compute capability is not known here */
+        mc.precision = gt_engine_auto_precision(engine, 0, NULL);
     gt_engine *e = gt_engine_create(engine, &mc);
     gt_model *m = gt_engine_model(e);
     gt_norm_stats ns;

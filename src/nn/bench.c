@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "nn/engine.h"
 #include "nn/ops/cpu/gemm.h"
 
 void gt_nn_bench_config_default(gt_nn_bench_config *cfg, gt_model_kind kind) {
@@ -148,12 +149,11 @@ void gt_nn_bench_model(const gt_nn_bench_config *cfg, gt_nn_bench_result *res) {
     res->blas_core = openblas_get_corename();
 
     gt_precision prec = cfg->precision;
-    if (prec == GT_PRECISION_AUTO) prec = gt_cpu_has_bf16_units() ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
+    if (prec == GT_PRECISION_AUTO) prec = gt_engine_auto_precision(GT_ENGINE_HOST, 0, NULL);
     GT_CHECK(prec == GT_PRECISION_FP32 || (prec == GT_PRECISION_BF16 && gt_cpu_bf16_available()), GT_EXIT_USAGE,
              "bench model: precision %s is not available on the CPU engine of this build (fp32%s)",
              gt_precision_name(prec), gt_cpu_bf16_available() ? ", bf16, auto" : "");
-    res->model.precision = prec;
-    gt_cpu_set_precision(prec == GT_PRECISION_BF16 ? GT_CPU_BF16 : GT_CPU_FP32);
+    res->model.precision = prec; /* the model's forward and backward set the ops' precision from it */
 
     const int B = cfg->batch;
     gt_model *m = gt_model_create(&res->model);
@@ -211,7 +211,6 @@ void gt_nn_bench_model(const gt_nn_bench_config *cfg, gt_nn_bench_result *res) {
     free(x);
     free(y);
     gt_model_free(m);
-    gt_cpu_set_precision(GT_CPU_FP32);
     res->peak_rss_bytes = gt_peak_rss_bytes(); /* before the sgemm and memory checks */
     size_t o = 0;
     for (int f = 0; f < GT_GEMM_N_FAMILIES && o < sizeof res->products; f++)

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "nn/engine_impl.h"
+#include "nn/ops/cpu/gemm.h"
 
 static const char *const g_kind_names[GT_ENGINE_KIND_COUNT] = {
     "host",
@@ -23,6 +24,24 @@ int gt_engine_kind_parse(const char *name) {
     for (int k = 0; k < GT_ENGINE_KIND_COUNT; k++)
         if (name && !strcmp(name, g_kind_names[k])) return k;
     return -1;
+}
+
+gt_precision gt_engine_auto_precision(gt_engine_kind kind, int gpu_cc_major, const char **why) {
+    const char *w;
+    int units;
+    if (kind == GT_ENGINE_HOST) {
+        units = gt_cpu_has_bf16_units();
+        w = units                    ? "the CPU has bf16 units"
+            : gt_cpu_bf16_available() ? "no bf16 units on this CPU as oneDNN sees it"
+                                      : "this build has no oneDNN";
+    } else {
+        units = gpu_cc_major >= 8;
+        w = units ? "GPU with bf16 tensor cores"
+            : gpu_cc_major > 0 ? "GPU without bf16 tensor cores"
+                               : "the GPU's compute capability is not known here";
+    }
+    if (why) *why = w;
+    return units ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
 }
 
 gt_engine *gt_engine_create(gt_engine_kind kind, const gt_model_config *cfg) {

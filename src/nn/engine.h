@@ -86,6 +86,14 @@ typedef struct gt_engine_mem {
 const char *gt_engine_kind_name(gt_engine_kind kind);
 int gt_engine_kind_parse(const char *name);
 
+/* train.precision = auto for an engine of `kind`: the one rule (training,
+ * evaluation, bench model). The CPU engine: bf16 where oneDNN sees bf16 units
+ * (AMX / AVX512-BF16: gt_cpu_has_bf16_units), else fp32. A GPU engine: bf16
+ * on compute capability >= 8 (bf16 tensor cores), else fp32; gpu_cc_major is
+ * the device's major compute capability, <= 0 when the caller does not know
+ * it (fp32 then). *why (when why is not NULL) gets the reason, for the log. */
+gt_precision gt_engine_auto_precision(gt_engine_kind kind, int gpu_cc_major, const char **why);
+
 /* Plan and allocate a model of cfg on the engine (parameters zero: call
  * gt_engine_init or load a checkpoint). Errors as gt_model_create. Caller
  * owns the result. */

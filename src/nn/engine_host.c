@@ -8,7 +8,6 @@
 
 #include "core/check.h"
 #include "nn/engine_impl.h"
-#include "nn/ops/cpu/gemm.h"
 #include "core/watchdog.h"
 
 static void host_free(gt_engine *e) { gt_model_free(e->host); }
@@ -65,8 +64,8 @@ static const gt_engine_i g_host = {
 
 void gt_engine_host_open(gt_engine *e, const gt_model_config *cfg) {
     e->i = &g_host;
-    /* the CPU ops' products (nn/ops/cpu/gemm.h): bf16 when asked, else fp32 */
-    gt_cpu_set_precision(cfg->precision == GT_PRECISION_BF16 ? GT_CPU_BF16 : GT_CPU_FP32);
+    /* the CPU ops' products follow the model's own cfg.precision (nn/model.c sets them around
+     * each forward and backward: nn/ops/cpu/gemm.h) */
     e->host = gt_model_create(cfg);
     e->grads_on_device = 0;
 }

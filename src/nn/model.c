@@ -174,6 +174,12 @@ void gt_model_set_dropout(gt_model *m, const gt_dropout_key *key, int B) {
     m->drop_on = 1;
 }
 
+/* The CPU ops' products for this model: its own precision (nn/ops/cpu/gemm.h),
+ * set around its forward and backward; the engines resolved auto before. */
+static gt_cpu_prec model_cpu_prec(const gt_model *m) {
+    return m->cfg.precision == GT_PRECISION_BF16 ? GT_CPU_BF16 : GT_CPU_FP32;
+}
+
 static const float *model_forward(gt_model *m, const float *x, int B) {
     GT_CHECK(B > 0 && B <= m->cfg.max_batch, GT_EXIT_USAGE,
              "model forward: batch %d outside [1, max_batch=%d]", B, m->cfg.max_batch);
@@ -181,7 +187,9 @@ static const float *model_forward(gt_model *m, const float *x, int B) {
     if (x != m->x) memcpy(m->x, x, (size_t)B * m->n_x * sizeof(float));
     m->batch = B;
     gt_cpu_params_changed(); /* the CPU ops' bf16 copies of the parameters are made afresh */
+    const gt_cpu_prec prev = gt_cpu_set_precision(model_cpu_prec(m));
     m->vt->forward(m, B);
+    gt_cpu_set_precision(prev);
     return m->pred;
 }
 
@@ -208,7 +216,9 @@ void gt_model_backward(gt_model *m, float dloss) {
     GT_CHECK(m->batch > 0, GT_EXIT_INTERNAL, "gt_model_backward called before gt_model_forward");
     GT_CHECK(!m->host_side, GT_EXIT_INTERNAL, "gt_model_backward on the host side of a device model");
     if (dloss != 1.0f) gt_scale(m->dpred, (size_t)m->batch * m->n_y, dloss);
+    const gt_cpu_prec prev = gt_cpu_set_precision(model_cpu_prec(m));
     m->vt->backward(m, m->batch);
+    gt_cpu_set_precision(prev);
 }
 
 void gt_model_zero_grad(gt_model *m) { memset(m->grads, 0, m->n_params * sizeof(float)); }

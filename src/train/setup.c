@@ -165,14 +165,9 @@ static float resolve_dropout(const trainer *t, float dropout) {
 static void resolve_precision(trainer *t, gt_model_config *mc) {
     const int host = t->dev.engine == GT_ENGINE_HOST;
     if (mc->precision == GT_PRECISION_AUTO) {
-        const int units = host ? gt_cpu_has_bf16_units() : t->dev.info.cc_major >= 8;
-        mc->precision = units ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
-        if (t->rank == 0)
-            GT_INFO("train.precision=auto: %s (%s)", gt_precision_name(mc->precision),
-                    host ? (units                    ? "the CPU has bf16 units"
-                            : gt_cpu_bf16_available() ? "no bf16 units on this CPU as oneDNN sees it"
-                                                      : "this build has no oneDNN")
-                         : (units ? "GPU with bf16 tensor cores" : "GPU without bf16 tensor cores"));
+        const char *why;
+        mc->precision = gt_engine_auto_precision(t->dev.engine, t->dev.info.cc_major, &why);
+        if (t->rank == 0) GT_INFO("train.precision=auto: %s (%s)", gt_precision_name(mc->precision), why);
     }
     if (host && (mc->precision == GT_PRECISION_FP16 || mc->precision == GT_PRECISION_TF32)) {
         if (t->rank == 0)

@@ -7,7 +7,14 @@
  * within the bf16 bound of the fp32 product. Call to call: bit-identical.
  * ops: linear, conv1d, lstm and attention forward and backward in bf16 vs the
  * same op in fp32, normwise relative error ||y_bf16 - y_fp32|| / ||y_fp32||
- * per output. Bounds: bf16 keeps 8 significant bits (unit roundoff
+ * per output. conv1d twice: a thin layer (3 input channels: the im2col route)
+ * and a layer of 24 input channels, batch 37 (two chunks of 16 and one of 5)
+ * with ReLU, which nn/ops/cpu/conv1d.c's rule gives to oneDNN's convolution
+ * where the ISA has the kernels (AMX/AVX512-BF16 in bf16, AVX-512 in fp32),
+ * plus oneDNN's bf16 convolution called directly on every ISA that has a
+ * real kernel for it (the AVX-512 emulation too); there also against a
+ * direct double convolution, bit-identical call to call and at 1 thread
+ * against the current thread count. Bounds: bf16 keeps 8 significant bits (unit roundoff
  * u = 2^-9 = 1.95e-3); a product of two rounded inputs is off by up to 2u and
  * random errors add up like a sum of squares, so a single GEMM lands near u
  * (measured 2.0e-3 .. 2.2e-3 on these shapes, on AMX, on oneDNN's AVX-512
@@ -24,7 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
+#include "nn/bench.h"
+#include "nn/model.h"
 #include "nn/ops/attention.h"
+#include "nn/ops/cpu/conv1d_dnnl.h"
 #include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/lstm.h"
@@ -166,6 +178,87 @@ static void test_conv1d(void) {
     printf("  conv1d: %s\n", gt_gemm_impl(GT_GEMM_CONV1D));
 }
 
+/* conv1d as nn/ops/cpu/conv1d.c's rule routes it (and oneDNN's bf16 route called directly),
+ * B = 37: two chunks of GT_CONV1D_DNNL_NB = 16 and one of 5; ReLU; even K */
+static void conv_ref(double *out, const float *inp, const float *w, const float *b, int B, int IC, int OC, int W,
+                     int K) {
+    const int pad_l = (K - 1) / 2;
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < OC; o++)
+            for (int t = 0; t < W; t++) {
+                double s = b[o];
+                for (int i = 0; i < IC; i++)
+                    for (int k = 0; k < K; k++) {
+                        const int u = t + k - pad_l;
+                        if (u >= 0 && u < W) s += (double)w[(o * IC + i) * K + k] * inp[((size_t)n * IC + i) * W + u];
+                    }
+                out[((size_t)n * OC + o) * W + t] = s > 0 ? s : 0;
+            }
+}
+
+static void test_conv1d_wide(void) {
+    const int B = 37, IC = 24, OC = 20, W = 61, K = 6;
+    const size_t ni = (size_t)B * IC * W, no = (size_t)B * OC * W, nw = (size_t)OC * IC * K;
+    float *inp = falloc(ni), *w = falloc(nw), *b = falloc(OC), *dout = falloc(no);
+    float *scr = falloc(gt_conv1d_scratch_elems(IC, OC, W, K));
+    nt_fill(inp, ni, 1.0f, 60);
+    nt_fill(w, nw, 0.1f, 61);
+    nt_fill(b, OC, 0.1f, 62);
+    nt_fill(dout, no, 1.0f, 63);
+    double *ref = (double *)calloc(no, sizeof(double));
+    conv_ref(ref, inp, w, b, B, IC, OC, W, K);
+    float *out[3], *dinp[3], *dw[3], *db[3];
+    for (int p = 0; p < 3; p++) { /* fp32, bf16 by the rule, bf16 on oneDNN directly */
+        out[p] = falloc(no), dinp[p] = falloc(ni), dw[p] = falloc(nw), db[p] = falloc(OC);
+        if (p == 2) continue;
+        gt_cpu_set_precision(p ? GT_CPU_BF16 : GT_CPU_FP32);
+        gt_conv1d_forward(out[p], scr, inp, w, b, B, IC, OC, W, K, GT_ACT_RELU);
+        gt_conv1d_backward(dinp[p], dw[p], db[p], dout, inp, w, out[0], scr, B, IC, OC, W, K, GT_ACT_RELU);
+        printf("  conv1d %d->%d %s: %s\n", IC, OC, p ? "bf16" : "fp32", gt_gemm_impl(GT_GEMM_CONV1D));
+    }
+    gt_cpu_set_precision(GT_CPU_FP32);
+    double e = 0, r = 0;
+    for (size_t i = 0; i < no; i++) e += (out[0][i] - ref[i]) * (out[0][i] - ref[i]), r += ref[i] * ref[i];
+    printf("  conv1d wide fp32 forward rel err vs double %.2e (bound 1e-6)\n", sqrt(e / r));
+    TEST_CHECK(sqrt(e / r) < 1e-6);
+    CHECK_REL("conv1d wide forward", out[1], out[0], no, 4e-3);
+    CHECK_REL("conv1d wide backward dinp", dinp[1], dinp[0], ni, 4e-3);
+    CHECK_REL("conv1d wide backward dw", dw[1], dw[0], nw, 4e-3);
+    TEST_CHECK(rel_err(db[1], db[0], OC) < 1e-6);
+#ifdef GT_HAVE_DNNL
+    if (gt_conv1d_dnnl_usable(GT_CPU_BF16, B, IC, OC, W, K)) {
+        gt_conv1d_dnnl_forward(GT_CPU_BF16, out[2], inp, w, b, B, IC, OC, W, K, GT_ACT_RELU);
+        gt_conv1d_dnnl_backward(GT_CPU_BF16, dinp[2], dw[2], db[2], dout, inp, w, out[0], B, IC, OC, W, K,
+                                GT_ACT_RELU);
+        CHECK_REL("conv1d onednn bf16 forward", out[2], out[0], no, 4e-3);
+        CHECK_REL("conv1d onednn bf16 dinp", dinp[2], dinp[0], ni, 4e-3);
+        CHECK_REL("conv1d onednn bf16 dw", dw[2], dw[0], nw, 4e-3);
+        TEST_CHECK(rel_err(db[2], db[0], OC) < 1e-6);
+        /* call to call and 1 thread against this run's count: bit-identical (chunk-order sums) */
+        const int threads = openblas_get_num_threads();
+        for (int rep = 0; rep < 2; rep++) {
+            if (rep) openblas_set_num_threads(1);
+            float *o2 = falloc(no), *di2 = falloc(ni), *dw2 = falloc(nw), *db2 = falloc(OC);
+            gt_conv1d_dnnl_forward(GT_CPU_BF16, o2, inp, w, b, B, IC, OC, W, K, GT_ACT_RELU);
+            gt_conv1d_dnnl_backward(GT_CPU_BF16, di2, dw2, db2, dout, inp, w, out[0], B, IC, OC, W, K, GT_ACT_RELU);
+            TEST_CHECK(!memcmp(o2, out[2], no * 4) && !memcmp(di2, dinp[2], ni * 4));
+            TEST_CHECK(!memcmp(dw2, dw[2], nw * 4) && !memcmp(db2, db[2], OC * 4));
+            free(o2), free(di2), free(dw2), free(db2);
+        }
+        openblas_set_num_threads(threads);
+        printf("  conv1d onednn bf16 at %d and 1 threads: bit-identical\n", threads);
+    } else {
+        printf("  conv1d onednn bf16: no oneDNN kernel on %s (the im2col route only)\n", gt_cpu_isa_name());
+    }
+#endif
+    /* the rule: oneDNN in bf16 where the CPU has bf16 units, in fp32 on AVX-512 */
+    const int avx512 = !strncmp(gt_cpu_isa_name(), "avx512", 6);
+    TEST_CHECK((strstr(gt_gemm_impl(GT_GEMM_CONV1D), "onednn") != NULL) == (avx512 || gt_cpu_has_bf16_units() ||
+                                                                             !strncmp(gt_cpu_isa_name(), "avx2", 4)));
+    for (int p = 0; p < 3; p++) free(out[p]), free(dinp[p]), free(dw[p]), free(db[p]);
+    free(inp), free(w), free(b), free(dout), free(scr), free(ref);
+}
+
 /* -------------------------------------------------------------------- lstm */
 static void test_lstm(void) {
     const int B = 4, T = 24, C = 5, H = 16, G = 4 * H;
@@ -218,6 +311,43 @@ static void test_attention(void) {
     printf("  attention: %s\n", gt_gemm_impl(GT_GEMM_ATTENTION));
 }
 
+/* ------------------------------------------------- precision per model --
+ * The products' precision belongs to the model (nn/model.c sets it from
+ * cfg.precision around its forward and backward): an fp32 model gives the
+ * same bits whether or not a bf16 model ran in the same process in between,
+ * and the caller's precision is what it was after either ran. */
+static void test_model_precision(void) {
+    gt_nn_bench_config bc;
+    gt_nn_bench_config_default(&bc, GT_MODEL_S2P_CNN);
+    bc.batch = 20, bc.window = 40, bc.hidden = 16;
+    gt_model_config mc[2];
+    gt_model *m[2];
+    for (int p = 0; p < 2; p++) {
+        gt_nn_bench_model_config(&bc, &mc[p]);
+        mc[p].conv_channels[1] = 24; /* a layer oneDNN's convolution runs where the ISA has it */
+        mc[p].precision = p ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
+        m[p] = gt_model_create(&mc[p]);
+        gt_model_init(m[p], 5);
+    }
+    const size_t nx = (size_t)bc.batch * m[0]->n_x, ny = (size_t)bc.batch * m[0]->n_y;
+    float *x = falloc(nx), *ref = falloc(ny), *y = falloc(ny);
+    nt_fill(x, nx, 1.0f, 70);
+    memcpy(ref, gt_model_forward(m[0], x, bc.batch), ny * 4);
+    const float *yb = gt_model_forward(m[1], x, bc.batch);
+    TEST_CHECK(gt_cpu_get_precision() == GT_CPU_FP32);
+    CHECK_REL("s2p_cnn bf16 model vs fp32 model", yb, ref, ny, 2e-2);
+    memcpy(y, gt_model_forward(m[0], x, bc.batch), ny * 4);
+    TEST_CHECK(!memcmp(y, ref, ny * 4));
+    gt_cpu_set_precision(GT_CPU_BF16); /* the caller's precision does not leak into a model */
+    memcpy(y, gt_model_forward(m[0], x, bc.batch), ny * 4);
+    TEST_CHECK(!memcmp(y, ref, ny * 4));
+    TEST_CHECK(gt_cpu_get_precision() == GT_CPU_BF16);
+    gt_cpu_set_precision(GT_CPU_FP32);
+    printf("  precision per model: the fp32 model bit-identical around a bf16 model and a bf16 caller\n");
+    gt_model_free(m[0]), gt_model_free(m[1]);
+    free(x), free(ref), free(y);
+}
+
 int main(void) {
     if (!gt_cpu_bf16_available()) TEST_SKIP("built without oneDNN: no CPU bf16 products");
     test_gemm(37, 53, 301);
@@ -225,7 +355,9 @@ int main(void) {
     test_gemm(64, 300, 1024); /* split by columns */
     test_linear();
     test_conv1d();
+    test_conv1d_wide();
     test_lstm();
     test_attention();
+    test_model_precision();
     TEST_DONE();
 }

@@ -351,6 +351,8 @@ int main(void) {
     test_conv1d_case(3, 2, 3, 9, 4);   // even K: left 1, right 2
     test_conv1d_case(5, 1, 3, 7, 10);  // IC = 1 (first layer), K > W, B not a multiple of the chunk
     test_conv1d_case(1, 2, 2, 6, 1);   // K = 1
+    test_conv1d_case(17, 16, 3, 9, 4); // 16 input channels: oneDNN's fp32 convolution where the ISA has it
+                                       // (nn/ops/cpu/conv1d.c's rule); one chunk of 16 and one of 1
     test_activations();
     test_layernorm();
     test_mse();

@@ -107,6 +107,27 @@ train "$W/cnn.ini" stopped bf16 run.checkpoint_every=20 train.stop_after=50
 [ "$(checksum "$W/resumed.log")" = "$(checksum "$W/cnn-bf16.log")" ] || fail "bf16 resume not bit-exact"
 grep -q "precision bf16" "$W/resumed.log" || fail "resumed run not in bf16"
 echo "bf16: deterministic, resume bit-exact ($(checksum "$W/resumed.log"))"
+# the same on oneDNN's convolution: model.conv_scale=1 gives 30-40 channels, which
+# nn/ops/cpu/conv1d.c's rule gives to oneDNN's primitives where the CPU has bf16 units
+C1=(model.conv_scale=1 train.max_steps=60)
+train "$W/cnn.ini" wide-a bf16 "${C1[@]}" || fail "wide bf16 run: $(tail -3 "$W/wide-a.log")"
+train "$W/cnn.ini" wide-b bf16 "${C1[@]}" || fail "wide bf16 run"
+[ "$(checksum "$W/wide-a.log")" = "$(checksum "$W/wide-b.log")" ] || fail "wide bf16 not deterministic run to run"
+OPENBLAS_NUM_THREADS=2 train "$W/cnn.ini" wide-2a bf16 "${C1[@]}" || fail "wide 2-thread bf16 run"
+OPENBLAS_NUM_THREADS=2 train "$W/cnn.ini" wide-2b bf16 "${C1[@]}" || fail "wide 2-thread bf16 run"
+[ "$(checksum "$W/wide-2a.log")" = "$(checksum "$W/wide-2b.log")" ] || fail "wide bf16 at 2 threads not deterministic"
+train "$W/cnn.ini" wide-stopped bf16 "${C1[@]}" run.checkpoint_every=20 train.stop_after=30
+[ $? -eq 75 ] || fail "wide stop_after: expected exit 75: $(tail -3 "$W/wide-stopped.log")"
+"$GT" train --resume "$W/wide-stopped" > "$W/wide-resumed.log" 2>&1 || fail "wide resume: $(tail -3 "$W/wide-resumed.log")"
+[ "$(checksum "$W/wide-resumed.log")" = "$(checksum "$W/wide-a.log")" ] || fail "wide bf16 resume not bit-exact"
+python3 - "$W/wide-a/manifest.json" "$ISA" <<'PY' || fail "manifest conv1d of the wide bf16 run"
+import json, sys
+cp = json.load(open(sys.argv[1]))["cpu_products"]
+print("wide manifest conv1d:", cp["conv1d"])
+units = "amx" in sys.argv[2] or "bf16" in sys.argv[2]
+assert ("onednn brgconv:" in cp["conv1d"] or "onednn jit:" in cp["conv1d"]) == units, cp
+PY
+echo "bf16 on oneDNN's convolution: deterministic at 1 and 2 threads, resume bit-exact ($(checksum "$W/wide-resumed.log"))"
 
 # auto: bf16 where oneDNN sees bf16 units, fp32 where it does not
 train "$W/cnn.ini" auto auto train.max_steps=2 || fail "auto"

@@ -6,6 +6,7 @@ usage: bench_vs_torch.py --driver BUILD/tests/nn/torch/gt_bench_model
          [--gt-precision fp32[,bf16,auto]] [--torch-python auto[,PY...]]
          [--torch-recipes auto | fp32,bf16,fp32+sdpa,bf16+sdpa,fp32+compile,bf16+compile,...]
          [--steps N] [--warmup N] [--no-infer] [--quick] [--no-mem] [--no-isa-probe] [--markdown FILE]
+         [--gt-env K=V,...] [--torch-env K=V,...]
 
 For every thread count and workload, runs gridtrain's driver (nn/bench.h) at
 each precision of --gt-precision and the PyTorch peer (peer_bench.py) with
@@ -50,6 +51,10 @@ only when --only names it), 1 warm-up
 names them, no memory check, no ISA probe.
 Targets (printed against the result, issue 32): gridtrain / best PyTorch
 >= 1.5 at 1 and 2 threads; peak RSS <= PyTorch's.
+--gt-env / --torch-env: environment variables for every gridtrain / PyTorch
+process, e.g. a machine without bf16 units emulated on an AMX one:
+--gt-env OPENBLAS_CORETYPE=Haswell,ONEDNN_MAX_CPU_ISA=AVX2
+--torch-env ATEN_CPU_CAPABILITY=avx2,ONEDNN_MAX_CPU_ISA=AVX2 (printed with the table).
 Torch at >= 2 threads: OMP_WAIT_POLICY=PASSIVE by default
 (--torch-wait-policies passive,active tries both and keeps the best).
 Then (unless --no-mem) gridtrain's s2p_tf memory-vs-L check (B=4).
@@ -237,6 +242,8 @@ def main():
     ap.add_argument("--torch-recipes", default="auto")
     ap.add_argument("--torch-wait-policies", default="passive",
                     help="OMP_WAIT_POLICY values tried for torch at >= 2 threads (best kept), e.g. passive,active")
+    ap.add_argument("--gt-env", default="", help="K=V,... for every gridtrain process")
+    ap.add_argument("--torch-env", default="", help="K=V,... for every PyTorch process")
     ap.add_argument("--markdown", default="", help="also write the tables as markdown to this file")
     a = ap.parse_args()
     if not a.driver or not os.access(a.driver, os.X_OK):
@@ -245,18 +252,24 @@ def main():
     threads = [int(t) for t in (a.threads or ("1" if a.quick else "1,2")).split(",")]
     reps = a.reps or (1 if a.quick else 2)
     base_env = dict(os.environ)
+
+    def kv_list(text):
+        return dict(x.split("=", 1) for x in text.split(",") if x)
+    gt_env, torch_env = kv_list(a.gt_env), kv_list(a.torch_env)
     build_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(a.driver)))))
     base_env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(build_dir, "torchinductor-cache"))
     base_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    coretype = base_env.get("OPENBLAS_CORETYPE", "(unset: auto-detected)")
+    coretype = gt_env.get("OPENBLAS_CORETYPE", base_env.get("OPENBLAS_CORETYPE", "(unset: auto-detected)"))
     model, flags = lscpu()
     print(f"bench_vs_torch: {time.strftime('%Y-%m-%d %H:%M %Z')}, {os.cpu_count()} cores, "
           f"OPENBLAS_CORETYPE={coretype}, reps={reps}, python {PY}", flush=True)
     print(f"CPU: {model}; flags: {flags or '(none of amx/avx512/avx2)'}", flush=True)
+    if gt_env or torch_env:
+        print(f"environment: gridtrain {a.gt_env or '(as is)'}; torch {a.torch_env or '(as is)'}", flush=True)
 
     peers = []  # (python, info)
     for py in torch_pythons(a.torch_python, a.driver):
-        info, why = torch_info(py, dict(base_env, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1"))
+        info, why = torch_info(py, dict(base_env, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", **torch_env))
         if info is None:
             print(f"torch peer {py}: skipped ({why})", flush=True)
             continue
@@ -303,7 +316,8 @@ def main():
                         continue
                     if lab[0] == "pt" and (lab[1], lab[2], name) in pt_failed:
                         continue
-                    res, why = run(cmd, env, "GT_BENCH_JSON " if lab[0] == "gt" else "PEER_JSON ")
+                    res, why = run(cmd, dict(env, **(gt_env if lab[0] == "gt" else torch_env)),
+                                   "GT_BENCH_JSON " if lab[0] == "gt" else "PEER_JSON ")
                     if res is None:
                         if lab[0] == "gt" and lab[1] == "fp32":
                             raise SystemExit(f"T={T} {name} gridtrain fp32 failed ({why}): {' '.join(cmd)}")
@@ -343,7 +357,7 @@ def main():
                 i = probe_args.index("--warmup")
                 probe_args[i + 1] = "0"
                 env = dict(base_env, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", ONEDNN_VERBOSE="1",
-                           DNNL_VERBOSE="1")
+                           DNNL_VERBOSE="1", **torch_env)
                 res, why = run([py, os.path.join(HERE, "peer_bench.py")] + probe_args +
                                ["--threads", "1", "--infer-steps", "-1"] + recipe_args(k[2]), env, "PEER_JSON ")
                 probes[(py, k[2], name)] = onednn_summary(res["_out"]) if res else ("", f"(probe failed: {why})")
@@ -411,7 +425,7 @@ def main():
     print("\n".join(isa_lines))
     mem_lines = []
     if not a.no_mem and not a.quick and (not only or "s2p_tf" in only):
-        env = dict(base_env, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        env = dict(base_env, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", **gt_env)
         m, why = run([a.driver, "--model", "s2p_tf", "--batch", "4", "--steps", "1", "--warmup", "0",
                       "--infer-steps", "-1", "--sgemm", "-1", "--mem-check", "--json"], env, "GT_BENCH_JSON ")
         if m is None:

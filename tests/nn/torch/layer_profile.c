@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--window")) bc.window = atoi(v);
         else if (!strcmp(a, "--tbptt")) bc.tbptt = atoi(v);
         else if (!strcmp(a, "--steps")) bc.steps = atoi(v);
-        else if (!strcmp(a, "--precision")) gt_cpu_set_precision(!strcmp(v, "bf16") ? GT_CPU_BF16 : GT_CPU_FP32);
+        else if (!strcmp(a, "--precision")) bc.precision = !strcmp(v, "bf16") ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
         else {
             fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N] [--precision fp32|bf16]\n");
             return 2;
@@ -210,6 +210,7 @@ int main(int argc, char **argv) {
     bc.kind = (gt_model_kind)kind;
     gt_model_config mc;
     gt_nn_bench_model_config(&bc, &mc);
+    mc.precision = bc.precision; /* the model's own: its forward and backward set the ops' precision */
     gt_model *m = gt_model_create(&mc);
     gt_model_init(m, 1);
     const int B = bc.batch;

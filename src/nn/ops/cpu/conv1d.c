@@ -1,4 +1,5 @@
-/* nn/ops/cpu/conv1d.c: stride-1 'same' Conv1d as im2col + OpenBLAS sgemm.
+/* nn/ops/cpu/conv1d.c: stride-1 'same' Conv1d: im2col + gt_gemm, or oneDNN's convolution primitives
+ * (conv1d_dnnl.h) where the route rule below says they are faster.
  *
  * Samples are processed in chunks of NB: the chunk's im2col matrix
  * col (IC*K, NB*W) holds the NB samples side by side, so each GEMM has an
@@ -15,8 +16,11 @@
  * formed in the thread's slice and added to dw/db in chunk order, so the
  * result is the same for any thread count. */
 #include <cblas.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "nn/ops/cpu/conv1d_dnnl.h"
 #include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/ops.h"
@@ -103,9 +107,57 @@ static void forward_chunk(void *ctx, int task, int tid) {
     }
 }
 
+/* ------------------------------------------------------------- route --
+ * The one place that decides, per layer shape, pass, precision and ISA,
+ * whether the im2col route above or oneDNN's convolution primitives
+ * (conv1d_dnnl.h) compute a layer. Measured op by op on the s2p_cnn shapes
+ * (B=256 W=599, one thread, docs/benchmarks.md):
+ *   bf16 on AMX: oneDNN (brgconv/jit amx) 1.7-3.0x faster from 30 input
+ *     channels on, both passes; im2col 1.3-1.6x faster on the 1-channel
+ *     first layer (the layout reorders dominate there).
+ *   bf16 emulated (AVX-512 without bf16 units): im2col as fast or faster.
+ *   fp32 on AVX-512: oneDNN (brgconv/jit avx512_core) 1.1-1.7x faster from
+ *     30 input channels on, both passes; im2col faster on 1 channel.
+ *   fp32 on AVX2: oneDNN's forward (jit:avx2) 1.1-1.5x faster, its
+ *     backward (gemm-based weight gradient) 0.75-0.95x: forward only.
+ * So: at least GT_CONV1D_DNNL_MIN_IC input channels and the ISA above, and
+ * oneDNN has a real kernel (not its reference one) for the shape.
+ * GT_CPU_CONV1D=im2col|onednn overrides the rule (measurements, tests;
+ * onednn where oneDNN has no kernel still runs im2col). */
+#ifndef GT_CONV1D_DNNL_MIN_IC
+#define GT_CONV1D_DNNL_MIN_IC 16
+#endif
+
+#ifdef GT_HAVE_DNNL
+static int use_dnnl(int backward, int B, int IC, int OC, int W, int K) {
+    static atomic_int forced = -2; /* -2: not read yet, -1: no override, 0: im2col, 1: onednn */
+    int f = atomic_load(&forced);
+    if (f == -2) {
+        const char *v = getenv("GT_CPU_CONV1D");
+        f = !v || !*v ? -1 : !strcmp(v, "im2col") ? 0 : 1;
+        atomic_store(&forced, f);
+    }
+    const gt_cpu_prec p = gt_cpu_get_precision();
+    if (f == 0 || (p != GT_CPU_BF16 && p != GT_CPU_FP32)) return 0;
+    if (f == -1) {
+        const int avx512 = !strncmp(gt_cpu_isa_name(), "avx512", 6);
+        if (IC < GT_CONV1D_DNNL_MIN_IC) return 0;
+        if (p == GT_CPU_BF16 && !gt_cpu_has_bf16_units()) return 0;
+        if (p == GT_CPU_FP32 && !avx512 && (backward || strncmp(gt_cpu_isa_name(), "avx2", 4))) return 0;
+    }
+    return gt_conv1d_dnnl_usable(p, B, IC, OC, W, K);
+}
+#endif
+
 void gt_conv1d_forward(float *out, float *scratch, const float *inp, const float *w, const float *b,
                        int B, int IC, int OC, int W, int K, gt_act act) {
     if (B <= 0) return;
+#ifdef GT_HAVE_DNNL
+    if (use_dnnl(0, B, IC, OC, W, K)) {
+        gt_conv1d_dnnl_forward(gt_cpu_get_precision(), out, inp, w, b, B, IC, OC, W, K, act);
+        return;
+    }
+#endif
     conv_args a = {.out = out, .scratch = scratch, .inp = inp, .w = w, .b = b, .B = B, .IC = IC, .OC = OC,
                    .W = W, .K = K, .act = act, .slice = slice_elems(IC, OC, W, K)};
     gt_par_for((B + GT_CONV1D_NB - 1) / GT_CONV1D_NB, forward_chunk, &a);
@@ -168,6 +220,12 @@ void gt_conv1d_backward(float *dinp, float *dw, float *db, const float *dout, co
                         const float *w, const float *out, float *scratch, int B, int IC, int OC,
                         int W, int K, gt_act act) {
     if (B <= 0) return;
+#ifdef GT_HAVE_DNNL
+    if (use_dnnl(1, B, IC, OC, W, K)) {
+        gt_conv1d_dnnl_backward(gt_cpu_get_precision(), dinp, dw, db, dout, inp, w, out, B, IC, OC, W, K, act);
+        return;
+    }
+#endif
     conv_args a = {.dinp = dinp, .dw = dw, .db = db, .scratch = scratch, .inp = inp, .w = w, .dout = dout,
                    .fout = out, .B = B, .IC = IC, .OC = OC, .W = W, .K = K, .act = act,
                    .slice = slice_elems(IC, OC, W, K)};

@@ -55,6 +55,10 @@ static void note_impl(gt_gemm_family fam, const char *s) {
     pthread_mutex_unlock(&mu);
 }
 
+void gt_gemm_note_impl(gt_gemm_family fam, const char *s) {
+    if ((unsigned)fam < GT_GEMM_N_FAMILIES) note_impl(fam, s);
+}
+
 float gt_bf16_round(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);
@@ -115,7 +119,10 @@ const char *gt_cpu_flags(void) {
 int gt_cpu_bf16_available(void) { return 0; }
 int gt_cpu_has_bf16_units(void) { return 0; }
 const char *gt_cpu_isa_name(void) { return "none"; }
-void gt_cpu_set_precision(gt_cpu_prec p) { (void)p; }
+gt_cpu_prec gt_cpu_set_precision(gt_cpu_prec p) {
+    (void)p;
+    return GT_CPU_FP32;
+}
 gt_cpu_prec gt_cpu_get_precision(void) { return GT_CPU_FP32; }
 void gt_cpu_params_changed(void) {}
 
@@ -136,8 +143,6 @@ void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
 
 int gt_cpu_bf16_available(void) { return 1; }
 
-static atomic_int g_prec = GT_CPU_FP32;
-
 const char *gt_cpu_isa_name(void) {
     switch (dnnl_get_effective_cpu_isa()) {
     case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
@@ -157,8 +162,11 @@ int gt_cpu_has_bf16_units(void) {
     return isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
 }
 
-void gt_cpu_set_precision(gt_cpu_prec p) { atomic_store(&g_prec, (unsigned)p <= GT_CPU_FP32_ONEDNN ? p : GT_CPU_FP32); }
-gt_cpu_prec gt_cpu_get_precision(void) { return (gt_cpu_prec)atomic_load(&g_prec); }
+/* the calling thread's op context word (nn/ops/cpu/parallel.h) holds it */
+gt_cpu_prec gt_cpu_set_precision(gt_cpu_prec p) {
+    return (gt_cpu_prec)gt_par_set_ctx((unsigned)p <= GT_CPU_FP32_ONEDNN ? (int)p : (int)GT_CPU_FP32);
+}
+gt_cpu_prec gt_cpu_get_precision(void) { return (gt_cpu_prec)gt_par_ctx(); }
 
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t g_engine;
@@ -512,9 +520,39 @@ static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSP
     mm_exec(e, M, N, K, k.ta, k.tb, A, lda, B, ldb, C, ldc, dnnl_f32);
 }
 
+/* fp32 products on oneDNN's f32 matmul instead of OpenBLAS: on AVX-512
+ * (brg:avx512_core), for products of at least GT_GEMM_F32_DNNL_MIN_FLOPS that
+ * run on one thread either way (a task of the engine's pool, or an engine of
+ * one thread). Measured op by op at 1 thread on every workload shape and
+ * transpose pair (thread CPU time, docs/benchmarks.md): oneDNN 1.01-1.10x on
+ * s2p_cnn's fc1, 1.09-1.42x on s2p_tf's linear layers, 1.18-1.40x on the LSTM's
+ * products, 1.8-2.9x on fc2; 0.6-0.9x below ~2 MFLOP (attention's 64 x 256 x
+ * 32 tiles). Products that OpenBLAS would thread stay there (oneDNN's own
+ * team is not used: gemm.h). GT_CPU_GEMM_F32=openblas keeps every fp32
+ * product on OpenBLAS (measurements). */
+#ifndef GT_GEMM_F32_DNNL_MIN_FLOPS
+#define GT_GEMM_F32_DNNL_MIN_FLOPS 2.0e6
+#endif
+
+static int f32_on_onednn(int M, int N, int K) {
+    static atomic_int off = -1; /* -1: not read yet */
+    int o = atomic_load(&off);
+    if (o < 0) {
+        const char *v = getenv("GT_CPU_GEMM_F32");
+        o = v && !strcmp(v, "openblas");
+        atomic_store(&off, o);
+    }
+    if (o || 2.0 * M * N * K < GT_GEMM_F32_DNNL_MIN_FLOPS) return 0;
+    if (!gt_par_in_task() && gt_par_threads() > 1) return 0;
+    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    return isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
+           isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+}
+
 void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
                   float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     const gt_gemm_family fam = (gt_gemm_family)(op & 0xff);
+    if (p == GT_CPU_FP32 && M > 0 && N > 0 && K > 0 && f32_on_onednn(M, N, K)) p = GT_CPU_FP32_ONEDNN;
     if (p == GT_CPU_FP32_ONEDNN && M > 0 && N > 0 && K > 0) {
         f32_onednn_gemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;

@@ -3,7 +3,7 @@
  * gt_gemm has cblas_sgemm's semantics (row-major only):
  *   C (M,N) = alpha * op(A) (M,K) @ op(B) (K,N) + beta * C
  * with fp32 A, B, C and leading dimensions lda, ldb, ldc. What computes it
- * depends on the CPU precision of the process (gt_cpu_set_precision):
+ * depends on the CPU precision of the calling thread (gt_cpu_set_precision):
  *   GT_CPU_FP32  OpenBLAS sgemm (its own threads, or one inside a task of the
  *                engine's pool: nn/ops/cpu/parallel.h).
  *   GT_CPU_BF16  a oneDNN matmul primitive: A and B are rounded to bf16
@@ -71,9 +71,15 @@ typedef enum gt_gemm_family {
  * start of every forward; not while products are running. */
 void gt_cpu_params_changed(void);
 
-/* The products' precision for the whole process (default GT_CPU_FP32).
- * GT_CPU_BF16 in a build without oneDNN stays GT_CPU_FP32 (gt_cpu_bf16_available). */
-void gt_cpu_set_precision(gt_cpu_prec p);
+/* The products' precision of the calling thread and of the tasks of the
+ * gt_par_for calls it issues (nn/ops/cpu/parallel.h carries it to them):
+ * not process-wide state. nn/model.c sets it from the model's own
+ * cfg.precision around each forward and backward (and restores the previous
+ * one after), so models of different precisions can run in one process; tests
+ * and benchmarks that call ops directly set it around their calls. Default
+ * GT_CPU_FP32. GT_CPU_BF16 in a build without oneDNN stays GT_CPU_FP32
+ * (gt_cpu_bf16_available). Returns the previous precision. */
+gt_cpu_prec gt_cpu_set_precision(gt_cpu_prec p);
 gt_cpu_prec gt_cpu_get_precision(void);
 
 /* 1 when this build has oneDNN (bf16 products possible at all). */
@@ -103,6 +109,10 @@ void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
  * has run none. The string lives as long as the process. */
 const char *gt_gemm_impl(gt_gemm_family fam);
 const char *gt_gemm_family_name(gt_gemm_family fam);
+/* Records that s (e.g. "onednn brgconv:avx512_core_amx_bf16") ran products
+ * of family fam, for gt_gemm_impl: for ops that call oneDNN primitives other
+ * than matmul (nn/ops/cpu/conv1d_dnnl.c). */
+void gt_gemm_note_impl(gt_gemm_family fam, const char *s);
 
 /* Round x to bf16 and back (nearest even): the rounding gt_gemm applies to A and B. */
 float gt_bf16_round(float x);

@@ -47,6 +47,7 @@ static struct {
     gt_par_fn fn;
     void *ctx;
     int n_tasks;
+    int ctx_word; /* the caller's gt_par_ctx(), for the job's tasks */
 } g_pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .start = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
 /* (generation mod 2^32) << 32 | next task index: a worker that wakes up late
@@ -58,6 +59,14 @@ static pthread_mutex_t g_busy = PTHREAD_MUTEX_INITIALIZER; /* held by the caller
 static _Thread_local int t_in_pool; /* set in workers and in a caller running a job */
 
 int gt_par_in_task(void) { return t_in_pool; }
+
+static _Thread_local int t_ctx_word;
+int gt_par_ctx(void) { return t_ctx_word; }
+int gt_par_set_ctx(int word) {
+    const int prev = t_ctx_word;
+    t_ctx_word = word;
+    return prev;
+}
 
 static void run_tasks(gt_par_fn fn, void *ctx, int n_tasks, unsigned gen32, int tid) {
     unsigned long long cur = atomic_load_explicit(&g_next, memory_order_acquire);
@@ -89,6 +98,7 @@ static void *worker_main(void *arg) {
         gt_par_fn fn = g_pool.fn;
         void *ctx = g_pool.ctx;
         int n = g_pool.n_tasks;
+        t_ctx_word = g_pool.ctx_word;
         pthread_mutex_unlock(&g_pool.mu);
         run_tasks(fn, ctx, n, (unsigned)seen, tid);
         pthread_mutex_lock(&g_pool.mu);
@@ -136,6 +146,7 @@ void gt_par_for(int n_tasks, gt_par_fn fn, void *ctx) {
     g_pool.fn = fn;
     g_pool.ctx = ctx;
     g_pool.n_tasks = n_tasks;
+    g_pool.ctx_word = t_ctx_word;
     g_pool.job_threads = T;
     g_pool.gen++;
     const unsigned gen32 = (unsigned)g_pool.gen;

@@ -47,6 +47,14 @@ int gt_par_threads(void);
  * it runs tasks), else 0: library calls made there get one thread. */
 int gt_par_in_task(void);
 
+/* The calling thread's op context: one word that the tasks of the
+ * gt_par_for it issues see as theirs (on the workers too), so that what an
+ * op was called with reaches its tasks. nn/ops/cpu/gemm.c keeps the
+ * products' precision of the model being run in it (gt_cpu_set_precision).
+ * 0 on a thread that never set it. gt_par_set_ctx returns the previous word. */
+int gt_par_ctx(void);
+int gt_par_set_ctx(int word);
+
 /* fn(ctx, task, tid) for every task in [0, n_tasks), tid in [0, threads):
  * the thread's index, for its scratch slice. Tasks are handed out in
  * increasing order, one at a time per thread (a thread takes its next task
