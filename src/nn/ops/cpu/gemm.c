@@ -69,6 +69,10 @@ float gt_bf16_round(float x) {
     return y;
 }
 
+void gt_gemm_note_impl(gt_gemm_family fam, const char *s) {
+    if ((unsigned)fam < GT_GEMM_N_FAMILIES) note_impl(fam, s);
+}
+
 static void sgemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     if (!atomic_load_explicit(&g_impl[fam], memory_order_relaxed)) note_impl(fam, "openblas sgemm (fp32)");
@@ -164,6 +168,11 @@ static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t g_engine;
 
 static void engine_init(void) { DNNL_CHECK(dnnl_engine_create(&g_engine, dnnl_cpu, 0)); }
+
+dnnl_engine_t gt_cpu_dnnl_engine(void) {
+    pthread_once(&g_engine_once, engine_init);
+    return g_engine;
+}
 
 typedef struct mm_key {
     int M, N, K, ldc, ta, tb, nthr;
@@ -301,6 +310,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void to_bf16
         const uint32_t q = (u >> 16) | 0x40u;
         d[c] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? q : r);
     }
+}
+
+void gt_to_bf16(unsigned short *dst, const float *src, size_t n) {
+    to_bf16_row(dst, (const uint32_t *)(const void *)src, n);
 }
 
 /* dst (rows, cols) compact <- bf16 of src (rows, cols) with row stride ld */

@@ -107,6 +107,19 @@ const char *gt_gemm_family_name(gt_gemm_family fam);
 /* Round x to bf16 and back (nearest even): the rounding gt_gemm applies to A and B. */
 float gt_bf16_round(float x);
 
+/* For the other oneDNN users of the CPU ops (nn/ops/cpu/lstm_onednn.c):
+ * records s as (one of) what ran family fam's work, as gt_gemm's own
+ * products do (gt_gemm_impl). */
+void gt_gemm_note_impl(gt_gemm_family fam, const char *s);
+
+#ifdef GT_HAVE_DNNL
+#include <dnnl.h>
+/* The process's one oneDNN CPU engine (gt_gemm's), created on first use. */
+dnnl_engine_t gt_cpu_dnnl_engine(void);
+/* dst (n) <- the bf16 bits of src (n): nearest even, NaN kept quiet (gt_gemm's rounding). */
+void gt_to_bf16(unsigned short *dst, const float *src, size_t n);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
