@@ -171,8 +171,9 @@ static void test_conv1d(void) {
 /* -------------------------------------------------------------------- lstm */
 /* One layer forward + backward in precision p on its own buffers (the bf16
  * route on bf16 units keeps its gate values itself: the backward follows its
- * own forward). B = 40: a block of 32 samples and one of 8; T = 150: chunks
- * of 64, 64 and 22 steps (GT_LSTM_CHUNK unset), so both partial shapes run. */
+ * own forward). B = 40 in blocks of 32 and 8 (GT_LSTM_BATCH_BLOCK=32); T =
+ * 150 in chunks of 64, 64 and 22 steps (GT_LSTM_CHUNK=64), so both partial
+ * shapes run. */
 enum { LB = 40, LT = 150, LC = 5, LH = 16, LG = 4 * LH };
 typedef struct lstm_out {
     float *h, *dx, *dwih, *dwhh, *dbih, *dbhh;
@@ -214,6 +215,8 @@ static void test_lstm(void) {
      * again on chunks of 50): each against the fp32 op with the same K (the state carried across the TBPTT
      * boundaries as a value, the gradient cut there) */
     const int Ks[3] = {0, 64, 50};
+    setenv("GT_LSTM_BATCH_BLOCK", "32", 1);
+    setenv("GT_LSTM_CHUNK", "64", 1);
     lstm_out full_bf16 = {0};
     for (int i = 0; i < 3; i++) {
         lstm_out f = lstm_run(GT_CPU_FP32, Ks[i], x, wih, whh, bih, bhh, dh);
@@ -243,14 +246,14 @@ static void test_lstm(void) {
         TEST_CHECK(strstr(gt_gemm_impl(GT_GEMM_LSTM), "onednn rnn") != NULL);
         setenv("GT_LSTM_CHUNK", "150", 1);
         lstm_out one = lstm_run(GT_CPU_BF16, 0, x, wih, whh, bih, bhh, dh);
-        unsetenv("GT_LSTM_CHUNK");
+        setenv("GT_LSTM_CHUNK", "64", 1);
         TEST_CHECK(!memcmp(one.h, full_bf16.h, sizeof(float) * LB * LT * LH));
         const double e = rel_err(one.dwhh, full_bf16.dwhh, (size_t)LG * LH) + rel_err(one.dx, full_bf16.dx, (size_t)LB * LT * LC);
         printf("  lstm one chunk vs chunks of 64: backward rel diff %.2e\n", e);
         TEST_CHECK(e < 1e-5);
         lstm_free_out(&one);
     }
-    /* on oneDNN's LSTM the thread count does not change the bits (fixed blocks of samples, block sums in order;
+    /* on oneDNN's LSTM with a fixed block size the thread count does not change the bits (block sums in order;
      * the cell on gt_gemm's emulated route depends on OpenBLAS's threads) */
     if (gt_cpu_has_bf16_units() && gt_par_max_threads() >= 2) {
         const int was = openblas_get_num_threads();
@@ -263,7 +266,25 @@ static void test_lstm(void) {
         printf("  lstm 1 vs 2 threads: %s\n", lstm_same(&one, &two) ? "same bits" : "DIFFERENT");
         lstm_free_out(&one);
         lstm_free_out(&two);
+        /* the default split (one block per thread): run to run the same bits at 2 threads; against 1 thread the
+         * same forward (the samples are independent) and the weight gradients summed in another order */
+        unsetenv("GT_LSTM_BATCH_BLOCK");
+        openblas_set_num_threads(2);
+        lstm_out t2a = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        lstm_out t2b = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        openblas_set_num_threads(1);
+        lstm_out t1 = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        openblas_set_num_threads(was);
+        TEST_CHECK(lstm_same(&t2a, &t2b));
+        TEST_CHECK(!memcmp(t1.h, t2a.h, sizeof(float) * LB * LT * LH));
+        TEST_CHECK(!memcmp(t1.dx, t2a.dx, sizeof(float) * LB * LT * LC));
+        const double e = rel_err(t2a.dwhh, t1.dwhh, (size_t)LG * LH) + rel_err(t2a.dwih, t1.dwih, (size_t)LG * LC);
+        printf("  lstm default split, 1 vs 2 threads: weight gradients rel diff %.2e\n", e);
+        TEST_CHECK(e < 1e-5);
+        lstm_free_out(&t1), lstm_free_out(&t2a), lstm_free_out(&t2b);
     }
+    unsetenv("GT_LSTM_BATCH_BLOCK");
+    unsetenv("GT_LSTM_CHUNK");
     lstm_free_out(&full_bf16);
     printf("  lstm: %s\n", gt_gemm_impl(GT_GEMM_LSTM));
 }

@@ -8,11 +8,13 @@
  * runs forward_training and backward with bf16 layer data and hidden states,
  * fp32 cell states, fp32 data gradients and fp32 weight gradients.
  *
- * Work split (fixed, so results do not depend on the thread count): the batch
- * in blocks of GT_LSTM_ONEDNN_BLOCK samples (env GT_LSTM_BATCH_BLOCK), the
- * window in chunks of GT_LSTM_ONEDNN_CHUNK steps (env GT_LSTM_CHUNK); one
- * one-thread primitive run per (block, chunk), the blocks as tasks of the
- * engine's pool (nn/ops/cpu/parallel.h), the chunks of a block in order: a
+ * Work split: the batch in one block of samples per thread of the engine's
+ * pool (env GT_LSTM_BATCH_BLOCK: samples per block), the window in chunks of
+ * GT_LSTM_ONEDNN_CHUNK steps (env GT_LSTM_CHUNK); one one-thread primitive
+ * run per (block, chunk), the blocks as tasks of the engine's pool
+ * (nn/ops/cpu/parallel.h; the weight gradients summed in block order, so the
+ * results depend on the thread count only through the block split), the
+ * chunks of a block in order: a
  * chunk starts from the (h, c) its predecessor ended with (the first chunk of
  * every window from zero: nothing is carried between calls), and in backward
  * gets its successor's dL/dh, dL/dc unless a TBPTT boundary lies between them
