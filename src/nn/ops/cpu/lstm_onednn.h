@@ -23,7 +23,7 @@
  *
  * The forward keeps, per layer (keyed by the caller's `gates` buffer, which
  * it does not write), the bf16 input and output, the states at the chunk
- * edges and oneDNN's workspace (gate values: 3.5 KiB per sample and step at
+ * edges and oneDNN's workspace (gate values: about 7 KiB per sample and step at
  * H = 128) until gt_lstm_release or the next forward on that buffer. */
 #ifndef GT_NN_OPS_CPU_LSTM_ONEDNN_H
 #define GT_NN_OPS_CPU_LSTM_ONEDNN_H
