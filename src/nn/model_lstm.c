@@ -160,6 +160,8 @@ static void lstm_backward(gt_model *m, int B) {
 }
 
 static void lstm_free(gt_model *m) {
+    lstm_model *s = (lstm_model *)m->impl;
+    for (int k = 0; s && k < s->NL; k++) gt_lstm_release(s->gates[k]);
     free(m->impl);
     m->impl = NULL;
 }

@@ -24,7 +24,9 @@
  * error for the single-product ops (gemm, linear, conv1d) and looser for the
  * chained ones (LSTM 2e-2, attention 1e-2 / 2e-2, measured 2.0-2.7e-3), to
  * leave room for longer chains. The backward passes are fed the fp32
- * forward results, so each is checked on its own. The finite-difference
+ * forward results, so each is checked on its own, except the LSTM's: its bf16
+ * route on bf16 units (oneDNN's LSTM primitive) keeps its own gate values,
+ * so its backward follows its own bf16 forward. The finite-difference
  * tests of the backward passes stay in fp32 (test_dense_ops, test_lstm,
  * test_attention). */
 #include <math.h>
@@ -260,33 +262,123 @@ static void test_conv1d_wide(void) {
 }
 
 /* -------------------------------------------------------------------- lstm */
-static void test_lstm(void) {
-    const int B = 4, T = 24, C = 5, H = 16, G = 4 * H;
-    float *x = falloc((size_t)B * T * C), *wih = falloc((size_t)G * C), *whh = falloc((size_t)G * H);
-    float *bih = falloc(G), *bhh = falloc(G), *dh = falloc((size_t)B * T * H);
-    nt_fill(x, (size_t)B * T * C, 1.0f, 40);
-    nt_fill(wih, (size_t)G * C, 0.4f, 41);
-    nt_fill(whh, (size_t)G * H, 0.25f, 42);
-    nt_fill(bih, G, 0.1f, 43);
-    nt_fill(bhh, G, 0.1f, 44);
-    nt_fill(dh, (size_t)B * T * H, 1.0f, 45);
-    float *h[2], *c[2], *g[2], *dx[2], *dwih[2], *dwhh[2], *dbih[2], *dg = falloc((size_t)B * T * G);
-    float *scr = falloc(gt_lstm_scratch_elems(B, H));
-    for (int p = 0; p < 2; p++) {
-        gt_cpu_set_precision(p ? GT_CPU_BF16 : GT_CPU_FP32);
-        h[p] = falloc((size_t)B * T * H), c[p] = falloc((size_t)B * T * H), g[p] = falloc((size_t)B * T * G);
-        dx[p] = falloc((size_t)B * T * C), dwih[p] = falloc((size_t)G * C), dwhh[p] = falloc((size_t)G * H);
-        dbih[p] = falloc(G);
-        gt_lstm_forward(h[p], c[p], g[p], x, wih, whh, bih, bhh, B, T, C, H);
-        gt_lstm_backward(dx[p], dwih[p], dwhh[p], dbih[p], NULL, dg, scr, dh, x, wih, whh, h[0], c[0], g[0], B, T,
-                         C, H, 0);
-    }
+/* One layer forward + backward in precision p on its own buffers (the bf16
+ * route on bf16 units keeps its gate values itself: the backward follows its
+ * own forward). B = 40 in blocks of 32 and 8 (GT_LSTM_BATCH_BLOCK=32); T =
+ * 150 in chunks of 64, 64 and 22 steps (GT_LSTM_CHUNK=64), so both partial
+ * shapes run. */
+enum { LB = 40, LT = 150, LC = 5, LH = 16, LG = 4 * LH };
+typedef struct lstm_out {
+    float *h, *dx, *dwih, *dwhh, *dbih, *dbhh;
+} lstm_out;
+
+static lstm_out lstm_run(gt_cpu_prec p, int K, const float *x, const float *wih, const float *whh, const float *bih,
+                         const float *bhh, const float *dh) {
+    lstm_out o = {falloc((size_t)LB * LT * LH), falloc((size_t)LB * LT * LC), falloc((size_t)LG * LC),
+                  falloc((size_t)LG * LH), falloc(LG), falloc(LG)};
+    float *c = falloc((size_t)LB * LT * LH), *g = falloc((size_t)LB * LT * LG), *dg = falloc((size_t)LB * LT * LG);
+    float *scr = falloc(gt_lstm_scratch_elems(LB, LH));
+    gt_cpu_set_precision(p);
+    gt_lstm_forward(o.h, c, g, x, wih, whh, bih, bhh, LB, LT, LC, LH);
+    gt_lstm_backward(o.dx, o.dwih, o.dwhh, o.dbih, o.dbhh, dg, scr, dh, x, wih, whh, o.h, c, g, LB, LT, LC, LH, K);
     gt_cpu_set_precision(GT_CPU_FP32);
-    CHECK_REL("lstm forward h", h[1], h[0], (size_t)B * T * H, 8e-3);
-    CHECK_REL("lstm backward dx", dx[1], dx[0], (size_t)B * T * C, 2e-2);
-    CHECK_REL("lstm backward dw_ih", dwih[1], dwih[0], (size_t)G * C, 2e-2);
-    CHECK_REL("lstm backward dw_hh", dwhh[1], dwhh[0], (size_t)G * H, 2e-2);
-    CHECK_REL("lstm backward db_ih", dbih[1], dbih[0], G, 2e-2);
+    gt_lstm_release(g);
+    free(c), free(g), free(dg), free(scr);
+    return o;
+}
+
+static void lstm_free_out(lstm_out *o) { free(o->h), free(o->dx), free(o->dwih), free(o->dwhh), free(o->dbih), free(o->dbhh); }
+
+static int lstm_same(const lstm_out *a, const lstm_out *b) {
+    return !memcmp(a->h, b->h, sizeof(float) * LB * LT * LH) && !memcmp(a->dx, b->dx, sizeof(float) * LB * LT * LC) &&
+           !memcmp(a->dwih, b->dwih, sizeof(float) * LG * LC) && !memcmp(a->dwhh, b->dwhh, sizeof(float) * LG * LH) &&
+           !memcmp(a->dbih, b->dbih, sizeof(float) * LG) && !memcmp(a->dbhh, b->dbhh, sizeof(float) * LG);
+}
+
+static void test_lstm(void) {
+    float *x = falloc((size_t)LB * LT * LC), *wih = falloc((size_t)LG * LC), *whh = falloc((size_t)LG * LH);
+    float *bih = falloc(LG), *bhh = falloc(LG), *dh = falloc((size_t)LB * LT * LH);
+    nt_fill(x, (size_t)LB * LT * LC, 1.0f, 40);
+    nt_fill(wih, (size_t)LG * LC, 0.4f, 41);
+    nt_fill(whh, (size_t)LG * LH, 0.25f, 42);
+    nt_fill(bih, LG, 0.1f, 43);
+    nt_fill(bhh, LG, 0.1f, 44);
+    nt_fill(dh, (size_t)LB * LT * LH, 1.0f, 45);
+    /* full BPTT; TBPTT 64 (the forward's chunk edges); TBPTT 50 (inside the chunks: the backward runs the forward
+     * again on chunks of 50): each against the fp32 op with the same K (the state carried across the TBPTT
+     * boundaries as a value, the gradient cut there) */
+    const int Ks[3] = {0, 64, 50};
+    setenv("GT_LSTM_BATCH_BLOCK", "32", 1);
+    setenv("GT_LSTM_CHUNK", "64", 1);
+    lstm_out full_bf16 = {0};
+    for (int i = 0; i < 3; i++) {
+        lstm_out f = lstm_run(GT_CPU_FP32, Ks[i], x, wih, whh, bih, bhh, dh);
+        lstm_out b = lstm_run(GT_CPU_BF16, Ks[i], x, wih, whh, bih, bhh, dh);
+        printf("  lstm K=%d:\n", Ks[i]);
+        CHECK_REL("lstm forward h", b.h, f.h, (size_t)LB * LT * LH, 8e-3);
+        CHECK_REL("lstm backward dx", b.dx, f.dx, (size_t)LB * LT * LC, 2e-2);
+        CHECK_REL("lstm backward dw_ih", b.dwih, f.dwih, (size_t)LG * LC, 2e-2);
+        CHECK_REL("lstm backward dw_hh", b.dwhh, f.dwhh, (size_t)LG * LH, 2e-2);
+        CHECK_REL("lstm backward db_ih", b.dbih, f.dbih, LG, 2e-2);
+        TEST_CHECK(!memcmp(b.dbih, b.dbhh, sizeof(float) * LG)); /* one bias sum, added to both */
+        if (i > 0) { /* the cut changes the gradient: a TBPTT run that equals full BPTT would be a leak */
+            TEST_CHECK(rel_err(b.dwhh, full_bf16.dwhh, (size_t)LG * LH) > 1e-3);
+            TEST_CHECK(!memcmp(b.h, full_bf16.h, sizeof(float) * LB * LT * LH)); /* the forward does not depend on K */
+            lstm_free_out(&b);
+        } else {
+            full_bf16 = b;
+        }
+        lstm_free_out(&f);
+    }
+    /* deterministic: the same bits again, and with the whole window as one chunk the same forward (the state handed
+     * over at the chunk edges exactly) and the backward within fp32 accumulation error */
+    lstm_out again = lstm_run(GT_CPU_BF16, 0, x, wih, whh, bih, bhh, dh);
+    TEST_CHECK(lstm_same(&again, &full_bf16));
+    lstm_free_out(&again);
+    if (gt_cpu_has_bf16_units()) {
+        TEST_CHECK(strstr(gt_gemm_impl(GT_GEMM_LSTM), "onednn rnn") != NULL);
+        setenv("GT_LSTM_CHUNK", "150", 1);
+        lstm_out one = lstm_run(GT_CPU_BF16, 0, x, wih, whh, bih, bhh, dh);
+        setenv("GT_LSTM_CHUNK", "64", 1);
+        TEST_CHECK(!memcmp(one.h, full_bf16.h, sizeof(float) * LB * LT * LH));
+        const double e = rel_err(one.dwhh, full_bf16.dwhh, (size_t)LG * LH) + rel_err(one.dx, full_bf16.dx, (size_t)LB * LT * LC);
+        printf("  lstm one chunk vs chunks of 64: backward rel diff %.2e\n", e);
+        TEST_CHECK(e < 1e-5);
+        lstm_free_out(&one);
+    }
+    /* on oneDNN's LSTM with a fixed block size the thread count does not change the bits (block sums in order;
+     * the cell on gt_gemm's emulated route depends on OpenBLAS's threads) */
+    if (gt_cpu_has_bf16_units() && gt_par_max_threads() >= 2) {
+        const int was = openblas_get_num_threads();
+        openblas_set_num_threads(2);
+        lstm_out two = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        openblas_set_num_threads(1);
+        lstm_out one = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        openblas_set_num_threads(was);
+        TEST_CHECK(lstm_same(&one, &two));
+        printf("  lstm 1 vs 2 threads: %s\n", lstm_same(&one, &two) ? "same bits" : "DIFFERENT");
+        lstm_free_out(&one);
+        lstm_free_out(&two);
+        /* the default split (one block per thread): run to run the same bits at 2 threads; against 1 thread the
+         * same forward (the samples are independent) and the weight gradients summed in another order */
+        unsetenv("GT_LSTM_BATCH_BLOCK");
+        openblas_set_num_threads(2);
+        lstm_out t2a = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        lstm_out t2b = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        openblas_set_num_threads(1);
+        lstm_out t1 = lstm_run(GT_CPU_BF16, 64, x, wih, whh, bih, bhh, dh);
+        openblas_set_num_threads(was);
+        TEST_CHECK(lstm_same(&t2a, &t2b));
+        TEST_CHECK(!memcmp(t1.h, t2a.h, sizeof(float) * LB * LT * LH));
+        TEST_CHECK(!memcmp(t1.dx, t2a.dx, sizeof(float) * LB * LT * LC));
+        const double e = rel_err(t2a.dwhh, t1.dwhh, (size_t)LG * LH) + rel_err(t2a.dwih, t1.dwih, (size_t)LG * LC);
+        printf("  lstm default split, 1 vs 2 threads: weight gradients rel diff %.2e\n", e);
+        TEST_CHECK(e < 1e-5);
+        lstm_free_out(&t1), lstm_free_out(&t2a), lstm_free_out(&t2b);
+    }
+    unsetenv("GT_LSTM_BATCH_BLOCK");
+    unsetenv("GT_LSTM_CHUNK");
+    lstm_free_out(&full_bf16);
     printf("  lstm: %s\n", gt_gemm_impl(GT_GEMM_LSTM));
 }
 

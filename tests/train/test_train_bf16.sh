@@ -4,7 +4,7 @@
 #    model (small data, fewer steps) reaches a final validation loss within 2 %
 #    of fp32 at the same steps;
 #  - bf16 is deterministic run to run (1 and 2 threads), and stop (train.stop_after) + --resume
-#    ends bit-identical to the uninterrupted bf16 run;
+#    ends bit-identical to the uninterrupted bf16 run (s2p_cnn, and the LSTM with TBPTT);
 #  - manifest.json names what ran each op family; train.precision=auto is bf16
 #    on a CPU with bf16 units and fp32 without;
 #  - with ONEDNN_MAX_CPU_ISA=AVX512_CORE (no bf16 instructions) bf16 still
@@ -128,6 +128,27 @@ units = "amx" in sys.argv[2] or "bf16" in sys.argv[2]
 assert ("onednn brgconv:" in cp["conv1d"] or "onednn jit:" in cp["conv1d"]) == units, cp
 PY
 echo "bf16 on oneDNN's convolution: deterministic at 1 and 2 threads, resume bit-exact ($(checksum "$W/wide-resumed.log"))"
+
+# the LSTM in bf16 (on bf16 units oneDNN's LSTM primitive) with 2 layers and TBPTT 16 (its forward's chunks are
+# the 48-step window, so the backward runs the forward again on chunks of 16): deterministic at 1 and 2 threads,
+# resume bit-exact, and the products line names the LSTM's route
+LK=(model.layers=2 model.tbptt=16)
+train "$W/lstm.ini" lk bf16 "${LK[@]}" run.checkpoint_every=20 || fail "lstm tbptt bf16: $(tail -3 "$W/lk.log")"
+train "$W/lstm.ini" lk-again bf16 "${LK[@]}" || fail "lstm tbptt bf16 again"
+[ "$(checksum "$W/lk.log")" = "$(checksum "$W/lk-again.log")" ] || fail "lstm bf16 not deterministic run to run"
+OPENBLAS_NUM_THREADS=2 train "$W/lstm.ini" lk-two-a bf16 "${LK[@]}" || fail "lstm 2-thread bf16 run"
+OPENBLAS_NUM_THREADS=2 train "$W/lstm.ini" lk-two-b bf16 "${LK[@]}" || fail "lstm 2-thread bf16 run"
+[ "$(checksum "$W/lk-two-a.log")" = "$(checksum "$W/lk-two-b.log")" ] || fail "lstm bf16 at 2 threads not deterministic"
+train "$W/lstm.ini" lk-stopped bf16 "${LK[@]}" run.checkpoint_every=20 train.stop_after=50
+[ $? -eq 75 ] || fail "lstm stop_after: expected exit 75: $(tail -3 "$W/lk-stopped.log")"
+"$GT" train --resume "$W/lk-stopped" > "$W/lk-resumed.log" 2>&1 || fail "lstm resume: $(tail -3 "$W/lk-resumed.log")"
+[ "$(checksum "$W/lk-resumed.log")" = "$(checksum "$W/lk.log")" ] || fail "lstm bf16 resume not bit-exact"
+case $ISA in
+  *amx* | *bf16*) want="lstm: onednn rnn" ;;
+  *) want="lstm: $ROUTE" ;;
+esac
+grep -q "train: CPU products: .*$want" "$W/lk.log" || fail "lstm: the products line does not name '$want': $(grep 'CPU products' "$W/lk.log")"
+echo "lstm bf16 (tbptt 16): deterministic at 1 and 2 threads, resume bit-exact ($(checksum "$W/lk-resumed.log"))"
 
 # auto: bf16 where oneDNN sees bf16 units, fp32 where it does not
 train "$W/cnn.ini" auto auto train.max_steps=2 || fail "auto"

@@ -21,8 +21,13 @@
  * boundary. K <= 0 or K >= T is full BPTT; K = T equals it exactly.
  *
  * Conventions of nn/ops/ops.h: forward assigns, backward accumulates (+=)
- * parameter gradients and assigns activation gradients; nothing allocates.
- * Per-step recurrent GEMMs and the all-steps input GEMMs go to OpenBLAS. */
+ * parameter gradients and assigns activation gradients. fp32 (and bf16
+ * without bf16 units): per-step recurrent GEMMs and the all-steps input GEMMs
+ * through gt_gemm, nothing allocates. bf16 with bf16 units: oneDNN's LSTM
+ * primitive (nn/ops/cpu/lstm_onednn.h), which keeps the layer's gate values
+ * in its own workspace, keyed by the `gates` buffer (c and gates are then not
+ * written; the backward must follow the forward on the same buffers, and
+ * gt_lstm_release frees that memory). */
 #ifndef GT_NN_OPS_LSTM_H
 #define GT_NN_OPS_LSTM_H
 
@@ -88,6 +93,9 @@ void gt_lstm_backward(float *dx, float *dw_ih, float *dw_hh, float *db_ih, float
                       float *dgates, float *scratch, const float *dh, const float *x,
                       const float *w_ih, const float *w_hh, const float *h, const float *c,
                       const float *gates, int B, int T, int C, int H, int K);
+
+/* Frees what a bf16 forward on `gates` kept (oneDNN's workspace); nothing otherwise. */
+void gt_lstm_release(const float *gates);
 
 #ifdef __cplusplus
 }

@@ -55,8 +55,9 @@ Targets (printed against the result, issue 32): gridtrain / best PyTorch
 process, e.g. a machine without bf16 units emulated on an AMX one:
 --gt-env OPENBLAS_CORETYPE=Haswell,ONEDNN_MAX_CPU_ISA=AVX2
 --torch-env ATEN_CPU_CAPABILITY=avx2,ONEDNN_MAX_CPU_ISA=AVX2 (printed with the table).
-Torch at >= 2 threads: OMP_WAIT_POLICY=PASSIVE by default
-(--torch-wait-policies passive,active tries both and keeps the best).
+Torch at >= 2 threads: both OMP_WAIT_POLICY=PASSIVE and ACTIVE by default,
+the best kept (--torch-wait-policies passive: only one; torch's LSTM at 2
+threads under the passive policy ran slower than its own 1-thread run).
 Then (unless --no-mem) gridtrain's s2p_tf memory-vs-L check (B=4).
 """
 import argparse
@@ -240,7 +241,7 @@ def main():
     ap.add_argument("--gt-precision-arg", default="--precision", help="the driver's option for a precision")
     ap.add_argument("--torch-python", default="auto", help="interpreters with torch, e.g. auto,/usr/bin/python3")
     ap.add_argument("--torch-recipes", default="auto")
-    ap.add_argument("--torch-wait-policies", default="passive",
+    ap.add_argument("--torch-wait-policies", default="passive,active",
                     help="OMP_WAIT_POLICY values tried for torch at >= 2 threads (best kept), e.g. passive,active")
     ap.add_argument("--gt-env", default="", help="K=V,... for every gridtrain process")
     ap.add_argument("--torch-env", default="", help="K=V,... for every PyTorch process")

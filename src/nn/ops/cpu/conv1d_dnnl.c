@@ -35,7 +35,7 @@
 
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t g_engine;
-static void engine_init(void) { DNNL_CHECK(dnnl_engine_create(&g_engine, dnnl_cpu, 0)); }
+static void engine_init(void) { g_engine = gt_cpu_dnnl_engine(); } /* the process's one oneDNN engine */
 
 typedef struct conv_key {
     int prec, N, IC, OC, W, K;

@@ -173,6 +173,11 @@ static dnnl_engine_t g_engine;
 
 static void engine_init(void) { DNNL_CHECK(dnnl_engine_create(&g_engine, dnnl_cpu, 0)); }
 
+dnnl_engine_t gt_cpu_dnnl_engine(void) {
+    pthread_once(&g_engine_once, engine_init);
+    return g_engine;
+}
+
 typedef struct mm_key {
     int M, N, K, ldc, ta, tb, nthr;
     int f32, lda, ldb; /* f32: oneDNN's fp32 matmul on A and B as given; else the bf16 copies; row strides */
@@ -309,6 +314,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void to_bf16
         const uint32_t q = (u >> 16) | 0x40u;
         d[c] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? q : r);
     }
+}
+
+void gt_to_bf16(unsigned short *dst, const float *src, size_t n) {
+    to_bf16_row(dst, (const uint32_t *)(const void *)src, n);
 }
 
 /* dst (rows, cols) compact <- bf16 of src (rows, cols) with row stride ld */

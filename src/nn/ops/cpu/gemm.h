@@ -111,11 +111,19 @@ const char *gt_gemm_impl(gt_gemm_family fam);
 const char *gt_gemm_family_name(gt_gemm_family fam);
 /* Records that s (e.g. "onednn brgconv:avx512_core_amx_bf16") ran products
  * of family fam, for gt_gemm_impl: for ops that call oneDNN primitives other
- * than matmul (nn/ops/cpu/conv1d_dnnl.c). */
+ * than matmul (nn/ops/cpu/conv1d_dnnl.c, lstm_onednn.c). */
 void gt_gemm_note_impl(gt_gemm_family fam, const char *s);
 
 /* Round x to bf16 and back (nearest even): the rounding gt_gemm applies to A and B. */
 float gt_bf16_round(float x);
+
+#ifdef GT_HAVE_DNNL
+#include <dnnl.h>
+/* The process's one oneDNN CPU engine (gt_gemm's), created on first use. */
+dnnl_engine_t gt_cpu_dnnl_engine(void);
+/* dst (n) <- the bf16 bits of src (n): nearest even, NaN kept quiet (gt_gemm's rounding). */
+void gt_to_bf16(unsigned short *dst, const float *src, size_t n);
+#endif
 
 #ifdef __cplusplus
 }

@@ -3,14 +3,24 @@
  *
  * Batch-major buffers (B,T,*) are used directly by the per-step GEMMs through
  * their leading dimension: the rows of step t are b*T + t, i.e. a (B,n) matrix
- * with row stride T*n, so no transposes or copies are needed. */
+ * with row stride T*n, so no transposes or copies are needed.
+ *
+ * Routes (the one place that picks them): in bf16 on a CPU with bf16 units
+ * the layer runs on oneDNN's LSTM primitive (lstm_onednn.h: one primitive run
+ * per block of samples and chunk of steps instead of a product per step;
+ * measured in docs/benchmarks.md); otherwise, and in fp32, the cell below
+ * with its products through gt_gemm. The backward follows the route its
+ * forward took (the oneDNN route keeps its gate values itself and leaves c
+ * and gates unwritten). */
 #include "nn/ops/lstm.h"
 
 #include <cblas.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/check.h"
 #include "nn/ops/cpu/gemm.h"
+#include "nn/ops/cpu/lstm_onednn.h"
 
 /* One row (one sample, one step) of the cell, split on whether a previous
  * state exists so that each loop is branch-free and vectorises. Kept out of
@@ -44,9 +54,17 @@ __attribute__((noinline)) static void cell_backward_row(float *restrict dg, floa
     }
 }
 
+/* GT_LSTM_IMPL=cell: the cell below in bf16 too (measurements of the two routes side by side) */
+static int cell_forced(void) {
+    const char *v = getenv("GT_LSTM_IMPL");
+    return v && !strcmp(v, "cell");
+}
+
 void gt_lstm_forward(float *h, float *c, float *gates, const float *x, const float *w_ih, const float *w_hh,
                      const float *b_ih, const float *b_hh, int B, int T, int C, int H) {
     GT_ASSERT(B > 0 && T > 0 && C > 0 && H > 0);
+    if (!cell_forced() && gt_lstm_onednn_forward(gates, h, x, w_ih, w_hh, b_ih, b_hh, B, T, C, H)) return;
+    gt_lstm_onednn_release(gates); /* a backward on these buffers follows this forward's route */
     const int G = 4 * H;
     const size_t n_rows = (size_t)B * T;
     // gates = b_ih + b_hh + x W_ih^T for all steps at once: one GEMM (B*T,C)x(C,4H)
@@ -73,6 +91,7 @@ void gt_lstm_backward(float *dx, float *dw_ih, float *dw_hh, float *db_ih, float
                       float *scratch, const float *dh, const float *x, const float *w_ih, const float *w_hh,
                       const float *h, const float *c, const float *gates, int B, int T, int C, int H, int K) {
     GT_ASSERT(B > 0 && T > 0 && C > 0 && H > 0);
+    if (gt_lstm_onednn_backward(gates, dx, dw_ih, dw_hh, db_ih, db_hh, dh, x, w_ih, w_hh, h, B, T, C, H, K)) return;
     const int G = 4 * H;
     const size_t n_rows = (size_t)B * T;
     if (K <= 0 || K > T) K = T;
@@ -123,3 +142,5 @@ void gt_lstm_backward(float *dx, float *dw_ih, float *dw_hh, float *db_ih, float
         gt_gemm(GT_GEMM_LSTM | GT_GEMM_B_PARAM, CblasNoTrans, CblasNoTrans, (int)n_rows, C, G, 1.0f, dgates, G, w_ih, C,
                     0.0f, dx, C);
 }
+
+void gt_lstm_release(const float *gates) { gt_lstm_onednn_release(gates); }
