@@ -55,6 +55,10 @@ static void note_impl(gt_gemm_family fam, const char *s) {
     pthread_mutex_unlock(&mu);
 }
 
+void gt_gemm_note_impl(gt_gemm_family fam, const char *impl) {
+    if ((unsigned)fam < GT_GEMM_N_FAMILIES) note_impl(fam, impl);
+}
+
 float gt_bf16_round(float x) {
     uint32_t u;
     memcpy(&u, &x, 4);

@@ -103,6 +103,10 @@ void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
  * has run none. The string lives as long as the process. */
 const char *gt_gemm_impl(gt_gemm_family fam);
 const char *gt_gemm_family_name(gt_gemm_family fam);
+/* Records that family fam's products ran on `impl` (a string that lives as
+ * long as the process), for an op that computes its products itself
+ * (attention's fused AMX route); gt_gemm_impl then names it too. */
+void gt_gemm_note_impl(gt_gemm_family fam, const char *impl);
 
 /* Round x to bf16 and back (nearest even): the rounding gt_gemm applies to A and B. */
 float gt_bf16_round(float x);
