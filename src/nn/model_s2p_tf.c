@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "nn/ops/attention.h"
+#include "nn/ops/cpu/parallel.h"
 #include "nn/ops/cuda/sizes.h"
 #include "nn/ops/fast_exp.h"
 
@@ -26,18 +27,51 @@ static inline float tf_gelu_grad(float x) {
     return 0.5f * (1.0f + th) +
            0.5f * x * (1.0f - th * th) * GT_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
 }
-static void tf_gelu_forward(float *out, const float *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = tf_gelu(inp[i]);
+/* The elementwise glue (GELU, its gradient, residual adds) runs in chunks on
+ * the engine's threads (nn/ops/cpu/parallel.h); each element's value does
+ * not depend on the split. */
+typedef enum tf_ew_kind { TF_GELU, TF_GELU_GRAD, TF_ADD } tf_ew_kind;
+typedef struct tf_ew {
+    tf_ew_kind kind;
+    float *out;
+    const float *a, *b;
+    size_t n;
+} tf_ew;
+#define TF_EW_CHUNK ((size_t)1 << 15)
+
+static void tf_ew_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const tf_ew *e = ctx;
+    const size_t i0 = (size_t)task * TF_EW_CHUNK, i1 = i0 + TF_EW_CHUNK < e->n ? i0 + TF_EW_CHUNK : e->n;
+    float *out = e->out;
+    const float *a = e->a, *b = e->b;
+    switch (e->kind) {
+    case TF_GELU:
+        for (size_t i = i0; i < i1; i++) out[i] = tf_gelu(a[i]);
+        break;
+    case TF_GELU_GRAD: /* out = a * gelu'(b); out may be a */
+        for (size_t i = i0; i < i1; i++) out[i] = a[i] * tf_gelu_grad(b[i]);
+        break;
+    case TF_ADD: /* out may be a */
+        for (size_t i = i0; i < i1; i++) out[i] = a[i] + b[i];
+        break;
+    }
 }
+
+static void tf_ew_run(tf_ew_kind kind, float *out, const float *a, const float *b, size_t n) {
+    tf_ew e = {.kind = kind, .out = out, .a = a, .b = b, .n = n};
+    if (n <= TF_EW_CHUNK) tf_ew_task(&e, 0, 0);
+    else gt_par_for((int)((n + TF_EW_CHUNK - 1) / TF_EW_CHUNK), tf_ew_task, &e);
+}
+
+static void tf_gelu_forward(float *out, const float *inp, size_t n) { tf_ew_run(TF_GELU, out, inp, NULL, n); }
 /* dinp = dout * gelu'(inp); in place allowed */
 static void tf_gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) dinp[i] = dout[i] * tf_gelu_grad(inp[i]);
+    tf_ew_run(TF_GELU_GRAD, dinp, dout, inp, n);
 }
 
 /* out (n) = a + b; out may alias a */
-static void add_to(float *out, const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
-}
+static void add_to(float *out, const float *a, const float *b, size_t n) { tf_ew_run(TF_ADD, out, a, b, n); }
 
 /* ------------------------------------------------------------- structure -- */
 typedef struct tf_block_tensors {
