@@ -166,15 +166,15 @@ static void words_T(uint32_t *dst, size_t ldd, const uint16_t *rows16, int n, in
 void gt_attn_amx_forward_bh(float *out, float *lse, const float *qkv, int b, int h, int L, int C, int NH,
                             int q0, int q1) {
     const int hs = C / NH, C3 = 3 * C, hsp = (hs + 31) / 32 * 32, KC = hsp / 32, NT = hsp / 16;
-    const int nq = q1 - q0, nq16 = (nq + 15) / 16 * 16, Lk = (L + 31) / 32 * 32, BC = ATTN_AMX_BC;
+    const int nq = q1 - q0, nq32 = (nq + 31) / 32 * 32, Lk = (L + 31) / 32 * 32, BC = ATTN_AMX_BC;
     const float sl2 = LOG2E / sqrtf((float)hs);
     const float *q = qkv + (size_t)b * L * C3 + h * hs, *k = q + C, *v = q + 2 * C;
     float *o = out + (size_t)b * L * C + h * hs;
     float *lse_bh = lse + ((size_t)b * NH + h) * L;
 
-    const size_t n_qb = carve_size((size_t)nq16 * hsp * 2), n_kt = carve_size((size_t)hsp * Lk * 2),
-                 n_vv = carve_size((size_t)Lk * hsp * 2), n_s = carve_size((size_t)16 * BC * 4),
-                 n_p = carve_size((size_t)16 * BC * 2), n_o = carve_size((size_t)16 * hsp * 4),
+    const size_t n_qb = carve_size((size_t)nq32 * hsp * 2), n_kt = carve_size((size_t)hsp * Lk * 2),
+                 n_vv = carve_size((size_t)Lk * hsp * 2), n_s = carve_size((size_t)32 * BC * 4),
+                 n_p = carve_size((size_t)32 * BC * 2), n_o = carve_size((size_t)32 * hsp * 4),
                  n_k16 = carve_size((size_t)Lk * hsp * 2);
     char *cur = arena(n_qb + n_kt + n_vv + n_s + n_p + n_o + n_k16);
     uint16_t *Qb = carve(&cur, n_qb);
@@ -182,50 +182,64 @@ void gt_attn_amx_forward_bh(float *out, float *lse, const float *qkv, int b, int
     float *S = carve(&cur, n_s);
     uint16_t *Pb = carve(&cur, n_p);
     float *Oacc = carve(&cur, n_o);
-    uint16_t *Pb16 = carve(&cur, n_k16);
+    uint16_t *K16 = carve(&cur, n_k16);
 
-    pack_rows(Qb, q + (size_t)q0 * C3, C3, nq, nq16, hs, hsp);
-    pack_rows(Pb16, k, C3, L, Lk, hs, hsp); /* K rows in bf16, then their words transposed */
-    words_T(Kt, Lk, Pb16, Lk, hsp);
+    pack_rows(Qb, q + (size_t)q0 * C3, C3, nq, nq32, hs, hsp);
+    pack_rows(K16, k, C3, L, Lk, hs, hsp); /* K rows in bf16, then their words transposed */
+    words_T(Kt, Lk, K16, Lk, hsp);
     pack_pairs(Vv, v, C3, L, Lk, hs, hsp);
 
+    /* 32 query rows at a time: two row tiles, so that each step below keeps
+     * four independent accumulator tiles in flight (tmm0, 3, 5, 6; A in 1, 4;
+     * B in 2, 7) */
     tiles_configure();
-    for (int r0 = 0; r0 < nq16; r0 += 16) {
-        float m[16], l[16];
-        for (int r = 0; r < 16; r++) {
+    const size_t ldq = (size_t)hsp * 2, lds = (size_t)BC * 4, ldp = (size_t)BC * 2, ldo = (size_t)hsp * 4;
+    for (int r0 = 0; r0 < nq32; r0 += 32) {
+        float m[32], l[32];
+        for (int r = 0; r < 32; r++) {
             m[r] = -INFINITY;
             l[r] = 0.0f;
         }
-        memset(Oacc, 0, (size_t)16 * hsp * 4);
+        memset(Oacc, 0, (size_t)32 * hsp * 4);
+        const uint16_t *qa = Qb + (size_t)r0 * hsp, *qb = qa + (size_t)16 * hsp;
         for (int j0 = 0; j0 < L; j0 += BC) {
             const int bc = L - j0 < BC ? L - j0 : BC, bc32 = (bc + 31) / 32 * 32;
-            /* S (16, bc32) = Qi Kj^T, unscaled */
-            for (int nt = 0; nt < bc32 / 16; nt++) {
+            /* S (32, bc32) = Qi Kj^T, unscaled */
+            for (int nt = 0; nt < bc32 / 16; nt += 2) {
                 _tile_zero(0);
+                _tile_zero(3);
+                _tile_zero(5);
+                _tile_zero(6);
                 for (int kc = 0; kc < KC; kc++) {
-                    _tile_loadd(1, Qb + (size_t)r0 * hsp + 32 * kc, hsp * 2);
-                    _tile_loadd(2, Kt + (size_t)16 * kc * Lk + j0 + 16 * nt, Lk * 4);
+                    const uint32_t *kt = Kt + (size_t)16 * kc * Lk + j0 + 16 * nt;
+                    _tile_loadd(1, qa + 32 * kc, ldq);
+                    _tile_loadd(4, qb + 32 * kc, ldq);
+                    _tile_loadd(2, kt, Lk * 4);
+                    _tile_loadd(7, kt + 16, Lk * 4);
                     _tile_dpbf16ps(0, 1, 2);
+                    _tile_dpbf16ps(3, 4, 2);
+                    _tile_dpbf16ps(5, 1, 7);
+                    _tile_dpbf16ps(6, 4, 7);
                 }
-                _tile_stored(0, S + 16 * nt, BC * 4);
+                _tile_stored(0, S + 16 * nt, lds);
+                _tile_stored(3, S + (size_t)16 * BC + 16 * nt, lds);
+                _tile_stored(5, S + 16 * nt + 16, lds);
+                _tile_stored(6, S + (size_t)16 * BC + 16 * nt + 16, lds);
             }
-            /* online softmax in the log2 domain, P in bf16 */
+            /* online softmax in the log2 domain (scale * log2 e > 0: the max of
+             * the raw scores gives the max of the scaled ones), P in bf16 */
             const __m512 vsl2 = _mm512_set1_ps(sl2);
-            for (int r = 0; r < 16; r++) {
-                float *sr = S + (size_t)r * BC;
+            for (int r = 0; r < 32; r++) {
+                const float *sr = S + (size_t)r * BC;
                 __m512 vm = _mm512_set1_ps(-INFINITY);
-                for (int c = 0; c < bc32; c += 16) {
-                    const __m512 x = _mm512_mul_ps(_mm512_load_ps(sr + c), vsl2);
-                    _mm512_store_ps(sr + c, x);
-                    vm = _mm512_mask_max_ps(vm, lanes(bc - c), vm, x);
-                }
-                const float mt = _mm512_reduce_max_ps(vm);
+                for (int c = 0; c < bc32; c += 16) vm = _mm512_mask_max_ps(vm, lanes(bc - c), vm, _mm512_load_ps(sr + c));
+                const float mt = _mm512_reduce_max_ps(vm) * sl2;
                 const float mnew = mt > m[r] ? mt : m[r];
                 const __m512 vmn = _mm512_set1_ps(mnew);
                 __m512 vs = _mm512_setzero_ps();
                 for (int c = 0; c < bc32; c += 16) {
                     const __m512 p =
-                        _mm512_maskz_mov_ps(lanes(bc - c), exp2_ps(_mm512_sub_ps(_mm512_load_ps(sr + c), vmn)));
+                        _mm512_maskz_mov_ps(lanes(bc - c), exp2_ps(_mm512_fmsub_ps(_mm512_load_ps(sr + c), vsl2, vmn)));
                     vs = _mm512_add_ps(vs, p);
                     store_bf16x16(Pb + (size_t)r * BC + c, p);
                 }
@@ -238,18 +252,31 @@ void gt_attn_amx_forward_bh(float *out, float *lse, const float *qkv, int b, int
                     for (int i = 0; i < hsp; i += 16) _mm512_store_ps(orow + i, _mm512_mul_ps(_mm512_load_ps(orow + i), va));
                 }
             }
-            /* Oacc (16, hsp) += P Vj */
-            for (int nt = 0; nt < NT; nt++) {
-                _tile_loadd(0, Oacc + 16 * nt, hsp * 4);
+            /* Oacc (32, hsp) += P Vj, two head-size tiles at a time */
+            for (int nt = 0; nt < NT; nt += 2) {
+                float *oa = Oacc + 16 * nt, *ob = Oacc + (size_t)16 * hsp + 16 * nt;
+                _tile_loadd(0, oa, ldo);
+                _tile_loadd(3, ob, ldo);
+                _tile_loadd(5, oa + 16, ldo);
+                _tile_loadd(6, ob + 16, ldo);
                 for (int kc = 0; kc < bc32 / 32; kc++) {
-                    _tile_loadd(1, Pb + 32 * kc, BC * 2);
-                    _tile_loadd(2, Vv + (size_t)((j0 + 32 * kc) / 2) * hsp + 16 * nt, hsp * 4);
+                    const uint32_t *vv = Vv + (size_t)((j0 + 32 * kc) / 2) * hsp + 16 * nt;
+                    _tile_loadd(1, Pb + 32 * kc, ldp);
+                    _tile_loadd(4, Pb + (size_t)16 * BC + 32 * kc, ldp);
+                    _tile_loadd(2, vv, ldo);
+                    _tile_loadd(7, vv + 16, ldo);
                     _tile_dpbf16ps(0, 1, 2);
+                    _tile_dpbf16ps(3, 4, 2);
+                    _tile_dpbf16ps(5, 1, 7);
+                    _tile_dpbf16ps(6, 4, 7);
                 }
-                _tile_stored(0, Oacc + 16 * nt, hsp * 4);
+                _tile_stored(0, oa, ldo);
+                _tile_stored(3, ob, ldo);
+                _tile_stored(5, oa + 16, ldo);
+                _tile_stored(6, ob + 16, ldo);
             }
         }
-        for (int r = 0; r < 16 && r0 + r < nq; r++) {
+        for (int r = 0; r < 32 && r0 + r < nq; r++) {
             const int t = q0 + r0 + r;
             const float inv = 1.0f / l[r];
             float *orow = o + (size_t)t * C;
