@@ -30,7 +30,7 @@
 #include "core/check.h"
 #include "nn/ops/cpu/gemm.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #include <pthread.h>
 #include <sys/syscall.h>

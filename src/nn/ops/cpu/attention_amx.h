@@ -11,9 +11,10 @@
 #ifndef GT_NN_OPS_CPU_ATTENTION_AMX_H
 #define GT_NN_OPS_CPU_ATTENTION_AMX_H
 
-/* 1 when the fused route can run for head size hs here: a build for x86-64,
+/* 1 when the fused route can run for head size hs here:
  * oneDNN's effective ISA is avx512_core_amx (so ONEDNN_MAX_CPU_ISA below it
- * turns the route off too), the kernel granted the tile state, hs <= 64. */
+ * turns the route off too), the kernel granted the tile state, hs <= 64; a
+ * GCC build for x86-64 (other compilers and CPUs: 0). */
 int gt_attn_amx_usable(int hs);
 
 /* Forward of pair (b, h) for the query rows [q0, q1): out rows and lse (see
