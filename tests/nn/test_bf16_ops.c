@@ -26,7 +26,9 @@
  * leave room for longer chains. The backward passes are fed the fp32
  * forward results, so each is checked on its own, except the LSTM's: its bf16
  * route on bf16 units (oneDNN's LSTM primitive) keeps its own gate values,
- * so its backward follows its own bf16 forward. The finite-difference
+ * so its backward follows its own bf16 forward. Attention runs on several
+ * shapes (head sizes 16..80, padded lengths, the rows variant), which cover
+ * its fused AMX route and the tile-product route. The finite-difference
  * tests of the backward passes stay in fp32 (test_dense_ops, test_lstm,
  * test_attention). */
 #include <math.h>
@@ -383,24 +385,57 @@ static void test_lstm(void) {
 }
 
 /* --------------------------------------------------------------- attention */
-static void test_attention(void) {
-    const int B = 2, L = 80, C = 32, NH = 2;
-    const size_t nq = (size_t)B * L * 3 * C, no = (size_t)B * L * C;
-    float *qkv = falloc(nq), *dout = falloc(no), *scr = falloc(gt_attention_scratch_elems(L));
-    nt_fill(qkv, nq, 1.0f, 50);
-    nt_fill(dout, no, 1.0f, 51);
-    float *out[2], *lse[2], *dqkv[2];
-    for (int p = 0; p < 2; p++) {
+/* One shape, forward and backward of the query rows [q0, q0 + nq) (all rows:
+ * q0 = 0, nq = L) in bf16 against fp32. Head sizes up to 64 take the fused
+ * AMX route where oneDNN's ISA is avx512_core_amx (attention_amx.c), larger
+ * ones and other ISAs the tile products through gt_gemm. Bounds as above;
+ * the same bits call to call. */
+static void attention_case(int B, int L, int C, int NH, int q0, int nq) {
+    const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
+    float *qkv = falloc(nqkv), *dout = falloc(no), *scr = falloc(gt_attention_scratch_elems(L));
+    nt_fill(qkv, nqkv, 1.0f, 50 + L);
+    nt_fill(dout, no, 1.0f, 51 + L);
+    float *out[3], *lse[3], *dqkv[3];
+    for (int p = 0; p < 3; p++) { /* fp32, bf16, bf16 again */
         gt_cpu_set_precision(p ? GT_CPU_BF16 : GT_CPU_FP32);
-        out[p] = falloc(no), lse[p] = falloc((size_t)B * NH * L), dqkv[p] = falloc(nq);
-        gt_attention_forward(out[p], lse[p], scr, qkv, B, L, C, NH);
-        gt_attention_backward(dqkv[p], scr, dout, qkv, out[0], lse[0], B, L, C, NH);
+        out[p] = falloc(no), lse[p] = falloc(nl), dqkv[p] = falloc(nqkv);
+        gt_attention_forward_rows(out[p], lse[p], scr, qkv, B, L, C, NH, q0, nq);
+        gt_attention_backward_rows(dqkv[p], scr, dout, qkv, out[0], lse[0], B, L, C, NH, q0, nq);
     }
     gt_cpu_set_precision(GT_CPU_FP32);
-    CHECK_REL("attention forward", out[1], out[0], no, 1e-2);
-    CHECK_REL("attention forward lse", lse[1], lse[0], (size_t)B * NH * L, 2e-3);
-    CHECK_REL("attention backward dqkv", dqkv[1], dqkv[0], nq, 2e-2);
+    printf("  attention B=%d L=%d C=%d NH=%d (head size %d) rows [%d, %d):\n", B, L, C, NH, C / NH, q0, q0 + nq);
+    /* only the rows' outputs are defined: compare those */
+    float *o[2], *ls[2];
+    for (int p = 0; p < 2; p++) {
+        o[p] = falloc((size_t)B * nq * C), ls[p] = falloc((size_t)B * NH * nq);
+        for (int b = 0; b < B; b++) {
+            memcpy(o[p] + (size_t)b * nq * C, out[p] + ((size_t)b * L + q0) * C, (size_t)nq * C * sizeof(float));
+            for (int h = 0; h < NH; h++)
+                memcpy(ls[p] + ((size_t)b * NH + h) * nq, lse[p] + ((size_t)b * NH + h) * L + q0, (size_t)nq * sizeof(float));
+        }
+    }
+    CHECK_REL("attention forward", o[1], o[0], (size_t)B * nq * C, 1e-2);
+    CHECK_REL("attention forward lse", ls[1], ls[0], (size_t)B * NH * nq, 2e-3);
+    CHECK_REL("attention backward dqkv", dqkv[1], dqkv[0], nqkv, 2e-2);
+    TEST_CHECK(!memcmp(out[1], out[2], no * sizeof(float)) && !memcmp(lse[1], lse[2], nl * sizeof(float)) &&
+               !memcmp(dqkv[1], dqkv[2], nqkv * sizeof(float)));
+    for (int p = 0; p < 3; p++) free(out[p]), free(lse[p]), free(dqkv[p]);
+    for (int p = 0; p < 2; p++) free(o[p]), free(ls[p]);
+    free(qkv), free(dout), free(scr);
+}
+
+static void test_attention(void) {
+    attention_case(2, 80, 32, 2, 0, 80);   /* head size 16, padded to 32 */
+    attention_case(2, 77, 128, 4, 0, 77);  /* 32, as s2p_tf; L not a multiple of 16 */
+    attention_case(1, 300, 96, 2, 0, 300); /* 48 (padded to 64), two key blocks of the online softmax */
+    attention_case(2, 64, 128, 2, 0, 64);  /* 64 */
+    attention_case(2, 80, 128, 4, 40, 1);  /* the midpoint row alone (s2p_tf's last block) */
+    attention_case(2, 90, 64, 2, 7, 37);   /* a band of rows */
+    const int amx = !strcmp(gt_cpu_isa_name(), "avx512_core_amx");
     printf("  attention: %s\n", gt_gemm_impl(GT_GEMM_ATTENTION));
+    TEST_CHECK((strstr(gt_gemm_impl(GT_GEMM_ATTENTION), "fused attention amx_bf16") != NULL) == amx);
+    attention_case(1, 40, 160, 2, 0, 40); /* head size 80: the tile products on every ISA */
+    TEST_CHECK(strstr(gt_gemm_impl(GT_GEMM_ATTENTION), "onednn") || strstr(gt_gemm_impl(GT_GEMM_ATTENTION), "emulated"));
 }
 
 /* ------------------------------------------------- precision per model --

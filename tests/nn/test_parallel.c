@@ -8,7 +8,8 @@
  *   - linear: bias gradient and the fused bias + ReLU pass;
  *   - conv1d forward/backward (chunk remainder, ReLU, accumulation into
  *     non-zero dw/db) and attention forward/backward (full and row-range
- *     variants): outputs and gradients at 2 threads == at 1 thread (memcmp).
+ *     variants, fp32 and bf16) and layernorm forward/backward: outputs and
+ *     gradients at 2 threads == at 1 thread (memcmp).
  * ctest pins OPENBLAS_NUM_THREADS=1; the test raises it to 2 itself before the
  * engine's first query, so the pool and the 2-slice scratch are exercised
  * even on a single core. */
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "nn/ops/attention.h"
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/ops.h"
 #include "nn_test_util.h"
@@ -196,6 +198,33 @@ static void check_attention(int B, int L, int C, int NH, int q0, int nq) {
     free(qkv), free(dout), free(scratch);
 }
 
+/* LayerNorm forward and backward over enough rows for several row blocks and
+ * C not a multiple of the column blocks; parameter gradients accumulated into
+ * non-zero dw/db: the same bits at 1 and 2 threads. Then the attention of the
+ * bf16 route (the fused AMX kernels where the CPU has them). */
+static void check_layernorm(int N, int C) {
+    const size_t n = (size_t)N * C;
+    float *x = falloc(n), *g = falloc(n), *w = falloc(C), *b = falloc(C);
+    nt_fill(x, n, 2.0f, 21);
+    nt_fill(g, n, 1.0f, 22);
+    nt_fill(w, C, 1.0f, 23);
+    nt_fill(b, C, 1.0f, 24);
+    float *out[2], *mean[2], *rstd[2], *dx[2], *dw[2], *db[2];
+    for (int r = 0; r < 2; r++) {
+        openblas_set_num_threads(r + 1);
+        out[r] = falloc(n), mean[r] = falloc(N), rstd[r] = falloc(N), dx[r] = falloc(n);
+        dw[r] = falloc(C), db[r] = falloc(C);
+        nt_fill(dw[r], C, 1.0f, 25);
+        nt_fill(db[r], C, 1.0f, 26);
+        gt_layernorm_forward(out[r], mean[r], rstd[r], x, w, b, N, C, 1e-5f);
+        gt_layernorm_backward(dx[r], dw[r], db[r], g, x, w, mean[r], rstd[r], N, C);
+    }
+    TEST_CHECK(same(out[0], out[1], n) && same(mean[0], mean[1], N) && same(rstd[0], rstd[1], N));
+    TEST_CHECK(same(dx[0], dx[1], n) && same(dw[0], dw[1], C) && same(db[0], db[1], C));
+    for (int r = 0; r < 2; r++) free(out[r]), free(mean[r]), free(rstd[r]), free(dx[r]), free(dw[r]), free(db[r]);
+    free(x), free(g), free(w), free(b);
+}
+
 /* AdamW over a buffer large enough to be split over the threads, with an odd
  * length (tail): the same bits at 1 and 2 threads. */
 static void check_adamw(size_t n) {
@@ -246,8 +275,14 @@ int main(void) {
     check_attention(2, 512, 128, 4, 0, 512); /* the s2p_tf shape, B = 2 */
     check_attention(3, 300, 16, 4, 150, 1);  /* the seq2point midpoint row */
     check_adamw((1 << 18) + 37);
+    check_layernorm(1000, 100); /* 4 row blocks, a short column block */
+    check_layernorm(3, 7);      /* one task each */
+    gt_cpu_set_precision(GT_CPU_BF16); /* no effect in a build without oneDNN */
+    check_attention(2, 512, 128, 4, 0, 512);
+    check_attention(3, 300, 16, 4, 150, 1);
+    gt_cpu_set_precision(GT_CPU_FP32);
 
     openblas_set_num_threads(1);
-    if (!gt_test_failures) fprintf(stderr, "parallel: conv1d, attention and AdamW identical at 1 and 2 threads\n");
+    if (!gt_test_failures) fprintf(stderr, "parallel: conv1d, attention (fp32, bf16), layernorm and AdamW identical at 1 and 2 threads\n");
     TEST_DONE();
 }

@@ -3,8 +3,8 @@
 #  - each model kind (s2p_cnn, s2p_tf, lstm) and the quickstart configuration's
 #    model (small data, fewer steps) reaches a final validation loss within 2 %
 #    of fp32 at the same steps;
-#  - bf16 is deterministic run to run (1 and 2 threads), and stop (train.stop_after) + --resume
-#    ends bit-identical to the uninterrupted bf16 run (s2p_cnn, and the LSTM with TBPTT);
+#  - bf16 is deterministic run to run (1 and 2 threads; s2p_cnn, s2p_tf and the LSTM with TBPTT), and stop
+#    (train.stop_after) + --resume ends bit-identical to the uninterrupted bf16 run;
 #  - manifest.json names what ran each op family; train.precision=auto is bf16
 #    on a CPU with bf16 units and fp32 without;
 #  - with ONEDNN_MAX_CPU_ISA=AVX512_CORE (no bf16 instructions) bf16 still
@@ -89,10 +89,25 @@ route = sys.argv[2]
 assert m["precision"] == "bf16 products", m["precision"]
 cp = m["cpu_products"]
 print("manifest cpu_products:", cp)
-for fam in ("linear", "attention"):
-    assert route in cp[fam], (fam, cp)
+assert route in cp["linear"], ("linear", cp)
+# attention: its fused kernels on AMX (nn/ops/cpu/attention_amx.c), else tile products on the route
+amx = cp["onednn_isa"] == "avx512_core_amx"
+assert ("gridtrain fused attention amx_bf16" if amx else route) in cp["attention"], ("attention", cp)
 assert cp["onednn_isa"].startswith("avx512") == (route == "onednn"), cp
 PY
+
+# s2p_tf (attention's fused AMX route where the CPU has it): the same bits run to run at 1 and 2 threads
+TF=(model.kind=s2p_tf model.layers=1 model.hidden=32)
+train "$W/tf.ini" tf-again bf16 "${TF[@]}" || fail "second s2p_tf bf16 run"
+[ "$(checksum "$W/tf-again.log")" = "$(checksum "$W/tf-bf16.log")" ] || fail "s2p_tf bf16 not deterministic run to run"
+OPENBLAS_NUM_THREADS=2 train "$W/tf.ini" tf-two-a bf16 "${TF[@]}" || fail "2-thread s2p_tf bf16 run"
+OPENBLAS_NUM_THREADS=2 train "$W/tf.ini" tf-two-b bf16 "${TF[@]}" || fail "2-thread s2p_tf bf16 run"
+[ "$(checksum "$W/tf-two-a.log")" = "$(checksum "$W/tf-two-b.log")" ] || fail "s2p_tf bf16 at 2 threads not deterministic"
+train "$W/tf.ini" tf-stopped bf16 "${TF[@]}" run.checkpoint_every=20 train.stop_after=50
+[ $? -eq 75 ] || fail "s2p_tf stop_after: expected exit 75: $(tail -3 "$W/tf-stopped.log")"
+"$GT" train --resume "$W/tf-stopped" > "$W/tf-resumed.log" 2>&1 || fail "s2p_tf resume: $(tail -3 "$W/tf-resumed.log")"
+[ "$(checksum "$W/tf-resumed.log")" = "$(checksum "$W/tf-bf16.log")" ] || fail "s2p_tf bf16 resume not bit-exact"
+echo "s2p_tf bf16: deterministic at 1 and 2 threads, resume bit-exact ($(checksum "$W/tf-resumed.log"))"
 
 # determinism and bit-exact resume in bf16 (s2p_cnn, checkpoints every 20 steps)
 train "$W/cnn.ini" again bf16 || fail "second bf16 run"

@@ -19,8 +19,11 @@
  * Follows nn/ops/ops.h conventions: nothing allocates; the caller passes
  * `scratch` of gt_attention_scratch_elems(L) floats: per engine thread two tiles
  * + L ((batch, head) pairs run on the engine threads, nn/ops/cpu/parallel.h).
- * Single-threaded; the GEMMs on tiles go to OpenBLAS (cblas_sgemm), whose own
- * thread count (OPENBLAS_NUM_THREADS) applies. */
+ * The tile GEMMs go through gt_gemm (nn/ops/cpu/gemm.h: OpenBLAS in fp32,
+ * oneDNN in bf16), one thread per (batch, head) pair. In bf16 on a CPU with
+ * AMX and head size <= 64 the pairs run the fused kernels of
+ * nn/ops/cpu/attention_amx.c instead (their O(L * head size) packed copies
+ * live in per-thread buffers of their own, not in `scratch`). */
 #ifndef GT_NN_OPS_ATTENTION_H
 #define GT_NN_OPS_ATTENTION_H
 

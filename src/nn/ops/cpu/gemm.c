@@ -284,6 +284,8 @@ static mm_entry *mm_get(const mm_key *k) {
 typedef struct tls_bufs {
     uint16_t *a, *b;
     size_t a_cap, b_cap;
+    const float *a_src; /* what a holds: the storage (a_rows, a_cols, row stride a_ld) at a_src */
+    int a_rows, a_cols, a_ld;
     float *fa, *fb; /* emulated route: bf16-rounded fp32 copies */
     size_t fa_cap, fb_cap;
     void *scratch;
@@ -328,6 +330,34 @@ static void to_bf16(uint16_t *dst, const float *src, int rows, int cols, int ld)
     }
     for (int r = 0; r < rows; r++)
         to_bf16_row(dst + (size_t)r * cols, (const uint32_t *)(const void *)(src + (size_t)r * ld), (size_t)cols);
+}
+
+/* The same in blocks of rows on the engine's threads, for an operand of a
+ * product that is split over them (each element's rounding is the same). */
+typedef struct cvt_args {
+    uint16_t *dst;
+    const float *src;
+    int rows, cols, ld, block;
+} cvt_args;
+
+static void to_bf16_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const cvt_args *c = ctx;
+    const int r0 = task * c->block, n = r0 + c->block <= c->rows ? c->block : c->rows - r0;
+    to_bf16(c->dst + (size_t)r0 * c->cols, c->src + (size_t)r0 * c->ld, n, c->cols, c->ld);
+}
+
+#define CVT_PAR_MIN_ELEMS ((size_t)1 << 16)
+
+static void to_bf16_par(uint16_t *dst, const float *src, int rows, int cols, int ld, int T) {
+    if (T <= 1 || (size_t)rows * cols < CVT_PAR_MIN_ELEMS || rows < 2 * T) {
+        to_bf16(dst, src, rows, cols, ld);
+        return;
+    }
+    cvt_args c = {.dst = dst, .src = src, .rows = rows, .cols = cols, .ld = ld};
+    int per = (int)(CVT_PAR_MIN_ELEMS / (size_t)(cols > 0 ? cols : 1));
+    c.block = per < 1 ? 1 : per;
+    gt_par_for((rows + c.block - 1) / c.block, to_bf16_task, &c);
 }
 
 /* Products below this many FLOPs run on one thread (an LSTM step's 64x512x128
@@ -486,18 +516,25 @@ static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRAN
     const uint16_t *a16, *b16;
     if (op & GT_GEMM_A_PARAM) {
         a16 = tA ? param_bf16(A, K, M, lda) : param_bf16(A, M, K, lda);
+    } else if ((op & GT_GEMM_A_AGAIN) && t->a_src == A && t->a_rows == (tA ? K : M) && t->a_cols == (tA ? M : K) &&
+               t->a_ld == lda) {
+        a16 = t->a; /* the previous product's A, the same storage, unchanged since */
     } else {
         t->a = grow(t->a, &t->a_cap, na * 2);
-        if (tA) to_bf16(t->a, A, K, M, lda);
-        else to_bf16(t->a, A, M, K, lda);
+        if (tA) to_bf16_par(t->a, A, K, M, lda, T);
+        else to_bf16_par(t->a, A, M, K, lda, T);
         a16 = t->a;
+        t->a_src = A;
+        t->a_rows = tA ? K : M;
+        t->a_cols = tA ? M : K;
+        t->a_ld = lda;
     }
     if (op & GT_GEMM_B_PARAM) {
         b16 = tB ? param_bf16(B, N, K, ldb) : param_bf16(B, K, N, ldb);
     } else {
         t->b = grow(t->b, &t->b_cap, nb * 2);
-        if (tB) to_bf16(t->b, B, N, K, ldb);
-        else to_bf16(t->b, B, K, N, ldb);
+        if (tB) to_bf16_par(t->b, B, N, K, ldb, T);
+        else to_bf16_par(t->b, B, K, N, ldb, T);
         b16 = t->b;
     }
     const int lda16 = tA ? M : K, ldb16 = tB ? K : N;

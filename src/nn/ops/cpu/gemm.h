@@ -64,6 +64,12 @@ typedef enum gt_gemm_family {
  * instead of at every product. No effect in fp32. */
 #define GT_GEMM_A_PARAM 0x100
 #define GT_GEMM_B_PARAM 0x200
+/* Or-ed into `op`: A is the same storage (pointer, rows, columns, row
+ * stride; either orientation) as A of the previous bf16 product issued on
+ * this thread, and has not been written since: its bf16 copy is reused (a
+ * linear layer's dout feeds the weight gradient as A^T, then dinp as A).
+ * Ignored when the storage differs, and in fp32. */
+#define GT_GEMM_A_AGAIN 0x400
 
 /* The parameters may have been written (a forward starts: after an optimizer
  * step, a checkpoint load, a broadcast, an init): the bf16 copies of
@@ -111,7 +117,8 @@ const char *gt_gemm_impl(gt_gemm_family fam);
 const char *gt_gemm_family_name(gt_gemm_family fam);
 /* Records that s (e.g. "onednn brgconv:avx512_core_amx_bf16") ran products
  * of family fam, for gt_gemm_impl: for ops that call oneDNN primitives other
- * than matmul (nn/ops/cpu/conv1d_dnnl.c, lstm_onednn.c). */
+ * than matmul or compute products themselves (nn/ops/cpu/conv1d_dnnl.c,
+ * lstm_onednn.c, attention_amx.c). The string s is copied. */
 void gt_gemm_note_impl(gt_gemm_family fam, const char *s);
 
 /* Round x to bf16 and back (nearest even): the rounding gt_gemm applies to A and B. */

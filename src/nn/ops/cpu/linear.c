@@ -107,5 +107,6 @@ void gt_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
     gt_gemm(GT_GEMM_LINEAR, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dz, OC, inp, C, 1.0f, dw, C);
     // dinp (N,C) = dz (N,OC) @ w (OC,C)
     if (dinp)
-        gt_gemm(GT_GEMM_LINEAR | GT_GEMM_B_PARAM, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dz, OC, w, C, 0.0f, dinp, C);
+        gt_gemm(GT_GEMM_LINEAR | GT_GEMM_B_PARAM | GT_GEMM_A_AGAIN, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dz,
+                OC, w, C, 0.0f, dinp, C);
 }
