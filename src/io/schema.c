@@ -54,10 +54,10 @@ hid_t gt_io_open(const char *path, MPI_Comm comm, gt_file_kind expect, gt_file_i
         rc = gt_io_check_fail(v, "root attribute 'schema_version' missing or not an integer");
     if (rc == 0 && ix->version != GT_SCHEMA_VERSION)
         rc = gt_io_check_fail(v, "root attribute 'schema_version': version %lld is not supported (this build reads %d)",
-                  (long long)ix->version, GT_SCHEMA_VERSION);
+                              (long long)ix->version, GT_SCHEMA_VERSION);
     if (rc == 0 && expect != GT_KIND_UNKNOWN && ix->kind != expect)
-        rc = gt_io_check_fail(v, "root attribute 'kind': file holds '%s' data, expected '%s'", gt_file_kind_name(ix->kind),
-                  gt_file_kind_name(expect));
+        rc = gt_io_check_fail(v, "root attribute 'kind': file holds '%s' data, expected '%s'",
+                              gt_file_kind_name(ix->kind), gt_file_kind_name(expect));
     if (rc == 0) rc = k->validate(v, f, ix);
     if (rc != 0) {
         gt_file_index_free(ix);

@@ -167,7 +167,7 @@ int gt_io_check_ds(gt_io_check *v, hid_t f, const char *name, gt_io_elem w, int 
             rc = gt_io_check_fail(v, "%s: wrong shape %s (expected %s)", name, got, want);
         else if (dims[0] > (hsize_t)max0 || (rank == 2 && dims[1] > (hsize_t)GT_IO_MAX_COLS))
             rc = gt_io_check_fail(v, "%s: shape %s exceeds the supported size (at most %lld rows%s)", name, got, (long long)max0,
-                      rank == 2 ? " and " GT_IO_QUOTE(GT_IO_MAX_COLS) " columns" : "");
+                                  rank == 2 ? " and " GT_IO_QUOTE(GT_IO_MAX_COLS) " columns" : "");
         else if ((*d0 >= 0 && (int64_t)dims[0] != *d0) || (rank == 2 && *d1 >= 0 && (int64_t)dims[1] != *d1))
             rc = gt_io_check_fail(v, "%s: wrong shape %s (expected %s)", name, got, want);
         else {
@@ -190,7 +190,7 @@ int gt_io_check_ds(gt_io_check *v, hid_t f, const char *name, gt_io_elem w, int 
         H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)k, &flags, &n_el, NULL, sizeof fname, fname, &cfg);
         if (id < 0 || H5Zfilter_avail(id) <= 0)
             rc = gt_io_check_fail(v, "%s: compressed with HDF5 filter %d (%s), which this build cannot decode", name, (int)id,
-                      fname[0] ? fname : "unknown");
+                                  fname[0] ? fname : "unknown");
     }
     if (dcpl >= 0) H5Pclose(dcpl);
     if (t >= 0) H5Tclose(t);
@@ -227,10 +227,10 @@ int gt_io_check_offsets(gt_io_check *v, hid_t f, const char *name, int64_t n, in
     for (int64_t i = 0; rc == 0 && i < n; i++)
         if (o[i + 1] <= o[i])
             rc = gt_io_check_fail(v, "%s: offsets not increasing at item %lld (%lld then %lld)", name, (long long)i,
-                      (long long)o[i], (long long)o[i + 1]);
+                                  (long long)o[i], (long long)o[i + 1]);
     if (rc == 0 && o[n] != n_rows)
         rc = gt_io_check_fail(v, "%s: last offset %lld does not match the %lld rows of the data", name,
-                  (long long)o[n], (long long)n_rows);
+                              (long long)o[n], (long long)n_rows);
     if (rc) free(o);
     else *out = o;
     return rc;
@@ -245,7 +245,7 @@ int gt_io_check_values(gt_io_check *v, hid_t f, const char *name, int64_t n, dou
     for (int64_t i = 0; rc == 0 && i < n; i++)
         if (!isfinite(x[i]) || (lo_open ? !(x[i] > lo) : !(x[i] >= lo)) || x[i] > hi)
             rc = gt_io_check_fail(v, "%s: entry %lld (%s) is %g%s; expected a finite value %s %g and <= %g%s", name, (long long)i,
-                      what, x[i], unit, lo_open ? ">" : ">=", lo, hi, unit);
+                                  what, x[i], unit, lo_open ? ">" : ">=", lo, hi, unit);
     free(x);
     return rc;
 }
