@@ -168,4 +168,3 @@ void gt_io_check_range(const gt_io_local *L, const char *dset, const char *unit,
         fflush(stderr);
     }
 }
-

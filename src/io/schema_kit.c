@@ -304,4 +304,3 @@ int gt_io_check_codes(gt_io_check *v, hid_t f, const char *name, int64_t n, int6
     free(c);
     return rc;
 }
-

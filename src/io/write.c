@@ -108,4 +108,3 @@ void gt_io_root_attrs(hid_t f, const char *kind, const char *generator, const ch
 }
 
 int64_t gt_io_ts_at(int64_t t0_ms, double period_ms, int64_t i) { return t0_ms + llround((double)i * period_ms); }
-
