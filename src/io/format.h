@@ -40,8 +40,9 @@ typedef int gt_file_kind;
 /* The kind's name ("nilm"), "unknown" when none is registered under k. */
 const char *gt_file_kind_name(gt_file_kind k);
 
-/* What validation learns about a file: sizes and the row offsets (shared),
- * and the fields the built-in kinds fill (their validate). */
+/* What validation learns about a file: sizes and the row offsets, and the
+ * kind's own facts (kind_ix: its validate fills them, e.g. io/kind_nilm.h's
+ * gt_nilm_index; freed by gt_file_index_free through the kind's row). */
 typedef struct gt_file_index {
     gt_file_kind kind;
     int64_t version;
@@ -49,14 +50,7 @@ typedef struct gt_file_index {
     int n_cols;            /* appliances (A) or channels (C) */
     int64_t n_rows;        /* N */
     int64_t *row_offset;   /* [n_items + 1], owned */
-    int has_faults;        /* NILM /fault_flags present */
-    int has_owns;          /* NILM /households/owns present */
-    int has_lowres;        /* NILM /lowres present */
-    double lowres_period_s;
-    int64_t n_lowres_rows; /* M */
-    int64_t *lowres_offset;/* [n_items + 1] or NULL, owned */
-    int64_t n_segments, n_events; /* PdM S, E */
-    int64_t n_care_events;        /* PdM /care_events K (0 without the table) */
+    void *kind_ix;         /* the kind's own facts or NULL, owned */
 } gt_file_index;
 void gt_file_index_free(gt_file_index *ix);
 

@@ -220,8 +220,10 @@ typedef struct gt_io_kind_i {
     const char *items;
     const char *cols;  /* its columns ("appliances") */
     /* Schema: checks every dataset of the kind (the root attributes are
-     * checked already) and fills ix's sizes, offsets and the kind's fields. */
+     * checked already) and fills ix's sizes, offsets and its kind_ix. */
     int (*validate)(gt_io_check *v, hid_t f, gt_file_index *ix);
+    /* Frees what validate left in ix->kind_ix (NULL: free() it). */
+    void (*index_free)(void *kind_ix);
     /* Collective: this rank's share of the open, validated file (the kind's
      * shard type; opts non-NULL); free it with shard_free. */
     void *(*read)(hid_t f, const gt_file_index *ix, const char *path, const gt_read_opts *opts, MPI_Comm comm);

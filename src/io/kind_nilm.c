@@ -21,6 +21,14 @@
 
 /* ------------------------------------------------------------- schema -- */
 
+static gt_nilm_index *nx_of(const gt_file_index *ix) { return ix->kind_ix; }
+
+static void nilm_index_free(void *kind_ix) {
+    gt_nilm_index *nx = kind_ix;
+    if (nx) free(nx->lowres_offset);
+    free(nx);
+}
+
 /* The optional /lowres group: its datasets, period and offsets. */
 static int validate_lowres(gt_io_check *v, hid_t f, gt_file_index *ix, int64_t H, int64_t A) {
     int64_t M = -1, H1 = H + 1;
@@ -30,15 +38,15 @@ static int validate_lowres(gt_io_check *v, hid_t f, gt_file_index *ix, int64_t H
         gt_io_check_ds(v, f, "/lowres/appliances", GT_IO_F32, 2, &M, &A, GT_IO_MAX_ROWS))
         return -1;
     hid_t g = H5Gopen2(f, "/lowres", H5P_DEFAULT);
-    int e = g >= 0 ? gt_h5_attr_read_f64(g, "period_s", &ix->lowres_period_s) : -1;
+    int e = g >= 0 ? gt_h5_attr_read_f64(g, "period_s", &nx_of(ix)->lowres_period_s) : -1;
     if (g >= 0) H5Gclose(g);
-    if (e < 0 || !isfinite(ix->lowres_period_s) || !(ix->lowres_period_s >= GT_IO_MIN_PERIOD_S) ||
-        ix->lowres_period_s > GT_IO_MAX_PERIOD_S)
+    if (e < 0 || !isfinite(nx_of(ix)->lowres_period_s) || !(nx_of(ix)->lowres_period_s >= GT_IO_MIN_PERIOD_S) ||
+        nx_of(ix)->lowres_period_s > GT_IO_MAX_PERIOD_S)
         return gt_io_check_fail(v, "/lowres: attribute period_s missing, not a number or outside [%g, %g] s",
                                 GT_IO_MIN_PERIOD_S, GT_IO_MAX_PERIOD_S);
     if (M < H) return gt_io_check_fail(v, "/lowres/timestamps: %lld rows for %lld households", (long long)M, (long long)H);
-    ix->n_lowres_rows = M;
-    return gt_io_check_offsets(v, f, "/lowres/row_offset", H, M, &ix->lowres_offset);
+    nx_of(ix)->n_lowres_rows = M;
+    return gt_io_check_offsets(v, f, "/lowres/row_offset", H, M, &nx_of(ix)->lowres_offset);
 }
 
 /* /households/owns holds 0 or 1. */
@@ -54,6 +62,7 @@ static int check_flags01(gt_io_check *v, hid_t f, const char *name, int64_t n) {
 
 static int nilm_validate(gt_io_check *v, hid_t f, gt_file_index *ix) {
     int64_t H = -1, H1, A = -1, N = -1;
+    ix->kind_ix = GT_CALLOC(1, sizeof(gt_nilm_index));
     if (gt_io_check_ds(v, f, "/households/id", GT_IO_I64, 1, &H, NULL, GT_IO_MAX_ITEMS)) return -1;
     if (H < 1) return gt_io_check_fail(v, "/households/id: no households");
     H1 = H + 1;
@@ -74,10 +83,10 @@ static int nilm_validate(gt_io_check *v, hid_t f, gt_file_index *ix) {
     if (N < H)
         return gt_io_check_fail(v, "/timestamps: %lld rows for %lld households (every household has at least one row)",
                                 (long long)N, (long long)H);
-    ix->has_owns = gt_io_exists(f, "/households/owns");
-    if (ix->has_owns && gt_io_check_ds(v, f, "/households/owns", GT_IO_U8, 2, &H, &A, GT_IO_MAX_ROWS)) return -1;
-    ix->has_faults = gt_io_exists(f, "/fault_flags");
-    if (ix->has_faults && gt_io_check_ds1(v, f, "/fault_flags", GT_IO_U8, &N)) return -1;
+    nx_of(ix)->has_owns = gt_io_exists(f, "/households/owns");
+    if (nx_of(ix)->has_owns && gt_io_check_ds(v, f, "/households/owns", GT_IO_U8, 2, &H, &A, GT_IO_MAX_ROWS)) return -1;
+    nx_of(ix)->has_faults = gt_io_exists(f, "/fault_flags");
+    if (nx_of(ix)->has_faults && gt_io_check_ds1(v, f, "/fault_flags", GT_IO_U8, &N)) return -1;
     ix->n_items = (int)H;
     ix->n_cols = (int)A;
     ix->n_rows = N;
@@ -88,10 +97,10 @@ static int nilm_validate(gt_io_check *v, hid_t f, gt_file_index *ix) {
         gt_io_check_values(v, f, "/appliance_meta/on_duration_s", A, 0, 1, 1e7, " s", "appliance") ||
         gt_io_check_values(v, f, "/appliance_meta/max_power_w", A, 0, 1, 1e7, " W", "appliance") ||
         gt_io_check_ids(v, f, "/households/id", H) || gt_io_check_names(v, f, "/appliance_meta/name", A) ||
-        (ix->has_owns && check_flags01(v, f, "/households/owns", H * A)))
+        (nx_of(ix)->has_owns && check_flags01(v, f, "/households/owns", H * A)))
         return -1;
-    ix->has_lowres = gt_io_exists(f, "/lowres");
-    return ix->has_lowres ? validate_lowres(v, f, ix, H, A) : 0;
+    nx_of(ix)->has_lowres = gt_io_exists(f, "/lowres");
+    return nx_of(ix)->has_lowres ? validate_lowres(v, f, ix, H, A) : 0;
 }
 
 /* ------------------------------------------------------------- reader -- */
@@ -123,7 +132,7 @@ static void read_households(hid_t f, const gt_file_index *ix, const gt_io_plan *
     const int H = ix->n_items, A = ix->n_cols, n = p->n_local;
     int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)H);
     double *period = GT_MALLOC(sizeof(double) * (size_t)H);
-    uint8_t *owns = ix->has_owns ? GT_MALLOC((size_t)H * (size_t)A) : NULL;
+    uint8_t *owns = nx_of(ix)->has_owns ? GT_MALLOC((size_t)H * (size_t)A) : NULL;
     gt_h5_read_all(f, "/households/id", H5T_NATIVE_INT64, ids);
     gt_h5_read_all(f, "/households/period_s", H5T_NATIVE_DOUBLE, period);
     if (owns) gt_h5_read_all(f, "/households/owns", H5T_NATIVE_UINT8, owns);
@@ -152,14 +161,14 @@ static void read_lowres(hid_t f, const gt_file_index *ix, const gt_io_plan *p, c
                         const gt_read_opts *o, hid_t dxpl, gt_nilm_shard *s) {
     const int H = ix->n_items, A = ix->n_cols;
     s->has_lowres = 1;
-    s->lowres_period_s = ix->lowres_period_s;
-    s->lowres_offset = gt_io_plan_offsets(p, ix->lowres_offset);
+    s->lowres_period_s = nx_of(ix)->lowres_period_s;
+    s->lowres_offset = gt_io_plan_offsets(p, nx_of(ix)->lowres_offset);
     const int64_t M = s->lowres_offset[p->n_local];
     s->n_lowres_rows = M;
     gt_row_run *lr = GT_MALLOC(sizeof(gt_row_run) * (size_t)(H > 0 ? H : 1));
     int rank = 0;
     MPI_Comm_rank(L->comm, &rank);
-    int n_lr = gt_item_runs(ix->lowres_offset, p->owner, H, rank, lr);
+    int n_lr = gt_item_runs(nx_of(ix)->lowres_offset, p->owner, H, rank, lr);
     s->lowres_timestamps = gt_io_alloc_rows(M, 8);
     s->lowres_aggregate = gt_io_alloc_rows(M, 4);
     s->lowres_appliances = gt_io_alloc_rows(M, 4 * (size_t)A);
@@ -201,11 +210,11 @@ static void *nilm_read(hid_t f, const gt_file_index *ix, const char *path, const
     const char *key = gt_io_kind_nilm.limit_key;
     gt_io_check_range(&L, "/aggregate", " W", key, o->value_limit, s->aggregate, 1, s->row_offset);
     gt_io_check_range(&L, "/appliances", " W", key, o->value_limit, s->appliances, A, s->row_offset);
-    if (ix->has_faults) {
+    if (nx_of(ix)->has_faults) {
         s->fault_flags = gt_io_alloc_rows(R, 1);
         gt_io_read_rows(f, "/fault_flags", H5T_NATIVE_UINT8, p.runs, p.n_runs, s->fault_flags, dxpl, &s->stats, 1, R);
     }
-    if (ix->has_lowres) read_lowres(f, ix, &p, &L, o, dxpl, s);
+    if (nx_of(ix)->has_lowres) read_lowres(f, ix, &p, &L, o, dxpl, s);
     H5Pclose(dxpl);
     gt_io_plan_free(&p);
     return s;
@@ -512,7 +521,7 @@ static void nilm_write_any(const char *path, const void *src, const gt_write_opt
 
 /* ------------------------------------------------------------ inspect -- */
 
-static const char *nilm_u8(const gt_file_index *ix) { return ix->has_faults ? "/fault_flags" : NULL; }
+static const char *nilm_u8(const gt_file_index *ix) { return nx_of(ix)->has_faults ? "/fault_flags" : NULL; }
 
 static void nilm_period_ms(hid_t f, const gt_file_index *ix, double *period_ms) {
     gt_h5_read_all(f, "/households/period_s", H5T_NATIVE_DOUBLE, period_ms);
@@ -545,11 +554,11 @@ static void nilm_inspect_rows(const void *st, int64_t n, int C, const float *x, 
 }
 
 static void nilm_inspect_header(FILE *out, const gt_file_index *ix) {
-    fprintf(out, "%s%s\n", ix->has_lowres ? "  lowres: yes" : "", ix->has_faults ? "  fault_flags: yes" : "");
+    fprintf(out, "%s%s\n", nx_of(ix)->has_lowres ? "  lowres: yes" : "", nx_of(ix)->has_faults ? "  fault_flags: yes" : "");
 }
 
 static void nilm_inspect_summary(FILE *out, const gt_file_index *ix, const gt_item_report *tot) {
-    if (ix->has_faults)
+    if (nx_of(ix)->has_faults)
         fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld", (long long)tot->flagged[0],
                 (long long)tot->flagged[1], (long long)tot->flagged[2]);
 }
@@ -584,6 +593,7 @@ const gt_io_kind_i gt_io_kind_nilm = {
     .items = "households",
     .cols = "appliances",
     .validate = nilm_validate,
+    .index_free = nilm_index_free,
     .read = nilm_read,
     .shard_free = nilm_shard_free,
     .value_limit = GT_NILM_POWER_LIMIT_W,

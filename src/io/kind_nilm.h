@@ -38,6 +38,21 @@
 #define GT_NILM_POWER_LIMIT_W 1e8
 extern const gt_io_kind_i gt_io_kind_nilm;
 
+/* What the schema check learns of a NILM file beyond the shared index
+ * (gt_file_index.kind_ix). */
+typedef struct gt_nilm_index {
+    int has_faults;         /* /fault_flags present */
+    int has_owns;           /* /households/owns present */
+    int has_lowres;         /* /lowres present */
+    double lowres_period_s;
+    int64_t n_lowres_rows;  /* M */
+    int64_t *lowres_offset; /* [n_items + 1] or NULL */
+} gt_nilm_index;
+/* The NILM facts of an index; NULL when it is not a NILM file's. */
+static inline const gt_nilm_index *gt_nilm_index_of(const gt_file_index *ix) {
+    return ix->kind == GT_KIND_NILM ? (const gt_nilm_index *)ix->kind_ix : NULL;
+}
+
 /* A row of /appliance_meta. */
 typedef struct gt_io_appliance {
     char name[GT_FORMAT_NAME_LEN]; /* canonical name, e.g. "fridge" */

@@ -28,6 +28,8 @@ static const char *const care_cols[GT_CARE_EVENT_K] = {"turbine",         "event
 
 /* ------------------------------------------------------------- schema -- */
 
+static gt_pdm_index *px_of(const gt_file_index *ix) { return ix->kind_ix; }
+
 /* Checks a (turbine, start_row, end_row, code) table against the offsets. */
 static int check_table(gt_io_check *v, hid_t f, const char *grp, const char *code_name, int64_t n_items,
                        const int64_t *off, int64_t code_max, int64_t *n_out) {
@@ -154,6 +156,7 @@ static int check_legend(gt_io_check *v, hid_t f) {
 
 static int pdm_validate(gt_io_check *v, hid_t f, gt_file_index *ix) {
     int64_t T = -1, T1, C = -1, N = -1;
+    ix->kind_ix = GT_CALLOC(1, sizeof(gt_pdm_index));
     if (gt_io_check_ds(v, f, "/turbines/id", GT_IO_I64, 1, &T, NULL, GT_IO_MAX_ITEMS)) return -1;
     if (T < 1) return gt_io_check_fail(v, "/turbines/id: no turbines");
     T1 = T + 1;
@@ -183,13 +186,13 @@ static int pdm_validate(gt_io_check *v, hid_t f, gt_file_index *ix) {
                            "turbine") ||
         gt_io_check_ids(v, f, "/turbines/id", T) || gt_io_check_names(v, f, "/channels/name", C))
         return -1;
-    if (check_table(v, f, "segments", "condition", T, ix->row_offset, GT_IO_MAX_LEGEND - 1, &ix->n_segments))
+    if (check_table(v, f, "segments", "condition", T, ix->row_offset, GT_IO_MAX_LEGEND - 1, &px_of(ix)->n_segments))
         return -1;
-    if (check_table(v, f, "events", "kind", T, ix->row_offset, 255, &ix->n_events)) return -1; /* /labels are uint8 */
+    if (check_table(v, f, "events", "kind", T, ix->row_offset, 255, &px_of(ix)->n_events)) return -1; /* /labels are uint8 */
     if (gt_io_check_codes(v, f, "/turbines/farm", T, GT_IO_MAX_LEGEND - 1) ||
         gt_io_check_codes(v, f, "/turbines/machine_type", T, GT_IO_MAX_LEGEND - 1))
         return -1;
-    if (gt_io_exists(f, "/care_events") && check_care_events(v, f, (int)T, ix->row_offset, &ix->n_care_events))
+    if (gt_io_exists(f, "/care_events") && check_care_events(v, f, (int)T, ix->row_offset, &px_of(ix)->n_care_events))
         return -1;
     if (check_legend(v, f)) return -1;
     return 0;
@@ -301,8 +304,8 @@ static void *pdm_read(hid_t f, const gt_file_index *ix, const char *path, const 
     int *local_of = GT_MALLOC(sizeof(int) * (size_t)T); /* global -> local index or -1 */
     for (int t = 0; t < T; t++) local_of[t] = -1;
     for (int k = 0; k < p.n_local; k++) local_of[p.local[k]] = k;
-    s->n_segments = read_spans(f, 0, ix->n_segments, local_of, &s->segments, &s->segment_turbine);
-    s->n_events = read_spans(f, 1, ix->n_events, local_of, &s->events, &s->event_turbine);
+    s->n_segments = read_spans(f, 0, px_of(ix)->n_segments, local_of, &s->segments, &s->segment_turbine);
+    s->n_events = read_spans(f, 1, px_of(ix)->n_events, local_of, &s->events, &s->event_turbine);
     free(local_of);
 
     const gt_io_local L = {path, "turbine", s->index, s->id, s->n_turbines, comm};
@@ -742,7 +745,7 @@ static void pdm_inspect_rows(const void *state, int64_t n, int C, const float *x
 }
 
 static void pdm_inspect_header(FILE *out, const gt_file_index *ix) {
-    fprintf(out, "\nsegments: %lld  events: %lld\n", (long long)ix->n_segments, (long long)ix->n_events);
+    fprintf(out, "\nsegments: %lld  events: %lld\n", (long long)px_of(ix)->n_segments, (long long)px_of(ix)->n_events);
 }
 
 static const gt_io_inspect_i pdm_inspect = {

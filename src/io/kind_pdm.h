@@ -40,6 +40,17 @@ extern const gt_io_kind_i gt_io_kind_pdm;
 #define GT_FORMAT_DESC_LEN 64 /* fixed string length of channel descriptions (optional) */
 #define GT_IO_MAX_SPANS (1 << 26) /* segments, events */
 
+/* What the schema check learns of a PdM file beyond the shared index
+ * (gt_file_index.kind_ix). */
+typedef struct gt_pdm_index {
+    int64_t n_segments, n_events; /* S, E */
+    int64_t n_care_events;        /* /care_events K (0 without the table) */
+} gt_pdm_index;
+/* The PdM facts of an index; NULL when it is not a PdM file's. */
+static inline const gt_pdm_index *gt_pdm_index_of(const gt_file_index *ix) {
+    return ix->kind == GT_KIND_PDM ? (const gt_pdm_index *)ix->kind_ix : NULL;
+}
+
 /* A row of /channels. */
 typedef struct gt_io_channel {
     char name[GT_FORMAT_NAME_LEN]; /* e.g. "vib_gearbox_hss_rms" */

@@ -13,7 +13,7 @@ int64_t *gt_care_event_ids_read(const char *path, int64_t *n, char *err, size_t 
     gt_file_index ix;
     hid_t f = gt_io_open(path, MPI_COMM_SELF, GT_KIND_PDM, &ix, err, err_bytes); /* the schema, ids included */
     if (f < 0) return NULL;
-    int64_t k = ix.n_care_events, *ids = NULL;
+    int64_t k = gt_pdm_index_of(&ix)->n_care_events, *ids = NULL;
     if (k > 0) {
         ids = GT_MALLOC(sizeof(int64_t) * (size_t)k);
         gt_h5_read_all(f, "/care_events/event_id", H5T_NATIVE_INT64, ids);

@@ -15,6 +15,14 @@
 #include "io/h5.h"
 #include "io/kind.h"
 
+void gt_file_index_free(gt_file_index *ix) {
+    free(ix->row_offset);
+    const gt_io_kind_i *k = ix->kind_ix ? gt_io_kind_get(ix->kind) : NULL;
+    if (k && k->index_free) k->index_free(ix->kind_ix);
+    else free(ix->kind_ix);
+    memset(ix, 0, sizeof(*ix));
+}
+
 hid_t gt_io_open(const char *path, MPI_Comm comm, gt_file_kind expect, gt_file_index *ix, char *err,
                  size_t err_bytes) {
     gt_h5_quiet();

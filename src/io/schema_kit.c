@@ -1,5 +1,5 @@
 /* io/schema_kit.c: the schema checks every kind's validate uses (see
- * io/kind.h), the index and the job's end on bad input. */
+ * io/kind.h) and the job's end on bad input. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdarg.h>
@@ -11,12 +11,6 @@
 #include "io/format.h"
 #include "io/h5.h"
 #include "io/kind.h"
-
-void gt_file_index_free(gt_file_index *ix) {
-    free(ix->row_offset);
-    free(ix->lowres_offset);
-    memset(ix, 0, sizeof(*ix));
-}
 
 _Noreturn void gt_io_fail(MPI_Comm comm, int code, const char *msg) {
     int rank = 0;
