@@ -13,7 +13,9 @@
 #  * `Y/*_impl.h` and GT_INTERNAL_HEADERS are internal to Y/;
 #  * `#include <H>` for H in GT_EXT_HEADERS obeys GT_EXT_NOT_H / GT_EXT_ONLY_H,
 #    also through project headers that bring H in, and a call of an nccl*( function
-#    counts as using <nccl.h> (comments are skipped); GT_EXT_EXCUSED lists exceptions.
+#    counts as using <nccl.h> (comments are skipped); GT_EXT_EXCUSED lists exceptions;
+#  * a call of a function of GT_CALLS (H5Fopen, H5Fcreate) needs X/ in its
+#    GT_CALL_ONLY_<function> (comments skipped), unless GT_CALL_EXCUSED names the file.
 cmake_minimum_required(VERSION 3.22)
 include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
 if(NOT GT_SRC)
@@ -50,7 +52,9 @@ foreach(f IN LISTS files)
   set(EXT_${f} "")
   set(CALL_${f} "")
   set(BRINGS_${f} "")
+  set(FCALL_${f} "")
   string(FIND "${text}" "nccl" has_nccl)
+  string(FIND "${text}" "H5F" has_h5f)
   set(n 0)
   foreach(line IN LISTS lines)
     math(EXPR n "${n} + 1")
@@ -68,6 +72,16 @@ foreach(f IN LISTS files)
       if(NOT code MATCHES "^[ \t]*\\*" AND code MATCHES "(nccl[A-Z][A-Za-z0-9_]*)[ \t]*\\(")
         list(APPEND CALL_${f} "${n}|${CMAKE_MATCH_1}")
       endif()
+    endif()
+    if(has_h5f GREATER -1 AND line MATCHES "H5F")
+      string(REGEX REPLACE "//.*$" "" code "${line}")
+      string(REGEX REPLACE "/\\*.*\\*/" "" code "${code}")
+      string(REGEX REPLACE "/\\*.*$" "" code "${code}")
+      foreach(fn IN LISTS GT_CALLS)
+        if(NOT code MATCHES "^[ \t]*\\*" AND code MATCHES "(^|[^A-Za-z0-9_])${fn}[ \t]*\\(")
+          list(APPEND FCALL_${f} "${n}|${fn}")
+        endif()
+      endforeach()
     endif()
   endforeach()
 endforeach()
@@ -177,6 +191,15 @@ foreach(f IN LISTS files)
     ext_rule(${X} ${f} ${h} why)
     if(why)
       bad(${f} ${line} "includes <${h}>, but ${why}")
+    endif()
+  endforeach()
+
+  foreach(call IN LISTS FCALL_${f})
+    string(REGEX MATCH "^[0-9]+" line "${call}")
+    string(REGEX REPLACE "^[0-9]+\\|" "" fn "${call}")
+    if(NOT X IN_LIST GT_CALL_ONLY_${fn} AND NOT "${f} ${fn}" IN_LIST GT_CALL_EXCUSED)
+      list(JOIN GT_CALL_ONLY_${fn} "/ " only)
+      bad(${f} ${line} "calls ${fn}, but only ${only}/ may: open HDF5 files through io/h5.h (gt_h5_open_ro, gt_h5_create_file)")
     endif()
   endforeach()
 

@@ -48,3 +48,13 @@ set(GT_EXT_EXCUSED
     "core/check_mpi.h mpi.h"    # MPI_CHECK, header-only: included only where <mpi.h> is allowed
     "core/check_h5.h hdf5.h"    # H5_CHECK, likewise
     "core/check_nccl.h nccl.h") # NCCL_CHECK, header-only: included only by dist/
+
+# ------------------------------------------------------------ HDF5 opens --
+# GT_CALL_ONLY_<function>: the only folders that may call <function>. Every
+# HDF5 file is opened through io/h5.h: gt_h5_open_ro (links, virtual and
+# external storage refused before anything is read) and gt_h5_create_file.
+set(GT_CALLS H5Fopen H5Fcreate)
+set(GT_CALL_ONLY_H5Fopen   io)
+set(GT_CALL_ONLY_H5Fcreate io)
+# Files excused from a rule above, and why ("folder/file.c H5Fopen"): none.
+set(GT_CALL_EXCUSED)

@@ -45,6 +45,7 @@ static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int 
     task->check_model(&c->model, c->data_file);
     gt_data_config_resolve(&c->data, task->kind);
     *n_cols = ix.n_cols;
+    const gt_nilm_index *nx = gt_nilm_index_of(&ix); /* NILM: the low-resolution rows and fault flags */
     int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)(ix.n_items > 0 ? ix.n_items : 1));
     int *owner = GT_MALLOC(sizeof(int) * (size_t)(ix.n_items > 0 ? ix.n_items : 1));
     for (int i = 0; i < ix.n_items; i++) w[i] = ix.row_offset[i + 1] - ix.row_offset[i];
@@ -56,9 +57,9 @@ static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int 
         for (int i = 0; i < ix.n_items; i++)
             if (owner[i] == r) {
                 rows += w[i], items++;
-                if (ix.lowres_offset) low += ix.lowres_offset[i + 1] - ix.lowres_offset[i];
+                if (nx && nx->lowres_offset) low += nx->lowres_offset[i + 1] - nx->lowres_offset[i];
             }
-        double b = (double)gt_dataset_series_bytes(task->kind, rows, low, ix.n_cols, ix.has_faults,
+        double b = (double)gt_dataset_series_bytes(task->kind, rows, low, ix.n_cols, nx ? nx->has_faults : 0,
                                                    c->data.time_features);
         b += (double)items * 512.0; /* the per-item index: a few hundred bytes */
         if (b > worst) worst = b;

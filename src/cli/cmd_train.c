@@ -264,11 +264,11 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(d->pdm_row_missing >= 0 && d->pdm_row_missing <= 1, GT_EXIT_USAGE,
              "data.pdm_row_missing must be a share in [0, 1] (got %g)", d->pdm_row_missing);
     d->fill_max_s = gt_args_auto_nonneg(a, "data.fill_max_s");
-    /* values are checked where they enter: the readers of io/ (process-wide) */
-    const double power_limit = gt_args_float(a, "data.power_limit_w"), signal_limit = gt_args_float(a, "data.signal_limit");
-    GT_CHECK(power_limit >= 0 && signal_limit >= 0, GT_EXIT_USAGE,
+    /* values are checked where they enter: the readers of io/ (their read options) */
+    d->power_limit_w = gt_args_float(a, "data.power_limit_w");
+    d->signal_limit = gt_args_float(a, "data.signal_limit");
+    GT_CHECK(d->power_limit_w >= 0 && d->signal_limit >= 0, GT_EXIT_USAGE,
              "data.power_limit_w and data.signal_limit must be >= 0 (0 turns the check off)");
-    gt_read_set_value_limits(power_limit, signal_limit);
     if (has(a, "data.care_event")) {
         d->care_event = gt_args_int(a, "data.care_event");
         GT_CHECK(d->care_event >= 0, GT_EXIT_USAGE, "data.care_event = %lld: give an event id >= 0",

@@ -109,6 +109,8 @@ void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
     cfg->pdm_target = GT_PDM_TARGET_NEXT;
     snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
     snprintf(cfg->nbm_targets, sizeof cfg->nbm_targets, "auto");
+    cfg->power_limit_w = GT_NILM_POWER_LIMIT_W;
+    cfg->signal_limit = GT_PDM_SIGNAL_LIMIT;
     cfg->care_event = -1;
     cfg->care.event_id = -1;
 }

@@ -144,6 +144,9 @@ typedef struct gt_data_config {
     double augment;               /* nilm train split: probability that a window gets one more activation
                                      of one of its household's appliances superimposed (gt_dataset_augment);
                                      0 (default) none */
+    double power_limit_w;         /* nilm: a power beyond +-this (W) is not a measurement: the readers make it
+                                     missing (data.power_limit_w; gt_read_opts.value_limit; 0 off) */
+    double signal_limit;          /* pdm: likewise a signal value (data.signal_limit) */
     int64_t care_event;           /* pdm: -1 (default) none; else the id of one CARE to Compare event dataset
                                      of the file's /care_events (data.care_event): the authors' protocol,
                                      one model per event dataset (see gt_data_item_rows_of) */

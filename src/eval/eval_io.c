@@ -108,10 +108,8 @@ void gt_eval_out_open(gt_eval_out *o, const char *path, int n_local, const int32
     free(rows);
     free(all);
     hid_t fapl = gt_h5_fapl(comm);
-    hid_t fcpl = H5_CHECK(H5Pcreate(H5P_FILE_CREATE));
-    o->f = H5Fcreate(o->tmp, H5F_ACC_EXCL, fcpl, fapl);
+    o->f = gt_h5_create_file(o->tmp, 1, fapl);
     GT_CHECK(o->f >= 0, GT_EXIT_RESOURCE, "cannot create '%s' (directory missing or not writable?)", o->tmp);
-    H5Pclose(fcpl);
     H5Pclose(fapl);
     o->dxpl = gt_h5_dxpl(0);
 }

@@ -518,7 +518,7 @@ void gt_nilm_make_rule(const char *data_file, const nilm_model *em, const gt_eva
         rule_init(NULL, em, ec, NULL, 0, stride, comm, rule);
         return;
     }
-    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
+    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){em->data.power_limit_w}, comm);
     const int A = sh->n_appliances;
     gt_io_appliance meta[GT_DATA_MAX_TARGETS];
     memcpy(meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
@@ -575,7 +575,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
                   const char *sample_csv, MPI_Comm comm, gt_nilm_eval *out) {
     memset(out, 0, sizeof *out);
     MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
-    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
+    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.power_limit_w}, comm);
     const int A = sh->n_appliances;
     GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
              GT_DATA_MAX_TARGETS);

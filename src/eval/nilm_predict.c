@@ -21,7 +21,7 @@
 
 void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                      const char *out_path, MPI_Comm comm) {
-    gt_nilm_shard *sh = gt_nilm_shard_read(data_file, comm);
+    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.power_limit_w}, comm);
     const int A = sh->n_appliances;
     GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
              GT_DATA_MAX_TARGETS);

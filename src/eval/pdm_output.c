@@ -52,7 +52,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
                     const char *out_path, MPI_Comm comm) {
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    gt_pdm_shard *sh = gt_pdm_shard_read(data_file, comm);
+    gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.signal_limit}, comm);
     gt_data_check_filters_pdm(data_file, sh, &ems[0].data, comm); /* the run's filters on this file */
     const int nt = sh->n_turbines;
     gt_data_config dsel = ems[0].data;

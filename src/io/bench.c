@@ -14,11 +14,38 @@
 #include "core/timer.h"
 #include "io/format.h"
 #include "io/h5.h"
+#include "io/kind.h"
 #include "io/shard.h"
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+typedef struct {
+    int64_t data_bytes, storage, file_bytes;
+} bench_sizes;
+
+/* Rank 0: the rates of reps timings (sorted here) of the collective read
+ * (t_h5) and of the plain pread (t_plain). */
+static void print_rates(FILE *out, const char *path, const char *kind, const char *names_text, int size, int reps,
+                        double *t_h5, double *t_plain, const bench_sizes *z) {
+    const int64_t data_bytes = z->data_bytes, storage = z->storage, file_bytes = z->file_bytes;
+    qsort(t_h5, (size_t)reps, sizeof(double), cmp_d);
+    qsort(t_plain, (size_t)reps, sizeof(double), cmp_d);
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    double h_best = data_bytes / gib / t_h5[0], h_med = data_bytes / gib / t_h5[reps / 2];
+    double p_best = file_bytes / gib / t_plain[0], p_med = file_bytes / gib / t_plain[reps / 2];
+    fprintf(out, "bench read %s: kind %s, %d rank%s, %d rep%s, read mode %s\n", path, kind,
+            size, size == 1 ? "" : "s", reps, reps == 1 ? "" : "s",
+            gt_h5_read_individual() ? "collective HDF5 / individual MPI-IO" : "collective HDF5 / collective MPI-IO");
+    fprintf(out, "datasets %s: %.3f GiB of data, %.3f GiB stored (ratio %.2f), file %.3f GiB\n", names_text,
+            data_bytes / gib, storage / gib, storage > 0 ? (double)data_bytes / storage : 0.0,
+            file_bytes / gib);
+    fprintf(out, "hdf5 collective read: best %.2f GiB/s  median %.2f GiB/s  (data bytes / slowest rank)\n", h_best, h_med);
+    fprintf(out, "plain pread of file : best %.2f GiB/s  median %.2f GiB/s  (file bytes / slowest rank)\n", p_best, p_med);
+    fprintf(out, "ratio hdf5/plain    : best %.3f  median %.3f\n", h_best / p_best, h_med / p_med);
+    fflush(out);
 }
 
 int gt_io_bench_read(const char *path, int reps, MPI_Comm comm, FILE *out) {
@@ -30,10 +57,21 @@ int gt_io_bench_read(const char *path, int reps, MPI_Comm comm, FILE *out) {
     char err[GT_IO_ERR_LEN];
     hid_t f = gt_io_open(path, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
     if (f < 0) gt_io_fail(comm, GT_EXIT_DATA, err);
-    const int nilm = ix.kind == GT_KIND_NILM;
-    const char *names[3] = {"/timestamps", nilm ? "/aggregate" : "/signals", nilm ? "/appliances" : "/labels"};
-    hid_t types[3] = {H5T_NATIVE_INT64, H5T_NATIVE_FLOAT, nilm ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT8};
-    size_t row_bytes[3] = {8, nilm ? 4 : 4 * (size_t)ix.n_cols, nilm ? 4 * (size_t)ix.n_cols : 1};
+    /* the kind's row-indexed datasets (its row's series) */
+    const gt_io_kind_i *K = gt_io_kind_get(ix.kind);
+    enum { MAX_SERIES = 8 };
+    const int n_ser = K->n_series < MAX_SERIES ? K->n_series : MAX_SERIES;
+    const char *names[MAX_SERIES];
+    hid_t types[MAX_SERIES];
+    size_t row_bytes[MAX_SERIES];
+    char names_text[512] = "";
+    for (int k = 0; k < n_ser; k++) {
+        names[k] = K->series[k].name;
+        types[k] = K->series[k].mem_type();
+        row_bytes[k] = K->series[k].elem_bytes * (K->series[k].per_col ? (size_t)ix.n_cols : 1);
+        size_t at = strlen(names_text);
+        snprintf(names_text + at, sizeof names_text - at, "%s%s", k ? " " : "", names[k]);
+    }
 
     int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)ix.n_items);
     for (int i = 0; i < ix.n_items; i++) w[i] = ix.row_offset[i + 1] - ix.row_offset[i];
@@ -44,10 +82,10 @@ int gt_io_bench_read(const char *path, int reps, MPI_Comm comm, FILE *out) {
     int64_t my_rows = 0;
     for (int i = 0; i < n_runs; i++) my_rows += runs[i].count;
 
-    hid_t ds[3];
-    void *buf[3];
+    hid_t ds[MAX_SERIES];
+    void *buf[MAX_SERIES];
     int64_t my_bytes = 0, storage = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < n_ser; k++) {
         ds[k] = H5_CHECK(H5Dopen2(f, names[k], H5P_DEFAULT));
         buf[k] = GT_MALLOC((size_t)(my_rows > 0 ? my_rows : 1) * row_bytes[k]);
         memset(buf[k], 0, (size_t)(my_rows > 0 ? my_rows : 1) * row_bytes[k]); /* fault the pages in */
@@ -70,7 +108,7 @@ int gt_io_bench_read(const char *path, int reps, MPI_Comm comm, FILE *out) {
     for (int rep = -1; rep < reps; rep++) { /* rep -1 warms the cache */
         MPI_CHECK(MPI_Barrier(comm));
         double t0 = gt_now();
-        for (int k = 0; k < 3; k++) gt_h5_read_runs(ds[k], types[k], runs, n_runs, buf[k], dxpl);
+        for (int k = 0; k < n_ser; k++) gt_h5_read_runs(ds[k], types[k], runs, n_runs, buf[k], dxpl);
         double dt = gt_now() - t0, mx = 0;
         MPI_CHECK(MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, comm));
         MPI_CHECK(MPI_Barrier(comm));
@@ -88,23 +126,10 @@ int gt_io_bench_read(const char *path, int reps, MPI_Comm comm, FILE *out) {
     close(fd);
     H5Pclose(dxpl);
     if (rank == 0) {
-        qsort(t_h5, (size_t)reps, sizeof(double), cmp_d);
-        qsort(t_plain, (size_t)reps, sizeof(double), cmp_d);
-        const double gib = 1024.0 * 1024.0 * 1024.0;
-        double h_best = data_bytes / gib / t_h5[0], h_med = data_bytes / gib / t_h5[reps / 2];
-        double p_best = file_bytes / gib / t_plain[0], p_med = file_bytes / gib / t_plain[reps / 2];
-        fprintf(out, "bench read %s: kind %s, %d rank%s, %d rep%s, read mode %s\n", path, gt_file_kind_name(ix.kind),
-                size, size == 1 ? "" : "s", reps, reps == 1 ? "" : "s",
-                gt_h5_read_individual() ? "collective HDF5 / individual MPI-IO" : "collective HDF5 / collective MPI-IO");
-        fprintf(out, "datasets %s %s %s: %.3f GiB of data, %.3f GiB stored (ratio %.2f), file %.3f GiB\n", names[0],
-                names[1], names[2], data_bytes / gib, storage / gib, storage > 0 ? (double)data_bytes / storage : 0.0,
-                file_bytes / gib);
-        fprintf(out, "hdf5 collective read: best %.2f GiB/s  median %.2f GiB/s  (data bytes / slowest rank)\n", h_best, h_med);
-        fprintf(out, "plain pread of file : best %.2f GiB/s  median %.2f GiB/s  (file bytes / slowest rank)\n", p_best, p_med);
-        fprintf(out, "ratio hdf5/plain    : best %.3f  median %.3f\n", h_best / p_best, h_med / p_med);
-        fflush(out);
+        const bench_sizes z = {data_bytes, storage, file_bytes};
+        print_rates(out, path, gt_file_kind_name(ix.kind), names_text, size, reps, t_h5, t_plain, &z);
     }
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < n_ser; k++) {
         H5Dclose(ds[k]);
         free(buf[k]);
     }

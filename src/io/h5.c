@@ -168,6 +168,11 @@ hid_t gt_h5_open_serial(const char *path, char *err, size_t err_bytes) {
     return gt_h5_open_ro(path, H5P_DEFAULT, err, err_bytes);
 }
 
+hid_t gt_h5_create_file(const char *path, int excl, hid_t fapl) {
+    gt_h5_quiet();
+    return H5Fcreate(path, excl ? H5F_ACC_EXCL : H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+}
+
 int gt_h5_read_individual(void) {
     const char *e = getenv("GT_IO_READ_MODE");
     if (e && strcmp(e, "collective") == 0) return 0;

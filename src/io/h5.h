@@ -43,6 +43,12 @@ hid_t gt_h5_fapl(MPI_Comm comm);
 hid_t gt_h5_open_ro(const char *path, hid_t fapl, char *err, size_t err_bytes);
 /* gt_h5_open_ro with the serial driver. Not collective. */
 hid_t gt_h5_open_serial(const char *path, char *err, size_t err_bytes);
+/* Creates a new HDF5 file at path with fapl (gt_h5_fapl: collective over its
+ * communicator) and the default creation list: excl 1 fails when path
+ * exists (H5F_ACC_EXCL), 0 truncates it. Returns the file, or < 0 with errno
+ * as the failure left it. With gt_h5_open_ro the one way gridtrain opens HDF5
+ * files: cmake/check_layering.cmake refuses H5Fopen and H5Fcreate outside io/. */
+hid_t gt_h5_create_file(const char *path, int excl, hid_t fapl);
 /* Transfer list for collective data transfer (H5Dread/H5Dwrite are collective).
  * Caller closes it. For reads (for_read = 1) of unfiltered data the MPI layer may
  * do individual I/O under the collective call: GT_IO_READ_MODE=individual

@@ -1,4 +1,7 @@
-/* io/inspect.c: streaming validation report (see inspect.h). */
+/* io/inspect.c: streaming validation report (see inspect.h). Shared by
+ * every kind of file: what differs (the datasets scanned, the checks of each
+ * column and row, the kind's lines) comes from the kind's row (io/kind.h
+ * gt_io_inspect_i). */
 #include "io/inspect.h"
 
 #include <math.h>
@@ -10,6 +13,7 @@
 #include "core/check_mpi.h"
 #include "io/format.h"
 #include "io/h5.h"
+#include "io/kind.h"
 #include "io/shard.h"
 
 void gt_inspect_opts_defaults(gt_inspect_opts *o) {
@@ -121,30 +125,6 @@ typedef struct {
     double period_ms;
 } item_state;
 
-/* PdM: the channels that get the negative check (power_col[c] = 1) and the
- * number of event kinds of /legend/event_kind (labels at or above are bad). */
-static void pdm_channel_meta(hid_t f, int C, int *power_col, int *n_event_kinds) {
-    char *units = GT_CALLOC((size_t)C, GT_FORMAT_UNIT_LEN);
-    hid_t st = gt_h5_str_type(GT_FORMAT_UNIT_LEN);
-    gt_h5_read_all(f, "/channels/unit", st, units);
-    H5Tclose(st);
-    for (int c = 0; c < C; c++) {
-        const char *u = units + (size_t)c * GT_FORMAT_UNIT_LEN;
-        static const char *nonneg[] = {"rpm", "mm/s", "m/s", "m/s2", "g", "g2", "bar"};
-        for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; k++)
-            if (!strcmp(u, nonneg[k])) power_col[c] = 1;
-    }
-    free(units);
-    if (H5Lexists(f, "/legend", H5P_DEFAULT) > 0 && H5Lexists(f, "/legend/event_kind", H5P_DEFAULT) > 0) {
-        hid_t ds = H5_CHECK(H5Dopen2(f, "/legend/event_kind", H5P_DEFAULT));
-        hid_t sp = H5Dget_space(ds);
-        hssize_t nk = H5Sget_simple_extent_npoints(sp); /* validated: at most GT_IO_MAX_LEGEND */
-        *n_event_kinds = nk < 0 ? 0 : nk > GT_IO_MAX_LEGEND ? GT_IO_MAX_LEGEND : (int)nk;
-        H5Sclose(sp);
-        H5Dclose(ds);
-    }
-}
-
 /* This rank's items cut into segments of at most `block` rows, the segments
  * grouped into pieces (one collective read each) of at most `block` rows:
  * *seg_out [*n_seg_out], *piece_out [n_pieces + 1] (malloc'd). Returns n_pieces. */
@@ -179,16 +159,19 @@ static int plan_pieces(const int *local, int n_local, const int64_t *w, int64_t 
 
 /* What the scan of one file needs besides the rows. */
 typedef struct {
-    int nilm, C, n_ch, n_event_kinds;
-    const int *power_col, *local; /* [C] negative check of each channel; local item -> file item */
-    const int64_t *w;             /* [n_items] rows of each item */
+    const gt_io_inspect_i *kind;
+    const void *state;   /* the kind's (its begin) */
+    int C, n_ch;         /* n_ch: C, + 1 with the kind's extra column */
+    const uint8_t *col;  /* [n_ch] GT_IO_COL_* checks of each column */
+    const int *local;    /* local item -> file item */
+    const int64_t *w;    /* [n_items] rows of each item */
     const gt_inspect_opts *o;
 } scan_ctx;
 
-/* Checks the rows of segments [i0, i1) (one piece, read into ts, x, agg and
- * u8: NULL where the file has no such dataset) into the items' states. */
+/* Checks the rows of segments [i0, i1) (one piece, read into ts, x, extra
+ * and u8: NULL where the file has no such dataset) into the items' states. */
 static void scan_piece(const scan_ctx *c, item_state *st, const segment *seg, int i0, int i1, const int64_t *ts,
-                       const float *x, const float *agg, const uint8_t *u8) {
+                       const float *x, const float *extra, const uint8_t *u8) {
     int64_t pos = 0;
     for (int i = i0; i < i1; i++) {
         item_state *s = &st[seg[i].item];
@@ -204,25 +187,15 @@ static void scan_piece(const scan_ctx *c, item_state *st, const segment *seg, in
             }
             s->prev_ts = t;
             s->have_ts = 1;
-            /* NaN runs of the main signal: aggregate (NILM), any channel (PdM) */
-            int is_nan = 0;
-            if (c->nilm) is_nan = isnan(agg[pos + j]);
-            else
-                for (int ch = 0; ch < c->C && !is_nan; ch++) is_nan = isnan(x[(pos + j) * c->C + ch]);
-            if (is_nan && !s->in_nan) rep->nan_runs++;
-            s->in_nan = is_nan;
-            if (c->nilm && u8) {
-                uint8_t b = u8[pos + j];
-                rep->flagged[0] += (b & 1) != 0;
-                rep->flagged[1] += (b & 2) != 0;
-                rep->flagged[2] += (b & 4) != 0;
-            }
-            if (!c->nilm && u8[pos + j] >= c->n_event_kinds) rep->bad_labels++;
         }
-        for (int ch = 0; ch < c->C; ch++)
-            chan_feed(&s->ch[ch], x + pos * c->C + ch, n, c->C, c->o, c->nilm || c->power_col[ch], !c->nilm, !c->nilm,
+        c->kind->rows(c->state, n, c->C, x + pos * c->C, extra ? extra + pos : NULL, u8 ? u8 + pos : NULL, &s->in_nan,
                       rep);
-        if (c->nilm) chan_feed(&s->ch[c->C], agg + pos, n, 1, c->o, 1, 1, 1, rep);
+        for (int ch = 0; ch < c->n_ch; ch++) {
+            const int is_extra = ch == c->C; /* the kind's extra column, in its own buffer */
+            const uint8_t k = c->col[ch];
+            chan_feed(&s->ch[ch], is_extra ? extra + pos : x + pos * c->C + ch, n, is_extra ? 1 : c->C, c->o,
+                      (k & GT_IO_COL_NEGATIVE) != 0, (k & GT_IO_COL_SPIKE) != 0, (k & GT_IO_COL_STUCK) != 0, rep);
+        }
         if (seg[i].start + n == c->w[c->local[seg[i].item]])
             for (int ch = 0; ch < c->n_ch; ch++) chan_end(&s->ch[ch], c->o, rep);
         pos += n;
@@ -231,16 +204,13 @@ static void scan_piece(const scan_ctx *c, item_state *st, const segment *seg, in
 
 /* Rank 0: the report of the file (every item's findings in file order in all)
  * on out; returns the number of items with findings. */
-static int print_report(FILE *out, const char *path, const gt_file_index *ix, const gt_item_report *all,
-                        const int *owner, const int64_t *load, int size, int64_t row_bytes, double imbalance,
-                        const gt_inspect_opts *o) {
-    const int nilm = ix->kind == GT_KIND_NILM;
+static int print_report(FILE *out, const char *path, const gt_io_kind_i *K, const gt_file_index *ix,
+                        const gt_item_report *all, const int *owner, const int64_t *load, int size, int64_t row_bytes,
+                        double imbalance, const gt_inspect_opts *o) {
     const int n_items = ix->n_items, C = ix->n_cols;
-    fprintf(out, "file: %s\nkind: %s  schema_version: %lld  %s: %d  rows: %lld  %s: %d%s%s\n", path,
-            gt_file_kind_name(ix->kind), (long long)ix->version, nilm ? "households" : "turbines", n_items,
-            (long long)ix->n_rows, nilm ? "appliances" : "channels", C,
-            nilm && ix->has_lowres ? "  lowres: yes" : "", nilm && ix->has_faults ? "  fault_flags: yes" : "");
-    if (!nilm) fprintf(out, "segments: %lld  events: %lld\n", (long long)ix->n_segments, (long long)ix->n_events);
+    fprintf(out, "file: %s\nkind: %s  schema_version: %lld  %s: %d  rows: %lld  %s: %d", path, K->name,
+            (long long)ix->version, K->items, n_items, (long long)ix->n_rows, K->cols, C);
+    K->inspect->header(out, ix);
     fprintf(out, "%-6s %8s %14s %14s\n", "rank", "items", "rows", "bytes");
     for (int q = 0; q < size; q++) {
         int cnt = 0;
@@ -274,13 +244,11 @@ static int print_report(FILE *out, const char *path, const gt_file_index *ix, co
     if (printed < n_items) fprintf(out, "... %d more items (inspect.max_report)\n", n_items - printed);
     fprintf(out, "summary: kind=%s items=%d rows=%lld items_with_findings=%d gaps=%lld ts_backward=%lld nan=%lld "
             "nan_runs=%lld inf=%lld negative=%lld spikes=%lld stuck_runs=%lld stuck_rows=%lld bad_labels=%lld",
-            gt_file_kind_name(ix->kind), n_items, (long long)tot.rows, with, (long long)tot.ts_gaps,
+            K->name, n_items, (long long)tot.rows, with, (long long)tot.ts_gaps,
             (long long)tot.ts_backward, (long long)tot.nan, (long long)tot.nan_runs, (long long)tot.inf,
             (long long)tot.negative, (long long)tot.spikes, (long long)tot.stuck_runs, (long long)tot.stuck_rows,
             (long long)tot.bad_labels);
-    if (nilm && ix->has_faults)
-        fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld", (long long)tot.flagged[0],
-                (long long)tot.flagged[1], (long long)tot.flagged[2]);
+    if (K->inspect->summary) K->inspect->summary(out, ix, &tot);
     if (tot.ts_range) /* only then: the line of a sane file stays as it was */
         fprintf(out, " ts_out_of_range=%lld", (long long)tot.ts_range);
     fprintf(out, " imbalance=%.4f ranks=%d\n", imbalance, size);
@@ -295,16 +263,16 @@ static int print_report(FILE *out, const char *path, const gt_file_index *ix, co
  * at most `block` rows each) and checks them into st. */
 static void scan_file(hid_t f, const gt_file_index *ix, const scan_ctx *sc, item_state *st, const segment *seg,
                       int n_seg, const int *piece_start, int n_pieces, int n_rounds, int64_t block) {
-    const int nilm = sc->nilm;
+    const gt_io_inspect_i *K = sc->kind;
+    const char *u8_name = K->u8 ? K->u8(ix) : NULL;
     hid_t d_ts = H5_CHECK(H5Dopen2(f, "/timestamps", H5P_DEFAULT));
-    hid_t d_main = H5_CHECK(H5Dopen2(f, nilm ? "/appliances" : "/signals", H5P_DEFAULT));
-    hid_t d_agg = nilm ? H5_CHECK(H5Dopen2(f, "/aggregate", H5P_DEFAULT)) : -1;
-    hid_t d_u8 = nilm ? (ix->has_faults ? H5_CHECK(H5Dopen2(f, "/fault_flags", H5P_DEFAULT)) : -1)
-                      : H5_CHECK(H5Dopen2(f, "/labels", H5P_DEFAULT));
+    hid_t d_main = H5_CHECK(H5Dopen2(f, K->main, H5P_DEFAULT));
+    hid_t d_agg = K->extra ? H5_CHECK(H5Dopen2(f, K->extra, H5P_DEFAULT)) : -1;
+    hid_t d_u8 = u8_name ? H5_CHECK(H5Dopen2(f, u8_name, H5P_DEFAULT)) : -1;
     size_t bb = (size_t)block;
     int64_t *ts = GT_MALLOC(bb * 8);            /* (rows) */
     float *x = GT_MALLOC(bb * (size_t)sc->C * 4);   /* (rows, C) */
-    float *agg = nilm ? GT_MALLOC(bb * 4) : NULL; /* (rows) */
+    float *agg = K->extra ? GT_MALLOC(bb * 4) : NULL; /* (rows) */
     uint8_t *u8 = GT_MALLOC(bb);                /* (rows) */
     gt_row_run *runs = GT_MALLOC(sizeof(gt_row_run) * (size_t)(n_seg + 1));
     hid_t dxpl = gt_h5_dxpl(1);
@@ -389,21 +357,19 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         }
         return GT_EXIT_DATA;
     }
-    const int nilm = ix.kind == GT_KIND_NILM;
+    const gt_io_kind_i *K = gt_io_kind_get(ix.kind); /* registered: gt_io_open knew it */
+    const gt_io_inspect_i *I = K->inspect;
     const int n_items = ix.n_items, C = ix.n_cols;
+    const int n_ch = I->extra ? C + 1 : C; /* the kind's columns, then its extra one (NILM: the aggregate) */
+    const char *u8_name = I->u8 ? I->u8(&ix) : NULL;
 
-    /* per-item metadata */
+    /* per-item metadata, the checks of each column */
     int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)n_items);
     double *period_ms = GT_MALLOC(sizeof(double) * (size_t)n_items);
-    gt_h5_read_all(f, nilm ? "/households/id" : "/turbines/id", H5T_NATIVE_INT64, ids);
-    gt_h5_read_all(f, nilm ? "/households/period_s" : "/turbines/rate_hz", H5T_NATIVE_DOUBLE, period_ms);
-    for (int i = 0; i < n_items; i++) period_ms[i] = nilm ? period_ms[i] * 1000.0 : 1000.0 / period_ms[i];
-    /* PdM: only physically non-negative magnitudes get the negative check (speeds,
-     * vibration levels, pressures); power is legitimately negative when a turbine
-     * idles on grid power, temperatures and angles may be negative. */
-    int *power_col = GT_CALLOC((size_t)C, sizeof(int));
-    int n_event_kinds = 256;
-    if (!nilm) pdm_channel_meta(f, C, power_col, &n_event_kinds);
+    gt_h5_read_all(f, I->id_dataset, H5T_NATIVE_INT64, ids);
+    I->period_ms(f, &ix, period_ms);
+    uint8_t *col = GT_CALLOC((size_t)n_ch, 1);
+    void *kind_state = I->begin(f, &ix, col);
 
     /* the same plan as the readers */
     int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)n_items);
@@ -418,7 +384,7 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         if (owner[i] == rank) local[n_local++] = i;
 
     /* bytes per row of what is read */
-    const int64_t row_bytes = 8 + 4 * (int64_t)C + (nilm ? 4 + (ix.has_faults ? 1 : 0) : 1);
+    const int64_t row_bytes = 8 + 4 * (int64_t)C + (I->extra ? 4 : 0) + (u8_name ? 1 : 0);
     int64_t block = o.block_bytes / row_bytes;
     if (block < 1024) block = 1024;
 
@@ -430,7 +396,6 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
     MPI_CHECK(MPI_Allreduce(&n_pieces, &n_rounds, 1, MPI_INT, MPI_MAX, comm));
 
     item_state *st = GT_CALLOC((size_t)(n_local > 0 ? n_local : 1), sizeof(item_state));
-    const int n_ch = nilm ? C + 1 : C; /* NILM: appliances then the aggregate */
     for (int k = 0; k < n_local; k++) {
         int i = local[k];
         st[k].rep.index = i;
@@ -441,13 +406,13 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
         st[k].period_ms = period_ms[i];
     }
 
-    const scan_ctx sc = {nilm, C, n_ch, n_event_kinds, power_col, local, w, &o};
+    const scan_ctx sc = {I, kind_state, C, n_ch, col, local, w, &o};
     scan_file(f, &ix, &sc, st, seg, n_seg, piece_start, n_pieces, n_rounds, block);
 
     gt_item_report *all = gather_reports(st, n_local, n_items, comm);
     int findings = 0;
     if (rank == 0) {
-        const int with = print_report(out, path, &ix, all, owner, load, size, row_bytes, imbalance, &o);
+        const int with = print_report(out, path, K, &ix, all, owner, load, size, row_bytes, imbalance, &o);
         findings = with > 0;
         if (reports) {
             *reports = all;
@@ -459,7 +424,7 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
     free(all);
     for (int k = 0; k < n_local; k++) free(st[k].ch);
     free(st); free(seg); free(piece_start);
-    free(ids); free(period_ms); free(power_col); free(w); free(owner); free(load); free(local);
+    free(ids); free(period_ms); free(col); free(kind_state); free(w); free(owner); free(load); free(local);
     gt_file_index_free(&ix);
     H5_CHECK(H5Fclose(f));
     return findings && o.fail_on_data ? GT_EXIT_DATA : 0;

@@ -1,118 +1,17 @@
-/* io/write.h: collective writers of NILM and PdM files from a data source.
+/* io/write.h: the collective writers, what callers include.
  *
- * A source is a set of callbacks that produce one household (or one block of a
- * turbine) at a time, as pure functions of the item index: the synthetic
- * generators of synth/synth.h (synth/synth_source.c) or, later, importers. Every rank
- * queries the cheap `info` callback for every item, so all ranks compute the same
- * offsets and the same item-to-rank plan (io/shard.h) without communication; each
- * rank then generates only its items and writes them at their offsets. The file's
- * data never depends on the number of ranks.
- *
- * The file is written as a new unique "<path>.tmp.XXXXXX" and renamed to
- * `path` only after every rank has finished and the file is closed, so a
- * failure never damages an existing output (the temporary is removed when the
- * job fails) and concurrent writers of one output never share a temporary. */
+ * The options and statistics of a write and the file protocol every writer
+ * shares (a new unique "<path>.tmp.XXXXXX", renamed to `path` only after
+ * every rank has finished and the file is closed, so a failure never damages
+ * an existing output) are in io/kind.h; the writers of the built-in kinds and
+ * their source types in io/kind_nilm.h (gt_nilm_write) and io/kind_pdm.h
+ * (gt_pdm_write), included here. Sources over the synthetic generators are
+ * in synth/synth_source.h. */
 #ifndef GT_IO_WRITE_H
 #define GT_IO_WRITE_H
 
-#include <mpi.h>
-#include <stdint.h>
-
-#include "io/format.h"
-
-typedef struct gt_write_opts {
-    int64_t chunk_rows;  /* rows per chunk of the row-indexed datasets (default 65536);
-                            0: contiguous layout (only with deflate == 0) */
-    int deflate;         /* 0 none, 1..9 shuffle + deflate level */
-    int64_t batch_bytes; /* per-rank buffer budget per collective write (default 256 MiB) */
-} gt_write_opts;
-void gt_write_opts_defaults(gt_write_opts *o);
-
-/* Cheap description of one NILM household. */
-typedef struct gt_nilm_item {
-    int64_t id;      /* stable household id */
-    int64_t n_rows;  /* rows at period_s (>= 1) */
-    int64_t t0_ms;   /* time stamp of row 0, ms since the Unix epoch */
-    double period_s; /* sample period; row i is at t0_ms + llround(i * period_s * 1000) */
-} gt_nilm_item;
-
-typedef struct gt_nilm_source {
-    int n_households;
-    int n_appliances;
-    const gt_io_appliance *meta;   /* [n_appliances] */
-    int has_faults;                /* write /fault_flags */
-    double lowres_period_s;        /* > 0: write the /lowres channel (bin means) */
-    const char *generator;         /* provenance, root attribute "generator" */
-    const char *generator_config;  /* root attribute "generator_config" ("key=value; ...") */
-    uint64_t seed;                 /* root attribute "generator_seed" */
-    void *ctx;
-    /* Sizes of household h; owns[n_appliances] (may be NULL) gets 1 for owned
-     * appliances. Pure and cheap: called for every household on every rank. */
-    void (*info)(void *ctx, int h, gt_nilm_item *item, uint8_t *owns);
-    /* Whole household h: aggregate [n_rows] W, appliances [n_rows, n_appliances] W,
-     * faults [n_rows] GT_FAULT_* bits (NULL when has_faults == 0). */
-    void (*generate)(void *ctx, int h, float *aggregate, float *appliances, uint8_t *faults);
-} gt_nilm_source;
-
-/* Cheap description of one turbine. */
-typedef struct gt_pdm_item {
-    int64_t id;      /* stable turbine id */
-    int32_t farm, machine_type;
-    int64_t n_rows;  /* rows at rate_hz (>= 1) */
-    int64_t t0_ms;   /* row i is at t0_ms + llround(i * 1000 / rate_hz) */
-    gt_io_span *segments; int n_segments; /* operating conditions, owned by the source */
-    gt_io_span *events; int n_events;     /* anomaly events (code = kind), owned by the source */
-} gt_pdm_item;
-
-typedef struct gt_pdm_source {
-    int n_turbines;
-    int n_channels;
-    const gt_io_channel *channels; /* [n_channels] */
-    double rate_hz;
-    const char *const *machine_type_names; int n_machine_types; /* legend (may be NULL/0) */
-    const char *const *condition_names; int n_conditions;
-    const char *const *event_kind_names; int n_event_kinds;     /* index = kind code */
-    const char *generator, *generator_config;
-    uint64_t seed;
-    /* optional /care_events table (docs/data-format.md; NULL / 0: none):
-     * care_events[n_care_events][GT_CARE_EVENT_K] = turbine (file index),
-     * event_id, label (1 anomaly, 0 normal), pred_start_row, pred_end_row,
-     * event_start_row, event_end_row, train_start_row, train_end_row (rows
-     * within the turbine, ends exclusive; the training part -1, -1 when the
-     * dataset has no training rows); read on rank 0 */
-    const int64_t *care_events;
-    int64_t n_care_events;
-    void *ctx;
-    /* Sizes, events and segments of turbine t; release with info_free.
-     * Pure and cheap: called for every turbine on every rank. */
-    void (*info)(void *ctx, int t, gt_pdm_item *item);
-    void (*info_free)(void *ctx, gt_pdm_item *item);
-    /* Streaming generation: next n rows of signals [n, n_channels] and labels [n];
-     * returns rows produced. */
-    void *(*begin)(void *ctx, int t);
-    int64_t (*next)(void *ctx, void *state, int64_t n, float *signals, uint8_t *labels);
-    void (*end)(void *ctx, void *state);
-} gt_pdm_source;
-
-/* Per-rank statistics of a write (local values; the caller may reduce them). */
-typedef struct gt_write_stats {
-    int n_items;       /* households/turbines generated by this rank */
-    int64_t n_rows;    /* rows generated by this rank */
-    int64_t n_rows_total;
-    int n_rounds;      /* collective write rounds (same on every rank) */
-    double gen_s, write_s, total_s;
-} gt_write_stats;
-
-/* Writes a NILM file. Collective over comm. stats may be NULL. Errors end the
- * job (GT_EXIT_RESOURCE when the file cannot be created, GT_EXIT_LIBRARY for
- * HDF5 failures). */
-void gt_nilm_write(const char *path, const gt_nilm_source *src, const gt_write_opts *opts,
-                   MPI_Comm comm, gt_write_stats *stats);
-/* Writes a PdM file, generating each turbine in blocks of at most
- * opts->batch_bytes. Collective over comm. */
-void gt_pdm_write(const char *path, const gt_pdm_source *src, const gt_write_opts *opts,
-                  MPI_Comm comm, gt_write_stats *stats);
-
-/* Sources over the synthetic generators are in synth/synth_source.h. */
+#include "io/kind.h"
+#include "io/kind_nilm.h"
+#include "io/kind_pdm.h"
 
 #endif

@@ -49,7 +49,7 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
                 (long long)r.hi[GT_SPLIT_TRAIN], (long long)r.lo[GT_SPLIT_VAL], (long long)r.hi[GT_SPLIT_VAL],
                 (long long)c->pred_lo, (long long)c->pred_hi, (long long)(c->pred_hi - c->pred_lo));
     }
-    gt_pdm_shard *sh = gt_pdm_shard_read(file, comm);
+    gt_pdm_shard *sh = gt_pdm_shard_read_opts(file, &(gt_read_opts){dc->signal_limit}, comm);
     gt_data_check_filters_pdm(file, sh, dc, comm); /* an id or code the file lacks: one line, not an empty split */
     gt_dataset *ds = gt_dataset_pdm(sh, dc, comm);
     /* data.spike_channels patterns: one that matches no channel of the file is

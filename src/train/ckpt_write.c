@@ -171,7 +171,7 @@ static int write_file(const char *path, const char *final_name, const gt_model *
 
     hid_t fapl = gt_h5_fapl(comm);
     errno = 0;
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hid_t f = gt_h5_create_file(path, 0, fapl);
     int err_no = errno;
     H5Pclose(fapl);
     if (f < 0) gt_ckpt_err_set(e, err_no, "cannot create the file");

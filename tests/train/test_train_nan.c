@@ -19,9 +19,6 @@ enum { SPIKE_H = 2, EVERY = 40 };
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
-    /* the planted 1e30 W samples must reach the trainer (the NaN guard is what is tested here), not be
-     * dropped as non-measurements where data enters (data.power_limit_w, tested in test_io_crafted) */
-    gt_read_set_value_limits(0, 0);
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -36,6 +33,9 @@ int main(int argc, char **argv) {
 
     gt_train_config c;
     tt_cnn_config(&c, clean);
+    /* the planted 1e30 W samples must reach the trainer (the NaN guard is what is tested here), not be
+     * dropped as non-measurements where data enters (data.power_limit_w, tested in test_io_crafted) */
+    c.data.power_limit_w = 0;
     c.write_outputs = 1;
     c.nan_max_bad = 3;
     c.max_steps = 12;
