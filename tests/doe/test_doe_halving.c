@@ -15,6 +15,7 @@
 #include "doe/halving.h"
 #include "doe/matrix.h"
 #include "doe/run.h"
+#include "task/task_registry.h"
 #include "test.h"
 
 static char g_dir[256];
@@ -318,6 +319,7 @@ static void test_per(void) {
 }
 
 int main(void) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     snprintf(g_dir, sizeof g_dir, "/tmp/gt_test_halving_%d", (int)getpid());
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", g_dir, g_dir);

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "doe/matrix.h"
 #include "doe/run.h"
+#include "task/task_registry.h"
 #include "test.h"
 
 static char g_dir[256];
@@ -108,6 +109,7 @@ static void test_sizes(void) {
 }
 
 int main(void) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     snprintf(g_dir, sizeof g_dir, "%s/doe-matrix-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
     TEST_REQUIRE(mkdtemp(g_dir));
 

@@ -14,11 +14,13 @@
 #include "io/read.h"
 #include "synth/synth.h"
 #include "train_test_util.h"
+#include "task/task_registry.h"
 
 enum { SPIKE_H = 2, EVERY = 40 };
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     /* the planted 1e30 W samples must reach the trainer (the NaN guard is what is tested here), not be
      * dropped as non-measurements where data enters (data.power_limit_w, tested in test_io_crafted) */
     gt_read_set_value_limits(0, 0);
