@@ -10,7 +10,8 @@
 # and fails. Rules, for a file in folder X/ (its first directory under src/):
 #  * `#include "Y/..."` needs Y/ to be X/ or in GT_USES_X; every project include
 #    names its folder (`"nn/model.h"`, never `"model.h"`);
-#  * `Y/*_impl.h` and GT_INTERNAL_HEADERS are internal to Y/;
+#  * `Y/*_impl.h` and GT_INTERNAL_HEADERS are internal to Y/ (GT_TASK_HEADERS
+#    also open to the task folders, GT_TASK_FOLDERS);
 #  * `#include <H>` for H in GT_EXT_HEADERS obeys GT_EXT_NOT_H / GT_EXT_ONLY_H,
 #    also through project headers that bring H in, and a call of an nccl*( function
 #    counts as using <nccl.h> (comments are skipped); GT_EXT_EXCUSED lists exceptions;
@@ -173,7 +174,8 @@ foreach(f IN LISTS files)
       bad(${f} ${line} "includes ${path}, but ${X}/ may use only: ${may_text}/")
       continue()
     endif()
-    if(NOT Y STREQUAL X AND (path MATCHES "_impl\\.h$" OR path IN_LIST GT_INTERNAL_HEADERS))
+    if(NOT Y STREQUAL X AND (path MATCHES "_impl\\.h$" OR path IN_LIST GT_INTERNAL_HEADERS)
+       AND NOT (X IN_LIST GT_TASK_FOLDERS AND path IN_LIST GT_TASK_HEADERS))
       bad(${f} ${line} "includes ${path}, which is internal to ${Y}/")
       continue()
     endif()

@@ -6,8 +6,19 @@
 # with `src/X/file.c:LINE: includes Y/..., but X/ may use only: ...`.
 # docs/design.md explains each folder.
 
+# The task folders (src/nilm/, src/pdm/, ...: one per task, docs/design.md "How
+# to add a task"), read from the one list of tasks, GT_TASKS in
+# src/task/task_registry.h: a new task's line there makes its folder a layer.
+file(READ ${CMAKE_CURRENT_LIST_DIR}/../src/task/task_registry.h _gt_reg)
+string(REGEX MATCHALL "\n[ \t]*X\\([a-z0-9_]+\\)" _gt_task_lines "${_gt_reg}")
+set(GT_TASK_FOLDERS "")
+foreach(_l IN LISTS _gt_task_lines)
+  string(REGEX MATCH "X\\(([a-z0-9_]+)\\)" _m "${_l}")
+  list(APPEND GT_TASK_FOLDERS ${CMAKE_MATCH_1})
+endforeach()
+
 # The folders of src/, in the order of the data's path (docs/design.md).
-set(GT_LAYERS core import synth io data nn dist task train eval doe plan cli)
+set(GT_LAYERS core import synth io data nn dist task train eval ${GT_TASK_FOLDERS} doe plan cli)
 
 # ---------------------------------------------------------------- folders --
 # GT_USES_<folder>: the other project folders <folder>/ may include (and link).
@@ -22,14 +33,20 @@ set(GT_USES_dist     core)
 set(GT_USES_task     core nn io data dist)
 set(GT_USES_train    core nn io data dist plan task)
 set(GT_USES_eval     core nn io data dist task)
-set(GT_USES_doe      core nn io synth train eval)
+foreach(_t IN LISTS GT_TASK_FOLDERS) # a task folder: its sides of data/, task/ and eval/
+  set(GT_USES_${_t}  core nn io data dist task eval)
+endforeach()
+set(GT_USES_doe      core nn io synth task train eval ${GT_TASK_FOLDERS})
 set(GT_USES_plan     core nn data)
-set(GT_USES_cli      core nn io import synth data dist task plan train eval doe)
+set(GT_USES_cli      core nn io import synth data dist task plan train eval ${GT_TASK_FOLDERS} doe)
 
 # -------------------------------------------------------- internal headers --
 # Headers only their own folder may include: every `*_impl.h`, and these.
 set(GT_INTERNAL_HEADERS
     import/import_parse.h) # the importers' text layer (tests and fuzz targets use it too)
+# Internal headers the task folders may include too: the layouts a task's side
+# of data/ and eval/ fills (the dataset's, eval's shared helpers).
+set(GT_TASK_HEADERS data/dataset_impl.h eval/eval_impl.h)
 # io/h5.h stays public: besides io/, the two other writers of HDF5 files use its
 # helpers (eval/ writes predictions, train/ checkpoints). Making it internal
 # means io/ offering those writers; until then it is io/'s public HDF5 toolkit.

@@ -17,6 +17,7 @@
 #include "dist/comm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/device.h"
+#include "task/task_registry.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "dev"
@@ -81,6 +82,7 @@ int gt_cli_main(int argc, char **argv) {
      * disk full (exit 4) with the output left intact, instead of killing the process */
     signal(SIGXFSZ, SIG_IGN);
     gt_log_init_from_env();
+    gt_task_register_builtins(); /* task/task_registry.h */
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         (!strcmp(argv[1], "help") && argc == 2)) {
         top_help(stdout);

@@ -41,9 +41,9 @@ static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int 
     hid_t f = gt_io_open(c->data_file, comm, GT_KIND_UNKNOWN, &ix, err, sizeof err);
     if (f < 0) gt_io_fail(comm, GT_EXIT_DATA, err);
     H5Fclose(f);
-    const gt_task_i *task = gt_task_for_kind(ix.kind);
+    const gt_task_i *task = gt_task_choose(c->data.task_name, c->data_file, comm); /* data.task or the file's kind */
     task->check_model(&c->model, c->data_file);
-    gt_data_config_resolve(&c->data, task->kind);
+    gt_data_config_resolve(&c->data, gt_task_id(task), gt_task_def_of(task)->data);
     *n_cols = ix.n_cols;
     const gt_nilm_index *nx = gt_nilm_index_of(&ix); /* NILM: the low-resolution rows and fault flags */
     int64_t *w = GT_MALLOC(sizeof(int64_t) * (size_t)(ix.n_items > 0 ? ix.n_items : 1));
@@ -59,8 +59,8 @@ static double plan_data_bytes(gt_train_config *c, int ranks, MPI_Comm comm, int 
                 rows += w[i], items++;
                 if (nx && nx->lowres_offset) low += nx->lowres_offset[i + 1] - nx->lowres_offset[i];
             }
-        double b = (double)gt_dataset_series_bytes(task->kind, rows, low, ix.n_cols, nx ? nx->has_faults : 0,
-                                                   c->data.time_features);
+        double b = (double)gt_dataset_series_bytes(gt_task_def_of(task)->data, &c->data, rows, low, ix.n_cols,
+                                                   nx ? nx->has_faults : 0);
         b += (double)items * 512.0; /* the per-item index: a few hundred bytes */
         if (b > worst) worst = b;
         *total_out += b;

@@ -39,6 +39,7 @@
  * (data/config.c gt_data_config_defaults, nn/model_*.c). */
 const gt_opt gt_train_opts[] = {
     {"data.file", "data", GT_OPT_STR, "", "input file: NILM (s2p_cnn, s2p_tf) or wind-farm PdM (lstm)", NULL},
+    {"data.task", NULL, GT_OPT_STR, "", "the task: auto (default) = the data file's kind (nilm on household files, pdm on wind-farm files), or the name of a registered task that trains on that kind (docs/design.md, How to add a task)", NULL},
     {"data.window", "window", GT_OPT_INT, "", "window length W (nilm; odd: the target is the midpoint) or T (pdm); default 599 / 512", NULL},
     {"data.stride", NULL, GT_OPT_INT, "", "rows between window starts; 0 = nilm per-appliance strides; default 0 (nilm) / 128 (pdm)", NULL},
     {"data.stride_frac", NULL, GT_OPT_FLOAT, "", "nilm per-appliance stride = stride_frac x typical on-duration; default 0.5", NULL},
@@ -216,6 +217,9 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
 static void data_from_args(const gt_args *a, gt_train_config *c) {
     c->data_file = gt_args_str(a, "data.file");
     gt_data_config *d = &c->data;
+    const char *task = gt_args_str(a, "data.task");
+    GT_CHECK(strlen(task) < sizeof d->task_name, GT_EXIT_USAGE, "data.task: name too long");
+    snprintf(d->task_name, sizeof d->task_name, "%s", task);
     if (has(a, "data.window")) d->window = as_int(a, "data.window", 2, 1 << 24);
     if (has(a, "data.stride")) d->stride = gt_args_int(a, "data.stride");
     if (has(a, "data.stride_frac")) d->stride_frac = gt_args_float(a, "data.stride_frac");

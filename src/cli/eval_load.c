@@ -74,8 +74,10 @@ static void check_columns(const char *path, const gt_eval_loaded *L, const gt_ev
 void gt_eval_cli_load_model(gt_eval_loaded *L, const char *path, long long file_step, const gt_eval_data *D,
                             int64_t batch, int best, gt_engine_kind engine, MPI_Comm comm) {
     const gt_task_i *task = D->task;
+    if (L->tc.data.task_name[0] && strcmp(L->tc.data.task_name, "auto")) /* the run's data.task */
+        task = gt_task_choose(L->tc.data.task_name, D->path, comm);
     const int n_cols = D->n_cols;
-    gt_data_config_resolve(&L->tc.data, task->kind);
+    gt_data_config_resolve(&L->tc.data, gt_task_id(task), gt_task_def_of(task)->data);
     gt_model_config mc = L->tc.model;
     task->check_model(&mc, D->path[0] ? D->path : path); /* the data file is what does not fit */
     check_columns(path, L, D, comm); /* before the checkpoint: a file of another column count named it */
@@ -93,7 +95,7 @@ void gt_eval_cli_load_model(gt_eval_loaded *L, const char *path, long long file_
     memset(&ns, 0, sizeof ns);
     /* the features the run normalised (data/norm.c): the aggregate and one per appliance, or one per
      * channel; the checkpoint's /norm must have exactly these */
-    const int n_features = task->kind == GT_TASK_NILM ? 1 + n_cols : n_cols;
+    const int n_features = gt_data_task_n_features(gt_task_def_of(task)->data, n_cols);
     if (file_step >= 0) {
         L->step = gt_ckpt_load_expect(L->run_dir, GT_CKPT_STEP, file_step, m, &L->ts, &ns, n_features, comm);
         GT_CHECK(L->step >= 0, GT_EXIT_DATA, "%s: not a valid committed checkpoint (see the warnings above)", path);
@@ -190,7 +192,7 @@ static void check_columns(const char *path, const gt_eval_loaded *L, const gt_ev
      * (data.appliances only masks the loss) or one input per channel */
     const int n_sel = D->n;
     const int n_run = cJSON_GetArraySize(cols);
-    const char *what = task->kind == GT_TASK_NILM ? "appliance" : "channel";
+    const char *what = gt_data_task_column(gt_task_def_of(task)->data);
     char msg[3 * PATH_MAX + 512] = "";
     for (int i = 0; i < n_run || i < n_sel; i++) {
         const cJSON *c = cJSON_GetArrayItem(cols, i);

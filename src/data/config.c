@@ -82,18 +82,12 @@ int gt_data_filter_has(const gt_data_filter *f, int64_t v) {
     return 0;
 }
 
-void gt_data_config_defaults(gt_data_config *cfg, gt_task task) {
+void gt_data_config_defaults(gt_data_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
-    cfg->task = task;
-    if (task == GT_TASK_NILM) {
-        cfg->window = 599;      /* seq2point (Zhang et al. 2018) */
-        cfg->stride = 0;        /* per-appliance strides */
-        cfg->stride_frac = 0.5; /* a window every half on-duration of each appliance */
-    } else {
-        cfg->window = 512; /* the field case: window 512, stride 128 */
-        cfg->stride = 128;
-        cfg->stride_frac = 0.5;
-    }
+    cfg->task = GT_TASK_UNSET;
+    cfg->window = GT_DATA_WINDOW_TASK_DEFAULT; /* the task's (gt_data_task_i window, stride) */
+    cfg->stride = GT_DATA_STRIDE_TASK_DEFAULT;
+    cfg->stride_frac = 0.5; /* stride 0: a window every half on-duration of each appliance */
     cfg->split_train = 0.7;
     cfg->split_val = 0.15;
     cfg->holdout_every = 0;
@@ -148,12 +142,10 @@ int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows) {
     return filled;
 }
 
-void gt_data_config_resolve(gt_data_config *cfg, gt_task task) {
-    gt_data_config d;
-    gt_data_config_defaults(&d, task);
+void gt_data_config_resolve(gt_data_config *cfg, gt_task task, const gt_data_task_i *t) {
     cfg->task = task;
-    if (cfg->window == GT_DATA_WINDOW_TASK_DEFAULT) cfg->window = d.window;
-    if (cfg->stride == GT_DATA_STRIDE_TASK_DEFAULT) cfg->stride = d.stride;
+    if (cfg->window == GT_DATA_WINDOW_TASK_DEFAULT) cfg->window = t->window;
+    if (cfg->stride == GT_DATA_STRIDE_TASK_DEFAULT) cfg->stride = t->stride;
 }
 
 void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, double split_val, int holdout_every,
@@ -225,9 +217,5 @@ void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
              "%s: data.care_event = %lld: /care_events has no training part for it (a file imported before "
              "train_start_row was stored: import the farm again)", path, (long long)cfg->care_event);
     cfg->care = s;
-}
-
-int gt_data_config_n_in(const gt_data_config *cfg, int n_cols) {
-    return cfg->task == GT_TASK_NILM ? 1 + cfg->time_features : n_cols;
 }
 

@@ -18,14 +18,18 @@
 #include "data/permute.h"
 #include "dist/reduce.h"
 
-int64_t gt_dataset_series_bytes(gt_task task, int64_t rows, int64_t lowres_rows, int cols, int has_faults,
-                                int time_features) {
-    if (task == GT_TASK_NILM) {
-        int64_t b = rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols + time_features));
-        if (has_faults) b += rows;
-        return b + lowres_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols));
-    }
-    return rows * (int64_t)(sizeof(int64_t) + sizeof(float) * cols + 1);
+int64_t gt_dataset_series_bytes(const gt_data_task_i *t, const gt_data_config *cfg, int64_t rows,
+                                int64_t lowres_rows, int cols, int has_faults) {
+    return t->plan_bytes(cfg, rows, lowres_rows, cols, has_faults);
+}
+
+int gt_data_task_n_features(const gt_data_task_i *t, int n_cols) { return t->features_extra + n_cols; }
+
+const char *gt_data_task_column(const gt_data_task_i *t) { return t->column; }
+
+int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
+                           float *y, const float *mask) {
+    return ds->t->augment ? ds->t->augment(ds, epoch, refs, n, x, y, mask) : 0;
 }
 
 int64_t gt_dataset_bytes(const gt_dataset *ds) {
@@ -120,8 +124,7 @@ void gt_ds_build(gt_dataset *ds, MPI_Comm comm) {
     free(usage);
 }
 
-void gt_ds_check_cfg(const gt_data_config *cfg, gt_task task, const gt_data_task_i *t) {
-    GT_CHECK(cfg->task == task, GT_EXIT_USAGE, "data: config task does not match the file kind");
+void gt_ds_check_cfg(const gt_data_config *cfg, const gt_data_task_i *t) {
     GT_CHECK(cfg->window >= 2, GT_EXIT_USAGE, "data: window must be >= 2 (got %d)", cfg->window);
     GT_CHECK(cfg->stride >= 0, GT_EXIT_USAGE, "data: stride must be >= 0 (got %lld)", (long long)cfg->stride);
     GT_CHECK(cfg->stride > 0 || cfg->stride_frac > 0, GT_EXIT_USAGE,
@@ -167,11 +170,10 @@ uint32_t gt_data_appliance_mask(const char *names, const gt_io_appliance *meta, 
     return mask;
 }
 
-gt_dataset *gt_ds_new(gt_task task, const gt_data_task_i *t, const gt_data_config *cfg, int n_items,
+gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_items,
                       int n_items_total, int n_cols, const int64_t *ts, float *x, const int32_t *index,
                       const int64_t *id) {
     gt_dataset *ds = GT_CALLOC(1, sizeof *ds);
-    ds->task = task;
     ds->t = t;
     ds->cfg = *cfg;
     ds->n_items = n_items;
@@ -206,7 +208,7 @@ void gt_dataset_free(gt_dataset *ds) {
 
 /* ------------------------------------------------------------- queries -- */
 
-int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->W * gt_data_config_n_in(&ds->cfg, ds->n_cols); }
+int64_t gt_dataset_n_x(const gt_dataset *ds) { return ds->W * ds->t->n_in(&ds->cfg, ds->n_cols); }
 int64_t gt_dataset_n_y(const gt_dataset *ds) { return ds->t->n_y(ds); }
 int gt_dataset_n_targets(const gt_dataset *ds) { return ds->n_cols; }
 const gt_norm_stats *gt_dataset_norm(const gt_dataset *ds) { return &ds->norm; }

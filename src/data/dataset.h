@@ -27,7 +27,12 @@
 
 #include "io/read.h"
 
-typedef enum gt_task { GT_TASK_NILM = 0, GT_TASK_PDM = 1 } gt_task;
+/* A task's number in the task registry (task/task.h gt_task_register: the
+ * built-ins of task/task_registry.h, then those a program adds). data/ never
+ * asks what it is: it reaches the task's side of a dataset through the table
+ * the task's datasets carry (data/dataset_impl.h gt_data_task_i). */
+typedef int gt_task;
+#define GT_TASK_UNSET (-1) /* until the data file's kind (or data.task) chooses */
 typedef enum gt_split {
     GT_SPLIT_TRAIN = 0, /* first split_train of every (not held-out) item's time */
     GT_SPLIT_VAL = 1,   /* the next split_val */
@@ -72,7 +77,8 @@ typedef struct gt_data_care_sel {
 } gt_data_care_sel;
 
 typedef struct gt_data_config {
-    gt_task task;
+    gt_task task;          /* set by gt_data_config_resolve */
+    char task_name[32];    /* data.task: "" / "auto" (the task of the file's kind) or a task's name */
     int window;            /* W (nilm, odd preferred: the target is the midpoint) or T (pdm) */
     int64_t stride;        /* rows between window starts; 0 = nilm per-appliance strides */
     double stride_frac;    /* nilm per-appliance stride = max(1, stride_frac * on_duration_s / period_s) */
@@ -153,7 +159,10 @@ typedef struct gt_data_config {
     gt_data_care_sel care;        /* care_event resolved (gt_data_care_select; not a setting): event_id -1
                                      until then */
 } gt_data_config;
-void gt_data_config_defaults(gt_data_config *cfg, gt_task task);
+/* The shared defaults; task GT_TASK_UNSET and the settings whose default
+ * depends on the task left to it (GT_DATA_WINDOW_TASK_DEFAULT,
+ * GT_DATA_STRIDE_TASK_DEFAULT: gt_data_config_resolve fills them). */
+void gt_data_config_defaults(gt_data_config *cfg);
 /* pdm: the model input of n normalised samples with every non-finite one set
  * to 0, the channel's training mean (data.pdm_row_missing); returns how many
  * were set. */
@@ -222,9 +231,10 @@ int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows);
  * gt_data_config_resolve once it is): window 0, stride -1. */
 #define GT_DATA_WINDOW_TASK_DEFAULT 0
 #define GT_DATA_STRIDE_TASK_DEFAULT (-1)
-/* Sets cfg->task and fills a window or stride left to the task's default
- * (nilm 599 / per-appliance strides, pdm 512 / 128). */
-void gt_data_config_resolve(gt_data_config *cfg, gt_task task);
+/* Sets cfg->task and fills a window or stride left to the default of the
+ * task's data side t (its `window`, `stride` fields). */
+struct gt_data_task_i;
+void gt_data_config_resolve(gt_data_config *cfg, gt_task task, const struct gt_data_task_i *t);
 /* The chronological split of one item (household/turbine) of n_rows rows at
  * position file_index of the file: rows [0, *b1) train, [*b1, *b2) val,
  * [*b2, n_rows) test, with b1 = round(split_train * n_rows) and
@@ -281,9 +291,6 @@ void gt_data_check_filters_pdm(const char *file, const gt_pdm_shard *sh, const g
 static inline int64_t gt_data_x_offset(int x_channels_last, int64_t W, int C, int64_t t, int c) {
     return x_channels_last ? t * C + c : (int64_t)c * W + t;
 }
-/* Input channels per time step a model sees: nilm 1 (aggregate) +
- * time_features, pdm n_cols. */
-int gt_data_config_n_in(const gt_data_config *cfg, int n_cols);
 /* "none" | "day" | "day+week" -> 0 | 2 | 4 channels, -1 if unknown. */
 int gt_data_time_features_parse(const char *text);
 /* 0 when `zone` is "", "UTC" or a zone of the system's time-zone database
@@ -453,12 +460,19 @@ void gt_dataset_write_usage(const gt_dataset *ds, MPI_Comm comm, FILE *out);
 /* "household" or "turbine" */
 const char *gt_dataset_item_name(const gt_dataset *ds);
 
+/* What a task's data side (data/dataset_impl.h gt_data_task_i, reached
+ * through task/task.h gt_task_def.data) says of a file of n_cols columns: the
+ * features of its normalisation statistics (nilm: the aggregate and one per
+ * appliance; pdm: one per channel), and what one column is ("appliance"). */
+int gt_data_task_n_features(const struct gt_data_task_i *t, int n_cols);
+const char *gt_data_task_column(const struct gt_data_task_i *t);
+
 /* Resident bytes of the dataset (series + index), this rank. */
 int64_t gt_dataset_bytes(const gt_dataset *ds);
-/* The series part of it for `rows` rows (and NILM `lowres_rows`) of `cols`
- * appliances/channels: what the memory planner predicts from a file's row
- * counts before reading it. */
-int64_t gt_dataset_series_bytes(gt_task task, int64_t rows, int64_t lowres_rows, int cols, int has_faults,
-                                int time_features);
+/* The series part of it for `rows` rows (and `lowres_rows` of a second
+ * resolution) of `cols` columns under the task's data side t: what the memory
+ * planner predicts from a file's row counts before reading it. */
+int64_t gt_dataset_series_bytes(const struct gt_data_task_i *t, const gt_data_config *cfg, int64_t rows,
+                                int64_t lowres_rows, int cols, int has_faults);
 
 #endif

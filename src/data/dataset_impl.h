@@ -45,8 +45,7 @@ typedef struct ds_record { /* one CSV line of the screening report */
 } ds_record;
 
 struct gt_dataset {
-    gt_task task;
-    const struct gt_data_task_i *t; /* the task's data side (dataset_<task>.c) */
+    const struct gt_data_task_i *t; /* the task's data side (src/<task>/dataset_<task>.c) */
     gt_data_config cfg;
     gt_nilm_shard *nilm; /* owned (one of the two) */
     gt_pdm_shard *pdm;
@@ -90,18 +89,30 @@ struct gt_dataset {
 
 /* ------------------------------------------------------ the task's side -- */
 
-/* What differs between the tasks in a dataset, filled in that task's file
- * (dataset_nilm.c, dataset_pdm.c, which also create its datasets); the shared
- * files of data/ reach it through ds->t. */
+/* What differs between the tasks in a dataset, filled in that task's folder
+ * (nilm/dataset_nilm.c, pdm/dataset_pdm.c, which also create its datasets);
+ * the shared files of data/ reach it through ds->t, and a configuration's
+ * task-dependent defaults through gt_data_config_resolve. */
 typedef struct gt_data_task_i {
     const char *name;     /* the log's "data: <name> windows ..." */
+    int window;           /* data.window's default */
+    int64_t stride;       /* data.stride's default (0: the task's own strides) */
     const char *item;     /* one item of the file ("household"): messages, reports */
     const char *items;    /* its plural */
     const char *gap_hint; /* what to check when gaps screen too many windows */
+    const char *column;   /* what one column of the file is ("appliance"): messages */
+    int features_extra;   /* normalisation features besides one per column (nilm: 1, the aggregate) */
     /* the task's own data settings, after the shared ones (one-line error) */
     void (*check_cfg)(const gt_data_config *cfg);
     /* bytes of this rank's series (gt_dataset_bytes) */
     int64_t (*series_bytes)(const gt_dataset *ds);
+    /* the same predicted from row counts before reading (gt_dataset_series_bytes) */
+    int64_t (*plan_bytes)(const gt_data_config *cfg, int64_t rows, int64_t lowres_rows, int cols, int has_faults);
+    /* input channels per time step a model sees of a file of n_cols columns (gt_dataset_n_x) */
+    int (*n_in)(const gt_data_config *cfg, int n_cols);
+    /* train-split augmentation of n filled samples (gt_dataset_augment's contract); NULL: none */
+    int64_t (*augment)(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
+                       float *y, const float *mask);
     /* dataset target elements per sample (0: the targets come from the window) */
     int64_t (*n_y)(const gt_dataset *ds);
     /* the name of target column t (0 <= t < n_cols) */
@@ -118,16 +129,14 @@ typedef struct gt_data_task_i {
 
 /* ------------------------------------------------- shared between files -- */
 /* The checks every task shares, then the task's (t->check_cfg) (dataset.c) */
-void gt_ds_check_cfg(const gt_data_config *cfg, gt_task task, const gt_data_task_i *t);
+void gt_ds_check_cfg(const gt_data_config *cfg, const gt_data_task_i *t);
 /* A dataset's shared fields; the caller attaches its shard (dataset.c) */
-gt_dataset *gt_ds_new(gt_task task, const gt_data_task_i *t, const gt_data_config *cfg, int n_items,
+gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_items,
                       int n_items_total, int n_cols, const int64_t *ts, float *x, const int32_t *index,
                       const int64_t *id);
 /* Collective, once the series views and the items' grids are set: the
  * global window counts, statistics and the log (dataset.c) */
 void gt_ds_build(gt_dataset *ds, MPI_Comm comm);
-/* NILM: the activations augmentation draws from (nilm_augment.c) */
-void gt_ds_find_activations(gt_dataset *ds);
 /* screening and the window index of local item li (window_index.c) */
 void gt_ds_index_item(gt_dataset *ds, int li, uint8_t *flags);
 /* the splits and grid of local item li (window_index.c) */

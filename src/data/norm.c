@@ -32,8 +32,8 @@ static int is_spike_row(const gt_dataset *ds, int64_t row, int64_t *ptr) {
 
 /* pass 0: count and sum; pass 1: sum of squared deviations from mean. */
 static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int64_t *cnt, double *acc) {
-    const int pdm = ds->task == GT_TASK_PDM;
-    const int nf = pdm ? ds->n_cols : 1 + ds->n_cols;
+    const int pdm = ds->pdm != NULL;
+    const int nf = ds->t->features_extra + ds->n_cols;
     const int skip_spikes = ds->cfg.screen == GT_SCREEN_DROP;
     const int skip_events = pdm && ds->cfg.pdm_train_normal_only;
     const int cond = pdm && (ds->cfg.conditions.n > 0 || ds->cfg.train_conditions.n > 0);
@@ -64,7 +64,7 @@ static void moments_pass(const gt_dataset *ds, int pass, const double *mean, int
 }
 
 void gt_ds_compute_norm(gt_dataset *ds, MPI_Comm comm) {
-    const int nf = ds->task == GT_TASK_PDM ? ds->n_cols : 1 + ds->n_cols;
+    const int nf = ds->t->features_extra + ds->n_cols;
     int64_t cnt_g[1 + GT_DATA_MAX_CHANNELS], cnt1[1 + GT_DATA_MAX_CHANNELS];
     double sum_g[1 + GT_DATA_MAX_CHANNELS];
     double mean[1 + GT_DATA_MAX_CHANNELS] = {0}, m2_g[1 + GT_DATA_MAX_CHANNELS];
@@ -84,7 +84,7 @@ void gt_ds_compute_norm(gt_dataset *ds, MPI_Comm comm) {
         double floor_ = 1e-3 * fabs(mean[f]) + 1e-6; /* constant channels do not explode */
         /* an appliance (almost) never on in the train split would get a tiny std and
          * explode every later on-period: its scale is at least its on-power threshold */
-        if (ds->task == GT_TASK_NILM && f >= 1 && ds->nilm && ds->nilm->meta[f - 1].on_power_w > floor_)
+        if (f >= 1 && ds->nilm && ds->nilm->meta[f - 1].on_power_w > floor_)
             floor_ = ds->nilm->meta[f - 1].on_power_w;
         ds->norm.mean[f] = mean[f];
         ds->norm.std[f] = sd > floor_ ? sd : floor_;
@@ -139,7 +139,7 @@ void gt_data_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C,
 /* data.norm = turbine: every local item's statistics (again after the global
  * ones change: they are the fallback). */
 void gt_ds_item_norms(gt_dataset *ds) {
-    if (ds->task != GT_TASK_PDM || !ds->cfg.pdm_norm_turbine) return;
+    if (!ds->pdm || !ds->cfg.pdm_norm_turbine) return;
     if (!ds->item_norm) ds->item_norm = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(gt_norm_stats));
     const int C = ds->n_cols;
     for (int li = 0; li < ds->n_items; li++) {

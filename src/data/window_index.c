@@ -174,7 +174,7 @@ void gt_ds_index_item(gt_dataset *ds, int li, uint8_t *flags) {
     ds_item *it = &ds->items[li];
     const gt_data_config *cfg = &ds->cfg;
     const int64_t n = it->n_rows, W = ds->W;
-    const int pdm = ds->task == GT_TASK_PDM;
+    const int pdm = ds->pdm != NULL;
     const int C = pdm ? ds->n_cols : 1;
     float *x = ds->x + it->row0 * C;
     memset(flags, 0, (size_t)n);

@@ -1,6 +1,6 @@
 /* doe/care.c: the CARE to Compare protocol over a sweep with one training per
  * event dataset (report.h, gt_doe_care_collect; docs/evaluation.md). The
- * per-event values come from each cell's evaluation (eval/eval_pdm.c,
+ * per-event values come from each cell's evaluation (pdm/eval_pdm.c,
  * gt_care_event_score); the combination is gt_care_protocol_final, the one
  * implementation of the authors' final formula. */
 #define _GNU_SOURCE

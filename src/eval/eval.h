@@ -66,7 +66,7 @@ typedef struct gt_eval_config {
     double pdm_channel_quantile; /* score channel: a channel's term is m_c^2 / (this quantile of m_c^2 over the
                                     calibration rows); 0 (default): / its calibration mean */
     int pdm_flat_line;        /* 1 (default): the flat-line term of a stuck channel enters the score (pdm_score.c) */
-    int pdm_nbm_linear;       /* 1: the linear stage of a normal-behaviour model's residual (pdm_linear.c); 0 (default): off */
+    int pdm_nbm_linear;       /* 1: the linear stage of a normal-behaviour model's residual (pdm/pdm_linear.c); 0 (default): off */
     double pdm_min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
     double pdm_merge_gap_s;   /* alarm runs closer than this are merged (default 60) */
     int64_t pdm_hop;          /* rows between scoring windows; 0 = window / 2 */

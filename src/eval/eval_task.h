@@ -1,15 +1,16 @@
 /* eval/eval_task.h: evaluation's side of a task (task/task.h has training's):
  * what is measured, what eval.json holds, what predict writes and the
- * report's results section, one table per task, filled in that task's file
- * (eval_nilm_task.c, eval_pdm_task.c) and listed once in eval_tasks.c. The
+ * report's results section, one table per task, filled in that task's folder
+ * (nilm/eval_nilm_task.c, pdm/eval_pdm_task.c) and reached through the task
+ * registry (task/task.h gt_task_def.eval; eval_tasks.c looks it up). The
  * shared driver (run_eval.c) and the report (report.c) never name a task:
  * they reach it by the evaluated data's task (gt_eval_model.data.task) or by
  * eval.json's "task" string.
  *
- * Adding a task: its gt_task_i (task/), a file filling gt_eval_task_i (an
- * evaluate function returning eval.json's "data" object and the task's own
- * section, a predict function for the per-row HDF5 output, its eval_config
- * keys, its report section) and one line in eval_tasks.c. */
+ * Adding a task: in its folder, a file filling gt_eval_task_i (an evaluate
+ * function returning eval.json's "data" object and the task's own section, a
+ * predict function for the per-row HDF5 output, its eval_config keys, its
+ * report section), pointed to by its gt_task_def (docs/design.md). */
 #ifndef GT_EVAL_EVAL_TASK_H
 #define GT_EVAL_EVAL_TASK_H
 
@@ -18,10 +19,9 @@
 
 #include "eval/eval.h"
 
-struct gt_rep; /* eval/report_impl.h */
+struct gt_rep; /* eval/report_section.h */
 
 typedef struct gt_eval_task_i {
-    gt_task kind;
     const char *name;        /* eval.json "task", data.kind and the key of the task's section */
     const char *items;       /* what one data item is, plural ("households"): the report's data line */
     const char *sample_file; /* plot data in the run directory */
@@ -38,22 +38,17 @@ typedef struct gt_eval_task_i {
      * in table order, whichever task was evaluated). */
     void (*eval_config)(cJSON *c, const gt_eval_config *ec);
     /* The report's results section from eval.json (ev), through the writers
-     * of eval/report_impl.h. */
+     * of eval/report_section.h. */
     void (*report)(struct gt_rep *r, const cJSON *ev);
 } gt_eval_task_i;
 
-extern const gt_eval_task_i gt_eval_task_nilm;
-extern const gt_eval_task_i gt_eval_task_pdm;
-
-/* The evaluation of task `kind` (ends the job, GT_EXIT_INTERNAL, when none). */
+/* The evaluation of task number `kind` (task/task.h's registry; ends the
+ * job, GT_EXIT_USAGE, for a task without one). */
 const gt_eval_task_i *gt_eval_task_get(gt_task kind);
 /* The evaluation named `name` (eval.json "task"); NULL when none. */
 const gt_eval_task_i *gt_eval_task_by_name(const char *name);
-/* Adds a task's evaluation after the table's rows (not thread-safe: call at
- * start-up, before any evaluation; the same on every rank). */
-void gt_eval_task_register(const gt_eval_task_i *t);
-/* The i-th evaluation of the table, NULL past the last: the order of
- * eval.json's task sections and eval_config keys. */
+/* The i-th evaluation of the registered tasks (those with one), NULL past the
+ * last: the order of eval.json's task sections and eval_config keys. */
 const gt_eval_task_i *gt_eval_task_at(int i);
 
 #endif

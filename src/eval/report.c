@@ -20,7 +20,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "eval/eval_task.h"
-#include "eval/report_impl.h"
+#include "eval/report_section.h"
 
 /* ------------------------------------------------------------- helpers -- */
 

@@ -1,6 +1,6 @@
 /* eval/report_doc.c: the report's writers (headings, paragraphs, tables,
  * plots, eval.json lookups) that the report and each task's section use
- * (eval/report_impl.h). */
+ * (eval/report_section.h). */
 #define _GNU_SOURCE
 #include "eval/report.h"
 #include <cjson/cJSON.h>
@@ -20,7 +20,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "eval/eval_task.h"
-#include "eval/report_impl.h"
+#include "eval/report_section.h"
 
 static void image(gt_rep *r, const char *name, const char *alt) {
     fputs("![", r->md);

@@ -1,4 +1,4 @@
-/* task/task.c: the task table, the choice by file kind, and what every task
+/* task/task.c: the task registry, the choice by file kind or data.task, and what every task
  * shares (the objective, the bound context). See task.h. */
 #include "task/task.h"
 
@@ -10,17 +10,47 @@
 #include "dist/reduce.h"
 #include "io/format.h"
 
-static const gt_task_i *const g_tasks[] = {&gt_task_nilm, &gt_task_pdm};
+enum { MAX_TASKS = 16 };
+static const gt_task_def *g_tasks[MAX_TASKS];
+static int g_n_tasks;
 
-const gt_task_i *gt_task_get(gt_task k) {
-    for (size_t i = 0; i < sizeof g_tasks / sizeof g_tasks[0]; i++)
-        if (g_tasks[i]->kind == k) return g_tasks[i];
-    GT_FAIL(GT_EXIT_INTERNAL, "unknown task %d", (int)k);
+gt_task gt_task_register(const gt_task_def *d) {
+    GT_CHECK(g_n_tasks < MAX_TASKS, GT_EXIT_INTERNAL, "task: more than %d tasks", MAX_TASKS);
+    GT_CHECK(d && d->train && d->train->name && d->data, GT_EXIT_INTERNAL,
+             "task: a task needs a training table with a name and a data side");
+    GT_CHECK(!gt_task_by_name(d->train->name), GT_EXIT_INTERNAL, "task: %s registered twice", d->train->name);
+    g_tasks[g_n_tasks] = d;
+    return (gt_task)g_n_tasks++;
+}
+
+int gt_task_count(void) { return g_n_tasks; }
+
+const gt_task_def *gt_task_at(int i) { return i >= 0 && i < g_n_tasks ? g_tasks[i] : NULL; }
+
+const gt_task_def *gt_task_def_get(gt_task k) {
+    GT_CHECK(k >= 0 && k < g_n_tasks, GT_EXIT_INTERNAL, "unknown task %d (%d registered)", (int)k, g_n_tasks);
+    return g_tasks[k];
+}
+
+const gt_task_i *gt_task_get(gt_task k) { return gt_task_def_get(k)->train; }
+
+gt_task gt_task_id(const gt_task_i *t) {
+    for (int i = 0; i < g_n_tasks; i++)
+        if (g_tasks[i]->train == t) return (gt_task)i;
+    GT_FAIL(GT_EXIT_INTERNAL, "task %s is not registered", t && t->name ? t->name : "?");
+}
+
+const gt_task_def *gt_task_def_of(const gt_task_i *t) { return g_tasks[gt_task_id(t)]; }
+
+const gt_task_i *gt_task_by_name(const char *name) {
+    for (int i = 0; name && i < g_n_tasks; i++)
+        if (!strcmp(g_tasks[i]->train->name, name)) return g_tasks[i]->train;
+    return NULL;
 }
 
 const gt_task_i *gt_task_for_kind(gt_file_kind k) {
-    for (size_t i = 0; i < sizeof g_tasks / sizeof g_tasks[0]; i++)
-        if (g_tasks[i]->file_kind == k) return g_tasks[i];
+    for (int i = 0; i < g_n_tasks; i++)
+        if (g_tasks[i]->train->file_kind == k) return g_tasks[i]->train;
     return NULL;
 }
 
@@ -33,6 +63,33 @@ const gt_task_i *gt_task_for_file(const char *file, MPI_Comm comm) {
     const gt_task_i *t = gt_task_for_kind(ix.kind);
     gt_file_index_free(&ix);
     GT_CHECK(t, GT_EXIT_DATA, "%s: no task trains on this file kind", file);
+    return t;
+}
+
+/* "auto|a|b": the tasks of file kind k */
+static const char *same_kind(gt_file_kind k) {
+    static char out[256];
+    snprintf(out, sizeof out, "auto");
+    for (int i = 0; i < g_n_tasks; i++) {
+        size_t l = strlen(out);
+        if (g_tasks[i]->train->file_kind == k) snprintf(out + l, sizeof out - l, "|%s", g_tasks[i]->train->name);
+    }
+    return out;
+}
+
+const gt_task_i *gt_task_choose(const char *name, const char *file, MPI_Comm comm) {
+    const gt_task_i *of_file = gt_task_for_file(file, comm);
+    if (!name || !name[0] || !strcmp(name, "auto")) return of_file;
+    const gt_task_i *t = gt_task_by_name(name);
+    char choices[256] = "auto";
+    for (int i = 0; i < g_n_tasks; i++) {
+        size_t l = strlen(choices);
+        snprintf(choices + l, sizeof choices - l, "|%s", g_tasks[i]->train->name);
+    }
+    GT_CHECK(t, GT_EXIT_USAGE, "%s: data.task = %s: no such task (choices: %s)", file, name, choices);
+    GT_CHECK(t->file_kind == of_file->file_kind, GT_EXIT_USAGE,
+             "%s: data.task = %s: the task trains on %s files, this is a %s file (choices: %s)", file, name,
+             gt_file_kind_name(t->file_kind), gt_file_kind_name(of_file->file_kind), same_kind(of_file->file_kind));
     return t;
 }
 

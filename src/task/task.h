@@ -9,8 +9,8 @@
  * sections, what predict writes, the report's section) is the table in
  * eval/eval_task.h, chosen by the same kind.
  *
- *   const gt_task_i *task = gt_task_for_file(cfg.data_file, comm);
- *   gt_data_config_resolve(&dcfg, task->kind);        // the task's window/stride defaults
+ *   const gt_task_i *task = gt_task_choose(dcfg.task_name, cfg.data_file, comm);
+ *   gt_data_config_resolve(&dcfg, gt_task_id(task), task->data); // the task's window/stride defaults
  *   task->check_model(&mc, cfg.data_file);             // one-line error for a model it cannot train
  *   gt_dataset *ds = task->open(file, &dcfg, comm);    // collective read + dataset
  *   task->shape_model(&mc, &dcfg, gt_dataset_n_targets(ds));
@@ -19,11 +19,11 @@
  *                    pred = gt_engine_forward(e, gt_task_input(&tc, x, B), B);
  *                    S += gt_task_objective(&tc, dpred, pred, yt, mt, B, coef);
  *
- * Adding a task (docs/design.md, How to add a task): a gt_task value in
- * data/dataset.h, its data side (data/dataset_impl.h gt_data_task_i),
- * src/task/task_<name>.c filling gt_task_i, one row in task.c's table, and
- * its eval/ side (eval/eval_task.h, one line in eval/eval_tasks.c). A task's
- * own state of a bound context lives behind gt_task_ctx.priv. Adding a model kind
+ * Adding a task (docs/design.md, How to add a task): a folder src/<name>/
+ * whose files fill gt_task_i (below) with its data side (data/dataset_impl.h
+ * gt_data_task_i) and eval side (eval/eval_task.h gt_eval_task_i), and its
+ * line in task/task_registry.h. A task's own state of a bound context lives
+ * behind gt_task_ctx.priv. Adding a model kind
  * needs nothing here unless a task must refuse it (check_model).
  *
  * May use core, io, data, nn (and MPI through io/data); no config text. */
@@ -39,10 +39,12 @@
 #include "nn/model.h"
 
 typedef struct gt_task_ctx gt_task_ctx;
+struct gt_data_task_i; /* data/dataset_impl.h: the task's side of a dataset */
+struct gt_eval_task_i; /* eval/eval_task.h: the task's evaluation */
 
+/* Training's side of a task (the trainer, validation, the planner). */
 typedef struct gt_task_i {
-    gt_task kind;
-    const char *name;        /* "nilm", "pdm" */
+    const char *name;        /* "nilm", "pdm": data.task, eval.json "task" */
     const char *item;        /* "household", "turbine": messages and forensics */
     gt_file_kind file_kind;  /* the data file kind that selects this task */
     int data_targets;        /* 1: a window's targets come from the file (n_targets per sample, the
@@ -79,6 +81,17 @@ typedef struct gt_task_i {
     void (*ctx_free)(void *priv);
 } gt_task_i;
 
+/* A task: one struct per task, defined in its folder (src/<name>/<name>.c)
+ * and registered with gt_task_register, which every layer reaches its side
+ * through: task/ and train/ the training table, data/ the data side (by
+ * gt_data_config_resolve, and through the dataset `open` builds), eval/ the
+ * evaluation (gt_eval_task_get, by the task's number). */
+typedef struct gt_task_def {
+    const gt_task_i *train;            /* name, item, file kind and the training slots */
+    const struct gt_data_task_i *data; /* its datasets' table (what train->open builds) */
+    const struct gt_eval_task_i *eval; /* its evaluation; NULL: none */
+} gt_task_def;
+
 /* A task bound to one model and dataset for a run (train, validation). The
  * fields are what every task has; the task's own (thresholds, channel roles,
  * buffers) are behind priv, known only to its file. */
@@ -93,16 +106,34 @@ struct gt_task_ctx {
     void *priv;     /* the task's own state (ctx_init); owned */
 };
 
-extern const gt_task_i gt_task_nilm;
-extern const gt_task_i gt_task_pdm;
-
-/* The task of kind k. */
+/* The registry: the tasks in registration order (the built-ins of
+ * task/task_registry.h first, then those a program or test adds). Not
+ * thread-safe: register at start-up, the same on every rank. Returns the
+ * task's number (gt_data_config.task); a second task of the same name ends
+ * the job (GT_EXIT_INTERNAL). */
+gt_task gt_task_register(const gt_task_def *d);
+int gt_task_count(void);
+/* The task of number k (ends the job, GT_EXIT_INTERNAL, for none): its
+ * struct, its training table. */
+const gt_task_def *gt_task_def_get(gt_task k);
 const gt_task_i *gt_task_get(gt_task k);
+/* The i-th registered task, NULL past the last. */
+const gt_task_def *gt_task_at(int i);
+/* The number and the struct of a registered task's training table. */
+gt_task gt_task_id(const gt_task_i *t);
+const gt_task_def *gt_task_def_of(const gt_task_i *t);
+/* The task named `name`, NULL when none. */
+const gt_task_i *gt_task_by_name(const char *name);
 /* Collective: the task the data file's kind selects; an unreadable or
  * invalid file ends the job with GT_EXIT_DATA naming the file. */
 const gt_task_i *gt_task_for_file(const char *file, MPI_Comm comm);
-/* The task of a file kind (NULL for GT_KIND_UNKNOWN). */
+/* The first registered task of a file kind (NULL for none). */
 const gt_task_i *gt_task_for_kind(gt_file_kind k);
+/* Collective: data.task's choice. name "" or "auto": the task of the file's
+ * kind (gt_task_for_file); else the task of that name, which must train on
+ * the file's kind. A name no task has, or a task of another file kind, ends
+ * the job (GT_EXIT_USAGE) with one line naming the file and the choices. */
+const gt_task_i *gt_task_choose(const char *name, const char *file, MPI_Comm comm);
 
 /* Bind a task to a model (mc, its prediction width n_y) and dataset; ybuf and
  * mbuf (micro x n_y each) hold derived targets. The task's ctx_init then

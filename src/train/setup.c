@@ -48,10 +48,10 @@ void gt_trainer_check_config(const gt_train_config *cfg) {
 /* Collective: the task from the data file (or the configured one), each rank's share read, the dataset built. */
 void gt_trainer_setup_data(trainer *t) {
     const gt_train_config *cfg = t->cfg;
-    t->task = cfg->task ? cfg->task : gt_task_for_file(cfg->data_file, t->comm);
+    t->task = gt_task_choose(cfg->data.task_name, cfg->data_file, t->comm);
     t->task->check_model(&cfg->model, cfg->data_file);
     t->dcfg = cfg->data;
-    gt_data_config_resolve(&t->dcfg, t->task->kind);
+    gt_data_config_resolve(&t->dcfg, gt_task_id(t->task), gt_task_def_of(t->task)->data);
     t->dcfg.seed = cfg->seed;
     t->dcfg.x_channels_last = gt_model_input_channels_last(cfg->model.kind);
     gt_event_begin(t->ev[EV_READ]);

@@ -44,11 +44,9 @@ static const char *const g_ev_names[EV_N] = {"read", "data_wait", "balance", "fo
 
 void gt_train_config_defaults(gt_train_config *c, gt_model_kind kind) {
     memset(c, 0, sizeof *c);
-    gt_data_config_defaults(&c->data, GT_TASK_NILM);
-    /* the task comes from the data file: its window and stride defaults are
-     * filled in when the file's kind is known (gt_data_config_resolve) */
-    c->data.window = GT_DATA_WINDOW_TASK_DEFAULT;
-    c->data.stride = GT_DATA_STRIDE_TASK_DEFAULT;
+    /* the task comes from the data file (or data.task): its window and stride
+     * defaults are filled in when it is known (gt_data_config_resolve) */
+    gt_data_config_defaults(&c->data);
     gt_model_config_default(&c->model, kind);
     c->model.dropout = gt_model_kind_has(kind, GT_MODEL_HAS_DROPOUT) ? (float)GT_TRAIN_DEFAULT_DROPOUT : 0.0f;
     c->dropout_auto = 0; /* model.dropout = auto (cli/cmd_train.c) sets it with GT_TRAIN_AUTO_DROPOUT */

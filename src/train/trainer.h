@@ -98,11 +98,10 @@
 
 typedef struct gt_train_config {
     /* [data] */
-    const char *data_file;  /* its kind chooses the task: NILM (s2p_cnn, s2p_tf) or PdM (lstm) */
-    const struct gt_task_i *task; /* NULL: the file's kind chooses (gt_task_for_file); else this task
-                                     (a task outside the table, such as tests/task's) */
-    gt_data_config data;    /* .task, and a window/stride left to the task's default, are resolved
-                               from the data file; .seed = train seed */
+    const char *data_file;  /* its kind chooses the task (NILM: s2p_cnn, s2p_tf; PdM: lstm), or data.task */
+    gt_data_config data;    /* .task (from .task_name, data.task, or the file's kind: gt_task_choose), and a
+                               window/stride left to the task's default, are resolved from the data file;
+                               .seed = train seed */
     /* [model]: kind and hyper-parameters; window, n_in, n_out and max_batch are
      * filled in by the trainer from the dataset and micro_batch */
     gt_model_config model;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nilm/nilm.h"
 #include "data/dataset.h"
 #include "io/mpi_test.h"
 #include "io/read.h"
@@ -122,7 +123,7 @@ static tally run(const gt_dataset *ds, const gt_nilm_shard *sh, uint64_t epoch, 
 
 static gt_dataset *make(const char *path, double p, int F, MPI_Comm comm, gt_nilm_shard **sh_out) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = W;
     cfg.stride = 5;
     cfg.augment = p;

@@ -7,6 +7,7 @@
  * and name patterns, and with CARE's descriptions, gt_data_nbm_input). */
 #include <string.h>
 
+#include "pdm/pdm.h"
 #include "data/dataset.h"
 #include "test.h"
 
@@ -44,7 +45,7 @@ int main(void) {
     kind("pitch_motor_temp", "", GT_CHANNEL_CONDITION); /* a temperature, though named after the pitch */
 
     gt_data_config c;
-    gt_data_config_defaults(&c, GT_TASK_PDM);
+    gt_pdm_data_defaults(&c);
     TEST_CHECK(!strcmp(c.spike_channels, "auto"));
     TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
     TEST_CHECK(!gt_data_spike_channel(&c, "wind_speed", NULL, "m/s"));
@@ -82,7 +83,7 @@ int main(void) {
     TEST_CHECK(!gt_data_spike_channel(&c, "sensor_40_avg", "Rotor speed", ""));
     uint8_t role[NCH];
     int n_in, n_tg;
-    gt_data_config_defaults(&c, GT_TASK_PDM);
+    gt_pdm_data_defaults(&c);
     TEST_CHECK(c.pdm_target == GT_PDM_TARGET_NEXT && !strcmp(c.nbm_inputs, "auto") && !strcmp(c.nbm_targets, "auto"));
     gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
     for (int k = 0; k < NCH; k++) {

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "nilm/nilm.h"
 #include "data/dataset.h"
 #include "test.h"
 
@@ -31,7 +32,7 @@ int main(void) {
     TEST_CHECK(!memcmp(x, y, sizeof x));
 
     gt_data_config c;
-    gt_data_config_defaults(&c, GT_TASK_NILM);
+    gt_nilm_data_defaults(&c);
     TEST_CHECK(c.fill_max_s < 0);           /* the default: auto */
     TEST_EQ_INT((int)gt_data_fill_max_rows(&c, 6.0), GT_DATA_FILL_AUTO_PERIODS);
     c.fill_max_s = 30;

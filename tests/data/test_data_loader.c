@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "nilm/nilm.h"
 #include "core/timer.h"
 #include "data/loader.h"
 #include "data_test.h"
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
     dt_path(path, sizeof path, "test_data_loader", comm);
     dt_write_nilm(path, 8, 0, NULL, 0, comm);
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = 301;
     cfg.stride = 1;
     gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);

@@ -10,11 +10,13 @@
  *   - PdM data.norm = turbine: every turbine's own statistics (closed form over
  *     its normal train-split rows), the held-out turbine's the global ones,
  *     and fill normalises each window with its turbine's. */
+#include "pdm/pdm.h"
+#include "nilm/nilm.h"
 #include "data_test.h"
 
 static gt_dataset *make(const char *path, MPI_Comm comm, int screen) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = 31;
     cfg.stride = 3;
     cfg.holdout_every = 4;
@@ -123,7 +125,7 @@ int main(int argc, char **argv) {
     dt_path(pdm, sizeof pdm, "test_data_norm_pdm", comm);
     dt_write_pdm(pdm, 3, comm);
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_PDM);
+    gt_pdm_data_defaults(&cfg);
     cfg.window = 100;
     cfg.stride = 50;
     cfg.pdm_train_normal_only = 1; /* event rows (100..199 of turbines 0, 2) leave the moments */

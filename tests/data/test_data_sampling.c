@@ -5,11 +5,12 @@
  * equals the one-rank batch exactly; over an epoch every window appears at
  * most once and exactly bpe * g_batch windows are drawn; the local part sizes
  * add up to g_batch; epochs differ in order; repeated calls are identical. */
+#include "nilm/nilm.h"
 #include "data_test.h"
 
 static gt_dataset *make(const char *path, MPI_Comm comm) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = 31;
     cfg.stride = 2;
     cfg.holdout_every = 5;

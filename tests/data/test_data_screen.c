@@ -17,13 +17,15 @@
  *   PdM with pdm_train_normal_only: the train/val windows touching the labelled
  *   event rows 100..199 of the even turbines are screened ("event"), test and
  *   holdout windows are kept. */
+#include "pdm/pdm.h"
+#include "nilm/nilm.h"
 #include "data_test.h"
 #include "synth/synth.h"
 #include "synth/synth_source.h"
 
 static gt_dataset *make(const char *path, MPI_Comm comm, int screen, int W) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = W;
     cfg.stride = 1;
     cfg.screen = screen;
@@ -165,7 +167,7 @@ static void check_synth(const char *path, MPI_Comm comm, int rank) {
         float *before = malloc(sizeof(float) * (size_t)(n + 1));
         memcpy(before, sh->aggregate, sizeof(float) * (size_t)n);
         gt_data_config cfg;
-        gt_data_config_defaults(&cfg, GT_TASK_NILM);
+        gt_nilm_data_defaults(&cfg);
         cfg.screen = mode == 0 ? GT_SCREEN_DROP : GT_SCREEN_REPAIR;
         gt_dataset *ds = gt_dataset_nilm(sh, &cfg, comm); /* sh stays valid until gt_dataset_free */
         int64_t v[4] = {0, 0, 0, 0}, t[4]; /* flagged, repaired (flagged rows), changed rows, flagged now < 20 kW */
@@ -205,7 +207,7 @@ static void check_synth(const char *path, MPI_Comm comm, int rank) {
 
 static void check_pdm_events(const char *path, MPI_Comm comm, int T) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_PDM);
+    gt_pdm_data_defaults(&cfg);
     cfg.window = 50;
     cfg.stride = 10;
     cfg.holdout_every = 4; /* turbine 3 */
@@ -242,7 +244,7 @@ static void check_pdm_events(const char *path, MPI_Comm comm, int T) {
 static gt_screen_summary short_gap_head(const char *path, MPI_Comm comm, int64_t a, int64_t b, int64_t head,
                                         int short_gap) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_PDM);
+    gt_pdm_data_defaults(&cfg);
     cfg.window = 50;
     cfg.stride = 10;
     cfg.pdm_short_gap = short_gap;

@@ -12,11 +12,13 @@
  *     and far below the bytes of materialised windows;
  *   - gt_data_item_split (the one split rule of dataset and eval) on hand
  *     cases: rounding, clamping, holdout. */
+#include "pdm/pdm.h"
+#include "nilm/nilm.h"
 #include "data_test.h"
 
 static void check_nilm_splits(const char *path, MPI_Comm comm, int H) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = 31;
     cfg.stride = 1;
     cfg.holdout_every = 4; /* households 3 and 7 */
@@ -130,7 +132,7 @@ static void check_nilm_splits(const char *path, MPI_Comm comm, int H) {
  * grid); unmasked (the default): every selected appliance in every window. */
 static void check_strides(const char *path, MPI_Comm comm, int masked, const char *select, int sel_lo) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = 21;
     cfg.stride = 0;
     cfg.stride_frac = 0.35;
@@ -187,7 +189,7 @@ static void check_strides(const char *path, MPI_Comm comm, int masked, const cha
 
 static void check_memory(const char *path, MPI_Comm comm) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_NILM);
+    gt_nilm_data_defaults(&cfg);
     cfg.window = 256;
     cfg.stride = 1;
     gt_nilm_shard *sh = gt_nilm_shard_read(path, comm);
@@ -214,7 +216,7 @@ static void check_memory(const char *path, MPI_Comm comm) {
 
 static void check_pdm(const char *path, MPI_Comm comm, int T) {
     gt_data_config cfg;
-    gt_data_config_defaults(&cfg, GT_TASK_PDM);
+    gt_pdm_data_defaults(&cfg);
     cfg.window = 64;
     cfg.stride = 16;
     cfg.holdout_every = 3; /* turbine 2 */

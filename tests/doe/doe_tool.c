@@ -13,10 +13,12 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "dist/comm.h"
+#include "task/task_registry.h"
 
 extern const gt_cmd gt_cmd_doe, gt_cmd_eval;
 
 int main(int argc, char **argv) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     if (argc < 2 || gt_commands_find(argv[1])) return gt_cli_main(argc, argv);
     const gt_cmd *cmd = !strcmp(argv[1], "doe") ? &gt_cmd_doe : !strcmp(argv[1], "eval") ? &gt_cmd_eval : NULL;
     if (!cmd) return gt_cli_main(argc, argv);

@@ -13,6 +13,9 @@
  *    leaves none;
  *  - nilm appliances: only the selected appliance's targets count (mask).
  * Global counts are reduced over ranks, so the checks hold at any rank count. */
+#include "pdm/pdm.h"
+#include "nilm/nilm.h"
+#include "task/task_registry.h"
 #include "train/train_test_util.h"
 
 #include "data/dataset.h"
@@ -38,7 +41,7 @@ static void write_farm(const char *path, MPI_Comm comm) {
 }
 
 static void base_cfg(gt_data_config *d) {
-    gt_data_config_defaults(d, GT_TASK_PDM);
+    gt_pdm_data_defaults(d);
     d->window = 48;
     d->stride = 24;
 }
@@ -104,6 +107,7 @@ static void set(gt_data_filter *f, const char *text) {
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* task/task_registry.h */
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -220,7 +224,7 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "%s", sh->meta[1].name);
     const int A = sh->n_appliances;
     gt_data_config dn;
-    gt_data_config_defaults(&dn, GT_TASK_NILM);
+    gt_nilm_data_defaults(&dn);
     dn.window = 63;
     dn.stride = 16;
     snprintf(dn.appliances, sizeof dn.appliances, "%s", name);

@@ -16,6 +16,7 @@
 #include "doe/matrix.h"
 #include "doe/run.h"
 #include "doe_test_util.h"
+#include "task/task_registry.h"
 #include "test.h"
 
 static void test_rungs(void) {
@@ -301,6 +302,7 @@ static void test_per(void) {
 }
 
 int main(void) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     snprintf(g_dir, sizeof g_dir, "/tmp/gt_test_halving_%d", (int)getpid());
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", g_dir, g_dir);

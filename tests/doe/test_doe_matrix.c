@@ -12,6 +12,7 @@
 #include "doe/matrix.h"
 #include "doe/run.h"
 #include "doe_test_util.h"
+#include "task/task_registry.h"
 #include "test.h"
 
 /* loads text; expects failure with err containing file:line and `needle` */
@@ -90,6 +91,7 @@ static void test_sizes(void) {
 }
 
 int main(void) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     snprintf(g_dir, sizeof g_dir, "%s/doe-matrix-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
     TEST_REQUIRE(mkdtemp(g_dir));
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "doe/report.h"
+#include "task/task_registry.h"
 #include "test.h"
 
 static char g_dir[256];
@@ -190,6 +191,7 @@ static void sizes_sweep(void) {
 }
 
 int main(void) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     snprintf(g_dir, sizeof g_dir, "%s/doe-report-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
     TEST_REQUIRE(mkdtemp(g_dir));
     const char *mt[2] = {"0", "1"}, *cond[2] = {"low_wind", "rated"}, *seed[3] = {"1", "2", "3"};

@@ -15,10 +15,12 @@
 #include "core/log.h"
 #include "dist/comm.h"
 #include "eval/report.h"
+#include "task/task_registry.h"
 
 extern const gt_cmd gt_cmd_train, gt_cmd_eval, gt_cmd_predict, gt_cmd_synth;
 
 int main(int argc, char **argv) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     gt_log_init_from_env();
     if (argc == 3 && !strcmp(argv[1], "report")) { /* eval_tool report RUN_DIR: rewrite the report only */
         int n = gt_report_write(argv[2], NULL);

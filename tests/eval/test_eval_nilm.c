@@ -35,6 +35,7 @@
 #include "io/read.h"
 #include "nn/engine.h"
 #include "train/checkpoint.h"
+#include "task/task_registry.h"
 #include "train/train_test_util.h"
 
 static char *slurp(const char *path, long *n) {
@@ -61,6 +62,7 @@ static int same_metrics(const gt_nilm_metrics *a, const gt_nilm_metrics *b) { re
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins();
     MPI_Comm world = MPI_COMM_WORLD;
     int rank, size;
     MPI_Comm_rank(world, &rank);
@@ -145,7 +147,7 @@ int main(int argc, char **argv) {
     gt_norm_stats ns;
     TEST_REQUIRE(gt_ckpt_load_latest(run, m, &ts, &ns, world) == 30);
     gt_eval_model em = {.e = eng, .ns = ns, .data = tc.data, .name = run};
-    em.data.task = GT_TASK_NILM;
+    em.data.task = gt_task_id(gt_task_by_name("nilm"));
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
 

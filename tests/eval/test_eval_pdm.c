@@ -29,9 +29,10 @@
 #include "eval/eval.h"
 #include "io/h5.h"
 #include "eval/eval_impl.h"
-#include "eval/pdm_impl.h"
+#include "pdm/pdm_impl.h"
 #include "io/read.h"
 #include "train/checkpoint.h"
+#include "task/task_registry.h"
 #include "train/train_test_util.h"
 
 static char *slurp(const char *path, long *n) {
@@ -195,6 +196,7 @@ static void lin_stage_unit(void) {
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins();
     MPI_Comm world = MPI_COMM_WORLD;
     int rank, size;
     MPI_Comm_rank(world, &rank);
@@ -260,7 +262,7 @@ int main(int argc, char **argv) {
     gt_engine *m32 = load(&c32, run32, C, &ns32, world), *m16 = load(&c16, run16, C, &ns16, world);
     ems[0] = (gt_eval_model){.e = m32, .ns = ns32, .data = c32.data, .name = run32};
     ems[1] = (gt_eval_model){.e = m16, .ns = ns16, .data = c16.data, .name = run16};
-    ems[0].data.task = ems[1].data.task = GT_TASK_PDM;
+    ems[0].data.task = ems[1].data.task = gt_task_id(gt_task_by_name("pdm"));
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
 

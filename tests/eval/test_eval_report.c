@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "eval/report.h"
+#include "task/task_registry.h"
 #include "test.h"
 
 static void put(const char *dir, const char *name, const char *text) {
@@ -64,6 +65,7 @@ static void common_files(const char *dir) {
 }
 
 int main(void) {
+    gt_task_register_builtins(); /* task/task_registry.h */
     const char *base = getenv("GT_BINARY_DIR");
     char dir[400], dir2[420], cmd[2000];
     snprintf(dir, sizeof dir, "%s/eval-scratch/report-%d", base && *base ? base : "/tmp", (int)getpid());

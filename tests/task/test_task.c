@@ -1,7 +1,9 @@
 /* tests/task/test_task.c: the task interface (task/task.h). The data file's
  * kind chooses the task; each task's model shape, targets, target count and
  * objective are checked against what they must be, computed here by hand:
- *   - gt_task_for_file: NILM file -> gt_task_nilm, wind-farm file -> gt_task_pdm;
+ *   - the registry (task/task_registry.h): nilm is task 0, pdm task 1, found by
+ *     name, number and file kind; gt_task_for_file: NILM file -> nilm, wind-farm
+ *     file -> pdm; gt_task_choose: "" and "auto" give the file's task, a name its task;
  *   - gt_data_config_resolve: the task's window/stride defaults, explicit values kept;
  *   - shape_model: NILM n_in = 1 + time features, n_out = A (2A gated); PdM n_in = n_out = C;
  *   - PdM targets: y[b,t] = x[b,t+1] with mask 0 at t = T-1; target count n (T-1) C;
@@ -17,25 +19,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nilm/nilm.h"
 #include "nn/model_lstm.h"
+#include "pdm/pdm.h"
 #include "task/task.h"
+#include "task/task_registry.h"
 #include "train/train_test_util.h"
 
 static void check_pdm(const char *file, MPI_Comm comm) {
     const gt_task_i *task = gt_task_for_file(file, comm);
-    TEST_CHECK(task == &gt_task_pdm);
+    TEST_CHECK(task == gt_task_def_pdm.train && gt_task_def_of(task) == &gt_task_def_pdm);
     TEST_CHECK(!strcmp(task->item, "turbine") && task->data_targets == 0);
     gt_data_config dc;
-    gt_data_config_defaults(&dc, GT_TASK_NILM);
+    gt_data_config_defaults(&dc);
     dc.window = GT_DATA_WINDOW_TASK_DEFAULT;
     dc.stride = GT_DATA_STRIDE_TASK_DEFAULT;
-    gt_data_config_resolve(&dc, task->kind);
+    gt_data_config_resolve(&dc, gt_task_id(task), gt_task_def_of(task)->data);
     TEST_EQ_INT(dc.window, 512);
     TEST_EQ_INT((int)dc.stride, 128);
-    TEST_CHECK(dc.task == GT_TASK_PDM);
+    TEST_CHECK(dc.task == 1 && gt_task_get(dc.task) == task);
     dc.window = 16; /* explicit values stay */
     dc.stride = 8;
-    gt_data_config_resolve(&dc, task->kind);
+    gt_data_config_resolve(&dc, gt_task_id(task), gt_task_def_of(task)->data);
     TEST_EQ_INT(dc.window, 16);
     TEST_EQ_INT((int)dc.stride, 8);
     dc.screen = GT_SCREEN_OFF;
@@ -115,7 +120,7 @@ static void check_pdm(const char *file, MPI_Comm comm) {
 static void check_pdm_nbm(const char *file, MPI_Comm comm) {
     const gt_task_i *task = gt_task_for_file(file, comm);
     gt_data_config dc;
-    gt_data_config_defaults(&dc, GT_TASK_PDM);
+    gt_pdm_data_defaults(&dc);
     dc.window = 16;
     dc.stride = 8;
     dc.screen = GT_SCREEN_OFF;
@@ -225,13 +230,13 @@ static void check_pdm_nbm(const char *file, MPI_Comm comm) {
 
 static void check_nilm(const char *file, MPI_Comm comm) {
     const gt_task_i *task = gt_task_for_file(file, comm);
-    TEST_CHECK(task == &gt_task_nilm);
+    TEST_CHECK(task == gt_task_def_nilm.train && gt_task_def_of(task) == &gt_task_def_nilm);
     TEST_CHECK(!strcmp(task->item, "household") && task->data_targets == 1);
     gt_data_config dc;
-    gt_data_config_defaults(&dc, GT_TASK_PDM);
+    gt_data_config_defaults(&dc);
     dc.window = GT_DATA_WINDOW_TASK_DEFAULT;
     dc.stride = GT_DATA_STRIDE_TASK_DEFAULT;
-    gt_data_config_resolve(&dc, task->kind);
+    gt_data_config_resolve(&dc, gt_task_id(task), gt_task_def_of(task)->data);
     TEST_EQ_INT(dc.window, 599);
     TEST_EQ_INT((int)dc.stride, 0);
     dc.window = 63;
@@ -286,6 +291,7 @@ static void check_nilm(const char *file, MPI_Comm comm) {
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins();
     MPI_Comm world = MPI_COMM_WORLD;
     char dir[512], nilm[600], pdm[600];
     tt_scratch(dir, sizeof dir, "task", world);
@@ -297,7 +303,17 @@ int main(int argc, char **argv) {
     check_pdm_nbm(pdm, world);
     check_nilm(nilm, world);
     TEST_CHECK(gt_task_for_kind(GT_KIND_UNKNOWN) == NULL);
-    TEST_CHECK(gt_task_get(GT_TASK_PDM) == &gt_task_pdm && gt_task_get(GT_TASK_NILM) == &gt_task_nilm);
+    TEST_EQ_INT(gt_task_count(), 2);
+    TEST_CHECK(gt_task_get(1) == gt_task_def_pdm.train && gt_task_get(0) == gt_task_def_nilm.train);
+    TEST_CHECK(gt_task_at(0) == &gt_task_def_nilm && gt_task_at(1) == &gt_task_def_pdm && gt_task_at(2) == NULL);
+    TEST_CHECK(gt_task_by_name("pdm") == gt_task_def_pdm.train && gt_task_by_name("load") == NULL);
+    TEST_CHECK(gt_task_for_kind(GT_KIND_NILM) == gt_task_def_nilm.train);
+    TEST_CHECK(gt_task_choose("", nilm, world) == gt_task_def_nilm.train);
+    TEST_CHECK(gt_task_choose("auto", pdm, world) == gt_task_def_pdm.train);
+    TEST_CHECK(gt_task_choose("pdm", pdm, world) == gt_task_def_pdm.train);
+    TEST_CHECK(!strcmp(gt_task_def_nilm.train->name, "nilm") && gt_task_def_nilm.train->file_kind == GT_KIND_NILM);
+    gt_task_register_builtins(); /* a second call adds nothing */
+    TEST_EQ_INT(gt_task_count(), 2);
     MPI_Barrier(world);
     int rank;
     MPI_Comm_rank(world, &rank);

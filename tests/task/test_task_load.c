@@ -2,14 +2,21 @@
  * task tables only: load forecasting on the household files (from a window
  * of aggregate power, its last sample hidden, predict that sample).
  *
- * The task's training side is a gt_task_i (input: the window with its last
- * sample set to 0; targets: that sample, computed from the window; objective:
- * the model's loss) and its evaluation side a gt_eval_task_i (eval.json's
- * "load" section, its report section), added with gt_eval_task_register. The
- * test trains a small seq2point CNN through the table's slots, then runs the
- * shared evaluation driver (gt_eval_run_dir) and report on it, and checks:
+ * The task is one struct (task/task.h gt_task_def) registered with
+ * gt_task_register after the built-ins, as a folder of src/ would be by its
+ * line in task/task_registry.h: its training side is a gt_task_i (input: the
+ * window with its last sample set to 0; targets: that sample, computed from
+ * the window; objective: the model's loss), its data side NILM's (its
+ * datasets are the household file's windows: nilm/nilm.h), its evaluation
+ * side a gt_eval_task_i (eval.json's "load" section, its report section).
+ * data.task = load chooses it on a household file (gt_task_choose), as
+ * `gridtrain train data.task=load` would. The test trains a small seq2point
+ * CNN through the table's slots, then runs the shared evaluation driver
+ * (gt_eval_run_dir) and report on it, and checks:
+ *   - data.task: "load" gives the load task on the household file, "" and
+ *     "auto" the file's own (nilm); its number is the one registration gave;
  *   - the training objective over a fixed batch falls (the model learns);
- *   - the trainer itself (gt_train_run with train config .task) trains it:
+ *   - the trainer itself (gt_train_run with data.task = load) trains it:
  *     the mean step loss of its last 10 steps below half that of its first 10;
  *   - the target count is the number of finite last samples of the batch;
  *   - eval.json: "task" "load", the load section's MAE equals the MAE
@@ -23,13 +30,13 @@
 
 #include "core/fsutil.h"
 #include "eval/eval_task.h"
-#include "eval/report_impl.h"
+#include "eval/report_section.h"
 #include "eval/run_eval.h"
 #include "io/read.h"
+#include "nilm/nilm.h"
 #include "task/task.h"
+#include "task/task_registry.h"
 #include "train/train_test_util.h"
-
-#define LOAD_TASK ((gt_task)(GT_TASK_PDM + 1)) /* a value of its own */
 
 /* ----------------------------------------------------------- training -- */
 
@@ -44,9 +51,7 @@ static void load_check_model(const gt_model_config *mc, const char *file) {
 
 /* the household file's NILM dataset (its windows of aggregate power) */
 static gt_dataset *load_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
-    gt_data_config d = *dc;
-    d.task = GT_TASK_NILM;
-    return gt_dataset_nilm(gt_nilm_shard_read(file, comm), &d, comm);
+    return gt_dataset_nilm(gt_nilm_shard_read(file, comm), dc, comm);
 }
 
 static void load_shape_model(gt_model_config *mc, const gt_data_config *dc, int n_targets) {
@@ -98,7 +103,6 @@ static double load_target_count(const gt_task_ctx *tc, const gt_batch *b) {
 }
 
 static const gt_task_i g_load = {
-    .kind = LOAD_TASK,
     .name = "load",
     .item = "household",
     .file_kind = GT_KIND_NILM,
@@ -170,7 +174,6 @@ static void load_report(struct gt_rep *r, const cJSON *ev) {
 }
 
 static const gt_eval_task_i g_load_eval = {
-    .kind = LOAD_TASK,
     .name = "load",
     .items = "households",
     .sample_file = "eval_load.csv",
@@ -178,6 +181,14 @@ static const gt_eval_task_i g_load_eval = {
     .predict = NULL,
     .eval_config = load_eval_config,
     .report = load_report,
+};
+
+/* ------------------------------------------------------------ the task -- */
+
+static const gt_task_def g_load_def = {
+    .train = &g_load,
+    .data = &gt_data_task_nilm, /* NILM's datasets: window and stride defaults, fill, screening */
+    .eval = &g_load_eval,
 };
 
 /* ---------------------------------------------------------------- test -- */
@@ -194,15 +205,22 @@ int main(int argc, char **argv) {
     tt_write_nilm(file, -1, 0, comm);
     if (rank == 0) TEST_CHECK(gt_mkdir_out(run) == 0);
     MPI_Barrier(comm);
-    gt_eval_task_register(&g_load_eval);
+    gt_task_register_builtins();
+    const gt_task load_id = gt_task_register(&g_load_def);
+    TEST_EQ_INT(load_id, 2); /* after nilm and pdm */
+    TEST_CHECK(gt_task_choose("", file, comm) == gt_task_def_nilm.train);
+    TEST_CHECK(gt_task_choose("auto", file, comm) == gt_task_def_nilm.train);
 
     gt_train_config c;
     tt_cnn_config(&c, file);
     c.model.dropout = 0;
     c.model.max_batch = 8;
+    snprintf(c.data.task_name, sizeof c.data.task_name, "load"); /* data.task = load */
     gt_data_config dc = c.data;
-    gt_data_config_resolve(&dc, GT_TASK_NILM);
-    const gt_task_i *task = &g_load;
+    const gt_task_i *task = gt_task_choose(dc.task_name, file, comm);
+    TEST_CHECK(task == &g_load && gt_task_id(task) == load_id && gt_task_def_of(task) == &g_load_def);
+    gt_data_config_resolve(&dc, gt_task_id(task), gt_task_def_of(task)->data);
+    TEST_EQ_INT(dc.task, load_id);
     gt_dataset *ds = task->open(file, &dc, comm);
     gt_model_config mc = c.model;
     task->check_model(&mc, file);
@@ -260,10 +278,10 @@ int main(int argc, char **argv) {
     if (rank == 0) printf("load task: objective over a train batch %.6g -> %.6g\n", before, after);
     TEST_CHECK(isfinite(after) && after < 0.5 * before);
 
-    /* the trainer itself, given the task */
+    /* the trainer itself, the task chosen by data.task */
     gt_train_config tcfg;
     tt_cnn_config(&tcfg, file);
-    tcfg.task = &g_load;
+    snprintf(tcfg.data.task_name, sizeof tcfg.data.task_name, "load");
     tcfg.max_steps = 80;
     gt_train_result res;
     TEST_EQ_INT(gt_train_run(&tcfg, comm, &res), 0);
@@ -279,8 +297,7 @@ int main(int argc, char **argv) {
     int64_t nw;
     const double mae = test_mae(e, &nw, comm);
     TEST_CHECK(isfinite(mae) && nw > 0);
-    gt_eval_model em = {.e = e, .ns = *gt_dataset_norm(ds), .data = dc, .name = "load"};
-    em.data.task = LOAD_TASK;
+    gt_eval_model em = {.e = e, .ns = *gt_dataset_norm(ds), .data = dc, .name = "load"}; /* .data.task: load's */
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
     gt_eval_train_info ti;

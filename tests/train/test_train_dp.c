@@ -19,9 +19,11 @@
  * Europe/London). The overlapped gradient exchange (train.overlap) gives
  * the same bits as the exchange after backward. */
 #include "train_test_util.h"
+#include "task/task_registry.h"
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank, size;
     MPI_Comm_rank(comm, &rank);

@@ -2,9 +2,11 @@
  * small wind-farm file: next-step loss goes down, validation is finite,
  * replicas identical. */
 #include "train_test_util.h"
+#include "task/task_registry.h"
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank;
     MPI_Comm_rank(comm, &rank);

@@ -10,6 +10,7 @@
 #include "nn/engine.h"
 #include "plan/plan.h"
 #include "train_test_util.h"
+#include "task/task_registry.h"
 
 /* ------------------------------------------------------------ the kind -- */
 typedef struct linear_model {
@@ -142,6 +143,7 @@ static void train_once(const char *file, gt_model_kind kind, MPI_Comm comm, gt_t
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank;
     MPI_Comm_rank(comm, &rank);

@@ -14,11 +14,13 @@
 #include "io/read.h"
 #include "synth/synth.h"
 #include "train_test_util.h"
+#include "task/task_registry.h"
 
 enum { SPIKE_H = 2, EVERY = 40 };
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank;
     MPI_Comm_rank(comm, &rank);

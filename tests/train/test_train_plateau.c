@@ -12,6 +12,7 @@
  * have a validation without improvement that did not reduce (the patience
  * count is exercised); early stopping is off (train.patience = 0). */
 #include "train_test_util.h"
+#include "task/task_registry.h"
 
 #define MAX_ROWS 256
 
@@ -51,6 +52,7 @@ static void read_metrics(const char *run, metrics *m) {
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank;
     MPI_Comm_rank(comm, &rank);

@@ -9,6 +9,7 @@
  * the plateau factor and counter come back from the checkpoint). And
  * model.dropout = auto: off for a one-epoch run, on for a four-epoch one. */
 #include "train_test_util.h"
+#include "task/task_registry.h"
 
 /* One straight run and one stopped + resumed run of c in dir/run-<tag>-{a,b};
  * returns the straight run's checksum and plateau reductions. */
@@ -75,6 +76,7 @@ static uint64_t resume_case(gt_train_config c, const char *dir, const char *tag,
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     MPI_Comm comm = MPI_COMM_WORLD;
     int rank;
     MPI_Comm_rank(comm, &rank);

@@ -12,6 +12,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "dist/comm.h"
+#include "task/task_registry.h"
 #include "train/bench_train.h"
 
 extern const gt_cmd gt_cmd_train;
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
         return GT_EXIT_USAGE;
     }
     gt_dist_init(&argc, &argv);
+    gt_task_register_builtins(); /* the file's kind chooses the task */
     int rc;
     if (!strcmp(argv[1], "bench")) {
         /* bench's own table (bench.reps) with positionals "train CONFIG" */

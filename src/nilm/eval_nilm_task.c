@@ -1,4 +1,4 @@
-/* eval/eval_nilm_task.c: NILM's row of the evaluation table (eval_task.h):
+/* nilm/eval_nilm_task.c: NILM's evaluation side (eval/eval_task.h gt_eval_task_i):
  * what eval.json holds of a NILM evaluation (data, "nilm", its eval_config
  * keys) and the report's disaggregation section. The evaluation itself is
  * eval_nilm.c. */
@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "eval/eval_impl.h"
 #include "eval/eval_task.h"
-#include "eval/report_impl.h"
+#include "eval/report_section.h"
 
 /* ------------------------------------------------------------- eval.json -- */
 
@@ -377,7 +377,6 @@ static void sec_nilm(gt_rep *r, const cJSON *ev) {
 }
 
 const gt_eval_task_i gt_eval_task_nilm = {
-    .kind = GT_TASK_NILM,
     .name = "nilm",
     .items = "households",
     .sample_file = "eval_sample.csv",

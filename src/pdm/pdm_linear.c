@@ -1,4 +1,4 @@
-/* eval/pdm_linear.c: the linear stage of a normal-behaviour model's
+/* pdm/pdm_linear.c: the linear stage of a normal-behaviour model's
  * residual (eval.nbm_linear; pdm_impl.h, docs/evaluation.md).
  *
  * Per target channel c, the value y_c(r) (normalised) is regressed on the
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "core/check.h"
-#include "eval/pdm_impl.h"
+#include "pdm/pdm_impl.h"
 
 static const double LIN_SPAN_S[GT_PDM_LIN_SPANS] = {7200, 21600, 86400};
 

@@ -1,4 +1,4 @@
-/* task/task_nilm.c: NILM disaggregation. A window of aggregate power (plus
+/* nilm/task_nilm.c: NILM disaggregation. A window of aggregate power (plus
  * optional time-of-day channels) -> each appliance's power at its midpoint
  * (seq2point); targets and masks come from the dataset (per-appliance
  * strides, appliances not owned or not selected masked out). */
@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "dist/allreduce.h"
 #include "io/format.h"
+#include "nilm/nilm_impl.h"
 #include "task/task.h"
 
 static void nilm_check_model(const gt_model_config *mc, const char *file) {
@@ -58,7 +59,7 @@ static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Com
 
 static void nilm_shape_model(gt_model_config *mc, const gt_data_config *dc, int n_targets) {
     mc->window = dc->window;
-    mc->n_in = gt_data_config_n_in(dc, n_targets);
+    mc->n_in = gt_nilm_n_in(dc, n_targets);
     mc->n_out = mc->gated ? 2 * n_targets : n_targets;
 }
 
@@ -112,7 +113,6 @@ static double nilm_objective(const gt_task_ctx *tc, float *dpred, const float *p
 }
 
 const gt_task_i gt_task_nilm = {
-    .kind = GT_TASK_NILM,
     .name = "nilm",
     .item = "household",
     .file_kind = GT_KIND_NILM,

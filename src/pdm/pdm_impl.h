@@ -1,5 +1,6 @@
-/* eval/pdm_impl.h: the PdM evaluation's parts (internal to eval/), one
- * concern per file:
+/* pdm/pdm_impl.h: what the files of the PdM task share (internal to pdm/):
+ * its data side (dataset_pdm.c) and the PdM evaluation's parts, one concern
+ * per file:
  *   pdm_score.c   rows planned per turbine, the anomaly score of every row
  *                 (residual terms, flat-line term, EWMA, operating envelope)
  *   pdm_linear.c  eval.nbm_linear: the linear stage of a normal-behaviour
@@ -9,14 +10,17 @@
  *   pdm_output.c  predict's HDF5 file and eval's score trace
  * Every function named "Collective" is called by every rank of comm in the
  * same order; its collectives go through dist/reduce.h. */
-#ifndef GT_EVAL_PDM_IMPL_H
-#define GT_EVAL_PDM_IMPL_H
+#ifndef GT_PDM_PDM_IMPL_H
+#define GT_PDM_PDM_IMPL_H
 
 #include <mpi.h>
 #include <stdint.h>
 
 #include "data/dataset.h"
 #include "eval/eval.h"
+
+extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: the data side */
+extern const struct gt_task_i gt_task_pdm;           /* task_pdm.c: training's table */
 
 typedef struct gt_pdm_tinfo { /* one local turbine */
     int64_t r0, n;      /* local rows */

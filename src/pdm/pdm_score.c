@@ -1,4 +1,4 @@
-/* eval/pdm_score.c: the anomaly score of every row for the LSTM next-step
+/* pdm/pdm_score.c: the anomaly score of every row for the LSTM next-step
  * predictor and the normal-behaviour model (see pdm_impl.h, eval.h,
  * docs/evaluation.md).
  *
@@ -31,7 +31,7 @@
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
-#include "eval/pdm_impl.h"
+#include "pdm/pdm_impl.h"
 #include "task/task.h"
 
 typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);

@@ -1,4 +1,4 @@
-/* eval/pdm_alarm.c: a turbine's alarm rows from its smoothed score (alarm
+/* pdm/pdm_alarm.c: a turbine's alarm rows from its smoothed score (alarm
  * runs above the threshold, short ones dropped, close ones merged), used by
  * the event metrics (eval_pdm.c) and by predict's outputs (pdm_output.c). */
 #include <math.h>
@@ -8,7 +8,7 @@
 #include "core/check.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
-#include "eval/pdm_impl.h"
+#include "pdm/pdm_impl.h"
 
 void gt_pdm_alarm_mask(const float *score, int64_t n, double thr, const gt_eval_config *ec, double rate,
                        uint8_t *alarm) {

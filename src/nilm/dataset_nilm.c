@@ -1,4 +1,4 @@
-/* data/dataset_nilm.c: the NILM side of a dataset (dataset_impl.h
+/* nilm/dataset_nilm.c: the NILM side of a dataset (data/dataset_impl.h
  * gt_data_task_i): households, the aggregate as input (plus time features),
  * each appliance's power at the window's midpoint as the targets, masked by
  * its stride and data.appliances; and the creation of a NILM dataset. */
@@ -9,16 +9,29 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "data/dataset_impl.h"
+#include "nilm/nilm.h"
+#include "nilm/nilm_impl.h"
 
 static void nilm_check_cfg(const gt_data_config *cfg) {
     GT_CHECK(cfg->care_event < 0, GT_EXIT_USAGE,
              "data: data.care_event selects a CARE to Compare event dataset of a wind-farm (pdm) file");
 }
 
+static int64_t nilm_plan_bytes(const gt_data_config *cfg, int64_t rows, int64_t lowres_rows, int cols,
+                               int has_faults) {
+    int64_t b = rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols + cfg->time_features));
+    if (has_faults) b += rows;
+    return b + lowres_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols));
+}
+
 static int64_t nilm_series_bytes(const gt_dataset *ds) {
     const gt_nilm_shard *s = ds->nilm;
-    return gt_dataset_series_bytes(GT_TASK_NILM, s->n_rows, s->n_lowres_rows, s->n_appliances, s->fault_flags != NULL,
-                                   ds->cfg.time_features);
+    return nilm_plan_bytes(&ds->cfg, s->n_rows, s->n_lowres_rows, s->n_appliances, s->fault_flags != NULL);
+}
+
+int gt_nilm_n_in(const gt_data_config *cfg, int n_cols) {
+    (void)n_cols;
+    return 1 + cfg->time_features; /* the aggregate and the time features */
 }
 
 static int64_t nilm_n_y(const gt_dataset *ds) { return ds->n_cols; }
@@ -60,14 +73,21 @@ static void nilm_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n) 
             (long long)filled, (long long)rows, lim);
 }
 
-static const gt_data_task_i g_nilm = {
+const gt_data_task_i gt_data_task_nilm = {
     .name = "nilm",
+    .window = 599, /* seq2point (Zhang et al. 2018) */
+    .stride = 0,   /* per-appliance strides (data.stride_frac) */
     .item = "household",
     .items = "households",
     .gap_hint = "holes up to data.fill_max_s seconds are filled: raise it if the gaps are short, or check the "
                 "recording's clock and dropouts (gridtrain inspect)",
+    .column = "appliance",
+    .features_extra = 1,
     .check_cfg = nilm_check_cfg,
     .series_bytes = nilm_series_bytes,
+    .plan_bytes = nilm_plan_bytes,
+    .n_in = gt_nilm_n_in,
+    .augment = gt_nilm_augment,
     .n_y = nilm_n_y,
     .target_name = nilm_target_name,
     .period_s = nilm_period_s,
@@ -76,16 +96,16 @@ static const gt_data_task_i g_nilm = {
 };
 
 float gt_dataset_on_threshold(const gt_dataset *ds, int a) {
-    GT_ASSERT(ds->task == GT_TASK_NILM && a >= 0 && a < ds->n_cols);
+    GT_ASSERT(ds->t == &gt_data_task_nilm && a >= 0 && a < ds->n_cols);
     return (float)(((double)ds->nilm->meta[a].on_power_w - ds->norm.mean[1 + a]) / ds->norm.std[1 + a]);
 }
 
 gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
-    gt_ds_check_cfg(cfg, GT_TASK_NILM, &g_nilm);
+    gt_ds_check_cfg(cfg, &gt_data_task_nilm);
     const int A = shard->n_appliances;
     GT_CHECK(A >= 1 && A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "data: %d appliances (1..%d supported)", A,
              GT_DATA_MAX_TARGETS);
-    gt_dataset *ds = gt_ds_new(GT_TASK_NILM, &g_nilm, cfg, shard->n_households, shard->n_households_total, A,
+    gt_dataset *ds = gt_ds_new(&gt_data_task_nilm, cfg, shard->n_households, shard->n_households_total, A,
                                shard->timestamps, shard->aggregate, shard->index, shard->id);
     ds->nilm = shard;
     ds->app = shard->appliances;
@@ -130,3 +150,8 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
     return ds;
 }
 
+
+void gt_nilm_data_defaults(gt_data_config *cfg) {
+    gt_data_config_defaults(cfg);
+    gt_data_config_resolve(cfg, GT_TASK_UNSET, &gt_data_task_nilm);
+}

@@ -1,4 +1,4 @@
-/* eval/pdm_calib.c: which rows calibrate the PdM anomaly score, and the
+/* pdm/pdm_calib.c: which rows calibrate the PdM anomaly score, and the
  * alarm threshold calibrated on them (see pdm_impl.h, docs/evaluation.md).
  *
  * Threshold = pdm_margin x a level of the calibration scores of normal rows
@@ -22,7 +22,7 @@
 #include "core/check_mpi.h"
 #include "dist/reduce.h"
 #include "eval/eval_impl.h"
-#include "eval/pdm_impl.h"
+#include "pdm/pdm_impl.h"
 
 /* Validation rows used for calibration: label 0 and no label in the
  * previous `guard` rows (the model still has the event in its context and the

@@ -1,4 +1,4 @@
-/* data/nilm_augment.c: NILM augmentation, appliance activations pasted into
+/* nilm/nilm_augment.c: NILM augmentation, appliance activations pasted into
  * training windows (see dataset.h). */
 #include <ctype.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "core/rng.h"
 #include "data/dataset_impl.h"
 #include "data/permute.h"
+#include "nilm/nilm_impl.h"
 #include "dist/reduce.h"
 
 #define ACT_MERGE_S 300.0 /* off gaps inside one activation (a washing machine's pauses) */
@@ -100,7 +101,7 @@ static double act_sample(const gt_dataset *ds, int a, int64_t row, int64_t L, in
     return vp + (vs - vp) * (double)(q - p) / (double)(s - p);
 }
 
-int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
+int64_t gt_nilm_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
                            float *y, const float *mask) {
     if (!ds->act_off || ds->cfg.augment <= 0) return 0;
     const int A = ds->n_cols, Cin = 1 + ds->cfg.time_features, last = ds->cfg.x_channels_last;

@@ -1,4 +1,4 @@
-/* eval/eval_pdm.c: alarms and event metrics of the PdM detectors (the LSTM
+/* pdm/eval_pdm.c: alarms and event metrics of the PdM detectors (the LSTM
  * next-step predictor and the normal-behaviour model): per turbine, machine
  * type and condition over the evaluation rows, and the CARE to Compare
  * authors' protocol per /care_events entry (see pdm_impl.h, eval.h,
@@ -17,7 +17,7 @@
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
-#include "eval/pdm_impl.h"
+#include "pdm/pdm_impl.h"
 #include "io/h5.h"
 #include "io/read.h"
 

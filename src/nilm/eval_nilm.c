@@ -1,4 +1,4 @@
-/* eval/eval_nilm.c: NILM evaluation and per-row prediction (see eval.h). */
+/* nilm/eval_nilm.c: NILM evaluation and per-row prediction (see eval.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -16,7 +16,7 @@
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
-#include "eval/nilm_impl.h"
+#include "nilm/nilm_impl.h"
 #include "io/read.h"
 #include "task/task.h"
 
@@ -151,7 +151,6 @@ static void calibrate_gates(gt_dataset *ds, const nilm_model *em, const gt_io_ap
  * the window grid `stride`, normalised with the run's frozen statistics. */
 static gt_dataset *eval_dataset(gt_nilm_shard *sh, const nilm_model *em, int64_t stride, MPI_Comm comm) {
     gt_data_config dcfg = em->data;
-    dcfg.task = GT_TASK_NILM;
     dcfg.window = em->m->cfg.window; /* member 0's host model */
     dcfg.stride = stride;
     dcfg.x_channels_last = gt_model_input_channels_last(em->m->cfg.kind);

@@ -1,4 +1,4 @@
-/* task/task_pdm.c: wind-turbine anomaly detection. A window of T steps of
+/* pdm/task_pdm.c: wind-turbine anomaly detection. A window of T steps of
  * the C sensor channels and one of two objectives (data.pdm_target):
  *   next  the target of step t is the input at t + 1 (next-step prediction),
  *         so a sequence model (lstm) learns normal behaviour and its
@@ -170,7 +170,6 @@ static double pdm_target_count(const gt_task_ctx *tc, const gt_batch *b) {
 }
 
 const gt_task_i gt_task_pdm = {
-    .kind = GT_TASK_PDM,
     .name = "pdm",
     .item = "turbine",
     .file_kind = GT_KIND_PDM,

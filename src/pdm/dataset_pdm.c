@@ -1,4 +1,4 @@
-/* data/dataset_pdm.c: the PdM side of a dataset (dataset_impl.h
+/* pdm/dataset_pdm.c: the PdM side of a dataset (data/dataset_impl.h
  * gt_data_task_i): turbines, every sensor channel as input (each turbine's
  * own statistics with data.norm = turbine), the targets derived from the
  * window by the task; and the creation of a PdM dataset (spike channels,
@@ -10,6 +10,8 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "data/dataset_impl.h"
+#include "pdm/pdm.h"
+#include "pdm/pdm_impl.h"
 
 static void pdm_check_cfg(const gt_data_config *cfg) {
     GT_CHECK(cfg->stride > 0, GT_EXIT_USAGE, "data: pdm needs a fixed stride > 0 (per-appliance strides are for nilm)");
@@ -18,9 +20,19 @@ static void pdm_check_cfg(const gt_data_config *cfg) {
     GT_CHECK(cfg->augment == 0, GT_EXIT_USAGE, "data.augment is for nilm data (it superimposes appliance activations)");
 }
 
+static int64_t pdm_plan_bytes(const gt_data_config *cfg, int64_t rows, int64_t lowres_rows, int cols, int has_faults) {
+    (void)cfg, (void)lowres_rows, (void)has_faults;
+    return rows * (int64_t)(sizeof(int64_t) + sizeof(float) * cols + 1);
+}
+
 static int64_t pdm_series_bytes(const gt_dataset *ds) {
     const gt_pdm_shard *s = ds->pdm;
-    return gt_dataset_series_bytes(GT_TASK_PDM, s->n_rows, 0, s->n_channels, 0, 0);
+    return pdm_plan_bytes(&ds->cfg, s->n_rows, 0, s->n_channels, 0);
+}
+
+static int pdm_n_in(const gt_data_config *cfg, int n_cols) {
+    (void)cfg;
+    return n_cols; /* every channel */
 }
 
 static int64_t pdm_n_y(const gt_dataset *ds) {
@@ -47,14 +59,21 @@ static void pdm_fill(const gt_dataset *ds, int li, int64_t start, int64_t r0, in
                 xi[t * C + c] = (float)(((double)ds->x[(r0 + t) * C + c] - ns->mean[c]) / ns->std[c]);
 }
 
-static const gt_data_task_i g_pdm = {
+const gt_data_task_i gt_data_task_pdm = {
     .name = "pdm",
+    .window = 512, /* the field case: window 512, stride 128 */
+    .stride = 128,
     .item = "turbine",
     .items = "turbines",
     .gap_hint = "whole records are missing there (rows with more than data.pdm_row_missing of the channels "
                 "missing); check the recording's dropouts (gridtrain inspect)",
+    .column = "channel",
+    .features_extra = 0,
     .check_cfg = pdm_check_cfg,
     .series_bytes = pdm_series_bytes,
+    .plan_bytes = pdm_plan_bytes,
+    .n_in = pdm_n_in,
+    .augment = NULL,
     .n_y = pdm_n_y,
     .target_name = pdm_target_name,
     .period_s = pdm_period_s,
@@ -63,11 +82,11 @@ static const gt_data_task_i g_pdm = {
 };
 
 gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
-    gt_ds_check_cfg(cfg, GT_TASK_PDM, &g_pdm);
+    gt_ds_check_cfg(cfg, &gt_data_task_pdm);
     const int C = shard->n_channels;
     GT_CHECK(C >= 1 && C <= GT_DATA_MAX_CHANNELS, GT_EXIT_DATA, "data: %d channels (1..%d supported)", C,
              GT_DATA_MAX_CHANNELS);
-    gt_dataset *ds = gt_ds_new(GT_TASK_PDM, &g_pdm, cfg, shard->n_turbines, shard->n_turbines_total, C,
+    gt_dataset *ds = gt_ds_new(&gt_data_task_pdm, cfg, shard->n_turbines, shard->n_turbines_total, C,
                                shard->timestamps, shard->signals, shard->index, shard->id);
     ds->pdm = shard;
     ds->labels = shard->labels;
@@ -88,3 +107,8 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     return ds;
 }
 
+
+void gt_pdm_data_defaults(gt_data_config *cfg) {
+    gt_data_config_defaults(cfg);
+    gt_data_config_resolve(cfg, GT_TASK_UNSET, &gt_data_task_pdm);
+}

@@ -1,8 +1,9 @@
-/* eval/report_impl.h: the report's writers (internal to eval/): each task's
- * results section (gt_eval_task_i.report) writes through them, so that
- * report.md and report.html stay one document. See report.h. */
-#ifndef GT_EVAL_REPORT_IMPL_H
-#define GT_EVAL_REPORT_IMPL_H
+/* eval/report_section.h: the report's writers, for a task's results section
+ * (gt_eval_task_i.report, in the task's folder) and the report itself
+ * (report.c): both write through them, so that report.md and report.html
+ * stay one document. See report.h. */
+#ifndef GT_EVAL_REPORT_SECTION_H
+#define GT_EVAL_REPORT_SECTION_H
 
 #include <cjson/cJSON.h>
 #include <limits.h>

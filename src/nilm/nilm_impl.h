@@ -1,15 +1,28 @@
-/* eval/nilm_impl.h: what NILM evaluation (eval_nilm.c) and per-row
- * prediction (nilm_predict.c) share: the model or ensemble they run, its
- * output rule and the watt conversions. Internal to eval/. */
-#ifndef GT_EVAL_NILM_IMPL_H
-#define GT_EVAL_NILM_IMPL_H
+/* nilm/nilm_impl.h: what the files of the NILM task share (internal to
+ * nilm/): its data side (dataset_nilm.c, nilm_augment.c), and what NILM
+ * evaluation (eval_nilm.c) and per-row prediction (nilm_predict.c) share: the
+ * model or ensemble they run, its output rule and the watt conversions. */
+#ifndef GT_NILM_NILM_IMPL_H
+#define GT_NILM_NILM_IMPL_H
 
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 
+#include "data/dataset_impl.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
+
+/* ------------------------------------------------------- the data side -- */
+extern const gt_data_task_i gt_data_task_nilm; /* dataset_nilm.c */
+extern const struct gt_task_i gt_task_nilm;    /* task_nilm.c: training's table */
+/* input channels per time step: the aggregate and the time features (dataset_nilm.c) */
+int gt_nilm_n_in(const gt_data_config *cfg, int n_cols);
+/* the activations augmentation draws from (nilm_augment.c) */
+void gt_ds_find_activations(gt_dataset *ds);
+/* gt_dataset_augment's NILM side (nilm_augment.c) */
+int64_t gt_nilm_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
+                        float *y, const float *mask);
 
 /* W of predicted power for normalised output v of appliance a, clipped to
  * [0, max_power_w]; with off_below_on, a prediction at or below the on-power

@@ -1,4 +1,4 @@
-/* eval/eval_pdm_task.c: PdM's row of the evaluation table (eval_task.h):
+/* pdm/eval_pdm_task.c: PdM's evaluation side (eval/eval_task.h gt_eval_task_i):
  * what eval.json holds of a PdM evaluation (data, "pdm", its eval_config
  * keys) and the report's anomaly detection section. The evaluation itself
  * is eval_pdm.c. */
@@ -16,7 +16,7 @@
 #include "core/log.h"
 #include "eval/eval_impl.h"
 #include "eval/eval_task.h"
-#include "eval/report_impl.h"
+#include "eval/report_section.h"
 
 /* ------------------------------------------------------------- eval.json -- */
 
@@ -308,7 +308,6 @@ static void sec_pdm(gt_rep *r, const cJSON *ev) {
 }
 
 const gt_eval_task_i gt_eval_task_pdm = {
-    .kind = GT_TASK_PDM,
     .name = "pdm",
     .items = "turbines",
     .sample_file = "eval_scores.csv",

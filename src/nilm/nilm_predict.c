@@ -1,4 +1,4 @@
-/* eval/nilm_predict.c: NILM per-row prediction to HDF5 (gt_predict_nilm, eval.h). */
+/* nilm/nilm_predict.c: NILM per-row prediction to HDF5 (gt_predict_nilm, eval.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 #include "dist/reduce.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
-#include "eval/nilm_impl.h"
+#include "nilm/nilm_impl.h"
 #include "io/read.h"
 #include "task/task.h"
 

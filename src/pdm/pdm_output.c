@@ -1,4 +1,4 @@
-/* eval/pdm_output.c: what the PdM evaluation writes: predict's HDF5 file
+/* pdm/pdm_output.c: what the PdM evaluation writes: predict's HDF5 file
  * (per-row score, alarm, top channel; the threshold and its calibration as
  * attributes) and eval's score trace of one turbine for the report (see
  * pdm_impl.h, docs/evaluation.md). */
@@ -17,7 +17,7 @@
 #include "data/dataset.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
-#include "eval/pdm_impl.h"
+#include "pdm/pdm_impl.h"
 #include "io/h5.h"
 #include "io/read.h"
 
