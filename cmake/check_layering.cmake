@@ -15,8 +15,10 @@
 #  * `#include <H>` for H in GT_EXT_HEADERS obeys GT_EXT_NOT_H / GT_EXT_ONLY_H,
 #    also through project headers that bring H in, and a call of an nccl*( function
 #    counts as using <nccl.h> (comments are skipped); GT_EXT_EXCUSED lists exceptions;
-#  * a call of a function of GT_CALLS (H5Fopen, H5Fcreate) needs X/ in its
+#  * a call of a function of GT_CALLS (H5Fopen, H5Fcreate, the MPI collectives) needs X/ in its
 #    GT_CALL_ONLY_<function> (comments skipped), unless GT_CALL_EXCUSED names the file.
+# The sizes of files and functions (GT_MAX_FILE_LINES, GT_MAX_FUNCTION_LINES)
+# are checked by cmake/check_sizes.py in the same build step.
 cmake_minimum_required(VERSION 3.22)
 include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
 if(NOT GT_SRC)
@@ -55,7 +57,7 @@ foreach(f IN LISTS files)
   set(BRINGS_${f} "")
   set(FCALL_${f} "")
   string(FIND "${text}" "nccl" has_nccl)
-  string(FIND "${text}" "H5F" has_h5f)
+  string(REGEX MATCH "H5F|MPI_[A-Z]" has_fcall "${text}")
   set(n 0)
   foreach(line IN LISTS lines)
     math(EXPR n "${n} + 1")
@@ -74,7 +76,7 @@ foreach(f IN LISTS files)
         list(APPEND CALL_${f} "${n}|${CMAKE_MATCH_1}")
       endif()
     endif()
-    if(has_h5f GREATER -1 AND line MATCHES "H5F")
+    if(has_fcall AND line MATCHES "H5F|MPI_[A-Z]")
       string(REGEX REPLACE "//.*$" "" code "${line}")
       string(REGEX REPLACE "/\\*.*\\*/" "" code "${code}")
       string(REGEX REPLACE "/\\*.*$" "" code "${code}")
@@ -201,7 +203,7 @@ foreach(f IN LISTS files)
     string(REGEX REPLACE "^[0-9]+\\|" "" fn "${call}")
     if(NOT X IN_LIST GT_CALL_ONLY_${fn} AND NOT "${f} ${fn}" IN_LIST GT_CALL_EXCUSED)
       list(JOIN GT_CALL_ONLY_${fn} "/ " only)
-      bad(${f} ${line} "calls ${fn}, but only ${only}/ may: open HDF5 files through io/h5.h (gt_h5_open_ro, gt_h5_create_file)")
+      bad(${f} ${line} "calls ${fn}, but only ${only}/ may: ${GT_CALL_WHY_${fn}}")
     endif()
   endforeach()
 

@@ -73,5 +73,31 @@ set(GT_EXT_EXCUSED
 set(GT_CALLS H5Fopen H5Fcreate)
 set(GT_CALL_ONLY_H5Fopen   io)
 set(GT_CALL_ONLY_H5Fcreate io)
+set(GT_CALL_WHY_H5Fopen   "open HDF5 files through io/h5.h (gt_h5_open_ro, gt_h5_create_file)")
+set(GT_CALL_WHY_H5Fcreate "${GT_CALL_WHY_H5Fopen}")
+# MPI collectives: dist/ (the gradients and the small collectives of the
+# other layers, dist/reduce.h), io/ (collective HDF5 reads and writes) and
+# import/ (its parallel drivers) only; everyone else calls dist/reduce.h.
+set(GT_MPI_COLLECTIVES MPI_Allreduce MPI_Iallreduce MPI_Reduce MPI_Bcast MPI_Ibcast
+    MPI_Allgather MPI_Allgatherv MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv
+    MPI_Alltoall MPI_Alltoallv MPI_Barrier MPI_Ibarrier MPI_Scan MPI_Exscan)
+foreach(fn IN LISTS GT_MPI_COLLECTIVES)
+  list(APPEND GT_CALLS ${fn})
+  set(GT_CALL_ONLY_${fn} dist io import)
+  set(GT_CALL_WHY_${fn} "use dist/reduce.h (gt_dist_*)")
+endforeach()
 # Files excused from a rule above, and why ("folder/file.c H5Fopen"): none.
 set(GT_CALL_EXCUSED)
+
+# ------------------------------------------------------------------ sizes --
+# One concern per file, one step per function: the checker refuses a file of
+# more lines or a function (signature to closing brace) of more lines than
+# these, unless GT_SIZE_EXCUSED names it ("folder/file.c function", or
+# "folder/file.c -" for the whole file) with the reason it must be one piece.
+set(GT_MAX_FILE_LINES 800)
+set(GT_MAX_FUNCTION_LINES 120)
+set(GT_SIZE_EXCUSED
+    # kernels: one frame keeps the tile registers and the loop nest together
+    "nn/ops/cpu/attention_amx.c gt_attn_amx_forward_bh"   # AMX tile loop of one (batch, head)
+    "nn/ops/cpu/attention_amx.c gt_attn_amx_backward_bh"  # the same, backward
+    "nn/ops/cuda/attention_mma.cu __launch_bounds__")     # the mma.sync attention kernel

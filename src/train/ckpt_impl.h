@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "core/check.h"
+#include "dist/reduce.h"
 #include "train/checkpoint.h"
 
 #define CKPT_MAGIC "gridtrain-checkpoint"
@@ -113,7 +114,7 @@ void gt_ckpt_prune(const char *dir, long long cur, long long best, int keep);
         if (!(cond)) {                                                             \
             int r_ = 0;                                                            \
             if ((comm) != MPI_COMM_NULL) MPI_Comm_rank((comm), &r_);               \
-            if (r_ != 0) MPI_Barrier(comm);                                        \
+            if (r_ != 0) gt_dist_barrier(comm);                                    \
             gt_fatal(GT_EXIT_DATA, __FILE__, __LINE__, __VA_ARGS__);               \
         }                                                                          \
     } while (0)
