@@ -177,6 +177,94 @@ static void care_protocol(const char *data_file, const gt_pdm_shard *sh, const g
     free(ev), free(rec);
 }
 
+/* Collective: event kinds that are operating-status periods (/legend/event_kind "status_*", CARE's derated,
+ * service, downtime, other): labelled rows, not anomalies; anomaly_recall leaves them out */
+static void read_status_kinds(const char *data_file, MPI_Comm comm, uint8_t status_kind[256]) {
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    memset(status_kind, 0, 256);
+    if (rank == 0) {
+        char(*kinds)[GT_FORMAT_NAME_LEN] = GT_MALLOC(256 * sizeof *kinds);
+        read_legend(data_file, "legend/event_kind", "kind", kinds, 256);
+        for (int c = 1; c < 256; c++) status_kind[c] = strncmp(kinds[c], "status_", 7) == 0;
+        free(kinds);
+    }
+    gt_dist_bcast_bytes(status_kind, 256, comm);
+}
+
+/* Collective: the number of condition codes seen in the segments (1..GT_EVAL_MAX_GROUPS) */
+static int count_conditions(const gt_pdm_shard *sh, MPI_Comm comm) {
+    int ncond = 0;
+    for (int i = 0; i < sh->n_segments; i++)
+        if (sh->segments[i].code + 1 > ncond) ncond = sh->segments[i].code + 1;
+    ncond = gt_dist_max_int(ncond, comm);
+    if (ncond > GT_EVAL_MAX_GROUPS) ncond = GT_EVAL_MAX_GROUPS;
+    if (ncond < 1) ncond = 1;
+    return ncond;
+}
+
+/* turbine k's alarms and event metrics over its evaluation rows into rk + 4 (overall, then per condition);
+ * returns 0 when it has none (skipped, or no evaluation row) */
+static int turbine_events(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k, const float *score,
+                          const gt_eval_config *ec, const uint8_t *status_kind, double thr, int ncond, double *rk) {
+    int64_t lo = ti[k].e0, n = ti[k].skip ? 0 : ti[k].e1 - lo;
+    if (n <= 0) return 0;
+    int32_t *cond = GT_MALLOC(sizeof(int32_t) * (size_t)n);
+    for (int64_t r = 0; r < n; r++) cond[r] = -1;
+    for (int i = 0; i < sh->n_segments; i++) {
+        if (sh->segment_turbine[i] != k) continue;
+        int64_t a = sh->segments[i].start_row - lo, z = sh->segments[i].end_row - lo;
+        if (a < 0) a = 0;
+        if (z > n) z = n;
+        for (int64_t r = a; r < z; r++) cond[r] = sh->segments[i].code;
+    }
+    gt_alarm_run *ev = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(sh->n_events + 1));
+    int ne = 0;
+    for (int i = 0; i < sh->n_events; i++)
+        if (sh->event_turbine[i] == k && sh->events[i].end_row > lo && sh->events[i].start_row < lo + n) {
+            const int32_t code = sh->events[i].code;
+            ev[ne++] = (gt_alarm_run){sh->events[i].start_row - lo,
+                                      (sh->events[i].end_row < lo + n ? sh->events[i].end_row : lo + n) - lo,
+                                      code >= 0 && code < 256 ? status_kind[code] : 0};
+        }
+    double rate = ti[k].rate;
+    int64_t min_len = (int64_t)llround(ec->pdm_min_duration_s * rate),
+            gap = (int64_t)llround(ec->pdm_merge_gap_s * rate);
+    gt_pdm_score_rows(score + ti[k].r0 + lo, sh->labels + ti[k].r0 + lo, cond, n, ev, ne, thr, min_len, gap, rate,
+                      (gt_pdm_acc *)(rk + 4), (gt_pdm_acc *)(rk + 4 + PACC_K), ncond, NULL);
+    free(cond), free(ev);
+    return 1;
+}
+
+/* the gathered turbine records all [NT][REC] into out's turbines, overall, per machine type and per condition
+ * sums; returns the number of machine types */
+static int merge_turbines(const double *all, int REC, int NT, int ncond, const gt_eval_model *ems, gt_pdm_eval *out) {
+    int ntype = 1;
+    for (int f = 0; f < NT; f++) {
+        const double *rf = all + (size_t)f * REC;
+        gt_pdm_turbine_eval *te = &out->turbines[f];
+        te->id = (int64_t)rf[0], te->file_index = f, te->farm = (int32_t)rf[1], te->machine_type = (int32_t)rf[2];
+        te->holdout = (int32_t)rf[3] & 1;
+        te->skipped = ((int32_t)rf[3] & 2) != 0;
+        memcpy(&te->acc, rf + 4, sizeof(gt_pdm_acc));
+        if (ems[0].data.conditions.n > 0) { /* data.conditions: only the selected conditions count */
+            memset(&te->acc, 0, sizeof te->acc);
+            for (int c = 0; c < ncond; c++)
+                if (gt_data_filter_has(&ems[0].data.conditions, c))
+                    gt_pdm_acc_merge(&te->acc, (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
+        }
+        gt_pdm_acc_merge(&out->acc, &te->acc);
+        int ty = te->machine_type;
+        if (ty >= 0 && ty < GT_EVAL_MAX_GROUPS) {
+            gt_pdm_acc_merge(&out->by_type[ty], &te->acc);
+            if (ty + 1 > ntype) ntype = ty + 1;
+        }
+        for (int c = 0; c < ncond; c++)
+            gt_pdm_acc_merge(&out->by_cond[c], (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
+    }
+    return ntype;
+}
+
 void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                  const char *scores_csv, MPI_Comm comm, gt_pdm_eval *out) {
     memset(out, 0, sizeof *out);
@@ -206,12 +294,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     gt_pdm_envelope_summary(&env, sh, comm, &out->envelope, rank == 0 ? "eval" : NULL);
 
     /* conditions: codes seen in the segments */
-    int ncond = 0;
-    for (int i = 0; i < sh->n_segments; i++)
-        if (sh->segments[i].code + 1 > ncond) ncond = sh->segments[i].code + 1;
-    ncond = gt_dist_max_int(ncond, comm);
-    if (ncond > GT_EVAL_MAX_GROUPS) ncond = GT_EVAL_MAX_GROUPS;
-    if (ncond < 1) ncond = 1;
+    const int ncond = count_conditions(sh, comm);
     out->n_conds = ncond;
 
     /* per turbine: [id, farm, type, holdout, acc, by_cond[ncond]] */
@@ -219,74 +302,21 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     double *rec = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * REC, sizeof(double));
     double best_key = -1; /* plot turbine: most events, then lowest file index */
     int best_k = -1;
-    /* event kinds that are operating-status periods (/legend/event_kind
-     * "status_*", CARE's derated, service, downtime, other): labelled rows,
-     * not anomalies; anomaly_recall leaves them out */
-    uint8_t status_kind[256] = {0};
-    if (rank == 0) {
-        char(*kinds)[GT_FORMAT_NAME_LEN] = GT_MALLOC(256 * sizeof *kinds);
-        read_legend(data_file, "legend/event_kind", "kind", kinds, 256);
-        for (int c = 1; c < 256; c++) status_kind[c] = strncmp(kinds[c], "status_", 7) == 0;
-        free(kinds);
-    }
-    gt_dist_bcast_bytes(status_kind, sizeof status_kind, comm);
+    uint8_t status_kind[256];
+    read_status_kinds(data_file, comm, status_kind);
     for (int k = 0; k < nt; k++) {
         double *rk = rec + (size_t)k * REC;
-        rk[0] = (double)sh->id[k], rk[1] = sh->farm[k], rk[2] = sh->machine_type[k], rk[3] = ti[k].holdout_split + 2 * ti[k].skip;
-        int64_t lo = ti[k].e0, n = ti[k].skip ? 0 : ti[k].e1 - lo;
-        if (n <= 0) continue;
-        int32_t *cond = GT_MALLOC(sizeof(int32_t) * (size_t)n);
-        for (int64_t r = 0; r < n; r++) cond[r] = -1;
-        for (int i = 0; i < sh->n_segments; i++) {
-            if (sh->segment_turbine[i] != k) continue;
-            int64_t a = sh->segments[i].start_row - lo, z = sh->segments[i].end_row - lo;
-            if (a < 0) a = 0;
-            if (z > n) z = n;
-            for (int64_t r = a; r < z; r++) cond[r] = sh->segments[i].code;
-        }
-        gt_alarm_run *ev = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(sh->n_events + 1));
-        int ne = 0;
-        for (int i = 0; i < sh->n_events; i++)
-            if (sh->event_turbine[i] == k && sh->events[i].end_row > lo && sh->events[i].start_row < lo + n) {
-                const int32_t code = sh->events[i].code;
-                ev[ne++] = (gt_alarm_run){sh->events[i].start_row - lo,
-                                          (sh->events[i].end_row < lo + n ? sh->events[i].end_row : lo + n) - lo,
-                                          code >= 0 && code < 256 ? status_kind[code] : 0};
-            }
-        double rate = ti[k].rate;
-        int64_t min_len = (int64_t)llround(ec->pdm_min_duration_s * rate), gap = (int64_t)llround(ec->pdm_merge_gap_s * rate);
-        gt_pdm_score_rows(score + ti[k].r0 + lo, sh->labels + ti[k].r0 + lo, cond, n, ev, ne, out->threshold, min_len,
-                          gap, rate, (gt_pdm_acc *)(rk + 4), (gt_pdm_acc *)(rk + 4 + PACC_K), ncond, NULL);
+        rk[0] = (double)sh->id[k], rk[1] = sh->farm[k], rk[2] = sh->machine_type[k];
+        rk[3] = ti[k].holdout_split + 2 * ti[k].skip;
+        if (!turbine_events(sh, ti, k, score, ec, status_kind, out->threshold, ncond, rk)) continue;
         double key = ((gt_pdm_acc *)(rk + 4))->n_events * 1e7 + (1e7 - 1 - sh->index[k]);
         if (key > best_key) best_key = key, best_k = k;
-        free(cond), free(ev);
     }
     double *all = GT_MALLOC(sizeof(double) * (size_t)NT * REC + 8);
     gt_eval_gather_items(nt, sh->index, rec, REC, NT, all, comm);
     out->n_turbines = NT;
     out->turbines = GT_CALLOC((size_t)(NT > 0 ? NT : 1), sizeof(gt_pdm_turbine_eval));
-    int ntype = 1;
-    for (int f = 0; f < NT; f++) {
-        const double *rf = all + (size_t)f * REC;
-        gt_pdm_turbine_eval *te = &out->turbines[f];
-        te->id = (int64_t)rf[0], te->file_index = f, te->farm = (int32_t)rf[1], te->machine_type = (int32_t)rf[2];
-        te->holdout = (int32_t)rf[3] & 1;
-        te->skipped = ((int32_t)rf[3] & 2) != 0;
-        memcpy(&te->acc, rf + 4, sizeof(gt_pdm_acc));
-        if (ems[0].data.conditions.n > 0) { /* data.conditions: only the selected conditions count */
-            memset(&te->acc, 0, sizeof te->acc);
-            for (int c = 0; c < ncond; c++)
-                if (gt_data_filter_has(&ems[0].data.conditions, c))
-                    gt_pdm_acc_merge(&te->acc, (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
-        }
-        gt_pdm_acc_merge(&out->acc, &te->acc);
-        int ty = te->machine_type;
-        if (ty >= 0 && ty < GT_EVAL_MAX_GROUPS) {
-            gt_pdm_acc_merge(&out->by_type[ty], &te->acc);
-            if (ty + 1 > ntype) ntype = ty + 1;
-        }
-        for (int c = 0; c < ncond; c++) gt_pdm_acc_merge(&out->by_cond[c], (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
-    }
+    const int ntype = merge_turbines(all, REC, NT, ncond, ems, out);
     out->n_types = ntype;
     gt_pdm_metrics_from_acc(&out->acc, &out->overall);
     care_protocol(data_file, sh, ti, score, ce, n_ce, dsel.care.event_id, ec, out->threshold, comm, out);

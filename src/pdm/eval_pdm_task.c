@@ -46,9 +46,8 @@ static cJSON *pdm_acc_json(const gt_pdm_acc *a) {
     return o;
 }
 
-static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
-    cJSON *o = cJSON_CreateObject();
-    const gt_pdm_metrics *m = &e->overall;
+/* threshold, detector, calibration and envelope settings of the evaluation */
+static void pdm_calibration_json(cJSON *o, const gt_pdm_eval *e, const gt_eval_config *ec) {
     gt_eval_num(o, "threshold", e->threshold);
     /* which detector scored (docs/evaluation.md, Two detectors) */
     cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_data_pdm_target_name(e->pdm_target));
@@ -85,6 +84,52 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddNumberToObject(cal, "min_duration_s", ec->pdm_min_duration_s);
     cJSON_AddNumberToObject(cal, "merge_gap_s", ec->pdm_merge_gap_s);
     cJSON_AddNumberToObject(cal, "models", e->n_models);
+}
+
+/* "care_protocol": the per-event results and their summary */
+static void pdm_care_protocol_json(cJSON *o, const gt_pdm_eval *e) {
+    /* the CARE to Compare protocol as its authors define it (Gueck et al. 2024, docs/evaluation.md) */
+    const gt_care_protocol *cp = &e->care_protocol;
+    cJSON *pr = cJSON_AddObjectToObject(o, "care_protocol");
+    gt_eval_num(pr, "score", cp->score);
+    gt_eval_num(pr, "coverage", cp->coverage);
+    gt_eval_num(pr, "accuracy", cp->accuracy);
+    gt_eval_num(pr, "reliability", cp->reliability);
+    gt_eval_num(pr, "earliness", cp->earliness);
+    cJSON_AddNumberToObject(pr, "criticality_threshold", GT_CARE_CRITICALITY_THRESHOLD);
+    cJSON_AddNumberToObject(pr, "n_events", cp->n_events);
+    cJSON_AddNumberToObject(pr, "n_anomaly", cp->n_anomaly);
+    cJSON_AddNumberToObject(pr, "n_normal", cp->n_normal);
+    cJSON_AddNumberToObject(pr, "n_detected", cp->n_detected);
+    if (cp->reason)
+        cJSON_AddStringToObject(pr, "reason", cp->reason);
+    else
+        cJSON_AddNullToObject(pr, "reason");
+    cJSON *pe = cJSON_AddArrayToObject(pr, "events");
+    for (int i = 0; i < e->n_care_events; i++) {
+        const gt_pdm_care_event *c = &e->care_events[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "event_id", (double)c->event_id);
+        cJSON_AddNumberToObject(
+            j, "turbine_id",
+            c->file_index >= 0 && c->file_index < e->n_turbines ? (double)e->turbines[c->file_index].id : -1);
+        cJSON_AddStringToObject(j, "label", c->r.anomaly ? "anomaly" : "normal");
+        cJSON_AddBoolToObject(j, "evaluated", c->evaluated);
+        cJSON_AddBoolToObject(j, "detected", c->r.detected);
+        gt_eval_num(j, "max_criticality", c->r.max_criticality);
+        gt_eval_num(j, "coverage", c->r.coverage);
+        gt_eval_num(j, "accuracy", c->r.accuracy);
+        gt_eval_num(j, "earliness", c->r.earliness);
+        cJSON_AddNumberToObject(j, "rows", (double)c->n_rows);
+        cJSON_AddNumberToObject(j, "rows_in_training", (double)c->rows_in_training);
+        cJSON_AddItemToArray(pe, j);
+    }
+}
+
+static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
+    cJSON *o = cJSON_CreateObject();
+    const gt_pdm_metrics *m = &e->overall;
+    pdm_calibration_json(o, e, ec);
     cJSON *pt = cJSON_AddObjectToObject(o, "point");
     gt_eval_num(pt, "precision", m->point_precision);
     gt_eval_num(pt, "recall", m->point_recall);
@@ -133,42 +178,7 @@ static cJSON *pdm_json(const gt_pdm_eval *e, const gt_eval_config *ec) {
     cJSON_AddStringToObject(care, "note",
                             "gridtrain's own combination of its point and event metrics; the authors' "
                             "protocol is care_protocol");
-    /* the CARE to Compare protocol as its authors define it (Gueck et al. 2024, docs/evaluation.md) */
-    const gt_care_protocol *cp = &e->care_protocol;
-    cJSON *pr = cJSON_AddObjectToObject(o, "care_protocol");
-    gt_eval_num(pr, "score", cp->score);
-    gt_eval_num(pr, "coverage", cp->coverage);
-    gt_eval_num(pr, "accuracy", cp->accuracy);
-    gt_eval_num(pr, "reliability", cp->reliability);
-    gt_eval_num(pr, "earliness", cp->earliness);
-    cJSON_AddNumberToObject(pr, "criticality_threshold", GT_CARE_CRITICALITY_THRESHOLD);
-    cJSON_AddNumberToObject(pr, "n_events", cp->n_events);
-    cJSON_AddNumberToObject(pr, "n_anomaly", cp->n_anomaly);
-    cJSON_AddNumberToObject(pr, "n_normal", cp->n_normal);
-    cJSON_AddNumberToObject(pr, "n_detected", cp->n_detected);
-    if (cp->reason)
-        cJSON_AddStringToObject(pr, "reason", cp->reason);
-    else
-        cJSON_AddNullToObject(pr, "reason");
-    cJSON *pe = cJSON_AddArrayToObject(pr, "events");
-    for (int i = 0; i < e->n_care_events; i++) {
-        const gt_pdm_care_event *c = &e->care_events[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "event_id", (double)c->event_id);
-        cJSON_AddNumberToObject(
-            j, "turbine_id",
-            c->file_index >= 0 && c->file_index < e->n_turbines ? (double)e->turbines[c->file_index].id : -1);
-        cJSON_AddStringToObject(j, "label", c->r.anomaly ? "anomaly" : "normal");
-        cJSON_AddBoolToObject(j, "evaluated", c->evaluated);
-        cJSON_AddBoolToObject(j, "detected", c->r.detected);
-        gt_eval_num(j, "max_criticality", c->r.max_criticality);
-        gt_eval_num(j, "coverage", c->r.coverage);
-        gt_eval_num(j, "accuracy", c->r.accuracy);
-        gt_eval_num(j, "earliness", c->r.earliness);
-        cJSON_AddNumberToObject(j, "rows", (double)c->n_rows);
-        cJSON_AddNumberToObject(j, "rows_in_training", (double)c->rows_in_training);
-        cJSON_AddItemToArray(pe, j);
-    }
+    pdm_care_protocol_json(o, e);
     return o;
 }
 

@@ -500,19 +500,259 @@ gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config 
 }
 
 
+/* one model's settings in gt_pdm_scores: its normal-behaviour roles, window and hop, score mode, linear stage */
+typedef struct model_pass {
+    const gt_eval_model *em;
+    uint8_t role_buf[GT_DATA_MAX_CHANNELS];
+    const uint8_t *role; /* data.pdm_target = nbm: role_buf; NULL: every channel has a residual */
+    int T, chan, chq, use_lin;
+    int64_t hop;
+    gt_pdm_lin lin;
+    float *lin_buf;
+} model_pass;
+
+/* the model's checks against the file, its roles (data.pdm_target = nbm: the residual of the condition channels,
+ * the run's stored roles), window, hop and score mode */
+static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_shard *sh, const gt_eval_model *em,
+                            const gt_eval_config *ec) {
+    const int C = sh->n_channels;
+    gt_model *m = gt_engine_model(em->e);
+    gt_task_pdm.check_model(&m->cfg, em->name ? em->name : "model");
+    GT_CHECK(m->cfg.n_in == C, GT_EXIT_DATA, "%s: the model has %d channels, the file %d",
+             em->name ? em->name : "model", m->cfg.n_in, C);
+    GT_CHECK(em->ns.n == C, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file has %d channels",
+             em->name ? em->name : "model", em->ns.n, C);
+    mp->em = em;
+    mp->role = NULL;
+    if (em->data.pdm_target == GT_PDM_TARGET_NBM) {
+        int n_in, n_tg;
+        gt_data_nbm_roles(&em->data, sh->channels, C, mp->role_buf, &n_in, &n_tg);
+        GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
+                 "%s: model %s is a normal-behaviour model (data.pdm_target = nbm) but the file has %d input "
+                 "and %d target channels", data_file, em->name ? em->name : "?", n_in, n_tg);
+        mp->role = mp->role_buf;
+    }
+    const int T = m->cfg.window;
+    int64_t hop = ec->pdm_hop > 0 ? ec->pdm_hop : T / 2;
+    if (hop < 1) hop = 1;
+    if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
+    mp->T = T, mp->hop = hop;
+    mp->chan = ec->pdm_score == GT_PDM_SCORE_CHANNEL || (ec->pdm_score == GT_PDM_SCORE_AUTO && mp->role);
+    mp->chq = mp->chan && ec->pdm_channel_quantile > 0;
+}
+
+/* Collective: eval.channel_quantile: room for the EWMA states of evenly thinned calibration rows (at most
+ * pdm_max_val values over the ranks), every qstep-th row; keep_end [nt + 1] */
+static float *keep_alloc(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_config *ec, MPI_Comm comm,
+                         int64_t *qstep, int64_t **keep_end) {
+    const int C = sh->n_channels, nt = sh->n_turbines;
+    int64_t cnt = 0, cap = 0, rows_cap = ec->pdm_max_val / C > 64 ? ec->pdm_max_val / C : 64;
+    for (int k = 0; k < nt; k++)
+        if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
+    cnt = gt_dist_sum_i64(cnt, comm);
+    *qstep = cnt > rows_cap ? (cnt + rows_cap - 1) / rows_cap : 1;
+    for (int k = 0; k < nt; k++)
+        if (!ti[k].holdout) cap += (ti[k].b2 - ti[k].c1) / *qstep + 1;
+    float *keep = GT_MALLOC(sizeof(float) * (size_t)(cap + 1) * C);
+    *keep_end = GT_CALLOC((size_t)(nt + 1), sizeof(int64_t));
+    return keep;
+}
+
+/* pass 1: per turbine the sums of the channel errors on its calibration rows, vs [nt][3][C] (sum d^2, count,
+ * sum d), and the kept EWMA states (keep, keep_end); returns the number of kept rows */
+static int64_t calib_pass(const model_pass *mp, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl,
+                          const gt_eval_config *ec, gt_norm_stats *tns, double *vs, float *keep, int64_t qstep,
+                          int64_t *keep_end) {
+    const int C = sh->n_channels, nt = sh->n_turbines, chan = mp->chan, chq = mp->chq;
+    int64_t n_keep = 0;
+    for (int k = 0; k < nt; k++) {
+        if (chq) keep_end[k + 1] = n_keep;
+        if (ti[k].holdout) continue;
+        double *v = vs + (size_t)k * 3 * C;
+        const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
+        chan_ewma ch = {0};
+        if (chan) chan_ewma_init(&ch, C, span);
+        int64_t lo1 = ti[k].c1; /* channel mode: the state warms up over 40 spans before the calibration rows */
+        if (chan) lo1 -= mp->T + (int64_t)ceil(40 * span);
+        if (lo1 < 0) lo1 = 0;
+        val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C, chan ? &ch : NULL, ti[k].c1,
+                      keep ? keep + (size_t)n_keep * C : NULL, qstep, 0, 0};
+        const gt_norm_stats *nsk = turbine_norm(mp->em, sh, ti, k, tns);
+        lin_wrap lw = {.inner = val_visit, .ictx = &vc, .buf = mp->lin_buf};
+        if (mp->use_lin) gt_pdm_lin_begin(&lw.st, &mp->lin, sh->signals + ti[k].r0 * C, nsk, ti[k].rate);
+        window_errors(mp->em->e, nsk, mp->role, sh->signals + ti[k].r0 * C, ti[k].n, C, mp->hop, lo1, ti[k].b2,
+                      mp->use_lin ? lin_visit : val_visit, mp->use_lin ? (void *)&lw : (void *)&vc);
+        chan_ewma_free(&ch);
+        n_keep += vc.n_keep;
+        if (chq) keep_end[k + 1] = n_keep;
+    }
+    return n_keep;
+}
+
+/* eval.turbine_offset: a turbine's mean residual on its calibration rows is its sensors' offset against the
+ * farm-wide model; it is removed from its residuals (and from the squares v_c averages: sum (d - b)^2 =
+ * sum d^2 - n b^2). Returns the offsets [nt][C] (0 without eval.turbine_offset). */
+static double *turbine_offsets(double *vs, int nt, int C, const gt_eval_config *ec) {
+    double *bias = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * C, sizeof(double));
+    for (int k = 0; k < nt && ec->pdm_turbine_offset; k++) {
+        double *v = vs + (size_t)k * 3 * C;
+        for (int c = 0; c < C; c++)
+            if (v[C + c] > 0) {
+                bias[(size_t)k * C + c] = v[2 * C + c] / v[C + c];
+                v[c] -= v[C + c] * bias[(size_t)k * C + c] * bias[(size_t)k * C + c];
+            }
+    }
+    return bias;
+}
+
+/* Collective: each channel's quantile of (m - bias)^2 over the kept rows of every rank; frees keep, keep_end */
+static void channel_quantiles(float *keep, int64_t *keep_end, int64_t n_keep, const double *bias, int nt, int C,
+                              const gt_eval_config *ec, MPI_Comm comm, double *chq_w) {
+    for (int k = 0; k < nt; k++)
+        for (int64_t i = keep_end[k]; i < keep_end[k + 1]; i++)
+            for (int c = 0; c < C; c++) {
+                const double e = (double)keep[i * C + c] - bias[(size_t)k * C + c];
+                keep[i * C + c] = (float)(e * e);
+            }
+    int64_t tot = 0;
+    float *kall = gt_dist_allgatherv(keep, (int)(n_keep * C), MPI_FLOAT, &tot,
+                                     "eval: too many calibration values to gather (more than 2^31 over the ranks)",
+                                     comm);
+    const int64_t nr = tot / C;
+    double *col = GT_MALLOC(sizeof(double) * (size_t)(nr + 1));
+    for (int c = 0; c < C; c++) {
+        int64_t n = 0;
+        for (int64_t i = 0; i < nr; i++)
+            if (isfinite(kall[i * C + c])) col[n++] = kall[i * C + c];
+        chq_w[c] = n > 0 ? gt_quantile(col, n, ec->pdm_channel_quantile) : NAN;
+    }
+    free(col), free(kall), free(keep), free(keep_end);
+}
+
+/* the channels' weights inv[c] = 1 / v_c from the gathered sums all [NT][3][C] (or eval.channel_quantile's
+ * chq_w); scored[c] = 1 for a channel in the score; a channel without a calibration row is left out */
+static void channel_weights(const gt_pdm_shard *sh, const uint8_t *role, const double *all, int chq,
+                            const double *chq_w, int rank, double *inv, uint8_t *scored) {
+    const int C = sh->n_channels;
+    int n_scored = 0, n_silent = 0;
+    char silent[200] = "";
+    for (int c = 0; c < C; c++) {
+        inv[c] = 0; /* 0: never in the score */
+        if (role && role[c] != GT_NBM_TARGET) continue; /* no residual */
+        double s = 0, n = 0;
+        for (int f = 0; f < sh->n_turbines_total; f++)
+            s += all[(size_t)f * 3 * C + c], n += all[(size_t)f * 3 * C + C + c];
+        if (!(n > 0)) { /* no residual on any calibration row: the channel is missing there (a dead sensor) */
+            size_t l = strlen(silent);
+            if (n_silent++ < 4) snprintf(silent + l, sizeof silent - l, "%s%s", l ? ", " : "", sh->channels[c].name);
+            continue;
+        }
+        double v = chq && isfinite(chq_w[c]) ? chq_w[c] : s / n;
+        inv[c] = 1.0 / (v > 1e-12 ? v : 1e-12);
+        scored[c] = 1;
+        n_scored++;
+    }
+    GT_CHECK(n_scored > 0, GT_EXIT_DATA,
+             "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine held "
+             "out, data.split_val = 0, every channel missing there, or no validation row past a turbine's first "
+             "window + 3 EWMA spans: eval.ewma_s too long)");
+    if (n_silent && rank == 0)
+        GT_WARN("eval: %d channel(s) have no sample on the calibration rows (%s%s): they are left out of the "
+                "anomaly score", n_silent, silent, n_silent > 4 ? ", ..." : "");
+}
+
+/* pass 2: raw score of every row (sc) and its channel (top), EWMA per turbine */
+static void raw_pass(const model_pass *mp, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_config *ec,
+                     int all_rows, int Tmax, const double *inv, const double *bias, gt_norm_stats *tns, float *sc,
+                     int16_t *top) {
+    const int C = sh->n_channels, nt = sh->n_turbines, T = mp->T, chan = mp->chan;
+    for (int k = 0; k < nt; k++) {
+        float *raw = sc + ti[k].r0;
+        for (int64_t r = 0; r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
+        /* evaluation needs the calibration rows onwards (training turbines), after a
+         * warm-up of T + 40 EWMA spans (the EWMA state forgets its start: e^-80) */
+        const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
+        int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
+        if (lo2 < 0) lo2 = 0;
+        if (ti[k].skip && !all_rows) continue;
+        chan_ewma ch = {0};
+        if (chan) chan_ewma_init(&ch, C, span);
+        raw_ctx rc = {raw, inv, bias + (size_t)k * C, C, chan ? &ch : NULL, top + ti[k].r0};
+        const gt_norm_stats *nsk = turbine_norm(mp->em, sh, ti, k, tns);
+        lin_wrap lw = {.inner = raw_visit, .ictx = &rc, .buf = mp->lin_buf};
+        if (mp->use_lin) gt_pdm_lin_begin(&lw.st, &mp->lin, sh->signals + ti[k].r0 * C, nsk, ti[k].rate);
+        window_errors(mp->em->e, nsk, mp->role, sh->signals + ti[k].r0 * C, ti[k].n, C, mp->hop, lo2, ti[k].n,
+                      mp->use_lin ? lin_visit : raw_visit, mp->use_lin ? (void *)&lw : (void *)&rc);
+        chan_ewma_free(&ch);
+        if (!chan) gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2); /* channel: smoothed already */
+        /* the turbine's first rows (plan_turbines: no calibration there) are not scored either: predicted
+         * with less context, they start the EWMA and raised an alarm at the start of every turbine */
+        const int64_t warm = Tmax + (int64_t)ceil(3 * span);
+        for (int64_t r = 0; r < warm && r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
+    }
+}
+
+/* Collective: model em's score of every row in sc (its channel in top): calibrated on the validation rows
+ * (pass 1), then scored (pass 2); scored[c] = 1 for the channels with a residual term */
+static void model_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_model *em,
+                         const gt_eval_config *ec, int all_rows, const uint8_t *excl, int Tmax, gt_norm_stats *tns,
+                         MPI_Comm comm, float *sc, int16_t *top, uint8_t *scored) {
+    const int C = sh->n_channels, nt = sh->n_turbines;
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    model_pass mp;
+    model_pass_init(&mp, data_file, sh, em, ec);
+    /* pass 1: channel error scales from validation rows */
+    /* per turbine: sum d^2 [C], count [C], sum d [C] */
+    double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 3 * C, sizeof(double));
+    float *keep = NULL;
+    int64_t qstep = 1, *keep_end = NULL;
+    if (mp.chq) keep = keep_alloc(sh, ti, ec, comm, &qstep, &keep_end);
+    mp.use_lin = mp.role && ec->pdm_nbm_linear;
+    if (mp.use_lin) lin_fit(&mp.lin, em, sh, ti, excl, mp.role, mp.hop, tns, comm);
+    mp.lin_buf = mp.use_lin ? GT_MALLOC(sizeof(float) * (size_t)C) : NULL;
+    const int64_t n_keep = calib_pass(&mp, sh, ti, excl, ec, tns, vs, keep, qstep, keep_end);
+    double *bias = turbine_offsets(vs, nt, C, ec);
+    double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 3 * C + 8);
+    gt_eval_gather_items(nt, sh->index, vs, 3 * C, sh->n_turbines_total, all, comm);
+    double chq_w[GT_DATA_MAX_CHANNELS];
+    if (mp.chq) channel_quantiles(keep, keep_end, n_keep, bias, nt, C, ec, comm, chq_w);
+    double inv[GT_DATA_MAX_CHANNELS];
+    channel_weights(sh, mp.role, all, mp.chq, chq_w, rank, inv, scored);
+    free(vs), free(all);
+    raw_pass(&mp, sh, ti, ec, all_rows, Tmax, inv, bias, tns, sc, top);
+    free(bias);
+    if (mp.use_lin) gt_pdm_lin_free(&mp.lin);
+    free(mp.lin_buf);
+}
+
+/* eval.envelope: the roles of the first normal-behaviour model among the models (in any order of eval.models),
+ * the longest window */
+static void envelope_of_models(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl,
+                               const gt_eval_model *ems, int n_models, int Tmax, const gt_eval_config *ec,
+                               float *comb, MPI_Comm comm, gt_pdm_env_out *env) {
+    memset(env, 0, sizeof *env);
+    int nbm = -1;
+    for (int j = 0; j < n_models && nbm < 0; j++)
+        if (ems[j].data.pdm_target == GT_PDM_TARGET_NBM) nbm = j;
+    if (ec->pdm_envelope >= 0 && nbm >= 0) {
+        uint8_t role[GT_DATA_MAX_CHANNELS];
+        int n_in, n_tg;
+        gt_data_nbm_roles(&ems[nbm].data, sh->channels, sh->n_channels, role, &n_in, &n_tg);
+        envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
+    }
+}
+
 float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_model *ems,
                          int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr,
                          double *qv_out, int64_t *n_val, int *level, int16_t **top_out, gt_pdm_env_out *env) {
-    const int C = sh->n_channels, nt = sh->n_turbines;
+    const int nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
-    int rank;
-    MPI_CHECK(MPI_Comm_rank(comm, &rank));
     float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
     int16_t *topc = GT_MALLOC(sizeof(int16_t) * (size_t)N);
     for (int64_t i = 0; i < N; i++) comb[i] = NAN, topc[i] = -1;
     float *sc = n_models > 1 ? GT_MALLOC(sizeof(float) * (size_t)N) : comb;
     int16_t *top = n_models > 1 ? GT_MALLOC(sizeof(int16_t) * (size_t)N) : topc;
-    int32_t *fidx = sh->index;
     double rate_max = 0;
     for (int k = 0; k < nt; k++)
         if (ti[k].rate > rate_max) rate_max = ti[k].rate;
@@ -523,161 +763,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
     uint8_t scored[GT_DATA_MAX_CHANNELS] = {0}; /* channels with a residual term in some model */
     for (int j = 0; j < n_models; j++) {
         const gt_eval_model *em = &ems[j];
-        gt_model *m = gt_engine_model(em->e);
-        gt_task_pdm.check_model(&m->cfg, em->name ? em->name : "model");
-        GT_CHECK(m->cfg.n_in == C, GT_EXIT_DATA, "%s: the model has %d channels, the file %d",
-                 em->name ? em->name : "model", m->cfg.n_in, C);
-        GT_CHECK(em->ns.n == C, GT_EXIT_DATA, "%s: normalisation statistics for %d features, the file has %d channels",
-                 em->name ? em->name : "model", em->ns.n, C);
-        /* data.pdm_target = nbm: the residual of the condition channels (the run's stored roles) */
-        uint8_t role_buf[GT_DATA_MAX_CHANNELS], *role = NULL;
-        if (em->data.pdm_target == GT_PDM_TARGET_NBM) {
-            int n_in, n_tg;
-            gt_data_nbm_roles(&em->data, sh->channels, C, role_buf, &n_in, &n_tg);
-            GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
-                     "%s: model %s is a normal-behaviour model (data.pdm_target = nbm) but the file has %d input "
-                     "and %d target channels", data_file, em->name ? em->name : "?", n_in, n_tg);
-            role = role_buf;
-        }
-        const int T = m->cfg.window;
-        int64_t hop = ec->pdm_hop > 0 ? ec->pdm_hop : T / 2;
-        if (hop < 1) hop = 1;
-        if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
-        /* pass 1: channel error scales from validation rows */
-        /* per turbine: sum d^2 [C], count [C], sum d [C] */
-        const int chan = ec->pdm_score == GT_PDM_SCORE_CHANNEL || (ec->pdm_score == GT_PDM_SCORE_AUTO && role);
-        double *vs = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * 3 * C, sizeof(double));
-        /* eval.channel_quantile: the EWMA states of evenly thinned calibration rows (at most pdm_max_val
-         * values over the ranks), gathered for each channel's quantile */
-        const int chq = chan && ec->pdm_channel_quantile > 0;
-        float *keep = NULL;
-        int64_t qstep = 1, *keep_end = NULL;
-        if (chq) {
-            int64_t cnt = 0, cap = 0, rows_cap = ec->pdm_max_val / C > 64 ? ec->pdm_max_val / C : 64;
-            for (int k = 0; k < nt; k++)
-                if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
-            cnt = gt_dist_sum_i64(cnt, comm);
-            qstep = cnt > rows_cap ? (cnt + rows_cap - 1) / rows_cap : 1;
-            for (int k = 0; k < nt; k++)
-                if (!ti[k].holdout) cap += (ti[k].b2 - ti[k].c1) / qstep + 1;
-            keep = GT_MALLOC(sizeof(float) * (size_t)(cap + 1) * C);
-            keep_end = GT_CALLOC((size_t)(nt + 1), sizeof(int64_t));
-        }
-        gt_pdm_lin lin;
-        const int use_lin = role && ec->pdm_nbm_linear;
-        if (use_lin) lin_fit(&lin, em, sh, ti, excl, role, hop, tns, comm);
-        float *lin_buf = use_lin ? GT_MALLOC(sizeof(float) * (size_t)C) : NULL;
-        int64_t n_keep = 0;
-        for (int k = 0; k < nt; k++) {
-            if (chq) keep_end[k + 1] = n_keep;
-            if (ti[k].holdout) continue;
-            double *v = vs + (size_t)k * 3 * C;
-            const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
-            chan_ewma ch = {0};
-            if (chan) chan_ewma_init(&ch, C, span);
-            int64_t lo1 = ti[k].c1; /* channel mode: the state warms up over 40 spans before the calibration rows */
-            if (chan) lo1 -= T + (int64_t)ceil(40 * span);
-            if (lo1 < 0) lo1 = 0;
-            val_ctx vc = {excl + ti[k].r0, v, v + C, v + 2 * C, C, chan ? &ch : NULL, ti[k].c1,
-                          keep ? keep + (size_t)n_keep * C : NULL, qstep, 0, 0};
-            const gt_norm_stats *nsk = turbine_norm(em, sh, ti, k, tns);
-            lin_wrap lw = {.inner = val_visit, .ictx = &vc, .buf = lin_buf};
-            if (use_lin) gt_pdm_lin_begin(&lw.st, &lin, sh->signals + ti[k].r0 * C, nsk, ti[k].rate);
-            window_errors(em->e, nsk, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo1, ti[k].b2,
-                          use_lin ? lin_visit : val_visit, use_lin ? (void *)&lw : (void *)&vc);
-            chan_ewma_free(&ch);
-            n_keep += vc.n_keep;
-            if (chq) keep_end[k + 1] = n_keep;
-        }
-        /* eval.turbine_offset: a turbine's mean residual on its calibration rows is its sensors' offset
-         * against the farm-wide model; it is removed from its residuals (and from the squares v_c
-         * averages: sum (d - b)^2 = sum d^2 - n b^2) */
-        double *bias = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * C, sizeof(double));
-        for (int k = 0; k < nt && ec->pdm_turbine_offset; k++) {
-            double *v = vs + (size_t)k * 3 * C;
-            for (int c = 0; c < C; c++)
-                if (v[C + c] > 0) {
-                    bias[(size_t)k * C + c] = v[2 * C + c] / v[C + c];
-                    v[c] -= v[C + c] * bias[(size_t)k * C + c] * bias[(size_t)k * C + c];
-                }
-        }
-        double *all = GT_MALLOC(sizeof(double) * (size_t)sh->n_turbines_total * 3 * C + 8);
-        gt_eval_gather_items(nt, fidx, vs, 3 * C, sh->n_turbines_total, all, comm);
-        double chq_w[GT_DATA_MAX_CHANNELS];
-        if (chq) { /* each channel's quantile of (m - bias)^2 over the kept rows of every rank */
-            for (int k = 0; k < nt; k++)
-                for (int64_t i = keep_end[k]; i < keep_end[k + 1]; i++)
-                    for (int c = 0; c < C; c++) {
-                        const double e = (double)keep[i * C + c] - bias[(size_t)k * C + c];
-                        keep[i * C + c] = (float)(e * e);
-                    }
-            int64_t tot = 0;
-            float *kall = gt_dist_allgatherv(keep, (int)(n_keep * C), MPI_FLOAT, &tot,
-                                             "eval: too many calibration values to gather (more than 2^31 over the ranks)", comm);
-            const int64_t nr = tot / C;
-            double *col = GT_MALLOC(sizeof(double) * (size_t)(nr + 1));
-            for (int c = 0; c < C; c++) {
-                int64_t n = 0;
-                for (int64_t i = 0; i < nr; i++)
-                    if (isfinite(kall[i * C + c])) col[n++] = kall[i * C + c];
-                chq_w[c] = n > 0 ? gt_quantile(col, n, ec->pdm_channel_quantile) : NAN;
-            }
-            free(col), free(kall), free(keep), free(keep_end);
-        }
-        double inv[GT_DATA_MAX_CHANNELS];
-        int n_scored = 0, n_silent = 0;
-        char silent[200] = "";
-        for (int c = 0; c < C; c++) {
-            inv[c] = 0; /* 0: never in the score */
-            if (role && role[c] != GT_NBM_TARGET) continue; /* no residual */
-            double s = 0, n = 0;
-            for (int f = 0; f < sh->n_turbines_total; f++) s += all[(size_t)f * 3 * C + c], n += all[(size_t)f * 3 * C + C + c];
-            if (!(n > 0)) { /* no residual on any calibration row: the channel is missing there (a dead sensor) */
-                size_t l = strlen(silent);
-                if (n_silent++ < 4) snprintf(silent + l, sizeof silent - l, "%s%s", l ? ", " : "", sh->channels[c].name);
-                continue;
-            }
-            double v = chq && isfinite(chq_w[c]) ? chq_w[c] : s / n;
-            inv[c] = 1.0 / (v > 1e-12 ? v : 1e-12);
-            scored[c] = 1;
-            n_scored++;
-        }
-        GT_CHECK(n_scored > 0, GT_EXIT_DATA,
-                 "eval: no validation rows of normal operation to calibrate the anomaly score (every turbine held "
-                 "out, data.split_val = 0, every channel missing there, or no validation row past a turbine's first window + 3 "
-                 "EWMA spans: eval.ewma_s too long)");
-        if (n_silent && rank == 0)
-            GT_WARN("eval: %d channel(s) have no sample on the calibration rows (%s%s): they are left out of the "
-                    "anomaly score", n_silent, silent, n_silent > 4 ? ", ..." : "");
-        free(vs), free(all);
-        /* pass 2: raw score of every row, EWMA per turbine */
-        for (int k = 0; k < nt; k++) {
-            float *raw = sc + ti[k].r0;
-            for (int64_t r = 0; r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
-            /* evaluation needs the calibration rows onwards (training turbines), after a
-             * warm-up of T + 40 EWMA spans (the EWMA state forgets its start: e^-80) */
-            const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
-            int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
-            if (lo2 < 0) lo2 = 0;
-            if (ti[k].skip && !all_rows) continue;
-            chan_ewma ch = {0};
-            if (chan) chan_ewma_init(&ch, C, span);
-            raw_ctx rc = {raw, inv, bias + (size_t)k * C, C, chan ? &ch : NULL, top + ti[k].r0};
-            const gt_norm_stats *nsk = turbine_norm(em, sh, ti, k, tns);
-            lin_wrap lw = {.inner = raw_visit, .ictx = &rc, .buf = lin_buf};
-            if (use_lin) gt_pdm_lin_begin(&lw.st, &lin, sh->signals + ti[k].r0 * C, nsk, ti[k].rate);
-            window_errors(em->e, nsk, role, sh->signals + ti[k].r0 * C, ti[k].n, C, hop, lo2, ti[k].n,
-                          use_lin ? lin_visit : raw_visit, use_lin ? (void *)&lw : (void *)&rc);
-            chan_ewma_free(&ch);
-            if (!chan) gt_ewma(raw + lo2, ti[k].n - lo2, 2.0 / (span + 1.0), raw + lo2); /* channel: smoothed already */
-            /* the turbine's first rows (plan_turbines: no calibration there) are not scored either: predicted
-             * with less context, they start the EWMA and raised an alarm at the start of every turbine */
-            const int64_t warm = Tmax + (int64_t)ceil(3 * span);
-            for (int64_t r = 0; r < warm && r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
-        }
-        free(bias);
-        if (use_lin) gt_pdm_lin_free(&lin);
-        free(lin_buf);
+        model_scores(data_file, sh, ti, em, ec, all_rows, excl, Tmax, tns, comm, sc, top, scored);
         if (n_models > 1) {
             int64_t nv;
             double q = gt_pdm_val_quantile(sh, ti, excl, sc, ec->pdm_quantile, ec->pdm_max_val, &nv, comm);
@@ -694,22 +780,10 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
     if (top != topc) free(top);
     *top_out = topc;
     free(tns);
-    /* eval.envelope: the roles of the first normal-behaviour model among the models (in any order of
-     * eval.models), the longest window */
-    memset(env, 0, sizeof *env);
-    int nbm = -1;
-    for (int j = 0; j < n_models && nbm < 0; j++)
-        if (ems[j].data.pdm_target == GT_PDM_TARGET_NBM) nbm = j;
-    if (ec->pdm_envelope >= 0 && nbm >= 0) {
-        uint8_t role[GT_DATA_MAX_CHANNELS];
-        int n_in, n_tg;
-        gt_data_nbm_roles(&ems[nbm].data, sh->channels, C, role, &n_in, &n_tg);
-        envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
-    }
+    envelope_of_models(sh, ti, excl, ems, n_models, Tmax, ec, comb, comm, env);
     for (int64_t i = 0; i < N; i++) /* a row not scored names no channel */
         if (!isfinite(comb[i])) topc[i] = -1;
     *level = gt_pdm_threshold(sh, ti, excl, comb, ec, comm, thr, qv_out, n_val);
     free(excl);
     return comb;
 }
-
