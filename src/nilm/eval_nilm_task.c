@@ -213,29 +213,26 @@ static void nilm_table(gt_rep *r, const cJSON *split, const char *title) {
                        "in this split): %s.", skipped);
 }
 
-static void sec_nilm(gt_rep *r, const cJSON *ev) {
-    gt_rep_heading(r, 2, "Disaggregation results");
-    gt_rep_para(r, "Per appliance on the later time of the training households (test) and on held-out households. "
-                   "EA = 1 - sum|yhat - y| / (2 sum y); F1 of the on/off state (on = above the appliance's on-power). "
-                   "n/a = undefined (no true energy or never on). Definitions: docs/evaluation.md.");
-    const cJSON *test = gt_rep_jget(ev, "nilm.test"), *hold = gt_rep_jget(ev, "nilm.holdout");
-    const cJSON *models = gt_rep_jget(ev, "data.models");
-    if (cJSON_GetArraySize(models) > 1) { /* eval.models: an ensemble */
-        char txt[4096] = "";
-        size_t len = 0;
-        const cJSON *e;
-        cJSON_ArrayForEach(e, models) {
-            if (len < sizeof txt)
-                len += (size_t)snprintf(txt + len, sizeof txt - len, "%s%s%s%s%s", len ? ", " : "",
-                                        gt_rep_jstr(e, "name", "?"), gt_rep_jget(e, "appliances") ? " (" : "",
-                                        gt_rep_jstr(e, "appliances", ""), gt_rep_jget(e, "appliances") ? ")" : "");
-        }
-        gt_rep_para(
-            r,
-            "Ensemble of %d models (eval.models), outputs averaged per appliance over the members trained on it "
-            "(power in W, gated head: on-probability): %s.",
-            cJSON_GetArraySize(models), txt);
+/* The ensemble of eval.models: its members and the appliances each was trained on. */
+static void nilm_ensemble_para(gt_rep *r, const cJSON *models) {
+    char txt[4096] = "";
+    size_t len = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, models) {
+        if (len < sizeof txt)
+            len += (size_t)snprintf(txt + len, sizeof txt - len, "%s%s%s%s%s", len ? ", " : "",
+                                    gt_rep_jstr(e, "name", "?"), gt_rep_jget(e, "appliances") ? " (" : "",
+                                    gt_rep_jstr(e, "appliances", ""), gt_rep_jget(e, "appliances") ? ")" : "");
     }
+    gt_rep_para(
+        r,
+        "Ensemble of %d models (eval.models), outputs averaged per appliance over the members trained on it "
+        "(power in W, gated head: on-probability): %s.",
+        cJSON_GetArraySize(models), txt);
+}
+
+/* The state filter applied: eval.fill_s / eval.min_on_s, or the durations eval.calibrate_filter chose. */
+static void nilm_filter_paras(gt_rep *r, const cJSON *ev, const cJSON *test) {
     const int cal_filter = cJSON_IsTrue(gt_rep_jget(ev, "eval_config.nilm_calibrate_filter"));
     if (!cal_filter &&
         (gt_rep_jnum(ev, "eval_config.nilm_fill_s") > 0 || gt_rep_jnum(ev, "eval_config.nilm_min_on_s") > 0))
@@ -258,53 +255,55 @@ static void sec_nilm(gt_rep *r, const cJSON *ev) {
                     "shorter than the second removed, durations chosen on the validation split: %s.",
                     txt);
     }
-    nilm_table(r, test, "Test split (held-out time)");
-    nilm_table(r, hold, "Held-out households");
-    /* F1 / EA bars */
-    if (test && !cJSON_IsNull(test)) {
-        char dat[PATH_MAX + 64];
-        snprintf(dat, sizeof dat, "%s/plots/nilm_f1_ea.dat", r->dir);
-        FILE *o = gt_fopen_atomic(dat, 0);
-        if (o) {
-            /* numbers only in the data file; the names are the xtics of the
-             * script, as gnuplot single-quoted strings */
-            const cJSON *e;
-            const cJSON *apps = gt_rep_jget(test, "appliances");
-            size_t cap = 1024 + (size_t)cJSON_GetArraySize(apps) * (2 * GT_REPORT_NAME + 16);
-            char *body = GT_MALLOC(cap), q[2 * GT_REPORT_NAME];
-            size_t len =
-                (size_t)snprintf(body, cap,
-                                 "set title 'per-appliance F1 and EA (test split)'\nset style data histograms\n"
-                                 "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-                                 "set yrange [-1:1.05]\nset ytics 0.1\nset xtics rotate by -45 (");
-            int i = 0;
-            fputs("# index f1 ea (names: the xtics of nilm_f1_ea.gp)\n", o);
-            cJSON_ArrayForEach(e, apps) {
-                if (!nilm_evaluated(e)) continue; /* no bars and no name for it */
-                double f1 = gt_rep_jnum(e, "f1"), ea = gt_rep_jnum(e, "ea");
-                fprintf(o, "%d ", i);
-                if (isfinite(f1))
-                    fprintf(o, "%.4f ", f1);
-                else
-                    fputs("NaN ", o);
-                if (isfinite(ea))
-                    fprintf(o, "%.4f\n", ea);
-                else
-                    fputs("NaN\n", o);
-                gt_esc_gnuplot(q, sizeof q, gt_rep_jstr(e, "name", "?"));
-                int w = snprintf(body + len, cap - len, "%s'%s' %d", i ? ", " : "", q, i);
-                len = w > 0 && len + (size_t)w < cap ? len + (size_t)w : cap - 1;
-                i++;
-            }
-            fclose(o);
-            snprintf(body + len, cap - len,
-                     ")\nplot 'nilm_f1_ea.dat' using 2 title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb "
-                     "'black' title 'F1 target 0.8'");
-            gt_rep_plot(r, "nilm_f1_ea", "per-appliance F1 and EA", body);
-            free(body);
+}
+
+/* The per-appliance F1 / EA bars of the test split: plots/nilm_f1_ea.dat and its gnuplot script. */
+static void nilm_f1_ea_plot(gt_rep *r, const cJSON *test) {
+    char dat[PATH_MAX + 64];
+    snprintf(dat, sizeof dat, "%s/plots/nilm_f1_ea.dat", r->dir);
+    FILE *o = gt_fopen_atomic(dat, 0);
+    if (o) {
+        /* numbers only in the data file; the names are the xtics of the
+         * script, as gnuplot single-quoted strings */
+        const cJSON *e;
+        const cJSON *apps = gt_rep_jget(test, "appliances");
+        size_t cap = 1024 + (size_t)cJSON_GetArraySize(apps) * (2 * GT_REPORT_NAME + 16);
+        char *body = GT_MALLOC(cap), q[2 * GT_REPORT_NAME];
+        size_t len =
+            (size_t)snprintf(body, cap,
+                             "set title 'per-appliance F1 and EA (test split)'\nset style data histograms\n"
+                             "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+                             "set yrange [-1:1.05]\nset ytics 0.1\nset xtics rotate by -45 (");
+        int i = 0;
+        fputs("# index f1 ea (names: the xtics of nilm_f1_ea.gp)\n", o);
+        cJSON_ArrayForEach(e, apps) {
+            if (!nilm_evaluated(e)) continue; /* no bars and no name for it */
+            double f1 = gt_rep_jnum(e, "f1"), ea = gt_rep_jnum(e, "ea");
+            fprintf(o, "%d ", i);
+            if (isfinite(f1))
+                fprintf(o, "%.4f ", f1);
+            else
+                fputs("NaN ", o);
+            if (isfinite(ea))
+                fprintf(o, "%.4f\n", ea);
+            else
+                fputs("NaN\n", o);
+            gt_esc_gnuplot(q, sizeof q, gt_rep_jstr(e, "name", "?"));
+            int w = snprintf(body + len, cap - len, "%s'%s' %d", i ? ", " : "", q, i);
+            len = w > 0 && len + (size_t)w < cap ? len + (size_t)w : cap - 1;
+            i++;
         }
+        fclose(o);
+        snprintf(body + len, cap - len,
+                 ")\nplot 'nilm_f1_ea.dat' using 2 title 'F1', '' using 3 title 'EA', 0.8 with lines dt 2 lc rgb "
+                 "'black' title 'F1 target 0.8'");
+        gt_rep_plot(r, "nilm_f1_ea", "per-appliance F1 and EA", body);
+        free(body);
     }
-    /* sample day */
+}
+
+/* The sample day: eval_sample.csv's aggregate and the 3 appliances of most true energy, true vs predicted. */
+static void nilm_sample_plot(gt_rep *r) {
     char csv[PATH_MAX + 64];
     snprintf(csv, sizeof csv, "%s/eval_sample.csv", r->dir);
     FILE *f = fopen(csv, "r");
@@ -374,6 +373,24 @@ static void sec_nilm(gt_rep *r, const cJSON *ev) {
             3 + 2 * top[k], col[k], names[top[k]], 4 + 2 * top[k], col[k], names[top[k]]);
     }
     gt_rep_plot(r, "nilm_sample", "predicted vs true power of one test household", body);
+}
+
+static void sec_nilm(gt_rep *r, const cJSON *ev) {
+    gt_rep_heading(r, 2, "Disaggregation results");
+    gt_rep_para(r, "Per appliance on the later time of the training households (test) and on held-out households. "
+                   "EA = 1 - sum|yhat - y| / (2 sum y); F1 of the on/off state (on = above the appliance's on-power). "
+                   "n/a = undefined (no true energy or never on). Definitions: docs/evaluation.md.");
+    const cJSON *test = gt_rep_jget(ev, "nilm.test"), *hold = gt_rep_jget(ev, "nilm.holdout");
+    const cJSON *models = gt_rep_jget(ev, "data.models");
+    if (cJSON_GetArraySize(models) > 1) /* eval.models: an ensemble */
+        nilm_ensemble_para(r, models);
+    nilm_filter_paras(r, ev, test);
+    nilm_table(r, test, "Test split (held-out time)");
+    nilm_table(r, hold, "Held-out households");
+    /* F1 / EA bars */
+    if (test && !cJSON_IsNull(test)) nilm_f1_ea_plot(r, test);
+    /* sample day */
+    nilm_sample_plot(r);
 }
 
 const gt_eval_task_i gt_eval_task_nilm = {

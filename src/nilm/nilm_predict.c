@@ -19,6 +19,84 @@
 #include "io/read.h"
 #include "task/task.h"
 
+/* The state filter over household h's rows of pred (filtered in place) and state; NaN rows are breaks. col,
+ * brk: scratch of the household's row count. */
+static void filter_household_states(const gt_nilm_shard *sh, const nilm_model *em, const out_rule *rule, int h,
+                                    float *pred, const float *wraw, uint8_t *state, uint8_t *col, uint8_t *brk) {
+    const int A = sh->n_appliances;
+    const int64_t r0 = sh->row_offset[h], n = sh->row_offset[h + 1] - r0;
+    float *ph = pred + (size_t)r0 * A;
+    const int a0 = __builtin_ctz(em->covered); /* an appliance predicted: NaN there = an edge or bad row */
+    for (int64_t i = 0; i < n; i++)
+        brk[i] = isnan(ph[(size_t)i * A + a0]) || (i > 0 && isnan(ph[(size_t)(i - 1) * A + a0]));
+    for (int a = 0; a < A; a++) {
+        for (int64_t i = 0; i < n; i++) col[i] = ph[(size_t)i * A + a] > sh->meta[a].on_power_w;
+        gt_nilm_state_filter(col, brk, n, sh->period_s[h], rule->fill_s[a], rule->min_on_s[a]);
+        for (int64_t i = 0; i < n; i++) {
+            float *v = ph + (size_t)i * A + a;
+            if (!isnan(*v))
+                *v = (float)filtered_w(*v, wraw[(size_t)(r0 + i) * A + a], *v > sh->meta[a].on_power_w, col[i]);
+            state[(size_t)(r0 + i) * A + a] = col[i];
+        }
+    }
+}
+
+/* The root attributes of the predictions file: the model(s), the source and the rules applied. */
+static void write_prediction_attrs(gt_eval_out *o, const nilm_model *em, const gt_eval_config *ec, const out_rule *rule,
+                                   const char *data_file) {
+    const gt_model *m = em->m;
+    const int W = m->cfg.window, F = em->data.time_features;
+    gt_h5_attr_str(o->f, "kind", "nilm_predictions");
+    gt_h5_attr_i64(o->f, "schema_version", 1);
+    gt_h5_attr_str(o->f, "model", gt_model_kind_name(m->cfg.kind));
+    gt_eval_out_attr_models(o, "model_source", em->ems, em->n, 0); /* the run(s) */
+    gt_h5_attr_i64(o->f, "n_models", em->n); /* > 1: the ensemble mean of eval.models */
+    gt_h5_attr_str(o->f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
+    gt_h5_attr_str(o->f, "source", data_file);
+    gt_h5_attr_i64(o->f, "window", W);
+    gt_h5_attr_str(o->f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
+    gt_h5_attr_str(o->f, "head", m->cfg.gated ? "gated" : "power");
+    gt_h5_attr_i64(o->f, "off_below_on", rule->off_below_on);
+    gt_h5_attr_i64(o->f, "state_filter", rule->filter); /* 1: /on holds the filtered states */
+    gt_h5_attr_i64(o->f, "time_features", F); /* input channels from the local time (data.time_features) */
+    gt_h5_attr_str(o->f, "timezone", F && em->data.timezone[0] ? em->data.timezone : "UTC");
+}
+
+/* The per-household and per-appliance tables (rank 0 holds the global offsets). */
+static void write_prediction_tables(gt_eval_out *o, const gt_nilm_shard *sh, int gated, const out_rule *rule,
+                                    MPI_Comm comm) {
+    const int A = sh->n_appliances, n_local = sh->n_households;
+    const int H = sh->n_households_total;
+    int64_t *ids_local = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
+    for (int h = 0; h < n_local; h++) ids_local[h] = sh->id[h];
+    double *idl = GT_MALLOC(sizeof(double) * (size_t)(n_local > 0 ? n_local : 1)), *ida = GT_MALLOC(sizeof(double) * (size_t)H + 8);
+    for (int h = 0; h < n_local; h++) idl[h] = (double)ids_local[h];
+    gt_eval_gather_items(n_local, sh->index, idl, 1, H, ida, comm);
+    int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)H + 8);
+    for (int f = 0; f < H; f++) ids[f] = (int64_t)ida[f];
+    gt_eval_out_table(o, "households/id", H5T_NATIVE_INT64, H5T_STD_I64LE, H, 0, ids);
+    gt_eval_out_table(o, "households/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, H + 1, 0, o->goff);
+    if (gated) /* the on-logit thresholds used (0: probability 0.5) */
+        gt_eval_out_table(o, "appliance_meta/gate_logit", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule->gate);
+    if (rule->filter) { /* the state filter's calibrated durations (eval.calibrate_filter) */
+        gt_eval_out_table(o, "appliance_meta/fill_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule->fill_s);
+        gt_eval_out_table(o, "appliance_meta/min_on_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule->min_on_s);
+    }
+    char *names = GT_CALLOC((size_t)A, GT_FORMAT_NAME_LEN);
+    float *onp = GT_MALLOC(sizeof(float) * (size_t)A), *maxp = GT_MALLOC(sizeof(float) * (size_t)A);
+    for (int a = 0; a < A; a++) {
+        snprintf(names + (size_t)a * GT_FORMAT_NAME_LEN, GT_FORMAT_NAME_LEN, "%s", sh->meta[a].name);
+        onp[a] = sh->meta[a].on_power_w;
+        maxp[a] = sh->meta[a].max_power_w;
+    }
+    hid_t st = gt_h5_str_type(GT_FORMAT_NAME_LEN);
+    gt_eval_out_table(o, "appliance_meta/name", st, st, A, 0, names);
+    H5Tclose(st);
+    gt_eval_out_table(o, "appliance_meta/on_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, onp);
+    gt_eval_out_table(o, "appliance_meta/max_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, maxp);
+    free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
+}
+
 void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                      const char *out_path, MPI_Comm comm) {
     gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.power_limit_w}, comm);
@@ -96,77 +174,23 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
         if (!wraw || n == 0) continue;
         /* the state filter over the household's rows; NaN rows are breaks */
         col = GT_REALLOC(col, (size_t)n), brk = GT_REALLOC(brk, (size_t)n);
-        float *ph = pred + (size_t)r0 * A;
-        const int a0 = __builtin_ctz(em->covered); /* an appliance predicted: NaN there = an edge or bad row */
-        for (int64_t i = 0; i < n; i++)
-            brk[i] = isnan(ph[(size_t)i * A + a0]) || (i > 0 && isnan(ph[(size_t)(i - 1) * A + a0]));
-        for (int a = 0; a < A; a++) {
-            for (int64_t i = 0; i < n; i++) col[i] = ph[(size_t)i * A + a] > sh->meta[a].on_power_w;
-            gt_nilm_state_filter(col, brk, n, sh->period_s[h], rule.fill_s[a], rule.min_on_s[a]);
-            for (int64_t i = 0; i < n; i++) {
-                float *v = ph + (size_t)i * A + a;
-                if (!isnan(*v))
-                    *v = (float)filtered_w(*v, wraw[(size_t)(r0 + i) * A + a], *v > sh->meta[a].on_power_w, col[i]);
-                state[(size_t)(r0 + i) * A + a] = col[i];
-            }
-        }
+        filter_household_states(sh, em, &rule, h, pred, wraw, state, col, brk);
     }
     gt_eval_out o;
     gt_eval_out_open(&o, out_path, n_local, sh->index, nrows, sh->n_households_total, comm);
-    gt_h5_attr_str(o.f, "kind", "nilm_predictions");
-    gt_h5_attr_i64(o.f, "schema_version", 1);
-    gt_h5_attr_str(o.f, "model", gt_model_kind_name(m->cfg.kind));
-    gt_eval_out_attr_models(&o, "model_source", em->ems, em->n, 0); /* the run(s) */
-    gt_h5_attr_i64(o.f, "n_models", em->n); /* > 1: the ensemble mean of eval.models */
-    gt_h5_attr_str(o.f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
-    gt_h5_attr_str(o.f, "source", data_file);
-    gt_h5_attr_i64(o.f, "window", W);
-    gt_h5_attr_str(o.f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
-    gt_h5_attr_str(o.f, "head", m->cfg.gated ? "gated" : "power");
-    gt_h5_attr_i64(o.f, "off_below_on", rule.off_below_on);
-    gt_h5_attr_i64(o.f, "state_filter", rule.filter); /* 1: /on holds the filtered states */
-    gt_h5_attr_i64(o.f, "time_features", F); /* input channels from the local time (data.time_features) */
-    gt_h5_attr_str(o.f, "timezone", F && em->data.timezone[0] ? em->data.timezone : "UTC");
+    write_prediction_attrs(&o, em, ec, &rule, data_file);
     gt_eval_out_rows(&o, "timestamps", H5T_NATIVE_INT64, H5T_STD_I64LE, 0, sh->timestamps);
     gt_eval_out_rows(&o, "aggregate", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, 0, sh->aggregate);
     gt_eval_out_rows(&o, "predictions", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, pred);
     if (state) gt_eval_out_rows(&o, "on", H5T_NATIVE_UINT8, H5T_STD_U8LE, A, state);
-    /* per-household and per-appliance tables (rank 0 holds the global offsets) */
+    write_prediction_tables(&o, sh, m->cfg.gated, &rule, comm);
     const int H = sh->n_households_total;
-    int64_t *ids_local = GT_MALLOC(sizeof(int64_t) * (size_t)(n_local > 0 ? n_local : 1));
-    for (int h = 0; h < n_local; h++) ids_local[h] = sh->id[h];
-    double *idl = GT_MALLOC(sizeof(double) * (size_t)(n_local > 0 ? n_local : 1)), *ida = GT_MALLOC(sizeof(double) * (size_t)H + 8);
-    for (int h = 0; h < n_local; h++) idl[h] = (double)ids_local[h];
-    gt_eval_gather_items(n_local, sh->index, idl, 1, H, ida, comm);
-    int64_t *ids = GT_MALLOC(sizeof(int64_t) * (size_t)H + 8);
-    for (int f = 0; f < H; f++) ids[f] = (int64_t)ida[f];
-    gt_eval_out_table(&o, "households/id", H5T_NATIVE_INT64, H5T_STD_I64LE, H, 0, ids);
-    gt_eval_out_table(&o, "households/row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, H + 1, 0, o.goff);
-    if (m->cfg.gated) /* the on-logit thresholds used (0: probability 0.5) */
-        gt_eval_out_table(&o, "appliance_meta/gate_logit", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.gate);
-    if (rule.filter) { /* the state filter's calibrated durations (eval.calibrate_filter) */
-        gt_eval_out_table(&o, "appliance_meta/fill_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.fill_s);
-        gt_eval_out_table(&o, "appliance_meta/min_on_s", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, rule.min_on_s);
-    }
-    char *names = GT_CALLOC((size_t)A, GT_FORMAT_NAME_LEN);
-    float *onp = GT_MALLOC(sizeof(float) * (size_t)A), *maxp = GT_MALLOC(sizeof(float) * (size_t)A);
-    for (int a = 0; a < A; a++) {
-        snprintf(names + (size_t)a * GT_FORMAT_NAME_LEN, GT_FORMAT_NAME_LEN, "%s", sh->meta[a].name);
-        onp[a] = sh->meta[a].on_power_w;
-        maxp[a] = sh->meta[a].max_power_w;
-    }
-    hid_t st = gt_h5_str_type(GT_FORMAT_NAME_LEN);
-    gt_eval_out_table(&o, "appliance_meta/name", st, st, A, 0, names);
-    H5Tclose(st);
-    gt_eval_out_table(&o, "appliance_meta/on_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, onp);
-    gt_eval_out_table(&o, "appliance_meta/max_power_w", H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, A, 0, maxp);
     gt_eval_out_close(&o);
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     if (rank == 0)
         GT_INFO("predict: wrote %s: %d households, %d appliances, window %d (%s edges)", out_path, H, A, W,
                 ec->pad_edges ? "replicated" : "NaN");
-    free(names), free(onp), free(maxp), free(ids), free(ida), free(idl), free(ids_local);
     free(pred), free(wraw), free(state), free(col), free(brk), free(bad), free(nrows), free(tfeat), free(aggf);
     gt_nilm_shard_free(sh);
     gt_nilm_model_free(&ens);
