@@ -216,6 +216,66 @@ static void move_weights(const gt_lstm_cudnn *d, const dnn_tensor_map *map, floa
     GT_CUDA_LAUNCH_CHECK();
 }
 
+// Per unit: its RNN descriptor, its weight space, gradient, states and
+// reserve carved from p (returned past them), the reserve and workspace sizes
+// cuDNN asks for checked against the bounds (the first excess into why), and
+// the weight offsets; *work_need: the largest workspace asked for.
+static float *create_units(gt_lstm_cudnn *d, float *p, cudnnMathType_t math, cudnnTensorDescriptor_t md,
+                           cudnnTensorDescriptor_t bd, char *why, size_t why_n, size_t *work_need_out) {
+    const int B = d->max_batch, C = d->C, H = d->H, NL = d->NL, stack = d->stack;
+    const int len[2] = {d->K, d->last};
+    cudaStream_t st = d->st;
+    size_t work_need = 0;
+    for (int u = 0; u < d->n_units; u++) {
+        dnn_unit *U = &d->unit[u];
+        U->l0 = stack ? 0 : u;
+        U->n_lay = stack ? NL : 1;
+        U->In = U->l0 == 0 ? C : H;
+        size_t wb = 0, sb = 0, rb[2] = {0, 0};
+        for (int l = U->l0; l < U->l0 + U->n_lay; l++) {
+            const int In = l == 0 ? C : H;
+            wb += gt_lstm_cudnn_weight_elems(In, H);
+            sb += gt_lstm_cudnn_al(2 * (size_t)d->nch * B * H);
+            for (int k = 0; k < 2; k++) rb[k] += gt_lstm_cudnn_reserve_elems(B, len[k], In, H);
+        }
+        CUDNN_CHECK(cudnnCreateRNNDescriptor(&U->rnn));
+        CUDNN_CHECK(cudnnSetRNNDescriptor_v8(U->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                             CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                                             CUDNN_DATA_FLOAT, math, U->In, H, H, U->n_lay,
+                                             gt_cuda_cudnn_no_dropout(st), CUDNN_RNN_PADDED_IO_ENABLED));
+        CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(d->dnn, U->rnn, &U->w_bytes));
+        if (U->w_bytes > wb * sizeof(float) && !why[0])
+            snprintf(why, why_n, "unit %d weight space %zu bytes > bound %zu", u, U->w_bytes, wb * sizeof(float));
+        U->w = p;
+        p += wb;
+        U->dw = p;
+        p += wb;
+        U->states = p;
+        p += sb;
+        // reserve and workspace for a full chunk and for the last one, at max_batch
+        d->bound_B = 0;
+        bind(d, B, U->In);
+        for (int k = 0; k < 2; k++) {
+            size_t ws = 0, rs = 0;
+            CUDNN_CHECK(cudnnGetRNNTempSpaceSizes(d->dnn, U->rnn, CUDNN_FWD_MODE_TRAINING, d->xd[k], &ws, &rs));
+            work_need = ws > work_need ? ws : work_need;
+            if (rs > rb[k] * sizeof(float) && !why[0])
+                snprintf(why, why_n, "unit %d reserve space %zu bytes for %d steps > bound %zu", u, rs, len[k],
+                         rb[k] * sizeof(float));
+        }
+        U->r_stride = rb[0];
+        U->r_bytes = rb[0] * sizeof(float);
+        U->reserve = p;
+        p += (size_t)(d->nch - 1) * rb[0];
+        U->reserve_last = p;
+        U->r_last_bytes = rb[1] * sizeof(float);
+        p += rb[1];
+        for (int q = 0; q < U->n_lay; q++) weight_offsets(d, U, q, md, bd);
+    }
+    *work_need_out = work_need;
+    return p;
+}
+
 extern "C" gt_lstm_cudnn *gt_lstm_cudnn_create(int max_batch, int T, int C, int H, int NL, int K, int stack,
                                                gt_cuda_prec prec, float *area, size_t n_area, cudaStream_t st) {
     GT_CHECK(max_batch > 0 && T > 0 && C > 0 && H > 0 && NL > 0 && NL <= GT_LSTM_MAX_LAYERS, GT_EXIT_USAGE,
@@ -258,52 +318,7 @@ extern "C" gt_lstm_cudnn *gt_lstm_cudnn_create(int max_batch, int T, int C, int 
         d->seq_host[k] = (int *)GT_CALLOC((size_t)B, sizeof(int));
     }
     size_t work_need = 0;
-    for (int u = 0; u < d->n_units; u++) {
-        dnn_unit *U = &d->unit[u];
-        U->l0 = stack ? 0 : u;
-        U->n_lay = stack ? NL : 1;
-        U->In = U->l0 == 0 ? C : H;
-        size_t wb = 0, sb = 0, rb[2] = {0, 0};
-        for (int l = U->l0; l < U->l0 + U->n_lay; l++) {
-            const int In = l == 0 ? C : H;
-            wb += gt_lstm_cudnn_weight_elems(In, H);
-            sb += gt_lstm_cudnn_al(2 * (size_t)d->nch * B * H);
-            for (int k = 0; k < 2; k++) rb[k] += gt_lstm_cudnn_reserve_elems(B, len[k], In, H);
-        }
-        CUDNN_CHECK(cudnnCreateRNNDescriptor(&U->rnn));
-        CUDNN_CHECK(cudnnSetRNNDescriptor_v8(U->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
-                                             CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
-                                             CUDNN_DATA_FLOAT, math, U->In, H, H, U->n_lay,
-                                             gt_cuda_cudnn_no_dropout(st), CUDNN_RNN_PADDED_IO_ENABLED));
-        CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(d->dnn, U->rnn, &U->w_bytes));
-        if (U->w_bytes > wb * sizeof(float) && !why[0])
-            snprintf(why, sizeof why, "unit %d weight space %zu bytes > bound %zu", u, U->w_bytes, wb * sizeof(float));
-        U->w = p;
-        p += wb;
-        U->dw = p;
-        p += wb;
-        U->states = p;
-        p += sb;
-        // reserve and workspace for a full chunk and for the last one, at max_batch
-        d->bound_B = 0;
-        bind(d, B, U->In);
-        for (int k = 0; k < 2; k++) {
-            size_t ws = 0, rs = 0;
-            CUDNN_CHECK(cudnnGetRNNTempSpaceSizes(d->dnn, U->rnn, CUDNN_FWD_MODE_TRAINING, d->xd[k], &ws, &rs));
-            work_need = ws > work_need ? ws : work_need;
-            if (rs > rb[k] * sizeof(float) && !why[0])
-                snprintf(why, sizeof why, "unit %d reserve space %zu bytes for %d steps > bound %zu", u, rs, len[k],
-                         rb[k] * sizeof(float));
-        }
-        U->r_stride = rb[0];
-        U->r_bytes = rb[0] * sizeof(float);
-        U->reserve = p;
-        p += (size_t)(d->nch - 1) * rb[0];
-        U->reserve_last = p;
-        U->r_last_bytes = rb[1] * sizeof(float);
-        p += rb[1];
-        for (int q = 0; q < U->n_lay; q++) weight_offsets(d, U, q, md, bd);
-    }
+    p = create_units(d, p, math, md, bd, why, sizeof why, &work_need);
     const size_t wkb = gt_lstm_cudnn_workspace_elems(B, d->K, d->In_max, H);
     if (work_need > wkb * sizeof(float) && !why[0])
         snprintf(why, sizeof why, "workspace %zu bytes > bound %zu", work_need, wkb * sizeof(float));
