@@ -169,35 +169,31 @@ static int64_t hampel(float *x, int64_t n, int64_t stride, double k, double min_
 
 static int64_t ts_at(const gt_dataset *ds, const ds_item *it, int64_t row) { return ds->ts[it->row0 + row]; }
 
-/* Flags, screened runs and records of one item (flags: [n_rows] scratch). */
-void gt_ds_index_item(gt_dataset *ds, int li, uint8_t *flags) {
-    ds_item *it = &ds->items[li];
+/* pdm: rows outside the selected conditions (F_OFFCOND) or the training
+ * conditions (F_OFFTRAIN), and the row ranges passing both. */
+static void flag_conditions(gt_dataset *ds, int li, const ds_item *it, int64_t n, uint8_t *flags) {
     const gt_data_config *cfg = &ds->cfg;
-    const int64_t n = it->n_rows, W = ds->W;
-    const int pdm = ds->pdm != NULL;
-    const int C = pdm ? ds->n_cols : 1;
-    float *x = ds->x + it->row0 * C;
-    memset(flags, 0, (size_t)n);
-    if (pdm)
-        for (int64_t i = 0; i < n; i++) flags[i] = ds->labels[it->row0 + i] ? F_EVENT : 0;
-    if (pdm && (cfg->conditions.n > 0 || cfg->train_conditions.n > 0)) {
-        /* rows outside the selected conditions: never part of a window; outside the
-         * training conditions: never part of a train or validation window */
-        uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
-        gt_data_pdm_rows_in(ds->pdm, li, &cfg->conditions, in);
-        for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
-        gt_data_pdm_rows_in(ds->pdm, li, &cfg->train_conditions, in);
-        for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
-        free(in);
-        /* row ranges passing both (the moments: train rows only), in increasing row order */
-        for (int64_t i = 0; i < n; i++) {
-            if (flags[i] & (F_OFFCOND | F_OFFTRAIN)) continue;
-            int64_t e = i;
-            while (e < n && !(flags[e] & (F_OFFCOND | F_OFFTRAIN))) e++;
-            push_cond_ok(ds, it->row0 + i, it->row0 + e);
-            i = e;
-        }
+    /* rows outside the selected conditions: never part of a window; outside the
+     * training conditions: never part of a train or validation window */
+    uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+    gt_data_pdm_rows_in(ds->pdm, li, &cfg->conditions, in);
+    for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
+    gt_data_pdm_rows_in(ds->pdm, li, &cfg->train_conditions, in);
+    for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
+    free(in);
+    /* row ranges passing both (the moments: train rows only), in increasing row order */
+    for (int64_t i = 0; i < n; i++) {
+        if (flags[i] & (F_OFFCOND | F_OFFTRAIN)) continue;
+        int64_t e = i;
+        while (e < n && !(flags[e] & (F_OFFCOND | F_OFFTRAIN))) e++;
+        push_cond_ok(ds, it->row0 + i, it->row0 + e);
+        i = e;
     }
+}
+
+/* Gap rows (F_GAP), the imputed samples' count, and pdm's short gaps imputed. */
+static void flag_gaps(gt_dataset *ds, int64_t n, int C, int pdm, const float *x, uint8_t *flags) {
+    const gt_data_config *cfg = &ds->cfg;
     /* gap rows: nilm, a missing aggregate sample; pdm, a missing record (more than
      * data.pdm_row_missing of the channels non-finite; fewer are imputed, gt_data_pdm_impute) */
     const int gap_min = pdm ? (int)floor(cfg->pdm_row_missing * C + 1e-9) + 1 : 1;
@@ -225,81 +221,75 @@ void gt_ds_index_item(gt_dataset *ds, int li, uint8_t *flags) {
             }
         i = e;
     }
-    if (cfg->screen != GT_SCREEN_OFF) {
-        int64_t found = 0;
-        for (int c = 0; c < C; c++) {
-            if (ds->spike_ch && !ds->spike_ch[c]) continue; /* pdm: a channel the spike test does not suit */
-            /* nilm: a deviation under data.spike_min_w is a load (a microwave's defrost pulses, a drum's
-             * spin), not a meter glitch */
-            int64_t fc = hampel(x + c, n, C, cfg->spike_k, pdm ? 0.0 : cfg->spike_min_w, cfg->screen == GT_SCREEN_REPAIR,
-                                pdm, flags);
-            if (ds->spikes_ch) ds->spikes_ch[c] += fc;
-            found += fc;
-        }
-        ds->screen_local.spikes_found += found;
-        if (cfg->screen == GT_SCREEN_REPAIR) ds->screen_local.samples_repaired += found;
-        /* spike rows: for the moments and one record per contiguous run */
-        int reason = cfg->screen == GT_SCREEN_REPAIR ? R_SPIKE_REPAIRED : R_SPIKE_FOUND;
-        for (int64_t i = 0; i < n; i++) {
-            if (!(flags[i] & F_SPIKE_SEEN)) continue;
-            push_spike_row(ds, it->row0 + i);
-            int64_t e = i;
-            while (e + 1 < n && (flags[e + 1] & F_SPIKE_SEEN)) push_spike_row(ds, it->row0 + ++e);
-            push_rec(ds, (ds_record){ds->index[li], reason, ds->id[li], ts_at(ds, it, i), ts_at(ds, it, e)});
-            i = e;
-        }
+}
+
+/* data.screen: spikes per channel (F_SPIKE, repaired in place with repair), their rows and records. */
+static void flag_spikes(gt_dataset *ds, int li, const ds_item *it, int64_t n, int C, int pdm, float *x,
+                        uint8_t *flags) {
+    const gt_data_config *cfg = &ds->cfg;
+    int64_t found = 0;
+    for (int c = 0; c < C; c++) {
+        if (ds->spike_ch && !ds->spike_ch[c]) continue; /* pdm: a channel the spike test does not suit */
+        /* nilm: a deviation under data.spike_min_w is a load (a microwave's defrost pulses, a drum's
+         * spin), not a meter glitch */
+        int64_t fc = hampel(x + c, n, C, cfg->spike_k, pdm ? 0.0 : cfg->spike_min_w, cfg->screen == GT_SCREEN_REPAIR,
+                            pdm, flags);
+        if (ds->spikes_ch) ds->spikes_ch[c] += fc;
+        found += fc;
     }
-    for (int s = 0; s < GT_SPLIT_COUNT; s++) {
-        ds_split *sp = &it->sp[s];
-        sp->run_off = ds->n_runs;
-        sp->n_runs = 0;
-        sp->n_kept = 0;
-        ds->screen_local.windows_total += sp->n_grid;
-        it->n_total += sp->n_grid;
-        uint8_t active = F_GAP | F_SPIKE | F_OFFCOND;
-        if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
-        if (pdm && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_OFFTRAIN; /* set with train_conditions */
-        int64_t cnt[4] = {0, 0, 0, 0}; /* gap, spike, event, off-condition rows in the window [wa, wb) */
-        int64_t wa = 0, wb = 0, n_screened = 0;
-        int64_t rec_j = -2;
-        int rec_reason = -1;
-        for (int64_t j = 0; j < sp->n_grid; j++) {
-            int64_t s0 = sp->first + j * it->base, e0 = s0 + W;
-            if (s0 >= wb) {
-                cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
-                wa = wb = s0;
-            }
-            for (; wa < s0; wa++) {
-                uint8_t f = flags[wa] & active;
-                cnt[0] -= (f & F_GAP) != 0, cnt[1] -= (f & F_SPIKE) != 0, cnt[2] -= (f & F_EVENT) != 0;
-                cnt[3] -= (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
-            }
-            for (; wb < e0; wb++) {
-                uint8_t f = flags[wb] & active;
-                cnt[0] += (f & F_GAP) != 0, cnt[1] += (f & F_SPIKE) != 0, cnt[2] += (f & F_EVENT) != 0;
-                cnt[3] += (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
-            }
-            int reason = cnt[3] ? R_COUNT : cnt[0] ? R_GAP : cnt[1] ? R_SPIKE : cnt[2] ? R_EVENT : -1;
-            if (reason < 0) {
-                sp->n_kept++;
-                continue;
-            }
-            if (reason == R_COUNT) { /* condition filter: excluded, not screened (no record) */
-                ds_run *last = sp->n_runs ? &ds->runs[ds->n_runs - 1] : NULL;
-                if (last && last->j0 + last->n == j) last->n++;
-                else {
-                    push_run(ds, (ds_run){j, 1, n_screened});
-                    sp->n_runs++;
-                }
-                n_screened++;
-                ds->screen_local.windows_filtered++;
-                it->n_filtered++;
-                continue;
-            }
-            if (reason == R_GAP) ds->screen_local.windows_screened_gap++, it->n_gap++;
-            else if (reason == R_SPIKE) ds->screen_local.windows_screened_spike++, it->n_spike++;
-            else ds->screen_local.windows_screened_event++, it->n_event++;
-            /* exclusion runs (any reason) */
+    ds->screen_local.spikes_found += found;
+    if (cfg->screen == GT_SCREEN_REPAIR) ds->screen_local.samples_repaired += found;
+    /* spike rows: for the moments and one record per contiguous run */
+    int reason = cfg->screen == GT_SCREEN_REPAIR ? R_SPIKE_REPAIRED : R_SPIKE_FOUND;
+    for (int64_t i = 0; i < n; i++) {
+        if (!(flags[i] & F_SPIKE_SEEN)) continue;
+        push_spike_row(ds, it->row0 + i);
+        int64_t e = i;
+        while (e + 1 < n && (flags[e + 1] & F_SPIKE_SEEN)) push_spike_row(ds, it->row0 + ++e);
+        push_rec(ds, (ds_record){ds->index[li], reason, ds->id[li], ts_at(ds, it, i), ts_at(ds, it, e)});
+        i = e;
+    }
+}
+
+/* One split of one item: its windows kept, its exclusion runs and report records. */
+static void index_split(gt_dataset *ds, int li, ds_item *it, int s, int pdm, const uint8_t *flags) {
+    const gt_data_config *cfg = &ds->cfg;
+    const int64_t W = ds->W;
+    ds_split *sp = &it->sp[s];
+    sp->run_off = ds->n_runs;
+    sp->n_runs = 0;
+    sp->n_kept = 0;
+    ds->screen_local.windows_total += sp->n_grid;
+    it->n_total += sp->n_grid;
+    uint8_t active = F_GAP | F_SPIKE | F_OFFCOND;
+    if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
+    if (pdm && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_OFFTRAIN; /* set with train_conditions */
+    int64_t cnt[4] = {0, 0, 0, 0}; /* gap, spike, event, off-condition rows in the window [wa, wb) */
+    int64_t wa = 0, wb = 0, n_screened = 0;
+    int64_t rec_j = -2;
+    int rec_reason = -1;
+    for (int64_t j = 0; j < sp->n_grid; j++) {
+        int64_t s0 = sp->first + j * it->base, e0 = s0 + W;
+        if (s0 >= wb) {
+            cnt[0] = cnt[1] = cnt[2] = cnt[3] = 0;
+            wa = wb = s0;
+        }
+        for (; wa < s0; wa++) {
+            uint8_t f = flags[wa] & active;
+            cnt[0] -= (f & F_GAP) != 0, cnt[1] -= (f & F_SPIKE) != 0, cnt[2] -= (f & F_EVENT) != 0;
+            cnt[3] -= (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
+        }
+        for (; wb < e0; wb++) {
+            uint8_t f = flags[wb] & active;
+            cnt[0] += (f & F_GAP) != 0, cnt[1] += (f & F_SPIKE) != 0, cnt[2] += (f & F_EVENT) != 0;
+            cnt[3] += (f & (F_OFFCOND | F_OFFTRAIN)) != 0;
+        }
+        int reason = cnt[3] ? R_COUNT : cnt[0] ? R_GAP : cnt[1] ? R_SPIKE : cnt[2] ? R_EVENT : -1;
+        if (reason < 0) {
+            sp->n_kept++;
+            continue;
+        }
+        if (reason == R_COUNT) { /* condition filter: excluded, not screened (no record) */
             ds_run *last = sp->n_runs ? &ds->runs[ds->n_runs - 1] : NULL;
             if (last && last->j0 + last->n == j) last->n++;
             else {
@@ -307,13 +297,44 @@ void gt_ds_index_item(gt_dataset *ds, int li, uint8_t *flags) {
                 sp->n_runs++;
             }
             n_screened++;
-            /* report records (per reason) */
-            if (rec_j == j - 1 && rec_reason == reason) ds->recs[ds->n_recs - 1].end_ms = ts_at(ds, it, e0 - 1);
-            else push_rec(ds, (ds_record){ds->index[li], reason, ds->id[li], ts_at(ds, it, s0), ts_at(ds, it, e0 - 1)});
-            rec_j = j;
-            rec_reason = reason;
+            ds->screen_local.windows_filtered++;
+            it->n_filtered++;
+            continue;
         }
+        if (reason == R_GAP) ds->screen_local.windows_screened_gap++, it->n_gap++;
+        else if (reason == R_SPIKE) ds->screen_local.windows_screened_spike++, it->n_spike++;
+        else ds->screen_local.windows_screened_event++, it->n_event++;
+        /* exclusion runs (any reason) */
+        ds_run *last = sp->n_runs ? &ds->runs[ds->n_runs - 1] : NULL;
+        if (last && last->j0 + last->n == j) last->n++;
+        else {
+            push_run(ds, (ds_run){j, 1, n_screened});
+            sp->n_runs++;
+        }
+        n_screened++;
+        /* report records (per reason) */
+        if (rec_j == j - 1 && rec_reason == reason) ds->recs[ds->n_recs - 1].end_ms = ts_at(ds, it, e0 - 1);
+        else push_rec(ds, (ds_record){ds->index[li], reason, ds->id[li], ts_at(ds, it, s0), ts_at(ds, it, e0 - 1)});
+        rec_j = j;
+        rec_reason = reason;
     }
+}
+
+/* Flags, screened runs and records of one item (flags: [n_rows] scratch). */
+void gt_ds_index_item(gt_dataset *ds, int li, uint8_t *flags) {
+    ds_item *it = &ds->items[li];
+    const gt_data_config *cfg = &ds->cfg;
+    const int64_t n = it->n_rows;
+    const int pdm = ds->pdm != NULL;
+    const int C = pdm ? ds->n_cols : 1;
+    float *x = ds->x + it->row0 * C;
+    memset(flags, 0, (size_t)n);
+    if (pdm)
+        for (int64_t i = 0; i < n; i++) flags[i] = ds->labels[it->row0 + i] ? F_EVENT : 0;
+    if (pdm && (cfg->conditions.n > 0 || cfg->train_conditions.n > 0)) flag_conditions(ds, li, it, n, flags);
+    flag_gaps(ds, n, C, pdm, x, flags);
+    if (cfg->screen != GT_SCREEN_OFF) flag_spikes(ds, li, it, n, C, pdm, x, flags);
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) index_split(ds, li, it, s, pdm, flags);
 }
 
 /* Grid positions of every split of one item. */

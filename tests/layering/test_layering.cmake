@@ -27,7 +27,8 @@ file(WRITE ${src}/nn/zz_planted.c
 file(WRITE ${src}/core/zz_planted.h "#include <hdf5.h>\n#include \"io/format.h\"\n")
 file(WRITE ${src}/train/zz_planted.c
   "#include \"eval/eval_impl.h\"\n    ncclAllReduce(a, b);\n    // ncclAllReduce(a, b);\n * ncclAllReduce(a, b)\n#include <ini.h>\n#include \"h5.h\"\n"
-  "    hid_t f = H5Fopen(p, H5F_ACC_RDONLY, fapl);\n    f = H5Fcreate(p, 0, 0, 0); /* H5Fopen( */\n    // H5Fcreate(p)\n    g = my_H5Fopen(p);\n")
+  "    hid_t f = H5Fopen(p, H5F_ACC_RDONLY, fapl);\n    f = H5Fcreate(p, 0, 0, 0); /* H5Fopen( */\n    // H5Fcreate(p)\n    g = my_H5Fopen(p);\n"
+  "    MPI_Allreduce(a, b, 1, t, op, c);\n    // MPI_Barrier(c);\n    gt_dist_barrier(c);\n")
 file(WRITE ${src}/cli/zz_planted.c "#include \"import/import_parse.h\"\n#include \"import/import.h\"\n#include <ini.h>\n")
 file(WRITE ${src}/io/zz_planted.c "#include \"synth/synth.h\"\n")
 file(WRITE ${src}/extra/zz_planted.c "int x;\n")
@@ -49,7 +50,8 @@ set(expected
   "src/train/zz_planted.c:5: includes <ini.h>, but only cli/ may use <ini.h>"
   "src/train/zz_planted.c:6: includes \"h5.h\", which is not a path under src/"
   "src/train/zz_planted.c:7: calls H5Fopen, but only io/ may: open HDF5 files through io/h5.h"
-  "src/train/zz_planted.c:8: calls H5Fcreate, but only io/ may: open HDF5 files through io/h5.h")
+  "src/train/zz_planted.c:8: calls H5Fcreate, but only io/ may: open HDF5 files through io/h5.h"
+  "src/train/zz_planted.c:11: calls MPI_Allreduce, but only dist/ io/ import/ may: use dist/reduce.h")
 run_checker(${src} rc out)
 if(rc EQUAL 0)
   message(FATAL_ERROR "the checker passed a tree with planted violations:${out}")
