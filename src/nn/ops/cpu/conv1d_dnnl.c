@@ -26,13 +26,6 @@
 #include "core/check.h"
 #include "nn/ops/cpu/parallel.h"
 
-#define DNNL_CHECK(call)                                                                              \
-    do {                                                                                              \
-        dnnl_status_t st_ = (call);                                                                   \
-        if (st_ != dnnl_success)                                                                      \
-            gt_fatal(GT_EXIT_INTERNAL, __FILE__, __LINE__, "oneDNN: %s failed (status %d)", #call, (int)st_); \
-    } while (0)
-
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t g_engine;
 static void engine_init(void) { g_engine = gt_cpu_dnnl_engine(); } /* the process's one oneDNN engine */
@@ -175,7 +168,6 @@ int gt_conv1d_dnnl_usable(gt_cpu_prec p, int B, int IC, int OC, int W, int K) {
 /* ------------------------------------------------------------- buffers -- */
 
 typedef struct tls_bufs {
-    dnnl_stream_t stream;
     void *scratch, *src, *dd;
     float *dst, *ds, *dwb, *dwp, *pdb;
     size_t scratch_cap, src_cap, dd_cap, dst_cap, ds_cap, dwb_cap, dwp_cap, pdb_cap;
@@ -189,11 +181,6 @@ static void *grow(void *p, size_t *cap, size_t need) {
     p = gt_aligned_alloc(64, (n + 63) / 64 * 64, __FILE__, __LINE__);
     *cap = n;
     return p;
-}
-
-static dnnl_stream_t stream(void) {
-    if (!t_bufs.stream) DNNL_CHECK(dnnl_stream_create(&t_bufs.stream, g_engine, dnnl_stream_default_flags));
-    return t_bufs.stream;
 }
 
 /* Runs prim with args (n of them) plus this thread's scratchpad. The memory
@@ -213,8 +200,8 @@ static void run(dnnl_primitive_t prim, size_t scratch_bytes, int n, const int *a
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&s_md, 1, sd, dnnl_u8, dnnl_a));
     DNNL_CHECK(dnnl_memory_create(&m[n], &s_md, g_engine, t->scratch));
     args[n] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[n]};
-    DNNL_CHECK(dnnl_primitive_execute(prim, stream(), n + 1, args));
-    DNNL_CHECK(dnnl_stream_wait(stream()));
+    DNNL_CHECK(dnnl_primitive_execute(prim, gt_cpu_dnnl_stream(), n + 1, args));
+    DNNL_CHECK(dnnl_stream_wait(gt_cpu_dnnl_stream()));
     for (int i = 0; i <= n; i++) dnnl_memory_destroy(m[i]);
 }
 

@@ -134,13 +134,6 @@ void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
 
 #else /* GT_HAVE_DNNL */
 
-#define DNNL_CHECK(call)                                                                              \
-    do {                                                                                              \
-        dnnl_status_t st_ = (call);                                                                   \
-        if (st_ != dnnl_success)                                                                      \
-            gt_fatal(GT_EXIT_INTERNAL, __FILE__, __LINE__, "oneDNN: %s failed (status %d)", #call, (int)st_); \
-    } while (0)
-
 int gt_cpu_bf16_available(void) { return 1; }
 
 const char *gt_cpu_isa_name(void) {
@@ -294,6 +287,11 @@ typedef struct tls_bufs {
 } tls_bufs;
 static _Thread_local tls_bufs t_bufs;
 
+dnnl_stream_t gt_cpu_dnnl_stream(void) {
+    if (!t_bufs.stream) DNNL_CHECK(dnnl_stream_create(&t_bufs.stream, gt_cpu_dnnl_engine(), dnnl_stream_default_flags));
+    return t_bufs.stream;
+}
+
 static void *grow(void *p, size_t *cap, size_t need) {
     if (need <= *cap) return p;
     free(p);
@@ -422,7 +420,6 @@ static void mm_exec(const mm_entry *e, int M, int N, int K, int ta, int tb, cons
                     int ldb, float *C, int ldc, dnnl_data_type_t dt) {
     tls_bufs *t = &t_bufs;
     t->scratch = grow(t->scratch, &t->scratch_cap, e->scratch_bytes ? e->scratch_bytes : 1);
-    if (!t->stream) DNNL_CHECK(dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags));
     dnnl_memory_desc_t a_md, b_md, c_md, s_md;
     set_md(&a_md, M, K, ta, lda, dt);
     set_md(&b_md, K, N, tb, ldb, dt);
@@ -436,8 +433,8 @@ static void mm_exec(const mm_entry *e, int M, int N, int K, int ta, int tb, cons
     DNNL_CHECK(dnnl_memory_create(&ms, &s_md, g_engine, t->scratch));
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc},
                                {DNNL_ARG_SCRATCHPAD, ms}};
-    DNNL_CHECK(dnnl_primitive_execute(e->prim, t->stream, e->scratch_bytes ? 4 : 3, args));
-    DNNL_CHECK(dnnl_stream_wait(t->stream));
+    DNNL_CHECK(dnnl_primitive_execute(e->prim, gt_cpu_dnnl_stream(), e->scratch_bytes ? 4 : 3, args));
+    DNNL_CHECK(dnnl_stream_wait(gt_cpu_dnnl_stream()));
     dnnl_memory_destroy(ma);
     dnnl_memory_destroy(mb);
     dnnl_memory_destroy(mc);

@@ -128,6 +128,16 @@ float gt_bf16_round(float x);
 #include <dnnl.h>
 /* The process's one oneDNN CPU engine (gt_gemm's), created on first use. */
 dnnl_engine_t gt_cpu_dnnl_engine(void);
+/* The calling thread's oneDNN stream on that engine, created on first use
+ * (every oneDNN user of the CPU ops runs its primitives on it). */
+dnnl_stream_t gt_cpu_dnnl_stream(void);
+/* A oneDNN call that must succeed (needs core/check.h): an internal error otherwise. */
+#define DNNL_CHECK(call)                                                                              \
+    do {                                                                                              \
+        dnnl_status_t st_ = (call);                                                                   \
+        if (st_ != dnnl_success)                                                                      \
+            gt_fatal(GT_EXIT_INTERNAL, __FILE__, __LINE__, "oneDNN: %s failed (status %d)", #call, (int)st_); \
+    } while (0)
 /* dst (n) <- the bf16 bits of src (n): nearest even, NaN kept quiet (gt_gemm's rounding). */
 void gt_to_bf16(unsigned short *dst, const float *src, size_t n);
 #endif

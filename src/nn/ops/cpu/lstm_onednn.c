@@ -51,12 +51,6 @@ void gt_lstm_onednn_release(const float *key) { (void)key; }
 #define GT_LSTM_ONEDNN_CHUNK 128
 #endif
 
-#define CK(call)                                                                                      \
-    do {                                                                                              \
-        dnnl_status_t st_ = (call);                                                                   \
-        if (st_ != dnnl_success)                                                                      \
-            gt_fatal(GT_EXIT_INTERNAL, __FILE__, __LINE__, "oneDNN: %s failed (status %d)", #call, (int)st_); \
-    } while (0)
 
 static int env_int(const char *name, int dflt) {
     const char *v = getenv(name);
@@ -86,13 +80,13 @@ static pthread_mutex_t g_prims_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dim_t *dims, dnnl_data_type_t dt,
                    dnnl_format_tag_t tag) {
-    CK(dnnl_memory_desc_init_by_tag(md, nd, dims, dt, tag));
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, nd, dims, dt, tag));
 }
 
 /* Tc steps of N samples with n channels inside an ntc buffer of T steps */
 static void md_seq(dnnl_memory_desc_t *md, int Tc, int N, int n, int T, dnnl_data_type_t dt) {
     dnnl_dims_t dims = {Tc, N, n}, strides = {n, (dnnl_dim_t)T * n, 1};
-    CK(dnnl_memory_desc_init_by_strides(md, 3, dims, dt, strides));
+    DNNL_CHECK(dnnl_memory_desc_init_by_strides(md, 3, dims, dt, strides));
 }
 
 static size_t md_bytes(const dnnl_primitive_desc_t pd, dnnl_query_t q) {
@@ -116,10 +110,10 @@ static void prims_create(rnn_prims *p) {
     md_tag(&di, 4, d_st, dnnl_bf16, dnnl_ldnc);
     md_tag(&dic, 4, d_st, dnnl_f32, dnnl_ldnc);
     dnnl_primitive_attr_t attr;
-    CK(dnnl_primitive_attr_create(&attr));
-    CK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
+    DNNL_CHECK(dnnl_primitive_attr_create(&attr));
+    DNNL_CHECK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
     dnnl_rnn_desc_t fd, bd;
-    CK(dnnl_lstm_forward_desc_init(&fd, dnnl_forward_training, dnnl_unidirectional_left2right, &sl, &si, &sic, &wl,
+    DNNL_CHECK(dnnl_lstm_forward_desc_init(&fd, dnnl_forward_training, dnnl_unidirectional_left2right, &sl, &si, &sic, &wl,
                                    &wi, &b, &dl, &di, &dic, 0));
     if (dnnl_primitive_desc_create(&p->fpd, &fd, attr, eng, NULL) != dnnl_success) {
         dnnl_primitive_attr_destroy(attr);
@@ -135,13 +129,13 @@ static void prims_create(rnn_prims *p) {
     md_seq(&ddl, Tc, N, H, T, dnnl_f32);
     md_tag(&ddi, 4, d_st, dnnl_f32, dnnl_ldnc);
     md_tag(&ddic, 4, d_st, dnnl_f32, dnnl_ldnc);
-    CK(dnnl_lstm_backward_desc_init(&bd, dnnl_backward, dnnl_unidirectional_left2right, &sl, &si, &sic, &wl, &wi,
+    DNNL_CHECK(dnnl_lstm_backward_desc_init(&bd, dnnl_backward, dnnl_unidirectional_left2right, &sl, &si, &sic, &wl, &wi,
                                     &b, &dl, &di, &dic, &dsl, &dsi, &dsic, &dwl, &dwi, &db, &ddl, &ddi, &ddic, 0));
     dnnl_status_t st = dnnl_primitive_desc_create(&p->bpd, &bd, attr, eng, p->fpd);
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) return;
-    CK(dnnl_primitive_create(&p->fwd, p->fpd));
-    CK(dnnl_primitive_create(&p->bwd, p->bpd));
+    DNNL_CHECK(dnnl_primitive_create(&p->fwd, p->fpd));
+    DNNL_CHECK(dnnl_primitive_create(&p->bwd, p->bpd));
     p->ws_bytes = md_bytes(p->fpd, dnnl_query_workspace_md);
     const size_t s1 = md_bytes(p->fpd, dnnl_query_scratchpad_md), s2 = md_bytes(p->bpd, dnnl_query_scratchpad_md);
     p->scratch_bytes = s1 > s2 ? s1 : s2;
@@ -151,13 +145,13 @@ static void prims_create(rnn_prims *p) {
         md_tag(&src, 5, layer ? d_wl : d_wi, dnnl_f32, dnnl_ldgoi);
         const dnnl_memory_desc_t *dst =
             dnnl_primitive_desc_query_md(w < W_BWD_L ? p->fpd : p->bpd, dnnl_query_exec_arg_md, k_w_arg[w]);
-        CK(dnnl_reorder_primitive_desc_create(&p->rpd[w], &src, eng, dst, eng, NULL));
-        CK(dnnl_primitive_create(&p->reo[w], p->rpd[w]));
+        DNNL_CHECK(dnnl_reorder_primitive_desc_create(&p->rpd[w], &src, eng, dst, eng, NULL));
+        DNNL_CHECK(dnnl_primitive_create(&p->reo[w], p->rpd[w]));
         p->w_bytes[w] = dnnl_memory_desc_get_size(dst);
     }
     const char *fi = NULL, *bi = NULL;
-    CK(dnnl_primitive_desc_query(p->fpd, dnnl_query_impl_info_str, 0, &fi));
-    CK(dnnl_primitive_desc_query(p->bpd, dnnl_query_impl_info_str, 0, &bi));
+    DNNL_CHECK(dnnl_primitive_desc_query(p->fpd, dnnl_query_impl_info_str, 0, &fi));
+    DNNL_CHECK(dnnl_primitive_desc_query(p->bpd, dnnl_query_impl_info_str, 0, &bi));
     if (fi && bi && strcmp(fi, bi))
         snprintf(p->impl, sizeof p->impl, "onednn rnn %s:%s (backward %s)", fi, gt_cpu_isa_name(), bi);
     else
@@ -187,7 +181,6 @@ typedef struct arg_ptr {
 } arg_ptr;
 
 typedef struct tls_rnn {
-    dnnl_stream_t stream;
     void *scratch;
     size_t scratch_cap;
 } tls_rnn;
@@ -199,7 +192,6 @@ static void run(dnnl_primitive_t prim, dnnl_primitive_desc_t pd, size_t scratch_
     GT_ASSERT(n < MAX_ARGS);
     dnnl_engine_t eng = gt_cpu_dnnl_engine();
     tls_rnn *t = &t_rnn;
-    if (!t->stream) CK(dnnl_stream_create(&t->stream, eng, dnnl_stream_default_flags));
     if (scratch_bytes > t->scratch_cap) {
         free(t->scratch);
         t->scratch_cap = scratch_bytes + scratch_bytes / 4 + 64;
@@ -210,20 +202,20 @@ static void run(dnnl_primitive_t prim, dnnl_primitive_desc_t pd, size_t scratch_
     int m = 0;
     for (int i = 0; i < n; i++, m++) {
         const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, a[i].arg);
-        CK(dnnl_memory_create(&mem[m], md, eng, (void *)a[i].ptr));
+        DNNL_CHECK(dnnl_memory_create(&mem[m], md, eng, (void *)a[i].ptr));
         args[m] = (dnnl_exec_arg_t){a[i].arg, mem[m]};
     }
     if (scratch_bytes) {
         const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
         if (md && dnnl_memory_desc_get_size(md)) {
-            CK(dnnl_memory_create(&mem[m], md, eng, t->scratch));
+            DNNL_CHECK(dnnl_memory_create(&mem[m], md, eng, t->scratch));
             args[m] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mem[m]};
             m++;
         }
     }
     omp_set_num_threads(1);
-    CK(dnnl_primitive_execute(prim, t->stream, m, args));
-    CK(dnnl_stream_wait(t->stream));
+    DNNL_CHECK(dnnl_primitive_execute(prim, gt_cpu_dnnl_stream(), m, args));
+    DNNL_CHECK(dnnl_stream_wait(gt_cpu_dnnl_stream()));
     for (int i = 0; i < m; i++) dnnl_memory_destroy(mem[i]);
 }
 
