@@ -9,8 +9,11 @@
  * search over the runs: a few dozen bytes per item plus 24 bytes per run of
  * screened windows, never per window, and never a copy of the window's data.
  *
- * Screening (per item, on the NILM aggregate or on every PdM channel):
- *   gap    a NaN/Inf sample (NILM: in the aggregate; PdM: in any channel);
+ * Screening (per item, on every channel of the input x, as the task's open
+ * described it in the dataset: NILM's aggregate, PdM's channels):
+ *   gap    a row with at least ds->gap_min non-finite channels (NILM: a
+ *          missing aggregate sample; PdM: a missing record), unless it is
+ *          one of a run of at most ds->short_gap such rows between two rows;
  *   spike  a Hampel filter over the 7 centred samples: |x - median| >
  *          spike_k * max(1.4826 * MAD, sigma_item), where sigma_item (the
  *          item's noise from its first differences, and a quarter of its own
@@ -18,12 +21,15 @@
  *          an idle channel) from flagging every small change and genuine
  *          short loads from passing for glitches. It finds isolated spikes of
  *          1-3 samples; a level that
- *          lasts 4 samples or more moves the median and is a real load. On PdM,
- *          rows inside a labelled event are never spikes (a gearbox shock is
- *          the anomaly the detector must see, not a glitch to remove).
- *   event  PdM with pdm_train_normal_only: a TRAIN or VAL window touching a
- *          row with labels != 0.
- * A window is screened for the first of gap, spike, event it touches. */
+ *          lasts 4 samples or more moves the median and is a real load. Rows
+ *          inside a labelled event (ds->events, PdM's labels) are never
+ *          spikes (a gearbox shock is the anomaly the detector must see, not
+ *          a glitch to remove); only channels of ds->ch_spike_test are tested.
+ *   event  with ds->train_skips_events (PdM's data.train_normal_only): a
+ *          TRAIN or VAL window touching an event row.
+ * A window is screened for the first of gap, spike, event it touches; a
+ * window touching a row the task's row filter leaves out (t->filter_rows) is
+ * filtered, not screened. */
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>

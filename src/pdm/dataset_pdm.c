@@ -106,7 +106,8 @@ static const gt_norm_stats *pdm_item_norm_of(const gt_dataset *ds, int li) {
 }
 
 const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets) {
-    GT_ASSERT(ds->t == &gt_data_task_pdm);
+    *n_inputs = *n_targets = 0;
+    if (ds->t != &gt_data_task_pdm) return NULL; /* no roles: not a PdM dataset */
     const gt_pdm_part *P = part_of(ds);
     *n_inputs = P->nbm_n_in;
     *n_targets = P->nbm_n_tg;
