@@ -66,7 +66,8 @@ struct gt_dataset {
     int64_t short_gap;    /* a run of at most this many gap rows between two rows is imputed, not a gap (0: none) */
     double spike_min_dev; /* a spike departs from its local median by more than this too */
     uint8_t *ch_spike_test; /* [n_x] (owned): 1 where the spike test runs; NULL: every channel */
-    int64_t *ch_spikes;   /* [n_x] (owned): spikes found per channel, this rank (all ranks after gt_ds_build); NULL: not counted */
+    int64_t *ch_spikes;   /* [n_x] (owned): spikes found per channel, this rank (all ranks after
+                           * gt_ds_build); NULL: not counted */
     int64_t *ch_missing;  /* [n_x] (owned): non-finite samples per channel, the same; NULL with ch_spikes */
     int rows_filtered;    /* the task's row filter (t->filter_rows) is on: cond_ok holds the passing rows */
     ds_run *runs;

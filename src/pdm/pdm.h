@@ -22,6 +22,7 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
  * their counts; NULL (and 0, 0) otherwise. */
 const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets);
 
+/* ---- pdm_rows.c ---- */
 /* Collective. The data filters checked against the file before any window
  * is built: an entry of data.items (nilm and pdm), data.farms,
  * data.machine_types, data.conditions or data.train_conditions (pdm) -- a
@@ -37,10 +38,12 @@ const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_
  * eval and predict. */
 void gt_pdm_check_filters(const char *file, const gt_pdm_shard *sh, const gt_data_config *cfg, MPI_Comm comm);
 
-/* pdm: the model input of n normalised samples with every non-finite one set
+/* The model input of n normalised samples with every non-finite one set
  * to 0, the channel's training mean (data.pdm_row_missing); returns how many
  * were set. */
 int64_t gt_pdm_impute(float *x, int64_t n);
+
+/* ---- pdm_channels.c ---- */
 /* What a sensor channel measures, from its name and unit: the spike test
  * suits condition signals only (10-minute SCADA drivers, angles and
  * min/max/std aggregates move by nature). */
