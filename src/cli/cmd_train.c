@@ -31,7 +31,9 @@
 #include "io/format.h"
 #include "io/read.h"
 #include "io/shard.h"
+#include "nilm/nilm.h"
 #include "nn/bench.h"
+#include "pdm/pdm.h"
 #include "plan/plan.h"
 #include "task/task.h"
 
@@ -247,7 +249,7 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(!strcmp(norm, "global") || !strcmp(norm, "turbine"), GT_EXIT_USAGE, "data.norm: '%s' (global|turbine)",
              norm);
     d->pdm_norm_turbine = !strcmp(norm, "turbine");
-    d->pdm_target = gt_data_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
+    d->pdm_target = gt_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
     GT_CHECK(d->pdm_target >= 0, GT_EXIT_USAGE, "data.pdm_target: '%s' (next|nbm)", gt_args_str(a, "data.pdm_target"));
     static const char *const nbm_keys[2] = {"data.nbm_inputs", "data.nbm_targets"};
     char *nbm_sel[2] = {d->nbm_inputs, d->nbm_targets};
@@ -280,7 +282,7 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     }
     if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
     GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);
-    d->time_features = gt_data_time_features_parse(gt_args_str(a, "data.time_features"));
+    d->time_features = gt_nilm_time_features_parse(gt_args_str(a, "data.time_features"));
     const char *tz = gt_args_str(a, "data.timezone");
     char tz_err[600];
     GT_CHECK(strlen(tz) < sizeof d->timezone, GT_EXIT_USAGE, "data.timezone: name too long");

@@ -100,20 +100,13 @@ void gt_data_config_defaults(gt_data_config *cfg) {
     cfg->pdm_short_gap = 6;
     cfg->spike_min_w = 5000;
     snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
-    cfg->pdm_target = GT_PDM_TARGET_NEXT;
+    cfg->pdm_target = 0; /* next (pdm/pdm.h gt_pdm_target) */
     snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
     snprintf(cfg->nbm_targets, sizeof cfg->nbm_targets, "auto");
     cfg->power_limit_w = GT_NILM_POWER_LIMIT_W;
     cfg->signal_limit = GT_PDM_SIGNAL_LIMIT;
     cfg->care_event = -1;
     cfg->care.event_id = -1;
-}
-
-int64_t gt_data_pdm_impute(float *x, int64_t n) {
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) x[i] = 0.0f, k++;
-    return k;
 }
 
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
@@ -219,3 +212,19 @@ void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
     cfg->care = s;
 }
 
+static int zone_is_utc(const char *zone) { return !zone || !*zone || !strcmp(zone, "UTC"); }
+
+int gt_data_timezone_check(const char *zone, char *err, size_t err_bytes) {
+    if (zone_is_utc(zone)) return 0;
+    /* glibc silently falls back to UTC for a zone it cannot find: look for the file */
+    const char *dir = getenv("TZDIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", zone);
+    struct stat st;
+    if (zone[0] == '/' || strstr(zone, "..") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, err_bytes, "unknown time zone '%s' (no %s; IANA names such as Europe/London, or UTC)", zone,
+                 path);
+        return -1;
+    }
+    return 0;
+}

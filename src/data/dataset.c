@@ -35,10 +35,8 @@ int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window
 int64_t gt_dataset_bytes(const gt_dataset *ds) {
     int64_t b = ds->t->series_bytes(ds);
     b += (int64_t)sizeof *ds + (int64_t)sizeof(ds_item) * ds->n_items;
-    if (ds->strides) b += (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols;
     b += (int64_t)sizeof(ds_run) * ds->cap_runs + (int64_t)sizeof(ds_record) * ds->cap_recs;
     b += (int64_t)sizeof(int64_t) * (ds->cap_spike_rows + ds->cap_cond_ok);
-    if (ds->item_norm) b += (int64_t)sizeof(gt_norm_stats) * ds->n_items;
     b += (int64_t)(GT_SPLIT_COUNT * sizeof(int64_t) + sizeof(int32_t)) * (ds->n_items_total + 1);
     return b;
 }
@@ -116,12 +114,13 @@ void gt_ds_build(gt_dataset *ds, MPI_Comm comm) {
     }
     int n_usage = 0;
     gt_item_usage *usage = gt_dataset_usage(ds, comm, &n_usage);
-    if (ds->spikes_ch) { /* pdm: per-channel spike and gap counts, over all ranks (for the log) */
-        gt_dist_allreduce_sum_i64(ds->spikes_ch, ds->n_cols, comm);
-        gt_dist_allreduce_sum_i64(ds->nan_ch, ds->n_cols, comm);
+    if (ds->ch_spikes) { /* per-channel spike and gap counts, over all ranks (for the log) */
+        gt_dist_allreduce_sum_i64(ds->ch_spikes, ds->n_x, comm);
+        gt_dist_allreduce_sum_i64(ds->ch_missing, ds->n_x, comm);
     }
     if (rank == 0) gt_ds_log_usage(ds, usage, n_usage, &g);
     free(usage);
+    if (ds->t->norm_changed) ds->t->norm_changed(ds); /* the task's statistics derived from the new ones */
 }
 
 void gt_ds_check_cfg(const gt_data_config *cfg, const gt_data_task_i *t) {
@@ -179,6 +178,8 @@ gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_
     ds->n_items = n_items;
     ds->n_items_total = n_items_total;
     ds->n_cols = n_cols;
+    ds->n_x = 1;
+    ds->gap_min = 1;
     ds->W = cfg->window;
     ds->ts = ts;
     ds->x = x;
@@ -190,19 +191,15 @@ gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_
 
 void gt_dataset_free(gt_dataset *ds) {
     if (!ds) return;
-    if (ds->nilm) gt_nilm_shard_free(ds->nilm);
-    if (ds->pdm) gt_pdm_shard_free(ds->pdm);
+    if (ds->part) ds->t->free_part(ds->part);
     free(ds->items);
-    free(ds->strides);
-    free(ds->tfeat);
     free(ds->runs);
     free(ds->recs);
     free(ds->spike_rows);
     free(ds->cond_ok);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) free(ds->g_first[s]);
     free(ds->owner_local);
-    free(ds->acts), free(ds->act_off);
-    free(ds->spike_ch), free(ds->spikes_ch), free(ds->nan_ch), free(ds->nbm_role), free(ds->item_norm);
+    free(ds->ch_spike_test), free(ds->ch_spikes), free(ds->ch_missing);
     free(ds);
 }
 
@@ -229,20 +226,15 @@ double gt_dataset_min_period_s(const gt_dataset *ds) {
 }
 
 const gt_norm_stats *gt_dataset_item_norm(const gt_dataset *ds, int li) {
-    return ds->item_norm ? &ds->item_norm[li] : &ds->norm;
-}
-
-const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets) {
-    *n_inputs = ds->nbm_n_in;
-    *n_targets = ds->nbm_n_tg;
-    return ds->nbm_role;
+    const gt_norm_stats *own = ds->t->item_norm ? ds->t->item_norm(ds, li) : NULL;
+    return own ? own : &ds->norm;
 }
 
 void gt_dataset_set_norm(gt_dataset *ds, const gt_norm_stats *ns) {
     GT_CHECK(ns->n == ds->norm.n, GT_EXIT_USAGE, "data: normalisation has %d features, the data %d", ns->n,
              ds->norm.n);
     ds->norm = *ns;
-    gt_ds_item_norms(ds);
+    if (ds->t->norm_changed) ds->t->norm_changed(ds);
 }
 int64_t gt_dataset_n_windows_local(const gt_dataset *ds, gt_split s) { return ds->n_local[s]; }
 int64_t gt_dataset_n_windows_global(const gt_dataset *ds, gt_split s) { return ds->n_global[s]; }

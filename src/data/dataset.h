@@ -121,7 +121,7 @@ typedef struct gt_data_config {
     char spike_channels[256];     /* pdm: the channels the spike test screens: "auto" (condition signals:
                                      temperatures, pressures, vibration, ...; not the operational drivers
                                      such as wind speed, power, rotor speed and status, not angles, not
-                                     min/max/std aggregates: gt_data_channel_kind), "all", "none", or
+                                     min/max/std aggregates: gt_pdm_channel_kind), "all", "none", or
                                      comma-separated name patterns (fnmatch, e.g. "*temp*,vib_*") */
     int pdm_target;               /* pdm: what the model predicts (gt_pdm_target): next (default) the next
                                      step of every channel from the window; nbm (normal-behaviour model)
@@ -136,14 +136,14 @@ typedef struct gt_data_config {
                                      are screened (gap). Fewer missing samples (a dead sensor, isolated
                                      empty cells, one channel's dropout) keep the window: the model
                                      input gets 0 there (the channel's training mean,
-                                     gt_data_pdm_impute), the loss and the anomaly score leave the
+                                     gt_pdm_impute), the loss and the anomaly score leave the
                                      sample out. Default 0.5; 0: any missing sample makes a gap row */
     int pdm_short_gap;            /* pdm: a run of at most this many missing records (gap rows) is imputed
                                      like missing samples instead of screening the windows touching it
                                      (default 6; 0: every gap row screens; runs stored without the key) */
     int pdm_norm_turbine;         /* pdm: 1 = every turbine's channels normalised with its own statistics
-                                     (gt_data_item_norm), 0 (default) = with those of all turbines */
-    char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_data_nbm_roles) or
+                                     (gt_pdm_item_norm), 0 (default) = with those of all turbines */
+    char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_pdm_nbm_roles) or
                                      comma-separated name patterns (fnmatch) */
     char nbm_targets[256];        /* pdm nbm: the predicted (target) channels: "auto" or name patterns; a
                                      target channel never enters the input */
@@ -163,61 +163,9 @@ typedef struct gt_data_config {
  * depends on the task left to it (GT_DATA_WINDOW_TASK_DEFAULT,
  * GT_DATA_STRIDE_TASK_DEFAULT: gt_data_config_resolve fills them). */
 void gt_data_config_defaults(gt_data_config *cfg);
-/* pdm: the model input of n normalised samples with every non-finite one set
- * to 0, the channel's training mean (data.pdm_row_missing); returns how many
- * were set. */
-int64_t gt_data_pdm_impute(float *x, int64_t n);
 /* data.fill_max_s = auto: this many sampling periods (jittered clocks leave
  * single empty bins; 5 covers what real recordings show with a margin). */
 #define GT_DATA_FILL_AUTO_PERIODS 5
-/* What a sensor channel measures, from its name and unit: the spike test
- * suits condition signals only (10-minute SCADA drivers, angles and
- * min/max/std aggregates move by nature). */
-typedef enum gt_channel_kind {
-    GT_CHANNEL_CONDITION = 0,   /* temperatures, pressures, vibration, levels: screened for spikes */
-    GT_CHANNEL_OPERATIONAL = 1, /* wind speed, power, rotor/generator speed, currents, status, counters */
-    GT_CHANNEL_ANGLE = 2,       /* pitch, yaw, wind direction, nacelle position (unit deg) */
-    GT_CHANNEL_AGGREGATE = 3,   /* the _min, _max, _std statistics of an interval */
-} gt_channel_kind;
-gt_channel_kind gt_data_channel_kind(const char *name, const char *unit);
-/* The same reading the words of the channel's description too (desc may be
- * NULL or "": the name alone), e.g. CARE's anonymised "sensor_0_avg" with
- * the description "Ambient temperature". */
-gt_channel_kind gt_data_channel_kind_desc(const char *name, const char *desc, const char *unit);
-const char *gt_data_channel_kind_name(gt_channel_kind k);
-/* 1 when cfg->spike_channels selects the channel (name, description, unit) for the spike test. */
-int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *desc, const char *unit);
-/* data.pdm_target: the PdM objective. */
-typedef enum gt_pdm_target {
-    GT_PDM_TARGET_NEXT = 0, /* predict step t+1 of every channel from steps 0..t (LSTM prediction detector) */
-    GT_PDM_TARGET_NBM = 1   /* normal-behaviour model: the condition channels at step t from the operating
-                               channels at steps 0..t */
-} gt_pdm_target;
-/* "next" | "nbm" -> gt_pdm_target, -1 if unknown; and back. */
-int gt_data_pdm_target_parse(const char *text);
-const char *gt_data_pdm_target_name(int t);
-/* A channel's role in a normal-behaviour model. */
-typedef enum gt_nbm_role {
-    GT_NBM_UNUSED = 0, /* neither input nor target (zero in the input) */
-    GT_NBM_INPUT = 1,  /* an operating condition the model sees */
-    GT_NBM_TARGET = 2  /* a condition signal the model predicts; zero in the input */
-} gt_nbm_role;
-/* The role of each of the C channels (ch[C]) into role[C] under
- * cfg->nbm_inputs / nbm_targets. "auto" (both defaults): the condition
- * signals of gt_data_channel_kind (temperatures, pressures, vibration, and
- * the min/max/std aggregates of such a signal) are targets, except ambient /
- * outside temperatures (an operating condition: an input); cumulative
- * counters (energy, operating hours) are unused (they only grow: a model
- * would read the calendar from them); every other channel (wind speed,
- * power, rotor speed, status, currents, angles, their aggregates) is an
- * input. Patterns: target = matches nbm_targets; input = not a target and
- * matches nbm_inputs. Counts into *n_inputs, *n_targets. Not collective. */
-void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
-                       int *n_targets);
-/* The model input of an nbm window from the normalised window x (n_steps, C):
- * every channel that is not an input set to 0 (its normalised mean), in
- * place. The one rule used by training, validation, eval and predict. */
-void gt_data_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role);
 /* Rows of the longest hole filled for a household sampled every period_s
  * seconds under cfg->fill_max_s (0: none). */
 int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s);
@@ -269,37 +217,21 @@ void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t fil
  * entry with that id, or no training part for it (a file imported before
  * /care_events/train_start_row: import it again). */
 void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm);
-/* Collective. The data filters checked against the file before any window
- * is built: an entry of data.items (nilm and pdm), data.farms,
- * data.machine_types, data.conditions or data.train_conditions (pdm) -- a
- * single code or a lo-hi range -- that matches no household/turbine id, farm,
- * machine type or condition code of `file` ends the job with exit 2
- * (GT_EXIT_USAGE) and one line naming the file, the option, the entries that
- * match nothing and the values the file has (at most
- * GT_DATA_FILTER_LIST_MAX, with their /legend names): otherwise the only
- * symptom is an empty split. Condition codes present: those of the file's
- * /segments and the codes 0..n-1 that /legend/condition names. Each rank
- * passes its shard; rank 0 decides on the gathered values and every rank
- * follows. Changes nothing when every entry matches. The one check of train,
- * eval and predict. */
+/* The data filters are checked against the file before any window is built
+ * (each task's gt_<task>_check_filters, made of gt_data_filter_check_run of
+ * data/dataset_impl.h): an entry that matches nothing ends the job with one
+ * line naming it; at most GT_DATA_FILTER_LIST_MAX of the file's values are
+ * listed. */
 #define GT_DATA_FILTER_LIST_MAX 20
-void gt_data_check_filters_nilm(const char *file, const gt_nilm_shard *sh, const gt_data_config *cfg, MPI_Comm comm);
-void gt_data_check_filters_pdm(const char *file, const gt_pdm_shard *sh, const gt_data_config *cfg, MPI_Comm comm);
 /* Offset of channel c at step t inside one nilm input window of W steps and C
  * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
  * place the layout rule lives (the dataset's fill, predict, eval samples). */
 static inline int64_t gt_data_x_offset(int x_channels_last, int64_t W, int C, int64_t t, int c) {
     return x_channels_last ? t * C + c : (int64_t)c * W + t;
 }
-/* "none" | "day" | "day+week" -> 0 | 2 | 4 channels, -1 if unknown. */
-int gt_data_time_features_parse(const char *text);
 /* 0 when `zone` is "", "UTC" or a zone of the system's time-zone database
  * (/usr/share/zoneinfo or $TZDIR), else -1 with a message in err. */
 int gt_data_timezone_check(const char *zone, char *err, size_t err_bytes);
-/* The F time-feature channels (sin, cos of the local time of day [, of the
- * week]) of n_rows time stamps (ms since the epoch) into out[n_rows, F]. Sets
- * and restores TZ for a zone other than UTC: not thread-safe. */
-void gt_data_time_features(const int64_t *ts, int64_t n_rows, int F, const char *zone, float *out);
 
 /* Frozen normalisation: x' = (x - mean) / std, per feature.
  * nilm: feature 0 = aggregate, 1..A = appliances (targets);
@@ -310,27 +242,6 @@ typedef struct gt_norm_stats {
     double std[1 + GT_DATA_MAX_CHANNELS];
 } gt_norm_stats;
 
-/* data.norm = turbine (pdm): the statistics of one turbine from its signals
- * sig (n_rows, C) and labels (n_rows): mean and std (population, floored as
- * the global ones) of each channel over the train-split rows [0, b1) of the
- * turbine (gt_data_item_split; b1 = 0 for a held-out turbine) without
- * skip[r] (gt_data_pdm_fit_skip: rows of normal operation in the selected
- * conditions), non-finite values skipped. A channel with fewer than GT_DATA_ITEM_NORM_MIN such values keeps
- * the statistics of glob (a held-out turbine: all of them). The one
- * definition used by the dataset (training, validation) and by eval and
- * predict. Not collective. */
-#define GT_DATA_ITEM_NORM_MIN 2
-void gt_data_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, const gt_norm_stats *glob,
-                       gt_norm_stats *out);
-/* in[r] (r < the rows of local turbine k of sh) = 1 where row r lies in a
- * condition segment whose code passes f; every row passes an empty filter.
- * Not collective. */
-void gt_data_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in);
-/* The rows of local turbine k that the model is not fitted on (skip[r] = 1):
- * labelled rows with cfg->pdm_train_normal_only, rows outside
- * cfg->conditions or cfg->train_conditions. What the per-turbine statistics
- * skip (gt_data_item_norm), in the dataset and in eval. Not collective. */
-void gt_data_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip);
 
 /* Where a window comes from, for NaN forensics and predictions. */
 typedef struct gt_window_ref {
@@ -348,12 +259,6 @@ typedef struct gt_dataset gt_dataset;
  * known ones. */
 uint32_t gt_data_appliance_mask(const char *names, const gt_io_appliance *meta, int A);
 
-/* Collective. Takes ownership of the shard. Splits, screens and indexes the
- * windows, exchanges per-item window counts (global numbering), computes the
- * train-split moments, reduces them over comm and freezes the statistics.
- * Logs (rank 0) windows per split and the screening summary. */
-gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm);
-gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_Comm comm);
 void gt_dataset_free(gt_dataset *ds);
 
 /* Sizes a model needs: elements per sample of x and y (s2p: x (W) or with
@@ -371,12 +276,6 @@ int64_t gt_dataset_norm_count(const gt_dataset *ds, int f);
 const char *gt_dataset_target_name(const gt_dataset *ds, int t);
 /* The shortest sampling period (s) of this rank's items; +inf with none. Not collective. */
 double gt_dataset_min_period_s(const gt_dataset *ds);
-/* pdm with data.pdm_target = nbm: the channels' roles ([C], gt_nbm_role) and
- * their counts; NULL (and 0, 0) otherwise. */
-const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets);
-/* nilm: appliance a's on-power threshold in the normalised target units,
- * (on_power_w - mean) / std (the gated head's on/off target is y > this). */
-float gt_dataset_on_threshold(const gt_dataset *ds, int a);
 /* Replace the statistics (inference with the model's frozen ones); with
  * data.norm = turbine they stay the fallback of channels without statistics
  * of their own. */
@@ -422,8 +321,6 @@ void gt_dataset_fill(const gt_dataset *ds, gt_split s, const int64_t *idx, int64
  * returns the windows changed. */
 int64_t gt_dataset_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
                            float *y, const float *mask);
-/* Activations found for the augmentation (all local items and appliances). */
-int64_t gt_dataset_n_activations(const gt_dataset *ds);
 
 /* Screening report: windows screened per item and reason, and the spikes
  * found (item id, time). Collective: rank 0 writes CSV lines

@@ -33,8 +33,8 @@ typedef struct ds_item {
     int64_t row0, n_rows; /* local rows [row0, row0 + n_rows) of the shard */
     int64_t base;         /* rows between grid starts */
     int holdout;
-    int excluded;         /* outside cfg.items / farms / machine_types: no windows */
-    int64_t filled;       /* nilm: aggregate samples filled (cfg.fill_max_s) */
+    int excluded;         /* outside cfg.items or the task's own item filters (t->item_excluded): no windows */
+    int64_t filled;       /* input samples filled (the task's open: cfg.fill_max_s) */
     int64_t n_total, n_gap, n_spike, n_event, n_filtered; /* windows on the grid, screened by reason */
     ds_split sp[GT_SPLIT_COUNT];
 } ds_item;
@@ -46,45 +46,44 @@ typedef struct ds_record { /* one CSV line of the screening report */
 
 struct gt_dataset {
     const struct gt_data_task_i *t; /* the task's data side (src/<task>/dataset_<task>.c) */
+    void *part;           /* the task's own part (its shard, ...): made by the task's open, freed by t->free_part */
     gt_data_config cfg;
-    gt_nilm_shard *nilm; /* owned (one of the two) */
-    gt_pdm_shard *pdm;
     int n_items, n_items_total;
-    int n_cols;           /* A (nilm targets) or C (pdm channels) */
+    int n_cols;           /* the file's columns: the targets or the channels */
+    int n_x;              /* channels per row of x (the task's open sets it) */
     int64_t W;
     const int64_t *ts;    /* [n_rows] */
-    float *x;             /* nilm aggregate [n_rows] or pdm signals [n_rows, C] */
-    const float *app;     /* nilm appliances [n_rows, A] */
-    float *tfeat;         /* nilm time features [n_rows, cfg.time_features] (owned), or NULL */
-    const uint8_t *labels;/* pdm [n_rows] */
+    float *x;             /* the screened input series [n_rows, n_x] */
+    const float *cols;    /* [n_rows, n_cols] the columns when x is not them (statistics features n_x..), or NULL */
     const int32_t *index; /* [n_items] file index */
     const int64_t *id;    /* [n_items] */
     ds_item *items;       /* [n_items] */
-    int64_t *strides;     /* nilm [n_items, A]: appliance a counts where start % stride == 0 */
+    /* what the task's open sets for the shared screening (window_index.c) and statistics (norm.c) */
+    const uint8_t *events; /* [n_rows] rows inside a labelled event (never spikes; F_EVENT), or NULL */
+    int train_skips_events; /* train and val windows touching an event are screened (R_EVENT), and the
+                             * train statistics leave event rows out */
+    int gap_min;          /* a row with at least this many of its n_x channels non-finite is a gap row */
+    int64_t short_gap;    /* a run of at most this many gap rows between two rows is imputed, not a gap (0: none) */
+    double spike_min_dev; /* a spike departs from its local median by more than this too */
+    uint8_t *ch_spike_test; /* [n_x] (owned): 1 where the spike test runs; NULL: every channel */
+    int64_t *ch_spikes;   /* [n_x] (owned): spikes found per channel, this rank (all ranks after
+                           * gt_ds_build); NULL: not counted */
+    int64_t *ch_missing;  /* [n_x] (owned): non-finite samples per channel, the same; NULL with ch_spikes */
+    int rows_filtered;    /* the task's row filter (t->filter_rows) is on: cond_ok holds the passing rows */
     ds_run *runs;
     int64_t n_runs, cap_runs;
     ds_record *recs;
     int64_t n_recs, cap_recs;
     int64_t *spike_rows;  /* sorted local rows holding a detected spike (DROP: not used in moments) */
     int64_t n_spike_rows, cap_spike_rows;
-    int64_t *cond_ok;     /* pdm with a condition filter: sorted local row ranges [a, b) (pairs) that pass */
+    int64_t *cond_ok;     /* with rows_filtered: sorted local row ranges [a, b) (pairs) that pass */
     int64_t n_cond_ok, cap_cond_ok;
-    uint32_t app_mask;    /* nilm: appliances whose targets count (bit a) */
     int64_t n_local[GT_SPLIT_COUNT], n_global[GT_SPLIT_COUNT];
     int64_t *g_first[GT_SPLIT_COUNT]; /* [n_items_total + 1] global window prefix in file order */
     int32_t *owner_local;             /* [n_items_total] local item index, -1 elsewhere */
     gt_norm_stats norm;
     int64_t norm_count[1 + GT_DATA_MAX_CHANNELS]; /* finite train values behind norm, over all ranks */
     gt_screen_summary screen_local;
-    uint8_t *spike_ch;    /* pdm [n_cols]: 1 where the spike test runs (cfg.spike_channels) */
-    int64_t *spikes_ch;   /* pdm [n_cols]: spikes found per channel, this rank */
-    int64_t *nan_ch;      /* pdm [n_cols]: non-finite samples per channel, this rank */
-    uint8_t *nbm_role;    /* pdm nbm [n_cols]: gt_nbm_role of each channel; NULL with pdm_target next */
-    gt_norm_stats *item_norm; /* pdm, data.norm = turbine [n_items]: each item's statistics; else NULL */
-    int nbm_n_in, nbm_n_tg;
-    /* augmentation: activations [act_off[li * A + a], act_off[li * A + a + 1]) of ds->acts */
-    int64_t *acts;        /* (row, len) pairs, local rows */
-    int64_t *act_off;     /* [n_items * A + 1] */
 };
 
 /* ------------------------------------------------------ the task's side -- */
@@ -100,6 +99,7 @@ typedef struct gt_data_task_i {
     const char *item;     /* one item of the file ("household"): messages, reports */
     const char *items;    /* its plural */
     const char *gap_hint; /* what to check when gaps screen too many windows */
+    const char *spike_hint; /* what to change when spikes screen too many windows */
     const char *column;   /* what one column of the file is ("appliance"): messages */
     int features_extra;   /* normalisation features besides one per column (nilm: 1, the aggregate) */
     /* the task's own data settings, after the shared ones (one-line error) */
@@ -125,12 +125,48 @@ typedef struct gt_data_task_i {
                  float *mask);
     /* the task's own log lines of the usage report (before the per-item table); NULL: none */
     void (*log_usage)(const gt_dataset *ds, const gt_item_usage *u, int n);
+    /* its lines after the per-item table (rank 0); may name the channels with the most spikes and gaps in
+     * most_spike, most_gap (cap bytes each, "" as given) for the screening warning; NULL: none */
+    void (*log_channels)(const gt_dataset *ds, const gt_item_usage *u, int n, const gt_screen_summary *g,
+                         char *most_spike, char *most_gap, size_t cap);
+    /* frees ds->part (the task's part and its shard) */
+    void (*free_part)(void *part);
+    /* 1 when local item li is left out by the task's own item filters (beyond data.items); NULL: none */
+    int (*item_excluded)(const gt_dataset *ds, int li);
+    /* the task's row filter of local item li (flags [its rows]): sets F_OFFCOND on rows no window may
+     * touch and F_OFFTRAIN on rows no train or val window may touch; returns 1 when the filter is on
+     * (the same answer for every item); NULL: none */
+    int (*filter_rows)(const gt_dataset *ds, int li, uint8_t *flags);
+    /* the least std of normalisation feature f (the shared floor applies too); NULL: the shared floor */
+    double (*norm_floor)(const gt_dataset *ds, int f);
+    /* the statistics were set (built, or gt_dataset_set_norm): the task's own derived from them; NULL: none */
+    void (*norm_changed)(gt_dataset *ds);
+    /* the statistics local item li's windows use when the task keeps its own, else NULL; NULL: the global ones */
+    const gt_norm_stats *(*item_norm)(const gt_dataset *ds, int li);
 } gt_data_task_i;
 
 /* ------------------------------------------------- shared between files -- */
+/* One data filter option checked against the values the file has: `mine`
+ * [n_mine] are this rank's (its items' ids, farms, ... or its segments'
+ * condition codes); codes 0..n_legend-1 of a legend count as present too. */
+typedef struct gt_data_filter_check {
+    const char *key;        /* "data.farms" */
+    const char *what;       /* "farm": the message says "no farm 7 in the file" */
+    const gt_data_filter *f;
+    const int64_t *mine;
+    int n_mine;
+    const char *legend;     /* rank 0: names [n_legend][GT_FORMAT_NAME_LEN] or NULL */
+    int n_legend;
+    int legend_counts;      /* 1: a code of the legend is present even without a value */
+} gt_data_filter_check;
+/* Collective: an entry of c->f that matches none of the file's values ends the
+ * job with exit 2 and one line naming the file, the option, the entries and
+ * the values the file has; rank 0 decides, every rank follows (filter.c). The
+ * tasks' filter checks (their gt_<task>_check_filters) are made of these. */
+void gt_data_filter_check_run(const char *file, const gt_data_filter_check *c, MPI_Comm comm);
 /* The checks every task shares, then the task's (t->check_cfg) (dataset.c) */
 void gt_ds_check_cfg(const gt_data_config *cfg, const gt_data_task_i *t);
-/* A dataset's shared fields; the caller attaches its shard (dataset.c) */
+/* A dataset's shared fields; the caller attaches its part (ds->part) and sets the screening fields (dataset.c) */
 gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_items,
                       int n_items_total, int n_cols, const int64_t *ts, float *x, const int32_t *index,
                       const int64_t *id);
@@ -145,12 +181,8 @@ void gt_ds_plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int64
 int64_t gt_ds_kept_to_grid(const gt_dataset *ds, const ds_split *sp, int64_t k);
 /* local item and start row of local window l of split s (window_index.c) */
 void gt_ds_locate(const gt_dataset *ds, gt_split s, int64_t l, int *item, int64_t *start);
-/* NILM: ds->tfeat from the rows' time stamps (time_features.c) */
-void gt_ds_time_features(gt_dataset *ds, int64_t n_rows);
 /* the usage lines of the log (usage.c) */
 void gt_ds_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const gt_screen_summary *g);
 /* collective: the train statistics (norm.c) */
 void gt_ds_compute_norm(gt_dataset *ds, MPI_Comm comm);
-/* PdM data.norm = turbine: each item's statistics (norm.c) */
-void gt_ds_item_norms(gt_dataset *ds);
 #endif

@@ -22,23 +22,9 @@ static int i64_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* One data filter option checked against the values the file has: `mine`
- * [n_mine] are this rank's (its items' ids, farms, ... or its segments'
- * condition codes); codes 0..n_legend-1 of a legend count as present too. */
-typedef struct {
-    const char *key;        /* "data.farms" */
-    const char *what;       /* "farm": the message says "no farm 7 in the file" */
-    const gt_data_filter *f;
-    const int64_t *mine;
-    int n_mine;
-    const char *legend;     /* rank 0: names [n_legend][GT_FORMAT_NAME_LEN] or NULL */
-    int n_legend;
-    int legend_counts;      /* 1: a code of the legend is present even without a value */
-} filter_check;
-
 /* Collective. Gathers the values to rank 0, which decides; every rank learns
  * the verdict and, when an entry matches nothing, all end the job together. */
-static void filter_check_run(const char *file, const filter_check *c, MPI_Comm comm) {
+void gt_data_filter_check_run(const char *file, const gt_data_filter_check *c, MPI_Comm comm) {
     if (c->f->n == 0) return;
     int rank = 0;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -93,56 +79,4 @@ static void filter_check_run(const char *file, const filter_check *c, MPI_Comm c
     }
     free(all);
     if (gt_dist_max_int(bad, comm)) gt_io_fail(comm, GT_EXIT_USAGE, msg); /* rank 0 prints its message */
-}
-
-void gt_data_check_filters_nilm(const char *file, const gt_nilm_shard *sh, const gt_data_config *cfg, MPI_Comm comm) {
-    filter_check c = {"data.items", "household with id", &cfg->items, sh->id, sh->n_households, NULL, 0, 0};
-    filter_check_run(file, &c, comm);
-}
-
-void gt_data_check_filters_pdm(const char *file, const gt_pdm_shard *sh, const gt_data_config *cfg, MPI_Comm comm) {
-    int rank = 0;
-    MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    const int nt = sh->n_turbines;
-    int64_t *v = GT_MALLOC(sizeof(int64_t) * (size_t)((nt > sh->n_segments ? nt : sh->n_segments) + 1));
-    filter_check c = {"data.items", "turbine with id", &cfg->items, sh->id, nt, NULL, 0, 0};
-    filter_check_run(file, &c, comm);
-    for (int k = 0; k < nt; k++) v[k] = sh->farm[k];
-    c = (filter_check){"data.farms", "farm", &cfg->farms, v, nt, NULL, 0, 0};
-    filter_check_run(file, &c, comm);
-    if (cfg->machine_types.n > 0) {
-        int n_leg = 0; /* names for the message only: a type no turbine has selects nothing */
-        char *leg = rank == 0 ? gt_legend_read(file, "machine_type", &n_leg) : NULL;
-        for (int k = 0; k < nt; k++) v[k] = sh->machine_type[k];
-        c = (filter_check){"data.machine_types", "machine type", &cfg->machine_types, v, nt, leg, n_leg, 0};
-        filter_check_run(file, &c, comm);
-        free(leg);
-    }
-    if (cfg->conditions.n > 0 || cfg->train_conditions.n > 0) {
-        /* the codes of the turbines' segments, and those /legend/condition names (a CARE file names
-         * train_and_prediction whether or not a farm has such rows: 0,2 stays a valid selection) */
-        int n_leg = 0;
-        char *leg = rank == 0 ? gt_legend_read(file, "condition", &n_leg) : NULL;
-        for (int i = 0; i < sh->n_segments; i++) v[i] = sh->segments[i].code;
-        static const char *const keys[2] = {"data.conditions", "data.train_conditions"};
-        const gt_data_filter *fs[2] = {&cfg->conditions, &cfg->train_conditions};
-        for (int j = 0; j < 2; j++) {
-            c = (filter_check){keys[j], "condition code", fs[j], v, sh->n_segments, leg, n_leg, 1};
-            filter_check_run(file, &c, comm);
-        }
-        free(leg);
-    }
-    free(v);
-}
-
-void gt_data_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in) {
-    const int64_t n = sh->row_offset[k + 1] - sh->row_offset[k];
-    memset(in, f->n == 0, (size_t)n);
-    if (f->n == 0) return;
-    for (int i = 0; i < sh->n_segments; i++) {
-        if (sh->segment_turbine[i] != k || !gt_data_filter_has(f, sh->segments[i].code)) continue;
-        int64_t a = sh->segments[i].start_row < 0 ? 0 : sh->segments[i].start_row;
-        int64_t b = sh->segments[i].end_row > n ? n : sh->segments[i].end_row;
-        if (b > a) memset(in + a, 1, (size_t)(b - a));
-    }
 }

@@ -152,53 +152,9 @@ void gt_ds_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const 
                 (long long)x->screened_gap, (long long)x->screened_spike, (long long)x->screened_event);
     }
     free(order);
-    /* pdm: which channels the spike test runs on, and the channels with the most spikes / gaps */
+    /* the task's lines after the table, and the channels with the most spikes and gaps */
     char top_spike[256] = "", top_gap[256] = "";
-    if (ds->spike_ch) {
-        int n_kind[4] = {0, 0, 0, 0}, n_sel = 0;
-        const gt_pdm_shard *sh = ds->pdm;
-        for (int c = 0; c < ds->n_cols; c++) {
-            n_kind[gt_data_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc, sh->channels[c].unit)]++;
-            n_sel += ds->spike_ch[c];
-        }
-        GT_INFO("data: channels: %d condition, %d operational, %d angle, %d min/max/std; the spike test runs on %d "
-                "(data.spike_channels = %s)", n_kind[0], n_kind[1], n_kind[2], n_kind[3], n_sel,
-                ds->cfg.spike_channels[0] ? ds->cfg.spike_channels : "auto");
-        for (int which = 0; which < 2; which++) {
-            const int64_t *cnt = which ? ds->nan_ch : ds->spikes_ch;
-            char *out = which ? top_gap : top_spike;
-            uint8_t used_c[GT_DATA_MAX_CHANNELS] = {0};
-            for (int k = 0; k < 3; k++) { /* the three largest counts */
-                int best = -1;
-                for (int c = 0; c < ds->n_cols; c++)
-                    if (!used_c[c] && cnt[c] > 0 && (best < 0 || cnt[c] > cnt[best])) best = c;
-                if (best < 0) break;
-                used_c[best] = 1;
-                size_t l = strlen(out);
-                snprintf(out + l, 256 - l, "%s%s (%lld)", k ? ", " : "", sh->channels[best].name, (long long)cnt[best]);
-            }
-        }
-        if (top_spike[0]) GT_INFO("data: most spikes found on %s", top_spike);
-        /* missing samples: a channel without a finite sample anywhere is a dead sensor */
-        int64_t rows = 0;
-        for (int i = 0; i < n; i++) rows += u[i].rows;
-        char dead[256] = "";
-        int n_dead = 0;
-        for (int c = 0; c < ds->n_cols; c++)
-            if (rows > 0 && ds->nan_ch[c] >= rows) {
-                size_t l = strlen(dead);
-                if (n_dead++ < 4) snprintf(dead + l, sizeof dead - l, "%s%s", l ? ", " : "", sh->channels[c].name);
-            }
-        if (n_dead)
-            GT_WARN("data: %d channel(s) have no finite sample in the file (%s%s): the model input there is the "
-                    "channel's mean and they are never a target", n_dead, dead, n_dead > 4 ? ", ..." : "");
-        if (g->samples_imputed)
-            GT_INFO("data: %lld missing samples imputed (%.3f%% of the samples; most missing on %s): the model input "
-                    "there is the channel's training mean, the loss and the anomaly score leave them out; rows with "
-                    "more than %g of their channels missing are gap rows (data.pdm_row_missing)",
-                    (long long)g->samples_imputed, rows > 0 ? 100.0 * (double)g->samples_imputed / ((double)rows * ds->n_cols) : 0.0,
-                    top_gap[0] ? top_gap : "-", ds->cfg.pdm_row_missing);
-    }
+    if (ds->t->log_channels) ds->t->log_channels(ds, u, n, g, top_spike, top_gap, sizeof top_spike);
     const int64_t scr = g->windows_screened_gap + g->windows_screened_spike + g->windows_screened_event;
     const int64_t cand = g->windows_total - g->windows_filtered;
     if (cand <= 0 || (double)scr <= GT_DATA_SCREEN_WARN * (double)cand) return;
@@ -217,9 +173,7 @@ void gt_ds_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n, const 
             snprintf(whybuf, sizeof whybuf, "spikes (Hampel test, data.spike_k; most on %s)", top_spike);
             why = whybuf;
         }
-        fix = ds->spike_ch ? "leave those channels out of the test (data.spike_channels: auto, none, or name patterns), "
-                             "raise data.spike_k, or use data.screen = repair (local median) or off"
-                           : "raise data.spike_k, or use data.screen = repair (replace spikes by the local median) or off";
+        fix = ds->t->spike_hint;
     } else {
         why = "labelled events (data.train_normal_only)";
         fix = "set data.train_normal_only = false to train on event rows as well";

@@ -9,8 +9,11 @@
  * search over the runs: a few dozen bytes per item plus 24 bytes per run of
  * screened windows, never per window, and never a copy of the window's data.
  *
- * Screening (per item, on the NILM aggregate or on every PdM channel):
- *   gap    a NaN/Inf sample (NILM: in the aggregate; PdM: in any channel);
+ * Screening (per item, on every channel of the input x, as the task's open
+ * described it in the dataset: NILM's aggregate, PdM's channels):
+ *   gap    a row with at least ds->gap_min non-finite channels (NILM: a
+ *          missing aggregate sample; PdM: a missing record), unless it is
+ *          one of a run of at most ds->short_gap such rows between two rows;
  *   spike  a Hampel filter over the 7 centred samples: |x - median| >
  *          spike_k * max(1.4826 * MAD, sigma_item), where sigma_item (the
  *          item's noise from its first differences, and a quarter of its own
@@ -18,12 +21,15 @@
  *          an idle channel) from flagging every small change and genuine
  *          short loads from passing for glitches. It finds isolated spikes of
  *          1-3 samples; a level that
- *          lasts 4 samples or more moves the median and is a real load. On PdM,
- *          rows inside a labelled event are never spikes (a gearbox shock is
- *          the anomaly the detector must see, not a glitch to remove).
- *   event  PdM with pdm_train_normal_only: a TRAIN or VAL window touching a
- *          row with labels != 0.
- * A window is screened for the first of gap, spike, event it touches. */
+ *          lasts 4 samples or more moves the median and is a real load. Rows
+ *          inside a labelled event (ds->events, PdM's labels) are never
+ *          spikes (a gearbox shock is the anomaly the detector must see, not
+ *          a glitch to remove); only channels of ds->ch_spike_test are tested.
+ *   event  with ds->train_skips_events (PdM's data.train_normal_only): a
+ *          TRAIN or VAL window touching an event row.
+ * A window is screened for the first of gap, spike, event it touches; a
+ * window touching a row the task's row filter leaves out (t->filter_rows) is
+ * filtered, not screened. */
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -169,18 +175,11 @@ static int64_t hampel(float *x, int64_t n, int64_t stride, double k, double min_
 
 static int64_t ts_at(const gt_dataset *ds, const ds_item *it, int64_t row) { return ds->ts[it->row0 + row]; }
 
-/* pdm: rows outside the selected conditions (F_OFFCOND) or the training
- * conditions (F_OFFTRAIN), and the row ranges passing both. */
-static void flag_conditions(gt_dataset *ds, int li, const ds_item *it, int64_t n, uint8_t *flags) {
-    const gt_data_config *cfg = &ds->cfg;
-    /* rows outside the selected conditions: never part of a window; outside the
-     * training conditions: never part of a train or validation window */
-    uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
-    gt_data_pdm_rows_in(ds->pdm, li, &cfg->conditions, in);
-    for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
-    gt_data_pdm_rows_in(ds->pdm, li, &cfg->train_conditions, in);
-    for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
-    free(in);
+/* The task's row filter: rows no window may touch (F_OFFCOND) or no train
+ * or val window (F_OFFTRAIN), and the row ranges passing both. */
+static void flag_filtered(gt_dataset *ds, int li, const ds_item *it, int64_t n, uint8_t *flags) {
+    if (!ds->t->filter_rows || !ds->t->filter_rows(ds, li, flags)) return;
+    ds->rows_filtered = 1;
     /* row ranges passing both (the moments: train rows only), in increasing row order */
     for (int64_t i = 0; i < n; i++) {
         if (flags[i] & (F_OFFCOND | F_OFFTRAIN)) continue;
@@ -191,30 +190,29 @@ static void flag_conditions(gt_dataset *ds, int li, const ds_item *it, int64_t n
     }
 }
 
-/* Gap rows (F_GAP), the imputed samples' count, and pdm's short gaps imputed. */
-static void flag_gaps(gt_dataset *ds, int64_t n, int C, int pdm, const float *x, uint8_t *flags) {
-    const gt_data_config *cfg = &ds->cfg;
-    /* gap rows: nilm, a missing aggregate sample; pdm, a missing record (more than
-     * data.pdm_row_missing of the channels non-finite; fewer are imputed, gt_data_pdm_impute) */
-    const int gap_min = pdm ? (int)floor(cfg->pdm_row_missing * C + 1e-9) + 1 : 1;
+/* Gap rows (F_GAP), the imputed samples' count, and short gaps imputed. */
+static void flag_gaps(gt_dataset *ds, int64_t n, int C, const float *x, uint8_t *flags) {
+    /* gap rows: at least ds->gap_min of the row's channels non-finite (the task's open: one
+     * missing sample of a single-channel input; a missing record of many); fewer are imputed */
+    const int gap_min = ds->gap_min;
     for (int64_t i = 0; i < n; i++) {
         int miss = 0;
         for (int c = 0; c < C; c++)
             if (!isfinite(x[i * C + c])) {
                 miss++;
-                if (ds->nan_ch) ds->nan_ch[c]++;
+                if (ds->ch_missing) ds->ch_missing[c]++;
             }
         if (miss >= gap_min) flags[i] |= F_GAP;
         else if (miss) ds->screen_local.samples_imputed += miss;
     }
-    /* pdm: a short run of missing records (telemetry dropped a record or two) between two records is
-     * imputed like missing samples (gt_data_pdm_impute: input the training mean, loss and score leave
-     * it out), not screened; a run at the turbine's start or end has no record on one side: a gap */
-    for (int64_t i = 0; pdm && cfg->pdm_short_gap > 0 && i < n; i++) {
+    /* a short run of gap rows (telemetry dropped a record or two) between two rows is imputed like
+     * missing samples (the input gets the training mean, loss and score leave it out), not
+     * screened; a run at the item's start or end has no row on one side: a gap */
+    for (int64_t i = 0; ds->short_gap > 0 && i < n; i++) {
         if (!(flags[i] & F_GAP)) continue;
         int64_t e = i;
         while (e < n && (flags[e] & F_GAP)) e++;
-        if (e - i <= cfg->pdm_short_gap && i > 0 && e < n)
+        if (e - i <= ds->short_gap && i > 0 && e < n)
             for (int64_t r = i; r < e; r++) {
                 flags[r] &= (uint8_t)~F_GAP;
                 for (int c = 0; c < C; c++) ds->screen_local.samples_imputed += !isfinite(x[r * C + c]);
@@ -224,17 +222,16 @@ static void flag_gaps(gt_dataset *ds, int64_t n, int C, int pdm, const float *x,
 }
 
 /* data.screen: spikes per channel (F_SPIKE, repaired in place with repair), their rows and records. */
-static void flag_spikes(gt_dataset *ds, int li, const ds_item *it, int64_t n, int C, int pdm, float *x,
-                        uint8_t *flags) {
+static void flag_spikes(gt_dataset *ds, int li, const ds_item *it, int64_t n, int C, float *x, uint8_t *flags) {
     const gt_data_config *cfg = &ds->cfg;
     int64_t found = 0;
     for (int c = 0; c < C; c++) {
-        if (ds->spike_ch && !ds->spike_ch[c]) continue; /* pdm: a channel the spike test does not suit */
-        /* nilm: a deviation under data.spike_min_w is a load (a microwave's defrost pulses, a drum's
-         * spin), not a meter glitch */
-        int64_t fc = hampel(x + c, n, C, cfg->spike_k, pdm ? 0.0 : cfg->spike_min_w, cfg->screen == GT_SCREEN_REPAIR,
-                            pdm, flags);
-        if (ds->spikes_ch) ds->spikes_ch[c] += fc;
+        if (ds->ch_spike_test && !ds->ch_spike_test[c]) continue; /* a channel the spike test does not suit */
+        /* a deviation under ds->spike_min_dev is no spike (the task's open: a household's loads
+         * under data.spike_min_w are a microwave's defrost pulses, a drum's spin, not glitches) */
+        int64_t fc = hampel(x + c, n, C, cfg->spike_k, ds->spike_min_dev, cfg->screen == GT_SCREEN_REPAIR,
+                            ds->events != NULL, flags);
+        if (ds->ch_spikes) ds->ch_spikes[c] += fc;
         found += fc;
     }
     ds->screen_local.spikes_found += found;
@@ -252,8 +249,7 @@ static void flag_spikes(gt_dataset *ds, int li, const ds_item *it, int64_t n, in
 }
 
 /* One split of one item: its windows kept, its exclusion runs and report records. */
-static void index_split(gt_dataset *ds, int li, ds_item *it, int s, int pdm, const uint8_t *flags) {
-    const gt_data_config *cfg = &ds->cfg;
+static void index_split(gt_dataset *ds, int li, ds_item *it, int s, const uint8_t *flags) {
     const int64_t W = ds->W;
     ds_split *sp = &it->sp[s];
     sp->run_off = ds->n_runs;
@@ -262,8 +258,8 @@ static void index_split(gt_dataset *ds, int li, ds_item *it, int s, int pdm, con
     ds->screen_local.windows_total += sp->n_grid;
     it->n_total += sp->n_grid;
     uint8_t active = F_GAP | F_SPIKE | F_OFFCOND;
-    if (pdm && cfg->pdm_train_normal_only && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
-    if (pdm && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_OFFTRAIN; /* set with train_conditions */
+    if (ds->train_skips_events && (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL)) active |= F_EVENT;
+    if (s == GT_SPLIT_TRAIN || s == GT_SPLIT_VAL) active |= F_OFFTRAIN; /* set by the task's row filter */
     int64_t cnt[4] = {0, 0, 0, 0}; /* gap, spike, event, off-condition rows in the window [wa, wb) */
     int64_t wa = 0, wb = 0, n_screened = 0;
     int64_t rec_j = -2;
@@ -325,16 +321,15 @@ void gt_ds_index_item(gt_dataset *ds, int li, uint8_t *flags) {
     ds_item *it = &ds->items[li];
     const gt_data_config *cfg = &ds->cfg;
     const int64_t n = it->n_rows;
-    const int pdm = ds->pdm != NULL;
-    const int C = pdm ? ds->n_cols : 1;
+    const int C = ds->n_x;
     float *x = ds->x + it->row0 * C;
     memset(flags, 0, (size_t)n);
-    if (pdm)
-        for (int64_t i = 0; i < n; i++) flags[i] = ds->labels[it->row0 + i] ? F_EVENT : 0;
-    if (pdm && (cfg->conditions.n > 0 || cfg->train_conditions.n > 0)) flag_conditions(ds, li, it, n, flags);
-    flag_gaps(ds, n, C, pdm, x, flags);
-    if (cfg->screen != GT_SCREEN_OFF) flag_spikes(ds, li, it, n, C, pdm, x, flags);
-    for (int s = 0; s < GT_SPLIT_COUNT; s++) index_split(ds, li, it, s, pdm, flags);
+    if (ds->events)
+        for (int64_t i = 0; i < n; i++) flags[i] = ds->events[it->row0 + i] ? F_EVENT : 0;
+    flag_filtered(ds, li, it, n, flags);
+    flag_gaps(ds, n, C, x, flags);
+    if (cfg->screen != GT_SCREEN_OFF) flag_spikes(ds, li, it, n, C, x, flags);
+    for (int s = 0; s < GT_SPLIT_COUNT; s++) index_split(ds, li, it, s, flags);
 }
 
 /* Grid positions of every split of one item. */
@@ -348,9 +343,7 @@ void gt_ds_plan_item(gt_dataset *ds, int li, int64_t row0, int64_t n_rows, int64
     gt_data_item_rows_of(cfg, n_rows, ds->index[li], &rows);
     it->holdout = rows.holdout;
     it->excluded = rows.excluded || !gt_data_filter_has(&cfg->items, ds->id[li]);
-    if (ds->pdm)
-        it->excluded |= !gt_data_filter_has(&cfg->farms, ds->pdm->farm[li]) ||
-                        !gt_data_filter_has(&cfg->machine_types, ds->pdm->machine_type[li]);
+    if (ds->t->item_excluded) it->excluded |= ds->t->item_excluded(ds, li);
     int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
     for (int s = 0; s < GT_SPLIT_COUNT; s++) {
         lo[s] = it->excluded ? 0 : rows.lo[s];

@@ -24,9 +24,12 @@ static int64_t nilm_plan_bytes(const gt_data_config *cfg, int64_t rows, int64_t 
     return b + lowres_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols));
 }
 
+static const gt_nilm_part *part_of(const gt_dataset *ds) { return ds->part; }
+
 static int64_t nilm_series_bytes(const gt_dataset *ds) {
-    const gt_nilm_shard *s = ds->nilm;
-    return nilm_plan_bytes(&ds->cfg, s->n_rows, s->n_lowres_rows, s->n_appliances, s->fault_flags != NULL);
+    const gt_nilm_shard *s = part_of(ds)->sh;
+    int64_t b = nilm_plan_bytes(&ds->cfg, s->n_rows, s->n_lowres_rows, s->n_appliances, s->fault_flags != NULL);
+    return b + (int64_t)sizeof(int64_t) * ds->n_items * ds->n_cols; /* the strides */
 }
 
 int gt_nilm_n_in(const gt_data_config *cfg, int n_cols) {
@@ -36,14 +39,27 @@ int gt_nilm_n_in(const gt_data_config *cfg, int n_cols) {
 
 static int64_t nilm_n_y(const gt_dataset *ds) { return ds->n_cols; }
 
-static const char *nilm_target_name(const gt_dataset *ds, int t) { return ds->nilm ? ds->nilm->meta[t].name : "?"; }
+static const char *nilm_target_name(const gt_dataset *ds, int t) { return part_of(ds)->sh->meta[t].name; }
 
-static double nilm_period_s(const gt_dataset *ds, int li) { return ds->nilm ? ds->nilm->period_s[li] : NAN; }
+static double nilm_period_s(const gt_dataset *ds, int li) { return part_of(ds)->sh->period_s[li]; }
+
+static void nilm_free_part(void *part) {
+    gt_nilm_part *P = part;
+    gt_nilm_shard_free(P->sh);
+    free(P->tfeat), free(P->strides), free(P->acts), free(P->act_off), free(P);
+}
+
+/* an appliance (almost) never on in the train split would get a tiny std and explode every
+ * later on-period: its scale is at least its on-power threshold */
+static double nilm_norm_floor(const gt_dataset *ds, int f) {
+    return f >= 1 ? part_of(ds)->sh->meta[f - 1].on_power_w : 0.0;
+}
 
 static void nilm_fill(const gt_dataset *ds, int li, int64_t start, int64_t r0, int64_t i, float *x, float *y,
                       float *mask) {
     const int64_t W = ds->W;
     const gt_norm_stats *ns = &ds->norm;
+    const gt_nilm_part *P = part_of(ds);
         const int A = ds->n_cols;
         const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
         const int F = ds->cfg.time_features, Cin = 1 + F;
@@ -51,13 +67,13 @@ static void nilm_fill(const gt_dataset *ds, int li, int64_t start, int64_t r0, i
         float *xi = x + i * W * Cin; // (Cin, W) or (W, Cin)
         for (int64_t t = 0; t < W; t++) {
             xi[gt_data_x_offset(last, W, Cin, t, 0)] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
-            for (int f = 0; f < F; f++) xi[gt_data_x_offset(last, W, Cin, t, 1 + f)] = ds->tfeat[(r0 + t) * F + f];
+            for (int f = 0; f < F; f++) xi[gt_data_x_offset(last, W, Cin, t, 1 + f)] = P->tfeat[(r0 + t) * F + f];
         }
         const int64_t mid = r0 + W / 2;
-        const int64_t *st = ds->strides + (int64_t)li * A;
+        const int64_t *st = P->strides + (int64_t)li * A;
         for (int a = 0; a < A; a++) {
-            float v = ds->app[mid * A + a];
-            int ok = isfinite(v) && start % st[a] == 0 && (ds->app_mask >> a & 1u);
+            float v = ds->cols[mid * A + a];
+            int ok = isfinite(v) && start % st[a] == 0 && (P->app_mask >> a & 1u);
             y[i * A + a] = ok ? (float)(((double)v - ns->mean[1 + a]) / ns->std[1 + a]) : 0.0f;
             mask[i * A + a] = ok ? 1.0f : 0.0f;
         }
@@ -81,6 +97,7 @@ const gt_data_task_i gt_data_task_nilm = {
     .items = "households",
     .gap_hint = "holes up to data.fill_max_s seconds are filled: raise it if the gaps are short, or check the "
                 "recording's clock and dropouts (gridtrain inspect)",
+    .spike_hint = "raise data.spike_k, or use data.screen = repair (replace spikes by the local median) or off",
     .column = "appliance",
     .features_extra = 1,
     .check_cfg = nilm_check_cfg,
@@ -93,11 +110,18 @@ const gt_data_task_i gt_data_task_nilm = {
     .period_s = nilm_period_s,
     .fill = nilm_fill,
     .log_usage = nilm_log_usage,
+    .log_channels = NULL,
+    .free_part = nilm_free_part,
+    .item_excluded = NULL,
+    .filter_rows = NULL,
+    .norm_floor = nilm_norm_floor,
+    .norm_changed = NULL,
+    .item_norm = NULL,
 };
 
 float gt_dataset_on_threshold(const gt_dataset *ds, int a) {
     GT_ASSERT(ds->t == &gt_data_task_nilm && a >= 0 && a < ds->n_cols);
-    return (float)(((double)ds->nilm->meta[a].on_power_w - ds->norm.mean[1 + a]) / ds->norm.std[1 + a]);
+    return (float)(((double)part_of(ds)->sh->meta[a].on_power_w - ds->norm.mean[1 + a]) / ds->norm.std[1 + a]);
 }
 
 gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
@@ -107,13 +131,25 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
              GT_DATA_MAX_TARGETS);
     gt_dataset *ds = gt_ds_new(&gt_data_task_nilm, cfg, shard->n_households, shard->n_households_total, A,
                                shard->timestamps, shard->aggregate, shard->index, shard->id);
-    ds->nilm = shard;
-    ds->app = shard->appliances;
-    gt_ds_time_features(ds, shard->row_offset[shard->n_households]);
-    ds->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
-    ds->app_mask = gt_data_appliance_mask(cfg->appliances, shard->meta, shard->n_appliances);
+    gt_nilm_part *P = GT_CALLOC(1, sizeof *P);
+    P->sh = shard;
+    ds->part = P;
+    ds->cols = shard->appliances; /* the input is the aggregate (n_x 1), the targets the appliances */
+    ds->gap_min = 1;              /* a missing aggregate sample is a gap */
+    ds->short_gap = 0;
+    /* a deviation under data.spike_min_w is a load (a microwave's defrost pulses, a drum's spin),
+     * not a meter glitch */
+    ds->spike_min_dev = cfg->spike_min_w;
+    const int64_t n_rows = shard->row_offset[shard->n_households];
+    const int F = cfg->time_features;
+    if (F > 0) {
+        P->tfeat = GT_MALLOC(sizeof(float) * (size_t)(n_rows > 0 ? n_rows : 1) * (size_t)F);
+        gt_nilm_time_features(ds->ts, n_rows, F, cfg->timezone, P->tfeat);
+    }
+    P->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
+    P->app_mask = gt_data_appliance_mask(cfg->appliances, shard->meta, shard->n_appliances);
     for (int li = 0; li < ds->n_items; li++) {
-        int64_t *st = ds->strides + (int64_t)li * A, base;
+        int64_t *st = P->strides + (int64_t)li * A, base;
         if (cfg->stride > 0) {
             base = cfg->stride;
             for (int a = 0; a < A; a++) st[a] = base;
@@ -131,7 +167,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
             for (int a = 0; a < A; a++) {
                 int64_t sa = llround(cfg->stride_frac * shard->meta[a].on_duration_s / shard->period_s[li]);
                 st[a] = sa < 1 ? 1 : sa;
-                if (st[a] < base && (ds->app_mask >> a & 1u)) base = st[a];
+                if (st[a] < base && (P->app_mask >> a & 1u)) base = st[a];
             }
             if (base == INT64_MAX) base = 1; /* no appliance selected: refused by gt_data_appliance_mask */
             for (int a = 0; a < A; a++) {
@@ -154,4 +190,9 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
 void gt_nilm_data_defaults(gt_data_config *cfg) {
     gt_data_config_defaults(cfg);
     gt_data_config_resolve(cfg, GT_TASK_UNSET, &gt_data_task_nilm);
+}
+
+void gt_nilm_check_filters(const char *file, const gt_nilm_shard *sh, const gt_data_config *cfg, MPI_Comm comm) {
+    gt_data_filter_check c = {"data.items", "household with id", &cfg->items, sh->id, sh->n_households, NULL, 0, 0};
+    gt_data_filter_check_run(file, &c, comm);
 }

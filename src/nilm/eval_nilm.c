@@ -580,7 +580,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
              GT_DATA_MAX_TARGETS);
     nilm_model ens = gt_nilm_model_of(ems, n_models, sh->meta, A);
     const nilm_model *em = &ens;
-    gt_data_check_filters_nilm(data_file, sh, &em->data, comm); /* the run's data.items on this file */
+    gt_nilm_check_filters(data_file, sh, &em->data, comm); /* the run's data.items on this file */
     out->n_appliances = A;
     out->n_models = n_models;
     memcpy(out->meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);

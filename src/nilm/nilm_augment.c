@@ -25,10 +25,11 @@
  * finite, at most W rows long. */
 void gt_ds_find_activations(gt_dataset *ds) {
     const int A = ds->n_cols;
-    const gt_nilm_shard *sh = ds->nilm;
+    gt_nilm_part *P = ds->part;
+    const gt_nilm_shard *sh = P->sh;
     int64_t cap = 1024, n = 0;
-    ds->acts = GT_MALLOC(sizeof(int64_t) * 2 * (size_t)cap);
-    ds->act_off = GT_MALLOC(sizeof(int64_t) * ((size_t)ds->n_items * A + 1));
+    P->acts = GT_MALLOC(sizeof(int64_t) * 2 * (size_t)cap);
+    P->act_off = GT_MALLOC(sizeof(int64_t) * ((size_t)ds->n_items * A + 1));
     for (int li = 0; li < ds->n_items; li++) {
         const ds_item *it = &ds->items[li];
         const ds_split *sp = &it->sp[GT_SPLIT_TRAIN];
@@ -38,12 +39,12 @@ void gt_ds_find_activations(gt_dataset *ds) {
         int64_t hole = gt_data_fill_max_rows(&ds->cfg, sh->period_s[li]);
         if (hole < GT_DATA_FILL_AUTO_PERIODS) hole = GT_DATA_FILL_AUTO_PERIODS;
         for (int a = 0; a < A; a++) {
-            ds->act_off[(size_t)li * A + a] = n;
-            if (it->excluded || !(ds->app_mask >> a & 1u)) continue;
+            P->act_off[(size_t)li * A + a] = n;
+            if (it->excluded || !(P->app_mask >> a & 1u)) continue;
             const float on_w = sh->meta[a].on_power_w;
             int64_t r = it->row0 + sp->lo, end = it->row0 + sp->hi;
             while (r < end) {
-                float v = ds->app[r * A + a];
+                float v = ds->cols[r * A + a];
                 if (!(isfinite(v) && v > on_w)) {
                     r++;
                     continue;
@@ -51,10 +52,10 @@ void gt_ds_find_activations(gt_dataset *ds) {
                 /* [r, e): on, extended over off gaps of at most `merge` rows */
                 int64_t e = r + 1, last_on = r, finite = 1;
                 while (e < end && e - last_on <= merge + 1) {
-                    float u = ds->app[e * A + a];
+                    float u = ds->cols[e * A + a];
                     if (!isfinite(u)) { /* a short hole followed by a sample is bridged; a longer one drops the run */
                         int64_t h = e;
-                        while (h < end && !isfinite(ds->app[h * A + a])) h++;
+                        while (h < end && !isfinite(ds->cols[h * A + a])) h++;
                         if (h - e > hole || h >= end) {
                             finite = 0;
                             break;
@@ -69,20 +70,22 @@ void gt_ds_find_activations(gt_dataset *ds) {
                 if (finite && e - r <= ds->W) {
                     if (n == cap) {
                         cap *= 2;
-                        ds->acts = GT_REALLOC(ds->acts, sizeof(int64_t) * 2 * (size_t)cap);
+                        P->acts = GT_REALLOC(P->acts, sizeof(int64_t) * 2 * (size_t)cap);
                     }
-                    ds->acts[2 * n] = r, ds->acts[2 * n + 1] = e - r;
+                    P->acts[2 * n] = r, P->acts[2 * n + 1] = e - r;
                     n++;
                 }
                 r = e;
             }
         }
     }
-    ds->act_off[(size_t)ds->n_items * A] = n;
+    P->act_off[(size_t)ds->n_items * A] = n;
 }
 
 int64_t gt_dataset_n_activations(const gt_dataset *ds) {
-    return ds->act_off ? ds->act_off[(size_t)ds->n_items * ds->n_cols] : 0;
+    if (ds->t != &gt_data_task_nilm) return 0;
+    const gt_nilm_part *P = ds->part;
+    return P->act_off ? P->act_off[(size_t)ds->n_items * ds->n_cols] : 0;
 }
 
 /* Sample q of appliance a inside the activation [row, row + L): a bridged hole
@@ -90,12 +93,12 @@ int64_t gt_dataset_n_activations(const gt_dataset *ds) {
  * (the activation starts and ends on finite on rows). */
 static double act_sample(const gt_dataset *ds, int a, int64_t row, int64_t L, int64_t q) {
     const int A = ds->n_cols;
-    const float v = ds->app[q * A + a];
+    const float v = ds->cols[q * A + a];
     if (isfinite(v)) return v;
     int64_t p = q, s = q;
-    while (p > row && !isfinite(ds->app[p * A + a])) p--;
-    while (s < row + L - 1 && !isfinite(ds->app[s * A + a])) s++;
-    const double vp = ds->app[p * A + a], vs = ds->app[s * A + a];
+    while (p > row && !isfinite(ds->cols[p * A + a])) p--;
+    while (s < row + L - 1 && !isfinite(ds->cols[s * A + a])) s++;
+    const double vp = ds->cols[p * A + a], vs = ds->cols[s * A + a];
     if (!isfinite(vp)) return isfinite(vs) ? vs : 0.0;
     if (!isfinite(vs) || s == p) return vp;
     return vp + (vs - vp) * (double)(q - p) / (double)(s - p);
@@ -103,7 +106,8 @@ static double act_sample(const gt_dataset *ds, int a, int64_t row, int64_t L, in
 
 int64_t gt_nilm_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
                            float *y, const float *mask) {
-    if (!ds->act_off || ds->cfg.augment <= 0) return 0;
+    const gt_nilm_part *P = ds->part;
+    if (!P->act_off || ds->cfg.augment <= 0) return 0;
     const int A = ds->n_cols, Cin = 1 + ds->cfg.time_features, last = ds->cfg.x_channels_last;
     const int64_t W = ds->W, nx = W * Cin, mid = W / 2;
     const double inv0 = 1.0 / ds->norm.std[0];
@@ -116,21 +120,21 @@ int64_t gt_nilm_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_re
         gt_rng_seek(&r, (epoch << 40) | (uint64_t)refs[i].start);
         if (gt_rng_uniform_d(&r) >= ds->cfg.augment) continue;
         /* an appliance with activations, off throughout this window */
-        const int64_t *off = ds->act_off + (size_t)li * A;
+        const int64_t *off = P->act_off + (size_t)li * A;
         int cand[GT_DATA_MAX_TARGETS], nc = 0;
         for (int a = 0; a < A; a++) {
             if (off[a + 1] == off[a]) continue;
             int on = 0;
             for (int64_t t = 0; t < W && !on; t++) {
-                float v = ds->app[(r0 + t) * A + a];
-                on = isfinite(v) && v > ds->nilm->meta[a].on_power_w;
+                float v = ds->cols[(r0 + t) * A + a];
+                on = isfinite(v) && v > P->sh->meta[a].on_power_w;
             }
             if (!on) cand[nc++] = a;
         }
         if (nc == 0) continue;
         const int a = cand[(int)(gt_rng_uniform_d(&r) * nc) % nc];
         const int64_t k = off[a] + (int64_t)(gt_rng_uniform_d(&r) * (double)(off[a + 1] - off[a])) % (off[a + 1] - off[a]);
-        const int64_t row = ds->acts[2 * k], L = ds->acts[2 * k + 1];
+        const int64_t row = P->acts[2 * k], L = P->acts[2 * k + 1];
         /* window step of the activation's first row: covering the midpoint, or anywhere overlapping */
         int64_t o;
         if (gt_rng_uniform_d(&r) < 0.5) o = mid - L + 1 + (int64_t)(gt_rng_uniform_d(&r) * (double)L) % L;

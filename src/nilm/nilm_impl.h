@@ -12,8 +12,20 @@
 #include "data/dataset_impl.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
+#include "nilm/nilm.h"
 
 /* ------------------------------------------------------- the data side -- */
+/* The NILM part of a dataset (gt_dataset.part, dataset_nilm.c); the
+ * appliances' series are the dataset's `cols`. */
+typedef struct gt_nilm_part {
+    gt_nilm_shard *sh;  /* owned */
+    float *tfeat;       /* time features [n_rows, cfg.time_features], or NULL */
+    int64_t *strides;   /* [n_items, A]: appliance a counts where start % stride == 0 */
+    uint32_t app_mask;  /* appliances whose targets count (bit a) */
+    /* augmentation: activations [act_off[li * A + a], act_off[li * A + a + 1]) of acts */
+    int64_t *acts;      /* (row, len) pairs, local rows */
+    int64_t *act_off;   /* [n_items * A + 1] */
+} gt_nilm_part;
 extern const gt_data_task_i gt_data_task_nilm; /* dataset_nilm.c */
 extern const struct gt_task_i gt_task_nilm;    /* task_nilm.c: training's table */
 /* input channels per time step: the aggregate and the time features (dataset_nilm.c) */

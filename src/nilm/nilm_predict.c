@@ -105,7 +105,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
              GT_DATA_MAX_TARGETS);
     nilm_model ens = gt_nilm_model_of(ems, n_models, sh->meta, A);
     const nilm_model *em = &ens;
-    gt_data_check_filters_nilm(data_file, sh, &em->data, comm); /* the run's data.items on this file */
+    gt_nilm_check_filters(data_file, sh, &em->data, comm); /* the run's data.items on this file */
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
     gt_nilm_make_rule(data_file, em, ec, gt_nilm_eval_stride(ec, rows), comm, &rule);
@@ -120,7 +120,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     float *tfeat = NULL;
     if (F) {
         tfeat = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)F);
-        gt_data_time_features(sh->timestamps, sh->n_rows, F, em->data.timezone, tfeat);
+        gt_nilm_time_features(sh->timestamps, sh->n_rows, F, em->data.timezone, tfeat);
     }
     float *pred = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A);
     /* the state filter: raw power per row, one appliance's states of a household */

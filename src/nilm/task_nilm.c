@@ -22,7 +22,7 @@ static void nilm_check_model(const gt_model_config *mc, const char *file) {
 
 static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
     gt_nilm_shard *sh = gt_nilm_shard_read_opts(file, &(gt_read_opts){dc->power_limit_w}, comm);
-    gt_data_check_filters_nilm(file, sh, dc, comm); /* an id the file lacks: one line, not an empty split */
+    gt_nilm_check_filters(file, sh, dc, comm); /* an id the file lacks: one line, not an empty split */
     gt_dataset *ds = gt_dataset_nilm(sh, dc, comm);
     /* appliances without a single finite target in the train split: all of
      * them trained nothing (loss 0, null metrics): refused; some: a warning.

@@ -25,9 +25,14 @@ static int64_t pdm_plan_bytes(const gt_data_config *cfg, int64_t rows, int64_t l
     return rows * (int64_t)(sizeof(int64_t) + sizeof(float) * cols + 1);
 }
 
+static const gt_pdm_part *part_of(const gt_dataset *ds) { return ds->part; }
+
 static int64_t pdm_series_bytes(const gt_dataset *ds) {
-    const gt_pdm_shard *s = ds->pdm;
-    return pdm_plan_bytes(&ds->cfg, s->n_rows, 0, s->n_channels, 0);
+    const gt_pdm_part *P = part_of(ds);
+    const gt_pdm_shard *s = P->sh;
+    int64_t b = pdm_plan_bytes(&ds->cfg, s->n_rows, 0, s->n_channels, 0);
+    if (P->item_norm) b += (int64_t)sizeof(gt_norm_stats) * ds->n_items;
+    return b;
 }
 
 static int pdm_n_in(const gt_data_config *cfg, int n_cols) {
@@ -40,10 +45,73 @@ static int64_t pdm_n_y(const gt_dataset *ds) {
     return 0;
 }
 
-static const char *pdm_target_name(const gt_dataset *ds, int t) { return ds->pdm ? ds->pdm->channels[t].name : "?"; }
+static const char *pdm_target_name(const gt_dataset *ds, int t) { return part_of(ds)->sh->channels[t].name; }
 
 static double pdm_period_s(const gt_dataset *ds, int li) {
-    return ds->pdm && ds->pdm->rate_hz[li] > 0 ? 1.0 / ds->pdm->rate_hz[li] : NAN;
+    const gt_pdm_shard *sh = part_of(ds)->sh;
+    return sh->rate_hz[li] > 0 ? 1.0 / sh->rate_hz[li] : NAN;
+}
+
+static void pdm_free_part(void *part) {
+    gt_pdm_part *P = part;
+    gt_pdm_shard_free(P->sh);
+    free(P->nbm_role), free(P->item_norm), free(P);
+}
+
+/* data.farms, data.machine_types */
+static int pdm_item_excluded(const gt_dataset *ds, int li) {
+    const gt_pdm_shard *sh = part_of(ds)->sh;
+    return !gt_data_filter_has(&ds->cfg.farms, sh->farm[li]) ||
+           !gt_data_filter_has(&ds->cfg.machine_types, sh->machine_type[li]);
+}
+
+/* data.conditions: rows outside the selected conditions are never part of a window;
+ * data.train_conditions: rows outside the training conditions never part of a train or val window */
+static int pdm_filter_rows(const gt_dataset *ds, int li, uint8_t *flags) {
+    const gt_data_config *cfg = &ds->cfg;
+    if (cfg->conditions.n == 0 && cfg->train_conditions.n == 0) return 0;
+    const gt_pdm_shard *sh = part_of(ds)->sh;
+    const int64_t n = ds->items[li].n_rows;
+    uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
+    gt_pdm_rows_in(sh, li, &cfg->conditions, in);
+    for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
+    gt_pdm_rows_in(sh, li, &cfg->train_conditions, in);
+    for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
+    free(in);
+    return 1;
+}
+
+/* data.norm = turbine: every local item's statistics (again after the global
+ * ones change: they are the fallback). */
+static void pdm_norm_changed(gt_dataset *ds) {
+    gt_pdm_part *P = ds->part;
+    if (!ds->cfg.pdm_norm_turbine) return;
+    if (!P->item_norm) P->item_norm = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(gt_norm_stats));
+    const int C = ds->n_cols;
+    for (int li = 0; li < ds->n_items; li++) {
+        const ds_item *it = &ds->items[li];
+        gt_data_item_rows rows; /* the item's train rows (none when held out) */
+        gt_data_item_rows_of(&ds->cfg, it->n_rows, ds->index[li], &rows);
+        const int64_t a = rows.lo[GT_SPLIT_TRAIN], b = rows.hi[GT_SPLIT_TRAIN];
+        uint8_t *skip = GT_MALLOC((size_t)(it->n_rows > 0 ? it->n_rows : 1));
+        gt_pdm_fit_skip(P->sh, li, &ds->cfg, skip);
+        gt_pdm_item_norm(ds->x + (it->row0 + a) * C, skip + a, b - a, C, &ds->norm, &P->item_norm[li]);
+        free(skip);
+    }
+}
+
+static const gt_norm_stats *pdm_item_norm_of(const gt_dataset *ds, int li) {
+    const gt_pdm_part *P = part_of(ds);
+    return P->item_norm ? &P->item_norm[li] : NULL;
+}
+
+const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_targets) {
+    *n_inputs = *n_targets = 0;
+    if (ds->t != &gt_data_task_pdm) return NULL; /* no roles: not a PdM dataset */
+    const gt_pdm_part *P = part_of(ds);
+    *n_inputs = P->nbm_n_in;
+    *n_targets = P->nbm_n_tg;
+    return P->nbm_role;
 }
 
 static void pdm_fill(const gt_dataset *ds, int li, int64_t start, int64_t r0, int64_t i, float *x, float *y,
@@ -67,6 +135,8 @@ const gt_data_task_i gt_data_task_pdm = {
     .items = "turbines",
     .gap_hint = "whole records are missing there (rows with more than data.pdm_row_missing of the channels "
                 "missing); check the recording's dropouts (gridtrain inspect)",
+    .spike_hint = "leave those channels out of the test (data.spike_channels: auto, none, or name patterns), "
+                  "raise data.spike_k, or use data.screen = repair (local median) or off",
     .column = "channel",
     .features_extra = 0,
     .check_cfg = pdm_check_cfg,
@@ -79,6 +149,13 @@ const gt_data_task_i gt_data_task_pdm = {
     .period_s = pdm_period_s,
     .fill = pdm_fill,
     .log_usage = NULL,
+    .log_channels = gt_pdm_log_channels,
+    .free_part = pdm_free_part,
+    .item_excluded = pdm_item_excluded,
+    .filter_rows = pdm_filter_rows,
+    .norm_floor = NULL,
+    .norm_changed = pdm_norm_changed,
+    .item_norm = pdm_item_norm_of,
 };
 
 gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_Comm comm) {
@@ -88,22 +165,31 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
              GT_DATA_MAX_CHANNELS);
     gt_dataset *ds = gt_ds_new(&gt_data_task_pdm, cfg, shard->n_turbines, shard->n_turbines_total, C,
                                shard->timestamps, shard->signals, shard->index, shard->id);
-    ds->pdm = shard;
-    ds->labels = shard->labels;
-    ds->spike_ch = GT_CALLOC((size_t)C, 1);
-    ds->spikes_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
-    ds->nan_ch = GT_CALLOC((size_t)C, sizeof(int64_t));
+    gt_pdm_part *P = GT_CALLOC(1, sizeof *P);
+    P->sh = shard;
+    ds->part = P;
+    ds->n_x = C; /* every channel is an input */
+    /* labelled events are never spikes; with data.train_normal_only no train or val window touches one */
+    ds->events = shard->labels;
+    ds->train_skips_events = cfg->pdm_train_normal_only;
+    /* a gap row is a missing record: more than data.pdm_row_missing of the channels non-finite (fewer
+     * are imputed, gt_pdm_impute); runs of up to data.pdm_short_gap such records are imputed too */
+    ds->gap_min = (int)floor(cfg->pdm_row_missing * C + 1e-9) + 1;
+    ds->short_gap = cfg->pdm_short_gap;
+    ds->spike_min_dev = 0.0;
+    ds->ch_spike_test = GT_CALLOC((size_t)C, 1);
+    ds->ch_spikes = GT_CALLOC((size_t)C, sizeof(int64_t));
+    ds->ch_missing = GT_CALLOC((size_t)C, sizeof(int64_t));
     for (int c = 0; c < C; c++)
-        ds->spike_ch[c] = (uint8_t)gt_data_spike_channel(cfg, shard->channels[c].name, shard->channels[c].desc,
-                                                          shard->channels[c].unit);
+        ds->ch_spike_test[c] = (uint8_t)gt_pdm_spike_channel(cfg, shard->channels[c].name, shard->channels[c].desc,
+                                                             shard->channels[c].unit);
     if (cfg->pdm_target == GT_PDM_TARGET_NBM) {
-        ds->nbm_role = GT_CALLOC((size_t)C, 1);
-        gt_data_nbm_roles(cfg, shard->channels, C, ds->nbm_role, &ds->nbm_n_in, &ds->nbm_n_tg);
+        P->nbm_role = GT_CALLOC((size_t)C, 1);
+        gt_pdm_nbm_roles(cfg, shard->channels, C, P->nbm_role, &P->nbm_n_in, &P->nbm_n_tg);
     }
     for (int li = 0; li < ds->n_items; li++)
         gt_ds_plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], cfg->stride);
-    gt_ds_build(ds, comm);
-    gt_ds_item_norms(ds);
+    gt_ds_build(ds, comm); /* the per-turbine statistics too (pdm_norm_changed) */
     return ds;
 }
 

@@ -277,7 +277,7 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     for (int j = 1; j < n_models; j++)
         if (ems[j].data.pdm_target != out->pdm_target) out->pdm_target = -1;
     gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.signal_limit}, comm);
-    gt_data_check_filters_pdm(data_file, sh, &ems[0].data, comm); /* the run's filters on this file */
+    gt_pdm_check_filters(data_file, sh, &ems[0].data, comm); /* the run's filters on this file */
     const int nt = sh->n_turbines, NT = sh->n_turbines_total;
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out->n_rows = rows;

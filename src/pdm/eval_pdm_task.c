@@ -17,6 +17,7 @@
 #include "eval/eval_impl.h"
 #include "eval/eval_task.h"
 #include "eval/report_section.h"
+#include "pdm/pdm.h"
 
 /* ------------------------------------------------------------- eval.json -- */
 
@@ -50,7 +51,7 @@ static cJSON *pdm_acc_json(const gt_pdm_acc *a) {
 static void pdm_calibration_json(cJSON *o, const gt_pdm_eval *e, const gt_eval_config *ec) {
     gt_eval_num(o, "threshold", e->threshold);
     /* which detector scored (docs/evaluation.md, Two detectors) */
-    cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_data_pdm_target_name(e->pdm_target));
+    cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_pdm_target_name(e->pdm_target));
     cJSON *cal = cJSON_AddObjectToObject(o, "calibration");
     cJSON_AddStringToObject(cal, "method",
                             "max(margin x level (eval.level: quantile = the empirical quantile, robust = median + "

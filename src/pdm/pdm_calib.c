@@ -53,7 +53,7 @@ uint8_t *gt_pdm_exclusion_mask(const gt_pdm_shard *sh, int64_t guard, const gt_d
         for (int k = 0; k < sh->n_turbines; k++) {
             const int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
             uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
-            gt_data_pdm_rows_in(sh, k, train_conds, in);
+            gt_pdm_rows_in(sh, k, train_conds, in);
             for (int64_t r = 0; r < n; r++) ex[r0 + r] |= !in[r];
             free(in);
         }

@@ -16,11 +16,47 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "data/dataset.h"
+#include "data/dataset_impl.h"
 #include "eval/eval.h"
+#include "pdm/pdm.h"
 
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: the data side */
 extern const struct gt_task_i gt_task_pdm;           /* task_pdm.c: training's table */
+
+/* The PdM part of a dataset (gt_dataset.part, dataset_pdm.c). */
+typedef struct gt_pdm_part {
+    gt_pdm_shard *sh;         /* owned */
+    uint8_t *nbm_role;        /* data.pdm_target = nbm [C]: gt_nbm_role of each channel; else NULL */
+    int nbm_n_in, nbm_n_tg;
+    gt_norm_stats *item_norm; /* data.norm = turbine [n_items]: each item's statistics; else NULL */
+} gt_pdm_part;
+/* its usage lines after the per-item table (pdm_usage.c; gt_data_task_i log_channels) */
+void gt_pdm_log_channels(const gt_dataset *ds, const gt_item_usage *u, int n, const gt_screen_summary *g,
+                         char *most_spike, char *most_gap, size_t cap);
+
+/* ---- pdm_rows.c: the rows a turbine's fit uses ---- */
+
+/* data.norm = turbine (pdm): the statistics of one turbine from its signals
+ * sig (n_rows, C) and labels (n_rows): mean and std (population, floored as
+ * the global ones) of each channel over the train-split rows [0, b1) of the
+ * turbine (gt_data_item_split; b1 = 0 for a held-out turbine) without
+ * skip[r] (gt_pdm_fit_skip: rows of normal operation in the selected
+ * conditions), non-finite values skipped. A channel with fewer than GT_PDM_ITEM_NORM_MIN such values keeps
+ * the statistics of glob (a held-out turbine: all of them). The one
+ * definition used by the dataset (training, validation) and by eval and
+ * predict. Not collective. */
+#define GT_PDM_ITEM_NORM_MIN 2
+void gt_pdm_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, const gt_norm_stats *glob,
+                       gt_norm_stats *out);
+/* in[r] (r < the rows of local turbine k of sh) = 1 where row r lies in a
+ * condition segment whose code passes f; every row passes an empty filter.
+ * Not collective. */
+void gt_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in);
+/* The rows of local turbine k that the model is not fitted on (skip[r] = 1):
+ * labelled rows with cfg->pdm_train_normal_only, rows outside
+ * cfg->conditions or cfg->train_conditions. What the per-turbine statistics
+ * skip (gt_pdm_item_norm), in the dataset and in eval. Not collective. */
+void gt_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip);
 
 typedef struct gt_pdm_tinfo { /* one local turbine */
     int64_t r0, n;      /* local rows */
@@ -103,7 +139,7 @@ typedef struct gt_pdm_lin_state { /* one turbine's pass, rows in increasing orde
     double x[GT_PDM_LIN_MAX_CH], e[GT_PDM_LIN_SPANS][GT_PDM_LIN_MAX_CH];
     double f[1 + (1 + GT_PDM_LIN_SPANS) * GT_PDM_LIN_MAX_CH];
 } gt_pdm_lin_state;
-/* The feature and target channels of a normal-behaviour model (role: gt_data_nbm_roles). */
+/* The feature and target channels of a normal-behaviour model (role: gt_pdm_nbm_roles). */
 void gt_pdm_lin_init(gt_pdm_lin *L, const gt_pdm_shard *sh, const uint8_t *role);
 void gt_pdm_lin_free(gt_pdm_lin *L);
 void gt_pdm_lin_begin(gt_pdm_lin_state *st, const gt_pdm_lin *L, const float *sig, const gt_norm_stats *ns, double rate);

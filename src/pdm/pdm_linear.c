@@ -34,7 +34,7 @@ void gt_pdm_lin_init(gt_pdm_lin *L, const gt_pdm_shard *sh, const uint8_t *role)
             continue;
         }
         if (role[c] != GT_NBM_INPUT || L->nf == GT_PDM_LIN_MAX_CH) continue;
-        const gt_channel_kind k = gt_data_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc,
+        const gt_channel_kind k = gt_pdm_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc,
                                                             sh->channels[c].unit);
         if (k == GT_CHANNEL_OPERATIONAL || k == GT_CHANNEL_CONDITION) L->fch[L->nf++] = c;
     }

@@ -53,7 +53,7 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.signal_limit}, comm);
-    gt_data_check_filters_pdm(data_file, sh, &ems[0].data, comm); /* the run's filters on this file */
+    gt_pdm_check_filters(data_file, sh, &ems[0].data, comm); /* the run's filters on this file */
     const int nt = sh->n_turbines;
     gt_data_config dsel = ems[0].data;
     gt_data_care_select(&dsel, data_file, comm);

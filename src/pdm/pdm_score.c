@@ -42,10 +42,10 @@ typedef void (*err_visit)(void *ctx, int64_t row, const float *e2);
  * (data.pdm_target = next): the next-step errors of every channel, row s + t
  * predicted at step t - 1 of the window starting at s. role (nbm): the
  * model sees the window with every channel but the inputs set to 0 (as in
- * training, gt_data_nbm_input) and row s + t is predicted at step t; d is
+ * training, gt_pdm_nbm_input) and row s + t is predicted at step t; d is
  * the residual of the target channels, NaN for the others (which therefore
  * neither calibrate nor score). Missing samples (non-finite) enter the model
- * as 0, the channel's training mean (gt_data_pdm_impute, as in training),
+ * as 0, the channel's training mean (gt_pdm_impute, as in training),
  * and have no residual (NaN). */
 static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *role, const float *sig, int64_t n,
                           int C, int64_t hop, int64_t lo, int64_t hi, err_visit fn, void *ctx) {
@@ -71,8 +71,8 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
                 for (int64_t t = 0; t < T; t++)
                     for (int c = 0; c < C; c++)
                         xb[t * C + c] = (float)(((double)sig[(s + t) * C + c] - ns->mean[c]) / ns->std[c]);
-                gt_data_pdm_impute(xb, (int64_t)T * C); /* missing samples: the training mean, as in training */
-                if (role) gt_data_nbm_input(xb, T, C, role);
+                gt_pdm_impute(xb, (int64_t)T * C); /* missing samples: the training mean, as in training */
+                if (role) gt_pdm_nbm_input(xb, T, C, role);
                 wb_start[nb] = s;
                 wb_a[nb] = a;
                 nb++;
@@ -111,9 +111,9 @@ static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_s
     if (!em->data.pdm_norm_turbine) return &em->ns;
     const int C = sh->n_channels;
     uint8_t *skip = GT_MALLOC((size_t)(ti[k].n > 0 ? ti[k].n : 1));
-    gt_data_pdm_fit_skip(sh, k, &em->data, skip);
+    gt_pdm_fit_skip(sh, k, &em->data, skip);
     const int64_t a = ti[k].holdout_split ? 0 : ti[k].a0, b = ti[k].holdout_split ? 0 : ti[k].b1;
-    gt_data_item_norm(sh->signals + (ti[k].r0 + a) * C, skip + a, b - a, C, &em->ns, buf);
+    gt_pdm_item_norm(sh->signals + (ti[k].r0 + a) * C, skip + a, b - a, C, &em->ns, buf);
     free(skip);
     return buf;
 }
@@ -277,7 +277,7 @@ static void lin_fit(gt_pdm_lin *L, const gt_eval_model *em, const gt_pdm_shard *
 /* eval.envelope (normal-behaviour models): rows whose operating inputs over
  * the model's window up to them leave the range the training rows spanned
  * are not scored. The inputs checked are the operational ones
- * (gt_data_channel_kind: wind speed, power, speeds, currents; not ambient
+ * (gt_pdm_channel_kind: wind speed, power, speeds, currents; not ambient
  * temperature, which drifts with the season and enters the physics about
  * linearly, nor angles or aggregates). Per such channel c, [lo_c, hi_c] = min and max over the
  * training rows of normal operation (train split, calibration mask) of every
@@ -296,7 +296,7 @@ static void envelope_apply(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     for (int c = 0; c < C; c++) {
         lo[c] = INFINITY, hi[c] = -INFINITY;
         use[c] = role[c] == GT_NBM_INPUT &&
-                 gt_data_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc, sh->channels[c].unit) ==
+                 gt_pdm_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc, sh->channels[c].unit) ==
                      GT_CHANNEL_OPERATIONAL;
     }
     for (int k = 0; k < nt; k++) {
@@ -526,7 +526,7 @@ static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_
     mp->role = NULL;
     if (em->data.pdm_target == GT_PDM_TARGET_NBM) {
         int n_in, n_tg;
-        gt_data_nbm_roles(&em->data, sh->channels, C, mp->role_buf, &n_in, &n_tg);
+        gt_pdm_nbm_roles(&em->data, sh->channels, C, mp->role_buf, &n_in, &n_tg);
         GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
                  "%s: model %s is a normal-behaviour model (data.pdm_target = nbm) but the file has %d input "
                  "and %d target channels", data_file, em->name ? em->name : "?", n_in, n_tg);
@@ -738,7 +738,7 @@ static void envelope_of_models(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, c
     if (ec->pdm_envelope >= 0 && nbm >= 0) {
         uint8_t role[GT_DATA_MAX_CHANNELS];
         int n_in, n_tg;
-        gt_data_nbm_roles(&ems[nbm].data, sh->channels, sh->n_channels, role, &n_in, &n_tg);
+        gt_pdm_nbm_roles(&ems[nbm].data, sh->channels, sh->n_channels, role, &n_in, &n_tg);
         envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
     }
 }

@@ -5,7 +5,7 @@
  *         prediction error is the anomaly score (eval/);
  *   nbm   a normal-behaviour model: the targets are the condition channels
  *         (temperatures, pressures, ...) at every step t, the input is the
- *         window with those channels set to 0 (gt_data_nbm_input), so the
+ *         window with those channels set to 0 (gt_pdm_nbm_input), so the
  *         model predicts what the operating channels (wind, power, rotor
  *         speed, ambient temperature, ...) of steps 0..t say the condition
  *         should be; the residual is the anomaly score.
@@ -23,6 +23,7 @@
 #include "core/check_mpi.h"
 #include "core/log.h"
 #include "nn/model_lstm.h"
+#include "pdm/pdm.h"
 #include "task/task.h"
 
 static void pdm_check_model(const gt_model_config *mc, const char *file) {
@@ -50,7 +51,7 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
                 (long long)c->pred_lo, (long long)c->pred_hi, (long long)(c->pred_hi - c->pred_lo));
     }
     gt_pdm_shard *sh = gt_pdm_shard_read_opts(file, &(gt_read_opts){dc->signal_limit}, comm);
-    gt_data_check_filters_pdm(file, sh, dc, comm); /* an id or code the file lacks: one line, not an empty split */
+    gt_pdm_check_filters(file, sh, dc, comm); /* an id or code the file lacks: one line, not an empty split */
     gt_dataset *ds = gt_dataset_pdm(sh, dc, comm);
     /* data.spike_channels patterns: one that matches no channel of the file is
      * likely a typo (the spike test then screens fewer channels than meant) */
@@ -128,8 +129,8 @@ static const float *pdm_input(gt_task_ctx *tc, const float *x, int B) {
         if (i == n) return x;
     }
     memcpy(pc->xbuf, x, sizeof(float) * n);
-    gt_data_pdm_impute(pc->xbuf, (int64_t)n);
-    if (pc->role) gt_data_nbm_input(pc->xbuf, (int64_t)B * pc->T, pc->C, pc->role);
+    gt_pdm_impute(pc->xbuf, (int64_t)n);
+    if (pc->role) gt_pdm_nbm_input(pc->xbuf, (int64_t)B * pc->T, pc->C, pc->role);
     return pc->xbuf;
 }
 

@@ -1,10 +1,10 @@
 /* tests/data/test_data_channels.c: the channel kinds the PdM spike test goes
- * by (gt_data_channel_kind) for the names and units of the synthetic gearbox
+ * by (gt_pdm_channel_kind) for the names and units of the synthetic gearbox
  * files and of CARE to Compare's SCADA exports (anonymised names, units from
  * feature_description.csv in UTF-8 or Latin-1), data.spike_channels
  * (auto, all, none, name patterns), and the channel roles of a
- * normal-behaviour model (data.pdm_target = nbm: gt_data_nbm_roles with auto
- * and name patterns, and with CARE's descriptions, gt_data_nbm_input). */
+ * normal-behaviour model (data.pdm_target = nbm: gt_pdm_nbm_roles with auto
+ * and name patterns, and with CARE's descriptions, gt_pdm_nbm_input). */
 #include <string.h>
 
 #include "pdm/pdm.h"
@@ -12,9 +12,9 @@
 #include "test.h"
 
 static void kind(const char *name, const char *unit, gt_channel_kind want) {
-    gt_channel_kind got = gt_data_channel_kind(name, unit);
-    if (got != want) fprintf(stderr, "%s [%s]: %s, want %s\n", name, unit, gt_data_channel_kind_name(got),
-                             gt_data_channel_kind_name(want));
+    gt_channel_kind got = gt_pdm_channel_kind(name, unit);
+    if (got != want) fprintf(stderr, "%s [%s]: %s, want %s\n", name, unit, gt_pdm_channel_kind_name(got),
+                             gt_pdm_channel_kind_name(want));
     TEST_CHECK(got == want);
 }
 
@@ -47,16 +47,16 @@ int main(void) {
     gt_data_config c;
     gt_pdm_data_defaults(&c);
     TEST_CHECK(!strcmp(c.spike_channels, "auto"));
-    TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
-    TEST_CHECK(!gt_data_spike_channel(&c, "wind_speed", NULL, "m/s"));
+    TEST_CHECK(gt_pdm_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
+    TEST_CHECK(!gt_pdm_spike_channel(&c, "wind_speed", NULL, "m/s"));
     snprintf(c.spike_channels, sizeof c.spike_channels, "all");
-    TEST_CHECK(gt_data_spike_channel(&c, "wind_speed", NULL, "m/s"));
+    TEST_CHECK(gt_pdm_spike_channel(&c, "wind_speed", NULL, "m/s"));
     snprintf(c.spike_channels, sizeof c.spike_channels, "none");
-    TEST_CHECK(!gt_data_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
+    TEST_CHECK(!gt_pdm_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
     snprintf(c.spike_channels, sizeof c.spike_channels, "*temp*, vib_*");
-    TEST_CHECK(gt_data_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
-    TEST_CHECK(gt_data_spike_channel(&c, "vib_generator_rms", NULL, "mm/s"));
-    TEST_CHECK(!gt_data_spike_channel(&c, "gearbox_oil_pressure", NULL, "bar"));
+    TEST_CHECK(gt_pdm_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
+    TEST_CHECK(gt_pdm_spike_channel(&c, "vib_generator_rms", NULL, "mm/s"));
+    TEST_CHECK(!gt_pdm_spike_channel(&c, "gearbox_oil_pressure", NULL, "bar"));
 
     /* nbm roles: the channels of tests/import/realistic.py care() and of a CARE export */
     static const gt_io_channel ch[] = {
@@ -77,15 +77,15 @@ int main(void) {
                                       GT_NBM_UNUSED, GT_NBM_TARGET, GT_NBM_TARGET, GT_NBM_UNUSED, GT_NBM_INPUT,
                                       GT_NBM_TARGET, GT_NBM_UNUSED, GT_NBM_INPUT,  GT_NBM_INPUT};
     /* the kind reads the description: an anonymous channel without a unit is a rotor speed, not a condition */
-    TEST_EQ_INT(gt_data_channel_kind_desc("sensor_40_avg", "Rotor speed", ""), GT_CHANNEL_OPERATIONAL);
-    TEST_EQ_INT(gt_data_channel_kind("sensor_40_avg", ""), GT_CHANNEL_CONDITION);
-    TEST_EQ_INT(gt_data_channel_kind_desc("sensor_40_std", "Rotor speed", ""), GT_CHANNEL_AGGREGATE);
-    TEST_CHECK(!gt_data_spike_channel(&c, "sensor_40_avg", "Rotor speed", ""));
+    TEST_EQ_INT(gt_pdm_channel_kind_desc("sensor_40_avg", "Rotor speed", ""), GT_CHANNEL_OPERATIONAL);
+    TEST_EQ_INT(gt_pdm_channel_kind("sensor_40_avg", ""), GT_CHANNEL_CONDITION);
+    TEST_EQ_INT(gt_pdm_channel_kind_desc("sensor_40_std", "Rotor speed", ""), GT_CHANNEL_AGGREGATE);
+    TEST_CHECK(!gt_pdm_spike_channel(&c, "sensor_40_avg", "Rotor speed", ""));
     uint8_t role[NCH];
     int n_in, n_tg;
     gt_pdm_data_defaults(&c);
     TEST_CHECK(c.pdm_target == GT_PDM_TARGET_NEXT && !strcmp(c.nbm_inputs, "auto") && !strcmp(c.nbm_targets, "auto"));
-    gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
+    gt_pdm_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
     for (int k = 0; k < NCH; k++) {
         if (role[k] != want[k]) fprintf(stderr, "nbm role of %s: %d, want %d\n", ch[k].name, role[k], want[k]);
         TEST_CHECK(role[k] == want[k]);
@@ -95,7 +95,7 @@ int main(void) {
     /* patterns: targets first; a target never an input, even when the input patterns match it */
     snprintf(c.nbm_targets, sizeof c.nbm_targets, "*bearing*");
     snprintf(c.nbm_inputs, sizeof c.nbm_inputs, "wind_*, *bearing_max, sensor_ambient_avg");
-    gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
+    gt_pdm_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
     TEST_EQ_INT(n_tg, 2);
     TEST_EQ_INT(n_in, 3);
     TEST_CHECK(role[6] == GT_NBM_TARGET && role[7] == GT_NBM_TARGET && role[0] == GT_NBM_INPUT &&
@@ -103,16 +103,16 @@ int main(void) {
                role[8] == GT_NBM_UNUSED);
     /* targets given, inputs auto: an auto target left out of the targets is not an input */
     snprintf(c.nbm_inputs, sizeof c.nbm_inputs, "auto");
-    gt_data_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
+    gt_pdm_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
     TEST_CHECK(n_in == 9 && n_tg == 2 && role[8] == GT_NBM_UNUSED && role[12] == GT_NBM_UNUSED);
     /* the model input: non-inputs zeroed at every step */
     float x[2 * NCH];
     for (int k = 0; k < 2 * NCH; k++) x[k] = (float)(k + 1);
-    gt_data_nbm_input(x, 2, NCH, role);
+    gt_pdm_nbm_input(x, 2, NCH, role);
     int bad = 0;
     for (int k = 0; k < 2 * NCH; k++) bad += x[k] != (role[k % NCH] == GT_NBM_INPUT ? (float)(k + 1) : 0.0f);
     TEST_EQ_INT(bad, 0);
-    TEST_CHECK(gt_data_pdm_target_parse("nbm") == GT_PDM_TARGET_NBM &&
-               gt_data_pdm_target_parse("next") == GT_PDM_TARGET_NEXT && gt_data_pdm_target_parse("lstm") == -1);
+    TEST_CHECK(gt_pdm_target_parse("nbm") == GT_PDM_TARGET_NBM &&
+               gt_pdm_target_parse("next") == GT_PDM_TARGET_NEXT && gt_pdm_target_parse("lstm") == -1);
     TEST_DONE();
 }

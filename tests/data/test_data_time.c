@@ -118,10 +118,10 @@ int main(int argc, char **argv) {
     TEST_CHECK(check_fill(path, "", 0, 1, comm, &rows) < 2e-6);
 
     /* parsing and zone checks */
-    TEST_EQ_INT(gt_data_time_features_parse("none"), 0);
-    TEST_EQ_INT(gt_data_time_features_parse("day"), 2);
-    TEST_EQ_INT(gt_data_time_features_parse("day+week"), 4);
-    TEST_EQ_INT(gt_data_time_features_parse("week"), -1);
+    TEST_EQ_INT(gt_nilm_time_features_parse("none"), 0);
+    TEST_EQ_INT(gt_nilm_time_features_parse("day"), 2);
+    TEST_EQ_INT(gt_nilm_time_features_parse("day+week"), 4);
+    TEST_EQ_INT(gt_nilm_time_features_parse("week"), -1);
     char err[600];
     TEST_EQ_INT(gt_data_timezone_check("UTC", err, sizeof err), 0);
     TEST_EQ_INT(gt_data_timezone_check("Europe/London", err, sizeof err), 0);

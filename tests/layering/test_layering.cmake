@@ -69,5 +69,24 @@ list(LENGTH expected n_expected)
 if(missing OR NOT n EQUAL n_expected)
   message(FATAL_ERROR "expected ${n_expected} violations, got ${n}; missing:${missing}\nchecker output:${out}")
 endif()
+
+# 3. the task-neutral folders (cmake/check_task_neutral.py, with python3): the tree
+# passes; a data/ file naming a task outside comments and literals fails, by line
+if(GT_PYTHON)
+  set(neutral ${GT_SOURCE_DIR}/cmake/check_task_neutral.py)
+  execute_process(COMMAND ${GT_PYTHON} ${neutral} --src ${GT_SOURCE_DIR}/src RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the task-neutral check refuses the tree of ${GT_SOURCE_DIR}/src:\n${out}")
+  endif()
+  file(WRITE ${src}/data/zz_planted.c
+    "/* ds->nilm */\nstatic const char *k = \"data.pdm_target\";\nint f(gt_dataset *ds) { return ds->pdm != 0; }\n")
+  execute_process(COMMAND ${GT_PYTHON} ${neutral} --src ${src} --layers ${GT_SOURCE_DIR}/cmake/layers.cmake
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  string(REGEX MATCHALL "src/[^\n]*:[0-9]+: names task" hits "${out}")
+  list(LENGTH hits n_hits)
+  if(rc EQUAL 0 OR NOT n_hits EQUAL 1 OR NOT out MATCHES "src/data/zz_planted.c:3: names task 'pdm' \\(pdm\\)")
+    message(FATAL_ERROR "the task-neutral check should refuse src/data/zz_planted.c:3 only:\n${out}")
+  endif()
+endif()
 file(REMOVE_RECURSE ${GT_WORK_DIR})
 message(STATUS "layering: the tree passes; ${n} planted violations found")

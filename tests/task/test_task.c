@@ -10,7 +10,7 @@
  *   - NILM targets are the dataset's; target count = sum of the mask;
  *   - objective: the gated head's loss for a gated model, the model loss otherwise;
  *   - PdM nbm (data.pdm_target = nbm): the roles of the dataset are those of
- *     gt_data_nbm_roles for the file's channels, the targets are the target
+ *     gt_pdm_nbm_roles for the file's channels, the targets are the target
  *     channels at the same step (mask 1 exactly there), the target count
  *     n T targets, and the model input has every non-input channel at 0:
  *     an LSTM's prediction does not change when the condition channels of
@@ -138,7 +138,7 @@ static void check_pdm_nbm(const char *file, MPI_Comm comm) {
     gt_pdm_shard *sh = gt_pdm_shard_read(file, comm);
     uint8_t want[GT_DATA_MAX_CHANNELS];
     int wi, wt;
-    gt_data_nbm_roles(&dc, sh->channels, C, want, &wi, &wt);
+    gt_pdm_nbm_roles(&dc, sh->channels, C, want, &wi, &wt);
     TEST_CHECK(!memcmp(role, want, (size_t)C) && wi == n_in && wt == n_tg);
     int c_op = -1, c_cond = -1; /* an input and a target channel */
     for (int c = 0; c < C; c++) {

@@ -1,6 +1,6 @@
-/* data/pdm_channels.c: PdM channel kinds (what a channel measures, from
+/* pdm/pdm_channels.c: PdM channel kinds (what a channel measures, from
  * its name, description and unit) and the NBM roles (input / target) of a
- * turbine's channels (see dataset.h). */
+ * turbine's channels (see pdm.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -10,13 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/check.h"
-#include "core/check_mpi.h"
-#include "core/log.h"
-#include "core/rng.h"
-#include "data/dataset_impl.h"
-#include "data/permute.h"
-#include "dist/reduce.h"
+#include "pdm/pdm.h"
 
 static int has_word(const char *s, const char *w) { return strstr(s, w) != NULL; }
 
@@ -26,11 +20,11 @@ static void channel_text(const char *name, const char *desc, char *out, size_t c
     for (char *p = out; *p; p++) *p = (char)tolower((unsigned char)*p);
 }
 
-gt_channel_kind gt_data_channel_kind(const char *name, const char *unit) {
-    return gt_data_channel_kind_desc(name, NULL, unit);
+gt_channel_kind gt_pdm_channel_kind(const char *name, const char *unit) {
+    return gt_pdm_channel_kind_desc(name, NULL, unit);
 }
 
-gt_channel_kind gt_data_channel_kind_desc(const char *name, const char *desc, const char *unit) {
+gt_channel_kind gt_pdm_channel_kind_desc(const char *name, const char *desc, const char *unit) {
     char n[160], u[32];
     size_t i;
     for (i = 0; unit && unit[i] && i + 1 < sizeof u; i++) u[i] = (char)tolower((unsigned char)unit[i]);
@@ -67,7 +61,7 @@ gt_channel_kind gt_data_channel_kind_desc(const char *name, const char *desc, co
     return GT_CHANNEL_CONDITION;
 }
 
-const char *gt_data_channel_kind_name(gt_channel_kind k) {
+const char *gt_pdm_channel_kind_name(gt_channel_kind k) {
     static const char *const names[] = {"condition", "operational", "angle", "aggregate"};
     return (unsigned)k < 4 ? names[k] : "?";
 }
@@ -83,23 +77,23 @@ static int name_matches(const char *sel, const char *name) {
     return 0;
 }
 
-int gt_data_spike_channel(const gt_data_config *cfg, const char *name, const char *desc, const char *unit) {
+int gt_pdm_spike_channel(const gt_data_config *cfg, const char *name, const char *desc, const char *unit) {
     const char *sel = cfg->spike_channels;
-    if (!sel[0] || !strcmp(sel, "auto")) return gt_data_channel_kind_desc(name, desc, unit) == GT_CHANNEL_CONDITION;
+    if (!sel[0] || !strcmp(sel, "auto")) return gt_pdm_channel_kind_desc(name, desc, unit) == GT_CHANNEL_CONDITION;
     if (!strcmp(sel, "all")) return 1;
     if (!strcmp(sel, "none")) return 0;
     return name_matches(sel, name);
 }
 
-int gt_data_pdm_target_parse(const char *text) {
+int gt_pdm_target_parse(const char *text) {
     if (!text || !*text || !strcmp(text, "next")) return GT_PDM_TARGET_NEXT;
     if (!strcmp(text, "nbm")) return GT_PDM_TARGET_NBM;
     return -1;
 }
 
-const char *gt_data_pdm_target_name(int t) { return t == GT_PDM_TARGET_NBM ? "nbm" : "next"; }
+const char *gt_pdm_target_name(int t) { return t == GT_PDM_TARGET_NBM ? "nbm" : "next"; }
 
-/* The automatic role of one channel (gt_data_nbm_roles). */
+/* The automatic role of one channel (gt_pdm_nbm_roles). */
 static gt_nbm_role nbm_auto_role(const char *name, const char *desc, const char *unit) {
     char n[128], t[160], u[32];
     size_t i;
@@ -107,11 +101,11 @@ static gt_nbm_role nbm_auto_role(const char *name, const char *desc, const char 
     n[i] = 0;
     for (i = 0; unit[i] && i + 1 < sizeof u; i++) u[i] = (char)tolower((unsigned char)unit[i]);
     u[i] = 0;
-    gt_channel_kind k = gt_data_channel_kind_desc(n, desc, unit);
+    gt_channel_kind k = gt_pdm_channel_kind_desc(n, desc, unit);
     const int aggregate = k == GT_CHANNEL_AGGREGATE;
     if (aggregate) { /* an interval's min/max/std: the role of the signal it summarises */
         n[strlen(n) - 4] = 0;
-        k = gt_data_channel_kind_desc(n, desc, unit);
+        k = gt_pdm_channel_kind_desc(n, desc, unit);
     }
     channel_text(n, desc, t, sizeof t);
     const char *nm = t; /* the words tested below: the name and the description */
@@ -127,7 +121,7 @@ static gt_nbm_role nbm_auto_role(const char *name, const char *desc, const char 
     return k == GT_CHANNEL_CONDITION ? GT_NBM_TARGET : GT_NBM_INPUT;
 }
 
-void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
+void gt_pdm_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
                        int *n_targets) {
     const int in_auto = !cfg->nbm_inputs[0] || !strcmp(cfg->nbm_inputs, "auto");
     const int tg_auto = !cfg->nbm_targets[0] || !strcmp(cfg->nbm_targets, "auto");
@@ -142,7 +136,7 @@ void gt_data_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C
     }
 }
 
-void gt_data_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role) {
+void gt_pdm_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role) {
     for (int64_t t = 0; t < n_steps; t++)
         for (int c = 0; c < C; c++)
             if (role[c] != GT_NBM_INPUT) x[t * C + c] = 0.0f;

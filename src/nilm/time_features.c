@@ -1,5 +1,5 @@
-/* data/time_features.c: NILM time-of-day / week features of the rows (see
- * dataset.h). */
+/* nilm/time_features.c: NILM time-of-day / week features of the rows (see
+ * nilm.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -10,14 +10,10 @@
 #include <time.h>
 
 #include "core/check.h"
-#include "core/check_mpi.h"
 #include "core/log.h"
-#include "core/rng.h"
-#include "data/dataset_impl.h"
-#include "data/permute.h"
-#include "dist/reduce.h"
+#include "nilm/nilm.h"
 
-int gt_data_time_features_parse(const char *text) {
+int gt_nilm_time_features_parse(const char *text) {
     if (!text || !*text || !strcmp(text, "none")) return 0;
     if (!strcmp(text, "day")) return 2;
     if (!strcmp(text, "day+week")) return 4;
@@ -26,26 +22,11 @@ int gt_data_time_features_parse(const char *text) {
 
 static int zone_is_utc(const char *zone) { return !zone || !*zone || !strcmp(zone, "UTC"); }
 
-int gt_data_timezone_check(const char *zone, char *err, size_t err_bytes) {
-    if (zone_is_utc(zone)) return 0;
-    /* glibc silently falls back to UTC for a zone it cannot find: look for the file */
-    const char *dir = getenv("TZDIR");
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", zone);
-    struct stat st;
-    if (zone[0] == '/' || strstr(zone, "..") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, err_bytes, "unknown time zone '%s' (no %s; IANA names such as Europe/London, or UTC)", zone,
-                 path);
-        return -1;
-    }
-    return 0;
-}
-
 /* The UTC offset comes from the C library's time-zone database (localtime_r
  * with TZ = zone), looked up again whenever the time crosses a quarter hour
  * (zones change offset on quarter hours) or goes back (the next item), so
  * daylight saving moves the features at the right row. */
-void gt_data_time_features(const int64_t *ts, int64_t n_rows, int F, const char *zone, float *out) {
+void gt_nilm_time_features(const int64_t *ts, int64_t n_rows, int F, const char *zone, float *out) {
     if (F == 0) return;
     const int utc = zone_is_utc(zone);
     char *old_tz = NULL;
@@ -88,11 +69,3 @@ void gt_data_time_features(const int64_t *ts, int64_t n_rows, int F, const char 
         free(old_tz);
     }
 }
-
-void gt_ds_time_features(gt_dataset *ds, int64_t n_rows) {
-    const int F = ds->cfg.time_features;
-    if (F == 0) return;
-    ds->tfeat = GT_MALLOC(sizeof(float) * (size_t)(n_rows > 0 ? n_rows : 1) * (size_t)F);
-    gt_data_time_features(ds->ts, n_rows, F, ds->cfg.timezone, ds->tfeat);
-}
-
