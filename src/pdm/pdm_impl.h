@@ -18,9 +18,11 @@
 
 #include "data/dataset.h"
 #include "eval/eval.h"
+#include "pdm/pdm.h"
 
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: the data side */
 extern const struct gt_task_i gt_task_pdm;           /* task_pdm.c: training's table */
+void gt_pdm_eval_config_defaults(void *cfg);         /* pdm_eval_config.c: the eval table's config_defaults */
 
 typedef struct gt_pdm_tinfo { /* one local turbine */
     int64_t r0, n;      /* local rows */

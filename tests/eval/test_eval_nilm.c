@@ -31,6 +31,7 @@
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
 #include "eval/metrics.h"
+#include "nilm/nilm.h"
 #include "io/h5.h"
 #include "io/read.h"
 #include "nn/engine.h"
@@ -159,15 +160,15 @@ int main(int argc, char **argv) {
     MPI_Comm self;
     MPI_Comm_split(world, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
     gt_nilm_eval e1, eP;
-    ec.nilm_stride = 1;
+    gt_nilm_eval_cfg_set(&ec)->stride = 1;
     gt_eval_nilm(data, &em, 1, &ec, NULL, world, &eP);
     gt_eval_config ecc = ec; /* calibrated gates (gated head) */
-    ecc.nilm_calibrate_gate = 1;
+    gt_nilm_eval_cfg_set(&ecc)->calibrate_gate = 1;
     gt_nilm_eval cP;
     if (gated) gt_eval_nilm(data, &em, 1, &ecc, NULL, world, &cP);
     gt_eval_config ecf = ec, ecx = ec; /* the calibrated state filter; a fixed one */
-    ecf.nilm_calibrate_filter = 1;
-    ecx.nilm_fill_s = 60, ecx.nilm_min_on_s = 120;
+    gt_nilm_eval_cfg_set(&ecf)->calibrate_filter = 1;
+    gt_nilm_eval_cfg_set(&ecx)->fill_s = 60, gt_nilm_eval_cfg_set(&ecx)->min_on_s = 120;
     gt_nilm_eval fP;
     gt_eval_nilm(data, &em, 1, &ecf, NULL, world, &fP);
     char outF[700];
@@ -258,7 +259,7 @@ int main(int argc, char **argv) {
         char outR[700];
         snprintf(outR, sizeof outR, "%s/pred_raw.h5", dir);
         gt_eval_config ec_raw = ec;
-        ec_raw.nilm_off_below_on = 0;
+        gt_nilm_eval_cfg_set(&ec_raw)->off_below_on = 0;
         gt_predict_nilm(data, &em, 1, &ec_raw, outR, self);
         float *raw = malloc(sizeof(float) * (size_t)sh->n_rows * A);
         f = H5Fopen(outR, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -466,7 +467,7 @@ int main(int argc, char **argv) {
         snprintf(out2, sizeof out2, "%s/pred_m2.h5", dir);
         snprintf(outA, sizeof outA, "%s/pred_m1raw.h5", dir);
         gt_eval_config ec_raw = ec;
-        ec_raw.nilm_off_below_on = 0;
+        gt_nilm_eval_cfg_set(&ec_raw)->off_below_on = 0;
         gt_predict_nilm(data, ems, 2, &ec_raw, outE, world);
         gt_predict_nilm(data, &ems[1], 1, &ec_raw, out2, world);
         gt_predict_nilm(data, &em, 1, &ec_raw, outA, world);

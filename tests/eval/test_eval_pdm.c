@@ -29,6 +29,7 @@
 #include "eval/eval.h"
 #include "io/h5.h"
 #include "eval/eval_impl.h"
+#include "pdm/pdm.h"
 #include "pdm/pdm_impl.h"
 #include "io/read.h"
 #include "train/checkpoint.h"
@@ -277,18 +278,18 @@ int main(int argc, char **argv) {
     /* the per-channel score with each channel scaled by its calibration quantile (eval.channel_quantile,
      * gathered over the ranks) and by its calibration mean */
     gt_eval_config ecC = ec, ecM = ec;
-    ecC.pdm_score = ecM.pdm_score = GT_PDM_SCORE_CHANNEL;
-    ecM.pdm_channel_quantile = 0;
+    gt_pdm_eval_cfg_set(&ecC)->score = gt_pdm_eval_cfg_set(&ecM)->score = GT_PDM_SCORE_CHANNEL;
+    gt_pdm_eval_cfg_set(&ecM)->channel_quantile = 0;
     gt_pdm_eval eC, eM, eC1;
     gt_eval_pdm(data, ems, 1, &ecC, NULL, world, &eC);
     gt_eval_pdm(data, ems, 1, &ecM, NULL, world, &eM);
-    TEST_CHECK(ecC.pdm_channel_quantile == 0.99 && isfinite(eC.threshold) && isfinite(eM.threshold));
+    TEST_CHECK(gt_pdm_eval_cfg_set(&ecC)->channel_quantile == 0.99 && isfinite(eC.threshold) && isfinite(eM.threshold));
     /* a channel's 0.99 quantile of its squared EWMA residual is above its mean: smaller terms, lower threshold */
     TEST_CHECK(eC.threshold < eM.threshold);
     printf("channel score: threshold %.4g (by the 0.99 quantile) vs %.4g (by the mean)\n", eC.threshold, eM.threshold);
     gt_predict_pdm(data, ems, 1, &ec, outP, world);
     gt_eval_config ecR = ec; /* eval.level = robust */
-    ecR.pdm_level = GT_PDM_LEVEL_ROBUST;
+    gt_pdm_eval_cfg_set(&ecR)->level = GT_PDM_LEVEL_ROBUST;
     gt_pdm_eval eR, eR1;
     gt_eval_pdm(data, ems, 1, &ecR, NULL, world, &eR);
     /* eval.flat_line: channel 0 of turbine 0 frozen from its test split's start (row 0.85 n) to its end */
@@ -301,7 +302,7 @@ int main(int argc, char **argv) {
     if (rank == 0) stuck_copy(data, stuck, 0, st0, 8640);
     MPI_Barrier(world);
     gt_eval_config ecF = ec;
-    ecF.pdm_flat_line = 0;
+    gt_pdm_eval_cfg_set(&ecF)->flat_line = 0;
     gt_predict_pdm(stuck, ems, 1, &ec, predS, world);
     gt_predict_pdm(stuck, ems, 1, &ecF, predS0, world);
     gt_predict_pdm(data, ems, 1, &ecF, predN0, world);
@@ -368,7 +369,7 @@ int main(int argc, char **argv) {
         double *val = malloc(sizeof(double) * (size_t)sh->n_rows);
         int64_t nv = 0, val_alarms = 0;
         double val_days = 0;
-        const int64_t guard = 32 + (int64_t)ceil(3 * gt_eval_ewma_span_rows(&ec, 1.0));
+        const int64_t guard = 32 + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(&ec, 1.0));
         for (int k = 0; k < sh->n_turbines; k++) {
             int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
             TEST_CHECK(isnan(score[r0]));
@@ -391,16 +392,16 @@ int main(int argc, char **argv) {
                 }
             }
             gt_alarm_run *runs = malloc(sizeof(gt_alarm_run) * (size_t)(b2 - b1));
-            val_alarms += gt_alarm_runs(seg, b2 - b1, thr, 0, (int64_t)llround(ec.pdm_merge_gap_s), runs);
+            val_alarms += gt_alarm_runs(seg, b2 - b1, thr, 0, (int64_t)llround(gt_pdm_eval_cfg_set(&ec)->merge_gap_s), runs);
             val_days += (double)(b2 - b1) / 86400.0;
             free(runs), free(seg);
         }
         TEST_EQ_INT(bad, 0);
-        double q = gt_quantile(val, nv, ec.pdm_quantile);
+        double q = gt_quantile(val, nv, gt_pdm_eval_cfg_set(&ec)->quantile);
         TEST_EQ_INT(nv, e1.n_val_scores);
         TEST_CLOSE(q, e1.quantile_value, 1e-6, 1e-6);
-        TEST_CHECK(thr >= ec.pdm_margin * q * (1 - 1e-9));
-        TEST_CHECK((double)val_alarms <= ec.pdm_val_false_alarms * val_days + 1e-9);
+        TEST_CHECK(thr >= gt_pdm_eval_cfg_set(&ec)->margin * q * (1 - 1e-9));
+        TEST_CHECK((double)val_alarms <= gt_pdm_eval_cfg_set(&ec)->val_false_alarms * val_days + 1e-9);
         /* eval.level: the quantile by default; robust = median + 3 x 1.4826 MAD */
         TEST_EQ_INT(e1.level, GT_PDM_LEVEL_QUANTILE);
         TEST_EQ_INT(eR.level, GT_PDM_LEVEL_ROBUST);
@@ -408,7 +409,7 @@ int main(int argc, char **argv) {
         for (int64_t i = 0; i < nv; i++) val[i] = fabs(val[i] - med);
         const double robust = med + 3 * 1.4826 * gt_quantile(val, nv, 0.5);
         TEST_CLOSE(eR.quantile_value, robust, 1e-6, 1e-6);
-        TEST_CHECK(eR.threshold >= ec.pdm_margin * robust * (1 - 1e-9));
+        TEST_CHECK(eR.threshold >= gt_pdm_eval_cfg_set(&ec)->margin * robust * (1 - 1e-9));
         TEST_CHECK(robust < q); /* the tail of the validation scores sets the quantile, not the robust level */
         printf("eval.level: robust %.4g (threshold %.4g) vs quantile %.4g (threshold %.4g)\n", robust, eR.threshold, q,
                e1.threshold);
@@ -421,7 +422,7 @@ int main(int argc, char **argv) {
         double thrS, thrS0, thrN0;
         read_pred(predS, sh->n_rows, score, alarm, top, &thrS);
         read_pred(predS0, sh->n_rows, s0, a0, t0, &thrS0);
-        const int64_t L = llround(gt_eval_ewma_span_rows(&ec, 1.0)), r0 = sh->row_offset[0];
+        const int64_t L = llround(gt_pdm_ewma_span_rows(&ec, 1.0)), r0 = sh->row_offset[0];
         int64_t n_frozen = 0, alarmed = 0, named = 0, alarmed_without = 0;
         for (int64_t r = st0 + L; r < sh->row_offset[1] - r0; r++) {
             if (!isfinite(score[r0 + r])) continue;
