@@ -137,9 +137,10 @@ static gt_dataset *eval_dataset(gt_nilm_shard *sh, const nilm_model *em, int64_t
 
 /* eval.stride, or auto: at most eval.max_windows windows over `rows` rows */
 int64_t gt_nilm_eval_stride(const gt_eval_config *ec, int64_t rows) {
-    int64_t stride = gt_nilm_eval_cfg(ec)->stride;
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
+    int64_t stride = ncfg->stride;
     if (stride <= 0) {
-        int64_t mw = gt_nilm_eval_cfg(ec)->max_windows > 0 ? gt_nilm_eval_cfg(ec)->max_windows : 1000000;
+        int64_t mw = ncfg->max_windows > 0 ? ncfg->max_windows : 1000000;
         stride = (rows + mw - 1) / mw;
         if (stride < 1) stride = 1;
     }
@@ -466,7 +467,8 @@ static void eval_split(gt_dataset *ds, const nilm_model *em, const gt_io_applian
 
 /* 1 when the output rule needs the validation windows (a calibration) */
 static int rule_calibrates(const nilm_model *em, const gt_eval_config *ec) {
-    return (em->m->cfg.gated && gt_nilm_eval_cfg(ec)->calibrate_gate) || gt_nilm_eval_cfg(ec)->calibrate_filter;
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
+    return (em->m->cfg.gated && ncfg->calibrate_gate) || ncfg->calibrate_filter;
 }
 
 /* Collective: the output rule of em; ds (the evaluation's windows on the grid
@@ -474,14 +476,15 @@ static int rule_calibrates(const nilm_model *em, const gt_eval_config *ec) {
  * on the states those gates give. */
 static void rule_init(gt_dataset *ds, const nilm_model *em, const gt_eval_config *ec,
                       const gt_io_appliance *meta, int A, int64_t stride, MPI_Comm comm, out_rule *rule) {
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
     memset(rule, 0, sizeof *rule);
-    rule->off_below_on = gt_nilm_eval_cfg(ec)->off_below_on;
-    if (em->m->cfg.gated && gt_nilm_eval_cfg(ec)->calibrate_gate) calibrate_gates(ds, em, meta, A, comm, rule->gate);
-    if (gt_nilm_eval_cfg(ec)->calibrate_filter) calibrate_filter(ds, em, meta, A, stride, comm, rule);
-    else if (gt_nilm_eval_cfg(ec)->fill_s > 0 || gt_nilm_eval_cfg(ec)->min_on_s > 0) {
+    rule->off_below_on = ncfg->off_below_on;
+    if (em->m->cfg.gated && ncfg->calibrate_gate) calibrate_gates(ds, em, meta, A, comm, rule->gate);
+    if (ncfg->calibrate_filter) calibrate_filter(ds, em, meta, A, stride, comm, rule);
+    else if (ncfg->fill_s > 0 || ncfg->min_on_s > 0) {
         rule->filter = 1;
         for (int a = 0; a < GT_DATA_MAX_TARGETS; a++)
-            rule->fill_s[a] = (float)gt_nilm_eval_cfg(ec)->fill_s, rule->min_on_s[a] = (float)gt_nilm_eval_cfg(ec)->min_on_s;
+            rule->fill_s[a] = (float)ncfg->fill_s, rule->min_on_s[a] = (float)ncfg->min_on_s;
     }
 }
 

@@ -142,12 +142,13 @@ static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_e
 
 /* eval.json eval_config: the NILM settings */
 static void nilm_eval_config(cJSON *c, const gt_eval_config *ec) {
-    cJSON_AddNumberToObject(c, "nilm_stride", (double)gt_nilm_eval_cfg(ec)->stride);
-    cJSON_AddBoolToObject(c, "nilm_off_below_on", gt_nilm_eval_cfg(ec)->off_below_on != 0);
-    cJSON_AddBoolToObject(c, "nilm_calibrate_gate", gt_nilm_eval_cfg(ec)->calibrate_gate != 0);
-    cJSON_AddBoolToObject(c, "nilm_calibrate_filter", gt_nilm_eval_cfg(ec)->calibrate_filter != 0);
-    cJSON_AddNumberToObject(c, "nilm_fill_s", gt_nilm_eval_cfg(ec)->fill_s);
-    cJSON_AddNumberToObject(c, "nilm_min_on_s", gt_nilm_eval_cfg(ec)->min_on_s);
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
+    cJSON_AddNumberToObject(c, "nilm_stride", (double)ncfg->stride);
+    cJSON_AddBoolToObject(c, "nilm_off_below_on", ncfg->off_below_on != 0);
+    cJSON_AddBoolToObject(c, "nilm_calibrate_gate", ncfg->calibrate_gate != 0);
+    cJSON_AddBoolToObject(c, "nilm_calibrate_filter", ncfg->calibrate_filter != 0);
+    cJSON_AddNumberToObject(c, "nilm_fill_s", ncfg->fill_s);
+    cJSON_AddNumberToObject(c, "nilm_min_on_s", ncfg->min_on_s);
 }
 
 /* ---------------------------------------------------------------- report -- */

@@ -54,7 +54,8 @@ static void write_prediction_attrs(gt_eval_out *o, const nilm_model *em, const g
     gt_h5_attr_str(o->f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
     gt_h5_attr_str(o->f, "source", data_file);
     gt_h5_attr_i64(o->f, "window", W);
-    gt_h5_attr_str(o->f, "padding", gt_nilm_eval_cfg(ec)->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
+    gt_h5_attr_str(o->f, "padding",
+                   gt_nilm_eval_cfg(ec)->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
     gt_h5_attr_str(o->f, "head", m->cfg.gated ? "gated" : "power");
     gt_h5_attr_i64(o->f, "off_below_on", rule->off_below_on);
     gt_h5_attr_i64(o->f, "state_filter", rule->filter); /* 1: /on holds the filtered states */

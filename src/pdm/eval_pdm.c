@@ -207,6 +207,7 @@ static int count_conditions(const gt_pdm_shard *sh, MPI_Comm comm) {
  * returns 0 when it has none (skipped, or no evaluation row) */
 static int turbine_events(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k, const float *score,
                           const gt_eval_config *ec, const uint8_t *status_kind, double thr, int ncond, double *rk) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     int64_t lo = ti[k].e0, n = ti[k].skip ? 0 : ti[k].e1 - lo;
     if (n <= 0) return 0;
     int32_t *cond = GT_MALLOC(sizeof(int32_t) * (size_t)n);
@@ -228,8 +229,8 @@ static int turbine_events(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k,
                                       code >= 0 && code < 256 ? status_kind[code] : 0};
         }
     double rate = ti[k].rate;
-    int64_t min_len = (int64_t)llround(gt_pdm_eval_cfg(ec)->min_duration_s * rate),
-            gap = (int64_t)llround(gt_pdm_eval_cfg(ec)->merge_gap_s * rate);
+    int64_t min_len = (int64_t)llround(pcfg->min_duration_s * rate),
+            gap = (int64_t)llround(pcfg->merge_gap_s * rate);
     gt_pdm_score_rows(score + ti[k].r0 + lo, sh->labels + ti[k].r0 + lo, cond, n, ev, ne, thr, min_len, gap, rate,
                       (gt_pdm_acc *)(rk + 4), (gt_pdm_acc *)(rk + 4 + PACC_K), ncond, NULL);
     free(cond), free(ev);

@@ -49,6 +49,7 @@ static cJSON *pdm_acc_json(const gt_pdm_acc *a) {
 
 /* threshold, detector, calibration and envelope settings of the evaluation */
 static void pdm_calibration_json(cJSON *o, const gt_pdm_eval *e, const gt_eval_config *ec) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     gt_eval_num(o, "threshold", e->threshold);
     /* which detector scored (docs/evaluation.md, Two detectors) */
     cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_data_pdm_target_name(e->pdm_target));
@@ -58,32 +59,32 @@ static void pdm_calibration_json(cJSON *o, const gt_pdm_eval *e, const gt_eval_c
                             "3 x 1.4826 MAD) of the validation scores, the smallest threshold "
                             "with at most val_false_alarms alarms per turbine-day on the validation rows); "
                             "validation = normal rows of the training turbines");
-    cJSON_AddStringToObject(cal, "rows", gt_pdm_eval_cfg(ec)->calibrate_train ? "train_val" : "val");
-    cJSON_AddBoolToObject(cal, "turbine_offset", gt_pdm_eval_cfg(ec)->turbine_offset);
+    cJSON_AddStringToObject(cal, "rows", pcfg->calibrate_train ? "train_val" : "val");
+    cJSON_AddBoolToObject(cal, "turbine_offset", pcfg->turbine_offset);
     cJSON_AddStringToObject(cal, "level", e->level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* as used */
-    cJSON_AddNumberToObject(cal, "quantile", gt_pdm_eval_cfg(ec)->quantile);
+    cJSON_AddNumberToObject(cal, "quantile", pcfg->quantile);
     gt_eval_num(cal, "quantile_value", e->quantile_value);
-    cJSON_AddBoolToObject(cal, "flat_line", gt_pdm_eval_cfg(ec)->flat_line);
-    cJSON_AddBoolToObject(cal, "nbm_linear", gt_pdm_eval_cfg(ec)->nbm_linear);
-    cJSON_AddNumberToObject(cal, "margin", gt_pdm_eval_cfg(ec)->margin);
-    cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", gt_pdm_eval_cfg(ec)->val_false_alarms);
+    cJSON_AddBoolToObject(cal, "flat_line", pcfg->flat_line);
+    cJSON_AddBoolToObject(cal, "nbm_linear", pcfg->nbm_linear);
+    cJSON_AddNumberToObject(cal, "margin", pcfg->margin);
+    cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", pcfg->val_false_alarms);
     cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
-    cJSON_AddNumberToObject(cal, "channel_quantile", gt_pdm_eval_cfg(ec)->channel_quantile);
+    cJSON_AddNumberToObject(cal, "channel_quantile", pcfg->channel_quantile);
     cJSON *env = cJSON_AddObjectToObject(o, "envelope"); /* eval.envelope: rows not scored */
-    cJSON_AddNumberToObject(env, "margin", gt_pdm_eval_cfg(ec)->envelope);
+    cJSON_AddNumberToObject(env, "margin", pcfg->envelope);
     cJSON_AddNumberToObject(env, "rows_not_scored", (double)e->envelope.rows_out);
     cJSON_AddNumberToObject(env, "rows_scored_before", (double)e->envelope.rows_scored);
     if (e->envelope.channel >= 0) cJSON_AddStringToObject(env, "channel", e->envelope.channel_name);
-    if (gt_pdm_eval_cfg(ec)->ewma_s < 0)
+    if (pcfg->ewma_s < 0)
         cJSON_AddStringToObject(cal, "ewma_s", "auto");
     else
-        cJSON_AddNumberToObject(cal, "ewma_s", gt_pdm_eval_cfg(ec)->ewma_s);
+        cJSON_AddNumberToObject(cal, "ewma_s", pcfg->ewma_s);
     static const char *const score_names[3] = {"auto", "mean", "channel"};
-    cJSON_AddStringToObject(cal, "score", score_names[gt_pdm_eval_cfg(ec)->score >= 0 && gt_pdm_eval_cfg(ec)->score < 3 ? gt_pdm_eval_cfg(ec)->score : 0]);
-    if (gt_pdm_eval_cfg(ec)->score == GT_PDM_SCORE_AUTO) /* as resolved for the detector */
+    cJSON_AddStringToObject(cal, "score", score_names[pcfg->score >= 0 && pcfg->score < 3 ? pcfg->score : 0]);
+    if (pcfg->score == GT_PDM_SCORE_AUTO) /* as resolved for the detector */
         cJSON_AddStringToObject(cal, "score_used", e->pdm_target == GT_PDM_TARGET_NBM ? "channel" : "mean");
-    cJSON_AddNumberToObject(cal, "min_duration_s", gt_pdm_eval_cfg(ec)->min_duration_s);
-    cJSON_AddNumberToObject(cal, "merge_gap_s", gt_pdm_eval_cfg(ec)->merge_gap_s);
+    cJSON_AddNumberToObject(cal, "min_duration_s", pcfg->min_duration_s);
+    cJSON_AddNumberToObject(cal, "merge_gap_s", pcfg->merge_gap_s);
     cJSON_AddNumberToObject(cal, "models", e->n_models);
 }
 
@@ -204,18 +205,19 @@ static void pdm_evaluate(const char *run_dir, const char *data_file, const gt_ev
 
 /* eval.json eval_config: the PdM settings */
 static void pdm_eval_config(cJSON *c, const gt_eval_config *ec) {
-    cJSON_AddNumberToObject(c, "pdm_quantile", gt_pdm_eval_cfg(ec)->quantile);
-    cJSON_AddNumberToObject(c, "pdm_margin", gt_pdm_eval_cfg(ec)->margin);
-    cJSON_AddNumberToObject(c, "pdm_val_false_alarms", gt_pdm_eval_cfg(ec)->val_false_alarms);
-    cJSON_AddNumberToObject(c, "pdm_ewma_s", gt_pdm_eval_cfg(ec)->ewma_s); /* -1: auto */
-    cJSON_AddNumberToObject(c, "pdm_channel_quantile", gt_pdm_eval_cfg(ec)->channel_quantile);
-    cJSON_AddNumberToObject(c, "pdm_envelope", gt_pdm_eval_cfg(ec)->envelope);
-    cJSON_AddNumberToObject(c, "pdm_score", gt_pdm_eval_cfg(ec)->score);
-    cJSON_AddNumberToObject(c, "pdm_min_duration_s", gt_pdm_eval_cfg(ec)->min_duration_s);
-    cJSON_AddNumberToObject(c, "pdm_merge_gap_s", gt_pdm_eval_cfg(ec)->merge_gap_s);
-    cJSON_AddStringToObject(c, "pdm_level", gt_pdm_eval_cfg(ec)->level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* eval.level */
-    cJSON_AddBoolToObject(c, "pdm_flat_line", gt_pdm_eval_cfg(ec)->flat_line);                                        /* eval.flat_line */
-    cJSON_AddBoolToObject(c, "pdm_nbm_linear", gt_pdm_eval_cfg(ec)->nbm_linear);                                      /* eval.nbm_linear */
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
+    cJSON_AddNumberToObject(c, "pdm_quantile", pcfg->quantile);
+    cJSON_AddNumberToObject(c, "pdm_margin", pcfg->margin);
+    cJSON_AddNumberToObject(c, "pdm_val_false_alarms", pcfg->val_false_alarms);
+    cJSON_AddNumberToObject(c, "pdm_ewma_s", pcfg->ewma_s); /* -1: auto */
+    cJSON_AddNumberToObject(c, "pdm_channel_quantile", pcfg->channel_quantile);
+    cJSON_AddNumberToObject(c, "pdm_envelope", pcfg->envelope);
+    cJSON_AddNumberToObject(c, "pdm_score", pcfg->score);
+    cJSON_AddNumberToObject(c, "pdm_min_duration_s", pcfg->min_duration_s);
+    cJSON_AddNumberToObject(c, "pdm_merge_gap_s", pcfg->merge_gap_s);
+    cJSON_AddStringToObject(c, "pdm_level", pcfg->level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* eval.level */
+    cJSON_AddBoolToObject(c, "pdm_flat_line", pcfg->flat_line);                                        /* eval.flat_line */
+    cJSON_AddBoolToObject(c, "pdm_nbm_linear", pcfg->nbm_linear);                                      /* eval.nbm_linear */
 }
 
 /* ---------------------------------------------------------------- report -- */

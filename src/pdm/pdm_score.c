@@ -397,6 +397,7 @@ static double win_logvar(const float *x, int C, int c, int64_t r, int64_t L, dou
 static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const uint8_t *use,
                            const gt_norm_stats *ns, const gt_eval_config *ec, float *comb, int16_t *topc,
                            MPI_Comm comm) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int C = sh->n_channels, nt = sh->n_turbines;
     double floor_var[GT_DATA_MAX_CHANNELS];
     int chans[GT_DATA_MAX_CHANNELS], nc = 0; /* use, the same on every rank (from gathered calibration sums) */
@@ -412,7 +413,7 @@ static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     for (int k = 0; k < nt; k++)
         if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].a0;
     cnt = gt_dist_sum_i64(cnt, comm);
-    const int64_t rows_cap = gt_pdm_eval_cfg(ec)->max_val / nc > 64 ? gt_pdm_eval_cfg(ec)->max_val / nc : 64;
+    const int64_t rows_cap = pcfg->max_val / nc > 64 ? pcfg->max_val / nc : 64;
     const int64_t step = cnt > rows_cap ? (cnt + rows_cap - 1) / rows_cap : 1;
     for (int k = 0; k < nt; k++)
         if (!ti[k].holdout) cap += (ti[k].b2 - ti[k].a0) / step + 1;
@@ -515,6 +516,7 @@ typedef struct model_pass {
  * the run's stored roles), window, hop and score mode */
 static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_shard *sh, const gt_eval_model *em,
                             const gt_eval_config *ec) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int C = sh->n_channels;
     gt_model *m = gt_engine_model(em->e);
     gt_task_pdm.check_model(&m->cfg, em->name ? em->name : "model");
@@ -533,20 +535,21 @@ static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_
         mp->role = mp->role_buf;
     }
     const int T = m->cfg.window;
-    int64_t hop = gt_pdm_eval_cfg(ec)->hop > 0 ? gt_pdm_eval_cfg(ec)->hop : T / 2;
+    int64_t hop = pcfg->hop > 0 ? pcfg->hop : T / 2;
     if (hop < 1) hop = 1;
     if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
     mp->T = T, mp->hop = hop;
-    mp->chan = gt_pdm_eval_cfg(ec)->score == GT_PDM_SCORE_CHANNEL || (gt_pdm_eval_cfg(ec)->score == GT_PDM_SCORE_AUTO && mp->role);
-    mp->chq = mp->chan && gt_pdm_eval_cfg(ec)->channel_quantile > 0;
+    mp->chan = pcfg->score == GT_PDM_SCORE_CHANNEL || (pcfg->score == GT_PDM_SCORE_AUTO && mp->role);
+    mp->chq = mp->chan && pcfg->channel_quantile > 0;
 }
 
 /* Collective: eval.channel_quantile: room for the EWMA states of evenly thinned calibration rows (at most
  * pdm_max_val values over the ranks), every qstep-th row; keep_end [nt + 1] */
 static float *keep_alloc(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_config *ec, MPI_Comm comm,
                          int64_t *qstep, int64_t **keep_end) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int C = sh->n_channels, nt = sh->n_turbines;
-    int64_t cnt = 0, cap = 0, rows_cap = gt_pdm_eval_cfg(ec)->max_val / C > 64 ? gt_pdm_eval_cfg(ec)->max_val / C : 64;
+    int64_t cnt = 0, cap = 0, rows_cap = pcfg->max_val / C > 64 ? pcfg->max_val / C : 64;
     for (int k = 0; k < nt; k++)
         if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
     cnt = gt_dist_sum_i64(cnt, comm);
@@ -731,21 +734,23 @@ static void model_scores(const char *data_file, const gt_pdm_shard *sh, const gt
 static void envelope_of_models(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl,
                                const gt_eval_model *ems, int n_models, int Tmax, const gt_eval_config *ec,
                                float *comb, MPI_Comm comm, gt_pdm_env_out *env) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     memset(env, 0, sizeof *env);
     int nbm = -1;
     for (int j = 0; j < n_models && nbm < 0; j++)
         if (ems[j].data.pdm_target == GT_PDM_TARGET_NBM) nbm = j;
-    if (gt_pdm_eval_cfg(ec)->envelope >= 0 && nbm >= 0) {
+    if (pcfg->envelope >= 0 && nbm >= 0) {
         uint8_t role[GT_DATA_MAX_CHANNELS];
         int n_in, n_tg;
         gt_data_nbm_roles(&ems[nbm].data, sh->channels, sh->n_channels, role, &n_in, &n_tg);
-        envelope_apply(sh, ti, excl, role, Tmax, gt_pdm_eval_cfg(ec)->envelope, comb, comm, env);
+        envelope_apply(sh, ti, excl, role, Tmax, pcfg->envelope, comb, comm, env);
     }
 }
 
 float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_model *ems,
                          int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr,
                          double *qv_out, int64_t *n_val, int *level, int16_t **top_out, gt_pdm_env_out *env) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
     float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
@@ -766,7 +771,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
         model_scores(data_file, sh, ti, em, ec, all_rows, excl, Tmax, tns, comm, sc, top, scored);
         if (n_models > 1) {
             int64_t nv;
-            double q = gt_pdm_val_quantile(sh, ti, excl, sc, gt_pdm_eval_cfg(ec)->quantile, gt_pdm_eval_cfg(ec)->max_val, &nv, comm);
+            double q = gt_pdm_val_quantile(sh, ti, excl, sc, pcfg->quantile, pcfg->max_val, &nv, comm);
             GT_CHECK(q > 0 && isfinite(q), GT_EXIT_DATA, "eval: model %s has a zero validation score quantile",
                      em->name ? em->name : "?");
             for (int64_t i = 0; i < sh->n_rows; i++) {
@@ -775,7 +780,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             }
         }
     }
-    if (gt_pdm_eval_cfg(ec)->flat_line) flat_line_term(sh, ti, excl, scored, &ems[0].ns, ec, comb, topc, comm);
+    if (pcfg->flat_line) flat_line_term(sh, ti, excl, scored, &ems[0].ns, ec, comb, topc, comm);
     if (sc != comb) free(sc);
     if (top != topc) free(top);
     *top_out = topc;
