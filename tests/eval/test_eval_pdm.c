@@ -1,8 +1,9 @@
-/* Anomaly scoring on tiny trained LSTMs (run at 1 and 2 ranks).
+/* Anomaly scoring with stored tiny LSTM runs (run at 1, 2 and 4 ranks).
  *
- * Trains a tiny lstm (window 32) with gt_train_run on a small wind farm with
- * frequent shocks (the evaluation after training writes eval.json with a "pdm" object)
- * and a second one with window 16, then checks:
+ * Loads the PdM runs of the fixture eval_runs (tests/eval/eval_runs.h,
+ * trained once by test_eval_runs_setup on a small wind farm with frequent
+ * shocks): a tiny lstm of window 32 (whose end-of-run evaluation wrote
+ * eval.json with a "pdm" object) and one of window 16, then checks:
  *   - eval on all ranks == eval on rank 0 alone (threshold, every metric);
  *   - predict on all ranks == on rank 0 alone, byte for byte;
  *   - the predicted file: row 0 has no score, every row above the threshold
@@ -24,17 +25,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cmd_eval.h"
 #include "data/dataset.h"
+#include "dist/comm.h"
 #include "eval/eval.h"
-#include "io/h5.h"
 #include "eval/eval_impl.h"
+#include "eval/eval_runs.h"
+#include "io/h5.h"
+#include "io/read.h"
 #include "pdm/pdm.h"
 #include "pdm/pdm_impl.h"
-#include "io/read.h"
-#include "train/checkpoint.h"
-#include "task/task_registry.h"
-#include "train/train_test_util.h"
+#include "task/task.h"
+#include "test.h"
 
 static char *slurp(const char *path, long *n) {
     FILE *f = fopen(path, "rb");
@@ -47,26 +48,6 @@ static char *slurp(const char *path, long *n) {
     b[*n] = 0;
     fclose(f);
     return b;
-}
-
-static void lstm_config(gt_train_config *c, const char *file, const char *run, int T) {
-    gt_train_config_defaults(c, GT_MODEL_LSTM);
-    c->data_file = file;
-    c->data.window = T;
-    c->data.stride = T / 2;
-    c->data.holdout_every = 3; /* turbine 2 held out */
-    c->model.hidden = 16;
-    c->model.n_layers = 1;
-    c->lr = 5e-3;
-    c->warmup = 5;
-    c->batch = 16;
-    c->epochs = 0;
-    c->max_steps = 40;
-    c->log_every = 10;
-    c->quiet = 1;
-    c->write_outputs = 1;
-    c->run_dir = run;
-    c->checkpoint_minutes = 0;
 }
 
 /* dst := a copy of src whose channel c holds, on rows [a, b), the value of row a */
@@ -110,14 +91,14 @@ static void read_pred(const char *path, int64_t n, float *score, uint8_t *alarm,
     (void)n;
 }
 
-static gt_engine *load(const gt_train_config *c, const char *run, int C, gt_norm_stats *ns, MPI_Comm comm) {
-    gt_model_config mc = c->model;
-    mc.window = c->data.window;
-    mc.n_in = mc.n_out = C;
+/* the run of window T of the fixture, as trained (C channels) */
+static gt_engine *load(const char *run, int T, int C, gt_norm_stats *ns, long long want_step) {
+    gt_model_config mc;
+    er_pdm_model(&mc, T, C);
     mc.max_batch = 16;
     gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &mc);
-    gt_train_state ts;
-    TEST_REQUIRE(gt_ckpt_load_latest(run, gt_engine_model(e), &ts, ns, comm) >= 0);
+    TEST_REQUIRE(er_load(run, gt_engine_model(e), ns) == want_step);
+    TEST_EQ_INT(ns->n, C);
     return e;
 }
 
@@ -197,40 +178,34 @@ static void lin_stage_unit(void) {
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
-    gt_task_register_builtins();
+    gt_task_register(&gt_task_def_pdm); /* this folder's task alone (the test links the PdM folder, not every task) */
     MPI_Comm world = MPI_COMM_WORLD;
     int rank, size;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
-    char dir[512], data[600], run32[600], run16[600];
+    char dir[512], data[512], run32[512], run16[512];
     if (rank == 0) lin_stage_unit();
-    tt_scratch(dir, sizeof dir, "eval-pdm", world);
-    snprintf(data, sizeof data, "%s/farm.h5", dir);
-    snprintf(run32, sizeof run32, "%s/run32", dir);
-    snprintf(run16, sizeof run16, "%s/run16", dir);
+    er_path(data, sizeof data, "farm.h5");
+    er_path(run32, sizeof run32, "pdm-32");
+    er_path(run16, sizeof run16, "pdm-16");
+    er_path(dir, sizeof dir, "complete");
+    if (access(dir, R_OK) != 0) { /* the fixture's setup did not run or failed */
+        if (rank == 0) fprintf(stderr, "%s: no stored runs (run the ctest fixture test_eval_runs_setup)\n", dir);
+        gt_dist_finalize();
+        return 1;
+    }
+    /* this test's outputs: a directory of its own beside the runs */
+    snprintf(dir, sizeof dir, "%s/out-pdm-np%d", er_dir(), size);
+    if (rank == 0) {
+        char cmd[1100];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+        TEST_REQUIRE(system(cmd) == 0);
+    }
+    MPI_Barrier(world);
+    gt_data_config d32, d16; /* the runs' data settings (what they were trained with) */
+    er_pdm_data(&d32, 32);
+    er_pdm_data(&d16, 16);
 
-    gt_pdm_synth_cfg pc;
-    gt_pdm_synth_defaults(&pc);
-    pc.seed = 5;
-    pc.n_farms = 1;
-    pc.turbines_per_farm = 3;
-    pc.days = 0.1;
-    pc.rate_hz = 1;
-    pc.shock_rate = 40; /* ~4 shocks per turbine */
-    gt_pdm_source *src = gt_synth_pdm_source(&pc);
-    gt_write_opts wo;
-    gt_write_opts_defaults(&wo);
-    wo.chunk_rows = 4096;
-    gt_pdm_write(data, src, &wo, world, NULL);
-    gt_synth_pdm_source_free(src);
-
-    gt_train_config c32, c16;
-    lstm_config(&c32, data, run32, 32);
-    lstm_config(&c16, data, run16, 16);
-    c16.max_steps = 20;
-    TEST_REQUIRE(gt_train_run(&c32, world, NULL) == 0);
-    TEST_REQUIRE(gt_train_run(&c16, world, NULL) == 0);
-    gt_eval_cli_after_train(&c32, NULL, run32, world); /* what `gridtrain train` runs after training */
     if (rank == 0) {
         char p[700];
         long n;
@@ -260,9 +235,9 @@ int main(int argc, char **argv) {
     gt_pdm_shard_free(probe);
     gt_eval_model ems[2];
     gt_norm_stats ns32, ns16;
-    gt_engine *m32 = load(&c32, run32, C, &ns32, world), *m16 = load(&c16, run16, C, &ns16, world);
-    ems[0] = (gt_eval_model){.e = m32, .ns = ns32, .data = c32.data, .name = run32};
-    ems[1] = (gt_eval_model){.e = m16, .ns = ns16, .data = c16.data, .name = run16};
+    gt_engine *m32 = load(run32, 32, C, &ns32, 40), *m16 = load(run16, 16, C, &ns16, 20);
+    ems[0] = (gt_eval_model){.e = m32, .ns = ns32, .data = d32, .name = run32};
+    ems[1] = (gt_eval_model){.e = m16, .ns = ns16, .data = d16, .name = run16};
     ems[0].data.task = ems[1].data.task = gt_task_id(gt_task_by_name("pdm"));
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
@@ -459,7 +434,7 @@ int main(int argc, char **argv) {
     gt_engine_free(ems[1].e);
     MPI_Barrier(world);
     if (rank == 0 && !gt_test_failures) {
-        char cmd[600];
+        char cmd[1400];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
     }
