@@ -4,7 +4,8 @@
  * checkpoint (eval.checkpoint: best validation loss or newest; the same keys
  * as `gridtrain train`), loads the
  * parameters and the frozen normalisation statistics, evaluates it
- * (eval/eval.h) and writes RUN_DIR/eval.json and the report (eval/report.h).
+ * (eval/run_eval.h, through the task's eval table) and writes RUN_DIR/eval.json
+ * and the report (eval/report.h).
  * Also defines gt_eval_cli_load and gt_eval_cli_load_all (used by
  * cli/cmd_predict.c): the stored configuration parsed with train's option
  * table, the model then loaded by cli/eval_load.c. */

@@ -1,7 +1,7 @@
 /* cli/cmd_predict.c: `gridtrain predict CHECKPOINT_OR_RUN_DIR DATA.h5 -o OUT.h5`.
  *
  * NILM models (s2p_cnn, s2p_tf): disaggregated power per appliance for every
- * row of every household (eval/eval.h gt_predict_nilm); lstm models: the
+ * row of every household (nilm/nilm.h gt_predict_nilm); lstm models: the
  * per-step anomaly score, the calibrated threshold and the alarms
  * (gt_predict_pdm; eval.models adds models of other windows). Collective:
  * every rank predicts its households/turbines and writes its rows; the file
@@ -22,6 +22,7 @@
 #include "eval/eval.h"
 #include "eval/eval_task.h"
 #include "io/format.h"
+#include "nilm/nilm.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"
 
@@ -92,7 +93,7 @@ static int run_predict(const gt_args *a, MPI_Comm comm) {
     const char *data = a->pos[1];
     gt_eval_config ec;
     gt_eval_cli_config(a, &ec);
-    ec.pad_edges = !strcmp(gt_args_str(a, "predict.pad"), "edge");
+    gt_nilm_eval_cfg_set(&ec)->pad_edges = !strcmp(gt_args_str(a, "predict.pad"), "edge"); /* NILM's edge rows */
     gt_eval_loaded *Ls = GT_CALLOC(GT_EVAL_MAX_MODELS, sizeof(gt_eval_loaded));
     gt_eval_model ems[GT_EVAL_MAX_MODELS];
     int n = gt_eval_cli_load_all(a->pos[0], a, data, comm, Ls, ems);

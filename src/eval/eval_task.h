@@ -10,12 +10,14 @@
  * Adding a task: in its folder, a file filling gt_eval_task_i (an evaluate
  * function returning eval.json's "data" object and the task's own section, a
  * predict function for the per-row HDF5 output, its eval_config keys, its
- * report section), pointed to by its gt_task_def (docs/design.md). */
+ * report section, its settings block), pointed to by its gt_task_def
+ * (docs/design.md). */
 #ifndef GT_EVAL_EVAL_TASK_H
 #define GT_EVAL_EVAL_TASK_H
 
 #include <cjson/cJSON.h>
 #include <mpi.h>
+#include <stddef.h>
 
 #include "eval/eval.h"
 
@@ -31,7 +33,7 @@ typedef struct gt_eval_task_i {
     void (*evaluate)(const char *run_dir, const char *data_file, const gt_eval_model *ems, int n_models,
                      const gt_eval_config *ec, const char *sample_path, cJSON **data, cJSON **section,
                      MPI_Comm comm);
-    /* Collective: per-row outputs of data_file to out (eval.h gt_predict_*). */
+    /* Collective: per-row outputs of data_file to out (nilm/nilm.h gt_predict_nilm ...). */
     void (*predict)(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                     const char *out, MPI_Comm comm);
     /* eval.json "eval_config": the task's settings (every task adds its own,
@@ -40,6 +42,11 @@ typedef struct gt_eval_task_i {
     /* The report's results section from eval.json (ev), through the writers
      * of eval/report_section.h. */
     void (*report)(struct gt_rep *r, const cJSON *ev);
+    /* Its settings: a block of config_bytes (<= GT_EVAL_TASK_CONFIG_BYTES) in
+     * gt_eval_config, set to the defaults by config_defaults (eval.h
+     * gt_eval_config_defaults); 0 / NULL: none. */
+    size_t config_bytes;
+    void (*config_defaults)(void *cfg);
 } gt_eval_task_i;
 
 /* The evaluation of task number `kind` (task/task.h's registry; ends the

@@ -1,4 +1,4 @@
-/* nilm/eval_nilm.c: NILM evaluation and per-row prediction (see eval.h). */
+/* nilm/eval_nilm.c: NILM evaluation (see nilm/nilm.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -19,30 +19,6 @@
 #include "nilm/nilm_impl.h"
 #include "io/read.h"
 #include "task/task.h"
-
-void gt_eval_config_defaults(gt_eval_config *c) {
-    memset(c, 0, sizeof *c);
-    c->nilm_stride = 0;
-    c->nilm_max_windows = 1000000;
-    c->pdm_level = GT_PDM_LEVEL_QUANTILE;
-    c->pdm_quantile = 0.999;
-    c->pdm_flat_line = 1;
-    c->pdm_nbm_linear = 0;
-    c->pdm_margin = 1.5;
-    c->pdm_val_false_alarms = 0.5;
-    c->pdm_ewma_s = -1; /* auto: gt_eval_ewma_span_rows */
-    c->pdm_score = GT_PDM_SCORE_AUTO;
-    c->pdm_envelope = 0.1;
-    c->pdm_channel_quantile = 0.99;
-    c->pdm_min_duration_s = 0;
-    c->pdm_merge_gap_s = 60;
-    c->pdm_hop = 0;
-    c->pdm_max_val = 2000000;
-    c->pad_edges = 0;
-    c->nilm_off_below_on = 1;
-    c->nilm_calibrate_gate = 0;
-}
-
 
 void gt_nilm_model_free(nilm_model *em) { free(em->acc); }
 
@@ -161,9 +137,10 @@ static gt_dataset *eval_dataset(gt_nilm_shard *sh, const nilm_model *em, int64_t
 
 /* eval.stride, or auto: at most eval.max_windows windows over `rows` rows */
 int64_t gt_nilm_eval_stride(const gt_eval_config *ec, int64_t rows) {
-    int64_t stride = ec->nilm_stride;
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
+    int64_t stride = ncfg->stride;
     if (stride <= 0) {
-        int64_t mw = ec->nilm_max_windows > 0 ? ec->nilm_max_windows : 1000000;
+        int64_t mw = ncfg->max_windows > 0 ? ncfg->max_windows : 1000000;
         stride = (rows + mw - 1) / mw;
         if (stride < 1) stride = 1;
     }
@@ -490,7 +467,8 @@ static void eval_split(gt_dataset *ds, const nilm_model *em, const gt_io_applian
 
 /* 1 when the output rule needs the validation windows (a calibration) */
 static int rule_calibrates(const nilm_model *em, const gt_eval_config *ec) {
-    return (em->m->cfg.gated && ec->nilm_calibrate_gate) || ec->nilm_calibrate_filter;
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
+    return (em->m->cfg.gated && ncfg->calibrate_gate) || ncfg->calibrate_filter;
 }
 
 /* Collective: the output rule of em; ds (the evaluation's windows on the grid
@@ -498,14 +476,15 @@ static int rule_calibrates(const nilm_model *em, const gt_eval_config *ec) {
  * on the states those gates give. */
 static void rule_init(gt_dataset *ds, const nilm_model *em, const gt_eval_config *ec,
                       const gt_io_appliance *meta, int A, int64_t stride, MPI_Comm comm, out_rule *rule) {
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
     memset(rule, 0, sizeof *rule);
-    rule->off_below_on = ec->nilm_off_below_on;
-    if (em->m->cfg.gated && ec->nilm_calibrate_gate) calibrate_gates(ds, em, meta, A, comm, rule->gate);
-    if (ec->nilm_calibrate_filter) calibrate_filter(ds, em, meta, A, stride, comm, rule);
-    else if (ec->nilm_fill_s > 0 || ec->nilm_min_on_s > 0) {
+    rule->off_below_on = ncfg->off_below_on;
+    if (em->m->cfg.gated && ncfg->calibrate_gate) calibrate_gates(ds, em, meta, A, comm, rule->gate);
+    if (ncfg->calibrate_filter) calibrate_filter(ds, em, meta, A, stride, comm, rule);
+    else if (ncfg->fill_s > 0 || ncfg->min_on_s > 0) {
         rule->filter = 1;
         for (int a = 0; a < GT_DATA_MAX_TARGETS; a++)
-            rule->fill_s[a] = (float)ec->nilm_fill_s, rule->min_on_s[a] = (float)ec->nilm_min_on_s;
+            rule->fill_s[a] = (float)ncfg->fill_s, rule->min_on_s[a] = (float)ncfg->min_on_s;
     }
 }
 
@@ -595,7 +574,7 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
     gt_dataset *ds = eval_dataset(sh, em, stride, comm);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) out->windows[s] = gt_dataset_n_windows_global(ds, (gt_split)s);
     gt_dataset_screen_summary(ds, comm, &out->screen);
-    if (ec->usage) {
+    if (gt_nilm_eval_cfg(ec)->usage) {
         int n_usage = 0;
         out->usage = gt_dataset_usage(ds, comm, &n_usage);
     }

@@ -14,6 +14,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "eval/eval_impl.h"
+#include "nilm/nilm_impl.h"
 #include "eval/eval_task.h"
 #include "eval/report_section.h"
 
@@ -67,7 +68,7 @@ static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_e
                           const gt_eval_config *ec, const char *sample, cJSON **data, cJSON **section, MPI_Comm comm) {
     gt_nilm_eval e;
     gt_eval_config ecu = *ec;
-    ecu.usage = 1; /* the per-household coverage of eval.json */
+    gt_nilm_eval_cfg_set(&ecu)->usage = 1; /* the per-household coverage of eval.json */
     gt_eval_nilm(data_file, ems, n_models, &ecu, sample, comm, &e);
     if (!data) {
         gt_nilm_eval_free(&e);
@@ -141,12 +142,13 @@ static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_e
 
 /* eval.json eval_config: the NILM settings */
 static void nilm_eval_config(cJSON *c, const gt_eval_config *ec) {
-    cJSON_AddNumberToObject(c, "nilm_stride", (double)ec->nilm_stride);
-    cJSON_AddBoolToObject(c, "nilm_off_below_on", ec->nilm_off_below_on != 0);
-    cJSON_AddBoolToObject(c, "nilm_calibrate_gate", ec->nilm_calibrate_gate != 0);
-    cJSON_AddBoolToObject(c, "nilm_calibrate_filter", ec->nilm_calibrate_filter != 0);
-    cJSON_AddNumberToObject(c, "nilm_fill_s", ec->nilm_fill_s);
-    cJSON_AddNumberToObject(c, "nilm_min_on_s", ec->nilm_min_on_s);
+    const gt_nilm_eval_config *ncfg = gt_nilm_eval_cfg(ec);
+    cJSON_AddNumberToObject(c, "nilm_stride", (double)ncfg->stride);
+    cJSON_AddBoolToObject(c, "nilm_off_below_on", ncfg->off_below_on != 0);
+    cJSON_AddBoolToObject(c, "nilm_calibrate_gate", ncfg->calibrate_gate != 0);
+    cJSON_AddBoolToObject(c, "nilm_calibrate_filter", ncfg->calibrate_filter != 0);
+    cJSON_AddNumberToObject(c, "nilm_fill_s", ncfg->fill_s);
+    cJSON_AddNumberToObject(c, "nilm_min_on_s", ncfg->min_on_s);
 }
 
 /* ---------------------------------------------------------------- report -- */
@@ -401,4 +403,6 @@ const gt_eval_task_i gt_eval_task_nilm = {
     .predict = gt_predict_nilm,
     .eval_config = nilm_eval_config,
     .report = sec_nilm,
+    .config_bytes = sizeof(gt_nilm_eval_config),
+    .config_defaults = gt_nilm_eval_config_defaults,
 };

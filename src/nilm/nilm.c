@@ -6,7 +6,6 @@
 #include "nilm/nilm_impl.h"
 #include "task/task.h"
 
-extern const gt_eval_task_i gt_eval_task_nilm; /* eval_nilm_task.c */
 
 const gt_task_def gt_task_def_nilm = {
     .train = &gt_task_nilm,

@@ -105,6 +105,8 @@ nilm_model gt_nilm_model_of(const gt_eval_model *ems, int n, const gt_io_applian
 void gt_nilm_model_free(nilm_model *em);
 void gt_nilm_forward(const nilm_model *em, int k);
 int64_t gt_nilm_eval_stride(const gt_eval_config *ec, int64_t rows);
+/* the eval table's config_defaults (nilm_eval_config.c) */
+void gt_nilm_eval_config_defaults(void *cfg);
 void gt_nilm_make_rule(const char *data_file, const nilm_model *em, const gt_eval_config *ec, int64_t stride,
                       MPI_Comm comm, out_rule *rule);
 

@@ -54,7 +54,8 @@ static void write_prediction_attrs(gt_eval_out *o, const nilm_model *em, const g
     gt_h5_attr_str(o->f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
     gt_h5_attr_str(o->f, "source", data_file);
     gt_h5_attr_i64(o->f, "window", W);
-    gt_h5_attr_str(o->f, "padding", ec->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
+    gt_h5_attr_str(o->f, "padding",
+                   gt_nilm_eval_cfg(ec)->pad_edges ? "edge (first/last sample repeated)" : "nan (edge rows are NaN)");
     gt_h5_attr_str(o->f, "head", m->cfg.gated ? "gated" : "power");
     gt_h5_attr_i64(o->f, "off_below_on", rule->off_below_on);
     gt_h5_attr_i64(o->f, "state_filter", rule->filter); /* 1: /on holds the filtered states */
@@ -107,6 +108,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     const nilm_model *em = &ens;
     gt_nilm_check_filters(data_file, sh, &em->data, comm); /* the run's data.items on this file */
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
+    const int pad_edges = gt_nilm_eval_cfg(ec)->pad_edges;
     out_rule rule; /* the gated head's thresholds as `eval` calibrates them on this file */
     gt_nilm_make_rule(data_file, em, ec, gt_nilm_eval_stride(ec, rows), comm, &rule);
     gt_model *m = em->m;
@@ -147,7 +149,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
                 for (int t = 0; t < W; t++) {
                     int64_t j = st + t;
                     if (j < 0 || j >= n) {
-                        if (!ec->pad_edges) {
+                        if (!pad_edges) {
                             bad[b] = 1;
                             break;
                         }
@@ -190,7 +192,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     if (rank == 0)
         GT_INFO("predict: wrote %s: %d households, %d appliances, window %d (%s edges)", out_path, H, A, W,
-                ec->pad_edges ? "replicated" : "NaN");
+                pad_edges ? "replicated" : "NaN");
     free(pred), free(wraw), free(state), free(col), free(brk), free(bad), free(nrows), free(tfeat), free(aggf);
     gt_nilm_shard_free(sh);
     gt_nilm_model_free(&ens);

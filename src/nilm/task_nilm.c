@@ -14,10 +14,15 @@
 #include "nilm/nilm_impl.h"
 #include "task/task.h"
 
+/* a kind's output decides (nn/model.h gt_model_kind_seq2point): one value per window */
 static void nilm_check_model(const gt_model_config *mc, const char *file) {
-    GT_CHECK(mc->kind != GT_MODEL_LSTM, GT_EXIT_USAGE,
-             "%s is a NILM file: model.kind lstm predicts its own input sequence (anomaly detection on wind-farm "
-             "files); disaggregation needs a seq2point model (model.kind = s2p_cnn or s2p_tf)", file);
+    if (gt_model_kind_seq2point(mc->kind)) return;
+    char kinds[256];
+    gt_model_kinds_by_output(1, kinds, sizeof kinds);
+    GT_FAIL(GT_EXIT_USAGE,
+            "%s is a NILM file: model.kind %s predicts its own input sequence (anomaly detection on wind-farm "
+            "files); disaggregation needs a seq2point model (model.kind = %s)", file, gt_model_kind_name(mc->kind),
+            kinds);
 }
 
 static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {

@@ -194,7 +194,10 @@ typedef struct gt_model_vtable {
     unsigned has;     /* GT_MODEL_HAS_* */
     const char *dropout_where; /* with GT_MODEL_HAS_DROPOUT: where it applies, for messages ("on its dense layer") */
     int channels_last; /* input per sample: 1 = (time, channel), 0 = (channel, time) */
-    int seq2point;     /* one prediction per window: model.head = auto is the gated head */
+    int seq2point;     /* what it outputs: 1 = one prediction per window (model.head = auto is the
+                          gated head; the tasks that predict a window's midpoint take it, NILM),
+                          0 = a prediction per step of the window (the sequence tasks take it,
+                          PdM); gt_model_kind_seq2point */
     void (*defaults)(gt_model_config *cfg);
     /* optional: after the settings are read (cli/), completes what depends on
      * them and checks them (GT_EXIT_USAGE); conv_scale: model.conv_scale */
@@ -284,6 +287,13 @@ int gt_model_kind_parse(const char *name);
 /* Input layout per sample: 1 = (time, channel) (s2p_tf, lstm), 0 = (channel,
  * time) (s2p_cnn: channels are the convolution's input planes). */
 int gt_model_input_channels_last(gt_model_kind kind);
+/* What the kind outputs (its table's seq2point): 1 = one prediction per
+ * window, 0 = one per step (a sequence). A task accepts kinds by this, so a
+ * new kind needs no edit in a task folder. */
+int gt_model_kind_seq2point(gt_model_kind kind);
+/* The kinds available whose output is that (seq2point 1 or 0), for a
+ * message: "s2p_cnn or s2p_tf", "a, b or c" ("none in this binary"). */
+void gt_model_kinds_by_output(int seq2point, char *buf, size_t n);
 /* 1 when the kind is built into this binary or registered. */
 int gt_model_kind_available(gt_model_kind kind);
 /* The kind's table (NULL when not available). */

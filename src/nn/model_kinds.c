@@ -57,6 +57,23 @@ const gt_model_vtable *gt_model_kind_table_checked(gt_model_kind kind) {
 
 int gt_model_input_channels_last(gt_model_kind kind) { return gt_model_kind_table_checked(kind)->channels_last; }
 
+int gt_model_kind_seq2point(gt_model_kind kind) { return gt_model_kind_table_checked(kind)->seq2point != 0; }
+
+void gt_model_kinds_by_output(int seq2point, char *buf, size_t n) {
+    int cnt = 0, total = 0;
+    for (int k = 0; k < g_n_kinds; k++) total += (g_kinds[k]->seq2point != 0) == (seq2point != 0);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < g_n_kinds; k++) {
+        if ((g_kinds[k]->seq2point != 0) != (seq2point != 0)) continue;
+        const char *sep = cnt == 0 ? "" : cnt == total - 1 ? " or " : ", ";
+        int w = snprintf(buf + len, n - len, "%s%s", sep, g_kinds[k]->name);
+        if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+        cnt++;
+    }
+    if (!cnt) snprintf(buf, n, "none in this binary");
+}
+
 int gt_model_kind_has(gt_model_kind kind, unsigned has) {
     const gt_model_vtable *vt = kind_vtable(kind);
     return vt && (vt->has & has) == has;

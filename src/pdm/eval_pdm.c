@@ -192,13 +192,13 @@ static void read_status_kinds(const char *data_file, MPI_Comm comm, uint8_t stat
     gt_dist_bcast_bytes(status_kind, 256, comm);
 }
 
-/* Collective: the number of condition codes seen in the segments (1..GT_EVAL_MAX_GROUPS) */
+/* Collective: the number of condition codes seen in the segments (1..GT_PDM_MAX_GROUPS) */
 static int count_conditions(const gt_pdm_shard *sh, MPI_Comm comm) {
     int ncond = 0;
     for (int i = 0; i < sh->n_segments; i++)
         if (sh->segments[i].code + 1 > ncond) ncond = sh->segments[i].code + 1;
     ncond = gt_dist_max_int(ncond, comm);
-    if (ncond > GT_EVAL_MAX_GROUPS) ncond = GT_EVAL_MAX_GROUPS;
+    if (ncond > GT_PDM_MAX_GROUPS) ncond = GT_PDM_MAX_GROUPS;
     if (ncond < 1) ncond = 1;
     return ncond;
 }
@@ -207,6 +207,7 @@ static int count_conditions(const gt_pdm_shard *sh, MPI_Comm comm) {
  * returns 0 when it has none (skipped, or no evaluation row) */
 static int turbine_events(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k, const float *score,
                           const gt_eval_config *ec, const uint8_t *status_kind, double thr, int ncond, double *rk) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     int64_t lo = ti[k].e0, n = ti[k].skip ? 0 : ti[k].e1 - lo;
     if (n <= 0) return 0;
     int32_t *cond = GT_MALLOC(sizeof(int32_t) * (size_t)n);
@@ -228,8 +229,8 @@ static int turbine_events(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k,
                                       code >= 0 && code < 256 ? status_kind[code] : 0};
         }
     double rate = ti[k].rate;
-    int64_t min_len = (int64_t)llround(ec->pdm_min_duration_s * rate),
-            gap = (int64_t)llround(ec->pdm_merge_gap_s * rate);
+    int64_t min_len = (int64_t)llround(pcfg->min_duration_s * rate),
+            gap = (int64_t)llround(pcfg->merge_gap_s * rate);
     gt_pdm_score_rows(score + ti[k].r0 + lo, sh->labels + ti[k].r0 + lo, cond, n, ev, ne, thr, min_len, gap, rate,
                       (gt_pdm_acc *)(rk + 4), (gt_pdm_acc *)(rk + 4 + PACC_K), ncond, NULL);
     free(cond), free(ev);
@@ -255,7 +256,7 @@ static int merge_turbines(const double *all, int REC, int NT, int ncond, const g
         }
         gt_pdm_acc_merge(&out->acc, &te->acc);
         int ty = te->machine_type;
-        if (ty >= 0 && ty < GT_EVAL_MAX_GROUPS) {
+        if (ty >= 0 && ty < GT_PDM_MAX_GROUPS) {
             gt_pdm_acc_merge(&out->by_type[ty], &te->acc);
             if (ty + 1 > ntype) ntype = ty + 1;
         }

@@ -15,6 +15,7 @@
 #include "core/fsutil.h"
 #include "core/log.h"
 #include "eval/eval_impl.h"
+#include "pdm/pdm_impl.h"
 #include "eval/eval_task.h"
 #include "eval/report_section.h"
 #include "pdm/pdm.h"
@@ -49,6 +50,7 @@ static cJSON *pdm_acc_json(const gt_pdm_acc *a) {
 
 /* threshold, detector, calibration and envelope settings of the evaluation */
 static void pdm_calibration_json(cJSON *o, const gt_pdm_eval *e, const gt_eval_config *ec) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     gt_eval_num(o, "threshold", e->threshold);
     /* which detector scored (docs/evaluation.md, Two detectors) */
     cJSON_AddStringToObject(o, "detector", e->pdm_target < 0 ? "mixed" : gt_pdm_target_name(e->pdm_target));
@@ -58,32 +60,32 @@ static void pdm_calibration_json(cJSON *o, const gt_pdm_eval *e, const gt_eval_c
                             "3 x 1.4826 MAD) of the validation scores, the smallest threshold "
                             "with at most val_false_alarms alarms per turbine-day on the validation rows); "
                             "validation = normal rows of the training turbines");
-    cJSON_AddStringToObject(cal, "rows", ec->pdm_calibrate_train ? "train_val" : "val");
-    cJSON_AddBoolToObject(cal, "turbine_offset", ec->pdm_turbine_offset);
+    cJSON_AddStringToObject(cal, "rows", pcfg->calibrate_train ? "train_val" : "val");
+    cJSON_AddBoolToObject(cal, "turbine_offset", pcfg->turbine_offset);
     cJSON_AddStringToObject(cal, "level", e->level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* as used */
-    cJSON_AddNumberToObject(cal, "quantile", ec->pdm_quantile);
+    cJSON_AddNumberToObject(cal, "quantile", pcfg->quantile);
     gt_eval_num(cal, "quantile_value", e->quantile_value);
-    cJSON_AddBoolToObject(cal, "flat_line", ec->pdm_flat_line);
-    cJSON_AddBoolToObject(cal, "nbm_linear", ec->pdm_nbm_linear);
-    cJSON_AddNumberToObject(cal, "margin", ec->pdm_margin);
-    cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", ec->pdm_val_false_alarms);
+    cJSON_AddBoolToObject(cal, "flat_line", pcfg->flat_line);
+    cJSON_AddBoolToObject(cal, "nbm_linear", pcfg->nbm_linear);
+    cJSON_AddNumberToObject(cal, "margin", pcfg->margin);
+    cJSON_AddNumberToObject(cal, "val_false_alarms_per_turbine_day", pcfg->val_false_alarms);
     cJSON_AddNumberToObject(cal, "n_val_scores", (double)e->n_val_scores);
-    cJSON_AddNumberToObject(cal, "channel_quantile", ec->pdm_channel_quantile);
+    cJSON_AddNumberToObject(cal, "channel_quantile", pcfg->channel_quantile);
     cJSON *env = cJSON_AddObjectToObject(o, "envelope"); /* eval.envelope: rows not scored */
-    cJSON_AddNumberToObject(env, "margin", ec->pdm_envelope);
+    cJSON_AddNumberToObject(env, "margin", pcfg->envelope);
     cJSON_AddNumberToObject(env, "rows_not_scored", (double)e->envelope.rows_out);
     cJSON_AddNumberToObject(env, "rows_scored_before", (double)e->envelope.rows_scored);
     if (e->envelope.channel >= 0) cJSON_AddStringToObject(env, "channel", e->envelope.channel_name);
-    if (ec->pdm_ewma_s < 0)
+    if (pcfg->ewma_s < 0)
         cJSON_AddStringToObject(cal, "ewma_s", "auto");
     else
-        cJSON_AddNumberToObject(cal, "ewma_s", ec->pdm_ewma_s);
+        cJSON_AddNumberToObject(cal, "ewma_s", pcfg->ewma_s);
     static const char *const score_names[3] = {"auto", "mean", "channel"};
-    cJSON_AddStringToObject(cal, "score", score_names[ec->pdm_score >= 0 && ec->pdm_score < 3 ? ec->pdm_score : 0]);
-    if (ec->pdm_score == GT_PDM_SCORE_AUTO) /* as resolved for the detector */
+    cJSON_AddStringToObject(cal, "score", score_names[pcfg->score >= 0 && pcfg->score < 3 ? pcfg->score : 0]);
+    if (pcfg->score == GT_PDM_SCORE_AUTO) /* as resolved for the detector */
         cJSON_AddStringToObject(cal, "score_used", e->pdm_target == GT_PDM_TARGET_NBM ? "channel" : "mean");
-    cJSON_AddNumberToObject(cal, "min_duration_s", ec->pdm_min_duration_s);
-    cJSON_AddNumberToObject(cal, "merge_gap_s", ec->pdm_merge_gap_s);
+    cJSON_AddNumberToObject(cal, "min_duration_s", pcfg->min_duration_s);
+    cJSON_AddNumberToObject(cal, "merge_gap_s", pcfg->merge_gap_s);
     cJSON_AddNumberToObject(cal, "models", e->n_models);
 }
 
@@ -204,18 +206,19 @@ static void pdm_evaluate(const char *run_dir, const char *data_file, const gt_ev
 
 /* eval.json eval_config: the PdM settings */
 static void pdm_eval_config(cJSON *c, const gt_eval_config *ec) {
-    cJSON_AddNumberToObject(c, "pdm_quantile", ec->pdm_quantile);
-    cJSON_AddNumberToObject(c, "pdm_margin", ec->pdm_margin);
-    cJSON_AddNumberToObject(c, "pdm_val_false_alarms", ec->pdm_val_false_alarms);
-    cJSON_AddNumberToObject(c, "pdm_ewma_s", ec->pdm_ewma_s); /* -1: auto */
-    cJSON_AddNumberToObject(c, "pdm_channel_quantile", ec->pdm_channel_quantile);
-    cJSON_AddNumberToObject(c, "pdm_envelope", ec->pdm_envelope);
-    cJSON_AddNumberToObject(c, "pdm_score", ec->pdm_score);
-    cJSON_AddNumberToObject(c, "pdm_min_duration_s", ec->pdm_min_duration_s);
-    cJSON_AddNumberToObject(c, "pdm_merge_gap_s", ec->pdm_merge_gap_s);
-    cJSON_AddStringToObject(c, "pdm_level", ec->pdm_level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* eval.level */
-    cJSON_AddBoolToObject(c, "pdm_flat_line", ec->pdm_flat_line);                                        /* eval.flat_line */
-    cJSON_AddBoolToObject(c, "pdm_nbm_linear", ec->pdm_nbm_linear);                                      /* eval.nbm_linear */
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
+    cJSON_AddNumberToObject(c, "pdm_quantile", pcfg->quantile);
+    cJSON_AddNumberToObject(c, "pdm_margin", pcfg->margin);
+    cJSON_AddNumberToObject(c, "pdm_val_false_alarms", pcfg->val_false_alarms);
+    cJSON_AddNumberToObject(c, "pdm_ewma_s", pcfg->ewma_s); /* -1: auto */
+    cJSON_AddNumberToObject(c, "pdm_channel_quantile", pcfg->channel_quantile);
+    cJSON_AddNumberToObject(c, "pdm_envelope", pcfg->envelope);
+    cJSON_AddNumberToObject(c, "pdm_score", pcfg->score);
+    cJSON_AddNumberToObject(c, "pdm_min_duration_s", pcfg->min_duration_s);
+    cJSON_AddNumberToObject(c, "pdm_merge_gap_s", pcfg->merge_gap_s);
+    cJSON_AddStringToObject(c, "pdm_level", pcfg->level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* eval.level */
+    cJSON_AddBoolToObject(c, "pdm_flat_line", pcfg->flat_line);                                        /* eval.flat_line */
+    cJSON_AddBoolToObject(c, "pdm_nbm_linear", pcfg->nbm_linear);                                      /* eval.nbm_linear */
 }
 
 /* ---------------------------------------------------------------- report -- */
@@ -326,4 +329,6 @@ const gt_eval_task_i gt_eval_task_pdm = {
     .predict = gt_predict_pdm,
     .eval_config = pdm_eval_config,
     .report = sec_pdm,
+    .config_bytes = sizeof(gt_pdm_eval_config),
+    .config_defaults = gt_pdm_eval_config_defaults,
 };

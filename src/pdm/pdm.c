@@ -7,8 +7,6 @@
 #include "pdm/pdm_impl.h"
 #include "task/task.h"
 
-extern const gt_eval_task_i gt_eval_task_pdm; /* eval_pdm_task.c */
-
 const gt_task_def gt_task_def_pdm = {
     .train = &gt_task_pdm,
     .data = &gt_data_task_pdm,

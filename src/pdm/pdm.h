@@ -1,14 +1,27 @@
 /* pdm/pdm.h: what the PdM task (anomaly detection on wind-farm files) offers
  * the folders above it and the tests; the rest of the task is reached
- * through its registered struct (task/task.h gt_task_def, task_registry.h). */
+ * through its registered struct (task/task.h gt_task_def, task_registry.h).
+ *
+ *   gt_eval_pdm      per-step anomaly scores, calibrated threshold, alarm
+ *                    runs, point/event metrics per turbine, machine type and
+ *                    operating condition, CARE
+ *   gt_predict_pdm   per-row scores and alarms of a whole file -> HDF5
+ * Both collective over comm, with the determinism of eval/eval.h. */
 #ifndef GT_PDM_PDM_H
 #define GT_PDM_PDM_H
 
+#include <mpi.h>
+#include <stdint.h>
+
 #include "data/dataset.h"
+#include "eval/eval.h"
+#include "io/format.h"
+#include "pdm/pdm_metrics.h"
 #include "task/task.h"
 
 extern const gt_task_def gt_task_def_pdm;            /* pdm.c: the task */
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: its data side */
+extern const struct gt_eval_task_i gt_eval_task_pdm; /* eval_pdm_task.c: its evaluation */
 
 /* The data settings' defaults (gt_data_config_defaults) with PdM's window and
  * stride resolved (task number GT_TASK_UNSET: for a dataset built directly
@@ -92,5 +105,129 @@ void gt_pdm_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C,
  * every channel that is not an input set to 0 (its normalised mean), in
  * place. The one rule used by training, validation, eval and predict. */
 void gt_pdm_nbm_input(float *x, int64_t n_steps, int C, const uint8_t *role);
+
+/* ------------------------------------------------------ eval settings -- */
+
+#define GT_PDM_MAX_GROUPS 16 /* machine types / conditions reported */
+
+/* eval.level: what the threshold is eval.margin times (pdm_calib.c). */
+typedef enum gt_pdm_level {
+    GT_PDM_LEVEL_QUANTILE = 0, /* their eval.quantile quantile (default) */
+    GT_PDM_LEVEL_ROBUST = 1,   /* median + GT_PDM_ROBUST_K x 1.4826 MAD of the validation scores */
+} gt_pdm_level;
+#define GT_PDM_ROBUST_K 3.0
+/* eval.score: how the residuals d_c of a row make its anomaly score. */
+typedef enum gt_pdm_score {
+    GT_PDM_SCORE_AUTO = 0,    /* channel for a normal-behaviour model (data.pdm_target = nbm), else mean */
+    GT_PDM_SCORE_MEAN = 1,    /* mean over channels of d_c^2 / v_c (v_c: calibration MSE), then an EWMA */
+    GT_PDM_SCORE_CHANNEL = 2, /* an EWMA of each channel's residual m_c, then the max over channels of
+                                 m_c^2 / w_c (w_c: calibration mean of m_c^2): a fault of one sensor is
+                                 not diluted by the others, and noise averages out while an offset,
+                                 drift or stuck sensor stays */
+} gt_pdm_score;
+int gt_pdm_score_parse(const char *s); /* -1 when unknown */
+
+/* PdM's block of gt_eval_config (the eval.* keys of cli/eval_rules.h). */
+typedef struct gt_pdm_eval_config {
+    int level;            /* gt_pdm_level: the level of the validation scores the threshold stands on */
+    double quantile;      /* eval.level = quantile: quantile of the validation scores (default 0.999) */
+    double margin;        /* threshold = margin x quantile (default 1.5), then raised until ... */
+    double val_false_alarms; /* ... the validation rows raise at most this many alarms per
+                                turbine-day (default 0.5; 0 = quantile x margin only) */
+    int calibrate_train;  /* 1: calibrate on the train + validation rows (normal operation of the
+                             whole training period), 0: validation rows only (default 0) */
+    int turbine_offset;   /* 1: each turbine's mean residual of each channel over its calibration rows
+                             (its sensor offset) is subtracted before scoring; 0 (default): not */
+    double ewma_s;        /* EWMA span in seconds: alpha = 2 / (span rows + 1); < 0 (default): auto,
+                             10 s for rows of 1 s or shorter, else 36 rows (6 h of 10-minute SCADA) */
+    int score;            /* gt_pdm_score: how a row's channel residuals make its score */
+    double envelope;      /* normal-behaviour models: rows whose inputs leave the training rows' range
+                             widened by this share of it on each side are not scored; < 0: off
+                             (default 0.1) */
+    double channel_quantile; /* score channel: a channel's term is m_c^2 / (this quantile of m_c^2 over the
+                                calibration rows); 0: / its calibration mean (default 0.99) */
+    int flat_line;        /* 1 (default): the flat-line term of a stuck channel enters the score (pdm_score.c) */
+    int nbm_linear;       /* 1: the linear stage of a normal-behaviour model's residual (pdm_linear.c); 0 (default): off */
+    double min_duration_s;/* alarm runs shorter than this are dropped (default 0: one row) */
+    double merge_gap_s;   /* alarm runs closer than this are merged (default 60) */
+    int64_t hop;          /* rows between scoring windows; 0 = window / 2 */
+    int64_t max_val;      /* validation scores kept for the quantile (default 2000000, evenly thinned) */
+} gt_pdm_eval_config;
+/* PdM's settings in ec (registered tasks: gt_eval_task_config). */
+const gt_pdm_eval_config *gt_pdm_eval_cfg(const gt_eval_config *ec);
+gt_pdm_eval_config *gt_pdm_eval_cfg_set(gt_eval_config *ec);
+
+/* The EWMA span in rows for a turbine of this rate (eval.ewma_s, auto resolved), >= 1. */
+double gt_pdm_ewma_span_rows(const gt_eval_config *ec, double rate_hz);
+
+/* ---------------------------------------------------------- evaluation -- */
+
+typedef struct gt_pdm_turbine_eval {
+    int64_t id;
+    int32_t file_index, farm, machine_type, holdout;
+    int32_t skipped;         /* outside the run's data.items / farms / machine_types: not evaluated */
+    gt_pdm_acc acc;
+} gt_pdm_turbine_eval;
+
+/* One CARE event dataset under the authors' protocol (/care_events). */
+typedef struct gt_pdm_care_event {
+    int64_t event_id;
+    int32_t file_index;      /* turbine */
+    int32_t evaluated;       /* 0: its turbine is outside data.items / farms / machine_types */
+    int64_t n_rows;          /* rows of its prediction part */
+    int64_t rows_in_training;/* of them in the training or validation split of a training turbine */
+    gt_care_event_eval r;
+} gt_pdm_care_event;
+
+/* eval.envelope: rows not scored because the operating inputs left the
+ * training rows' range (normal-behaviour models). */
+typedef struct gt_pdm_envelope {
+    int64_t rows_out, rows_scored; /* over every row of the file that had a score */
+    int channel;                   /* the input channel most often responsible, -1: none */
+    char channel_name[GT_FORMAT_NAME_LEN];
+} gt_pdm_envelope;
+
+typedef struct gt_pdm_eval {
+    double threshold;        /* on the reported score scale */
+    gt_pdm_envelope envelope;
+    double quantile_value;   /* the validation level before the margin: the quantile, or the robust level */
+    int level;               /* the level used (gt_pdm_level; quantile where robust has none) */
+    int64_t n_val_scores;
+    int n_models;
+    int pdm_target;          /* the models' data.pdm_target (gt_pdm_target), -1 when they differ */
+    gt_pdm_metrics overall;
+    gt_pdm_acc acc;
+    int n_turbines;
+    gt_pdm_turbine_eval *turbines; /* [n_turbines], file order; malloc'd (gt_pdm_eval_free) */
+    int n_types, n_conds;
+    char type_names[GT_PDM_MAX_GROUPS][GT_FORMAT_NAME_LEN];
+    char cond_names[GT_PDM_MAX_GROUPS][GT_FORMAT_NAME_LEN];
+    gt_pdm_acc by_type[GT_PDM_MAX_GROUPS], by_cond[GT_PDM_MAX_GROUPS];
+    int n_ranks;
+    int64_t n_rows;
+    /* the authors' CARE protocol over the file's /care_events (has_care = 0
+     * without the table: care_protocol.score NaN, reason set) */
+    int has_care;
+    int n_care_events;
+    gt_pdm_care_event *care_events; /* [n_care_events], file order; malloc'd */
+    gt_care_protocol care_protocol;
+} gt_pdm_eval;
+void gt_pdm_eval_free(gt_pdm_eval *e);
+
+/* Collective. Scores every row with the models (multi-scale when n_models > 1),
+ * calibrates the threshold on the validation rows of normal operation of the
+ * training turbines, and evaluates alarms on the evaluation rows: the test
+ * split of training turbines and all rows of held-out turbines.
+ * scores_csv (may be NULL): the rank holding the evaluation turbine with the
+ * most events writes its score trace "time_h,score,label" there. */
+void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                 const char *scores_csv, MPI_Comm comm, gt_pdm_eval *out);
+
+/* Collective. Writes out_path (HDF5): /timestamps int64 [N], /score float32 [N],
+ * /alarm uint8 [N] (1 inside an alarm run), /labels uint8 [N],
+ * /turbines/{id, row_offset}; root attributes kind = "pdm_scores",
+ * threshold, quantile, margin, models. */
+void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
+                    const char *out_path, MPI_Comm comm);
 
 #endif

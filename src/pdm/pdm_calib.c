@@ -106,12 +106,13 @@ double gt_pdm_val_quantile(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
  * any number of ranks. */
 static int64_t val_alarms(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, float *const *vseg, const gt_eval_config *ec,
                           double thr, gt_alarm_run *buf, MPI_Comm comm) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     int64_t cnt = 0;
     for (int k = 0; k < sh->n_turbines; k++) {
         if (ti[k].holdout || !vseg[k]) continue;
         double rate = ti[k].rate;
-        cnt += gt_alarm_runs(vseg[k], ti[k].b2 - ti[k].c1, thr, (int64_t)llround(ec->pdm_min_duration_s * rate),
-                             (int64_t)llround(ec->pdm_merge_gap_s * rate), buf);
+        cnt += gt_alarm_runs(vseg[k], ti[k].b2 - ti[k].c1, thr, (int64_t)llround(pcfg->min_duration_s * rate),
+                             (int64_t)llround(pcfg->merge_gap_s * rate), buf);
     }
     return gt_dist_sum_i64(cnt, comm);
 }
@@ -145,7 +146,7 @@ static double raise_for_val_alarms(const gt_pdm_shard *sh, const gt_pdm_tinfo *t
     for (int f = 0; f < sh->n_turbines_total; f++) tdays += all[f];
     vmax = gt_dist_max_f(vmax, comm);
     gt_alarm_run *buf = GT_MALLOC(sizeof(gt_alarm_run) * (size_t)(longest / 2 + 1));
-    const double budget = ec->pdm_val_false_alarms * tdays;
+    const double budget = gt_pdm_eval_cfg(ec)->val_false_alarms * tdays;
     double lo = thr0, hi = vmax;
     double thr = thr0;
     if (tdays > 0 && isfinite(hi) && hi > lo && (double)val_alarms(sh, ti, vseg, ec, lo, buf, comm) > budget) {
@@ -173,20 +174,21 @@ static double robust_level(double *v, int64_t n) {
 
 int gt_pdm_threshold(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const float *score,
                      const gt_eval_config *ec, MPI_Comm comm, double *thr, double *qv, int64_t *n_val) {
-    double *v = val_scores(sh, ti, excl, score, ec->pdm_max_val, n_val, comm);
-    int level = ec->pdm_level;
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
+    double *v = val_scores(sh, ti, excl, score, pcfg->max_val, n_val, comm);
+    int level = pcfg->level;
     double q = level == GT_PDM_LEVEL_ROBUST ? robust_level(v, *n_val) : NAN;
     if (!isfinite(q)) { /* eval.level = quantile, or no robust level (the same on every rank: v is) */
-        q = gt_quantile(v, *n_val, ec->pdm_quantile);
+        q = gt_quantile(v, *n_val, pcfg->quantile);
         level = GT_PDM_LEVEL_QUANTILE;
     }
     free(v);
     GT_CHECK(isfinite(q), GT_EXIT_DATA, "eval: no finite validation scores to calibrate the threshold");
     *qv = q;
-    *thr = ec->pdm_margin * q;
+    *thr = pcfg->margin * q;
     GT_CHECK(isfinite(*thr), GT_EXIT_USAGE, "eval.margin = %g times the validation %s %g is no finite threshold",
-             ec->pdm_margin, level == GT_PDM_LEVEL_ROBUST ? "robust level" : "quantile",
+             pcfg->margin, level == GT_PDM_LEVEL_ROBUST ? "robust level" : "quantile",
              q); /* every rank: q is the same on all */
-    if (ec->pdm_val_false_alarms > 0) *thr = raise_for_val_alarms(sh, ti, excl, score, ec, *thr, comm);
+    if (pcfg->val_false_alarms > 0) *thr = raise_for_val_alarms(sh, ti, excl, score, ec, *thr, comm);
     return level;
 }

@@ -22,6 +22,7 @@
 
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: the data side */
 extern const struct gt_task_i gt_task_pdm;           /* task_pdm.c: training's table */
+void gt_pdm_eval_config_defaults(void *cfg);         /* pdm_eval_config.c: the eval table's config_defaults */
 
 /* The PdM part of a dataset (gt_dataset.part, dataset_pdm.c). */
 typedef struct gt_pdm_part {

@@ -50,6 +50,7 @@ void gt_pdm_write_trace(const char *path, const gt_pdm_shard *sh, const gt_pdm_t
 
 void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                     const char *out_path, MPI_Comm comm) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.signal_limit}, comm);
@@ -79,15 +80,15 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_h5_attr_str(o.f, "source", data_file);
     gt_h5_attr_f64(o.f, "threshold", thr);
     gt_h5_attr_str(o.f, "level", level == GT_PDM_LEVEL_ROBUST ? "robust" : "quantile"); /* as used (auto resolved) */
-    gt_h5_attr_f64(o.f, "quantile", ec->pdm_quantile);
+    gt_h5_attr_f64(o.f, "quantile", pcfg->quantile);
     gt_h5_attr_f64(o.f, "quantile_value", qv); /* the level: the quantile, or median + 3 x 1.4826 MAD (robust) */
-    gt_h5_attr_f64(o.f, "margin", ec->pdm_margin);
-    gt_h5_attr_f64(o.f, "ewma_s", ec->pdm_ewma_s); /* -1: auto (gt_eval_ewma_span_rows) */
-    gt_h5_attr_i64(o.f, "score", ec->pdm_score);
-    gt_h5_attr_f64(o.f, "channel_quantile", ec->pdm_channel_quantile);
-    gt_h5_attr_f64(o.f, "envelope", ec->pdm_envelope);
-    gt_h5_attr_i64(o.f, "flat_line", ec->pdm_flat_line);
-    gt_h5_attr_i64(o.f, "nbm_linear", ec->pdm_nbm_linear);
+    gt_h5_attr_f64(o.f, "margin", pcfg->margin);
+    gt_h5_attr_f64(o.f, "ewma_s", pcfg->ewma_s); /* -1: auto (gt_pdm_ewma_span_rows) */
+    gt_h5_attr_i64(o.f, "score", pcfg->score);
+    gt_h5_attr_f64(o.f, "channel_quantile", pcfg->channel_quantile);
+    gt_h5_attr_f64(o.f, "envelope", pcfg->envelope);
+    gt_h5_attr_i64(o.f, "flat_line", pcfg->flat_line);
+    gt_h5_attr_i64(o.f, "nbm_linear", pcfg->nbm_linear);
     gt_h5_attr_i64(o.f, "envelope_rows_not_scored", es.rows_out);
     gt_h5_attr_i64(o.f, "n_models", n_models);
     gt_eval_out_attr_models(&o, "models", ems, n_models, 1);
@@ -109,10 +110,10 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     gt_eval_out_close(&o);
     if (rank == 0 && level != GT_PDM_LEVEL_ROBUST)
         GT_INFO("predict: wrote %s: %d turbines, threshold %.6g (%g x the %g quantile %.6g of %lld validation scores)",
-                out_path, NT, thr, ec->pdm_margin, ec->pdm_quantile, qv, (long long)nv);
+                out_path, NT, thr, pcfg->margin, pcfg->quantile, qv, (long long)nv);
     else if (rank == 0)
         GT_INFO("predict: wrote %s: %d turbines, threshold %.6g (%g x the robust level %.6g, median + 3 x 1.4826 MAD "
-                "of %lld validation scores)", out_path, NT, thr, ec->pdm_margin, qv, (long long)nv);
+                "of %lld validation scores)", out_path, NT, thr, pcfg->margin, qv, (long long)nv);
     free(idl), free(ida), free(ids), free(alarm), free(nrows), free(score), free(top), free(ti);
     gt_pdm_shard_free(sh);
 }

@@ -125,8 +125,8 @@ int gt_pdm_score_parse(const char *s) {
     return -1;
 }
 
-double gt_eval_ewma_span_rows(const gt_eval_config *c, double rate_hz) {
-    double span = c->pdm_ewma_s >= 0 ? c->pdm_ewma_s * rate_hz : rate_hz >= 1.0 ? 10.0 * rate_hz : 36.0;
+double gt_pdm_ewma_span_rows(const gt_eval_config *c, double rate_hz) {
+    double span = gt_pdm_eval_cfg(c)->ewma_s >= 0 ? gt_pdm_eval_cfg(c)->ewma_s * rate_hz : rate_hz >= 1.0 ? 10.0 * rate_hz : 36.0;
     return span < 1 ? 1 : span;
 }
 
@@ -397,6 +397,7 @@ static double win_logvar(const float *x, int C, int c, int64_t r, int64_t L, dou
 static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl, const uint8_t *use,
                            const gt_norm_stats *ns, const gt_eval_config *ec, float *comb, int16_t *topc,
                            MPI_Comm comm) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int C = sh->n_channels, nt = sh->n_turbines;
     double floor_var[GT_DATA_MAX_CHANNELS];
     int chans[GT_DATA_MAX_CHANNELS], nc = 0; /* use, the same on every rank (from gathered calibration sums) */
@@ -412,7 +413,7 @@ static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     for (int k = 0; k < nt; k++)
         if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].a0;
     cnt = gt_dist_sum_i64(cnt, comm);
-    const int64_t rows_cap = ec->pdm_max_val / nc > 64 ? ec->pdm_max_val / nc : 64;
+    const int64_t rows_cap = pcfg->max_val / nc > 64 ? pcfg->max_val / nc : 64;
     const int64_t step = cnt > rows_cap ? (cnt + rows_cap - 1) / rows_cap : 1;
     for (int k = 0; k < nt; k++)
         if (!ti[k].holdout) cap += (ti[k].b2 - ti[k].a0) / step + 1;
@@ -420,7 +421,7 @@ static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     int64_t n_mine = 0;
     for (int k = 0; k < nt; k++) {
         if (ti[k].holdout) continue;
-        const int64_t span = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)), L = span > 3 ? span : 3;
+        const int64_t span = llround(gt_pdm_ewma_span_rows(ec, ti[k].rate)), L = span > 3 ? span : 3;
         const float *x = sh->signals + ti[k].r0 * C;
         for (int64_t r = ti[k].a0; r < ti[k].b2; r += step) {
             if (excl[ti[k].r0 + r]) continue;
@@ -445,7 +446,7 @@ static void flat_line_term(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const
     }
     free(col), free(all), free(mine);
     for (int k = 0; k < nt; k++) {
-        const int64_t span = llround(gt_eval_ewma_span_rows(ec, ti[k].rate)), L = span > 3 ? span : 3;
+        const int64_t span = llround(gt_pdm_ewma_span_rows(ec, ti[k].rate)), L = span > 3 ? span : 3;
         const float *x = sh->signals + ti[k].r0 * C;
         for (int64_t r = 0; r < ti[k].n; r++) {
             float *v = comb + ti[k].r0 + r;
@@ -475,7 +476,7 @@ int gt_pdm_max_window(const gt_eval_model *ems, int n_models) {
  * times the turbine's usual ones, so the rows up to T + 3 EWMA spans from its start calibrate nothing
  * (with eval.calibrate = train_val they set the threshold). */
 gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T) {
-    const int cal_train = ec->pdm_calibrate_train;
+    const int cal_train = gt_pdm_eval_cfg(ec)->calibrate_train;
     gt_pdm_tinfo *ti = GT_CALLOC((size_t)(sh->n_turbines > 0 ? sh->n_turbines : 1), sizeof(gt_pdm_tinfo));
     for (int k = 0; k < sh->n_turbines; k++) {
         ti[k].r0 = sh->row_offset[k];
@@ -488,7 +489,7 @@ gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config 
         ti[k].e0 = r.holdout ? 0 : r.lo[GT_SPLIT_TEST];
         ti[k].e1 = r.holdout ? ti[k].n : r.hi[GT_SPLIT_TEST];
         ti[k].c1 = cal_train ? ti[k].a0 : ti[k].b1;
-        const int64_t warm = T + (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, ti[k].rate));
+        const int64_t warm = T + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(ec, ti[k].rate));
         if (ti[k].c1 < warm) ti[k].c1 = warm < ti[k].b2 ? warm : ti[k].b2;
         ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) ||
                      !gt_data_filter_has(&d->farms, sh->farm[k]) ||
@@ -515,6 +516,7 @@ typedef struct model_pass {
  * the run's stored roles), window, hop and score mode */
 static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_shard *sh, const gt_eval_model *em,
                             const gt_eval_config *ec) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int C = sh->n_channels;
     gt_model *m = gt_engine_model(em->e);
     gt_task_pdm.check_model(&m->cfg, em->name ? em->name : "model");
@@ -533,20 +535,21 @@ static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_
         mp->role = mp->role_buf;
     }
     const int T = m->cfg.window;
-    int64_t hop = ec->pdm_hop > 0 ? ec->pdm_hop : T / 2;
+    int64_t hop = pcfg->hop > 0 ? pcfg->hop : T / 2;
     if (hop < 1) hop = 1;
     if (hop > T - 1) hop = T - 1 > 0 ? T - 1 : 1;
     mp->T = T, mp->hop = hop;
-    mp->chan = ec->pdm_score == GT_PDM_SCORE_CHANNEL || (ec->pdm_score == GT_PDM_SCORE_AUTO && mp->role);
-    mp->chq = mp->chan && ec->pdm_channel_quantile > 0;
+    mp->chan = pcfg->score == GT_PDM_SCORE_CHANNEL || (pcfg->score == GT_PDM_SCORE_AUTO && mp->role);
+    mp->chq = mp->chan && pcfg->channel_quantile > 0;
 }
 
 /* Collective: eval.channel_quantile: room for the EWMA states of evenly thinned calibration rows (at most
  * pdm_max_val values over the ranks), every qstep-th row; keep_end [nt + 1] */
 static float *keep_alloc(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_config *ec, MPI_Comm comm,
                          int64_t *qstep, int64_t **keep_end) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int C = sh->n_channels, nt = sh->n_turbines;
-    int64_t cnt = 0, cap = 0, rows_cap = ec->pdm_max_val / C > 64 ? ec->pdm_max_val / C : 64;
+    int64_t cnt = 0, cap = 0, rows_cap = pcfg->max_val / C > 64 ? pcfg->max_val / C : 64;
     for (int k = 0; k < nt; k++)
         if (!ti[k].holdout) cnt += ti[k].b2 - ti[k].c1;
     cnt = gt_dist_sum_i64(cnt, comm);
@@ -569,7 +572,7 @@ static int64_t calib_pass(const model_pass *mp, const gt_pdm_shard *sh, const gt
         if (chq) keep_end[k + 1] = n_keep;
         if (ti[k].holdout) continue;
         double *v = vs + (size_t)k * 3 * C;
-        const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
+        const double span = gt_pdm_ewma_span_rows(ec, ti[k].rate);
         chan_ewma ch = {0};
         if (chan) chan_ewma_init(&ch, C, span);
         int64_t lo1 = ti[k].c1; /* channel mode: the state warms up over 40 spans before the calibration rows */
@@ -594,7 +597,7 @@ static int64_t calib_pass(const model_pass *mp, const gt_pdm_shard *sh, const gt
  * sum d^2 - n b^2). Returns the offsets [nt][C] (0 without eval.turbine_offset). */
 static double *turbine_offsets(double *vs, int nt, int C, const gt_eval_config *ec) {
     double *bias = GT_CALLOC((size_t)(nt > 0 ? nt : 1) * C, sizeof(double));
-    for (int k = 0; k < nt && ec->pdm_turbine_offset; k++) {
+    for (int k = 0; k < nt && gt_pdm_eval_cfg(ec)->turbine_offset; k++) {
         double *v = vs + (size_t)k * 3 * C;
         for (int c = 0; c < C; c++)
             if (v[C + c] > 0) {
@@ -624,7 +627,7 @@ static void channel_quantiles(float *keep, int64_t *keep_end, int64_t n_keep, co
         int64_t n = 0;
         for (int64_t i = 0; i < nr; i++)
             if (isfinite(kall[i * C + c])) col[n++] = kall[i * C + c];
-        chq_w[c] = n > 0 ? gt_quantile(col, n, ec->pdm_channel_quantile) : NAN;
+        chq_w[c] = n > 0 ? gt_quantile(col, n, gt_pdm_eval_cfg(ec)->channel_quantile) : NAN;
     }
     free(col), free(kall), free(keep), free(keep_end);
 }
@@ -671,7 +674,7 @@ static void raw_pass(const model_pass *mp, const gt_pdm_shard *sh, const gt_pdm_
         for (int64_t r = 0; r < ti[k].n; r++) raw[r] = NAN, top[ti[k].r0 + r] = -1;
         /* evaluation needs the calibration rows onwards (training turbines), after a
          * warm-up of T + 40 EWMA spans (the EWMA state forgets its start: e^-80) */
-        const double span = gt_eval_ewma_span_rows(ec, ti[k].rate);
+        const double span = gt_pdm_ewma_span_rows(ec, ti[k].rate);
         int64_t lo2 = all_rows || ti[k].holdout ? 0 : ti[k].c1 - T - (int64_t)ceil(40 * span);
         if (lo2 < 0) lo2 = 0;
         if (ti[k].skip && !all_rows) continue;
@@ -708,7 +711,7 @@ static void model_scores(const char *data_file, const gt_pdm_shard *sh, const gt
     float *keep = NULL;
     int64_t qstep = 1, *keep_end = NULL;
     if (mp.chq) keep = keep_alloc(sh, ti, ec, comm, &qstep, &keep_end);
-    mp.use_lin = mp.role && ec->pdm_nbm_linear;
+    mp.use_lin = mp.role && gt_pdm_eval_cfg(ec)->nbm_linear;
     if (mp.use_lin) lin_fit(&mp.lin, em, sh, ti, excl, mp.role, mp.hop, tns, comm);
     mp.lin_buf = mp.use_lin ? GT_MALLOC(sizeof(float) * (size_t)C) : NULL;
     const int64_t n_keep = calib_pass(&mp, sh, ti, excl, ec, tns, vs, keep, qstep, keep_end);
@@ -731,21 +734,23 @@ static void model_scores(const char *data_file, const gt_pdm_shard *sh, const gt
 static void envelope_of_models(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const uint8_t *excl,
                                const gt_eval_model *ems, int n_models, int Tmax, const gt_eval_config *ec,
                                float *comb, MPI_Comm comm, gt_pdm_env_out *env) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     memset(env, 0, sizeof *env);
     int nbm = -1;
     for (int j = 0; j < n_models && nbm < 0; j++)
         if (ems[j].data.pdm_target == GT_PDM_TARGET_NBM) nbm = j;
-    if (ec->pdm_envelope >= 0 && nbm >= 0) {
+    if (pcfg->envelope >= 0 && nbm >= 0) {
         uint8_t role[GT_DATA_MAX_CHANNELS];
         int n_in, n_tg;
         gt_pdm_nbm_roles(&ems[nbm].data, sh->channels, sh->n_channels, role, &n_in, &n_tg);
-        envelope_apply(sh, ti, excl, role, Tmax, ec->pdm_envelope, comb, comm, env);
+        envelope_apply(sh, ti, excl, role, Tmax, pcfg->envelope, comb, comm, env);
     }
 }
 
 float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, const gt_eval_model *ems,
                          int n_models, const gt_eval_config *ec, int all_rows, MPI_Comm comm, double *thr,
                          double *qv_out, int64_t *n_val, int *level, int16_t **top_out, gt_pdm_env_out *env) {
+    const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     const int nt = sh->n_turbines;
     const int64_t N = sh->n_rows > 0 ? sh->n_rows : 1;
     float *comb = GT_MALLOC(sizeof(float) * (size_t)N);
@@ -757,7 +762,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
     for (int k = 0; k < nt; k++)
         if (ti[k].rate > rate_max) rate_max = ti[k].rate;
     const int Tmax = gt_pdm_max_window(ems, n_models);
-    const int64_t guard = Tmax + (int64_t)ceil(3 * gt_eval_ewma_span_rows(ec, rate_max));
+    const int64_t guard = Tmax + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(ec, rate_max));
     uint8_t *excl = gt_pdm_exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     uint8_t scored[GT_DATA_MAX_CHANNELS] = {0}; /* channels with a residual term in some model */
@@ -766,7 +771,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
         model_scores(data_file, sh, ti, em, ec, all_rows, excl, Tmax, tns, comm, sc, top, scored);
         if (n_models > 1) {
             int64_t nv;
-            double q = gt_pdm_val_quantile(sh, ti, excl, sc, ec->pdm_quantile, ec->pdm_max_val, &nv, comm);
+            double q = gt_pdm_val_quantile(sh, ti, excl, sc, pcfg->quantile, pcfg->max_val, &nv, comm);
             GT_CHECK(q > 0 && isfinite(q), GT_EXIT_DATA, "eval: model %s has a zero validation score quantile",
                      em->name ? em->name : "?");
             for (int64_t i = 0; i < sh->n_rows; i++) {
@@ -775,7 +780,7 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
             }
         }
     }
-    if (ec->pdm_flat_line) flat_line_term(sh, ti, excl, scored, &ems[0].ns, ec, comb, topc, comm);
+    if (pcfg->flat_line) flat_line_term(sh, ti, excl, scored, &ems[0].ns, ec, comb, topc, comm);
     if (sc != comb) free(sc);
     if (top != topc) free(top);
     *top_out = topc;

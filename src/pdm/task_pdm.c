@@ -26,10 +26,15 @@
 #include "pdm/pdm.h"
 #include "task/task.h"
 
+/* a kind's output decides (nn/model.h gt_model_kind_seq2point): a value per step */
 static void pdm_check_model(const gt_model_config *mc, const char *file) {
-    GT_CHECK(mc->kind == GT_MODEL_LSTM, GT_EXIT_USAGE,
-             "%s is a wind-farm (pdm) file: model.kind %s predicts one value per window (seq2point); anomaly "
-             "scores need a per-step sequence model (model.kind = lstm)", file, gt_model_kind_name(mc->kind));
+    if (gt_model_kind_seq2point(mc->kind)) {
+        char kinds[256];
+        gt_model_kinds_by_output(0, kinds, sizeof kinds);
+        GT_FAIL(GT_EXIT_USAGE,
+                "%s is a wind-farm (pdm) file: model.kind %s predicts one value per window (seq2point); anomaly "
+                "scores need a per-step sequence model (model.kind = %s)", file, gt_model_kind_name(mc->kind), kinds);
+    }
     GT_CHECK(!mc->gated, GT_EXIT_USAGE,
              "%s is a wind-farm (pdm) file: model.head = gated is for NILM files (appliance on/off)", file);
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "eval/metrics.h"
+#include "nilm/nilm_metrics.h"
+#include "pdm/pdm_metrics.h"
 #include "test.h"
 
 #define TOL 1e-9

@@ -1,8 +1,8 @@
-/* NILM evaluation and prediction on a tiny trained run (run at 1, 2, 4 ranks).
+/* NILM evaluation and prediction of stored runs (run at 1, 2, 4 ranks).
  *
- * Trains a tiny s2p_cnn with gt_train_run on a small synthetic file (the
- * end-of-run hook writes eval.json and the report), reloads the checkpoint,
- * then checks:
+ * Loads a tiny s2p_cnn run of the fixture eval_runs (tests/eval/eval_runs.h:
+ * trained once by test_eval_runs_setup, whose end-of-run evaluation wrote
+ * eval.json and the report) from its checkpoint, then checks:
  *   - predict on all ranks == predict on rank 0 alone, byte for byte (file);
  *   - shapes, NaN exactly at the edge rows, values in [0, max_power_w];
  *   - stitching: row i equals the model output of the window centred on i,
@@ -17,7 +17,8 @@
  * 2 x 15 outputs, a row is the power where the on-logit is > 0, else 0 W.
  * With "time" the gated head with time-of-day/week input channels
  * (data.time_features = day+week): the hand-built window carries sin/cos of
- * each row's time of day and week, computed here from the time stamps. */
+ * each row's time of day and week, computed here from the time stamps.
+ * Every expected value is recomputed here from the loaded model and data. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -26,17 +27,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cmd_eval.h"
 #include "data/dataset.h"
+#include "dist/comm.h"
 #include "eval/eval.h"
 #include "eval/eval_impl.h"
+#include "eval/eval_runs.h"
 #include "eval/metrics.h"
 #include "io/h5.h"
 #include "io/read.h"
+#include "nilm/nilm.h"
 #include "nn/engine.h"
-#include "train/checkpoint.h"
-#include "task/task_registry.h"
-#include "train/train_test_util.h"
+#include "task/task.h"
+#include "test.h"
 
 static char *slurp(const char *path, long *n) {
     FILE *f = fopen(path, "rb");
@@ -62,42 +64,34 @@ static int same_metrics(const gt_nilm_metrics *a, const gt_nilm_metrics *b) { re
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
-    gt_task_register_builtins();
+    gt_task_register(&gt_task_def_nilm); /* this folder's task alone (the test links the NILM folder, not every task) */
     MPI_Comm world = MPI_COMM_WORLD;
     int rank, size;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
-    char dir[512], data[600], run[600];
+    char dir[512], data[512], run[512];
     const int timef = argc > 1 && !strcmp(argv[1], "time");
     const int gated = timef || (argc > 1 && !strcmp(argv[1], "gated"));
-    const int F = timef ? 4 : 0;
-    tt_scratch(dir, sizeof dir, timef ? "eval-nilm-time" : gated ? "eval-nilm-gated" : "eval-nilm", world);
-    snprintf(data, sizeof data, "%s/nilm.h5", dir);
-    snprintf(run, sizeof run, "%s/run", dir);
-
-    /* 4 households x ~0.5 day at 6 s, clean (no spikes/gaps: exact edge checks) */
-    gt_nilm_synth_cfg sc;
-    tt_nilm_synth(&sc);
-    sc.n_households = 4;
-    sc.days = 0.5;
-    gt_nilm_source *src = gt_synth_nilm_source(&sc);
-    gt_write_opts wo;
-    gt_write_opts_defaults(&wo);
-    wo.chunk_rows = 4096;
-    gt_nilm_write(data, src, &wo, world, NULL);
-    gt_synth_nilm_source_free(src);
-
-    gt_train_config tc;
-    tt_cnn_config(&tc, data);
-    tc.data.holdout_every = 4; /* household 3 held out */
-    tc.data.screen = GT_SCREEN_OFF;
-    tc.max_steps = 30;
-    tc.model.gated = gated;
-    tc.data.time_features = F;
-    tc.write_outputs = 1;
-    tc.run_dir = run;
-    TEST_REQUIRE(gt_train_run(&tc, world, NULL) == 0);
-    gt_eval_cli_after_train(&tc, NULL, run, world); /* what `gridtrain train` runs after training */
+    const int variant = timef ? ER_TIME : gated ? ER_GATED : ER_POWER;
+    const int F = er_nilm_time_features(variant);
+    er_path(data, sizeof data, "nilm.h5");
+    er_path(run, sizeof run, er_nilm_run_name(variant));
+    er_path(dir, sizeof dir, "complete");
+    if (access(dir, R_OK) != 0) { /* the fixture's setup did not run or failed */
+        if (rank == 0) fprintf(stderr, "%s: no stored runs (run the ctest fixture test_eval_runs_setup)\n", dir);
+        gt_dist_finalize();
+        return 1;
+    }
+    /* this test's outputs: a directory of its own beside the runs */
+    snprintf(dir, sizeof dir, "%s/out-%s-np%d", er_dir(), er_nilm_run_name(variant), size);
+    if (rank == 0) {
+        char cmd[1100];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+        TEST_REQUIRE(system(cmd) == 0);
+    }
+    MPI_Barrier(world);
+    gt_data_config dc; /* the run's data settings (what it was trained with) */
+    er_nilm_data(&dc, variant);
 
     /* the evaluation after training wrote eval.json with the documented keys */
     if (rank == 0) {
@@ -123,7 +117,7 @@ int main(int argc, char **argv) {
         TEST_CHECK(cJSON_GetObjectItem(a0, "energy_true_wh") && cJSON_GetObjectItem(a0, "energy_pred_wh"));
         cJSON *tr = cJSON_GetObjectItem(j, "train");
         TEST_EQ_INT(cJSON_GetObjectItem(tr, "steps")->valueint, 30);
-        TEST_EQ_INT(cJSON_GetObjectItem(tr, "ranks")->valueint, size);
+        TEST_EQ_INT(cJSON_GetObjectItem(tr, "ranks")->valueint, 1); /* the setup test trains on one rank */
         TEST_CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "pdm")));
         double ea = cJSON_GetObjectItem(ov, "ea")->valuedouble;
         TEST_CHECK(ea <= 1.0 && ea > -10);
@@ -135,18 +129,16 @@ int main(int argc, char **argv) {
         TEST_CHECK(access(p, R_OK) == 0);
     }
 
-    /* reload the model from the checkpoint */
-    gt_model_config mc = tc.model;
-    mc.window = tc.data.window;
-    mc.n_in = 1 + F;
-    mc.n_out = gated ? 30 : 15;
+    /* the model from the run's newest checkpoint */
+    gt_model_config mc;
+    er_nilm_model(&mc, variant);
     mc.max_batch = 16;
     gt_engine *eng = gt_engine_create(GT_ENGINE_HOST, &mc);
     gt_model *m = gt_engine_model(eng);
-    gt_train_state ts;
     gt_norm_stats ns;
-    TEST_REQUIRE(gt_ckpt_load_latest(run, m, &ts, &ns, world) == 30);
-    gt_eval_model em = {.e = eng, .ns = ns, .data = tc.data, .name = run};
+    TEST_REQUIRE(er_load(run, m, &ns) == 30);
+    TEST_EQ_INT(ns.n, 16); /* aggregate + 15 appliances */
+    gt_eval_model em = {.e = eng, .ns = ns, .data = dc, .name = run};
     em.data.task = gt_task_id(gt_task_by_name("nilm"));
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
@@ -159,15 +151,15 @@ int main(int argc, char **argv) {
     MPI_Comm self;
     MPI_Comm_split(world, rank == 0 ? 0 : MPI_UNDEFINED, 0, &self);
     gt_nilm_eval e1, eP;
-    ec.nilm_stride = 1;
+    gt_nilm_eval_cfg_set(&ec)->stride = 1;
     gt_eval_nilm(data, &em, 1, &ec, NULL, world, &eP);
     gt_eval_config ecc = ec; /* calibrated gates (gated head) */
-    ecc.nilm_calibrate_gate = 1;
+    gt_nilm_eval_cfg_set(&ecc)->calibrate_gate = 1;
     gt_nilm_eval cP;
     if (gated) gt_eval_nilm(data, &em, 1, &ecc, NULL, world, &cP);
     gt_eval_config ecf = ec, ecx = ec; /* the calibrated state filter; a fixed one */
-    ecf.nilm_calibrate_filter = 1;
-    ecx.nilm_fill_s = 60, ecx.nilm_min_on_s = 120;
+    gt_nilm_eval_cfg_set(&ecf)->calibrate_filter = 1;
+    gt_nilm_eval_cfg_set(&ecx)->fill_s = 60, gt_nilm_eval_cfg_set(&ecx)->min_on_s = 120;
     gt_nilm_eval fP;
     gt_eval_nilm(data, &em, 1, &ecf, NULL, world, &fP);
     char outF[700];
@@ -258,7 +250,7 @@ int main(int argc, char **argv) {
         char outR[700];
         snprintf(outR, sizeof outR, "%s/pred_raw.h5", dir);
         gt_eval_config ec_raw = ec;
-        ec_raw.nilm_off_below_on = 0;
+        gt_nilm_eval_cfg_set(&ec_raw)->off_below_on = 0;
         gt_predict_nilm(data, &em, 1, &ec_raw, outR, self);
         float *raw = malloc(sizeof(float) * (size_t)sh->n_rows * A);
         f = H5Fopen(outR, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -418,7 +410,7 @@ int main(int argc, char **argv) {
             if (h % 4 == 3) continue; /* held out */
             int64_t n = sh->row_offset[h + 1] - sh->row_offset[h], b1, b2;
             int ho;
-            gt_data_item_split(n, sh->index[h], tc.data.split_train, tc.data.split_val, 4, &b1, &b2, &ho);
+            gt_data_item_split(n, sh->index[h], dc.split_train, dc.split_val, 4, &b1, &b2, &ho);
             TEST_CHECK(!ho);
             for (int64_t s = b2; s + W <= n; s++) {
                 int64_t r = sh->row_offset[h] + s + half;
@@ -451,10 +443,9 @@ int main(int argc, char **argv) {
     {
         gt_engine *e2 = gt_engine_create(GT_ENGINE_HOST, &mc), *e3 = gt_engine_create(GT_ENGINE_HOST, &mc);
         gt_model *m2 = gt_engine_model(e2), *m3 = gt_engine_model(e3);
-        gt_train_state ts2;
         gt_norm_stats ns2;
-        TEST_REQUIRE(gt_ckpt_load_latest(run, m2, &ts2, &ns2, world) == 30);
-        TEST_REQUIRE(gt_ckpt_load_latest(run, m3, &ts2, &ns2, world) == 30);
+        TEST_REQUIRE(er_load(run, m2, &ns2) == 30);
+        TEST_REQUIRE(er_load(run, m3, &ns2) == 30);
         for (size_t i = 0; i < m2->n_params; i++) m2->params[i] *= (float)(1.0 + 0.2 * sin((double)i));
         gt_eval_model ems[2] = {em, em}, same[2] = {em, em};
         ems[1].e = e2, ems[1].name = "perturbed";
@@ -466,7 +457,7 @@ int main(int argc, char **argv) {
         snprintf(out2, sizeof out2, "%s/pred_m2.h5", dir);
         snprintf(outA, sizeof outA, "%s/pred_m1raw.h5", dir);
         gt_eval_config ec_raw = ec;
-        ec_raw.nilm_off_below_on = 0;
+        gt_nilm_eval_cfg_set(&ec_raw)->off_below_on = 0;
         gt_predict_nilm(data, ems, 2, &ec_raw, outE, world);
         gt_predict_nilm(data, &ems[1], 1, &ec_raw, out2, world);
         gt_predict_nilm(data, &em, 1, &ec_raw, outA, world);
@@ -599,7 +590,7 @@ int main(int argc, char **argv) {
     gt_engine_free(eng);
     MPI_Barrier(world);
     if (rank == 0 && !gt_test_failures) {
-        char cmd[600];
+        char cmd[1400];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
     }

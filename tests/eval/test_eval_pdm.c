@@ -1,8 +1,9 @@
-/* Anomaly scoring on tiny trained LSTMs (run at 1 and 2 ranks).
+/* Anomaly scoring with stored tiny LSTM runs (run at 1, 2 and 4 ranks).
  *
- * Trains a tiny lstm (window 32) with gt_train_run on a small wind farm with
- * frequent shocks (the evaluation after training writes eval.json with a "pdm" object)
- * and a second one with window 16, then checks:
+ * Loads the PdM runs of the fixture eval_runs (tests/eval/eval_runs.h,
+ * trained once by test_eval_runs_setup on a small wind farm with frequent
+ * shocks): a tiny lstm of window 32 (whose end-of-run evaluation wrote
+ * eval.json with a "pdm" object) and one of window 16, then checks:
  *   - eval on all ranks == eval on rank 0 alone (threshold, every metric);
  *   - predict on all ranks == on rank 0 alone, byte for byte;
  *   - the predicted file: row 0 has no score, every row above the threshold
@@ -24,16 +25,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cmd_eval.h"
 #include "data/dataset.h"
+#include "dist/comm.h"
 #include "eval/eval.h"
-#include "io/h5.h"
 #include "eval/eval_impl.h"
-#include "pdm/pdm_impl.h"
+#include "eval/eval_runs.h"
+#include "io/h5.h"
 #include "io/read.h"
-#include "train/checkpoint.h"
-#include "task/task_registry.h"
-#include "train/train_test_util.h"
+#include "pdm/pdm.h"
+#include "pdm/pdm_impl.h"
+#include "task/task.h"
+#include "test.h"
 
 static char *slurp(const char *path, long *n) {
     FILE *f = fopen(path, "rb");
@@ -46,26 +48,6 @@ static char *slurp(const char *path, long *n) {
     b[*n] = 0;
     fclose(f);
     return b;
-}
-
-static void lstm_config(gt_train_config *c, const char *file, const char *run, int T) {
-    gt_train_config_defaults(c, GT_MODEL_LSTM);
-    c->data_file = file;
-    c->data.window = T;
-    c->data.stride = T / 2;
-    c->data.holdout_every = 3; /* turbine 2 held out */
-    c->model.hidden = 16;
-    c->model.n_layers = 1;
-    c->lr = 5e-3;
-    c->warmup = 5;
-    c->batch = 16;
-    c->epochs = 0;
-    c->max_steps = 40;
-    c->log_every = 10;
-    c->quiet = 1;
-    c->write_outputs = 1;
-    c->run_dir = run;
-    c->checkpoint_minutes = 0;
 }
 
 /* dst := a copy of src whose channel c holds, on rows [a, b), the value of row a */
@@ -109,14 +91,14 @@ static void read_pred(const char *path, int64_t n, float *score, uint8_t *alarm,
     (void)n;
 }
 
-static gt_engine *load(const gt_train_config *c, const char *run, int C, gt_norm_stats *ns, MPI_Comm comm) {
-    gt_model_config mc = c->model;
-    mc.window = c->data.window;
-    mc.n_in = mc.n_out = C;
+/* the run of window T of the fixture, as trained (C channels) */
+static gt_engine *load(const char *run, int T, int C, gt_norm_stats *ns, long long want_step) {
+    gt_model_config mc;
+    er_pdm_model(&mc, T, C);
     mc.max_batch = 16;
     gt_engine *e = gt_engine_create(GT_ENGINE_HOST, &mc);
-    gt_train_state ts;
-    TEST_REQUIRE(gt_ckpt_load_latest(run, gt_engine_model(e), &ts, ns, comm) >= 0);
+    TEST_REQUIRE(er_load(run, gt_engine_model(e), ns) == want_step);
+    TEST_EQ_INT(ns->n, C);
     return e;
 }
 
@@ -196,40 +178,34 @@ static void lin_stage_unit(void) {
 
 int main(int argc, char **argv) {
     gt_dist_init(&argc, &argv);
-    gt_task_register_builtins();
+    gt_task_register(&gt_task_def_pdm); /* this folder's task alone (the test links the PdM folder, not every task) */
     MPI_Comm world = MPI_COMM_WORLD;
     int rank, size;
     MPI_Comm_rank(world, &rank);
     MPI_Comm_size(world, &size);
-    char dir[512], data[600], run32[600], run16[600];
+    char dir[512], data[512], run32[512], run16[512];
     if (rank == 0) lin_stage_unit();
-    tt_scratch(dir, sizeof dir, "eval-pdm", world);
-    snprintf(data, sizeof data, "%s/farm.h5", dir);
-    snprintf(run32, sizeof run32, "%s/run32", dir);
-    snprintf(run16, sizeof run16, "%s/run16", dir);
+    er_path(data, sizeof data, "farm.h5");
+    er_path(run32, sizeof run32, "pdm-32");
+    er_path(run16, sizeof run16, "pdm-16");
+    er_path(dir, sizeof dir, "complete");
+    if (access(dir, R_OK) != 0) { /* the fixture's setup did not run or failed */
+        if (rank == 0) fprintf(stderr, "%s: no stored runs (run the ctest fixture test_eval_runs_setup)\n", dir);
+        gt_dist_finalize();
+        return 1;
+    }
+    /* this test's outputs: a directory of its own beside the runs */
+    snprintf(dir, sizeof dir, "%s/out-pdm-np%d", er_dir(), size);
+    if (rank == 0) {
+        char cmd[1100];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+        TEST_REQUIRE(system(cmd) == 0);
+    }
+    MPI_Barrier(world);
+    gt_data_config d32, d16; /* the runs' data settings (what they were trained with) */
+    er_pdm_data(&d32, 32);
+    er_pdm_data(&d16, 16);
 
-    gt_pdm_synth_cfg pc;
-    gt_pdm_synth_defaults(&pc);
-    pc.seed = 5;
-    pc.n_farms = 1;
-    pc.turbines_per_farm = 3;
-    pc.days = 0.1;
-    pc.rate_hz = 1;
-    pc.shock_rate = 40; /* ~4 shocks per turbine */
-    gt_pdm_source *src = gt_synth_pdm_source(&pc);
-    gt_write_opts wo;
-    gt_write_opts_defaults(&wo);
-    wo.chunk_rows = 4096;
-    gt_pdm_write(data, src, &wo, world, NULL);
-    gt_synth_pdm_source_free(src);
-
-    gt_train_config c32, c16;
-    lstm_config(&c32, data, run32, 32);
-    lstm_config(&c16, data, run16, 16);
-    c16.max_steps = 20;
-    TEST_REQUIRE(gt_train_run(&c32, world, NULL) == 0);
-    TEST_REQUIRE(gt_train_run(&c16, world, NULL) == 0);
-    gt_eval_cli_after_train(&c32, NULL, run32, world); /* what `gridtrain train` runs after training */
     if (rank == 0) {
         char p[700];
         long n;
@@ -259,9 +235,9 @@ int main(int argc, char **argv) {
     gt_pdm_shard_free(probe);
     gt_eval_model ems[2];
     gt_norm_stats ns32, ns16;
-    gt_engine *m32 = load(&c32, run32, C, &ns32, world), *m16 = load(&c16, run16, C, &ns16, world);
-    ems[0] = (gt_eval_model){.e = m32, .ns = ns32, .data = c32.data, .name = run32};
-    ems[1] = (gt_eval_model){.e = m16, .ns = ns16, .data = c16.data, .name = run16};
+    gt_engine *m32 = load(run32, 32, C, &ns32, 40), *m16 = load(run16, 16, C, &ns16, 20);
+    ems[0] = (gt_eval_model){.e = m32, .ns = ns32, .data = d32, .name = run32};
+    ems[1] = (gt_eval_model){.e = m16, .ns = ns16, .data = d16, .name = run16};
     ems[0].data.task = ems[1].data.task = gt_task_id(gt_task_by_name("pdm"));
     gt_eval_config ec;
     gt_eval_config_defaults(&ec);
@@ -277,18 +253,18 @@ int main(int argc, char **argv) {
     /* the per-channel score with each channel scaled by its calibration quantile (eval.channel_quantile,
      * gathered over the ranks) and by its calibration mean */
     gt_eval_config ecC = ec, ecM = ec;
-    ecC.pdm_score = ecM.pdm_score = GT_PDM_SCORE_CHANNEL;
-    ecM.pdm_channel_quantile = 0;
+    gt_pdm_eval_cfg_set(&ecC)->score = gt_pdm_eval_cfg_set(&ecM)->score = GT_PDM_SCORE_CHANNEL;
+    gt_pdm_eval_cfg_set(&ecM)->channel_quantile = 0;
     gt_pdm_eval eC, eM, eC1;
     gt_eval_pdm(data, ems, 1, &ecC, NULL, world, &eC);
     gt_eval_pdm(data, ems, 1, &ecM, NULL, world, &eM);
-    TEST_CHECK(ecC.pdm_channel_quantile == 0.99 && isfinite(eC.threshold) && isfinite(eM.threshold));
+    TEST_CHECK(gt_pdm_eval_cfg_set(&ecC)->channel_quantile == 0.99 && isfinite(eC.threshold) && isfinite(eM.threshold));
     /* a channel's 0.99 quantile of its squared EWMA residual is above its mean: smaller terms, lower threshold */
     TEST_CHECK(eC.threshold < eM.threshold);
     printf("channel score: threshold %.4g (by the 0.99 quantile) vs %.4g (by the mean)\n", eC.threshold, eM.threshold);
     gt_predict_pdm(data, ems, 1, &ec, outP, world);
     gt_eval_config ecR = ec; /* eval.level = robust */
-    ecR.pdm_level = GT_PDM_LEVEL_ROBUST;
+    gt_pdm_eval_cfg_set(&ecR)->level = GT_PDM_LEVEL_ROBUST;
     gt_pdm_eval eR, eR1;
     gt_eval_pdm(data, ems, 1, &ecR, NULL, world, &eR);
     /* eval.flat_line: channel 0 of turbine 0 frozen from its test split's start (row 0.85 n) to its end */
@@ -301,7 +277,7 @@ int main(int argc, char **argv) {
     if (rank == 0) stuck_copy(data, stuck, 0, st0, 8640);
     MPI_Barrier(world);
     gt_eval_config ecF = ec;
-    ecF.pdm_flat_line = 0;
+    gt_pdm_eval_cfg_set(&ecF)->flat_line = 0;
     gt_predict_pdm(stuck, ems, 1, &ec, predS, world);
     gt_predict_pdm(stuck, ems, 1, &ecF, predS0, world);
     gt_predict_pdm(data, ems, 1, &ecF, predN0, world);
@@ -368,7 +344,7 @@ int main(int argc, char **argv) {
         double *val = malloc(sizeof(double) * (size_t)sh->n_rows);
         int64_t nv = 0, val_alarms = 0;
         double val_days = 0;
-        const int64_t guard = 32 + (int64_t)ceil(3 * gt_eval_ewma_span_rows(&ec, 1.0));
+        const int64_t guard = 32 + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(&ec, 1.0));
         for (int k = 0; k < sh->n_turbines; k++) {
             int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
             TEST_CHECK(isnan(score[r0]));
@@ -391,16 +367,16 @@ int main(int argc, char **argv) {
                 }
             }
             gt_alarm_run *runs = malloc(sizeof(gt_alarm_run) * (size_t)(b2 - b1));
-            val_alarms += gt_alarm_runs(seg, b2 - b1, thr, 0, (int64_t)llround(ec.pdm_merge_gap_s), runs);
+            val_alarms += gt_alarm_runs(seg, b2 - b1, thr, 0, (int64_t)llround(gt_pdm_eval_cfg_set(&ec)->merge_gap_s), runs);
             val_days += (double)(b2 - b1) / 86400.0;
             free(runs), free(seg);
         }
         TEST_EQ_INT(bad, 0);
-        double q = gt_quantile(val, nv, ec.pdm_quantile);
+        double q = gt_quantile(val, nv, gt_pdm_eval_cfg_set(&ec)->quantile);
         TEST_EQ_INT(nv, e1.n_val_scores);
         TEST_CLOSE(q, e1.quantile_value, 1e-6, 1e-6);
-        TEST_CHECK(thr >= ec.pdm_margin * q * (1 - 1e-9));
-        TEST_CHECK((double)val_alarms <= ec.pdm_val_false_alarms * val_days + 1e-9);
+        TEST_CHECK(thr >= gt_pdm_eval_cfg_set(&ec)->margin * q * (1 - 1e-9));
+        TEST_CHECK((double)val_alarms <= gt_pdm_eval_cfg_set(&ec)->val_false_alarms * val_days + 1e-9);
         /* eval.level: the quantile by default; robust = median + 3 x 1.4826 MAD */
         TEST_EQ_INT(e1.level, GT_PDM_LEVEL_QUANTILE);
         TEST_EQ_INT(eR.level, GT_PDM_LEVEL_ROBUST);
@@ -408,7 +384,7 @@ int main(int argc, char **argv) {
         for (int64_t i = 0; i < nv; i++) val[i] = fabs(val[i] - med);
         const double robust = med + 3 * 1.4826 * gt_quantile(val, nv, 0.5);
         TEST_CLOSE(eR.quantile_value, robust, 1e-6, 1e-6);
-        TEST_CHECK(eR.threshold >= ec.pdm_margin * robust * (1 - 1e-9));
+        TEST_CHECK(eR.threshold >= gt_pdm_eval_cfg_set(&ec)->margin * robust * (1 - 1e-9));
         TEST_CHECK(robust < q); /* the tail of the validation scores sets the quantile, not the robust level */
         printf("eval.level: robust %.4g (threshold %.4g) vs quantile %.4g (threshold %.4g)\n", robust, eR.threshold, q,
                e1.threshold);
@@ -421,7 +397,7 @@ int main(int argc, char **argv) {
         double thrS, thrS0, thrN0;
         read_pred(predS, sh->n_rows, score, alarm, top, &thrS);
         read_pred(predS0, sh->n_rows, s0, a0, t0, &thrS0);
-        const int64_t L = llround(gt_eval_ewma_span_rows(&ec, 1.0)), r0 = sh->row_offset[0];
+        const int64_t L = llround(gt_pdm_ewma_span_rows(&ec, 1.0)), r0 = sh->row_offset[0];
         int64_t n_frozen = 0, alarmed = 0, named = 0, alarmed_without = 0;
         for (int64_t r = st0 + L; r < sh->row_offset[1] - r0; r++) {
             if (!isfinite(score[r0 + r])) continue;
@@ -458,7 +434,7 @@ int main(int argc, char **argv) {
     gt_engine_free(ems[1].e);
     MPI_Barrier(world);
     if (rank == 0 && !gt_test_failures) {
-        char cmd[600];
+        char cmd[1400];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd)) fprintf(stderr, "cannot remove %s\n", dir);
     }

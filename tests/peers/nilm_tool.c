@@ -5,7 +5,7 @@
  * stdout: "mae sae nde precision recall f1 ea" (%.17g, nan when undefined) */
 #include <stdio.h>
 
-#include "eval/metrics.h"
+#include "nilm/nilm_metrics.h"
 
 int main(void) {
     long n;

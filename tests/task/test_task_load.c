@@ -46,7 +46,7 @@ typedef struct load_ctx {
 } load_ctx;
 
 static void load_check_model(const gt_model_config *mc, const char *file) {
-    GT_CHECK(mc->kind != GT_MODEL_LSTM, GT_EXIT_USAGE, "%s: load forecasting needs a seq2point model", file);
+    GT_CHECK(gt_model_kind_seq2point(mc->kind), GT_EXIT_USAGE, "%s: load forecasting needs a seq2point model", file);
 }
 
 /* the household file's NILM dataset (its windows of aggregate power) */
