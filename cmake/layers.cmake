@@ -97,7 +97,7 @@ set(GT_CALL_EXCUSED)
 # comments and literals that contains a task folder's name (GT_TASK_FOLDERS):
 # `src/data/norm.c:87: names task 'nilm' (nilm): ...`. A folder joins the list
 # once it is clean.
-set(GT_TASK_NEUTRAL data)
+set(GT_TASK_NEUTRAL data eval train plan)
 # Identifiers excused ("folder/file.c identifier"), and why.
 set(GT_TASK_NEUTRAL_EXCUSED
     # the data.* settings of one task still live in the one gt_data_config
