@@ -13,6 +13,18 @@
  * forward took (the oneDNN route keeps its gate values itself and leaves c
  * and gates unwritten).
  *
+ * Threads (the cell): at one thread the whole batch, products on the calling
+ * thread. At more, the recurrence runs in one block of samples per thread of
+ * the engine's pool (nn/ops/cpu/parallel.h), each block's input projection,
+ * steps and (backward) dx a chain of one-thread products with no join per
+ * step; then the weight and bias gradients in slices of gate rows, each
+ * summed over all samples in the one-thread order. Measured on 2 Zen 3
+ * cores (docs/benchmarks.md, "The LSTM in fp32 on AVX2"): OpenBLAS's own
+ * threading of the per-step products (one fork and join per step) cost 1.9x
+ * the CPU time of one thread, the blocks 1.15x. Results depend on the thread
+ * count through the block split only (fixed for a count: the same bits run
+ * to run).
+ *
  * Vectorisation: GCC 12 does not vectorise the cell's loops under its
  * default -ftrapping-math (the clamps of gt_expf_poly become branches: the
  * cell ran scalar, ~25 % of an fp32 train step at H = 128). This file is
