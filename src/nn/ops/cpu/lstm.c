@@ -20,7 +20,7 @@
  * step; then the weight and bias gradients in slices of gate rows, each
  * summed over all samples in the one-thread order. Measured on 2 Zen 3
  * cores (docs/benchmarks.md, "The LSTM in fp32 on AVX2"): OpenBLAS's own
- * threading of the per-step products (one fork and join per step) cost 1.9x
+ * threading of the per-step products (one fork and join per step) cost 1.5x
  * the CPU time of one thread, the blocks 1.15x. Results depend on the thread
  * count through the block split only (fixed for a count: the same bits run
  * to run).
