@@ -23,7 +23,8 @@
  * Conventions of nn/ops/ops.h: forward assigns, backward accumulates (+=)
  * parameter gradients and assigns activation gradients. fp32 (and bf16
  * without bf16 units): per-step recurrent GEMMs and the all-steps input GEMMs
- * through gt_gemm, nothing allocates. bf16 with bf16 units: oneDNN's LSTM
+ * through gt_gemm (at more than one thread: one block of samples per thread
+ * of the engine's pool, nn/ops/cpu/lstm.c), nothing allocates. bf16 with bf16 units: oneDNN's LSTM
  * primitive (nn/ops/cpu/lstm_onednn.h), which keeps the layer's gate values
  * in its own workspace, keyed by the `gates` buffer (c and gates are then not
  * written; the backward must follow the forward on the same buffers, and

@@ -12,13 +12,17 @@
  *
  *   gt_layer_profile --model s2p_cnn|s2p_tf|lstm [--batch B] [--window W]
  *                    [--tbptt K] [--steps N] [--precision fp32|bf16]
- *                                                     (OPENBLAS_NUM_THREADS)
+ *                    [--clock wall|thread|process]    (OPENBLAS_NUM_THREADS)
+ *
+ * --clock: what the times are: wall clock (default), the calling thread's CPU
+ * time (at 1 thread all of the work, and unaffected by other processes on a
+ * loaded machine), or the process's CPU time (all threads, spinning included).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "core/timer.h"
 #include "nn/bench.h"
 #include "nn/model.h"
 #include "nn/ops/attention.h"
@@ -57,6 +61,13 @@ static void account(const char *key, double dt, double flops) {
     r->calls = 1;
 }
 
+static clockid_t g_clock_id = CLOCK_MONOTONIC;
+static double prof_now(void) {
+    struct timespec ts;
+    clock_gettime(g_clock_id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* ---- wrappers (declarations of the real symbols come from the linker) */
 void __real_gt_linear_forward(float *, const float *, const float *, const float *, int, int, int, gt_act);
 void __real_gt_linear_backward(float *, float *, float *, const float *, const float *, const float *,
@@ -84,9 +95,9 @@ float __real_gt_mse_masked_forward(const float *, const float *, const float *, 
 void __real_gt_mse_masked_backward(float *, const float *, const float *, const float *, size_t, float);
 
 #define TIMED(call) \
-    double t0_ = gt_now(); \
+    double t0_ = prof_now(); \
     call; \
-    double dt_ = gt_now() - t0_
+    double dt_ = prof_now() - t0_
 #define KEY(...) \
     char key_[96]; \
     snprintf(key_, sizeof key_, __VA_ARGS__)
@@ -198,8 +209,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tbptt")) bc.tbptt = atoi(v);
         else if (!strcmp(a, "--steps")) bc.steps = atoi(v);
         else if (!strcmp(a, "--precision")) bc.precision = !strcmp(v, "bf16") ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
+        else if (!strcmp(a, "--clock") && (!strcmp(v, "wall") || !strcmp(v, "thread") || !strcmp(v, "process")))
+            g_clock_id = !strcmp(v, "thread")    ? CLOCK_THREAD_CPUTIME_ID
+                         : !strcmp(v, "process") ? CLOCK_PROCESS_CPUTIME_ID
+                                                 : CLOCK_MONOTONIC;
         else {
-            fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N] [--precision fp32|bf16]\n");
+            fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N] "
+                            "[--precision fp32|bf16] [--clock wall|thread|process]\n");
             return 2;
         }
     }
@@ -221,20 +237,20 @@ int main(int argc, char **argv) {
     double t_fwd = 0, t_loss = 0, t_bwd = 0, t_opt = 0;
     for (int s = -1; s < bc.steps; s++) { /* step -1: warm-up, not counted */
         g_active = s >= 0;
-        double t0 = gt_now();
+        double t0 = prof_now();
         gt_model_zero_grad(m);
         gt_model_forward(m, x, B);
-        double t1 = gt_now();
+        double t1 = prof_now();
 #ifdef HAVE_LSTM
         if (kind == GT_MODEL_LSTM) gt_model_lstm_loss(m);
         else
 #endif
             gt_model_loss(m, y, NULL);
-        double t2 = gt_now();
+        double t2 = prof_now();
         gt_model_backward(m, 1.0f);
-        double t3 = gt_now();
+        double t3 = prof_now();
         gt_model_adamw_step(m, &opt, 1e-4f, s + 2, 0);
-        double t4 = gt_now();
+        double t4 = prof_now();
         if (g_active) {
             t_fwd += t1 - t0;
             t_loss += t2 - t1;
@@ -244,9 +260,9 @@ int main(int argc, char **argv) {
     }
     double n = bc.steps, total = (t_fwd + t_loss + t_bwd + t_opt) / n, wrapped = 0;
     qsort(g_rows, (size_t)g_n_rows, sizeof(row), cmp_rows);
-    printf("layer profile %s B=%d window=%d tbptt=%d threads (OPENBLAS_NUM_THREADS) %s, %d steps\n",
+    printf("layer profile %s B=%d window=%d tbptt=%d threads (OPENBLAS_NUM_THREADS) %s, %d steps, %s time\n",
            gt_model_kind_name(mc.kind), B, mc.window, mc.tbptt, getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "?",
-           bc.steps);
+           bc.steps, g_clock_id == CLOCK_THREAD_CPUTIME_ID ? "thread CPU" : g_clock_id == CLOCK_PROCESS_CPUTIME_ID ? "process CPU" : "wall");
     printf("step %.1f ms: zero_grad+forward %.1f, loss %.1f, backward %.1f, AdamW %.1f; sgemm peak %.1f GFLOP/s\n",
            1e3 * total, 1e3 * t_fwd / n, 1e3 * t_loss / n, 1e3 * t_bwd / n, 1e3 * t_opt / n,
            gt_nn_bench_sgemm_gflops(2048, 2));

@@ -1,10 +1,12 @@
 /* nn/ops/cpu/parallel.h: the CPU engine's parallel-for over independent tasks.
  *
  * Some ops are made of many small GEMMs (conv1d's per-chunk im2col GEMMs,
- * attention's per-(batch, head) tile GEMMs) that are too small for OpenBLAS's
- * own threading. They run their tasks on the engine's threads instead, each
- * task calling single-threaded sgemm; the large GEMMs (linear layers, the LSTM
- * input projection) keep OpenBLAS's threading.
+ * attention's per-(batch, head) tile GEMMs, the LSTM's per-step products)
+ * that are too small for OpenBLAS's own threading. They run their tasks on
+ * the engine's threads instead, each task calling single-threaded sgemm (the
+ * LSTM: one block of samples per thread for the whole window, then its
+ * weight gradients in slices of gate rows); the large GEMMs of the linear
+ * layers keep OpenBLAS's threading.
  *
  * Threads. The engine uses as many threads as OpenBLAS is configured for at
  * the time of the call (openblas_get_num_threads(): OPENBLAS_NUM_THREADS, or
