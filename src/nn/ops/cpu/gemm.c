@@ -557,23 +557,29 @@ static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRAN
  * product; a smaller one, or one issued inside a task, runs on the calling
  * thread. So the engine's pool owns the cores in fp32 too: OpenBLAS's own
  * threads are never started by a product (they would spin after it while
- * the pool's workers wait for the cores). Each element of C is summed in
- * the same order in a block as in the whole product (OpenBLAS's K panels
- * depend on K only), so the split does not change OpenBLAS's results.
- * Measured at 2 threads (docs/benchmarks.md): ...
+ * the pool's workers wait for the cores). The blocks depend on the thread
+ * count only, so do the results (oneDNN's gemm:jit sums each element of C
+ * in the same order in a block as in the whole product, OpenBLAS does not).
+ * Measured at 2 threads on a Zen 3 CPU under load (docs/benchmarks.md,
+ * train steps interleaved with GT_CPU_GEMM_F32=no-split and =openblas):
+ * s2p_tf 1.7-2.4x the train samples/s of OpenBLAS's threads, s2p_cnn
+ * level within the noise (+-15 %) and 4-17 % less CPU time.
  *
  * Kernel of a one-thread product: oneDNN's f32 matmul or OpenBLAS, by ISA
- * and size (f32_on_onednn below). GT_CPU_GEMM_F32=openblas restores the
- * route before both rules: every fp32 product is cblas_sgemm with
- * OpenBLAS's own threads (measurements). */
+ * and size (f32_on_onednn below). For measurements GT_CPU_GEMM_F32=openblas
+ * restores the route before both rules (every fp32 product cblas_sgemm with
+ * OpenBLAS's own threads), GT_CPU_GEMM_F32=no-split keeps the kernel rule
+ * but leaves the products issued outside the pool to OpenBLAS's threads. */
 
-static int f32_plain_openblas(void) {
-    static atomic_int plain = -1; /* -1: not read yet */
-    int o = atomic_load(&plain);
+enum { F32_RULES = 0, F32_PLAIN_OPENBLAS = 1, F32_NO_SPLIT = 2 };
+
+static int f32_mode(void) {
+    static atomic_int mode = -1; /* -1: not read yet */
+    int o = atomic_load(&mode);
     if (o < 0) {
         const char *v = getenv("GT_CPU_GEMM_F32");
-        o = v && !strcmp(v, "openblas");
-        atomic_store(&plain, o);
+        o = !v ? F32_RULES : !strcmp(v, "openblas") ? F32_PLAIN_OPENBLAS : !strcmp(v, "no-split") ? F32_NO_SPLIT : F32_RULES;
+        atomic_store(&mode, o);
     }
     return o;
 }
@@ -664,12 +670,17 @@ static void f32_split_task(void *ctx, int task, int tid) {
 
 static void f32_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                      const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-    if (f32_plain_openblas()) {
+    const int mode = f32_mode();
+    if (mode == F32_PLAIN_OPENBLAS) {
         sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     if (gt_par_in_task() || gt_par_threads() <= 1) {
         f32_one_thread(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (mode == F32_NO_SPLIT) {
+        sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     const int T = gemm_threads(M, N, K);
