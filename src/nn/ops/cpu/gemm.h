@@ -30,10 +30,12 @@
  * (nn/ops/cpu/parallel.h), each a one-thread product; a smaller product, or
  * one issued inside a task, runs on the calling thread. So the engine's pool
  * owns the cores in both precisions, and the results depend on the thread
- * count only through the block split (fixed for a count; none for OpenBLAS's
- * fp32 products, whose sums do not depend on it). GT_CPU_GEMM_F32=openblas
+ * count only through the block split (fixed for a count; oneDNN's fp32
+ * gemm:jit keeps its one-thread bits in the blocks, OpenBLAS does not, as
+ * with its own threads before). GT_CPU_GEMM_F32=openblas
  * puts every fp32 product on cblas_sgemm with OpenBLAS's own threads, the
- * route before these rules (measurements).
+ * route before these rules, GT_CPU_GEMM_F32=no-split only the threads
+ * (measurements). Without oneDNN fp32 products are cblas_sgemm as is.
  *
  * Op families: each call names the op it belongs to; gt_gemm_impl() says what
  * ran that family's products (for the log, manifest.json and `bench model`). */

@@ -3,8 +3,10 @@
  * Some ops are made of many small GEMMs (conv1d's per-chunk im2col GEMMs,
  * attention's per-(batch, head) tile GEMMs) that are too small for OpenBLAS's
  * own threading. They run their tasks on the engine's threads instead, each
- * task calling single-threaded sgemm; the large GEMMs (linear layers, the LSTM
- * input projection) keep OpenBLAS's threading.
+ * task calling single-threaded sgemm. The large GEMMs (linear layers, the LSTM
+ * input projection) are split over the same threads by gt_gemm
+ * (nn/ops/cpu/gemm.h), in builds with oneDNN; without it they keep
+ * OpenBLAS's threading.
  *
  * Threads. The engine uses as many threads as OpenBLAS is configured for at
  * the time of the call (openblas_get_num_threads(): OPENBLAS_NUM_THREADS, or
