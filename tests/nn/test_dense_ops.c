@@ -5,9 +5,11 @@
  * Fused ReLU is checked as an identity: backward(act=RELU, dout) must equal
  * backward(act=NONE, dout * (out > 0)) exactly. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/ops/cpu/gemm.h"
 #include "nn/ops/ops.h"
 #include "nn_test_util.h"
 #include "test.h"
@@ -74,6 +76,39 @@ static void test_linear(void) {
     free(dinp); free(dw); free(db); free(outr); free(scratch); free(dmask); free(dinp2); free(dw2); free(db2);
 }
 
+/* A layer whose three products (2 MFLOP each) run on oneDNN's f32 matmul
+ * where nn/ops/cpu/gemm.c's rule sends them there (AVX-512, AVX2: the weight
+ * gradient's K = N = 64): forward against double, backward against central
+ * differences at every 29th element (the objective is linear: a large step). */
+static void test_linear_large(void) {
+    const int N = 64, C = 136, OC = 120;
+    lin_ctx c = {falloc(N * OC), falloc(N * C), falloc(OC * C), falloc(OC), falloc(N * OC), N, C, OC};
+    nt_fill(c.inp, N * C, 1.0f, 31);
+    nt_fill(c.w, OC * C, 0.5f, 32);
+    nt_fill(c.b, OC, 0.5f, 33);
+    nt_fill(c.R, N * OC, 1.0f, 34);
+    gt_linear_forward(c.out, c.inp, c.w, c.b, N, C, OC, GT_ACT_NONE);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            double s = c.b[o];
+            for (int i = 0; i < C; i++) s += (double)c.inp[n * C + i] * c.w[o * C + i];
+            TEST_CLOSE(c.out[n * OC + o], s, 1e-5, 1e-5);
+        }
+    float *dinp = falloc(N * C), *dw = falloc(OC * C), *db = falloc(OC);
+    for (int i = 0; i < OC * C; i++) dw[i] = 0.25f;
+    gt_linear_backward(dinp, dw, db, c.R, c.inp, c.w, NULL, NULL, N, C, OC, GT_ACT_NONE);
+    for (int i = 0; i < N * C; i += 29) TEST_CLOSE(dinp[i], nt_fd(lin_obj, &c, c.inp, i, 0.25f), 2e-4, 1e-4);
+    for (int i = 0; i < OC * C; i += 29) TEST_CLOSE(dw[i] - 0.25f, nt_fd(lin_obj, &c, c.w, i, 0.25f), 2e-4, 1e-4);
+    for (int i = 0; i < OC; i += 7) TEST_CLOSE(db[i], nt_fd(lin_obj, &c, c.b, i, 0.25f), 2e-4, 1e-4);
+#ifdef GT_HAVE_DNNL
+    const char *isa = gt_cpu_isa_name();
+    printf("linear %dx%dx%d on %s: %s\n", N, OC, C, isa, gt_gemm_impl(GT_GEMM_LINEAR));
+    if (!strncmp(isa, "avx2", 4) || !strncmp(isa, "avx512", 6))
+        TEST_CHECK(strstr(gt_gemm_impl(GT_GEMM_LINEAR), "onednn") != NULL);
+#endif
+    free(c.out); free(c.inp); free(c.w); free(c.b); free(c.R); free(dinp); free(dw); free(db);
+}
+
 /* ------------------------------------------------------------------ conv1d */
 typedef struct {
     float *out, *scratch, *inp, *w, *b, *R;
@@ -86,7 +121,8 @@ static double conv_obj(void *p) {
     return nt_dot(c->out, c->R, (size_t)c->B * c->OC * c->W);
 }
 
-static void test_conv1d_case(int B, int IC, int OC, int W, int K) {
+/* fd_step: central differences at every fd_step-th element (1: all), step h */
+static void test_conv1d_case_fd(int B, int IC, int OC, int W, int K, size_t fd_step, float h) {
     const size_t n_in = (size_t)B * IC * W, n_out = (size_t)B * OC * W, n_w = (size_t)OC * IC * K;
     conv_ctx c = {falloc(n_out), falloc(gt_conv1d_scratch_elems(IC, OC, W, K)), falloc(n_in), falloc(n_w),
                   falloc(OC), falloc(n_out), B, IC, OC, W, K};
@@ -115,9 +151,9 @@ static void test_conv1d_case(int B, int IC, int OC, int W, int K) {
     for (int i = 0; i < OC; i++) db[i] = 0.25f;
     for (size_t i = 0; i < n_in; i++) dinp[i] = 99.0f;
     gt_conv1d_backward(dinp, dw, db, c.R, c.inp, c.w, NULL, c.scratch, B, IC, OC, W, K, GT_ACT_NONE);
-    for (size_t i = 0; i < n_in; i++) TEST_CLOSE(dinp[i], nt_fd(conv_obj, &c, c.inp, i, 1e-2f), 2e-4, 1e-4);
-    for (size_t i = 0; i < n_w; i++) TEST_CLOSE(dw[i] - 0.25f, nt_fd(conv_obj, &c, c.w, i, 1e-2f), 2e-4, 1e-4);
-    for (int i = 0; i < OC; i++) TEST_CLOSE(db[i] - 0.25f, nt_fd(conv_obj, &c, c.b, i, 1e-2f), 2e-4, 1e-4);
+    for (size_t i = 0; i < n_in; i += fd_step) TEST_CLOSE(dinp[i], nt_fd(conv_obj, &c, c.inp, i, h), 2e-4, 1e-4);
+    for (size_t i = 0; i < n_w; i += fd_step) TEST_CLOSE(dw[i] - 0.25f, nt_fd(conv_obj, &c, c.w, i, h), 2e-4, 1e-4);
+    for (int i = 0; i < OC; i++) TEST_CLOSE(db[i] - 0.25f, nt_fd(conv_obj, &c, c.b, i, h), 2e-4, 1e-4);
 
     // fused ReLU
     float *outr = falloc(n_out), *dmask = falloc(n_out);
@@ -144,6 +180,8 @@ static void test_conv1d_case(int B, int IC, int OC, int W, int K) {
     free(c.out); free(c.scratch); free(c.inp); free(c.w); free(c.b); free(c.R);
     free(dinp); free(dw); free(db); free(outr); free(dmask); free(dinp2); free(dw2); free(db2);
 }
+
+static void test_conv1d_case(int B, int IC, int OC, int W, int K) { test_conv1d_case_fd(B, IC, OC, W, K, 1, 1e-2f); }
 
 /* -------------------------------------------------------- relu, gelu */
 typedef struct {
@@ -347,12 +385,15 @@ static void test_gated(void) {
 
 int main(void) {
     test_linear();
+    test_linear_large();
     test_conv1d_case(2, 3, 4, 11, 5);  // odd K
     test_conv1d_case(3, 2, 3, 9, 4);   // even K: left 1, right 2
     test_conv1d_case(5, 1, 3, 7, 10);  // IC = 1 (first layer), K > W, B not a multiple of the chunk
     test_conv1d_case(1, 2, 2, 6, 1);   // K = 1
     test_conv1d_case(17, 16, 3, 9, 4); // 16 input channels: oneDNN's fp32 convolution where the ISA has it
                                        // (nn/ops/cpu/conv1d.c's rule); one chunk of 16 and one of 1
+    test_conv1d_case_fd(4, 12, 12, 256, 7, 13, 0.25f); // im2col products of 2 MFLOP: oneDNN's matmul where
+                                                       // nn/ops/cpu/gemm.c's rule sends them (AVX2, AVX-512)
     test_activations();
     test_layernorm();
     test_mse();

@@ -118,8 +118,13 @@ static void forward_chunk(void *ctx, int task, int tid) {
  *   bf16 emulated (AVX-512 without bf16 units): im2col as fast or faster.
  *   fp32 on AVX-512: oneDNN (brgconv/jit avx512_core) 1.1-1.7x faster from
  *     30 input channels on, both passes; im2col faster on 1 channel.
- *   fp32 on AVX2: oneDNN's forward (jit:avx2) 1.1-1.5x faster, its
- *     backward (gemm-based weight gradient) 0.75-0.95x: forward only.
+ *   fp32 on AVX2 (a Zen 3 CPU; gt_gemm_lab --conv, im2col with its
+ *     products on oneDNN's matmul by gemm.c's AVX2 rule): im2col faster in
+ *     every pass: forward 0.75-1.05 (im2col / oneDNN's jit:avx2 time, 1 on
+ *     the 30->30 layer within noise), weight gradient 0.40-0.55 (oneDNN's
+ *     is gemm-based there), input gradient 0.63-1.07: never oneDNN. (The
+ *     ISA-capped emulation on an AMX machine, with OpenBLAS products in
+ *     im2col, had put oneDNN's forward 1.1-1.5x ahead.)
  * So: at least GT_CONV1D_DNNL_MIN_IC input channels and the ISA above, and
  * oneDNN has a real kernel (not its reference one) for the shape.
  * GT_CPU_CONV1D=im2col|onednn overrides the rule (measurements, tests;
@@ -129,7 +134,7 @@ static void forward_chunk(void *ctx, int task, int tid) {
 #endif
 
 #ifdef GT_HAVE_DNNL
-static int use_dnnl(int backward, int B, int IC, int OC, int W, int K) {
+static int use_dnnl(int B, int IC, int OC, int W, int K) {
     static atomic_int forced = -2; /* -2: not read yet, -1: no override, 0: im2col, 1: onednn */
     int f = atomic_load(&forced);
     if (f == -2) {
@@ -143,7 +148,7 @@ static int use_dnnl(int backward, int B, int IC, int OC, int W, int K) {
         const int avx512 = !strncmp(gt_cpu_isa_name(), "avx512", 6);
         if (IC < GT_CONV1D_DNNL_MIN_IC) return 0;
         if (p == GT_CPU_BF16 && !gt_cpu_has_bf16_units()) return 0;
-        if (p == GT_CPU_FP32 && !avx512 && (backward || strncmp(gt_cpu_isa_name(), "avx2", 4))) return 0;
+        if (p == GT_CPU_FP32 && !avx512) return 0;
     }
     return gt_conv1d_dnnl_usable(p, B, IC, OC, W, K);
 }
@@ -153,7 +158,7 @@ void gt_conv1d_forward(float *out, float *scratch, const float *inp, const float
                        int B, int IC, int OC, int W, int K, gt_act act) {
     if (B <= 0) return;
 #ifdef GT_HAVE_DNNL
-    if (use_dnnl(0, B, IC, OC, W, K)) {
+    if (use_dnnl(B, IC, OC, W, K)) {
         gt_conv1d_dnnl_forward(gt_cpu_get_precision(), out, inp, w, b, B, IC, OC, W, K, act);
         return;
     }
@@ -221,7 +226,7 @@ void gt_conv1d_backward(float *dinp, float *dw, float *db, const float *dout, co
                         int W, int K, gt_act act) {
     if (B <= 0) return;
 #ifdef GT_HAVE_DNNL
-    if (use_dnnl(1, B, IC, OC, W, K)) {
+    if (use_dnnl(B, IC, OC, W, K)) {
         gt_conv1d_dnnl_backward(gt_cpu_get_precision(), dinp, dw, db, dout, inp, w, out, B, IC, OC, W, K, act);
         return;
     }

@@ -334,8 +334,8 @@ static void backward_chunk(void *ctx, int task, int tid) {
             pdb[oc] += acc;
         }
     reorder(e, e->r_dd, &e->out_md, dz, &e->dd_md, t->dd);
-    reorder(e, e->r_src, &e->in_md, a->inp + b0 * in_n, &e->src_md, t->src);
-    {
+    if (a->dw) {
+        reorder(e, e->r_src, &e->in_md, a->inp + b0 * in_n, &e->src_md, t->src);
         const int arg[3] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
         const dnnl_memory_desc_t *md[3] = {&e->src_md, &e->dd_md, &e->dw_md};
         void *ptr[3] = {t->src, t->dd, t->dwb};
@@ -350,6 +350,7 @@ static void backward_chunk(void *ctx, int task, int tid) {
         run(e->bwd_d, e->scratch_bytes, 3, arg, md, ptr);
         reorder(e, e->r_ds, &e->ds_md, t->ds, &e->in_md, a->dinp + b0 * in_n);
     }
+    if (!a->dw) return; /* the input gradient alone */
     /* dw += pdw, db += pdb, in chunk order */
     gt_par_ordered_begin(&a->order, task);
     for (size_t i = 0; i < n_w; i++) a->dw[i] += t->dwp[i];
@@ -367,7 +368,7 @@ void gt_conv1d_dnnl_backward(gt_cpu_prec p, float *dinp, float *dw, float *db, c
     setup(&a, p, 1);
     for (int i = 0; i < 2; i++)
         if (a.e[i]) {
-            gt_gemm_note_impl(GT_GEMM_CONV1D, a.e[i]->impl_bwd_w);
+            if (dw) gt_gemm_note_impl(GT_GEMM_CONV1D, a.e[i]->impl_bwd_w);
             if (dinp) gt_gemm_note_impl(GT_GEMM_CONV1D, a.e[i]->impl_bwd_d);
         }
     gt_par_ordered_init(&a.order);

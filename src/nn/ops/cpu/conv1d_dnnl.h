@@ -35,6 +35,9 @@
 int gt_conv1d_dnnl_usable(gt_cpu_prec p, int B, int IC, int OC, int W, int K);
 void gt_conv1d_dnnl_forward(gt_cpu_prec p, float *out, const float *inp, const float *w, const float *b, int B,
                             int IC, int OC, int W, int K, gt_act act);
+/* dinp NULL: the weight and bias gradients alone; dw NULL: the input
+ * gradient alone (dw and db are not touched: the route that computes the
+ * weight gradient elsewhere). */
 void gt_conv1d_dnnl_backward(gt_cpu_prec p, float *dinp, float *dw, float *db, const float *dout,
                              const float *inp, const float *w, const float *out, int B, int IC, int OC, int W,
                              int K, gt_act act);

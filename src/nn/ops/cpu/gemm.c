@@ -157,7 +157,7 @@ int gt_cpu_has_bf16_units(void) {
 
 /* the calling thread's op context word (nn/ops/cpu/parallel.h) holds it */
 gt_cpu_prec gt_cpu_set_precision(gt_cpu_prec p) {
-    return (gt_cpu_prec)gt_par_set_ctx((unsigned)p <= GT_CPU_FP32_ONEDNN ? (int)p : (int)GT_CPU_FP32);
+    return (gt_cpu_prec)gt_par_set_ctx((unsigned)p <= GT_CPU_FP32_OPENBLAS ? (int)p : (int)GT_CPU_FP32);
 }
 gt_cpu_prec gt_cpu_get_precision(void) { return (gt_cpu_prec)gt_par_ctx(); }
 
@@ -548,11 +548,82 @@ static void bf16_gemm(gt_gemm_family fam, int op, CBLAS_TRANSPOSE ta, CBLAS_TRAN
     gt_par_for((dim + sa.block - 1) / sa.block, split_task, &sa);
 }
 
-/* oneDNN's fp32 matmul on A, B and C as given (GT_CPU_FP32_ONEDNN) */
-static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
-                            float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
-                            int ldc) {
-    const int nthr = gemm_threads(M, N, K);
+/* ------------------------------------------------------------ fp32 route --
+ * The one place that decides where an fp32 product runs (GT_CPU_FP32).
+ *
+ * Threads. A product of at least GT_GEMM_PAR_MIN_FLOPS issued outside the
+ * engine's pool at more than one thread is split into blocks of rows or
+ * columns that run as tasks of the pool (as in bf16), each a one-thread
+ * product; a smaller one, or one issued inside a task, runs on the calling
+ * thread. So the engine's pool owns the cores in fp32 too: OpenBLAS's own
+ * threads are never started by a product (they would spin after it while
+ * the pool's workers wait for the cores). The blocks depend on the thread
+ * count only, so do the results (oneDNN's gemm:jit sums each element of C
+ * in the same order in a block as in the whole product, OpenBLAS does not).
+ * Measured at 2 threads on a Zen 3 CPU under load (docs/benchmarks.md,
+ * train steps interleaved with GT_CPU_GEMM_F32=no-split and =openblas):
+ * s2p_tf 1.7-2.4x the train samples/s of OpenBLAS's threads, s2p_cnn
+ * level within the noise (+-15 %) and 4-17 % less CPU time.
+ *
+ * Kernel of a one-thread product: oneDNN's f32 matmul or OpenBLAS, by ISA
+ * and size (f32_on_onednn below). For measurements GT_CPU_GEMM_F32=openblas
+ * restores the route before both rules (every fp32 product cblas_sgemm with
+ * OpenBLAS's own threads), GT_CPU_GEMM_F32=no-split keeps the kernel rule
+ * but leaves the products issued outside the pool to OpenBLAS's threads. */
+
+enum { F32_RULES = 0, F32_PLAIN_OPENBLAS = 1, F32_NO_SPLIT = 2 };
+
+static int f32_mode(void) {
+    static atomic_int mode = -1; /* -1: not read yet */
+    int o = atomic_load(&mode);
+    if (o < 0) {
+        const char *v = getenv("GT_CPU_GEMM_F32");
+        o = !v ? F32_RULES : !strcmp(v, "openblas") ? F32_PLAIN_OPENBLAS : !strcmp(v, "no-split") ? F32_NO_SPLIT : F32_RULES;
+        atomic_store(&mode, o);
+    }
+    return o;
+}
+
+/* One-thread fp32 products on oneDNN's f32 matmul instead of OpenBLAS, by
+ * ISA, for products of at least GT_GEMM_F32_DNNL_MIN_FLOPS. Measured op by
+ * op at 1 thread on every workload shape and transpose pair (thread CPU
+ * time, gt_gemm_lab, docs/benchmarks.md; ratio = OpenBLAS time / oneDNN's):
+ * AVX-512 (brg:avx512_core against OpenBLAS's SkylakeX kernels): oneDNN
+ *   1.01-1.10x on s2p_cnn's fc1, 1.09-1.42x on s2p_tf's linear layers,
+ *   1.18-1.40x on the LSTM's products, 1.8-2.9x on fc2; 0.6-0.9x below ~2
+ *   MFLOP (attention's 64 x 256 x 32 tiles): every product from 2 MFLOP on.
+ * AVX2 (gemm:jit:avx2 against OpenBLAS's Zen/Haswell kernels, Zen 3, two
+ *   runs): oneDNN 1.1-1.6x where A is not transposed (s2p_cnn's fc2 1.3-1.6,
+ *   conv1d's im2col products 1.15-1.45, s2p_tf's forward and input-gradient
+ *   products 1.0-1.5, the LSTM's dh and dx 1.1); but 0.88-0.97x on fc1,
+ *   whose weights (B, 1024 x 29950: 122 MB) are far out of cache, and
+ *   0.75-1.15x on the weight gradients (A transposed, K = the batch rows:
+ *   the LSTM's dW_hh 0.75, dW_ih 0.9, s2p_tf's 0.85-1.15) except conv1d's
+ *   dcol (K = 30-50 output channels: 1.2-1.3); attention's tiles 0.7-1.2.
+ *   So: B of at most GT_GEMM_F32_AVX2_MAX_B elements, and A not transposed
+ *   or K <= 64. */
+#ifndef GT_GEMM_F32_DNNL_MIN_FLOPS
+#define GT_GEMM_F32_DNNL_MIN_FLOPS 2.0e6
+#endif
+#ifndef GT_GEMM_F32_AVX2_MAX_B
+#define GT_GEMM_F32_AVX2_MAX_B ((size_t)1 << 22) /* 16 MiB of fp32: fc1's 30.7 M weights stay on OpenBLAS */
+#endif
+
+static int f32_on_onednn(CBLAS_TRANSPOSE ta, int M, int N, int K) {
+    if (2.0 * M * N * K < GT_GEMM_F32_DNNL_MIN_FLOPS) return 0;
+    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    if (isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
+        isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx)
+        return 1;
+    if (isa == dnnl_cpu_isa_avx2 || isa == dnnl_cpu_isa_avx2_vnni)
+        return (size_t)K * N <= GT_GEMM_F32_AVX2_MAX_B && (ta == CblasNoTrans || K <= 64);
+    return 0;
+}
+
+/* oneDNN's fp32 matmul on A, B and C as given, on nthr threads (oneDNN's OpenMP team above 1) */
+static void f32_onednn_gemm(gt_gemm_family fam, int nthr, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
+                            int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                            float *C, int ldc) {
     omp_set_num_threads(nthr);
     mm_key k = {.M = M, .N = N, .K = K, .ldc = ldc, .ta = ta == CblasTrans, .tb = tb == CblasTrans, .nthr = nthr,
                 .f32 = 1, .lda = lda, .ldb = ldb};
@@ -563,48 +634,84 @@ static void f32_onednn_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSP
     mm_exec(e, M, N, K, k.ta, k.tb, A, lda, B, ldb, C, ldc, dnnl_f32);
 }
 
-/* fp32 products on oneDNN's f32 matmul instead of OpenBLAS: on AVX-512
- * (brg:avx512_core), for products of at least GT_GEMM_F32_DNNL_MIN_FLOPS that
- * run on one thread either way (a task of the engine's pool, or an engine of
- * one thread). Measured op by op at 1 thread on every workload shape and
- * transpose pair (thread CPU time, docs/benchmarks.md): oneDNN 1.01-1.10x on
- * s2p_cnn's fc1, 1.09-1.42x on s2p_tf's linear layers, 1.18-1.40x on the LSTM's
- * products, 1.8-2.9x on fc2; 0.6-0.9x below ~2 MFLOP (attention's 64 x 256 x
- * 32 tiles). Products that OpenBLAS would thread stay there (oneDNN's own
- * team is not used: gemm.h). GT_CPU_GEMM_F32=openblas keeps every fp32
- * product on OpenBLAS (measurements). */
-#ifndef GT_GEMM_F32_DNNL_MIN_FLOPS
-#define GT_GEMM_F32_DNNL_MIN_FLOPS 2.0e6
-#endif
+/* a one-thread fp32 product (OpenBLAS is at one thread: inside a task, or set so by the caller) */
+static void f32_one_thread(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
+                           float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                           int ldc) {
+    if (f32_on_onednn(ta, M, N, K)) f32_onednn_gemm(fam, 1, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
 
-static int f32_on_onednn(int M, int N, int K) {
-    static atomic_int off = -1; /* -1: not read yet */
-    int o = atomic_load(&off);
-    if (o < 0) {
-        const char *v = getenv("GT_CPU_GEMM_F32");
-        o = v && !strcmp(v, "openblas");
-        atomic_store(&off, o);
+typedef struct f32_split_args {
+    gt_gemm_family fam;
+    CBLAS_TRANSPOSE ta, tb;
+    int M, N, K, lda, ldb, ldc, split_n, block;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+} f32_split_args;
+
+static void f32_split_task(void *ctx, int task, int tid) {
+    (void)tid;
+    const f32_split_args *s = ctx;
+    const int i0 = task * s->block, dim = s->split_n ? s->N : s->M;
+    const int n = i0 + s->block <= dim ? s->block : dim - i0;
+    if (n <= 0) return;
+    if (s->split_n) { /* columns i0..: B's columns (rows of the stored B^T), C's columns */
+        const float *b = s->tb == CblasTrans ? s->B + (size_t)i0 * s->ldb : s->B + i0;
+        f32_one_thread(s->fam, s->ta, s->tb, s->M, n, s->K, s->alpha, s->A, s->lda, b, s->ldb, s->beta, s->C + i0,
+                       s->ldc);
+    } else { /* rows i0..: A's rows (columns of the stored A^T), C's rows */
+        const float *a = s->ta == CblasTrans ? s->A + i0 : s->A + (size_t)i0 * s->lda;
+        f32_one_thread(s->fam, s->ta, s->tb, n, s->N, s->K, s->alpha, a, s->lda, s->B, s->ldb, s->beta,
+                       s->C + (size_t)i0 * s->ldc, s->ldc);
     }
-    if (o || 2.0 * M * N * K < GT_GEMM_F32_DNNL_MIN_FLOPS) return 0;
-    if (!gt_par_in_task() && gt_par_threads() > 1) return 0;
-    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return isa == dnnl_cpu_isa_avx512_core || isa == dnnl_cpu_isa_avx512_core_vnni ||
-           isa == dnnl_cpu_isa_avx512_core_bf16 || isa == dnnl_cpu_isa_avx512_core_amx;
+}
+
+static void f32_gemm(gt_gemm_family fam, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+                     const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    const int mode = f32_mode();
+    if (mode == F32_PLAIN_OPENBLAS) {
+        sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (gt_par_in_task() || gt_par_threads() <= 1) {
+        f32_one_thread(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    if (mode == F32_NO_SPLIT) {
+        sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    const int T = gemm_threads(M, N, K);
+    if (T <= 1) { /* small: one thread, OpenBLAS's threads stay asleep */
+        const int blas_threads = openblas_get_num_threads();
+        openblas_set_num_threads(1);
+        f32_one_thread(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        openblas_set_num_threads(blas_threads);
+        return;
+    }
+    /* split the larger of M and N (each thread then reads all of the smaller side's operand) in
+     * blocks of a multiple of 64 rows or columns (whole micro-tiles of either library) */
+    f32_split_args sa = {.fam = fam, .ta = ta, .tb = tb, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,
+                         .ldc = ldc, .split_n = N > M, .alpha = alpha, .beta = beta, .A = A, .B = B, .C = C};
+    const int dim = sa.split_n ? N : M;
+    sa.block = ((dim + T - 1) / T + 63) / 64 * 64;
+    gt_par_for((dim + sa.block - 1) / sa.block, f32_split_task, &sa);
 }
 
 void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K,
                   float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
     const gt_gemm_family fam = (gt_gemm_family)(op & 0xff);
-    if (p == GT_CPU_FP32 && M > 0 && N > 0 && K > 0 && f32_on_onednn(M, N, K)) p = GT_CPU_FP32_ONEDNN;
-    if (p == GT_CPU_FP32_ONEDNN && M > 0 && N > 0 && K > 0) {
-        f32_onednn_gemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
-    }
-    if (p != GT_CPU_BF16 || M <= 0 || N <= 0 || K <= 0) {
+    if (M <= 0 || N <= 0 || K <= 0 || p == GT_CPU_FP32_OPENBLAS) {
         sgemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
+    } else if (p == GT_CPU_FP32_ONEDNN) {
+        f32_onednn_gemm(fam, gemm_threads(M, N, K), ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else if (p == GT_CPU_BF16) {
+        bf16_gemm(fam, op, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else {
+        f32_gemm(fam, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     }
-    bf16_gemm(fam, op, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 #endif /* GT_HAVE_DNNL */

@@ -4,8 +4,10 @@
  *   C (M,N) = alpha * op(A) (M,K) @ op(B) (K,N) + beta * C
  * with fp32 A, B, C and leading dimensions lda, ldb, ldc. What computes it
  * depends on the CPU precision of the calling thread (gt_cpu_set_precision):
- *   GT_CPU_FP32  OpenBLAS sgemm (its own threads, or one inside a task of the
- *                engine's pool: nn/ops/cpu/parallel.h).
+ *   GT_CPU_FP32  one-thread products on OpenBLAS sgemm or oneDNN's f32
+ *                matmul, by ISA and size (the rule in gemm.c); above one
+ *                thread a large product is split over the engine's pool
+ *                (Threads, below).
  *   GT_CPU_BF16  a oneDNN matmul primitive: A and B are rounded to bf16
  *                (round to nearest even) into per-thread buffers, products
  *                accumulate in fp32 and C stays fp32 (beta through the sum
@@ -22,13 +24,18 @@
  *
  * Threads: Debian's libdnnl is built with DNNL_CPU_RUNTIME=OMP, but gt_gemm
  * never lets it start an OpenMP team (omp_set_num_threads(1) before every
- * primitive): a product of at least 32 MFLOP issued outside the engine's pool
- * is split into blocks of rows or columns (multiples of 32) that run as
- * tasks of the pool (nn/ops/cpu/parallel.h), each a one-thread primitive; a
- * smaller product, or one issued inside a task, runs on the calling thread.
- * So the engine's pool owns the cores in bf16, as OpenBLAS's threads and the
- * pool share them in fp32 (never both at once), and the results depend on
- * the thread count only through the block split (fixed for a count).
+ * primitive), nor OpenBLAS its threads: a product of at least 32 MFLOP
+ * issued outside the engine's pool is split into blocks of rows or columns
+ * (multiples of 32 in bf16, 64 in fp32) that run as tasks of the pool
+ * (nn/ops/cpu/parallel.h), each a one-thread product; a smaller product, or
+ * one issued inside a task, runs on the calling thread. So the engine's pool
+ * owns the cores in both precisions, and the results depend on the thread
+ * count only through the block split (fixed for a count; oneDNN's fp32
+ * gemm:jit keeps its one-thread bits in the blocks, OpenBLAS does not, as
+ * with its own threads before). GT_CPU_GEMM_F32=openblas
+ * puts every fp32 product on cblas_sgemm with OpenBLAS's own threads, the
+ * route before these rules, GT_CPU_GEMM_F32=no-split only the threads
+ * (measurements). Without oneDNN fp32 products are cblas_sgemm as is.
  *
  * Op families: each call names the op it belongs to; gt_gemm_impl() says what
  * ran that family's products (for the log, manifest.json and `bench model`). */
@@ -45,7 +52,8 @@ extern "C" {
 typedef enum gt_cpu_prec {
     GT_CPU_FP32 = 0,
     GT_CPU_BF16 = 1,
-    GT_CPU_FP32_ONEDNN = 2, /* fp32 on oneDNN's f32 matmul: gt_gemm_prec only (measured against OpenBLAS) */
+    GT_CPU_FP32_ONEDNN = 2,   /* fp32 on oneDNN's f32 matmul: gt_gemm_prec only (measured against OpenBLAS) */
+    GT_CPU_FP32_OPENBLAS = 3, /* fp32 as cblas_sgemm with OpenBLAS's own threads: gt_gemm_prec only (the same) */
 } gt_cpu_prec;
 
 typedef enum gt_gemm_family {
@@ -105,7 +113,8 @@ const char *gt_cpu_flags(void);
  * op: the gt_gemm_family, or-ed with GT_GEMM_A_PARAM / GT_GEMM_B_PARAM. */
 void gt_gemm(int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
              const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
-/* The same in an explicit precision (tests, bench). */
+/* The same in an explicit precision (tests, bench; GT_CPU_FP32_ONEDNN and
+ * GT_CPU_FP32_OPENBLAS force one library for fp32, with its own threads). */
 void gt_gemm_prec(gt_cpu_prec p, int op, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N,
                   int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C,
                   int ldc);

@@ -5,8 +5,9 @@
  * that are too small for OpenBLAS's own threading. They run their tasks on
  * the engine's threads instead, each task calling single-threaded sgemm (the
  * LSTM: one block of samples per thread for the whole window, then its
- * weight gradients in slices of gate rows); the large GEMMs of the linear
- * layers keep OpenBLAS's threading.
+ * weight gradients in slices of gate rows). The large GEMMs (linear layers)
+ * are split over the same threads by gt_gemm (nn/ops/cpu/gemm.h), in builds
+ * with oneDNN; without it they keep OpenBLAS's threading.
  *
  * Threads. The engine uses as many threads as OpenBLAS is configured for at
  * the time of the call (openblas_get_num_threads(): OPENBLAS_NUM_THREADS, or
