@@ -36,9 +36,16 @@ set(GT_USES_eval     core nn io data dist task)
 foreach(_t IN LISTS GT_TASK_FOLDERS) # a task folder: its sides of data/, task/ and eval/
   set(GT_USES_${_t}  core nn io data dist task eval)
 endforeach()
-set(GT_USES_doe      core nn io synth task train eval ${GT_TASK_FOLDERS})
+set(GT_USES_doe      core nn io synth task train eval)
 set(GT_USES_plan     core nn data)
-set(GT_USES_cli      core nn io import synth data dist task plan train eval ${GT_TASK_FOLDERS} doe)
+set(GT_USES_cli      core nn io import synth data dist task plan train eval doe)
+# GT_LINKS_<folder>: libraries <folder>/ links besides those of the folders it
+# may use, without including their headers. cli/ starts the program and
+# registers the built-in tasks (task/task_registry.h names each task's struct,
+# gt_task_def_<name>), so it links the task folders; it and doe/ reach a task
+# only through the registry (task/task.h, eval/eval_task.h), never a task's
+# folder.
+set(GT_LINKS_cli     ${GT_TASK_FOLDERS})
 
 # -------------------------------------------------------- internal headers --
 # Headers only their own folder may include: every `*_impl.h`, and these.

@@ -40,6 +40,14 @@ typedef struct gt_eval_task_i {
     /* The report's results section from eval.json (ev), through the writers
      * of eval/report_section.h. */
     void (*report)(struct gt_rep *r, const cJSON *ev);
+    /* A sweep's report (doe/): eval.json's dotted path of the task's headline
+     * metric ("nilm.test.overall.f1"), the primary metric of a sweep that
+     * names none; and the eval_config keys whose values the report states
+     * once for the sweep (counting the cells evaluated otherwise), each key
+     * followed by the setting it records ("pdm_level", "eval.level", ...,
+     * NULL); NULL: none. */
+    const char *headline_metric;
+    const char *const *sweep_settings;
 } gt_eval_task_i;
 
 /* The evaluation of task number `kind` (task/task.h's registry; ends the

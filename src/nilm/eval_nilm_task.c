@@ -401,4 +401,5 @@ const gt_eval_task_i gt_eval_task_nilm = {
     .predict = gt_predict_nilm,
     .eval_config = nilm_eval_config,
     .report = sec_nilm,
+    .headline_metric = "nilm.test.overall.f1",
 };

@@ -317,6 +317,15 @@ static void sec_pdm(gt_rep *r, const cJSON *ev) {
     }
 }
 
+/* what shaped a PdM cell's result, stated once in a sweep's report */
+static const char *const pdm_sweep_settings[] = {
+    "pdm_level",           "eval.level",     "pdm_flat_line",        "eval.flat_line",
+    "pdm_quantile",        "eval.quantile",  "pdm_margin",           "eval.margin",
+    "pdm_val_false_alarms", "eval.val_false_alarms", "pdm_channel_quantile", "eval.channel_quantile",
+    "pdm_envelope",        "eval.envelope",  "pdm_nbm_linear",       "eval.nbm_linear",
+    NULL,
+};
+
 const gt_eval_task_i gt_eval_task_pdm = {
     .name = "pdm",
     .items = "turbines",
@@ -325,4 +334,6 @@ const gt_eval_task_i gt_eval_task_pdm = {
     .predict = gt_predict_pdm,
     .eval_config = pdm_eval_config,
     .report = sec_pdm,
+    .headline_metric = "pdm.event.f05",
+    .sweep_settings = pdm_sweep_settings,
 };
