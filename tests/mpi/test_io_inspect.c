@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
                 TEST_EQ_INT(r[h].inf, h == 4 ? 1 : 0);
                 int64_t flagged = 0;
                 for (int64_t i = 0; i < tg_nilm_rows(h); i++) flagged += tg_flag(h, i);
-                TEST_EQ_INT(r[h].flagged[0], flagged);
+                TEST_EQ_INT(r[h].own[GT_NILM_OWN_FLAGGED_SPIKE], flagged);
             }
         } else {
             TEST_CHECK(r == NULL && n == 0);
@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
             TEST_EQ_INT(n, 4);
             for (int t = 0; t < n; t++) {
                 TEST_EQ_INT(r[t].rows, tg_pdm_rows(t));
-                TEST_EQ_INT(r[t].nan + r[t].inf + r[t].spikes + r[t].stuck_runs + r[t].ts_gaps + r[t].bad_labels, 0);
+                TEST_EQ_INT(r[t].nan + r[t].inf + r[t].spikes + r[t].stuck_runs + r[t].ts_gaps + r[t].own[GT_PDM_OWN_BAD_LABELS], 0);
             }
         }
         free(r);
