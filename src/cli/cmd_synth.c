@@ -44,6 +44,7 @@ __attribute__((constructor)) static void build_table(void) {
     opts[n++] = (gt_opt){"synth.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp.XXXXXX, renamed when complete)", NULL};
     add_settings(&n, gt_synth_common_settings, NULL);
     for (int g = 0; gt_synth_gen_at(g); g++) add_settings(&n, gt_synth_gen_at(g)->settings, gt_synth_gen_at(g)->name);
+    GT_ASSERT(n + sizeof k_write_opts / sizeof k_write_opts[0] < N_OPTS_MAX);
     for (size_t k = 0; k < sizeof k_write_opts / sizeof k_write_opts[0]; k++) opts[n++] = k_write_opts[k];
     opts[n] = (gt_opt){NULL, NULL, 0, NULL, NULL, NULL};
     char names[96], datasets[128] = "";
@@ -55,6 +56,7 @@ __attribute__((constructor)) static void build_table(void) {
         const char *sep = g == 0 ? "" : gt_synth_gen_at(g + 1) ? ", " : " or ";
         l += (size_t)snprintf(datasets + l, sizeof datasets - l, "%s%s", sep, G->dataset);
         d += (size_t)snprintf(details + d, sizeof details - d, "synth %s: %s.\n", G->name, G->what);
+        GT_ASSERT(l < sizeof datasets && d < sizeof details);
     }
     snprintf(summary, sizeof summary, "write a synthetic %s dataset (collectively under mpirun)", datasets);
     snprintf(details + d, sizeof details - d,
