@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "core/check.h"
 #include "io/inspect.h"
+#include "io/kind_nilm.h"
+#include "io/kind_pdm.h"
 #include "io/mpi_test.h"
 #include "io/testgen.h"
 #include "test.h"
@@ -75,6 +79,33 @@ int main(int argc, char **argv) {
             }
         }
         free(r);
+    }
+    /* a label beyond /legend/event_kind (2 kinds): PdM's own count, a finding */
+    if (rank == 0) {
+        hid_t f = H5Fopen(pp, H5F_ACC_RDWR, H5P_DEFAULT);
+        TEST_REQUIRE(f >= 0);
+        hid_t d = H5Dopen2(f, "/labels", H5P_DEFAULT), fs = H5Dget_space(d);
+        hsize_t at = (hsize_t)tg_pdm_rows(0) + 7, one = 1; /* row 7 of turbine 1 */
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL);
+        hid_t ms = H5Screate_simple(1, &one, NULL);
+        const uint8_t bad = 5;
+        TEST_CHECK(H5Dwrite(d, H5T_NATIVE_UINT8, ms, fs, H5P_DEFAULT, &bad) >= 0);
+        H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        gt_inspect_opts o;
+        gt_inspect_opts_defaults(&o);
+        gt_item_report *r = NULL;
+        int n = 0;
+        TEST_EQ_INT(gt_io_inspect(pp, &o, MPI_COMM_WORLD, null, &r, &n), 0);
+        if (rank == 0) {
+            TEST_EQ_INT(n, 4);
+            for (int t = 0; t < n; t++) TEST_EQ_INT(r[t].own[GT_PDM_OWN_BAD_LABELS], t == 1 ? 1 : 0);
+        }
+        free(r);
+        o.fail_on_data = 1;
+        TEST_EQ_INT(gt_io_inspect(pp, &o, MPI_COMM_WORLD, null, NULL, NULL), GT_EXIT_DATA);
     }
     fclose(null);
     MPI_Barrier(MPI_COMM_WORLD);
