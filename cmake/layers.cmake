@@ -36,9 +36,17 @@ set(GT_USES_eval     core nn io data dist task)
 foreach(_t IN LISTS GT_TASK_FOLDERS) # a task folder: its sides of data/, task/ and eval/
   set(GT_USES_${_t}  core nn io data dist task eval)
 endforeach()
-set(GT_USES_doe      core nn io synth task train eval ${GT_TASK_FOLDERS})
+set(GT_USES_doe      core nn io synth task train eval)
 set(GT_USES_plan     core nn data)
-set(GT_USES_cli      core nn io import synth data dist task plan train eval ${GT_TASK_FOLDERS} doe)
+set(GT_USES_cli      core nn io import synth data dist task plan train eval doe ${GT_TASK_FOLDERS})
+# cli/ is the program's composition root: it registers the built-in tasks
+# (task/task_registry.h names each task's struct, gt_task_def_<name>) and
+# reads each task's settings rows into that task's settings block (train's
+# data filters, eval.* and predict.* keys), so it may include the task
+# folders' public headers; doe/ reaches a task only through the registry
+# (task/task.h, eval/eval_task.h), never a task's folder.
+# GT_LINKS_<folder>: libraries <folder>/ links besides those of the folders it
+# may use, without including their headers (none today).
 
 # -------------------------------------------------------- internal headers --
 # Headers only their own folder may include: every `*_impl.h`, and these.

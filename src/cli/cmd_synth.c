@@ -1,5 +1,6 @@
-/* cli/cmd_synth.c: `gridtrain synth nilm|pdm -o FILE [options]`: writes one
- * synthetic dataset file collectively (io/write.h over synth/synth.h). */
+/* cli/cmd_synth.c: `gridtrain synth KIND -o FILE [options]`: writes one
+ * synthetic dataset file collectively with the generator KIND names
+ * (synth/synth_gen.h: nilm, pdm, ...; io/write.h). */
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -8,32 +9,66 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "dist/reduce.h"
-#include "synth/synth_source.h"
 #include "io/write.h"
+#include "synth/synth_gen.h"
 
-/* Generator settings default to the generator's own defaults (synth/synth_*.c)
- * when left empty. */
-static const gt_opt opts[] = {
-    {"synth.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp.XXXXXX, renamed when complete)", NULL},
-    {"synth.seed", "seed", GT_OPT_INT, "", "generator seed (default: generator's)", NULL},
-    {"synth.days", "days", GT_OPT_FLOAT, "", "nominal days per household/turbine (default: generator's)", NULL},
-    {"synth.households", "households", GT_OPT_INT, "", "nilm: number of households", NULL},
-    {"synth.period_s", "period", GT_OPT_FLOAT, "", "nilm: high-resolution sample period (s)", NULL},
-    {"synth.lowres_period_s", "lowres-period", GT_OPT_FLOAT, "", "nilm: low-resolution channel period (s); 0 writes none", NULL},
-    {"synth.spike_rate", "spike-rate", GT_OPT_FLOAT, "", "nilm: aggregate spikes per household-day", NULL},
-    {"synth.gap_rate", "gap-rate", GT_OPT_FLOAT, "", "nilm: dropouts (NaN runs) per household-day", NULL},
-    {"synth.stuck_rate", "stuck-rate", GT_OPT_FLOAT, "", "nilm: stuck-meter runs per household-day", NULL},
-    {"synth.noise_w", "noise", GT_OPT_FLOAT, "", "nilm: meter noise sigma (W)", NULL},
-    {"synth.farms", "farms", GT_OPT_INT, "", "pdm: number of wind farms", NULL},
-    {"synth.turbines_per_farm", "turbines", GT_OPT_INT, "", "pdm: turbines per farm", NULL},
-    {"synth.rate_hz", "rate", GT_OPT_FLOAT, "", "pdm: sample rate (Hz)", NULL},
-    {"synth.shock_rate", "shock-rate", GT_OPT_FLOAT, "", "pdm: transient shocks per turbine-day", NULL},
-    {"synth.fault_fraction", "fault-fraction", GT_OPT_FLOAT, "", "pdm: fraction of turbines with a slow degradation fault", NULL},
+/* The option table: the output, the settings of the generators
+ * (synth/synth_gen.h: the common ones, then each generator's own, "KIND:
+ * ..." in its help), then the write options. The generators are synth/'s
+ * list, so the rows, the usage line, the summary and the help's list of
+ * kinds are put together before main (build_table), not written twice;
+ * generator settings left empty keep the generator's defaults. */
+#define N_OPTS_MAX 48
+static gt_opt opts[N_OPTS_MAX];
+static char helps[N_OPTS_MAX][160];
+static char usage[160], summary[200], details[1200];
+
+static const gt_opt k_write_opts[] = {
     {"synth.compress", "compress", GT_OPT_INT, "0", "deflate level 0-9 (with shuffle); 0 stores uncompressed", NULL},
     {"synth.chunk_rows", "chunk-rows", GT_OPT_INT, "65536", "rows per chunk of the row datasets; 0 contiguous (needs compress 0)", NULL},
     {"synth.batch", "batch", GT_OPT_SIZE, "256M", "per-rank generation buffer per collective write", NULL},
-    {NULL, NULL, 0, NULL, NULL, NULL},
 };
+
+static void add_settings(int *n, const gt_synth_setting *s, const char *kind) {
+    for (; s->key; s++) {
+        GT_ASSERT(*n < N_OPTS_MAX - 1);
+        if (kind) snprintf(helps[*n], sizeof helps[*n], "%s: %s", kind, s->help);
+        else snprintf(helps[*n], sizeof helps[*n], "%s", s->help);
+        opts[*n] = (gt_opt){s->key, s->flag, s->type == GT_SYNTH_INT ? GT_OPT_INT : GT_OPT_FLOAT, "", helps[*n], NULL};
+        (*n)++;
+    }
+}
+
+__attribute__((constructor)) static void build_table(void) {
+    int n = 0;
+    opts[n++] = (gt_opt){"synth.output", "o", GT_OPT_STR, "", "output HDF5 file (written as FILE.tmp.XXXXXX, renamed when complete)", NULL};
+    add_settings(&n, gt_synth_common_settings, NULL);
+    for (int g = 0; gt_synth_gen_at(g); g++) add_settings(&n, gt_synth_gen_at(g)->settings, gt_synth_gen_at(g)->name);
+    GT_ASSERT(n + sizeof k_write_opts / sizeof k_write_opts[0] < N_OPTS_MAX);
+    for (size_t k = 0; k < sizeof k_write_opts / sizeof k_write_opts[0]; k++) opts[n++] = k_write_opts[k];
+    opts[n] = (gt_opt){NULL, NULL, 0, NULL, NULL, NULL};
+    char names[96], datasets[128] = "";
+    gt_synth_gen_names(names, sizeof names, "|", "|");
+    snprintf(usage, sizeof usage, "synth %s -o FILE [options]", names);
+    size_t l = 0, d = 0;
+    for (int g = 0; gt_synth_gen_at(g); g++) {
+        const gt_synth_gen_i *G = gt_synth_gen_at(g);
+        const char *sep = g == 0 ? "" : gt_synth_gen_at(g + 1) ? ", " : " or ";
+        l += (size_t)snprintf(datasets + l, sizeof datasets - l, "%s%s", sep, G->dataset);
+        d += (size_t)snprintf(details + d, sizeof details - d, "synth %s: %s.\n", G->name, G->what);
+        GT_ASSERT(l < sizeof datasets && d < sizeof details);
+    }
+    snprintf(summary, sizeof summary, "write a synthetic %s dataset (collectively under mpirun)", datasets);
+    snprintf(details + d, sizeof details - d,
+             "Each rank generates the households/turbines assigned to it and writes them at their\n"
+             "offsets; the file's data does not depend on the number of ranks. The file is written\n"
+             "as FILE.tmp.XXXXXX and renamed into place when complete. Format: docs/data-format.md.");
+}
+
+/* the parser's values, as a generator reads them (synth/synth_gen.h) */
+static int args_is_set(const void *a, const char *key) { return gt_args_is_set(a, key); }
+static int64_t args_int(const void *a, const char *key) { return gt_args_int(a, key); }
+static double args_float(const void *a, const char *key) { return gt_args_float(a, key); }
 
 static void report(const char *kind, const char *path, const gt_write_stats *st, MPI_Comm comm) {
     /* maxima over the ranks, on rank 0 (which prints them) */
@@ -66,71 +101,24 @@ static int run(const gt_args *a, MPI_Comm comm) {
     GT_CHECK(!(wo.chunk_rows == 0 && wo.deflate > 0), GT_EXIT_USAGE,
              "synth.compress > 0 needs a chunked layout (synth.chunk_rows > 0)");
     GT_CHECK(wo.batch_bytes >= 1 << 20, GT_EXIT_USAGE, "synth.batch must be at least 1M");
-#define SET(key, field, getter) \
-    if (gt_args_is_set(a, key)) field = getter(a, key)
-    gt_write_stats st;
-    if (!strcmp(kind, "nilm")) {
-        gt_nilm_synth_cfg c;
-        gt_nilm_synth_defaults(&c);
-        SET("synth.seed", c.seed, (uint64_t)gt_args_int);
-        SET("synth.days", c.days, gt_args_float);
-        const int64_t hh = gt_args_is_set(a, "synth.households") ? gt_args_int(a, "synth.households") : c.n_households;
-        GT_CHECK(hh >= 1 && hh <= (1 << 24), GT_EXIT_USAGE, "synth.households must be 1 to %d (got %lld)", 1 << 24,
-                 (long long)hh);
-        c.n_households = (int)hh;
-        SET("synth.period_s", c.period_s, gt_args_float);
-        SET("synth.lowres_period_s", c.lowres_period_s, gt_args_float);
-        SET("synth.spike_rate", c.spike_rate, gt_args_float);
-        SET("synth.gap_rate", c.gap_rate, gt_args_float);
-        SET("synth.stuck_rate", c.stuck_rate, gt_args_float);
-        SET("synth.noise_w", c.noise_w, gt_args_float);
-        GT_CHECK(c.n_households >= 1, GT_EXIT_USAGE, "synth.households must be >= 1 (got %d)", c.n_households);
-        GT_CHECK(c.days > 0 && c.period_s > 0, GT_EXIT_USAGE, "synth.days and synth.period_s must be > 0");
-        GT_CHECK(c.lowres_period_s >= 0, GT_EXIT_USAGE, "synth.lowres_period_s must be >= 0");
-        gt_nilm_source *src = gt_synth_nilm_source(&c);
-        gt_nilm_write(out, src, &wo, comm, &st);
-        gt_synth_nilm_source_free(src);
-    } else if (!strcmp(kind, "pdm")) {
-        gt_pdm_synth_cfg c;
-        gt_pdm_synth_defaults(&c);
-        SET("synth.seed", c.seed, (uint64_t)gt_args_int);
-        SET("synth.days", c.days, gt_args_float);
-        /* farm codes are 0..65535 in the file (what train and inspect accept);
-         * the turbine count stays far inside int range */
-        const int64_t farms = gt_args_is_set(a, "synth.farms") ? gt_args_int(a, "synth.farms") : c.n_farms;
-        const int64_t tpf = gt_args_is_set(a, "synth.turbines_per_farm") ? gt_args_int(a, "synth.turbines_per_farm")
-                                                                          : c.turbines_per_farm;
-        GT_CHECK(farms >= 1 && farms <= 65536, GT_EXIT_USAGE,
-                 "synth.farms = %lld: give 1 to 65536 (farm codes are 0..65535)", (long long)farms);
-        GT_CHECK(tpf >= 1 && tpf <= (1 << 24) && farms * tpf <= (1 << 24), GT_EXIT_USAGE,
-                 "synth.turbines_per_farm = %lld: give 1 or more, at most %d turbines in all (farms x turbines)",
-                 (long long)tpf, 1 << 24);
-        c.n_farms = (int)farms;
-        c.turbines_per_farm = (int)tpf;
-        SET("synth.rate_hz", c.rate_hz, gt_args_float);
-        SET("synth.shock_rate", c.shock_rate, gt_args_float);
-        SET("synth.fault_fraction", c.fault_fraction, gt_args_float);
-        GT_CHECK(c.n_farms >= 1 && c.turbines_per_farm >= 1, GT_EXIT_USAGE,
-                 "synth.farms and synth.turbines_per_farm must be >= 1");
-        GT_CHECK(c.days > 0 && c.rate_hz > 0, GT_EXIT_USAGE, "synth.days and synth.rate_hz must be > 0");
-        gt_pdm_source *src = gt_synth_pdm_source(&c);
-        gt_pdm_write(out, src, &wo, comm, &st);
-        gt_synth_pdm_source_free(src);
-    } else {
-        GT_FAIL(GT_EXIT_USAGE, "synth: unknown kind '%s' (expected nilm or pdm)", kind);
+    const gt_synth_gen_i *gen = gt_synth_gen_find(kind);
+    if (!gen) {
+        char names[96];
+        gt_synth_gen_names(names, sizeof names, ", ", " or ");
+        GT_FAIL(GT_EXIT_USAGE, "synth: unknown kind '%s' (expected %s)", kind, names);
     }
-#undef SET
+    const gt_synth_args ga = {a, args_is_set, args_int, args_float};
+    gt_write_stats st;
+    gen->run(out, &ga, &wo, comm, &st);
     report(kind, out, &st, comm);
     return 0;
 }
 
 const gt_cmd gt_cmd_synth = {
     .name = "synth",
-    .usage = "synth nilm|pdm -o FILE [options]",
-    .summary = "write a synthetic NILM or wind-farm dataset (collectively under mpirun)",
-    .details = "Each rank generates the households/turbines assigned to it and writes them at their\n"
-               "offsets; the file's data does not depend on the number of ranks. The file is written\n"
-               "as FILE.tmp.XXXXXX and renamed into place when complete. Format: docs/data-format.md.",
+    .usage = usage,   /* build_table: from the generators */
+    .summary = summary,
+    .details = details,
     .opts = opts,
     .min_pos = 1,
     .max_pos = 1,

@@ -1,8 +1,14 @@
 /* doe/care.c: the CARE to Compare protocol over a sweep with one training per
  * event dataset (report.h, gt_doe_care_collect; docs/evaluation.md). The
- * per-event values come from each cell's evaluation (pdm/eval_pdm.c,
- * gt_care_event_score); the combination is gt_care_protocol_final, the one
- * implementation of the authors' final formula. */
+ * per-event values come from each cell's evaluation (the task's section of
+ * its eval.json, care_protocol.events: what the PdM evaluation writes under
+ * data.care_event); the combination is gt_care_protocol_final, the one
+ * implementation of the authors' final formula.
+ *
+ * The protocol combines cells of a sweep, which only doe/ knows (the task
+ * folders sit below it), so it stays here; the section it reads is the
+ * sweep's task's (eval/eval_task.h: a task's section is keyed by its name),
+ * found through the registry, not named. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -15,6 +21,7 @@
 #include "core/check.h"
 #include "core/fsutil.h"
 #include "doe/report.h"
+#include "eval/eval_task.h"
 
 static double jnum(const cJSON *o, const char *k) {
     const cJSON *x = cJSON_GetObjectItem(o, k);
@@ -49,14 +56,16 @@ static int read_cell(const gt_doe_sweep *s, int64_t ci, int64_t id, gt_doe_care_
     }
     cJSON *j = t ? cJSON_Parse(t) : NULL;
     free(t);
-    const cJSON *pdm = cJSON_GetObjectItem(j, "pdm");
-    const cJSON *evs = cJSON_GetObjectItem(cJSON_GetObjectItem(pdm, "care_protocol"), "events"), *x, *hit = NULL;
+    const gt_eval_task_i *et = gt_eval_task_by_name(s->task);
+    const char *sec_name = et ? et->name : s->task;
+    const cJSON *sec = et ? cJSON_GetObjectItem(j, et->name) : NULL;
+    const cJSON *evs = cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "care_protocol"), "events"), *x, *hit = NULL;
     cJSON_ArrayForEach(x, evs) {
         if (jnum(x, "event_id") == (double)id && cJSON_IsTrue(cJSON_GetObjectItem(x, "evaluated"))) hit = x;
     }
     if (!hit) {
-        snprintf(err, en, "%s: no evaluated CARE event dataset %lld in pdm.care_protocol.events (was the cell trained "
-                 "and evaluated with data.care_event = %lld?)", path, (long long)id, (long long)id);
+        snprintf(err, en, "%s: no evaluated CARE event dataset %lld in %s.care_protocol.events (was the cell trained "
+                 "and evaluated with data.care_event = %lld?)", path, (long long)id, sec_name, (long long)id);
         cJSON_Delete(j);
         return -1;
     }
@@ -74,10 +83,10 @@ static int read_cell(const gt_doe_sweep *s, int64_t ci, int64_t id, gt_doe_care_
     e->rows = (int64_t)jnum(hit, "rows");
     e->rows_in_training = (int64_t)jnum(hit, "rows_in_training");
     e->farm = 0;
-    cJSON_ArrayForEach(x, cJSON_GetObjectItem(pdm, "by_turbine")) {
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(sec, "by_turbine")) {
         if (jnum(x, "id") == (double)e->turbine_id) e->farm = (int)jnum(x, "farm");
     }
-    const cJSON *ev = cJSON_GetObjectItem(pdm, "event");
+    const cJSON *ev = cJSON_GetObjectItem(sec, "event");
     e->n_events = jnum(ev, "n_events"), e->n_detected = jnum(ev, "n_detected");
     e->turbine_days = jnum(ev, "turbine_days");
     e->n_false_alarms = jnum(ev, "n_false_alarms");

@@ -76,7 +76,7 @@ typedef struct gt_doe_ladder {
 
 typedef struct gt_doe_sweep {
     char *dir, *name, *metric; /* metric: sweep.json's or NULL */
-    char task[8];              /* "pdm" or "nilm" */
+    char task[32];             /* the cells' task (sweep.json's, else the first eval.json's; "": unknown) */
     int n_factors;
     char *factor[GT_DOE_MAX_FACTORS];  /* names */
     char *key[GT_DOE_MAX_FACTORS];     /* train keys */
@@ -86,8 +86,9 @@ typedef struct gt_doe_sweep {
     int64_t n_cells;
     gt_doe_result *cells;      /* [n_cells] in index order */
     gt_doe_ladder *ladder;     /* a halving sweep's ladder, NULL for a grid sweep */
-    /* PdM: the evaluation settings of the first finished cell (its eval.json eval_config: eval.level,
-     * eval.flat_line, eval.quantile, eval.margin, ...; "" when none), and how many finished cells differ */
+    /* the evaluation settings of the first finished cell (its eval.json eval_config: the task's
+     * sweep_settings, eval/eval_task.h, e.g. eval.level, eval.margin; "" when none), and how many
+     * finished cells differ */
     char eval_settings[320];
     int64_t n_eval_settings_differ;
 } gt_doe_sweep;
@@ -138,8 +139,9 @@ int gt_doe_compare_halving(const gt_doe_sweep *grid, const gt_doe_summary *sum, 
 int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t err_bytes);
 void gt_doe_sweep_free(gt_doe_sweep *s);
 
-/* metric: a name from the table or NULL (sweep.json's, else pdm.event.f05 or
- * nilm.test.overall.f1 when any cell has it, else train.best_val_loss).
+/* metric: a name from the table or NULL (sweep.json's, else the task's
+ * headline metric, eval/eval_task.h, when any cell has it, else
+ * train.best_val_loss).
  * rows/cols: factor names or NULL (machine_type x condition when present,
  * else the first two non-seed factors). Returns 0 or -1 with err. */
 int gt_doe_summarize(const gt_doe_sweep *s, const char *metric, const char *rows, const char *cols,

@@ -16,6 +16,7 @@
 #include "doe/json.h"
 #include "doe/report.h"
 #include "doe/report_int.h"
+#include "eval/eval_task.h"
 
 /* A cell's eval.json: NULL with *damage NULL when there is none, NULL with
  * *damage set when it is there but is no result (a NUL byte, not JSON, too
@@ -51,25 +52,22 @@ static int json_int(const cJSON *j, const char *k) {
     return cJSON_IsNumber(x) ? x->valueint : 0;
 }
 
-/* The PdM settings that shaped a cell's result, from its eval.json eval_config, into b
- * ("eval.level = quantile, eval.flat_line = true, ..."; keys an older eval.json lacks: "not recorded"). */
-static void pdm_eval_settings(const cJSON *ev, char *b, size_t bn) {
-    static const char *const keys[][2] = {{"pdm_level", "eval.level"},         {"pdm_flat_line", "eval.flat_line"},
-                                          {"pdm_quantile", "eval.quantile"},   {"pdm_margin", "eval.margin"},
-                                          {"pdm_val_false_alarms", "eval.val_false_alarms"},
-                                          {"pdm_channel_quantile", "eval.channel_quantile"},
-                                          {"pdm_envelope", "eval.envelope"},   {"pdm_nbm_linear", "eval.nbm_linear"}};
+/* The settings that shaped a cell's result, from its eval.json eval_config,
+ * into b: the task's sweep_settings (eval/eval_task.h; pairs of an
+ * eval_config key and its setting) as "eval.level = quantile, eval.flat_line
+ * = true, ..." (keys an older eval.json lacks: "not recorded"). */
+static void eval_settings(const cJSON *ev, const char *const *keys, char *b, size_t bn) {
     const cJSON *c = cJSON_GetObjectItem(ev, "eval_config");
     size_t l = 0;
     b[0] = 0;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && l < bn; k++) {
-        const cJSON *x = cJSON_GetObjectItem(c, keys[k][0]);
+    for (size_t k = 0; keys[2 * k] && keys[2 * k + 1] && l < bn; k++) {
+        const cJSON *x = cJSON_GetObjectItem(c, keys[2 * k]);
         char v[64];
         if (cJSON_IsString(x)) snprintf(v, sizeof v, "%.40s", x->valuestring);
         else if (cJSON_IsBool(x)) snprintf(v, sizeof v, "%s", cJSON_IsTrue(x) ? "true" : "false");
         else if (cJSON_IsNumber(x)) snprintf(v, sizeof v, "%g", x->valuedouble);
         else snprintf(v, sizeof v, "not recorded");
-        l += (size_t)snprintf(b + l, bn - l, "%s%s = %s", k ? ", " : "", keys[k][1], v);
+        l += (size_t)snprintf(b + l, bn - l, "%s%s = %s", k ? ", " : "", keys[2 * k + 1], v);
     }
 }
 
@@ -155,9 +153,13 @@ static void load_cell_result(const char *dir, gt_doe_sweep *s, gt_doe_result *r)
         r->status = GT_DOE_FAILED;
     } else if (ev) {
         r->status = GT_DOE_DONE;
-        if (!strcmp(s->task, "pdm")) {
+        const cJSON *tn = cJSON_GetObjectItem(ev, "task");
+        if (!s->task[0] && cJSON_IsString(tn)) /* a sweep.json without its task: the cells' */
+            snprintf(s->task, sizeof s->task, "%s", tn->valuestring);
+        const gt_eval_task_i *et = gt_eval_task_by_name(s->task);
+        if (et && et->sweep_settings) {
             char st[sizeof s->eval_settings];
-            pdm_eval_settings(ev, st, sizeof st);
+            eval_settings(ev, et->sweep_settings, st, sizeof st);
             if (!s->eval_settings[0]) snprintf(s->eval_settings, sizeof s->eval_settings, "%s", st);
             else if (strcmp(st, s->eval_settings)) s->n_eval_settings_differ++;
         }
@@ -183,7 +185,7 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
     x = cJSON_GetObjectItem(j, "metric");
     if (cJSON_IsString(x)) s->metric = GT_STRDUP(x->valuestring);
     x = cJSON_GetObjectItem(j, "task");
-    snprintf(s->task, sizeof s->task, "%s", cJSON_IsString(x) ? x->valuestring : "pdm");
+    snprintf(s->task, sizeof s->task, "%s", cJSON_IsString(x) ? x->valuestring : ""); /* "": the cells' */
     load_factors(s, j);
     /* sizes of a damaged or crafted sweep.json: at most the cells a matrix may have (doe/matrix.h) */
     int64_t prod = 1;

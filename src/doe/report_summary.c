@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "doe/report.h"
 #include "doe/report_int.h"
+#include "eval/eval_task.h"
 
 static int find_factor(const gt_doe_sweep *s, const char *name) {
     for (int f = 0; f < s->n_factors; f++)
@@ -32,10 +33,11 @@ static int summary_primary(const gt_doe_sweep *s, const char *metric, gt_doe_sum
             return -1;
         }
     } else {
-        const char *cand[] = {strcmp(s->task, "nilm") ? "pdm.event.f05" : "nilm.test.overall.f1", "train.best_val_loss"};
-        o->primary = gt_doe_metric_find(cand[1]);
-        int m0 = gt_doe_metric_find(cand[0]);
-        for (int64_t i = 0; i < s->n_cells; i++)
+        /* the task's headline metric (eval/eval_task.h) when a cell has it */
+        const gt_eval_task_i *et = gt_eval_task_by_name(s->task);
+        o->primary = gt_doe_metric_find("train.best_val_loss");
+        int m0 = et && et->headline_metric ? gt_doe_metric_find(et->headline_metric) : -1;
+        for (int64_t i = 0; m0 >= 0 && i < s->n_cells; i++)
             if (isfinite(s->cells[i].value[m0])) o->primary = m0;
     }
     return 0;

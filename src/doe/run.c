@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "core/timer.h"
 #include "doe/run_int.h"
+#include "doe/tasks.h"
 #include "train/checkpoint.h"
 
 /* ---------------------------------------------------------------- files -- */
@@ -121,8 +122,7 @@ int gt_doe_write_sweep(const gt_doe_matrix *m) {
     cJSON_AddStringToObject(o, "name", m->name);
     cJSON_AddStringToObject(o, "matrix", m->path);
     if (m->metric) cJSON_AddStringToObject(o, "metric", m->metric);
-    const char *kind = gt_doe_fixed_get(m, "model.kind");
-    cJSON_AddStringToObject(o, "task", kind && !strcmp(kind, "lstm") ? "pdm" : "nilm");
+    cJSON_AddStringToObject(o, "task", gt_doe_task_of_matrix(m)); /* the data file's (doe/tasks.h) */
     cJSON *fa = cJSON_AddArrayToObject(o, "factors");
     for (int f = 0; f < m->n_factors; f++) {
         cJSON *x = cJSON_CreateObject();
@@ -432,15 +432,16 @@ int gt_doe_write_train_part(const char *cell_dir, double wall_s) {
     }
     if (!ev) {
         ev = cJSON_CreateObject();
-        const cJSON *kind = cJSON_GetObjectItem(man, "model_kind");
-        const char *k = cJSON_IsString(kind) ? kind->valuestring : "";
-        cJSON_AddStringToObject(ev, "task", !strcmp(k, "lstm") ? "pdm" : "nilm");
-        cJSON_AddStringToObject(ev, "model", k);
+        const cJSON *kind = cJSON_GetObjectItem(man, "model_kind"), *task = cJSON_GetObjectItem(man, "task");
         const cJSON *d = cJSON_GetObjectItem(man, "data");
         const cJSON *dp = d ? cJSON_GetObjectItem(d, "path") : NULL;
-        cJSON_AddStringToObject(ev, "data_file", cJSON_IsString(dp) ? dp->valuestring : "");
-        cJSON_AddNullToObject(ev, "nilm");
-        cJSON_AddNullToObject(ev, "pdm");
+        const char *file = cJSON_IsString(dp) ? dp->valuestring : "";
+        /* the task the run trained (manifest.json), else the one of its data file's kind */
+        const char *tn = cJSON_IsString(task) ? task->valuestring : gt_doe_task_of_file(file);
+        cJSON_AddStringToObject(ev, "task", tn ? tn : "");
+        cJSON_AddStringToObject(ev, "model", cJSON_IsString(kind) ? kind->valuestring : "");
+        cJSON_AddStringToObject(ev, "data_file", file);
+        gt_doe_null_sections(ev);
         cJSON_AddStringToObject(ev, "note", "written by 'gridtrain doe run' from manifest.json, metrics.jsonl and "
                                             "train.log: no 'gridtrain eval' in this executable");
     }

@@ -47,6 +47,14 @@ typedef struct gt_eval_task_i {
      * gt_eval_config_defaults); 0 / NULL: none. */
     size_t config_bytes;
     void (*config_defaults)(void *cfg);
+    /* A sweep's report (doe/): eval.json's dotted path of the task's headline
+     * metric ("nilm.test.overall.f1"), the primary metric of a sweep that
+     * names none; and the eval_config keys whose values the report states
+     * once for the sweep (counting the cells evaluated otherwise), each key
+     * followed by the setting it records ("pdm_level", "eval.level", ...,
+     * NULL); NULL: none. */
+    const char *headline_metric;
+    const char *const *sweep_settings;
 } gt_eval_task_i;
 
 /* The evaluation of task number `kind` (task/task.h's registry; ends the

@@ -225,7 +225,9 @@ static int print_report(FILE *out, const char *path, const gt_io_kind_i *K, cons
     for (int i = 0; i < n_items; i++) {
         const gt_item_report *p = &all[i];
         int64_t any = p->ts_gaps + p->ts_backward + p->nan + p->inf + p->negative + p->spikes + p->stuck_runs +
-                      p->bad_labels + p->ts_range;
+                      p->ts_range;
+        for (int k = 0; k < K->inspect->n_own; k++)
+            if (K->inspect->own_finding >> k & 1u) any += p->own[k];
         with += any > 0;
         if (printed < o->max_report) {
             fprintf(out, "%8lld %10lld %12lld %7lld %7lld %9lld %8lld %6lld %9lld %7lld %7lld %9lld\n",
@@ -237,17 +239,15 @@ static int print_report(FILE *out, const char *path, const gt_io_kind_i *K, cons
         tot.rows += p->rows; tot.ts_gaps += p->ts_gaps; tot.ts_backward += p->ts_backward;
         tot.nan += p->nan; tot.nan_runs += p->nan_runs; tot.inf += p->inf; tot.negative += p->negative;
         tot.spikes += p->spikes; tot.stuck_runs += p->stuck_runs; tot.stuck_rows += p->stuck_rows;
-        tot.bad_labels += p->bad_labels;
         tot.ts_range += p->ts_range;
-        for (int b = 0; b < 3; b++) tot.flagged[b] += p->flagged[b];
+        for (int k = 0; k < K->inspect->n_own; k++) tot.own[k] += p->own[k];
     }
     if (printed < n_items) fprintf(out, "... %d more items (inspect.max_report)\n", n_items - printed);
     fprintf(out, "summary: kind=%s items=%d rows=%lld items_with_findings=%d gaps=%lld ts_backward=%lld nan=%lld "
-            "nan_runs=%lld inf=%lld negative=%lld spikes=%lld stuck_runs=%lld stuck_rows=%lld bad_labels=%lld",
+            "nan_runs=%lld inf=%lld negative=%lld spikes=%lld stuck_runs=%lld stuck_rows=%lld",
             K->name, n_items, (long long)tot.rows, with, (long long)tot.ts_gaps,
             (long long)tot.ts_backward, (long long)tot.nan, (long long)tot.nan_runs, (long long)tot.inf,
-            (long long)tot.negative, (long long)tot.spikes, (long long)tot.stuck_runs, (long long)tot.stuck_rows,
-            (long long)tot.bad_labels);
+            (long long)tot.negative, (long long)tot.spikes, (long long)tot.stuck_runs, (long long)tot.stuck_rows);
     if (K->inspect->summary) K->inspect->summary(out, ix, &tot);
     if (tot.ts_range) /* only then: the line of a sane file stays as it was */
         fprintf(out, " ts_out_of_range=%lld", (long long)tot.ts_range);
@@ -359,6 +359,7 @@ int gt_io_inspect(const char *path, const gt_inspect_opts *opts_in, MPI_Comm com
     }
     const gt_io_kind_i *K = gt_io_kind_get(ix.kind); /* registered: gt_io_open knew it */
     const gt_io_inspect_i *I = K->inspect;
+    GT_ASSERT(I->n_own >= 0 && I->n_own <= GT_ITEM_OWN_MAX);
     const int n_items = ix.n_items, C = ix.n_cols;
     const int n_ch = I->extra ? C + 1 : C; /* the kind's columns, then its extra one (NILM: the aggregate) */
     const char *u8_name = I->u8 ? I->u8(&ix) : NULL;

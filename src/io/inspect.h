@@ -17,19 +17,25 @@ typedef struct gt_inspect_opts {
 } gt_inspect_opts;
 void gt_inspect_opts_defaults(gt_inspect_opts *o);
 
-/* Findings for one household/turbine (all counts in rows or runs). For PdM the
- * value counts are summed over channels. */
+/* Counts of one item a kind keeps of its own (gt_item_report.own): their
+ * meaning, which are findings and how the summary line shows them are the
+ * kind's (io/kind.h gt_io_inspect_i: n_own, own_finding, summary), e.g. PdM's
+ * labels beyond the legend, NILM's /fault_flags rows (kind_pdm.h,
+ * kind_nilm.h name their indices). */
+#define GT_ITEM_OWN_MAX 4
+
+/* Findings for one household/turbine (all counts in rows or runs). Value
+ * counts are summed over the columns (and the kind's extra one). */
 typedef struct gt_item_report {
     int64_t index, id, rows;
     int64_t ts_gaps;       /* steps longer than gap_factor * period */
     int64_t ts_backward;   /* steps <= 0 (duplicate or decreasing time stamps) */
     int64_t nan, nan_runs; /* NaN values; runs of NaN rows in the main signal */
     int64_t inf;
-    int64_t negative;      /* negative power values (NILM aggregate/appliances; PdM W/kW channels) */
-    int64_t spikes;        /* robust isolated spikes (NILM aggregate; PdM every channel) */
+    int64_t negative;      /* negative values of the columns the kind checks (GT_IO_COL_NEGATIVE) */
+    int64_t spikes;        /* robust isolated spikes (columns with GT_IO_COL_SPIKE) */
     int64_t stuck_runs, stuck_rows;
-    int64_t bad_labels;    /* PdM labels above the largest event kind */
-    int64_t flagged[3];    /* NILM /fault_flags: rows flagged spike, gap, stuck */
+    int64_t own[GT_ITEM_OWN_MAX]; /* the kind's own counts (above) */
     int64_t ts_range;      /* time stamps outside [GT_IO_TS_MIN_MS, GT_IO_TS_MAX_MS) (io/format.h):
                               training, eval and predict refuse such a file */
 } gt_item_report;

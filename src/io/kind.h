@@ -196,10 +196,16 @@ typedef struct gt_io_inspect_i {
      * (u8 NULL when the file has none). */
     void (*rows)(const void *state, int64_t n, int C, const float *x, const float *extra, const uint8_t *u8,
                  int *in_nan, gt_item_report *rep);
+    /* The kind's own counts rows sets, rep->own[0 .. n_own) (at most
+     * GT_ITEM_OWN_MAX); bit k of own_finding: own[k] is a finding (an item
+     * with one counts in items_with_findings and fails inspect.fail_on_data). */
+    int n_own;
+    unsigned own_finding;
     /* The rest of the header line after "<cols>: C", with its newline, and
      * any lines of the kind's own before the per-rank table. */
     void (*header)(FILE *out, const gt_file_index *ix);
-    /* The kind's own fields of the summary line (" key=value ..."). */
+    /* The kind's own fields of the summary line (" key=value ...": its own
+     * counts, tot->own summed over the items), after stuck_rows. */
     void (*summary)(FILE *out, const gt_file_index *ix, const gt_item_report *tot);
 } gt_io_inspect_i;
 

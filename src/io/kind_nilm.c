@@ -546,9 +546,9 @@ static void nilm_inspect_rows(const void *st, int64_t n, int C, const float *x, 
         *in_nan = is_nan;
         if (u8) {
             uint8_t b = u8[j];
-            rep->flagged[0] += (b & 1) != 0;
-            rep->flagged[1] += (b & 2) != 0;
-            rep->flagged[2] += (b & 4) != 0;
+            rep->own[GT_NILM_OWN_FLAGGED_SPIKE] += (b & 1) != 0;
+            rep->own[GT_NILM_OWN_FLAGGED_GAP] += (b & 2) != 0;
+            rep->own[GT_NILM_OWN_FLAGGED_STUCK] += (b & 4) != 0;
         }
     }
 }
@@ -557,10 +557,14 @@ static void nilm_inspect_header(FILE *out, const gt_file_index *ix) {
     fprintf(out, "%s%s\n", nx_of(ix)->has_lowres ? "  lowres: yes" : "", nx_of(ix)->has_faults ? "  fault_flags: yes" : "");
 }
 
+/* bad_labels=0: the summary line of every kind has had the key since the
+ * first format (NILM files have no labels), so a parser of the line finds it */
 static void nilm_inspect_summary(FILE *out, const gt_file_index *ix, const gt_item_report *tot) {
+    fputs(" bad_labels=0", out);
     if (nx_of(ix)->has_faults)
-        fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld", (long long)tot->flagged[0],
-                (long long)tot->flagged[1], (long long)tot->flagged[2]);
+        fprintf(out, " flagged_spike=%lld flagged_gap=%lld flagged_stuck=%lld",
+                (long long)tot->own[GT_NILM_OWN_FLAGGED_SPIKE], (long long)tot->own[GT_NILM_OWN_FLAGGED_GAP],
+                (long long)tot->own[GT_NILM_OWN_FLAGGED_STUCK]);
 }
 
 static const gt_io_inspect_i nilm_inspect = {
@@ -571,6 +575,8 @@ static const gt_io_inspect_i nilm_inspect = {
     .period_ms = nilm_period_ms,
     .begin = nilm_inspect_begin,
     .rows = nilm_inspect_rows,
+    .n_own = GT_NILM_N_OWN,
+    .own_finding = 0,
     .header = nilm_inspect_header,
     .summary = nilm_inspect_summary,
 };

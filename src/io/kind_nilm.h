@@ -36,6 +36,10 @@
 #define GT_KIND_NILM 1
 /* data.power_limit_w's default: a power beyond +-1e8 W is not a measurement */
 #define GT_NILM_POWER_LIMIT_W 1e8
+/* inspect: NILM's own counts of an item (io/inspect.h gt_item_report.own):
+ * the rows /fault_flags flags spike, gap, stuck (not findings: the file's
+ * own record of its faults) */
+enum { GT_NILM_OWN_FLAGGED_SPIKE, GT_NILM_OWN_FLAGGED_GAP, GT_NILM_OWN_FLAGGED_STUCK, GT_NILM_N_OWN };
 extern const gt_io_kind_i gt_io_kind_nilm;
 
 /* What the schema check learns of a NILM file beyond the shared index

@@ -740,12 +740,17 @@ static void pdm_inspect_rows(const void *state, int64_t n, int C, const float *x
         for (int ch = 0; ch < C && !is_nan; ch++) is_nan = isnan(x[j * C + ch]);
         if (is_nan && !*in_nan) rep->nan_runs++;
         *in_nan = is_nan;
-        if (u8[j] >= s->n_event_kinds) rep->bad_labels++;
+        if (u8[j] >= s->n_event_kinds) rep->own[GT_PDM_OWN_BAD_LABELS]++;
     }
 }
 
 static void pdm_inspect_header(FILE *out, const gt_file_index *ix) {
     fprintf(out, "\nsegments: %lld  events: %lld\n", (long long)px_of(ix)->n_segments, (long long)px_of(ix)->n_events);
+}
+
+static void pdm_inspect_summary(FILE *out, const gt_file_index *ix, const gt_item_report *tot) {
+    (void)ix;
+    fprintf(out, " bad_labels=%lld", (long long)tot->own[GT_PDM_OWN_BAD_LABELS]);
 }
 
 static const gt_io_inspect_i pdm_inspect = {
@@ -756,8 +761,10 @@ static const gt_io_inspect_i pdm_inspect = {
     .period_ms = pdm_period_ms,
     .begin = pdm_inspect_begin,
     .rows = pdm_inspect_rows,
+    .n_own = GT_PDM_N_OWN,
+    .own_finding = 1u << GT_PDM_OWN_BAD_LABELS,
     .header = pdm_inspect_header,
-    .summary = NULL,
+    .summary = pdm_inspect_summary,
 };
 
 /* ---------------------------------------------------------------- row -- */

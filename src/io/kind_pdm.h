@@ -31,6 +31,9 @@
 #define GT_KIND_PDM 2
 /* data.signal_limit's default: a signal beyond +-1e9 (its unit) is not a measurement */
 #define GT_PDM_SIGNAL_LIMIT 1e9
+/* inspect: PdM's own count of an item (io/inspect.h gt_item_report.own): the
+ * /labels values beyond /legend/event_kind (a finding) */
+enum { GT_PDM_OWN_BAD_LABELS, GT_PDM_N_OWN };
 extern const gt_io_kind_i gt_io_kind_pdm;
 
 #define GT_CARE_EVENT_K 9  /* values per /care_events entry in memory (gt_care_events_read): turbine,

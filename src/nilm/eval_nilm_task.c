@@ -405,4 +405,5 @@ const gt_eval_task_i gt_eval_task_nilm = {
     .report = sec_nilm,
     .config_bytes = sizeof(gt_nilm_eval_config),
     .config_defaults = gt_nilm_eval_config_defaults,
+    .headline_metric = "nilm.test.overall.f1",
 };

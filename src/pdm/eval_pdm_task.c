@@ -321,6 +321,15 @@ static void sec_pdm(gt_rep *r, const cJSON *ev) {
     }
 }
 
+/* what shaped a PdM cell's result, stated once in a sweep's report */
+static const char *const pdm_sweep_settings[] = {
+    "pdm_level",           "eval.level",     "pdm_flat_line",        "eval.flat_line",
+    "pdm_quantile",        "eval.quantile",  "pdm_margin",           "eval.margin",
+    "pdm_val_false_alarms", "eval.val_false_alarms", "pdm_channel_quantile", "eval.channel_quantile",
+    "pdm_envelope",        "eval.envelope",  "pdm_nbm_linear",       "eval.nbm_linear",
+    NULL,
+};
+
 const gt_eval_task_i gt_eval_task_pdm = {
     .name = "pdm",
     .items = "turbines",
@@ -331,4 +340,6 @@ const gt_eval_task_i gt_eval_task_pdm = {
     .report = sec_pdm,
     .config_bytes = sizeof(gt_pdm_eval_config),
     .config_defaults = gt_pdm_eval_config_defaults,
+    .headline_metric = "pdm.event.f05",
+    .sweep_settings = pdm_sweep_settings,
 };

@@ -190,6 +190,54 @@ static void sizes_sweep(void) {
     snprintf(g_dir, sizeof g_dir, "%s", save);
 }
 
+/* The task of a sweep without one in sweep.json: its cells' (eval.json
+ * "task"), and what the task's evaluation table gives the report: nilm's
+ * headline metric as the primary one and no settings line; pdm's settings
+ * (eval_config pdm_level, pdm_margin; the others not recorded). */
+static void task_from_cells(void) {
+    char save[256];
+    snprintf(save, sizeof save, "%s", g_dir);
+    static const char *const tasks[2] = {"nilm", "pdm"};
+    for (int t = 0; t < 2; t++) {
+        snprintf(g_dir, sizeof g_dir, "%s", save);
+        snprintf(g_dir + strlen(g_dir), sizeof g_dir - strlen(g_dir), "/task-%s", tasks[t]);
+        put("sweep.json", "{\"name\":\"t\",\"factors\":[{\"name\":\"seed\",\"key\":\"train.seed\","
+                          "\"levels\":[\"1\",\"2\"]}],\"cells\":[{\"index\":0,\"id\":\"a\",\"factors\":"
+                          "{\"seed\":\"1\"}},{\"index\":1,\"id\":\"b\",\"factors\":{\"seed\":\"2\"}}]}");
+        for (int c = 0; c < 2; c++) {
+            char rel[64], txt[512];
+            snprintf(rel, sizeof rel, "cells/%s/eval.json", c ? "b" : "a");
+            if (t == 0)
+                snprintf(txt, sizeof txt, "{\"task\":\"nilm\",\"nilm\":{\"test\":{\"overall\":{\"f1\":%g}}},"
+                         "\"pdm\":null,\"eval_config\":{\"nilm_stride\":1},\"train\":{\"best_val_loss\":0.5}}",
+                         0.25 + 0.5 * c);
+            else
+                snprintf(txt, sizeof txt, "{\"task\":\"pdm\",\"nilm\":null,\"pdm\":{\"event\":{\"f05\":0.5}},"
+                         "\"eval_config\":{\"pdm_level\":\"robust\",\"pdm_margin\":%g},\"train\":{}}",
+                         c ? 2.0 : 1.5);
+            put(rel, txt);
+        }
+        gt_doe_sweep sw;
+        gt_doe_summary sum;
+        char err[512];
+        TEST_REQUIRE(gt_doe_sweep_load(g_dir, &sw, err, sizeof err) == 0);
+        TEST_CHECK(!strcmp(sw.task, tasks[t]));
+        TEST_REQUIRE(gt_doe_summarize(&sw, NULL, NULL, NULL, &sum, err, sizeof err) == 0);
+        TEST_EQ_INT(sum.primary, gt_doe_metric_find(t == 0 ? "nilm.test.overall.f1" : "pdm.event.f05"));
+        if (t == 0) {
+            TEST_CHECK(sw.eval_settings[0] == 0);
+            TEST_CLOSE(sum.grand[sum.primary].mean, 0.5, 1e-12, 1e-12);
+        } else {
+            TEST_CHECK(strstr(sw.eval_settings, "eval.level = robust, eval.flat_line = not recorded, "
+                                "eval.quantile = not recorded, eval.margin = 1.5, ") == sw.eval_settings);
+            TEST_EQ_INT(sw.n_eval_settings_differ, 1); /* cell b: eval.margin = 2 */
+        }
+        gt_doe_summary_free(&sum, &sw);
+        gt_doe_sweep_free(&sw);
+    }
+    snprintf(g_dir, sizeof g_dir, "%s", save);
+}
+
 int main(void) {
     gt_task_register_builtins(); /* task/task_registry.h */
     snprintf(g_dir, sizeof g_dir, "%s/doe-report-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
@@ -353,6 +401,7 @@ int main(void) {
     gt_doe_sweep_free(&sw);
     care_protocol_sweep();
     sizes_sweep();
+    task_from_cells();
     if (!gt_test_failures) {
         char cmd[400];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "core/check.h"
 #include "io/inspect.h"
+#include "io/kind_nilm.h"
+#include "io/kind_pdm.h"
 #include "io/mpi_test.h"
 #include "io/testgen.h"
 #include "test.h"
@@ -56,7 +60,7 @@ int main(int argc, char **argv) {
                 TEST_EQ_INT(r[h].inf, h == 4 ? 1 : 0);
                 int64_t flagged = 0;
                 for (int64_t i = 0; i < tg_nilm_rows(h); i++) flagged += tg_flag(h, i);
-                TEST_EQ_INT(r[h].flagged[0], flagged);
+                TEST_EQ_INT(r[h].own[GT_NILM_OWN_FLAGGED_SPIKE], flagged);
             }
         } else {
             TEST_CHECK(r == NULL && n == 0);
@@ -71,10 +75,37 @@ int main(int argc, char **argv) {
             TEST_EQ_INT(n, 4);
             for (int t = 0; t < n; t++) {
                 TEST_EQ_INT(r[t].rows, tg_pdm_rows(t));
-                TEST_EQ_INT(r[t].nan + r[t].inf + r[t].spikes + r[t].stuck_runs + r[t].ts_gaps + r[t].bad_labels, 0);
+                TEST_EQ_INT(r[t].nan + r[t].inf + r[t].spikes + r[t].stuck_runs + r[t].ts_gaps + r[t].own[GT_PDM_OWN_BAD_LABELS], 0);
             }
         }
         free(r);
+    }
+    /* a label beyond /legend/event_kind (2 kinds): PdM's own count, a finding */
+    if (rank == 0) {
+        hid_t f = H5Fopen(pp, H5F_ACC_RDWR, H5P_DEFAULT);
+        TEST_REQUIRE(f >= 0);
+        hid_t d = H5Dopen2(f, "/labels", H5P_DEFAULT), fs = H5Dget_space(d);
+        hsize_t at = (hsize_t)tg_pdm_rows(0) + 7, one = 1; /* row 7 of turbine 1 */
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL);
+        hid_t ms = H5Screate_simple(1, &one, NULL);
+        const uint8_t bad = 5;
+        TEST_CHECK(H5Dwrite(d, H5T_NATIVE_UINT8, ms, fs, H5P_DEFAULT, &bad) >= 0);
+        H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        gt_inspect_opts o;
+        gt_inspect_opts_defaults(&o);
+        gt_item_report *r = NULL;
+        int n = 0;
+        TEST_EQ_INT(gt_io_inspect(pp, &o, MPI_COMM_WORLD, null, &r, &n), 0);
+        if (rank == 0) {
+            TEST_EQ_INT(n, 4);
+            for (int t = 0; t < n; t++) TEST_EQ_INT(r[t].own[GT_PDM_OWN_BAD_LABELS], t == 1 ? 1 : 0);
+        }
+        free(r);
+        o.fail_on_data = 1;
+        TEST_EQ_INT(gt_io_inspect(pp, &o, MPI_COMM_WORLD, null, NULL, NULL), GT_EXIT_DATA);
     }
     fclose(null);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -37,30 +37,23 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import warnings
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "import"))
-try:
+import peer_common as pc
+from peer_common import ck
+
+with pc.peer_packages():
     import h5py
     import numpy as np
     import pandas as pd
     from energy_fault_detector.evaluation import CAREScore
-    from importlib.metadata import version
-except ImportError as e:
-    print("skipped: the peer environment lacks", e)
-    sys.exit(77)
-import realistic  # noqa: E402
-from checks import FAIL, ck, runner  # noqa: E402
+import realistic  # noqa: E402  (tests/import, on the path through peer_common)
 
-warnings.filterwarnings("ignore")
-GT, TOOL = sys.argv[1], sys.argv[2]
-gt = runner(GT)
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+GT, TOOL = pc.args("care_identity.py GRIDTRAIN CARE_TOOL", 2)
+gt = pc.runner(GT)
+pc.setup_env()
 TOL = 1e-9
-print(f"energy-fault-detector {version('energy-fault-detector')}")
+print(pc.versions("energy-fault-detector"))
 
 
 def same(a, b):
@@ -374,8 +367,4 @@ if os.path.exists(os.path.join(sweep, "report", "care_protocol.csv")):
     ck(f"report.md prints that CARE score ({tf['score']:.3f})", f"CARE score {tf['score']:.3f}" in md,
        [ln for ln in md.splitlines() if "CARE score" in ln][:3])
 
-if FAIL:
-    print(f"{len(FAIL)} check(s) failed; files kept in {d}")
-    sys.exit(1)
-shutil.rmtree(d, ignore_errors=True)
-print("all checks passed")
+pc.finish(d)

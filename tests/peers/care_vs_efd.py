@@ -44,16 +44,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "import"))
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import peer_common as pc
+
+ROOT = pc.ROOT
+pc.setup_env()
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-warnings.filterwarnings("ignore")
 FARMS = ("A", "B", "C")
 
 
@@ -142,8 +140,7 @@ def side_gridtrain(root, farm, gt, work):
     import pandas as pd
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     h5 = os.path.join(work, f"farm_{farm}.h5")
-    subprocess.run([gt, "import", "care", os.path.join(root, f"Wind Farm {farm}"), "-o", h5, "--log-level", "warn"],
-                   check=True, env=env, capture_output=True)
+    pc.run_quiet(gt, "import", "care", os.path.join(root, f"Wind Farm {farm}"), "-o", h5, env=env)
     sweep = os.path.join(work, f"protocol_{farm}")
     ini = os.path.join(work, f"protocol_{farm}.ini")
     out, section = [], ""
@@ -164,11 +161,9 @@ def side_gridtrain(root, farm, gt, work):
     with open(ini, "w") as f:
         f.write("".join(out))
     t0 = time.perf_counter()
-    subprocess.run([gt, "doe", "run-all", ini, "-j", "1", "--log-level", "warn"], check=True, env=env,
-                   capture_output=True)
+    pc.run_quiet(gt, "doe", "run-all", ini, "-j", "1", env=env)
     train_s = time.perf_counter() - t0
-    subprocess.run([gt, "doe", "report", sweep, "--no-plots", "--log-level", "warn"], check=True, env=env,
-                   capture_output=True)
+    pc.run_quiet(gt, "doe", "report", sweep, "--no-plots", env=env)
     with open(os.path.join(sweep, "report", "care_protocol.csv")) as f:
         own = [float(r["care_score"]) for r in csv.DictReader(f) if r["scope"] == "overall" and r["care_score"]]
     with open(os.path.join(sweep, "sweep.json")) as f:
@@ -180,8 +175,7 @@ def side_gridtrain(root, farm, gt, work):
     for i, eid in enumerate(int(x) for x in ce["event_id"]):
         cd = os.path.join(sweep, "cells", str(cells[eid]))
         p = os.path.join(work, f"pred_{farm}_{eid}.h5")
-        subprocess.run([gt, "predict", cd, h5, "-o", p, "--log-level", "warn"], check=True, env=env,
-                       capture_output=True)
+        pc.run_quiet(gt, "predict", cd, h5, "-o", p, env=env)
         t = int(ce["turbine"][i])
         with h5py.File(p, "r") as f:
             alarm = f["alarm"][row_off[t]:row_off[t + 1]].astype(bool)
@@ -215,12 +209,12 @@ def main():
     a = ap.parse_args()
     if a.side:
         return worker(a)
+    pc.require("energy_fault_detector", "h5py", "pandas")  # exit 77 without the peers' environment
     work = a.work or tempfile.mkdtemp(prefix="care_vs_efd_")
     root = os.path.join(work, "care")
     if not os.path.exists(os.path.join(root, "Wind Farm C", "datasets", "100.csv")):
         make_farms(root)
-    from importlib.metadata import version
-    print(f"energy-fault-detector {version('energy-fault-detector')}, {time.strftime('%Y-%m-%d')}")
+    print(f"{pc.versions('energy-fault-detector')}, {time.strftime('%Y-%m-%d')}")
     table = []
     for farm in FARMS:
         row = {}
@@ -234,13 +228,11 @@ def main():
             row[side] = json.loads(m.group(1))
             print(f"SIDE {farm} {side} {m.group(1)}", flush=True)
         table.append((farm, row))
-    print("| farm | side | CARE score | anomalies detected | normal datasets flagged | training s | peak MiB |")
-    print("|---|---|---|---|---|---|---|")
-    for farm, row in table:
-        for side in ("authors", "gridtrain"):
-            r = row[side]
-            print(f"| {farm} | {side} | {r['score']:.3f} | {sum(r['anomaly'])}/{len(r['anomaly'])} | "
-                  f"{sum(r['normal'])}/{len(r['normal'])} | {r['train_s']:.1f} | {r['peak_mib']:.0f} |")
+    pc.md_table(["farm", "side", "CARE score", "anomalies detected", "normal datasets flagged", "training s",
+                 "peak MiB"],
+                [[farm, side, f"{r['score']:.3f}", f"{sum(r['anomaly'])}/{len(r['anomaly'])}",
+                  f"{sum(r['normal'])}/{len(r['normal'])}", f"{r['train_s']:.1f}", f"{r['peak_mib']:.0f}"]
+                 for farm, row in table for side, r in ((s, row[s]) for s in ("authors", "gridtrain"))])
     for farm, row in table:
         g, au = row["gridtrain"], row["authors"]
         same = g["own_report"] is not None and abs(g["own_report"] - g["score"]) <= 1e-9

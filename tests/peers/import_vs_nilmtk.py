@@ -48,32 +48,26 @@ import re
 import shutil
 import sys
 import tempfile
-import warnings
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "import"))
-try:
+import peer_common as pc
+from peer_common import FAIL, ck
+
+with pc.peer_packages():
     import h5py
     import numpy as np
     import pandas as pd
     import yaml
-    from importlib.metadata import version
     from nilmtk import DataSet, MeterGroup
     from nilmtk.dataset_converters import convert_redd, convert_ukdale
     from nilmtk.dataset_converters.refit import convert_refit as nilmtk_refit
     from nilmtk.utils import get_module_directory, safe_resample
-except ImportError as e:
-    print("skipped: the peer environment lacks", e)
-    sys.exit(77)
-import indep_nilm  # noqa: E402
+import indep_nilm  # noqa: E402  (tests/import, on the path through peer_common)
 import realistic  # noqa: E402
-from checks import FAIL, ck, runner  # noqa: E402
 
-warnings.filterwarnings("ignore")
-GT, MAP = sys.argv[1], sys.argv[2]
-gt = runner(GT)
-print(f"nilmtk-s14pe {version('nilmtk-s14pe')}, nilm-metadata-s14pe {version('nilm-metadata-s14pe')}, "
-      f"pandas {pd.__version__}")
+GT, MAP = pc.args("import_vs_nilmtk.py GRIDTRAIN APPLIANCE_MAP", 2)
+gt = pc.runner(GT)
+pc.setup_env()
+print(f"{pc.versions('nilmtk-s14pe', 'nilm-metadata-s14pe')}, pandas {pd.__version__}")
 REL = 1e-3  # mean power: 0.1 %
 
 

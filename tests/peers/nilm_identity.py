@@ -26,29 +26,21 @@ usage: nilm_identity.py GRIDTRAIN NILM_TOOL   (the peers' Python; exit 77 withou
 """
 import math
 import os
-import shutil
 import subprocess
-import sys
 import tempfile
-import warnings
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "import"))
-try:
+import peer_common as pc
+from peer_common import ck
+
+with pc.peer_packages():
     import h5py
     import numpy as np
-    from importlib.metadata import version
     from nilmtk import losses
-except ImportError as e:
-    print("skipped: the peer environment lacks", e)
-    sys.exit(77)
-from checks import FAIL, ck, runner  # noqa: E402
 
-warnings.filterwarnings("ignore")
-GT, TOOL = sys.argv[1], sys.argv[2]
-gt = runner(GT)
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-print(f"nilmtk-s14pe {version('nilmtk-s14pe')}")
+GT, TOOL = pc.args("nilm_identity.py GRIDTRAIN NILM_TOOL", 2)
+gt = pc.runner(GT)
+pc.setup_env()
+print(pc.versions("nilmtk-s14pe"))
 
 
 def ours(y, yh, on):
@@ -135,8 +127,4 @@ if p.returncode == 0:
         ok = np.isfinite(app[:, a]) & np.isfinite(pred[:, a])
         compare(f"gridtrain predict, {nm} ({int(ok.sum())} rows)", app[ok, a], pred[ok, a], float(on_w[a]))
 
-if FAIL:
-    print(f"{len(FAIL)} check(s) failed; files kept in {d}")
-    sys.exit(1)
-shutil.rmtree(d, ignore_errors=True)
-print("all checks passed")
+pc.finish(d)
