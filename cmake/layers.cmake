@@ -105,7 +105,7 @@ set(GT_CALL_EXCUSED)
 # comments and literals that contains a task folder's name (GT_TASK_FOLDERS):
 # `src/data/norm.c:87: names task 'nilm' (nilm): ...`. A folder joins the list
 # once it is clean.
-set(GT_TASK_NEUTRAL data eval train plan)
+set(GT_TASK_NEUTRAL data eval train plan doe)
 # Identifiers excused ("folder/file.c identifier"), and why.
 set(GT_TASK_NEUTRAL_EXCUSED
     # the data.* settings of one task still live in the one gt_data_config
@@ -118,7 +118,10 @@ set(GT_TASK_NEUTRAL_EXCUSED
     "data/dataset.h pdm_norm_turbine"
     # the file kinds' value limits (io/kind_nilm.h, io/kind_pdm.h): the defaults
     # of data.power_limit_w and data.signal_limit
-    "data/config.c GT_NILM_POWER_LIMIT_W"  "data/config.c GT_PDM_SIGNAL_LIMIT")
+    "data/config.c GT_NILM_POWER_LIMIT_W"  "data/config.c GT_PDM_SIGNAL_LIMIT"
+    # a wind-farm file without a /legend: the condition names of the synthetic
+    # generator (synth/, docs/data-format.md) label the sweep's levels
+    "doe/legend.c GT_PDM_N_CONDITIONS"     "doe/legend.c gt_pdm_condition_name")
 
 # ------------------------------------------------------------------ sizes --
 # One concern per file, one step per function: the checker refuses a file of
