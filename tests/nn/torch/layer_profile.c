@@ -12,11 +12,15 @@
  *
  *   gt_layer_profile --model s2p_cnn|s2p_tf|lstm [--batch B] [--window W]
  *                    [--tbptt K] [--steps N] [--precision fp32|bf16]
+ *                    [--clock wall|cpu]  (cpu: process CPU time, all threads;
+ *                                         at 1 thread the thread's CPU time,
+ *                                         which a loaded machine does not inflate)
  *                                                     (OPENBLAS_NUM_THREADS)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/timer.h"
 #include "nn/bench.h"
@@ -39,6 +43,14 @@ typedef struct row {
 static row g_rows[MAX_ROWS];
 static int g_n_rows;
 static int g_active; /* only count timed steps */
+static int g_cpu_clock; /* --clock cpu: process CPU time (all threads) instead of wall time */
+
+static double prof_now(void) {
+    if (!g_cpu_clock) return gt_now();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void account(const char *key, double dt, double flops) {
     if (!g_active) return;
@@ -84,9 +96,9 @@ float __real_gt_mse_masked_forward(const float *, const float *, const float *, 
 void __real_gt_mse_masked_backward(float *, const float *, const float *, const float *, size_t, float);
 
 #define TIMED(call) \
-    double t0_ = gt_now(); \
+    double t0_ = prof_now(); \
     call; \
-    double dt_ = gt_now() - t0_
+    double dt_ = prof_now() - t0_
 #define KEY(...) \
     char key_[96]; \
     snprintf(key_, sizeof key_, __VA_ARGS__)
@@ -198,8 +210,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tbptt")) bc.tbptt = atoi(v);
         else if (!strcmp(a, "--steps")) bc.steps = atoi(v);
         else if (!strcmp(a, "--precision")) bc.precision = !strcmp(v, "bf16") ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
+        else if (!strcmp(a, "--clock")) g_cpu_clock = !strcmp(v, "cpu");
         else {
-            fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N] [--precision fp32|bf16]\n");
+            fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N] [--precision fp32|bf16] [--clock wall|cpu]\n");
             return 2;
         }
     }
@@ -221,20 +234,20 @@ int main(int argc, char **argv) {
     double t_fwd = 0, t_loss = 0, t_bwd = 0, t_opt = 0;
     for (int s = -1; s < bc.steps; s++) { /* step -1: warm-up, not counted */
         g_active = s >= 0;
-        double t0 = gt_now();
+        double t0 = prof_now();
         gt_model_zero_grad(m);
         gt_model_forward(m, x, B);
-        double t1 = gt_now();
+        double t1 = prof_now();
 #ifdef HAVE_LSTM
         if (kind == GT_MODEL_LSTM) gt_model_lstm_loss(m);
         else
 #endif
             gt_model_loss(m, y, NULL);
-        double t2 = gt_now();
+        double t2 = prof_now();
         gt_model_backward(m, 1.0f);
-        double t3 = gt_now();
+        double t3 = prof_now();
         gt_model_adamw_step(m, &opt, 1e-4f, s + 2, 0);
-        double t4 = gt_now();
+        double t4 = prof_now();
         if (g_active) {
             t_fwd += t1 - t0;
             t_loss += t2 - t1;
@@ -244,9 +257,9 @@ int main(int argc, char **argv) {
     }
     double n = bc.steps, total = (t_fwd + t_loss + t_bwd + t_opt) / n, wrapped = 0;
     qsort(g_rows, (size_t)g_n_rows, sizeof(row), cmp_rows);
-    printf("layer profile %s B=%d window=%d tbptt=%d threads (OPENBLAS_NUM_THREADS) %s, %d steps\n",
+    printf("layer profile %s B=%d window=%d tbptt=%d threads (OPENBLAS_NUM_THREADS) %s, %d steps, %s time\n",
            gt_model_kind_name(mc.kind), B, mc.window, mc.tbptt, getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "?",
-           bc.steps);
+           bc.steps, g_cpu_clock ? "process CPU" : "wall");
     printf("step %.1f ms: zero_grad+forward %.1f, loss %.1f, backward %.1f, AdamW %.1f; sgemm peak %.1f GFLOP/s\n",
            1e3 * total, 1e3 * t_fwd / n, 1e3 * t_loss / n, 1e3 * t_bwd / n, 1e3 * t_opt / n,
            gt_nn_bench_sgemm_gflops(2048, 2));
