@@ -10,13 +10,12 @@
  *             Vp  (hs/16, L, 16) V in column strips  B of O = P V
  *   backward  Qt, dOt (queries/16, hs, 16)           B of S^T = K Q^T, dP^T = V dO^T
  * Q, K rows and dout rows are read in place (row strides 3C and C).
- * Forward: per block of 6 query rows the whole score rows (6 x keys, O(L)),
+ * Forward: per block of 24 query rows the whole score rows (24 x keys, O(L)),
  * then an exact softmax (max, exp, sum) and O = P V / l: no running rescale.
  * Backward (key tiles outer, query tiles inner, as attention.c), on
  * transposed score tiles (keys x queries) so that P^T and dS^T come out of
  * the softmax pass as the A operands of dV = P^T dO and dK = dS^T Q; dS for
- * dQ = dS K is one transpose of that tile. exp is the Cephes polynomial of
- * nn/ops/fast_exp.h in 8 lanes with FMA. */
+ * dQ = dS K is one transpose of that tile. exp: nn/ops/cpu/exp_avx2.h. */
 #include "nn/ops/cpu/attention_avx2.h"
 
 #include <math.h>
@@ -29,9 +28,17 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 
+#include "nn/ops/cpu/exp_avx2.h"
+
 #define AV_MR 6  /* rows of the register block */
+#define AV_FR 24 /* query rows per forward block: 4 register blocks share each B strip in L1 */
+#define AV_FK 128 /* keys per chunk of the forward's O = P V, B chunk 8 KiB (L1) */
+#ifndef AV_BK
 #define AV_BK 64 /* keys per backward tile */
+#endif
+#ifndef AV_BQ
 #define AV_BQ 64 /* queries per backward tile, a multiple of 16 */
+#endif
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ok;
@@ -76,27 +83,41 @@ static int round16(int n) { return (n + 15) / 16 * 16; }
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 
-/* C (R, 16) = (acc ? C : 0) + A (R, K) B (K, 16); row strides lda, ldb, ldc */
+/* C (R, 16) = (acc ? C : 0) + A (R, K) B (K, 16); row strides lda, ldb, ldc.
+ * The accumulators are named variables, not an array: GCC keeps an array of
+ * fewer rows than its size on the stack (a store and a load per FMA). */
+#define MK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 static inline __attribute__((always_inline)) void mk_rows(const int R, int K, const float *A, size_t lda,
                                                           const float *B, size_t ldb, float *Cm, size_t ldc,
                                                           int acc) {
-    __m256 c0[AV_MR], c1[AV_MR];
-    for (int r = 0; r < R; r++) {
-        c0[r] = acc ? _mm256_loadu_ps(Cm + r * ldc) : _mm256_setzero_ps();
-        c1[r] = acc ? _mm256_loadu_ps(Cm + r * ldc + 8) : _mm256_setzero_ps();
+#define MK_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
+    MK_ROWS(MK_DECL)
+#define MK_LOAD(r)                                                                                                    \
+    if (R > r && acc) {                                                                                                \
+        c##r##0 = _mm256_loadu_ps(Cm + r * ldc);                                                                        \
+        c##r##1 = _mm256_loadu_ps(Cm + r * ldc + 8);                                                                    \
     }
+    MK_ROWS(MK_LOAD)
     for (int k = 0; k < K; k++) {
         const __m256 b0 = _mm256_loadu_ps(B + k * ldb), b1 = _mm256_loadu_ps(B + k * ldb + 8);
-        for (int r = 0; r < R; r++) {
-            const __m256 a = _mm256_broadcast_ss(A + r * lda + k);
-            c0[r] = _mm256_fmadd_ps(a, b0, c0[r]);
-            c1[r] = _mm256_fmadd_ps(a, b1, c1[r]);
-        }
+#define MK_FMA(r)                                                                                                     \
+    if (R > r) {                                                                                                       \
+        const __m256 a = _mm256_broadcast_ss(A + r * lda + k);                                                         \
+        c##r##0 = _mm256_fmadd_ps(a, b0, c##r##0);                                                                     \
+        c##r##1 = _mm256_fmadd_ps(a, b1, c##r##1);                                                                     \
     }
-    for (int r = 0; r < R; r++) {
-        _mm256_storeu_ps(Cm + r * ldc, c0[r]);
-        _mm256_storeu_ps(Cm + r * ldc + 8, c1[r]);
+        MK_ROWS(MK_FMA)
     }
+#define MK_STORE(r)                                                                                                   \
+    if (R > r) {                                                                                                       \
+        _mm256_storeu_ps(Cm + r * ldc, c##r##0);                                                                        \
+        _mm256_storeu_ps(Cm + r * ldc + 8, c##r##1);                                                                    \
+    }
+    MK_ROWS(MK_STORE)
+#undef MK_DECL
+#undef MK_LOAD
+#undef MK_FMA
+#undef MK_STORE
 }
 
 /* C (M, 16) (+)= A (M, K) B (K, 16), rows in blocks of AV_MR */
@@ -114,26 +135,6 @@ static void gemm16(int M, int K, const float *A, size_t lda, const float *B, siz
     case 1: mk_rows(1, K, A, lda, B, ldb, Cm, ldc, acc); break;
     default: break;
     }
-}
-
-/* e^x in 8 lanes: gt_expf_poly's range reduction and polynomial, with FMA;
- * clamped to [-87, 88]; NaN stays NaN */
-static inline __m256 exp8(__m256 x) {
-    x = _mm256_max_ps(_mm256_set1_ps(-87.0f), x); /* the second operand when either is NaN */
-    x = _mm256_min_ps(_mm256_set1_ps(88.0f), x);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
 static inline float hsum8(__m256 v) {
@@ -164,8 +165,8 @@ static float softmax_row(float *s, int n, int np, float scale, float *sum) {
     const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(scale);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0;
     for (int j = 0; j < np; j += 16) {
-        const __m256 p0 = exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm), vs));
-        const __m256 p1 = exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j + 8), vm), vs));
+        const __m256 p0 = gt_exp8_avx2(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm), vs));
+        const __m256 p1 = gt_exp8_avx2(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j + 8), vm), vs));
         _mm256_storeu_ps(s + j, p0);
         _mm256_storeu_ps(s + j + 8, p1);
         if (j + 16 <= n) {
@@ -182,12 +183,42 @@ static float softmax_row(float *s, int n, int np, float scale, float *sum) {
     return m;
 }
 
+/* the 8 x 8 block at src (row stride lds) transposed to dst (row stride ldd) */
+static inline void transpose8(float *dst, size_t ldd, const float *src, size_t lds) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * lds);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+}
+
 /* dst (n16/16, hs, 16): dst[j][d][u] = src[(16 j + u) ld + d] for rows < n, else 0 */
 static void pack_t(float *dst, const float *src, size_t ld, int n, int n16, int hs) {
-    for (int t = 0; t < n16; t++) {
-        float *col = dst + (size_t)(t / 16) * hs * 16 + t % 16;
-        const float *row = src + (size_t)t * ld;
-        for (int d = 0; d < hs; d++) col[(size_t)d * 16] = t < n ? row[d] : 0.0f;
+    float pad[8 * 8];
+    for (int t0 = 0; t0 < n16; t0 += 8) {
+        float *col = dst + (size_t)(t0 / 16) * hs * 16 + t0 % 16;
+        for (int d = 0; d < hs; d += 8) {
+            const float *blk = src + (size_t)t0 * ld + d;
+            size_t lds = ld;
+            if (t0 + 8 > n) { /* rows past n read as zeros */
+                for (int i = 0; i < 8; i++)
+                    for (int c = 0; c < 8; c++) pad[i * 8 + c] = t0 + i < n ? blk[(size_t)i * ld + c] : 0.0f;
+                blk = pad;
+                lds = 8;
+            }
+            transpose8(col + (size_t)d * 16, 16, blk, lds);
+        }
     }
 }
 
@@ -198,17 +229,17 @@ void gt_attn_avx2_forward_bh(float *out, float *lse, const float *qkv, int b, in
     const float *q = qkv + (size_t)b * L * C3 + h * hs, *k = q + C, *v = q + 2 * C;
     float *o = out + (size_t)b * L * C + h * hs;
     float *lse_bh = lse + ((size_t)b * NH + h) * L;
-    const size_t n_kt = (size_t)hs * Lp, n_vp = (size_t)hs * L, n_s = (size_t)AV_MR * Lp;
+    const size_t n_kt = (size_t)hs * Lp, n_vp = (size_t)hs * L, n_s = (size_t)AV_FR * Lp;
     char *cur = arena(carve_size(n_kt) + carve_size(n_vp) + carve_size(n_s));
     float *Kt = carve(&cur, n_kt), *Vp = carve(&cur, n_vp), *S = carve(&cur, n_s);
     pack_t(Kt, k, C3, L, Lp, hs);
     for (int c = 0; c < hs / 16; c++)
         for (int s = 0; s < L; s++) memcpy(Vp + ((size_t)c * L + s) * 16, v + (size_t)s * C3 + c * 16, 64);
 
-    for (int t0 = q0; t0 < q1; t0 += AV_MR) {
-        const int R = q1 - t0 < AV_MR ? q1 - t0 : AV_MR;
+    for (int t0 = q0; t0 < q1; t0 += AV_FR) {
+        const int R = q1 - t0 < AV_FR ? q1 - t0 : AV_FR;
         const float *qr = q + (size_t)t0 * C3;
-        float inv[AV_MR];
+        float inv[AV_FR];
         for (int j = 0; j < Lp / 16; j++) gemm16(R, hs, qr, C3, Kt + (size_t)j * hs * 16, 16, S + j * 16, Lp, 0);
         for (int r = 0; r < R; r++) {
             float sum;
@@ -217,7 +248,10 @@ void gt_attn_avx2_forward_bh(float *out, float *lse, const float *qkv, int b, in
             inv[r] = 1.0f / sum;
         }
         float *orow = o + (size_t)t0 * C;
-        for (int c = 0; c < hs / 16; c++) gemm16(R, L, S, Lp, Vp + (size_t)c * L * 16, 16, orow + c * 16, C, 0);
+        for (int c = 0; c < hs / 16; c++)
+            for (int s0 = 0; s0 < L; s0 += AV_FK)
+                gemm16(R, L - s0 < AV_FK ? L - s0 : AV_FK, S + s0, Lp, Vp + ((size_t)c * L + s0) * 16, 16,
+                       orow + c * 16, C, s0 > 0);
         for (int r = 0; r < R; r++) {
             const __m256 vi = _mm256_set1_ps(inv[r]);
             for (int i = 0; i < hs; i += 8)
@@ -234,7 +268,7 @@ static void softmax_grad_tile(float *st, float *dpt, const float *lq, const floa
     for (int r = 0; r < bk; r++) {
         float *sr = st + (size_t)r * AV_BQ, *dr = dpt + (size_t)r * AV_BQ;
         for (int j = 0; j < nq16; j += 8) {
-            const __m256 p = exp8(_mm256_fmsub_ps(_mm256_loadu_ps(sr + j), vs, _mm256_loadu_ps(lq + j)));
+            const __m256 p = gt_exp8_avx2(_mm256_fmsub_ps(_mm256_loadu_ps(sr + j), vs, _mm256_loadu_ps(lq + j)));
             const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(dr + j), _mm256_loadu_ps(dq + j));
             _mm256_storeu_ps(sr + j, p);
             _mm256_storeu_ps(dr + j, _mm256_mul_ps(_mm256_mul_ps(p, g), vs));
@@ -244,8 +278,11 @@ static void softmax_grad_tile(float *st, float *dpt, const float *lq, const floa
 
 /* dst (bq, AV_BK stride) = src (bk, AV_BQ stride)^T */
 static void transpose_tile(float *dst, const float *src, int bk, int bq) {
-    for (int i = 0; i < bq; i++)
-        for (int s = 0; s < bk; s++) dst[(size_t)i * AV_BK + s] = src[(size_t)s * AV_BQ + i];
+    const int bk8 = bk / 8 * 8, bq8 = bq / 8 * 8;
+    for (int s = 0; s < bk8; s += 8)
+        for (int i = 0; i < bq8; i += 8) transpose8(dst + (size_t)i * AV_BK + s, AV_BK, src + (size_t)s * AV_BQ + i, AV_BQ);
+    for (int i = 0; i < bq; i++) /* edges */
+        for (int s = i < bq8 ? bk8 : 0; s < bk; s++) dst[(size_t)i * AV_BK + s] = src[(size_t)s * AV_BQ + i];
 }
 
 void gt_attn_avx2_backward_bh(float *dqkv, const float *dout, const float *qkv, const float *out,
