@@ -1,7 +1,11 @@
 /* tests/nn/test_attention.c: tiled flash-style attention vs an explicit
  * L x L softmax in double, and its backward vs finite differences.
  * Shapes include L not a multiple of the tile sizes and L > GT_ATTN_BC (several
- * key tiles, so the online-softmax rescaling path runs). */
+ * key tiles, so the online-softmax rescaling path runs). Head sizes 4 and 8
+ * run the tile route; 16, 32 and 64 the fused AVX2 route where the CPU has it
+ * (test_nn_attention_gemm runs them all on the tile route: GT_ATTN_CPU=gemm),
+ * with L not a multiple of 16, several key and query tiles of its backward,
+ * and the s2p_tf shape. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +13,7 @@
 
 #include "core/rng.h"
 #include "nn/ops/attention.h"
+#include "nn/ops/cpu/gemm.h"
 #include "test.h"
 
 /* out (B,L,C) in double from qkv (B,L,3C) in double; explicit (L,L) softmax */
@@ -173,5 +178,13 @@ int main(void) {
     check_case(2, GT_ATTN_BC + GT_ATTN_BR, 8, 2, 1.0f, 30); // exact multiples
     check_rows(2, 37, 16, 4, 18, 1); // the seq2point midpoint
     check_rows(1, 300, 8, 2, 50, 100); // a span over a tile boundary
+    printf("attention route, head sizes 4, 8: %s\n", gt_gemm_impl(GT_GEMM_ATTENTION));
+    check_case(2, 37, 64, 4, 1.0f, 60); // head size 16, L not a multiple of 16
+    check_case(1, 300, 64, 2, 1.0f, 60); // head size 32: 5 key tiles, 5 query tiles of the backward
+    check_case(1, 150, 128, 2, 3.0f, 40); // head size 64, large scores
+    check_case(1, 512, 128, 4, 1.0f, 12); // the s2p_tf shape (one sample)
+    check_rows(2, 300, 64, 2, 150, 1); // the seq2point midpoint, head size 32
+    check_rows(1, 300, 128, 4, 50, 100); // a span over tile boundaries, head size 32
+    printf("attention route, head sizes 16, 32, 64: %s\n", gt_gemm_impl(GT_GEMM_ATTENTION));
     TEST_DONE();
 }

@@ -22,8 +22,11 @@
  * The tile GEMMs go through gt_gemm (nn/ops/cpu/gemm.h: OpenBLAS in fp32,
  * oneDNN in bf16), one thread per (batch, head) pair. In bf16 on a CPU with
  * AMX and head size <= 64 the pairs run the fused kernels of
- * nn/ops/cpu/attention_amx.c instead (their O(L * head size) packed copies
- * live in per-thread buffers of their own, not in `scratch`). */
+ * nn/ops/cpu/attention_amx.c instead, in fp32 on a CPU with AVX2 and FMA and
+ * a head size that is a multiple of 16 (<= 128) those of
+ * nn/ops/cpu/attention_avx2.c (GT_ATTN_CPU=gemm keeps the tile products);
+ * their O(L * head size) packed copies live in per-thread buffers of their
+ * own, not in `scratch`. */
 #ifndef GT_NN_OPS_ATTENTION_H
 #define GT_NN_OPS_ATTENTION_H
 

@@ -14,7 +14,7 @@
  *                    [--tbptt K] [--steps N] [--precision fp32|bf16]
  *                    [--clock wall|thread|process]    (OPENBLAS_NUM_THREADS)
  *
- * --clock: what the times are: wall clock (default), the calling thread's CPU
+ * --clock (cpu: the same as process): what the times are: wall clock (default), the calling thread's CPU
  * time (at 1 thread all of the work, and unaffected by other processes on a
  * loaded machine), or the process's CPU time (all threads, spinning included).
  */
@@ -43,7 +43,6 @@ typedef struct row {
 static row g_rows[MAX_ROWS];
 static int g_n_rows;
 static int g_active; /* only count timed steps */
-
 static void account(const char *key, double dt, double flops) {
     if (!g_active) return;
     for (int i = 0; i < g_n_rows; i++)
@@ -209,9 +208,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--tbptt")) bc.tbptt = atoi(v);
         else if (!strcmp(a, "--steps")) bc.steps = atoi(v);
         else if (!strcmp(a, "--precision")) bc.precision = !strcmp(v, "bf16") ? GT_PRECISION_BF16 : GT_PRECISION_FP32;
-        else if (!strcmp(a, "--clock") && (!strcmp(v, "wall") || !strcmp(v, "thread") || !strcmp(v, "process")))
-            g_clock_id = !strcmp(v, "thread")    ? CLOCK_THREAD_CPUTIME_ID
-                         : !strcmp(v, "process") ? CLOCK_PROCESS_CPUTIME_ID
+        else if (!strcmp(a, "--clock") && (!strcmp(v, "wall") || !strcmp(v, "thread") || !strcmp(v, "process") ||
+                                         !strcmp(v, "cpu")))
+            g_clock_id = !strcmp(v, "thread")                          ? CLOCK_THREAD_CPUTIME_ID
+                         : !strcmp(v, "process") || !strcmp(v, "cpu") ? CLOCK_PROCESS_CPUTIME_ID
                                                  : CLOCK_MONOTONIC;
         else {
             fprintf(stderr, "usage: gt_layer_profile --model M [--batch B] [--window W] [--tbptt K] [--steps N] "

@@ -25,6 +25,7 @@
 
 #include "core/check.h"
 #include "nn/ops/cpu/attention_amx.h"
+#include "nn/ops/cpu/attention_avx2.h"
 #include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/fast_exp.h"
@@ -130,15 +131,28 @@ static void forward_bh(void *ctx, int task, int tid) {
     }
 }
 
-/* The route, decided here for forward and backward alike: in bf16 on a CPU
- * with AMX, the fused kernels of attention_amx.c (one task per (batch, head)
- * pair, as below); otherwise the tile products through gt_gemm. */
+/* The route, decided here for forward and backward alike (one task per
+ * (batch, head) pair in each):
+ *   bf16 on a CPU with AMX          the fused kernels of attention_amx.c
+ *   fp32 on a CPU with AVX2 + FMA   the fused kernels of attention_avx2.c
+ *                                   (head size a multiple of 16, <= 128)
+ *   otherwise                       the tile products through gt_gemm above */
 static const char k_amx_impl[] = "gridtrain fused attention amx_bf16 (tdpbf16ps 16x16x32, fp32 softmax)";
+static const char k_avx2_impl[] = "gridtrain fused attention avx2_fma fp32 (6x16 register blocks)";
 
-static int use_amx(int C, int NH) {
-    if (gt_cpu_get_precision() != GT_CPU_BF16 || !gt_attn_amx_usable(C / NH)) return 0;
-    gt_gemm_note_impl(GT_GEMM_ATTENTION, k_amx_impl);
-    return 1;
+typedef enum attn_route { ROUTE_GEMM, ROUTE_AMX, ROUTE_AVX2 } attn_route;
+
+static attn_route route(int C, int NH) {
+    const gt_cpu_prec p = gt_cpu_get_precision();
+    if (p == GT_CPU_BF16 && gt_attn_amx_usable(C / NH)) {
+        gt_gemm_note_impl(GT_GEMM_ATTENTION, k_amx_impl);
+        return ROUTE_AMX;
+    }
+    if (p != GT_CPU_BF16 && gt_attn_avx2_usable(C / NH)) {
+        gt_gemm_note_impl(GT_GEMM_ATTENTION, k_avx2_impl);
+        return ROUTE_AVX2;
+    }
+    return ROUTE_GEMM;
 }
 
 static void forward_amx(void *ctx, int task, int tid) {
@@ -155,12 +169,27 @@ static void backward_amx(void *ctx, int task, int tid) {
                             a->NH, a->q0, a->q0 + a->nq);
 }
 
+static void forward_avx2(void *ctx, int task, int tid) {
+    (void)tid;
+    const attn_args *a = ctx;
+    gt_attn_avx2_forward_bh(a->out, a->lse, a->qkv, task / a->NH, task % a->NH, a->L, a->C, a->NH, a->q0,
+                            a->q0 + a->nq);
+}
+
+static void backward_avx2(void *ctx, int task, int tid) {
+    (void)tid;
+    const attn_args *a = ctx;
+    gt_attn_avx2_backward_bh(a->dqkv, a->dout, a->qkv, a->fout, a->flse, task / a->NH, task % a->NH, a->L,
+                             a->C, a->NH, a->q0, a->q0 + a->nq);
+}
+
 void gt_attention_forward_rows(float *out, float *lse, float *scratch, const float *qkv, int B, int L, int C,
                                int NH, int q0, int nq) {
     GT_ASSERT(NH > 0 && C % NH == 0 && L > 0 && q0 >= 0 && nq > 0 && q0 + nq <= L);
     attn_args a = {.out = out, .lse = lse, .scratch = scratch, .qkv = qkv, .B = B, .L = L, .C = C, .NH = NH,
                    .q0 = q0, .nq = nq};
-    gt_par_for(B * NH, use_amx(C, NH) ? forward_amx : forward_bh, &a);
+    const attn_route r = route(C, NH);
+    gt_par_for(B * NH, r == ROUTE_AMX ? forward_amx : r == ROUTE_AVX2 ? forward_avx2 : forward_bh, &a);
 }
 
 static void backward_bh(void *ctx, int task, int tid) {
@@ -232,5 +261,6 @@ void gt_attention_backward_rows(float *dqkv, float *scratch, const float *dout, 
     GT_ASSERT(NH > 0 && C % NH == 0 && L > 0 && q0 >= 0 && nq > 0 && q0 + nq <= L);
     attn_args a = {.dqkv = dqkv, .scratch = scratch, .qkv = qkv, .dout = dout, .fout = out, .flse = lse,
                    .B = B, .L = L, .C = C, .NH = NH, .q0 = q0, .nq = nq};
-    gt_par_for(B * NH, use_amx(C, NH) ? backward_amx : backward_bh, &a);
+    const attn_route r = route(C, NH);
+    gt_par_for(B * NH, r == ROUTE_AMX ? backward_amx : r == ROUTE_AVX2 ? backward_avx2 : backward_bh, &a);
 }
