@@ -32,7 +32,7 @@ static inline void tt_scratch(char *dir, size_t n, const char *name, MPI_Comm co
     if (rank == 0) {
         const char *base = getenv("GT_BINARY_DIR");
         snprintf(buf, sizeof buf, "%s/train-scratch/%s-%d", base && *base ? base : "/tmp", name, (int)getpid());
-        char cmd[600];
+        char cmd[2 * sizeof buf + 32]; /* both copies of the path fit */
         snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", buf, buf);
         TEST_REQUIRE(system(cmd) == 0);
     }
