@@ -119,6 +119,13 @@ const gt_data_task_i gt_data_task_nilm = {
     .item_norm = NULL,
 };
 
+/* the activations nilm_augment.c found (0 for another task's dataset) */
+int64_t gt_dataset_n_activations(const gt_dataset *ds) {
+    if (ds->t != &gt_data_task_nilm) return 0;
+    const gt_nilm_part *P = ds->part;
+    return P->act_off ? P->act_off[(size_t)ds->n_items * ds->n_cols] : 0;
+}
+
 float gt_dataset_on_threshold(const gt_dataset *ds, int a) {
     GT_ASSERT(ds->t == &gt_data_task_nilm && a >= 0 && a < ds->n_cols);
     return (float)(((double)part_of(ds)->sh->meta[a].on_power_w - ds->norm.mean[1 + a]) / ds->norm.std[1 + a]);

@@ -82,12 +82,6 @@ void gt_ds_find_activations(gt_dataset *ds) {
     P->act_off[(size_t)ds->n_items * A] = n;
 }
 
-int64_t gt_dataset_n_activations(const gt_dataset *ds) {
-    if (ds->t != &gt_data_task_nilm) return 0;
-    const gt_nilm_part *P = ds->part;
-    return P->act_off ? P->act_off[(size_t)ds->n_items * ds->n_cols] : 0;
-}
-
 /* Sample q of appliance a inside the activation [row, row + L): a bridged hole
  * (find_activations) by linear interpolation between its finite neighbours
  * (the activation starts and ends on finite on rows). */
