@@ -24,18 +24,11 @@ import re
 import sys
 import tempfile
 
+from check_sizes import cmake_set  # the one reader of set(NAME ...) in cmake/layers.cmake
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TASK_LINE = re.compile(r"^[ \t]*X\(([a-z0-9_]+)\)", re.M)
-
-
-def cmake_set(text, name):
-    """The words of `set(NAME ...)` in a CMake file (comments dropped, quoted strings kept whole)."""
-    clean = "\n".join(re.sub(r'^((?:[^"#]|"[^"]*")*)#.*$', r"\1", ln) for ln in text.split("\n"))
-    m = re.search(r"^set\(" + re.escape(name) + r"\b((?:[^()\"]|\"[^\"]*\")*)\)", clean, re.M)
-    if not m:
-        return []
-    return [q if q else w for q, w in re.findall(r'"([^"]*)"|([^\s"]+)', m.group(1))]
 
 
 def code_only(text):
