@@ -132,6 +132,6 @@ set(GT_MAX_FILE_LINES 800)
 set(GT_MAX_FUNCTION_LINES 120)
 set(GT_SIZE_EXCUSED
     # kernels: one frame keeps the tile registers and the loop nest together
-    "nn/ops/cpu/attention_amx.c gt_attn_amx_forward_bh"   # AMX tile loop of one (batch, head)
-    "nn/ops/cpu/attention_amx.c gt_attn_amx_backward_bh"  # the same, backward
+    "nn/ops/cpu/attention_vnni.h vnni_forward_bh"   # the bf16 tile loop of one (batch, head), AMX and AVX512-BF16
+    "nn/ops/cpu/attention_vnni.h vnni_backward_bh"  # the same, backward
     "nn/ops/cuda/attention_mma.cu __launch_bounds__")     # the mma.sync attention kernel

@@ -389,8 +389,10 @@ static void test_lstm(void) {
 /* --------------------------------------------------------------- attention */
 /* One shape, forward and backward of the query rows [q0, q0 + nq) (all rows:
  * q0 = 0, nq = L) in bf16 against fp32. Head sizes up to 64 take the fused
- * AMX route where oneDNN's ISA is avx512_core_amx (attention_amx.c), larger
- * ones and other ISAs the tile products through gt_gemm. Bounds as above;
+ * AMX route where oneDNN's ISA is avx512_core_amx (attention_amx.c), the
+ * same kernels on AVX-512 where it is avx512_core_bf16
+ * (attention_avx512bf16.c), larger ones and other ISAs the tile products
+ * through gt_gemm. Bounds as above;
  * the same bits call to call. */
 static void attention_case(int B, int L, int C, int NH, int q0, int nq) {
     const size_t nqkv = (size_t)B * L * 3 * C, no = (size_t)B * L * C, nl = (size_t)B * NH * L;
@@ -433,9 +435,10 @@ static void test_attention(void) {
     attention_case(2, 64, 128, 2, 0, 64);  /* 64 */
     attention_case(2, 80, 128, 4, 40, 1);  /* the midpoint row alone (s2p_tf's last block) */
     attention_case(2, 90, 64, 2, 7, 37);   /* a band of rows */
-    const int amx = !strcmp(gt_cpu_isa_name(), "avx512_core_amx");
+    const int amx = !strcmp(gt_cpu_isa_name(), "avx512_core_amx"), vdp = !strcmp(gt_cpu_isa_name(), "avx512_core_bf16");
     printf("  attention: %s\n", gt_gemm_impl(GT_GEMM_ATTENTION));
     TEST_CHECK((strstr(gt_gemm_impl(GT_GEMM_ATTENTION), "fused attention amx_bf16") != NULL) == amx);
+    TEST_CHECK((strstr(gt_gemm_impl(GT_GEMM_ATTENTION), "fused attention avx512_bf16") != NULL) == vdp);
     attention_case(1, 40, 160, 2, 0, 40); /* head size 80: the tile products on every ISA */
     TEST_CHECK(strstr(gt_gemm_impl(GT_GEMM_ATTENTION), "onednn") || strstr(gt_gemm_impl(GT_GEMM_ATTENTION), "emulated"));
 }
@@ -477,12 +480,21 @@ static void test_model_precision(void) {
     free(x), free(ref), free(y);
 }
 
+/* oneDNN's ISA names in the order the caps nest; -1 for another name */
+static int isa_rank(const char *isa) {
+    static const char *const order[] = {"sse41", "avx", "avx2", "avx2_vnni", "avx512_core", "avx512_core_vnni",
+                                        "avx512_core_bf16", "avx512_core_amx"};
+    for (int i = 0; i < 8; i++)
+        if (!strcmp(isa, order[i])) return i;
+    return -1;
+}
+
 int main(void) {
     if (!gt_cpu_bf16_available()) TEST_SKIP("built without oneDNN: no CPU bf16 products");
     /* ONEDNN_MAX_CPU_ISA only caps: a CPU without the ISA named by GT_EXPECT_ISA
      * cannot run that leg (an AVX2-only CPU and the avx512_core leg) */
     const char *want = getenv("GT_EXPECT_ISA");
-    if (want && !strncmp(want, "avx512", 6) && strncmp(gt_cpu_isa_name(), "avx512", 6)) {
+    if (want && isa_rank(gt_cpu_isa_name()) < isa_rank(want)) {
         printf("this CPU has no %s (oneDNN's ISA: %s, flags %s)\n", want, gt_cpu_isa_name(), gt_cpu_flags());
         TEST_SKIP("the CPU lacks the ISA of this leg");
     }

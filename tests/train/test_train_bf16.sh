@@ -90,13 +90,15 @@ assert m["precision"] == "bf16 products", m["precision"]
 cp = m["cpu_products"]
 print("manifest cpu_products:", cp)
 assert route in cp["linear"], ("linear", cp)
-# attention: its fused kernels on AMX (nn/ops/cpu/attention_amx.c), else tile products on the route
-amx = cp["onednn_isa"] == "avx512_core_amx"
-assert ("gridtrain fused attention amx_bf16" if amx else route) in cp["attention"], ("attention", cp)
+# attention: its fused kernels on AMX (nn/ops/cpu/attention_amx.c) and on AVX512-BF16
+# (attention_avx512bf16.c), else tile products on the route
+fused = {"avx512_core_amx": "gridtrain fused attention amx_bf16",
+         "avx512_core_bf16": "gridtrain fused attention avx512_bf16"}.get(cp["onednn_isa"], route)
+assert fused in cp["attention"], ("attention", cp)
 assert cp["onednn_isa"].startswith("avx512") == (route == "onednn"), cp
 PY
 
-# s2p_tf (attention's fused AMX route where the CPU has it): the same bits run to run at 1 and 2 threads
+# s2p_tf (attention's fused AMX or AVX512-BF16 route where the CPU has it): the same bits run to run at 1 and 2 threads
 TF=(model.kind=s2p_tf model.layers=1 model.hidden=32)
 train "$W/tf.ini" tf-again bf16 "${TF[@]}" || fail "second s2p_tf bf16 run"
 [ "$(checksum "$W/tf-again.log")" = "$(checksum "$W/tf-bf16.log")" ] || fail "s2p_tf bf16 not deterministic run to run"

@@ -26,6 +26,7 @@
 #include "core/check.h"
 #include "nn/ops/cpu/attention_amx.h"
 #include "nn/ops/cpu/attention_avx2.h"
+#include "nn/ops/cpu/attention_avx512bf16.h"
 #include "nn/ops/cpu/gemm.h"
 #include "nn/ops/cpu/parallel.h"
 #include "nn/ops/fast_exp.h"
@@ -39,6 +40,7 @@ typedef struct attn_args {
     float *out, *lse, *dqkv, *scratch;
     const float *qkv, *dout, *fout, *flse;
     int B, L, C, NH, q0, nq;
+    int route; /* attn_route */
 } attn_args;
 
 /* row max of s[0..n) */
@@ -134,19 +136,26 @@ static void forward_bh(void *ctx, int task, int tid) {
 /* The route, decided here for forward and backward alike (one task per
  * (batch, head) pair in each):
  *   bf16 on a CPU with AMX          the fused kernels of attention_amx.c
+ *   bf16 on AVX512-BF16 without AMX the same kernels on AVX-512
+ *                                   (attention_avx512bf16.c)
  *   fp32 on a CPU with AVX2 + FMA   the fused kernels of attention_avx2.c
  *                                   (head size a multiple of 16, <= 128)
  *   otherwise                       the tile products through gt_gemm above */
 static const char k_amx_impl[] = "gridtrain fused attention amx_bf16 (tdpbf16ps 16x16x32, fp32 softmax)";
+static const char k_vdp_impl[] = "gridtrain fused attention avx512_bf16 (vdpbf16ps 16x16x32 tiles, fp32 softmax)";
 static const char k_avx2_impl[] = "gridtrain fused attention avx2_fma fp32 (6x16 register blocks)";
 
-typedef enum attn_route { ROUTE_GEMM, ROUTE_AMX, ROUTE_AVX2 } attn_route;
+typedef enum attn_route { ROUTE_GEMM, ROUTE_AMX, ROUTE_VDP, ROUTE_AVX2 } attn_route;
 
 static attn_route route(int C, int NH) {
     const gt_cpu_prec p = gt_cpu_get_precision();
     if (p == GT_CPU_BF16 && gt_attn_amx_usable(C / NH)) {
         gt_gemm_note_impl(GT_GEMM_ATTENTION, k_amx_impl);
         return ROUTE_AMX;
+    }
+    if (p == GT_CPU_BF16 && gt_attn_avx512bf16_usable(C / NH)) {
+        gt_gemm_note_impl(GT_GEMM_ATTENTION, k_vdp_impl);
+        return ROUTE_VDP;
     }
     if (p != GT_CPU_BF16 && gt_attn_avx2_usable(C / NH)) {
         gt_gemm_note_impl(GT_GEMM_ATTENTION, k_avx2_impl);
@@ -155,32 +164,29 @@ static attn_route route(int C, int NH) {
     return ROUTE_GEMM;
 }
 
-static void forward_amx(void *ctx, int task, int tid) {
+/* the fused routes' kernels, one (batch, head) pair per call */
+static const struct {
+    void (*forward)(float *out, float *lse, const float *qkv, int b, int h, int L, int C, int NH, int q0, int q1);
+    void (*backward)(float *dqkv, const float *dout, const float *qkv, const float *out, const float *lse, int b,
+                     int h, int L, int C, int NH, int q0, int q1);
+} k_fused[] = {
+    [ROUTE_AMX] = {gt_attn_amx_forward_bh, gt_attn_amx_backward_bh},
+    [ROUTE_VDP] = {gt_attn_avx512bf16_forward_bh, gt_attn_avx512bf16_backward_bh},
+    [ROUTE_AVX2] = {gt_attn_avx2_forward_bh, gt_attn_avx2_backward_bh},
+};
+
+static void forward_fused(void *ctx, int task, int tid) {
     (void)tid;
     const attn_args *a = ctx;
-    gt_attn_amx_forward_bh(a->out, a->lse, a->qkv, task / a->NH, task % a->NH, a->L, a->C, a->NH, a->q0,
-                           a->q0 + a->nq);
+    k_fused[a->route].forward(a->out, a->lse, a->qkv, task / a->NH, task % a->NH, a->L, a->C, a->NH, a->q0,
+                              a->q0 + a->nq);
 }
 
-static void backward_amx(void *ctx, int task, int tid) {
+static void backward_fused(void *ctx, int task, int tid) {
     (void)tid;
     const attn_args *a = ctx;
-    gt_attn_amx_backward_bh(a->dqkv, a->dout, a->qkv, a->fout, a->flse, task / a->NH, task % a->NH, a->L, a->C,
-                            a->NH, a->q0, a->q0 + a->nq);
-}
-
-static void forward_avx2(void *ctx, int task, int tid) {
-    (void)tid;
-    const attn_args *a = ctx;
-    gt_attn_avx2_forward_bh(a->out, a->lse, a->qkv, task / a->NH, task % a->NH, a->L, a->C, a->NH, a->q0,
-                            a->q0 + a->nq);
-}
-
-static void backward_avx2(void *ctx, int task, int tid) {
-    (void)tid;
-    const attn_args *a = ctx;
-    gt_attn_avx2_backward_bh(a->dqkv, a->dout, a->qkv, a->fout, a->flse, task / a->NH, task % a->NH, a->L,
-                             a->C, a->NH, a->q0, a->q0 + a->nq);
+    k_fused[a->route].backward(a->dqkv, a->dout, a->qkv, a->fout, a->flse, task / a->NH, task % a->NH, a->L,
+                               a->C, a->NH, a->q0, a->q0 + a->nq);
 }
 
 void gt_attention_forward_rows(float *out, float *lse, float *scratch, const float *qkv, int B, int L, int C,
@@ -188,8 +194,8 @@ void gt_attention_forward_rows(float *out, float *lse, float *scratch, const flo
     GT_ASSERT(NH > 0 && C % NH == 0 && L > 0 && q0 >= 0 && nq > 0 && q0 + nq <= L);
     attn_args a = {.out = out, .lse = lse, .scratch = scratch, .qkv = qkv, .B = B, .L = L, .C = C, .NH = NH,
                    .q0 = q0, .nq = nq};
-    const attn_route r = route(C, NH);
-    gt_par_for(B * NH, r == ROUTE_AMX ? forward_amx : r == ROUTE_AVX2 ? forward_avx2 : forward_bh, &a);
+    a.route = (int)route(C, NH);
+    gt_par_for(B * NH, a.route == ROUTE_GEMM ? forward_bh : forward_fused, &a);
 }
 
 static void backward_bh(void *ctx, int task, int tid) {
@@ -261,6 +267,6 @@ void gt_attention_backward_rows(float *dqkv, float *scratch, const float *dout, 
     GT_ASSERT(NH > 0 && C % NH == 0 && L > 0 && q0 >= 0 && nq > 0 && q0 + nq <= L);
     attn_args a = {.dqkv = dqkv, .scratch = scratch, .qkv = qkv, .dout = dout, .fout = out, .flse = lse,
                    .B = B, .L = L, .C = C, .NH = NH, .q0 = q0, .nq = nq};
-    const attn_route r = route(C, NH);
-    gt_par_for(B * NH, r == ROUTE_AMX ? backward_amx : r == ROUTE_AVX2 ? backward_avx2 : backward_bh, &a);
+    a.route = (int)route(C, NH);
+    gt_par_for(B * NH, a.route == ROUTE_GEMM ? backward_bh : backward_fused, &a);
 }
