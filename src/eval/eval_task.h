@@ -10,8 +10,8 @@
  * Adding a task: in its folder, a file filling gt_eval_task_i (an evaluate
  * function returning eval.json's "data" object and the task's own section, a
  * predict function for the per-row HDF5 output, its eval_config keys, its
- * report section, its settings block), pointed to by its gt_task_def
- * (docs/design.md). */
+ * report section, its settings block, what a sweep's report takes of it),
+ * pointed to by its gt_task_def (docs/design.md). */
 #ifndef GT_EVAL_EVAL_TASK_H
 #define GT_EVAL_EVAL_TASK_H
 
