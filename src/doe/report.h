@@ -36,8 +36,9 @@ typedef struct gt_doe_metric_def {
 /* The metric table and its size (*n, when n is not NULL): the registered
  * tasks' columns (each task's evaluation table, eval/eval_task.h
  * report_metrics), the last registered task's first, then training's
- * (train.*); made from the registry when first asked for, the same table
- * for the rest of the run. */
+ * (train.*). Made from the registry when first asked for (made again
+ * after a task is registered: register the tasks before loading a sweep,
+ * whose values are indexed by it). Not thread-safe. */
 const gt_doe_metric_def *gt_doe_metrics(int *n);
 int gt_doe_metric_find(const char *name); /* index or -1 */
 
