@@ -1,14 +1,15 @@
 /* doe/care.c: the CARE to Compare protocol over a sweep with one training per
  * event dataset (report.h, gt_doe_care_collect; docs/evaluation.md). The
- * per-event values come from each cell's evaluation (the task's section of
- * its eval.json, care_protocol.events: what the PdM evaluation writes under
- * data.care_event); the combination is gt_care_protocol_final, the one
- * implementation of the authors' final formula.
+ * per-event values come from each cell's evaluation: the sweep's task reads
+ * them from its section of the cell's eval.json (eval/eval_task.h
+ * care_cell, filled by the task that writes them under data.care_event); the
+ * combination is gt_care_protocol_final, the one implementation of the
+ * authors' final formula.
  *
  * The protocol combines cells of a sweep, which only doe/ knows (the task
- * folders sit below it), so it stays here; the section it reads is the
- * sweep's task's (eval/eval_task.h: a task's section is keyed by its name),
- * found through the registry, not named. */
+ * folders sit below it), so it stays here; the task is found through the
+ * registry by the sweep's task name, not named, and the fields of its
+ * section are the task's business. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -22,11 +23,6 @@
 #include "core/fsutil.h"
 #include "doe/report.h"
 #include "eval/eval_task.h"
-
-static double jnum(const cJSON *o, const char *k) {
-    const cJSON *x = cJSON_GetObjectItem(o, k);
-    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
-}
 
 /* recall and false alarms per turbine-day of events ev[n] (those with farm f, or all with f < 0) */
 static void care_sum(const gt_doe_care_event *ev, int n, int f, gt_doe_care_sum *o) {
@@ -44,7 +40,8 @@ static void care_sum(const gt_doe_care_event *ev, int n, int f, gt_doe_care_sum 
     free(r);
 }
 
-/* the evaluated entry of event `id` in a cell's eval.json into *e; 0 or -1 with err */
+/* the evaluated entry of event `id` in a cell's eval.json into *e, read by
+ * the sweep's task (its evaluation table's care_cell); 0 or -1 with err */
 static int read_cell(const gt_doe_sweep *s, int64_t ci, int64_t id, gt_doe_care_event *e, char *err, size_t en) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/cells/%s/eval.json", s->dir, s->cells[ci].id);
@@ -54,47 +51,32 @@ static int read_cell(const gt_doe_sweep *s, int64_t ci, int64_t id, gt_doe_care_
         snprintf(err, en, "%s: %s: not read", path, why);
         return -1;
     }
+    const gt_eval_task_i *et = gt_eval_task_by_name(s->task);
+    if (!et || !et->care_cell) {
+        free(t);
+        snprintf(err, en, "%s: no evaluated CARE event dataset %lld: the sweep's task (%s) has no CARE to Compare "
+                 "protocol", path, (long long)id, s->task[0] ? s->task : "unknown");
+        return -1;
+    }
     cJSON *j = t ? cJSON_Parse(t) : NULL;
     free(t);
-    const gt_eval_task_i *et = gt_eval_task_by_name(s->task);
-    const char *sec_name = et ? et->name : s->task;
-    const cJSON *sec = et ? cJSON_GetObjectItem(j, et->name) : NULL;
-    const cJSON *evs = cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "care_protocol"), "events"), *x, *hit = NULL;
-    cJSON_ArrayForEach(x, evs) {
-        if (jnum(x, "event_id") == (double)id && cJSON_IsTrue(cJSON_GetObjectItem(x, "evaluated"))) hit = x;
-    }
-    if (!hit) {
-        snprintf(err, en, "%s: no evaluated CARE event dataset %lld in %s.care_protocol.events (was the cell trained "
-                 "and evaluated with data.care_event = %lld?)", path, (long long)id, sec_name, (long long)id);
-        cJSON_Delete(j);
+    gt_eval_care_cell c;
+    char what[512];
+    int rc = et->care_cell(cJSON_GetObjectItem(j, et->name), id, &c, what, sizeof what);
+    cJSON_Delete(j);
+    if (rc) {
+        snprintf(err, en, "%s: %s", path, what);
         return -1;
     }
     memset(e, 0, sizeof *e);
     e->cell = ci;
     e->event_id = id;
-    e->turbine_id = (int64_t)jnum(hit, "turbine_id");
-    const cJSON *lab = cJSON_GetObjectItem(hit, "label");
-    e->r.anomaly = cJSON_IsString(lab) && !strcmp(lab->valuestring, "anomaly");
-    e->r.detected = cJSON_IsTrue(cJSON_GetObjectItem(hit, "detected"));
-    e->r.max_criticality = jnum(hit, "max_criticality");
-    e->r.coverage = jnum(hit, "coverage");   /* null (NaN): undefined, skipped by the averages */
-    e->r.accuracy = jnum(hit, "accuracy");
-    e->r.earliness = jnum(hit, "earliness");
-    e->rows = (int64_t)jnum(hit, "rows");
-    e->rows_in_training = (int64_t)jnum(hit, "rows_in_training");
-    e->farm = 0;
-    cJSON_ArrayForEach(x, cJSON_GetObjectItem(sec, "by_turbine")) {
-        if (jnum(x, "id") == (double)e->turbine_id) e->farm = (int)jnum(x, "farm");
-    }
-    const cJSON *ev = cJSON_GetObjectItem(sec, "event");
-    e->n_events = jnum(ev, "n_events"), e->n_detected = jnum(ev, "n_detected");
-    e->turbine_days = jnum(ev, "turbine_days");
-    e->n_false_alarms = jnum(ev, "n_false_alarms");
-    if (!isfinite(e->n_false_alarms)) /* eval.json written before the count was stored */
-        e->n_false_alarms = round(jnum(ev, "false_alarms_per_turbine_day") * e->turbine_days);
-    if (!isfinite(e->n_events)) e->n_events = 0, e->n_detected = 0;
-    if (!isfinite(e->turbine_days)) e->turbine_days = 0, e->n_false_alarms = 0;
-    cJSON_Delete(j);
+    e->turbine_id = c.turbine_id;
+    e->farm = c.farm;
+    e->r = c.r;
+    e->rows = c.rows, e->rows_in_training = c.rows_in_training;
+    e->n_events = c.n_events, e->n_detected = c.n_detected;
+    e->n_false_alarms = c.n_false_alarms, e->turbine_days = c.turbine_days;
     return 0;
 }
 

@@ -59,7 +59,7 @@ static int write_cells_csv(const gt_doe_sweep *s, const char *dir) {
     fputs("index,id", f);
     for (int k = 0; k < s->n_factors; k++) csv_str(f, s->factor[k], 0);
     fputs(",status,attempts,preemptions,failures,exit_code", f);
-    for (int k = 0; k < GT_DOE_N_METRICS; k++) csv_str(f, gt_doe_metric_table[k].name, 0);
+    for (int k = 0, n_m = n_metrics(); k < n_m; k++) csv_str(f, metric_def(k)->name, 0);
     fputc('\n', f);
     for (int64_t i = 0; i < s->n_cells; i++) {
         const gt_doe_result *r = &s->cells[i];
@@ -68,7 +68,7 @@ static int write_cells_csv(const gt_doe_sweep *s, const char *dir) {
         for (int k = 0; k < s->n_factors; k++) csv_str(f, s->levels[k][r->level[k]], 0);
         fprintf(f, ",%s,%d,%d,%d,%d", gt_doe_status_name(r->status), r->attempts, r->preemptions, r->failures,
                 r->exit_code);
-        for (int k = 0; k < GT_DOE_N_METRICS; k++) csv_num(f, r->value[k]);
+        for (int k = 0, n_m = n_metrics(); k < n_m; k++) csv_num(f, r->value[k]);
         fputc('\n', f);
     }
     fclose(f);
@@ -83,7 +83,7 @@ static int write_configs_csv(const gt_doe_sweep *s, const gt_doe_summary *o, con
     for (int k = 0; k < s->n_factors; k++)
         if (k != s->seed_factor) csv_str(f, s->factor[k], first), first = 0;
     fputs(first ? "n_cells,n_done" : ",n_cells,n_done", f);
-    for (int k = 0; k < nm; k++) fprintf(f, ",%s.mean,%s.sd", gt_doe_metric_table[idx[k]].name, gt_doe_metric_table[idx[k]].name);
+    for (int k = 0; k < nm; k++) fprintf(f, ",%s.mean,%s.sd", metric_def(idx[k])->name, metric_def(idx[k])->name);
     fputc('\n', f);
     for (int c = 0; c < o->n_configs; c++) {
         first = 1;
@@ -106,10 +106,10 @@ static int write_effects_csv(const gt_doe_sweep *s, const gt_doe_summary *o, con
         if (!o->effect[fi]) continue;
         for (int l = 0; l < s->n_levels[fi]; l++)
             for (int k = 0; k < nm; k++) {
-                gt_doe_stat e = o->effect[fi][l * GT_DOE_N_METRICS + idx[k]];
+                gt_doe_stat e = o->effect[fi][l * n_metrics() + idx[k]];
                 csv_str(f, s->factor[fi], 1);
                 csv_str(f, s->levels[fi][l], 0);
-                fprintf(f, ",%s,%d", gt_doe_metric_table[idx[k]].name, e.n);
+                fprintf(f, ",%s,%d", metric_def(idx[k])->name, e.n);
                 csv_num(f, e.mean), csv_num(f, e.sd), csv_num(f, isfinite(e.sd) ? e.sd / sqrt(e.n) : NAN);
                 csv_num(f, e.mean - o->grand[idx[k]].mean);
                 fputc('\n', f);
@@ -132,7 +132,7 @@ static int write_two_way_csv(const gt_doe_sweep *s, const gt_doe_summary *o, con
             for (int c = 0; c < C; c++) {
                 csv_str(f, s->levels[o->row_factor][r], 1);
                 csv_str(f, s->levels[o->col_factor][c], 0);
-                fprintf(f, ",%s,%d", gt_doe_metric_table[o->primary].name, o->two_way[r * C + c].n);
+                fprintf(f, ",%s,%d", metric_def(o->primary)->name, o->two_way[r * C + c].n);
                 csv_num(f, o->two_way[r * C + c].mean), csv_num(f, o->two_way[r * C + c].sd);
                 fputc('\n', f);
             }
@@ -147,7 +147,7 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
         gt_log_error("doe report: cannot create '%s': %s", dir, gt_out_strerror(errno)); /* exit 4 */
         return -1;
     }
-    int idx[GT_DOE_N_METRICS];
+    int idx[GT_DOE_MAX_METRICS];
     int nm = shown_metrics(o, idx, 0);
     if (write_cells_csv(s, dir) || write_configs_csv(s, o, dir, idx, nm) || write_effects_csv(s, o, dir, idx, nm) ||
         write_two_way_csv(s, o, dir))
@@ -157,7 +157,7 @@ int gt_doe_report_write(const gt_doe_sweep *s, const gt_doe_summary *o, const ch
     int have_plots = 0;
     if (plots) {
         if (!gt_doe_have_gnuplot()) GT_WARN("doe report: gnuplot not found on PATH (Debian: gnuplot-nox): no plots");
-        else if (o->grand[o->primary].n == 0) GT_WARN("doe report: no finished cell has %s: no plots", gt_doe_metric_table[o->primary].name);
+        else if (o->grand[o->primary].n == 0) GT_WARN("doe report: no finished cell has %s: no plots", metric_def(o->primary)->name);
         else if (gt_doe_plots_write(s, o, dir)) GT_WARN("doe report: gnuplot failed (scripts kept in %s)", dir);
         else have_plots = 1;
     }

@@ -25,7 +25,7 @@
 #include "doe/matrix.h"
 #include "eval/metrics.h"
 
-#define GT_DOE_MAX_METRICS 24
+#define GT_DOE_MAX_METRICS 32
 
 typedef struct gt_doe_metric_def {
     const char *name;  /* dotted path in eval.json, e.g. "pdm.event.f05" */
@@ -33,7 +33,12 @@ typedef struct gt_doe_metric_def {
     int higher_better;
     int quality;       /* 1: model quality (shown in the tables); 0: cost/throughput */
 } gt_doe_metric_def;
-/* The metric table (both tasks) and its size. */
+/* The metric table and its size (*n, when n is not NULL): the registered
+ * tasks' columns (each task's evaluation table, eval/eval_task.h
+ * report_metrics), the last registered task's first, then training's
+ * (train.*). Made from the registry when first asked for (made again
+ * after a task is registered: register the tasks before loading a sweep,
+ * whose values are indexed by it). Not thread-safe. */
 const gt_doe_metric_def *gt_doe_metrics(int *n);
 int gt_doe_metric_find(const char *name); /* index or -1 */
 
@@ -110,7 +115,7 @@ typedef struct gt_doe_summary {
     int n_configs;
     gt_doe_config *configs;      /* [n_configs], first-seen order of the cells */
     gt_doe_stat grand[GT_DOE_MAX_METRICS];
-    gt_doe_stat *effect[GT_DOE_MAX_FACTORS]; /* [n_levels[f] * n_metrics]; NULL for the seed factor */
+    gt_doe_stat *effect[GT_DOE_MAX_FACTORS]; /* [n_levels[f] * n_metrics] (gt_doe_metrics); NULL for the seed factor */
     int row_factor, col_factor;  /* two-way table factors (-1 when fewer than two factors) */
     gt_doe_stat *two_way;        /* [n_levels[row] * n_levels[col]] of the primary metric */
     int best, worst;             /* configuration indices (-1: none finished) */
@@ -165,8 +170,9 @@ int gt_doe_slow_cells(const gt_doe_sweep *s, gt_doe_slow *out, int max);
  * data.care_event (one training per event dataset; docs/evaluation.md, "The
  * authors' protocol"). A protocol run is the set of cells equal in every
  * factor but care_event (e.g. one per detector and seed); its events are the
- * one evaluated /care_events entry of each finished cell's eval.json
- * (pdm.care_protocol.events), combined with gt_care_protocol_final per farm
+ * one evaluated /care_events entry of each finished cell's eval.json (read
+ * by the sweep's task: eval/eval_task.h care_cell, e.g. PdM's
+ * pdm.care_protocol.events), combined with gt_care_protocol_final per farm
  * and overall, beside the project's event recall (detected / labelled events
  * of the prediction parts) and false alarms per turbine-day (false alarm runs
  * / turbine-days of the prediction parts), summed over the cells. */
@@ -176,7 +182,7 @@ typedef struct gt_doe_care_event {
     int farm;
     gt_care_event_eval r;
     int64_t rows, rows_in_training;
-    double n_events, n_detected, n_false_alarms, turbine_days; /* the cell's pdm.event */
+    double n_events, n_detected, n_false_alarms, turbine_days; /* the cell's event totals (gt_eval_care_cell) */
 } gt_doe_care_event;
 typedef struct gt_doe_care_sum {
     gt_care_protocol p;

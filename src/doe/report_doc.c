@@ -197,7 +197,7 @@ static void write_chosen(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o,
     para(d, "Chosen configuration: %s (%s %s at the full budget).", C->label, L->metric,
          (fmt_num(v, sizeof v, C->mean[L->n_rungs - 1]), v));
     if (ci < 0) return;
-    int qidx[GT_DOE_N_METRICS];
+    int qidx[GT_DOE_MAX_METRICS];
     const int nq = shown_metrics(o, qidx, 0);
     table_begin(d);
     row_begin(d);
@@ -207,7 +207,7 @@ static void write_chosen(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o,
         const gt_doe_stat st = o->configs[ci].stat[qidx[k]];
         if (st.n == 0) continue;
         row_begin(d);
-        cell(d, gt_doe_metric_table[qidx[k]].label, 0);
+        cell(d, metric_def(qidx[k])->label, 0);
         fmt_stat(v, sizeof v, st);
         cell(d, v, 0);
         snprintf(v, sizeof v, "%d", st.n);
@@ -303,7 +303,7 @@ static void write_compare(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o
 
 /* The document's head, title and the sweep's totals, best and worst. */
 static void write_overview(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
-    const gt_doe_metric_def *P = &gt_doe_metric_table[o->primary];
+    const gt_doe_metric_def *P = metric_def(o->primary);
     char b[512], v[128];
     if (d->html) {
         fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>DOE sweep ", d->f);
@@ -344,7 +344,7 @@ static void write_overview(doc *d, const gt_doe_sweep *s, const gt_doe_summary *
 
 /* Configurations: mean ± sd over seeds of the metrics shown. */
 static void write_configs(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
-    int idx[GT_DOE_N_METRICS];
+    int idx[GT_DOE_MAX_METRICS];
     int nm = shown_metrics(o, idx, 0);
     char v[128];
     heading(d, 2, "Configurations (mean ± sd over seeds)");
@@ -354,7 +354,7 @@ static void write_configs(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o
     for (int f = 0; f < s->n_factors; f++)
         if (f != s->seed_factor) cell(d, s->factor[f], 1), nc++;
     cell(d, "seeds done", 1), nc++;
-    for (int k = 0; k < nm; k++) cell(d, gt_doe_metric_table[idx[k]].label, 1), nc++;
+    for (int k = 0; k < nm; k++) cell(d, metric_def(idx[k])->label, 1), nc++;
     row_end(d, nc, 1);
     for (int c = 0; c < o->n_configs; c++) {
         row_begin(d);
@@ -373,9 +373,9 @@ static void write_configs(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o
 
 /* Main effects per factor level. */
 static void write_effects(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o) {
-    int qidx[GT_DOE_N_METRICS];
+    int qidx[GT_DOE_MAX_METRICS];
     int nq = shown_metrics(o, qidx, 1);
-    const gt_doe_metric_def *P = &gt_doe_metric_table[o->primary];
+    const gt_doe_metric_def *P = metric_def(o->primary);
     char b[512], v[128];
     heading(d, 2, "Main effects");
     para(d, "Per factor level: mean ± sd over the finished cells with that level (all other factors and seeds "
@@ -383,14 +383,14 @@ static void write_effects(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o
     table_begin(d);
     row_begin(d);
     cell(d, "factor", 1), cell(d, "level", 1), cell(d, "n", 1);
-    for (int k = 0; k < nq; k++) cell(d, gt_doe_metric_table[qidx[k]].label, 1);
+    for (int k = 0; k < nq; k++) cell(d, metric_def(qidx[k])->label, 1);
     snprintf(b, sizeof b, "effect on %s", P->label);
     cell(d, b, 1);
     row_end(d, 4 + nq, 1);
     for (int f = 0; f < s->n_factors; f++) {
         if (!o->effect[f]) continue;
         for (int l = 0; l < s->n_levels[f]; l++) {
-            const gt_doe_stat *e = o->effect[f] + l * GT_DOE_N_METRICS;
+            const gt_doe_stat *e = o->effect[f] + l * n_metrics();
             row_begin(d);
             cell(d, s->factor[f], 0), cell(d, s->levels[f][l], 0);
             snprintf(v, sizeof v, "%d", e[o->primary].n);
@@ -416,7 +416,7 @@ static void write_effects(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o
 
 /* The two-way table of the primary metric and the plots. */
 static void write_two_way(doc *d, const gt_doe_sweep *s, const gt_doe_summary *o, int have_plots) {
-    const gt_doe_metric_def *P = &gt_doe_metric_table[o->primary];
+    const gt_doe_metric_def *P = metric_def(o->primary);
     char b[512], v[128];
     if (o->row_factor >= 0) {
         int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];

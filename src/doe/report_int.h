@@ -10,8 +10,13 @@
 #include "core/escape.h"
 #include "doe/report.h"
 
-#define GT_DOE_N_METRICS 22
-extern const gt_doe_metric_def gt_doe_metric_table[GT_DOE_N_METRICS];
+/* metric m of the table (gt_doe_metrics) and the table's size */
+static inline const gt_doe_metric_def *metric_def(int m) { return &gt_doe_metrics(NULL)[m]; }
+static inline int n_metrics(void) {
+    int n;
+    gt_doe_metrics(&n);
+    return n;
+}
 
 static inline void fmt_num(char *b, size_t n, double v) {
     if (!isfinite(v)) snprintf(b, n, "-");
@@ -41,8 +46,8 @@ static inline void csv_str(FILE *f, const char *s, int first) {
 /* metrics with at least one value among finished cells */
 static inline int shown_metrics(const gt_doe_summary *o, int *idx, int quality_only) {
     int n = 0;
-    for (int m = 0; m < GT_DOE_N_METRICS; m++)
-        if (o->grand[m].n > 0 && (!quality_only || gt_doe_metric_table[m].quality)) idx[n++] = m;
+    for (int m = 0, nm = n_metrics(); m < nm; m++)
+        if (o->grand[m].n > 0 && (!quality_only || metric_def(m)->quality)) idx[n++] = m;
     return n;
 }
 

@@ -144,7 +144,7 @@ int gt_doe_compare_halving(const gt_doe_sweep *g, const gt_doe_summary *o, const
                -1;
     const int m = gt_doe_metric_find(L->metric);
     if (m < 0) return snprintf(err, en, "unknown rung metric '%s'", L->metric), -1;
-    const int hb = gt_doe_metric_table[m].higher_better;
+    const int hb = metric_def(m)->higher_better;
     char lab[512];
     for (int k = 0; k < o->n_configs; k++) {
         gt_doe_config_label(g, &o->configs[k], lab, sizeof lab);

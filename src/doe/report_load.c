@@ -142,14 +142,14 @@ static void load_cell_result(const char *dir, gt_doe_sweep *s, gt_doe_result *r)
     snprintf(p2, sizeof p2, "%s/cells/%s/eval.json", dir, r->id);
     const char *damage = NULL;
     cJSON *ev = read_eval_json(p2, &damage);
-    for (int m = 0; ev && m < GT_DOE_N_METRICS; m++) {
-        r->value[m] = json_path(ev, gt_doe_metric_table[m].name);
+    for (int m = 0, n_m = n_metrics(); ev && m < n_m; m++) {
+        r->value[m] = json_path(ev, metric_def(m)->name);
         if (isinf(r->value[m])) damage = "a metric that is not a finite number";
     }
     if (damage) {
         /* a damaged eval.json is no result: the cell failed, its values unused */
         GT_WARN("doe report: %s is damaged (%s): cell %lld counted as failed", p2, damage, (long long)r->index);
-        for (int m = 0; m < GT_DOE_N_METRICS; m++) r->value[m] = NAN;
+        for (int m = 0; m < GT_DOE_MAX_METRICS; m++) r->value[m] = NAN;
         r->status = GT_DOE_FAILED;
     } else if (ev) {
         r->status = GT_DOE_DONE;
@@ -231,7 +231,7 @@ int gt_doe_sweep_load(const char *dir, gt_doe_sweep *s, char *err, size_t en) {
             }
         }
         if (rc) break;
-        for (int m = 0; m < GT_DOE_N_METRICS; m++) r->value[m] = NAN;
+        for (int m = 0; m < GT_DOE_MAX_METRICS; m++) r->value[m] = NAN;
         load_cell_result(dir, s, r);
     }
     for (int k = 0; k < s->n_factors; k++) free(sorted[k]);

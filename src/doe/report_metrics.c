@@ -1,44 +1,71 @@
-/* doe/report_metrics.c: the report's metric table (both tasks), the cell
- * status names and the mean/sd of a metric (report.h). */
+/* doe/report_metrics.c: the report's metric table, the cell status names and
+ * the mean/sd of a metric (report.h).
+ *
+ * The table is made from the task registry (task/task.h) the first time it
+ * is asked for: every task's columns (its evaluation table's report_metrics,
+ * eval/eval_task.h; "event.f05" of task pdm is eval.json's pdm.event.f05),
+ * the last registered task's first (the order the report's columns had when
+ * one list held both tasks' metrics), then training's, which every run's
+ * eval.json holds. doe/ names no task. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "core/check.h"
 #include "doe/report.h"
-#include "doe/report_int.h"
+#include "eval/eval_task.h"
+#include "task/task.h"
 
-const gt_doe_metric_def gt_doe_metric_table[] = {
-    {"pdm.event.recall", "event recall", 1, 1},
-    {"pdm.event.precision", "event precision", 1, 1},
-    {"pdm.event.f05", "event F0.5", 1, 1},
-    {"pdm.event.false_alarms_per_turbine_day", "false alarms/turbine-day", 0, 1},
-    {"pdm.event.detection_delay_s_mean", "detection delay (s)", 0, 1},
-    {"pdm.point.f05", "point F0.5", 1, 1},
-    {"pdm.care_score", "CARE-style score (gridtrain's)", 1, 1},
-    {"pdm.care_protocol.score", "CARE score (authors' protocol)", 1, 1},
-    {"nilm.test.overall.mae_w", "MAE (W)", 0, 1},
-    {"nilm.test.overall.sae", "SAE", 0, 1},
-    {"nilm.test.overall.nde", "NDE", 0, 1},
-    {"nilm.test.overall.precision", "precision", 1, 1},
-    {"nilm.test.overall.recall", "recall", 1, 1},
-    {"nilm.test.overall.f1", "F1", 1, 1},
-    {"nilm.test.overall.ea", "energy accuracy", 1, 1},
-    {"train.best_val_loss", "best val loss", 0, 1},
-    {"train.final_loss", "final loss", 0, 0},
-    {"train.train_time_s", "train time (s)", 0, 0},
-    {"train.samples_per_s", "samples/s", 1, 0},
-    {"train.steps", "steps", 1, 0},
-    {"train.cpu_hours", "CPU-hours", 0, 0},
-    {"train.gpu_hours", "GPU-hours", 0, 0},
+/* eval.json's "train" section, written for every task */
+static const gt_eval_report_metric train_metrics[] = {
+    {"best_val_loss", "best val loss", 0, 1},
+    {"final_loss", "final loss", 0, 0},
+    {"train_time_s", "train time (s)", 0, 0},
+    {"samples_per_s", "samples/s", 1, 0},
+    {"steps", "steps", 1, 0},
+    {"cpu_hours", "CPU-hours", 0, 0},
+    {"gpu_hours", "GPU-hours", 0, 0},
+    {NULL, NULL, 0, 0},
 };
-_Static_assert(GT_DOE_N_METRICS <= GT_DOE_MAX_METRICS, "metric table too large");
+
+#define METRIC_NAME_LEN 96
+static gt_doe_metric_def g_table[GT_DOE_MAX_METRICS];
+static char g_names[GT_DOE_MAX_METRICS][METRIC_NAME_LEN];
+static int g_n, g_n_tasks = -1; /* rows; the registry's size they were made from */
+
+/* the rows of eval.json's section `section` (keys relative to it) */
+static void metrics_add(const char *section, const gt_eval_report_metric *rows) {
+    for (const gt_eval_report_metric *r = rows; r && r->key; r++) {
+        GT_CHECK(g_n < GT_DOE_MAX_METRICS, GT_EXIT_INTERNAL, "doe report: more than %d metrics (%s.%s)",
+                 GT_DOE_MAX_METRICS, section, r->key);
+        char *name = g_names[g_n];
+        int len = snprintf(name, METRIC_NAME_LEN, "%s.%s", section, r->key);
+        GT_CHECK(len > 0 && len < METRIC_NAME_LEN, GT_EXIT_INTERNAL, "doe report: metric %s.%s: name too long",
+                 section, r->key);
+        g_table[g_n++] = (gt_doe_metric_def){name, r->label, r->higher_better, r->quality};
+    }
+}
+
+/* the table of the registered tasks (made again when a task was registered since) */
+static void metrics_make(void) {
+    if (g_n_tasks == gt_task_count()) return;
+    g_n = 0;
+    int n_eval = 0;
+    while (gt_eval_task_at(n_eval)) n_eval++;
+    for (int i = n_eval - 1; i >= 0; i--) metrics_add(gt_eval_task_at(i)->name, gt_eval_task_at(i)->report_metrics);
+    metrics_add("train", train_metrics);
+    g_n_tasks = gt_task_count();
+}
 
 const gt_doe_metric_def *gt_doe_metrics(int *n) {
-    if (n) *n = GT_DOE_N_METRICS;
-    return gt_doe_metric_table;
+    metrics_make();
+    if (n) *n = g_n;
+    return g_table;
 }
 int gt_doe_metric_find(const char *name) {
-    for (int m = 0; m < GT_DOE_N_METRICS; m++)
-        if (!strcmp(gt_doe_metric_table[m].name, name)) return m;
+    metrics_make();
+    for (int m = 0; m < g_n; m++)
+        if (!strcmp(g_table[m].name, name)) return m;
     return -1;
 }
 

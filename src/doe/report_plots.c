@@ -33,7 +33,7 @@ static void gp_str(FILE *f, const char *s) {
 }
 
 int gt_doe_plots_write(const gt_doe_sweep *s, const gt_doe_summary *o, const char *dir) {
-    const gt_doe_metric_def *P = &gt_doe_metric_table[o->primary];
+    const gt_doe_metric_def *P = metric_def(o->primary);
     int ok = 1;
     if (o->row_factor >= 0) {
         int R = s->n_levels[o->row_factor], C = s->n_levels[o->col_factor];
@@ -81,7 +81,7 @@ int gt_doe_plots_write(const gt_doe_sweep *s, const gt_doe_summary *o, const cha
         gt_esc_token(tok, sizeof tok, s->factor[fi]); /* one comment line */
         fprintf(f, "# factor %s\n", tok);
         for (int l = 0; l < s->n_levels[fi]; l++, x++) {
-            gt_doe_stat e = o->effect[fi][l * GT_DOE_N_METRICS + o->primary];
+            gt_doe_stat e = o->effect[fi][l * n_metrics() + o->primary];
             double se = isfinite(e.sd) && e.n > 0 ? e.sd / sqrt(e.n) : 0;
             if (isfinite(e.mean)) fprintf(f, "%d %.10g %.10g\n", x, e.mean, se);
             char lab[512], q[1536];

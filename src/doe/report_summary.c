@@ -27,8 +27,8 @@ static int summary_primary(const gt_doe_sweep *s, const char *metric, gt_doe_sum
         o->primary = gt_doe_metric_find(want);
         if (o->primary < 0) {
             char known[1024] = "";
-            for (int m = 0; m < GT_DOE_N_METRICS; m++)
-                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", m ? ", " : "", gt_doe_metric_table[m].name);
+            for (int m = 0, n_m = n_metrics(); m < n_m; m++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", m ? ", " : "", metric_def(m)->name);
             snprintf(err, en, "unknown metric '%s' (known: %s)", want, known);
             return -1;
         }
@@ -74,13 +74,13 @@ static void summary_configs(const gt_doe_sweep *s, gt_doe_summary *o, double *bu
         o->configs[c].n_done += r->status == GT_DOE_DONE;
     }
     for (int c = 0; c < o->n_configs; c++)
-        for (int m = 0; m < GT_DOE_N_METRICS; m++) {
+        for (int m = 0, n_m = n_metrics(); m < n_m; m++) {
             int n = 0;
             for (int64_t i = 0; i < s->n_cells; i++)
                 if (cfg_of[i] == c && s->cells[i].status == GT_DOE_DONE) buf[n++] = s->cells[i].value[m];
             o->configs[c].stat[m] = gt_doe_stat_of(buf, n);
         }
-    for (int m = 0; m < GT_DOE_N_METRICS; m++) {
+    for (int m = 0, n_m = n_metrics(); m < n_m; m++) {
         int n = 0;
         for (int64_t i = 0; i < s->n_cells; i++)
             if (s->cells[i].status == GT_DOE_DONE) buf[n++] = s->cells[i].value[m];
@@ -92,13 +92,14 @@ static void summary_configs(const gt_doe_sweep *s, gt_doe_summary *o, double *bu
 static void summary_effects(const gt_doe_sweep *s, gt_doe_summary *o, double *buf) {
     for (int f = 0; f < s->n_factors; f++) {
         if (f == s->seed_factor) continue;
-        o->effect[f] = GT_CALLOC((size_t)s->n_levels[f] * GT_DOE_N_METRICS, sizeof(gt_doe_stat));
+        const int n_m = n_metrics();
+        o->effect[f] = GT_CALLOC((size_t)s->n_levels[f] * n_m, sizeof(gt_doe_stat));
         for (int l = 0; l < s->n_levels[f]; l++)
-            for (int m = 0; m < GT_DOE_N_METRICS; m++) {
+            for (int m = 0; m < n_m; m++) {
                 int n = 0;
                 for (int64_t i = 0; i < s->n_cells; i++)
                     if (s->cells[i].status == GT_DOE_DONE && s->cells[i].level[f] == l) buf[n++] = s->cells[i].value[m];
-                o->effect[f][l * GT_DOE_N_METRICS + m] = gt_doe_stat_of(buf, n);
+                o->effect[f][l * n_m + m] = gt_doe_stat_of(buf, n);
             }
     }
 }
@@ -154,7 +155,7 @@ static void summary_best(gt_doe_summary *o) {
     for (int c = 0; c < o->n_configs; c++) {
         double v = o->configs[c].stat[o->primary].mean;
         if (!isfinite(v)) continue;
-        int hb = gt_doe_metric_table[o->primary].higher_better;
+        int hb = metric_def(o->primary)->higher_better;
         if (o->best < 0 || (hb ? v > o->configs[o->best].stat[o->primary].mean : v < o->configs[o->best].stat[o->primary].mean))
             o->best = c;
         if (o->worst < 0 || (hb ? v < o->configs[o->worst].stat[o->primary].mean : v > o->configs[o->worst].stat[o->primary].mean))

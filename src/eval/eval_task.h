@@ -10,8 +10,8 @@
  * Adding a task: in its folder, a file filling gt_eval_task_i (an evaluate
  * function returning eval.json's "data" object and the task's own section, a
  * predict function for the per-row HDF5 output, its eval_config keys, its
- * report section, its settings block), pointed to by its gt_task_def
- * (docs/design.md). */
+ * report section, its settings block, what a sweep's report takes of it),
+ * pointed to by its gt_task_def (docs/design.md). */
 #ifndef GT_EVAL_EVAL_TASK_H
 #define GT_EVAL_EVAL_TASK_H
 
@@ -20,8 +20,29 @@
 #include <stddef.h>
 
 #include "eval/eval.h"
+#include "eval/metrics.h"
 
 struct gt_rep; /* eval/report_section.h */
+
+/* One column of a sweep's report (doe/): a number in the task's section of
+ * eval.json. */
+typedef struct gt_eval_report_metric {
+    const char *key;   /* dotted path inside the section: "event.f05" is eval.json's pdm.event.f05 */
+    const char *label; /* the column's title ("event F0.5") */
+    int higher_better; /* 1: a larger value is better (best configuration, a ladder's ranking) */
+    int quality;       /* 1: model quality (the report's tables); 0: cost or throughput */
+} gt_eval_report_metric;
+
+/* What a sweep's CARE to Compare protocol (doe/) takes of one cell: its
+ * evaluated event dataset, read back from the task's section of its
+ * eval.json. */
+typedef struct gt_eval_care_cell {
+    int64_t turbine_id;
+    int farm;                   /* the turbine's farm (0 when the section does not list it) */
+    gt_care_event_eval r;       /* the event's CARE sub-scores */
+    int64_t rows, rows_in_training;
+    double n_events, n_detected, n_false_alarms, turbine_days; /* the cell's event totals (0 when absent) */
+} gt_eval_care_cell;
 
 typedef struct gt_eval_task_i {
     const char *name;        /* eval.json "task", data.kind and the key of the task's section */
@@ -55,6 +76,16 @@ typedef struct gt_eval_task_i {
      * NULL); NULL: none. */
     const char *headline_metric;
     const char *const *sweep_settings;
+    /* The task's columns of a sweep's report (keys relative to its section),
+     * in the report's order, ended by a row whose key is NULL; NULL: none. */
+    const gt_eval_report_metric *report_metrics;
+    /* optional: a sweep's CARE to Compare protocol (doe/ combines the cells
+     * of one training per event dataset): from the task's section of a cell's
+     * eval.json (sec, NULL when the file has none), the evaluated entry of
+     * event dataset event_id into *out. 0, or -1 with err (what is missing and
+     * where in eval.json it was looked for; the caller puts the file's path
+     * before it). */
+    int (*care_cell)(const cJSON *sec, int64_t event_id, gt_eval_care_cell *out, char *err, size_t err_bytes);
 } gt_eval_task_i;
 
 /* The evaluation of task number `kind` (task/task.h's registry; ends the

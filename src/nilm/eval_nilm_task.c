@@ -1,7 +1,7 @@
 /* nilm/eval_nilm_task.c: NILM's evaluation side (eval/eval_task.h gt_eval_task_i):
  * what eval.json holds of a NILM evaluation (data, "nilm", its eval_config
- * keys) and the report's disaggregation section. The evaluation itself is
- * eval_nilm.c. */
+ * keys), the report's disaggregation section and its columns in a sweep's
+ * report (doe/). The evaluation itself is eval_nilm.c. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
@@ -395,6 +395,18 @@ static void sec_nilm(gt_rep *r, const cJSON *ev) {
     nilm_sample_plot(r);
 }
 
+/* a sweep's report columns (doe/): eval.json's nilm.<key> */
+static const gt_eval_report_metric nilm_report_metrics[] = {
+    {"test.overall.mae_w", "MAE (W)", 0, 1},
+    {"test.overall.sae", "SAE", 0, 1},
+    {"test.overall.nde", "NDE", 0, 1},
+    {"test.overall.precision", "precision", 1, 1},
+    {"test.overall.recall", "recall", 1, 1},
+    {"test.overall.f1", "F1", 1, 1},
+    {"test.overall.ea", "energy accuracy", 1, 1},
+    {NULL, NULL, 0, 0},
+};
+
 const gt_eval_task_i gt_eval_task_nilm = {
     .name = "nilm",
     .items = "households",
@@ -406,4 +418,5 @@ const gt_eval_task_i gt_eval_task_nilm = {
     .config_bytes = sizeof(gt_nilm_eval_config),
     .config_defaults = gt_nilm_eval_config_defaults,
     .headline_metric = "nilm.test.overall.f1",
+    .report_metrics = nilm_report_metrics,
 };

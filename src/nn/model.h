@@ -212,6 +212,12 @@ typedef struct gt_model_vtable {
     /* optional: the loss of a model that predicts its own input (no targets;
      * writes m->dpred), used by `bench model` instead of gt_model_loss */
     float (*self_loss)(gt_model *m);
+    /* optional: a sequence kind whose prediction at step t is for the input
+     * at step t + 1 (lstm): the targets of windows x (B,T,C) for
+     * gt_model_loss, y (B,T,C) and mask (B,T,C) (gt_model_next_step_targets;
+     * the tasks that train next-step prediction, PdM's data.pdm_target =
+     * next, take a kind by it) */
+    void (*next_step_targets)(float *y, float *mask, const float *x, int B, int T, int C);
     /* optional: bytes on top of the generic activation estimate of
      * gt_model_bytes_estimate for B samples (attention's B x heads x L^2) */
     double (*bytes_estimate_extra)(const gt_model_config *cfg, int B);
@@ -291,6 +297,15 @@ int gt_model_input_channels_last(gt_model_kind kind);
  * window, 0 = one per step (a sequence). A task accepts kinds by this, so a
  * new kind needs no edit in a task folder. */
 int gt_model_kind_seq2point(gt_model_kind kind);
+/* 1 when the kind predicts the next step of its input (its table's
+ * next_step_targets). */
+int gt_model_kind_next_step(gt_model_kind kind);
+/* The kind's next-step targets of windows x (B,T,C): y (B,T,C) with
+ * y[:,t] = x[:,t+1] for t < T-1, mask (B,T,C) 1 there and 0 at t = T-1 (as
+ * the kind defines them: nn/model_lstm.h gt_model_lstm_targets). Buffers
+ * owned by the caller. Ends the job (GT_EXIT_INTERNAL) for a kind without
+ * them (gt_model_kind_next_step 0). */
+void gt_model_next_step_targets(gt_model_kind kind, float *y, float *mask, const float *x, int B, int T, int C);
 /* The kinds available whose output is that (seq2point 1 or 0), for a
  * message: "s2p_cnn or s2p_tf", "a, b or c" ("none in this binary"). */
 void gt_model_kinds_by_output(int seq2point, char *buf, size_t n);

@@ -59,6 +59,14 @@ int gt_model_input_channels_last(gt_model_kind kind) { return gt_model_kind_tabl
 
 int gt_model_kind_seq2point(gt_model_kind kind) { return gt_model_kind_table_checked(kind)->seq2point != 0; }
 
+int gt_model_kind_next_step(gt_model_kind kind) { return gt_model_kind_table_checked(kind)->next_step_targets != NULL; }
+
+void gt_model_next_step_targets(gt_model_kind kind, float *y, float *mask, const float *x, int B, int T, int C) {
+    const gt_model_vtable *vt = gt_model_kind_table_checked(kind);
+    GT_CHECK(vt->next_step_targets != NULL, GT_EXIT_INTERNAL, "model kind %s has no next-step targets", vt->name);
+    vt->next_step_targets(y, mask, x, B, T, C);
+}
+
 void gt_model_kinds_by_output(int seq2point, char *buf, size_t n) {
     int cnt = 0, total = 0;
     for (int k = 0; k < g_n_kinds; k++) total += (g_kinds[k]->seq2point != 0) == (seq2point != 0);

@@ -212,6 +212,7 @@ const gt_model_vtable gt_model_vtable_lstm = {
     .free = lstm_free,
     .forward_flops = lstm_flops,
     .self_loss = gt_model_lstm_loss, /* next-step MSE on x */
+    .next_step_targets = gt_model_lstm_targets,
     .device_work_elems = lstm_device_work,
     .gpu_efficiency = 0.005, /* one GEMM + one cell kernel per step and layer: launch-bound */
     .bench_batch = 64,

@@ -1,7 +1,8 @@
 /* pdm/eval_pdm_task.c: PdM's evaluation side (eval/eval_task.h gt_eval_task_i):
  * what eval.json holds of a PdM evaluation (data, "pdm", its eval_config
- * keys) and the report's anomaly detection section. The evaluation itself
- * is eval_pdm.c. */
+ * keys), the report's anomaly detection section and what a sweep's report
+ * (doe/) takes of it: its columns and a cell's CARE event, read back from
+ * the section. The evaluation itself is eval_pdm.c. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <math.h>
@@ -330,6 +331,65 @@ static const char *const pdm_sweep_settings[] = {
     NULL,
 };
 
+/* ------------------------------------------------------------ a sweep -- */
+
+/* a sweep's report columns (doe/): eval.json's pdm.<key> */
+static const gt_eval_report_metric pdm_report_metrics[] = {
+    {"event.recall", "event recall", 1, 1},
+    {"event.precision", "event precision", 1, 1},
+    {"event.f05", "event F0.5", 1, 1},
+    {"event.false_alarms_per_turbine_day", "false alarms/turbine-day", 0, 1},
+    {"event.detection_delay_s_mean", "detection delay (s)", 0, 1},
+    {"point.f05", "point F0.5", 1, 1},
+    {"care_score", "CARE-style score (gridtrain's)", 1, 1},
+    {"care_protocol.score", "CARE score (authors' protocol)", 1, 1},
+    {NULL, NULL, 0, 0},
+};
+
+static double jnum(const cJSON *o, const char *k) {
+    const cJSON *x = cJSON_GetObjectItem(o, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* A sweep's CARE protocol: the evaluated entry of event dataset `id` in the
+ * section pdm_care_protocol_json and pdm_json wrote (care_protocol.events),
+ * the turbine's farm (by_turbine) and the cell's event totals (event). */
+static int pdm_care_cell(const cJSON *sec, int64_t id, gt_eval_care_cell *e, char *err, size_t en) {
+    const cJSON *evs = cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "care_protocol"), "events"), *x, *hit = NULL;
+    cJSON_ArrayForEach(x, evs) {
+        if (jnum(x, "event_id") == (double)id && cJSON_IsTrue(cJSON_GetObjectItem(x, "evaluated"))) hit = x;
+    }
+    if (!hit) {
+        snprintf(err, en, "no evaluated CARE event dataset %lld in %s.care_protocol.events (was the cell trained "
+                 "and evaluated with data.care_event = %lld?)", (long long)id, gt_eval_task_pdm.name, (long long)id);
+        return -1;
+    }
+    memset(e, 0, sizeof *e);
+    e->turbine_id = (int64_t)jnum(hit, "turbine_id");
+    const cJSON *lab = cJSON_GetObjectItem(hit, "label");
+    e->r.anomaly = cJSON_IsString(lab) && !strcmp(lab->valuestring, "anomaly");
+    e->r.detected = cJSON_IsTrue(cJSON_GetObjectItem(hit, "detected"));
+    e->r.max_criticality = jnum(hit, "max_criticality");
+    e->r.coverage = jnum(hit, "coverage");   /* null (NaN): undefined, skipped by the averages */
+    e->r.accuracy = jnum(hit, "accuracy");
+    e->r.earliness = jnum(hit, "earliness");
+    e->rows = (int64_t)jnum(hit, "rows");
+    e->rows_in_training = (int64_t)jnum(hit, "rows_in_training");
+    e->farm = 0;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(sec, "by_turbine")) {
+        if (jnum(x, "id") == (double)e->turbine_id) e->farm = (int)jnum(x, "farm");
+    }
+    const cJSON *ev = cJSON_GetObjectItem(sec, "event");
+    e->n_events = jnum(ev, "n_events"), e->n_detected = jnum(ev, "n_detected");
+    e->turbine_days = jnum(ev, "turbine_days");
+    e->n_false_alarms = jnum(ev, "n_false_alarms");
+    if (!isfinite(e->n_false_alarms)) /* eval.json written before the count was stored */
+        e->n_false_alarms = round(jnum(ev, "false_alarms_per_turbine_day") * e->turbine_days);
+    if (!isfinite(e->n_events)) e->n_events = 0, e->n_detected = 0;
+    if (!isfinite(e->turbine_days)) e->turbine_days = 0, e->n_false_alarms = 0;
+    return 0;
+}
+
 const gt_eval_task_i gt_eval_task_pdm = {
     .name = "pdm",
     .items = "turbines",
@@ -342,4 +402,6 @@ const gt_eval_task_i gt_eval_task_pdm = {
     .config_defaults = gt_pdm_eval_config_defaults,
     .headline_metric = "pdm.event.f05",
     .sweep_settings = pdm_sweep_settings,
+    .report_metrics = pdm_report_metrics,
+    .care_cell = pdm_care_cell,
 };

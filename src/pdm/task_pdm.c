@@ -17,12 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <string.h>
 
 #include "core/check.h"
 #include "core/check_mpi.h"
 #include "core/log.h"
-#include "nn/model_lstm.h"
 #include "pdm/pdm.h"
 #include "task/task.h"
 
@@ -92,10 +90,12 @@ static void pdm_shape_model(gt_model_config *mc, const gt_data_config *dc, int n
     mc->n_in = mc->n_out = n_targets;
 }
 
-/* A window of T steps x C channels; nbm: each channel's role (input or
- * target); the model input (imputed, nbm's targets zeroed). */
+/* A window of T steps x C channels; next: the model kind (its table's
+ * next-step targets); nbm: each channel's role (input or target); the model
+ * input (imputed, nbm's targets zeroed). */
 typedef struct pdm_ctx {
     int T, C;
+    gt_model_kind kind;
     uint8_t *role; /* (C) gt_nbm_role of each channel; NULL: next-step targets */
     float *xbuf;   /* (max_batch, n_x) */
 } pdm_ctx;
@@ -104,11 +104,16 @@ static void *pdm_ctx_init(gt_task_ctx *tc, const gt_dataset *ds, const gt_model_
     pdm_ctx *pc = GT_CALLOC(1, sizeof *pc);
     pc->T = mc->window;
     pc->C = gt_dataset_n_targets(ds);
+    pc->kind = mc->kind;
     int n_in, n_tg;
     const uint8_t *role = gt_dataset_nbm_roles(ds, &n_in, &n_tg);
     if (role) { /* nbm: the model sees a copy of the window with the targets zeroed */
         pc->role = GT_MALLOC((size_t)(pc->C > 0 ? pc->C : 1));
         memcpy(pc->role, role, (size_t)pc->C);
+    } else { /* next: the kind's table says what the next step's targets are */
+        GT_CHECK(gt_model_kind_next_step(mc->kind), GT_EXIT_USAGE,
+                 "data.pdm_target = next: model.kind %s does not predict the next step of its input (no next-step "
+                 "targets in its table); use data.pdm_target = nbm", gt_model_kind_name(mc->kind));
     }
     /* the model input with missing samples imputed (and nbm's zeroed targets) */
     pc->xbuf = GT_MALLOC(sizeof(float) * (size_t)(mc->max_batch > 0 ? mc->max_batch : 1) * tc->n_x);
@@ -153,7 +158,7 @@ static void pdm_targets(gt_task_ctx *tc, const float *x, const float *dy, const 
     pdm_ctx *pc = tc->priv;
     (void)dy, (void)dm;
     if (pc->role) nbm_targets(tc->ybuf, tc->mbuf, x, B, pc->T, pc->C, pc->role);
-    else gt_model_lstm_targets(tc->ybuf, tc->mbuf, x, B, pc->T, pc->C);
+    else gt_model_next_step_targets(pc->kind, tc->ybuf, tc->mbuf, x, B, pc->T, pc->C);
     const size_t n = (size_t)B * tc->n_y;
     for (size_t i = 0; i < n; i++)
         if (!isfinite(tc->ybuf[i])) tc->ybuf[i] = 0.0f, tc->mbuf[i] = 0.0f;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "doe/report.h"
+#include "eval/eval_task.h"
 #include "task/task_registry.h"
 #include "test.h"
 
@@ -142,7 +143,13 @@ static void care_protocol_sweep(void) {
     put("cells/e3/eval.json", "{\"pdm\":{\"care_protocol\":{\"events\":[{\"event_id\":3,\"evaluated\":false}]}}}");
     gt_doe_care_free(&c);
     TEST_CHECK(gt_doe_care_collect(&sw, &c, err, sizeof err) == -1);
-    TEST_CHECK(strstr(err, "cells/e3/eval.json: no evaluated CARE event dataset 3") != NULL);
+    TEST_CHECK(strstr(err, "cells/e3/eval.json: no evaluated CARE event dataset 3 in pdm.care_protocol.events (was "
+                           "the cell trained and evaluated with data.care_event = 3?)") != NULL);
+    /* a task whose evaluation table has no care_cell reads no event: the error says so */
+    snprintf(sw.task, sizeof sw.task, "nilm");
+    TEST_CHECK(gt_doe_care_collect(&sw, &c, err, sizeof err) == -1);
+    TEST_CHECK(strstr(err, "/eval.json: no evaluated CARE event dataset 1: the sweep's task (nilm) has no CARE to "
+                           "Compare protocol") != NULL);
     gt_doe_sweep_free(&sw);
     snprintf(g_dir, sizeof g_dir, "%s", save);
 }
@@ -238,8 +245,39 @@ static void task_from_cells(void) {
     snprintf(g_dir, sizeof g_dir, "%s", save);
 }
 
+/* The metric table is the tasks' columns (eval/eval_task.h report_metrics,
+ * keys relative to the task's section), the last registered task's first,
+ * then training's: the column order of cells.csv. */
+static void metric_table(void) {
+    int n = 0;
+    const gt_doe_metric_def *t = gt_doe_metrics(&n);
+    TEST_EQ_INT(n, 22);
+    TEST_CHECK(!strcmp(t[0].name, "pdm.event.recall") && !strcmp(t[0].label, "event recall"));
+    TEST_CHECK(!strcmp(t[7].name, "pdm.care_protocol.score"));
+    TEST_CHECK(!strcmp(t[8].name, "nilm.test.overall.mae_w") && !t[8].higher_better && t[8].quality);
+    TEST_CHECK(!strcmp(t[15].name, "train.best_val_loss") && t[15].quality);
+    TEST_CHECK(!strcmp(t[21].name, "train.gpu_hours") && !t[21].quality);
+    TEST_EQ_INT(gt_doe_metric_find("nilm.test.overall.f1"), 13);
+    TEST_EQ_INT(gt_doe_metric_find("test.overall.f1"), -1);
+    int rows = 0;
+    for (int i = 0; gt_eval_task_at(i); i++) {
+        const gt_eval_task_i *et = gt_eval_task_at(i);
+        for (const gt_eval_report_metric *r = et->report_metrics; r && r->key; r++, rows++) {
+            char name[128];
+            snprintf(name, sizeof name, "%s.%s", et->name, r->key);
+            const int m = gt_doe_metric_find(name);
+            TEST_REQUIRE(m >= 0);
+            TEST_CHECK(!strcmp(t[m].label, r->label) && t[m].higher_better == r->higher_better &&
+                       t[m].quality == r->quality);
+        }
+        if (et->headline_metric) TEST_CHECK(gt_doe_metric_find(et->headline_metric) >= 0);
+    }
+    TEST_EQ_INT(rows, 15);
+}
+
 int main(void) {
     gt_task_register_builtins(); /* task/task_registry.h */
+    metric_table();
     snprintf(g_dir, sizeof g_dir, "%s/doe-report-XXXXXX", getenv("GT_BINARY_DIR") ? getenv("GT_BINARY_DIR") : "/tmp");
     TEST_REQUIRE(mkdtemp(g_dir));
     const char *mt[2] = {"0", "1"}, *cond[2] = {"low_wind", "rated"}, *seed[3] = {"1", "2", "3"};

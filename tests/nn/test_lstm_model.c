@@ -210,6 +210,18 @@ static void test_equivalences(void) {
     memcpy(d1, m->dpred, (size_t)B * m->n_y * sizeof(float));
     float *y = malloc(nx * sizeof(float)), *mask = malloc(nx * sizeof(float));
     gt_model_lstm_targets(y, mask, x, B, T, C);
+    { // the kind's table gives the same targets (what a task asks: gt_model_next_step_targets); s2p kinds have none
+        TEST_CHECK(gt_model_kind_next_step(GT_MODEL_LSTM));
+        TEST_CHECK(!gt_model_kind_next_step(GT_MODEL_S2P_CNN) && !gt_model_kind_next_step(GT_MODEL_S2P_TF));
+        float *y2 = malloc(nx * sizeof(float)), *mask2 = malloc(nx * sizeof(float));
+        memset(y2, 0xff, nx * sizeof(float));
+        memset(mask2, 0xff, nx * sizeof(float));
+        gt_model_next_step_targets(GT_MODEL_LSTM, y2, mask2, x, B, T, C);
+        TEST_CHECK(memcmp(y, y2, nx * sizeof(float)) == 0 && memcmp(mask, mask2, nx * sizeof(float)) == 0);
+        TEST_CHECK(y2[(size_t)(T - 2) * C] == x[(size_t)(T - 1) * C] && mask2[(size_t)(T - 1) * C] == 0.0f);
+        free(y2);
+        free(mask2);
+    }
     float l2 = gt_model_loss(m, y, mask);
     TEST_CLOSE(l1, l2, 1e-7, 1e-6);
     for (size_t i = 0; i < (size_t)B * m->n_y; i++) TEST_CLOSE(d1[i], m->dpred[i], 1e-9, 1e-5);
