@@ -1,7 +1,8 @@
 /* pdm/pdm_rows.c: the rows of a turbine the PdM task works with: its item
  * filters checked against the file, the rows in condition segments, the rows
- * a fit leaves out, a turbine's own statistics and the imputation of missing
- * samples (see pdm.h, pdm_impl.h). */
+ * a fit leaves out, a turbine's own statistics, the imputation of missing
+ * samples and the CARE event dataset's parts (data.care_event; see pdm.h,
+ * pdm_impl.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ void gt_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint
 void gt_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip) {
     const int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
     uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
-    for (int64_t r = 0; r < n; r++) skip[r] = cfg->pdm_train_normal_only && sh->labels[r0 + r];
+    for (int64_t r = 0; r < n; r++) skip[r] = gt_pdm_data_cfg(cfg)->train_normal_only && sh->labels[r0 + r];
     const gt_data_filter *f[2] = {&cfg->conditions, &cfg->train_conditions};
     for (int j = 0; j < 2; j++) {
         if (f[j]->n == 0) continue;
@@ -107,4 +108,35 @@ int64_t gt_pdm_impute(float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(x[i])) x[i] = 0.0f, k++;
     return k;
+}
+
+void gt_pdm_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
+    memset(&cfg->care, 0, sizeof cfg->care);
+    cfg->care.event_id = -1;
+    if (cfg->care_event < 0) return;
+    int64_t n = 0;
+    int64_t *ce = gt_care_events_read(path, comm, &n); /* the same table on every rank: the same verdict */
+    GT_CHECK(ce != NULL, GT_EXIT_USAGE,
+             "%s: data.care_event = %lld: the file has no /care_events (import a CARE to Compare farm with "
+             "`gridtrain import care`)", path, (long long)cfg->care_event);
+    const int64_t *q = NULL;
+    for (int64_t i = 0; i < n && !q; i++)
+        if (ce[GT_CARE_EVENT_K * i + 1] == cfg->care_event) q = ce + GT_CARE_EVENT_K * i;
+    if (!q) {
+        char ids[256] = "";
+        size_t l = 0;
+        for (int64_t i = 0; i < n && l + 24 < sizeof ids; i++)
+            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%lld", i ? ", " : "",
+                                  (long long)ce[GT_CARE_EVENT_K * i + 1]);
+        if (l + 24 >= sizeof ids) snprintf(ids + l, sizeof ids - l, ", ...");
+        free(ce);
+        GT_FAIL(GT_EXIT_USAGE, "%s: data.care_event = %lld: no such event dataset in /care_events (it has %s)", path,
+                (long long)cfg->care_event, ids);
+    }
+    gt_data_care_sel s = {q[1], (int32_t)q[0], q[2] == 1, q[7], q[8], q[3], q[4]};
+    free(ce);
+    GT_CHECK(s.train_lo >= 0 && s.train_hi > s.train_lo, GT_EXIT_USAGE,
+             "%s: data.care_event = %lld: /care_events has no training part for it (a file imported before "
+             "train_start_row was stored: import the farm again)", path, (long long)cfg->care_event);
+    cfg->care = s;
 }

@@ -108,7 +108,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
  * *buf from the file exactly as the dataset computed them in training. */
 static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k,
                                          gt_norm_stats *buf) {
-    if (!em->data.pdm_norm_turbine) return &em->ns;
+    if (!gt_pdm_data_cfg(&em->data)->norm_turbine) return &em->ns;
     const int C = sh->n_channels;
     uint8_t *skip = GT_MALLOC((size_t)(ti[k].n > 0 ? ti[k].n : 1));
     gt_pdm_fit_skip(sh, k, &em->data, skip);
@@ -470,7 +470,7 @@ int gt_pdm_max_window(const gt_eval_model *ems, int n_models) {
 }
 
 
-/* d: the first model's data settings with data.care_event resolved (gt_data_care_select) */
+/* d: the first model's data settings with data.care_event resolved (gt_pdm_care_select) */
 /* T: the longest window of the models. A turbine's first rows are predicted with less context than the
  * others (the first window's early steps) and start the EWMA of the score: their residuals are several
  * times the turbine's usual ones, so the rows up to T + 3 EWMA spans from its start calibrate nothing
@@ -526,7 +526,7 @@ static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_
              em->name ? em->name : "model", em->ns.n, C);
     mp->em = em;
     mp->role = NULL;
-    if (em->data.pdm_target == GT_PDM_TARGET_NBM) {
+    if (gt_pdm_data_cfg(&em->data)->target == GT_PDM_TARGET_NBM) {
         int n_in, n_tg;
         gt_pdm_nbm_roles(&em->data, sh->channels, C, mp->role_buf, &n_in, &n_tg);
         GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
@@ -738,7 +738,7 @@ static void envelope_of_models(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, c
     memset(env, 0, sizeof *env);
     int nbm = -1;
     for (int j = 0; j < n_models && nbm < 0; j++)
-        if (ems[j].data.pdm_target == GT_PDM_TARGET_NBM) nbm = j;
+        if (gt_pdm_data_cfg(&ems[j].data)->target == GT_PDM_TARGET_NBM) nbm = j;
     if (pcfg->envelope >= 0 && nbm >= 0) {
         uint8_t role[GT_DATA_MAX_CHANNELS];
         int n_in, n_tg;
