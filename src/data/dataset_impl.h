@@ -35,7 +35,7 @@ typedef struct ds_item {
     int64_t base;         /* rows between grid starts */
     int holdout;
     int excluded;         /* outside cfg.items or the task's own item filters (t->item_excluded): no windows */
-    int64_t filled;       /* input samples filled (the task's open: cfg.fill_max_s) */
+    int64_t filled;       /* input samples filled (the task's open: data.fill_max_s) */
     int64_t n_total, n_gap, n_spike, n_event, n_filtered; /* windows on the grid, screened by reason */
     ds_split sp[GT_SPLIT_COUNT];
 } ds_item;
