@@ -239,7 +239,7 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "data.train_normal_only")) pd->train_normal_only = gt_args_bool(a, "data.train_normal_only");
     static const char *const filter_keys[5] = {"data.items", "data.farms", "data.machine_types", "data.conditions",
                                                "data.train_conditions"};
-    gt_data_filter *filters[5] = {&d->items, &d->farms, &d->machine_types, &d->conditions, &d->train_conditions};
+    gt_data_filter *filters[5] = {&d->items, &pd->farms, &pd->machine_types, &pd->conditions, &pd->train_conditions};
     for (int i = 0; i < 5; i++) {
         char err[256];
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,

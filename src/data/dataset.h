@@ -86,7 +86,7 @@ typedef struct gt_data_care_sel {
  * belongs to, so a configuration copies by value and a lookup never depends
  * on the order the tables were added in. */
 #define GT_DATA_MAX_TASKS 8            /* task data tables with settings of their own */
-#define GT_DATA_TASK_CONFIG_BYTES 1024 /* room for one task's settings */
+#define GT_DATA_TASK_CONFIG_BYTES 4096 /* room for one task's settings */
 struct gt_data_task_i;
 typedef struct gt_data_task_block {
     const struct gt_data_task_i *owner; /* the task data table whose settings these are; NULL: unused */
@@ -110,16 +110,7 @@ typedef struct gt_data_config {
     uint64_t seed;
     /* Subsets (defaults: everything). Items outside the filters keep their
      * place in the file's numbering but contribute no window to any split. */
-    gt_data_filter items;         /* household/turbine ids */
-    gt_data_filter farms;         /* pdm: turbines of these farm indices */
-    gt_data_filter machine_types; /* pdm: turbines of these machine type codes */
-    gt_data_filter conditions;    /* pdm: only windows whose rows all lie in condition segments with
-                                     these codes (/segments/condition); rows outside every segment
-                                     never pass; the train statistics use the passing rows only */
-    gt_data_filter train_conditions; /* pdm: only the TRAIN and VAL windows, the normalisation statistics and
-                                     eval's calibration rows are restricted to rows in condition segments
-                                     with these codes (CARE: the train_test flag, train = 0,
-                                     train_and_prediction = 2); eval still scores every row */
+    gt_data_filter items;         /* household/turbine ids (a task's own filters: its settings block) */
     char appliances[256];         /* nilm: "" = every appliance; else names separated by ',' or '+':
                                      only these targets count (mask 0 for the others; the model
                                      keeps one output per appliance of the file) */

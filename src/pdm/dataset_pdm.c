@@ -61,21 +61,22 @@ static void pdm_free_part(void *part) {
 /* data.farms, data.machine_types */
 static int pdm_item_excluded(const gt_dataset *ds, int li) {
     const gt_pdm_shard *sh = part_of(ds)->sh;
-    return !gt_data_filter_has(&ds->cfg.farms, sh->farm[li]) ||
-           !gt_data_filter_has(&ds->cfg.machine_types, sh->machine_type[li]);
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(&ds->cfg);
+    return !gt_data_filter_has(&pc->farms, sh->farm[li]) || !gt_data_filter_has(&pc->machine_types, sh->machine_type[li]);
 }
 
 /* data.conditions: rows outside the selected conditions are never part of a window;
  * data.train_conditions: rows outside the training conditions never part of a train or val window */
 static int pdm_filter_rows(const gt_dataset *ds, int li, uint8_t *flags) {
     const gt_data_config *cfg = &ds->cfg;
-    if (cfg->conditions.n == 0 && cfg->train_conditions.n == 0) return 0;
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(cfg);
+    if (pc->conditions.n == 0 && pc->train_conditions.n == 0) return 0;
     const gt_pdm_shard *sh = part_of(ds)->sh;
     const int64_t n = ds->items[li].n_rows;
     uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
-    gt_pdm_rows_in(sh, li, &cfg->conditions, in);
+    gt_pdm_rows_in(sh, li, &pc->conditions, in);
     for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
-    gt_pdm_rows_in(sh, li, &cfg->train_conditions, in);
+    gt_pdm_rows_in(sh, li, &pc->train_conditions, in);
     for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
     free(in);
     return 1;

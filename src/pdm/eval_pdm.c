@@ -241,6 +241,7 @@ static int turbine_events(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k,
  * sums; returns the number of machine types */
 static int merge_turbines(const double *all, int REC, int NT, int ncond, const gt_eval_model *ems, gt_pdm_eval *out) {
     int ntype = 1;
+    const gt_data_filter *conds = &gt_pdm_data_cfg(&ems[0].data)->conditions;
     for (int f = 0; f < NT; f++) {
         const double *rf = all + (size_t)f * REC;
         gt_pdm_turbine_eval *te = &out->turbines[f];
@@ -248,10 +249,10 @@ static int merge_turbines(const double *all, int REC, int NT, int ncond, const g
         te->holdout = (int32_t)rf[3] & 1;
         te->skipped = ((int32_t)rf[3] & 2) != 0;
         memcpy(&te->acc, rf + 4, sizeof(gt_pdm_acc));
-        if (ems[0].data.conditions.n > 0) { /* data.conditions: only the selected conditions count */
+        if (conds->n > 0) { /* data.conditions: only the selected conditions count */
             memset(&te->acc, 0, sizeof te->acc);
             for (int c = 0; c < ncond; c++)
-                if (gt_data_filter_has(&ems[0].data.conditions, c))
+                if (gt_data_filter_has(conds, c))
                     gt_pdm_acc_merge(&te->acc, (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
         }
         gt_pdm_acc_merge(&out->acc, &te->acc);

@@ -27,6 +27,17 @@ extern const struct gt_eval_task_i gt_eval_task_pdm; /* eval_pdm_task.c: its eva
  * gt_data_task_config), the data.* keys only PdM reads. Defaults: the data
  * table's config_defaults (dataset_pdm.c). */
 typedef struct gt_pdm_data_config {
+    /* Subsets (defaults: everything), beside data.items: turbines outside them keep their place in the
+     * file's numbering but contribute no window to any split. */
+    gt_data_filter farms;         /* data.farms: turbines of these farm indices */
+    gt_data_filter machine_types; /* data.machine_types: turbines of these machine type codes */
+    gt_data_filter conditions;    /* data.conditions: only windows whose rows all lie in condition segments
+                                     with these codes (/segments/condition); rows outside every segment
+                                     never pass; the train statistics use the passing rows only */
+    gt_data_filter train_conditions; /* data.train_conditions: only the TRAIN and VAL windows, the
+                                     normalisation statistics and eval's calibration rows are restricted to
+                                     rows in condition segments with these codes (CARE: the train_test flag,
+                                     train = 0, train_and_prediction = 2); eval still scores every row */
     int train_normal_only;    /* data.train_normal_only: train/val windows touching a labelled event are
                                  skipped (default 1) */
     int target;               /* data.pdm_target: what the model predicts (gt_pdm_target): next (default) the

@@ -56,7 +56,7 @@ void gt_pdm_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, 
 void gt_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in);
 /* The rows of local turbine k that the model is not fitted on (skip[r] = 1):
  * labelled rows with data.train_normal_only, rows outside
- * cfg->conditions or cfg->train_conditions. What the per-turbine statistics
+ * data.conditions or data.train_conditions. What the per-turbine statistics
  * skip (gt_pdm_item_norm), in the dataset and in eval. Not collective. */
 void gt_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip);
 

@@ -18,28 +18,29 @@ void gt_pdm_check_filters(const char *file, const gt_pdm_shard *sh, const gt_dat
     int rank = 0;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     const int nt = sh->n_turbines;
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(cfg);
     int64_t *v = GT_MALLOC(sizeof(int64_t) * (size_t)((nt > sh->n_segments ? nt : sh->n_segments) + 1));
     gt_data_filter_check c = {"data.items", "turbine with id", &cfg->items, sh->id, nt, NULL, 0, 0};
     gt_data_filter_check_run(file, &c, comm);
     for (int k = 0; k < nt; k++) v[k] = sh->farm[k];
-    c = (gt_data_filter_check){"data.farms", "farm", &cfg->farms, v, nt, NULL, 0, 0};
+    c = (gt_data_filter_check){"data.farms", "farm", &pc->farms, v, nt, NULL, 0, 0};
     gt_data_filter_check_run(file, &c, comm);
-    if (cfg->machine_types.n > 0) {
+    if (pc->machine_types.n > 0) {
         int n_leg = 0; /* names for the message only: a type no turbine has selects nothing */
         char *leg = rank == 0 ? gt_legend_read(file, "machine_type", &n_leg) : NULL;
         for (int k = 0; k < nt; k++) v[k] = sh->machine_type[k];
-        c = (gt_data_filter_check){"data.machine_types", "machine type", &cfg->machine_types, v, nt, leg, n_leg, 0};
+        c = (gt_data_filter_check){"data.machine_types", "machine type", &pc->machine_types, v, nt, leg, n_leg, 0};
         gt_data_filter_check_run(file, &c, comm);
         free(leg);
     }
-    if (cfg->conditions.n > 0 || cfg->train_conditions.n > 0) {
+    if (pc->conditions.n > 0 || pc->train_conditions.n > 0) {
         /* the codes of the turbines' segments, and those /legend/condition names (a CARE file names
          * train_and_prediction whether or not a farm has such rows: 0,2 stays a valid selection) */
         int n_leg = 0;
         char *leg = rank == 0 ? gt_legend_read(file, "condition", &n_leg) : NULL;
         for (int i = 0; i < sh->n_segments; i++) v[i] = sh->segments[i].code;
         static const char *const keys[2] = {"data.conditions", "data.train_conditions"};
-        const gt_data_filter *fs[2] = {&cfg->conditions, &cfg->train_conditions};
+        const gt_data_filter *fs[2] = {&pc->conditions, &pc->train_conditions};
         for (int j = 0; j < 2; j++) {
             c = (gt_data_filter_check){keys[j], "condition code", fs[j], v, sh->n_segments, leg, n_leg, 1};
             gt_data_filter_check_run(file, &c, comm);
@@ -64,8 +65,9 @@ void gt_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint
 void gt_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip) {
     const int64_t r0 = sh->row_offset[k], n = sh->row_offset[k + 1] - r0;
     uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
-    for (int64_t r = 0; r < n; r++) skip[r] = gt_pdm_data_cfg(cfg)->train_normal_only && sh->labels[r0 + r];
-    const gt_data_filter *f[2] = {&cfg->conditions, &cfg->train_conditions};
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(cfg);
+    for (int64_t r = 0; r < n; r++) skip[r] = pc->train_normal_only && sh->labels[r0 + r];
+    const gt_data_filter *f[2] = {&pc->conditions, &pc->train_conditions};
     for (int j = 0; j < 2; j++) {
         if (f[j]->n == 0) continue;
         gt_pdm_rows_in(sh, k, f[j], in);

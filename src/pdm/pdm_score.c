@@ -477,6 +477,7 @@ int gt_pdm_max_window(const gt_eval_model *ems, int n_models) {
  * (with eval.calibrate = train_val they set the threshold). */
 gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T) {
     const int cal_train = gt_pdm_eval_cfg(ec)->calibrate_train;
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(d);
     gt_pdm_tinfo *ti = GT_CALLOC((size_t)(sh->n_turbines > 0 ? sh->n_turbines : 1), sizeof(gt_pdm_tinfo));
     for (int k = 0; k < sh->n_turbines; k++) {
         ti[k].r0 = sh->row_offset[k];
@@ -492,8 +493,8 @@ gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config 
         const int64_t warm = T + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(ec, ti[k].rate));
         if (ti[k].c1 < warm) ti[k].c1 = warm < ti[k].b2 ? warm : ti[k].b2;
         ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) ||
-                     !gt_data_filter_has(&d->farms, sh->farm[k]) ||
-                     !gt_data_filter_has(&d->machine_types, sh->machine_type[k]);
+                     !gt_data_filter_has(&pc->farms, sh->farm[k]) ||
+                     !gt_data_filter_has(&pc->machine_types, sh->machine_type[k]);
         ti[k].holdout_split = ti[k].holdout;
         if (ti[k].skip) ti[k].holdout = 1; /* no calibration rows */
     }
@@ -763,7 +764,8 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
         if (ti[k].rate > rate_max) rate_max = ti[k].rate;
     const int Tmax = gt_pdm_max_window(ems, n_models);
     const int64_t guard = Tmax + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(ec, rate_max));
-    uint8_t *excl = gt_pdm_exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(&ems[0].data);
+    uint8_t *excl = gt_pdm_exclusion_mask(sh, guard, &pc->conditions, &pc->train_conditions);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     uint8_t scored[GT_DATA_MAX_CHANNELS] = {0}; /* channels with a residual term in some model */
     for (int j = 0; j < n_models; j++) {
