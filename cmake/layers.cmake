@@ -108,17 +108,6 @@ set(GT_CALL_EXCUSED)
 set(GT_TASK_NEUTRAL data eval train plan doe)
 # Identifiers excused ("folder/file.c identifier"), and why.
 set(GT_TASK_NEUTRAL_EXCUSED
-    # the data.* settings of one task still live in the one gt_data_config
-    # (data/dataset.h) and get their defaults in data/config.c; the shared
-    # passes read the dataset's fields the task's open sets, never these
-    "data/dataset.h pdm_train_normal_only" "data/config.c pdm_train_normal_only"
-    "data/dataset.h pdm_target"            "data/config.c pdm_target"
-    "data/dataset.h pdm_row_missing"       "data/config.c pdm_row_missing"
-    "data/dataset.h pdm_short_gap"         "data/config.c pdm_short_gap"
-    "data/dataset.h pdm_norm_turbine"
-    # the file kinds' value limits (io/kind_nilm.h, io/kind_pdm.h): the defaults
-    # of data.power_limit_w and data.signal_limit
-    "data/config.c GT_NILM_POWER_LIMIT_W"  "data/config.c GT_PDM_SIGNAL_LIMIT"
     # a wind-farm file without a /legend: the condition names of the synthetic
     # generator (synth/, docs/data-format.md) label the sweep's levels
     "doe/legend.c GT_PDM_N_CONDITIONS"     "doe/legend.c gt_pdm_condition_name")

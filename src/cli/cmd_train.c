@@ -201,13 +201,15 @@ static char *config_text(const gt_args *a) {
 void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
     if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
-    if (!gt_args_is_set(a, "data.fill_max_s")) c->data.fill_max_s = 0; /* runs from before hole filling */
-    if (!gt_args_is_set(a, "data.pdm_row_missing")) c->data.pdm_row_missing = 0; /* ... and before imputation */
-    if (!gt_args_is_set(a, "data.pdm_short_gap")) c->data.pdm_short_gap = 0; /* ... and before short gaps were */
-    if (!gt_args_is_set(a, "data.spike_min_w")) c->data.spike_min_w = 0; /* ... and before the spike floor */
+    gt_nilm_data_config *nd = gt_nilm_data_cfg_set(&c->data);
+    if (!gt_args_is_set(a, "data.fill_max_s")) nd->fill_max_s = 0; /* runs from before hole filling */
+    gt_pdm_data_config *pd = gt_pdm_data_cfg_set(&c->data);
+    if (!gt_args_is_set(a, "data.pdm_row_missing")) pd->row_missing = 0; /* ... and before imputation */
+    if (!gt_args_is_set(a, "data.pdm_short_gap")) pd->short_gap = 0; /* ... and before short gaps were */
+    if (!gt_args_is_set(a, "data.spike_min_w")) nd->spike_min_w = 0; /* ... and before the spike floor */
     if (!gt_args_is_set(a, "train.balance")) c->balance = 0; /* runs from before balanced batches */
     if (!gt_args_is_set(a, "data.spike_channels")) /* runs from before the channel kinds: every channel */
-        snprintf(c->data.spike_channels, sizeof c->data.spike_channels, "all");
+        snprintf(pd->spike_channels, sizeof pd->spike_channels, "all");
     if (!gt_args_is_set(a, "model.dropout")) { /* runs from before dropout */
         c->model.dropout = 0;
         c->dropout_auto = 0;
@@ -225,55 +227,57 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "data.window")) d->window = as_int(a, "data.window", 2, 1 << 24);
     if (has(a, "data.stride")) d->stride = gt_args_int(a, "data.stride");
     if (has(a, "data.stride_frac")) d->stride_frac = gt_args_float(a, "data.stride_frac");
-    if (has(a, "data.stride_mask")) d->stride_mask = gt_args_bool(a, "data.stride_mask");
+    gt_nilm_data_config *nd = gt_nilm_data_cfg_set(d);
+    if (has(a, "data.stride_mask")) nd->stride_mask = gt_args_bool(a, "data.stride_mask");
     if (has(a, "data.split_train")) d->split_train = gt_args_float(a, "data.split_train");
     if (has(a, "data.split_val")) d->split_val = gt_args_float(a, "data.split_val");
     if (has(a, "data.holdout_every")) d->holdout_every = as_int(a, "data.holdout_every", 0, INT_MAX);
     const char *scr = gt_args_str(a, "data.screen");
     d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
     if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
-    if (has(a, "data.train_normal_only")) d->pdm_train_normal_only = gt_args_bool(a, "data.train_normal_only");
+    gt_pdm_data_config *pd = gt_pdm_data_cfg_set(d);
+    if (has(a, "data.train_normal_only")) pd->train_normal_only = gt_args_bool(a, "data.train_normal_only");
     static const char *const filter_keys[5] = {"data.items", "data.farms", "data.machine_types", "data.conditions",
                                                "data.train_conditions"};
-    gt_data_filter *filters[5] = {&d->items, &d->farms, &d->machine_types, &d->conditions, &d->train_conditions};
+    gt_data_filter *filters[5] = {&d->items, &pd->farms, &pd->machine_types, &pd->conditions, &pd->train_conditions};
     for (int i = 0; i < 5; i++) {
         char err[256];
         GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
                  "%s: %s", filter_keys[i], err);
     }
     const char *sc = gt_args_str(a, "data.spike_channels");
-    GT_CHECK(strlen(sc) < sizeof d->spike_channels, GT_EXIT_USAGE, "data.spike_channels: too long (max %zu characters)",
-             sizeof d->spike_channels - 1);
-    snprintf(d->spike_channels, sizeof d->spike_channels, "%s", sc);
+    GT_CHECK(strlen(sc) < sizeof pd->spike_channels, GT_EXIT_USAGE,
+             "data.spike_channels: too long (max %zu characters)", sizeof pd->spike_channels - 1);
+    snprintf(pd->spike_channels, sizeof pd->spike_channels, "%s", sc);
     const char *norm = gt_args_str(a, "data.norm");
     GT_CHECK(!strcmp(norm, "global") || !strcmp(norm, "turbine"), GT_EXIT_USAGE, "data.norm: '%s' (global|turbine)",
              norm);
-    d->pdm_norm_turbine = !strcmp(norm, "turbine");
-    d->pdm_target = gt_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
-    GT_CHECK(d->pdm_target >= 0, GT_EXIT_USAGE, "data.pdm_target: '%s' (next|nbm)", gt_args_str(a, "data.pdm_target"));
+    pd->norm_turbine = !strcmp(norm, "turbine");
+    pd->target = gt_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
+    GT_CHECK(pd->target >= 0, GT_EXIT_USAGE, "data.pdm_target: '%s' (next|nbm)", gt_args_str(a, "data.pdm_target"));
     static const char *const nbm_keys[2] = {"data.nbm_inputs", "data.nbm_targets"};
-    char *nbm_sel[2] = {d->nbm_inputs, d->nbm_targets};
+    char *nbm_sel[2] = {pd->nbm_inputs, pd->nbm_targets};
     for (int i = 0; i < 2; i++) {
         const char *v = gt_args_str(a, nbm_keys[i]);
-        GT_CHECK(strlen(v) < sizeof d->nbm_inputs, GT_EXIT_USAGE, "%s: too long (max %zu characters)", nbm_keys[i],
-                 sizeof d->nbm_inputs - 1);
-        snprintf(nbm_sel[i], sizeof d->nbm_inputs, "%s", v);
+        GT_CHECK(strlen(v) < sizeof pd->nbm_inputs, GT_EXIT_USAGE, "%s: too long (max %zu characters)", nbm_keys[i],
+                 sizeof pd->nbm_inputs - 1);
+        snprintf(nbm_sel[i], sizeof pd->nbm_inputs, "%s", v);
     }
-    d->spike_min_w = gt_args_float(a, "data.spike_min_w");
-    GT_CHECK(d->spike_min_w >= 0 && isfinite(d->spike_min_w), GT_EXIT_USAGE,
-             "data.spike_min_w must be >= 0 W (got %g)", d->spike_min_w);
+    nd->spike_min_w = gt_args_float(a, "data.spike_min_w");
+    GT_CHECK(nd->spike_min_w >= 0 && isfinite(nd->spike_min_w), GT_EXIT_USAGE,
+             "data.spike_min_w must be >= 0 W (got %g)", nd->spike_min_w);
     const int64_t short_gap = gt_args_int(a, "data.pdm_short_gap"); /* checked before it narrows to int */
     GT_CHECK(short_gap >= 0 && short_gap <= 1000000, GT_EXIT_USAGE,
              "data.pdm_short_gap must be a number of rows in [0, 1000000] (got %lld)", (long long)short_gap);
-    d->pdm_short_gap = (int)short_gap;
-    d->pdm_row_missing = gt_args_float(a, "data.pdm_row_missing");
-    GT_CHECK(d->pdm_row_missing >= 0 && d->pdm_row_missing <= 1, GT_EXIT_USAGE,
-             "data.pdm_row_missing must be a share in [0, 1] (got %g)", d->pdm_row_missing);
-    d->fill_max_s = gt_args_auto_nonneg(a, "data.fill_max_s");
+    pd->short_gap = (int)short_gap;
+    pd->row_missing = gt_args_float(a, "data.pdm_row_missing");
+    GT_CHECK(pd->row_missing >= 0 && pd->row_missing <= 1, GT_EXIT_USAGE,
+             "data.pdm_row_missing must be a share in [0, 1] (got %g)", pd->row_missing);
+    nd->fill_max_s = gt_args_auto_nonneg(a, "data.fill_max_s");
     /* values are checked where they enter: the readers of io/ (their read options) */
-    d->power_limit_w = gt_args_float(a, "data.power_limit_w");
-    d->signal_limit = gt_args_float(a, "data.signal_limit");
-    GT_CHECK(d->power_limit_w >= 0 && d->signal_limit >= 0, GT_EXIT_USAGE,
+    nd->power_limit_w = gt_args_float(a, "data.power_limit_w");
+    pd->signal_limit = gt_args_float(a, "data.signal_limit");
+    GT_CHECK(nd->power_limit_w >= 0 && pd->signal_limit >= 0, GT_EXIT_USAGE,
              "data.power_limit_w and data.signal_limit must be >= 0 (0 turns the check off)");
     if (has(a, "data.care_event")) {
         d->care_event = gt_args_int(a, "data.care_event");
@@ -285,9 +289,9 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     d->time_features = gt_nilm_time_features_parse(gt_args_str(a, "data.time_features"));
     const char *tz = gt_args_str(a, "data.timezone");
     char tz_err[600];
-    GT_CHECK(strlen(tz) < sizeof d->timezone, GT_EXIT_USAGE, "data.timezone: name too long");
+    GT_CHECK(strlen(tz) < sizeof nd->timezone, GT_EXIT_USAGE, "data.timezone: name too long");
     GT_CHECK(gt_data_timezone_check(tz, tz_err, sizeof tz_err) == 0, GT_EXIT_USAGE, "data.timezone: %s", tz_err);
-    snprintf(d->timezone, sizeof d->timezone, "%s", tz);
+    snprintf(nd->timezone, sizeof nd->timezone, "%s", tz);
     const char *apps = gt_args_str(a, "data.appliances");
     GT_CHECK(strlen(apps) < sizeof d->appliances, GT_EXIT_USAGE, "data.appliances: list too long (max %zu characters)",
              sizeof d->appliances - 1);

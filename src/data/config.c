@@ -82,6 +82,24 @@ int gt_data_filter_has(const gt_data_filter *f, int64_t v) {
     return 0;
 }
 
+static const gt_data_task_i *g_task_tables[GT_DATA_MAX_TASKS]; /* gt_data_task_add */
+static int g_n_task_tables;
+
+void gt_data_task_add(const gt_data_task_i *t) {
+    if (!t || !t->config_bytes) return;
+    for (int i = 0; i < g_n_task_tables; i++) {
+        if (g_task_tables[i] == t) return;
+        GT_CHECK(strcmp(g_task_tables[i]->name, t->name), GT_EXIT_INTERNAL,
+                 "data: two task data tables named %s have settings", t->name);
+    }
+    GT_CHECK(g_n_task_tables < GT_DATA_MAX_TASKS, GT_EXIT_INTERNAL, "data: more than %d tasks with data settings",
+             GT_DATA_MAX_TASKS);
+    GT_CHECK(t->config_bytes <= GT_DATA_TASK_CONFIG_BYTES && t->config_defaults, GT_EXIT_INTERNAL,
+             "data: task %s's settings take %zu bytes (at most %d, with defaults)", t->name, t->config_bytes,
+             GT_DATA_TASK_CONFIG_BYTES);
+    g_task_tables[g_n_task_tables++] = t;
+}
+
 void gt_data_config_defaults(gt_data_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->task = GT_TASK_UNSET;
@@ -93,46 +111,27 @@ void gt_data_config_defaults(gt_data_config *cfg) {
     cfg->holdout_every = 0;
     cfg->screen = GT_SCREEN_DROP;
     cfg->spike_k = 8.0;
-    cfg->pdm_train_normal_only = 1;
     cfg->seed = 1;
-    cfg->fill_max_s = -1; /* auto */
-    cfg->pdm_row_missing = 0.5;
-    cfg->pdm_short_gap = 6;
-    cfg->spike_min_w = 5000;
-    snprintf(cfg->spike_channels, sizeof cfg->spike_channels, "auto");
-    cfg->pdm_target = 0; /* next (pdm/pdm.h gt_pdm_target) */
-    snprintf(cfg->nbm_inputs, sizeof cfg->nbm_inputs, "auto");
-    snprintf(cfg->nbm_targets, sizeof cfg->nbm_targets, "auto");
-    cfg->power_limit_w = GT_NILM_POWER_LIMIT_W;
-    cfg->signal_limit = GT_PDM_SIGNAL_LIMIT;
     cfg->care_event = -1;
     cfg->care.event_id = -1;
-}
-
-int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s) {
-    if (cfg->fill_max_s == 0) return 0;
-    if (cfg->fill_max_s < 0) return GT_DATA_FILL_AUTO_PERIODS;
-    if (!(period_s > 0)) return 0;
-    double r = floor(cfg->fill_max_s / period_s + 1e-9);
-    return r > (double)INT32_MAX ? INT32_MAX : (int64_t)r;
-}
-
-int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows) {
-    if (max_rows <= 0) return 0;
-    int64_t filled = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (isfinite(x[i])) continue;
-        int64_t j = i;
-        while (j < n && !isfinite(x[j])) j++;
-        /* hole [i, j): a finite neighbour on both sides and short enough */
-        if (i > 0 && j < n && j - i <= max_rows) {
-            const double a = x[i - 1], b = x[j], span = (double)(j - i + 1);
-            for (int64_t k = i; k < j; k++) x[k] = (float)(a + (b - a) * (double)(k - i + 1) / span);
-            filled += j - i;
-        }
-        i = j;
+    for (int i = 0; i < g_n_task_tables; i++) {
+        cfg->task_cfg[i].owner = g_task_tables[i];
+        g_task_tables[i]->config_defaults(cfg->task_cfg[i].u.bytes);
     }
-    return filled;
+}
+
+static int block_of(const gt_data_config *cfg, const char *name) {
+    for (int i = 0; i < GT_DATA_MAX_TASKS && cfg->task_cfg[i].owner; i++)
+        if (!strcmp(cfg->task_cfg[i].owner->name, name)) return i;
+    GT_FAIL(GT_EXIT_INTERNAL, "data: the settings have no block of task %s (gt_data_task_add before the defaults)",
+            name);
+    return -1;
+}
+
+void *gt_data_task_config(gt_data_config *cfg, const char *name) { return cfg->task_cfg[block_of(cfg, name)].u.bytes; }
+
+const void *gt_data_task_config_c(const gt_data_config *cfg, const char *name) {
+    return cfg->task_cfg[block_of(cfg, name)].u.bytes;
 }
 
 void gt_data_config_resolve(gt_data_config *cfg, gt_task task, const gt_data_task_i *t) {
@@ -179,37 +178,6 @@ void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t fil
     r->hi[GT_SPLIT_TRAIN] = b1;
     r->lo[GT_SPLIT_VAL] = b1, r->hi[GT_SPLIT_VAL] = b2;
     r->lo[GT_SPLIT_TEST] = b2, r->hi[GT_SPLIT_TEST] = n_rows;
-}
-
-void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
-    memset(&cfg->care, 0, sizeof cfg->care);
-    cfg->care.event_id = -1;
-    if (cfg->care_event < 0) return;
-    int64_t n = 0;
-    int64_t *ce = gt_care_events_read(path, comm, &n); /* the same table on every rank: the same verdict */
-    GT_CHECK(ce != NULL, GT_EXIT_USAGE,
-             "%s: data.care_event = %lld: the file has no /care_events (import a CARE to Compare farm with "
-             "`gridtrain import care`)", path, (long long)cfg->care_event);
-    const int64_t *q = NULL;
-    for (int64_t i = 0; i < n && !q; i++)
-        if (ce[GT_CARE_EVENT_K * i + 1] == cfg->care_event) q = ce + GT_CARE_EVENT_K * i;
-    if (!q) {
-        char ids[256] = "";
-        size_t l = 0;
-        for (int64_t i = 0; i < n && l + 24 < sizeof ids; i++)
-            l += (size_t)snprintf(ids + l, sizeof ids - l, "%s%lld", i ? ", " : "",
-                                  (long long)ce[GT_CARE_EVENT_K * i + 1]);
-        if (l + 24 >= sizeof ids) snprintf(ids + l, sizeof ids - l, ", ...");
-        free(ce);
-        GT_FAIL(GT_EXIT_USAGE, "%s: data.care_event = %lld: no such event dataset in /care_events (it has %s)", path,
-                (long long)cfg->care_event, ids);
-    }
-    gt_data_care_sel s = {q[1], (int32_t)q[0], q[2] == 1, q[7], q[8], q[3], q[4]};
-    free(ce);
-    GT_CHECK(s.train_lo >= 0 && s.train_hi > s.train_lo, GT_EXIT_USAGE,
-             "%s: data.care_event = %lld: /care_events has no training part for it (a file imported before "
-             "train_start_row was stored: import the farm again)", path, (long long)cfg->care_event);
-    cfg->care = s;
 }
 
 static int zone_is_utc(const char *zone) { return !zone || !*zone || !strcmp(zone, "UTC"); }

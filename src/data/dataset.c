@@ -134,39 +134,7 @@ void gt_ds_check_cfg(const gt_data_config *cfg, const gt_data_task_i *t) {
     GT_CHECK(cfg->holdout_every >= 0, GT_EXIT_USAGE, "data: holdout_every must be >= 0");
     GT_CHECK(cfg->screen >= GT_SCREEN_DROP && cfg->screen <= GT_SCREEN_OFF, GT_EXIT_USAGE, "data: bad screen action");
     GT_CHECK(cfg->screen == GT_SCREEN_OFF || cfg->spike_k > 0, GT_EXIT_USAGE, "data: spike_k must be > 0");
-    GT_CHECK(cfg->time_features == 0 || cfg->time_features == 2 || cfg->time_features == 4, GT_EXIT_USAGE,
-             "data: time_features must be 0, 2 or 4 channels (got %d)", cfg->time_features);
-    GT_CHECK(cfg->augment >= 0 && cfg->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)",
-             cfg->augment);
-    char err[600];
-    GT_CHECK(gt_data_timezone_check(cfg->timezone, err, sizeof err) == 0, GT_EXIT_USAGE, "data.timezone: %s", err);
     t->check_cfg(cfg);
-}
-
-uint32_t gt_data_appliance_mask(const char *names, const gt_io_appliance *meta, int A) {
-    uint32_t all = A >= 32 ? 0xffffffffu : (1u << A) - 1u;
-    if (!names || !names[0] || !strcmp(names, "all")) return all;
-    uint32_t mask = 0;
-    const char *p = names;
-    while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '+') p++;
-        size_t n = strcspn(p, ",+ ");
-        if (!n) break;
-        int found = -1;
-        for (int a = 0; a < A; a++)
-            if (strlen(meta[a].name) == n && !strncmp(meta[a].name, p, n)) found = a;
-        if (found < 0) {
-            char known[1024] = "";
-            for (int a = 0; a < A; a++) {
-                strncat(known, a ? ", " : "", sizeof known - strlen(known) - 1);
-                strncat(known, meta[a].name, sizeof known - strlen(known) - 1);
-            }
-            GT_FAIL(GT_EXIT_USAGE, "data.appliances: no appliance '%.*s' in the file (it has: %s)", (int)n, p, known);
-        }
-        mask |= 1u << found;
-        p += n;
-    }
-    return mask;
 }
 
 gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_items,

@@ -22,6 +22,7 @@
 #define GT_DATA_DATASET_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -67,7 +68,7 @@ int gt_data_filter_parse(gt_data_filter *f, const char *text, char *err, size_t 
 /* 1 when v passes (always with n == 0). */
 int gt_data_filter_has(const gt_data_filter *f, int64_t v);
 
-/* data.care_event resolved against a file's /care_events (gt_data_care_select). */
+/* data.care_event resolved against a file's /care_events (by the task whose files have them). */
 typedef struct gt_data_care_sel {
     int64_t event_id;           /* -1: no selection */
     int32_t turbine;            /* file index of the event dataset's turbine */
@@ -76,104 +77,76 @@ typedef struct gt_data_care_sel {
     int64_t pred_lo, pred_hi;   /* its prediction part */
 } gt_data_care_sel;
 
+/* A task's own data settings. The data.* keys that one task alone reads
+ * live in that task's block of gt_data_config, laid out and set to its
+ * defaults by the task's data table (data/dataset_impl.h gt_data_task_i
+ * config_bytes, config_defaults; checked by its check_cfg), and read and
+ * written only through gt_data_task_config, by the table's name (pdm/pdm.h
+ * gt_pdm_data_cfg): data/ never reads one. A block records the table it
+ * belongs to, so a configuration copies by value and a lookup never depends
+ * on the order the tables were added in. */
+#define GT_DATA_MAX_TASKS 8            /* task data tables with settings of their own */
+#define GT_DATA_TASK_CONFIG_BYTES 4096 /* room for one task's settings */
+struct gt_data_task_i;
+typedef struct gt_data_task_block {
+    const struct gt_data_task_i *owner; /* the task data table whose settings these are; NULL: unused */
+    union {
+        max_align_t align_;
+        unsigned char bytes[GT_DATA_TASK_CONFIG_BYTES];
+    } u;
+} gt_data_task_block;
+
 typedef struct gt_data_config {
     gt_task task;          /* set by gt_data_config_resolve */
     char task_name[32];    /* data.task: "" / "auto" (the task of the file's kind) or a task's name */
     int window;            /* W (nilm, odd preferred: the target is the midpoint) or T (pdm) */
     int64_t stride;        /* rows between window starts; 0 = nilm per-appliance strides */
     double stride_frac;    /* nilm per-appliance stride = max(1, stride_frac * on_duration_s / period_s) */
-    int stride_mask;       /* nilm, stride 0: 1 = appliance a's target counts only where start % stride_a == 0;
-                            * 0 (default) = every window (on the smallest selected stride) trains all appliances */
     double split_train;    /* fraction of each item's rows, chronological (e.g. 0.7) */
     double split_val;      /* (e.g. 0.15); test = 1 - train - val */
     int holdout_every;     /* 0: none; k: items with file index % k == k-1 held out */
     gt_screen_action screen;
     double spike_k;        /* robust z (median/MAD) above which a sample is a spike */
-    int pdm_train_normal_only; /* pdm: train/val windows touching a labelled event are skipped */
     uint64_t seed;
     /* Subsets (defaults: everything). Items outside the filters keep their
      * place in the file's numbering but contribute no window to any split. */
-    gt_data_filter items;         /* household/turbine ids */
-    gt_data_filter farms;         /* pdm: turbines of these farm indices */
-    gt_data_filter machine_types; /* pdm: turbines of these machine type codes */
-    gt_data_filter conditions;    /* pdm: only windows whose rows all lie in condition segments with
-                                     these codes (/segments/condition); rows outside every segment
-                                     never pass; the train statistics use the passing rows only */
-    gt_data_filter train_conditions; /* pdm: only the TRAIN and VAL windows, the normalisation statistics and
-                                     eval's calibration rows are restricted to rows in condition segments
-                                     with these codes (CARE: the train_test flag, train = 0,
-                                     train_and_prediction = 2); eval still scores every row */
+    gt_data_filter items;         /* household/turbine ids (a task's own filters: its settings block) */
     char appliances[256];         /* nilm: "" = every appliance; else names separated by ',' or '+':
                                      only these targets count (mask 0 for the others; the model
                                      keeps one output per appliance of the file) */
     int time_features;            /* nilm: input channels added from each row's local time: 0 none,
                                      2 "day" (sin, cos of the time of day), 4 "day+week" (and of the
                                      phase of the week, Monday 00:00 = 0) */
-    char timezone[64];            /* IANA zone name of that local time ("" or "UTC": UTC) */
     int x_channels_last;          /* nilm input layout per sample: 0 (C, W) (s2p_cnn), 1 (W, C) (s2p_tf);
                                      set by the caller from the model (gt_model_input_channels_last) */
-    double fill_max_s;            /* nilm: holes of the aggregate (non-finite runs between two finite
-                                     samples of one household) lasting at most this many seconds are
-                                     filled by linear interpolation, for the model input only (never the
-                                     targets), the same in train, eval and predict; longer gaps still
-                                     screen the windows touching them. < 0: auto, GT_DATA_FILL_AUTO_PERIODS
-                                     sampling periods of each household (covers timestamp jitter); 0: off */
-    char spike_channels[256];     /* pdm: the channels the spike test screens: "auto" (condition signals:
-                                     temperatures, pressures, vibration, ...; not the operational drivers
-                                     such as wind speed, power, rotor speed and status, not angles, not
-                                     min/max/std aggregates: gt_pdm_channel_kind), "all", "none", or
-                                     comma-separated name patterns (fnmatch, e.g. "*temp*,vib_*") */
-    int pdm_target;               /* pdm: what the model predicts (gt_pdm_target): next (default) the next
-                                     step of every channel from the window; nbm (normal-behaviour model)
-                                     the condition channels at every step from the operating channels */
-    double spike_min_w;           /* nilm: an aggregate sample is a spike only when it departs from its local
-                                     median by more than this too (W; default 5000): appliance bursts of a few
-                                     kW (a microwave's defrost pulses, a washing machine's spin) are loads,
-                                     meter glitches are tens of kW. 0: the Hampel rule alone (runs stored
-                                     without the key) */
-    double pdm_row_missing;       /* pdm: a row with more than this share of its channels missing
-                                     (non-finite) is a gap row, a missing record: windows touching it
-                                     are screened (gap). Fewer missing samples (a dead sensor, isolated
-                                     empty cells, one channel's dropout) keep the window: the model
-                                     input gets 0 there (the channel's training mean,
-                                     gt_pdm_impute), the loss and the anomaly score leave the
-                                     sample out. Default 0.5; 0: any missing sample makes a gap row */
-    int pdm_short_gap;            /* pdm: a run of at most this many missing records (gap rows) is imputed
-                                     like missing samples instead of screening the windows touching it
-                                     (default 6; 0: every gap row screens; runs stored without the key) */
-    int pdm_norm_turbine;         /* pdm: 1 = every turbine's channels normalised with its own statistics
-                                     (gt_pdm_item_norm), 0 (default) = with those of all turbines */
-    char nbm_inputs[256];         /* pdm nbm: the model's input channels: "auto" (gt_pdm_nbm_roles) or
-                                     comma-separated name patterns (fnmatch) */
-    char nbm_targets[256];        /* pdm nbm: the predicted (target) channels: "auto" or name patterns; a
-                                     target channel never enters the input */
     double augment;               /* nilm train split: probability that a window gets one more activation
                                      of one of its household's appliances superimposed (gt_dataset_augment);
                                      0 (default) none */
-    double power_limit_w;         /* nilm: a power beyond +-this (W) is not a measurement: the readers make it
-                                     missing (data.power_limit_w; gt_read_opts.value_limit; 0 off) */
-    double signal_limit;          /* pdm: likewise a signal value (data.signal_limit) */
     int64_t care_event;           /* pdm: -1 (default) none; else the id of one CARE to Compare event dataset
                                      of the file's /care_events (data.care_event): the authors' protocol,
                                      one model per event dataset (see gt_data_item_rows_of) */
-    gt_data_care_sel care;        /* care_event resolved (gt_data_care_select; not a setting): event_id -1
+    gt_data_care_sel care;        /* care_event resolved (by the task's open; not a setting): event_id -1
                                      until then */
+    gt_data_task_block task_cfg[GT_DATA_MAX_TASKS]; /* the tasks' own settings (gt_data_task_config) */
 } gt_data_config;
-/* The shared defaults; task GT_TASK_UNSET and the settings whose default
- * depends on the task left to it (GT_DATA_WINDOW_TASK_DEFAULT,
- * GT_DATA_STRIDE_TASK_DEFAULT: gt_data_config_resolve fills them). */
+/* The shared defaults, and every added task data table's block
+ * (gt_data_task_add) set to that task's defaults; task GT_TASK_UNSET and the
+ * settings whose default depends on the task left to it
+ * (GT_DATA_WINDOW_TASK_DEFAULT, GT_DATA_STRIDE_TASK_DEFAULT:
+ * gt_data_config_resolve fills them). */
 void gt_data_config_defaults(gt_data_config *cfg);
-/* data.fill_max_s = auto: this many sampling periods (jittered clocks leave
- * single empty bins; 5 covers what real recordings show with a margin). */
-#define GT_DATA_FILL_AUTO_PERIODS 5
-/* Rows of the longest hole filled for a household sampled every period_s
- * seconds under cfg->fill_max_s (0: none). */
-int64_t gt_data_fill_max_rows(const gt_data_config *cfg, double period_s);
-/* Fills every hole of x (n) of at most max_rows rows (a run of non-finite
- * values with a finite value on both sides) by linear interpolation between
- * its two neighbours; leading and trailing runs and longer holes stay
- * non-finite. Returns the values filled. Not collective. */
-int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows);
+/* Adds the settings block of task data table t (one with config_bytes > 0)
+ * to the configurations gt_data_config_defaults makes from now on; adding a
+ * table again does nothing, another table of the same name ends the job
+ * (GT_EXIT_INTERNAL). The task registry (task/task.h gt_task_register)
+ * adds every registered task's table, a task's own defaults helper its own
+ * (pdm/pdm.h gt_pdm_data_defaults). Not thread-safe: at start-up. */
+void gt_data_task_add(const struct gt_data_task_i *t);
+/* The settings block of the task data table named `name` (its `name`) in
+ * cfg (the task's folder asks for its own); ends the job (GT_EXIT_INTERNAL)
+ * when cfg has none of that name (defaults made before the table was added). */
+void *gt_data_task_config(gt_data_config *cfg, const char *name);
+const void *gt_data_task_config_c(const gt_data_config *cfg, const char *name);
 /* Settings whose default depends on the task, left to it until the data
  * file's kind is known (the trainer, eval and plan call
  * gt_data_config_resolve once it is): window 0, stride -1. */
@@ -181,7 +154,6 @@ int64_t gt_data_fill_holes(float *x, int64_t n, int64_t max_rows);
 #define GT_DATA_STRIDE_TASK_DEFAULT (-1)
 /* Sets cfg->task and fills a window or stride left to the default of the
  * task's data side t (its `window`, `stride` fields). */
-struct gt_data_task_i;
 void gt_data_config_resolve(gt_data_config *cfg, gt_task task, const struct gt_data_task_i *t);
 /* The chronological split of one item (household/turbine) of n_rows rows at
  * position file_index of the file: rows [0, *b1) train, [*b1, *b2) val,
@@ -210,25 +182,12 @@ typedef struct gt_data_item_rows {
     int excluded; /* not the selected event dataset's turbine */
 } gt_data_item_rows;
 void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t file_index, gt_data_item_rows *r);
-/* Collective (reads the file's /care_events on rank 0). Resolves
- * cfg->care_event (>= 0) against the PdM file `path` into cfg->care; without a
- * selection sets cfg->care.event_id = -1. Ends the run with exit 2 and one
- * line naming the file and the id when the file has no /care_events, no
- * entry with that id, or no training part for it (a file imported before
- * /care_events/train_start_row: import it again). */
-void gt_data_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm);
 /* The data filters are checked against the file before any window is built
  * (each task's gt_<task>_check_filters, made of gt_data_filter_check_run of
  * data/dataset_impl.h): an entry that matches nothing ends the job with one
  * line naming it; at most GT_DATA_FILTER_LIST_MAX of the file's values are
  * listed. */
 #define GT_DATA_FILTER_LIST_MAX 20
-/* Offset of channel c at step t inside one nilm input window of W steps and C
- * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
- * place the layout rule lives (the dataset's fill, predict, eval samples). */
-static inline int64_t gt_data_x_offset(int x_channels_last, int64_t W, int C, int64_t t, int c) {
-    return x_channels_last ? t * C + c : (int64_t)c * W + t;
-}
 /* 0 when `zone` is "", "UTC" or a zone of the system's time-zone database
  * (/usr/share/zoneinfo or $TZDIR), else -1 with a message in err. */
 int gt_data_timezone_check(const char *zone, char *err, size_t err_bytes);
@@ -253,11 +212,6 @@ typedef struct gt_window_ref {
 } gt_window_ref;
 
 typedef struct gt_dataset gt_dataset;
-
-/* data.appliances ("" / "all", or names separated by ',' / '+') -> bit mask
- * over the A appliances of meta; an unknown name is a user error listing the
- * known ones. */
-uint32_t gt_data_appliance_mask(const char *names, const gt_io_appliance *meta, int A);
 
 void gt_dataset_free(gt_dataset *ds);
 

@@ -4,6 +4,7 @@
 #define GT_DATA_DATASET_IMPL_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "data/dataset.h"
@@ -34,7 +35,7 @@ typedef struct ds_item {
     int64_t base;         /* rows between grid starts */
     int holdout;
     int excluded;         /* outside cfg.items or the task's own item filters (t->item_excluded): no windows */
-    int64_t filled;       /* input samples filled (the task's open: cfg.fill_max_s) */
+    int64_t filled;       /* input samples filled (the task's open: data.fill_max_s) */
     int64_t n_total, n_gap, n_spike, n_event, n_filtered; /* windows on the grid, screened by reason */
     ds_split sp[GT_SPLIT_COUNT];
 } ds_item;
@@ -102,7 +103,13 @@ typedef struct gt_data_task_i {
     const char *spike_hint; /* what to change when spikes screen too many windows */
     const char *column;   /* what one column of the file is ("appliance"): messages */
     int features_extra;   /* normalisation features besides one per column (nilm: 1, the aggregate) */
-    /* the task's own data settings, after the shared ones (one-line error) */
+    /* the task's own data settings: a block of config_bytes (<= GT_DATA_TASK_CONFIG_BYTES) in
+     * gt_data_config, set to the defaults by config_defaults (dataset.h gt_data_task_add,
+     * gt_data_config_defaults); 0 / NULL: none */
+    size_t config_bytes;
+    void (*config_defaults)(void *cfg);
+    /* checks the settings the task reads (its block's and the shared ones it alone gives a
+     * meaning), after the shared ones (one-line error) */
     void (*check_cfg)(const gt_data_config *cfg);
     /* bytes of this rank's series (gt_dataset_bytes) */
     int64_t (*series_bytes)(const gt_dataset *ds);
@@ -164,7 +171,7 @@ typedef struct gt_data_filter_check {
  * the values the file has; rank 0 decides, every rank follows (filter.c). The
  * tasks' filter checks (their gt_<task>_check_filters) are made of these. */
 void gt_data_filter_check_run(const char *file, const gt_data_filter_check *c, MPI_Comm comm);
-/* The checks every task shares, then the task's (t->check_cfg) (dataset.c) */
+/* The checks of the settings every task reads, then the task's own (t->check_cfg) (dataset.c) */
 void gt_ds_check_cfg(const gt_data_config *cfg, const gt_data_task_i *t);
 /* A dataset's shared fields; the caller attaches its part (ds->part) and sets the screening fields (dataset.c) */
 gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_items,

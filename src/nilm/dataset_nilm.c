@@ -13,6 +13,13 @@
 #include "nilm/nilm_impl.h"
 
 static void nilm_check_cfg(const gt_data_config *cfg) {
+    GT_CHECK(cfg->time_features == 0 || cfg->time_features == 2 || cfg->time_features == 4, GT_EXIT_USAGE,
+             "data: time_features must be 0, 2 or 4 channels (got %d)", cfg->time_features);
+    GT_CHECK(cfg->augment >= 0 && cfg->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)",
+             cfg->augment);
+    char err[600];
+    const char *zone = gt_nilm_data_cfg(cfg)->timezone;
+    GT_CHECK(gt_data_timezone_check(zone, err, sizeof err) == 0, GT_EXIT_USAGE, "data.timezone: %s", err);
     GT_CHECK(cfg->care_event < 0, GT_EXIT_USAGE,
              "data: data.care_event selects a CARE to Compare event dataset of a wind-farm (pdm) file");
 }
@@ -66,8 +73,8 @@ static void nilm_fill(const gt_dataset *ds, int li, int64_t start, int64_t r0, i
         const int last = ds->cfg.x_channels_last;
         float *xi = x + i * W * Cin; // (Cin, W) or (W, Cin)
         for (int64_t t = 0; t < W; t++) {
-            xi[gt_data_x_offset(last, W, Cin, t, 0)] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
-            for (int f = 0; f < F; f++) xi[gt_data_x_offset(last, W, Cin, t, 1 + f)] = P->tfeat[(r0 + t) * F + f];
+            xi[gt_nilm_x_offset(last, W, Cin, t, 0)] = (float)(((double)ds->x[r0 + t] - m0) * inv0);
+            for (int f = 0; f < F; f++) xi[gt_nilm_x_offset(last, W, Cin, t, 1 + f)] = P->tfeat[(r0 + t) * F + f];
         }
         const int64_t mid = r0 + W / 2;
         const int64_t *st = P->strides + (int64_t)li * A;
@@ -83,8 +90,9 @@ static void nilm_log_usage(const gt_dataset *ds, const gt_item_usage *u, int n) 
     int64_t filled = 0, rows = 0;
     for (int i = 0; i < n; i++) filled += u[i].filled, rows += u[i].rows;
     char lim[64];
-    if (ds->cfg.fill_max_s < 0) snprintf(lim, sizeof lim, "%d sampling periods", GT_DATA_FILL_AUTO_PERIODS);
-    else snprintf(lim, sizeof lim, "%g s", ds->cfg.fill_max_s);
+    const double fill_max_s = gt_nilm_data_cfg(&ds->cfg)->fill_max_s;
+    if (fill_max_s < 0) snprintf(lim, sizeof lim, "%d sampling periods", GT_NILM_FILL_AUTO_PERIODS);
+    else snprintf(lim, sizeof lim, "%g s", fill_max_s);
     GT_INFO("data: %lld of %lld aggregate samples filled by interpolation (holes up to %s, data.fill_max_s)",
             (long long)filled, (long long)rows, lim);
 }
@@ -100,6 +108,8 @@ const gt_data_task_i gt_data_task_nilm = {
     .spike_hint = "raise data.spike_k, or use data.screen = repair (replace spikes by the local median) or off",
     .column = "appliance",
     .features_extra = 1,
+    .config_bytes = sizeof(gt_nilm_data_config),
+    .config_defaults = gt_nilm_data_config_defaults,
     .check_cfg = nilm_check_cfg,
     .series_bytes = nilm_series_bytes,
     .plan_bytes = nilm_plan_bytes,
@@ -146,15 +156,16 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
     ds->short_gap = 0;
     /* a deviation under data.spike_min_w is a load (a microwave's defrost pulses, a drum's spin),
      * not a meter glitch */
-    ds->spike_min_dev = cfg->spike_min_w;
+    const gt_nilm_data_config *nc = gt_nilm_data_cfg(cfg);
+    ds->spike_min_dev = nc->spike_min_w;
     const int64_t n_rows = shard->row_offset[shard->n_households];
     const int F = cfg->time_features;
     if (F > 0) {
         P->tfeat = GT_MALLOC(sizeof(float) * (size_t)(n_rows > 0 ? n_rows : 1) * (size_t)F);
-        gt_nilm_time_features(ds->ts, n_rows, F, cfg->timezone, P->tfeat);
+        gt_nilm_time_features(ds->ts, n_rows, F, nc->timezone, P->tfeat);
     }
     P->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
-    P->app_mask = gt_data_appliance_mask(cfg->appliances, shard->meta, shard->n_appliances);
+    P->app_mask = gt_nilm_appliance_mask(cfg->appliances, shard->meta, shard->n_appliances);
     for (int li = 0; li < ds->n_items; li++) {
         int64_t *st = P->strides + (int64_t)li * A, base;
         if (cfg->stride > 0) {
@@ -176,17 +187,17 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
                 st[a] = sa < 1 ? 1 : sa;
                 if (st[a] < base && (P->app_mask >> a & 1u)) base = st[a];
             }
-            if (base == INT64_MAX) base = 1; /* no appliance selected: refused by gt_data_appliance_mask */
+            if (base == INT64_MAX) base = 1; /* no appliance selected: refused by gt_nilm_appliance_mask */
             for (int a = 0; a < A; a++) {
                 int64_t m = llround((double)st[a] / (double)base);
-                st[a] = cfg->stride_mask ? (m < 1 ? 1 : m) * base : base;
+                st[a] = nc->stride_mask ? (m < 1 ? 1 : m) * base : base;
             }
         }
         gt_ds_plan_item(ds, li, shard->row_offset[li], shard->row_offset[li + 1] - shard->row_offset[li], base);
         /* short holes of the aggregate (timestamp jitter) filled for the model input: before
          * screening, so only real gaps screen windows; the targets keep their NaN (masked) */
-        ds->items[li].filled = gt_data_fill_holes(ds->x + ds->items[li].row0, ds->items[li].n_rows,
-                                                  gt_data_fill_max_rows(cfg, shard->period_s[li]));
+        ds->items[li].filled = gt_nilm_fill_holes(ds->x + ds->items[li].row0, ds->items[li].n_rows,
+                                                  gt_nilm_fill_max_rows(cfg, shard->period_s[li]));
     }
     gt_ds_build(ds, comm);
     if (cfg->augment > 0) gt_ds_find_activations(ds);
@@ -195,6 +206,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
 
 
 void gt_nilm_data_defaults(gt_data_config *cfg) {
+    gt_data_task_add(&gt_data_task_nilm);
     gt_data_config_defaults(cfg);
     gt_data_config_resolve(cfg, GT_TASK_UNSET, &gt_data_task_nilm);
 }

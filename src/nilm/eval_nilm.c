@@ -180,7 +180,7 @@ nilm_model gt_nilm_model_of(const gt_eval_model *ems, int n, const gt_io_applian
         const gt_model_config *c = gt_engine_config(e->e), *c0 = gt_engine_config(e0->e);
         GT_CHECK(c->window == c0->window && c->n_in == c0->n_in && c->gated == c0->gated &&
                      gt_model_input_channels_last(c->kind) == gt_model_input_channels_last(c0->kind) &&
-                     !strcmp(e->data.timezone, e0->data.timezone),
+                     !strcmp(gt_nilm_data_cfg(&e->data)->timezone, gt_nilm_data_cfg(&e0->data)->timezone),
                  GT_EXIT_USAGE,
                  "eval.models: %s (%s, window %d, %d input channels, %s head) cannot join the ensemble of %s (%s, window %d, "
                  "%d input channels, %s head): members need the same window, inputs (data.time_features, data.timezone), "
@@ -203,7 +203,7 @@ nilm_model gt_nilm_model_of(const gt_eval_model *ems, int n, const gt_io_applian
     }
     nilm_model em = {.e = e0->e, .m = gt_engine_model(e0->e), .ns = e0->ns, .data = e0->data, .name = e0->name, .ems = ems, .n = n};
     for (int j = 0; j < n; j++) {
-        em.cover[j] = gt_data_appliance_mask(ems[j].data.appliances, meta, A);
+        em.cover[j] = gt_nilm_appliance_mask(ems[j].data.appliances, meta, A);
         GT_CHECK(em.cover[j], GT_EXIT_USAGE, "%s: data.appliances '%s' names no appliance",
                  ems[j].name ? ems[j].name : "model", ems[j].data.appliances);
         em.covered |= em.cover[j];
@@ -300,7 +300,7 @@ static void walk_split(gt_dataset *ds, const nilm_model *em, const gt_io_applian
             q.hours[i] = period_ms * (double)stride / 3.6e6;
             q.t_ms[i] = r->t_start_ms + (int64_t)llround(period_ms * (W / 2));
             q.brk[i] = i > 0 && (double)(q.t_ms[i] - q.t_ms[i - 1]) > 1.5 * period_ms * (double)stride;
-            q.agg[i] = (double)m->x[b * W * C + gt_data_x_offset(last, W, C, W / 2, 0)] * ns->std[0] + ns->mean[0];
+            q.agg[i] = (double)m->x[b * W * C + gt_nilm_x_offset(last, W, C, W / 2, 0)] * ns->std[0] + ns->mean[0];
             for (int a = 0; a < A; a++) {
                 const size_t j = (size_t)b * A + a, qj = (size_t)i * A + a;
                 double yt = NAN;
@@ -496,7 +496,8 @@ void gt_nilm_make_rule(const char *data_file, const nilm_model *em, const gt_eva
         rule_init(NULL, em, ec, NULL, 0, stride, comm, rule);
         return;
     }
-    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){em->data.power_limit_w}, comm);
+    const double power_limit_w = gt_nilm_data_cfg(&em->data)->power_limit_w;
+    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){power_limit_w}, comm);
     const int A = sh->n_appliances;
     gt_io_appliance meta[GT_DATA_MAX_TARGETS];
     memcpy(meta, sh->meta, sizeof(gt_io_appliance) * (size_t)A);
@@ -553,7 +554,8 @@ void gt_eval_nilm(const char *data_file, const gt_eval_model *ems, int n_models,
                   const char *sample_csv, MPI_Comm comm, gt_nilm_eval *out) {
     memset(out, 0, sizeof *out);
     MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
-    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.power_limit_w}, comm);
+    const double power_limit_w = gt_nilm_data_cfg(&ems[0].data)->power_limit_w;
+    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){power_limit_w}, comm);
     const int A = sh->n_appliances;
     GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
              GT_DATA_MAX_TARGETS);

@@ -24,10 +24,61 @@ extern const gt_task_def gt_task_def_nilm;            /* nilm.c: the task */
 extern const struct gt_data_task_i gt_data_task_nilm; /* dataset_nilm.c: its data side */
 extern const struct gt_eval_task_i gt_eval_task_nilm; /* eval_nilm_task.c: its evaluation */
 
-/* The data settings' defaults (gt_data_config_defaults) with NILM's window
- * and stride resolved (task number GT_TASK_UNSET: for a dataset built
- * directly with gt_dataset_nilm, outside the registry). */
+/* NILM's data settings: its block of gt_data_config (data/dataset.h
+ * gt_data_task_config), the data.* keys only NILM reads. Defaults: the data
+ * table's config_defaults (nilm_data_config.c). */
+typedef struct gt_nilm_data_config {
+    double fill_max_s;    /* data.fill_max_s: holes of the aggregate (non-finite runs between two finite
+                             samples of one household) lasting at most this many seconds are filled by
+                             linear interpolation, for the model input only (never the targets), the same
+                             in train, eval and predict; longer gaps still screen the windows touching
+                             them. < 0 (default): auto, GT_NILM_FILL_AUTO_PERIODS sampling periods of each
+                             household (covers timestamp jitter); 0: off */
+    double spike_min_w;   /* data.spike_min_w: an aggregate sample is a spike only when it departs from its
+                             local median by more than this too (W; default 5000): appliance bursts of a
+                             few kW (a microwave's defrost pulses, a washing machine's spin) are loads,
+                             meter glitches are tens of kW. 0: the Hampel rule alone (runs stored without
+                             the key) */
+    double power_limit_w; /* data.power_limit_w: a power beyond +-this (W) is not a measurement: the
+                             reader makes it missing (gt_read_opts.value_limit; 0 off) */
+    int stride_mask;      /* data.stride_mask, stride 0: 1 = appliance a's target counts only where
+                             start % stride_a == 0; 0 (default) = every window (on the smallest selected
+                             stride) trains all appliances */
+    char timezone[64];    /* data.timezone: IANA zone name of the local time of the time features
+                             (data.time_features; "" or "UTC": UTC) */
+} gt_nilm_data_config;
+/* NILM's block of dc (ends the job, GT_EXIT_INTERNAL, for a configuration
+ * made before NILM's data table was added: data/dataset.h gt_data_task_add). */
+const gt_nilm_data_config *gt_nilm_data_cfg(const gt_data_config *dc);
+gt_nilm_data_config *gt_nilm_data_cfg_set(gt_data_config *dc);
+
+/* The data settings' defaults (gt_data_config_defaults, NILM's block added
+ * first) with NILM's window and stride resolved (task number GT_TASK_UNSET:
+ * for a dataset built directly with gt_dataset_nilm, outside the registry). */
 void gt_nilm_data_defaults(gt_data_config *cfg);
+
+/* ---- nilm_data_config.c: the settings' helpers ---- */
+/* data.fill_max_s = auto: this many sampling periods (jittered clocks leave
+ * single empty bins; 5 covers what real recordings show with a margin). */
+#define GT_NILM_FILL_AUTO_PERIODS 5
+/* Rows of the longest hole filled for a household sampled every period_s
+ * seconds under data.fill_max_s (cfg's NILM block; 0: none). */
+int64_t gt_nilm_fill_max_rows(const gt_data_config *cfg, double period_s);
+/* Fills every hole of x (n) of at most max_rows rows (a run of non-finite
+ * values with a finite value on both sides) by linear interpolation between
+ * its two neighbours; leading and trailing runs and longer holes stay
+ * non-finite. Returns the values filled. Not collective. */
+int64_t gt_nilm_fill_holes(float *x, int64_t n, int64_t max_rows);
+/* data.appliances ("" / "all", or names separated by ',' / '+') -> bit mask
+ * over the A appliances of meta; an unknown name is a user error listing the
+ * known ones. */
+uint32_t gt_nilm_appliance_mask(const char *names, const gt_io_appliance *meta, int A);
+/* Offset of channel c at step t inside one NILM input window of W steps and C
+ * channels, in the layout x_channels_last selects: (C, W) or (W, C). The one
+ * place the layout rule lives (the dataset's fill, predict, eval samples). */
+static inline int64_t gt_nilm_x_offset(int x_channels_last, int64_t W, int C, int64_t t, int c) {
+    return x_channels_last ? t * C + c : (int64_t)c * W + t;
+}
 
 /* Collective. Takes ownership of the shard. Splits, screens and indexes the
  * windows, exchanges per-item window counts (global numbering), computes the

@@ -36,8 +36,8 @@ void gt_ds_find_activations(gt_dataset *ds) {
         const int64_t merge = (int64_t)floor(ACT_MERGE_S / sh->period_s[li]);
         /* holes inside an activation up to data.fill_max_s (jittered clocks leave empty bins in
          * appliance channels too) are bridged; the augment copy interpolates across them */
-        int64_t hole = gt_data_fill_max_rows(&ds->cfg, sh->period_s[li]);
-        if (hole < GT_DATA_FILL_AUTO_PERIODS) hole = GT_DATA_FILL_AUTO_PERIODS;
+        int64_t hole = gt_nilm_fill_max_rows(&ds->cfg, sh->period_s[li]);
+        if (hole < GT_NILM_FILL_AUTO_PERIODS) hole = GT_NILM_FILL_AUTO_PERIODS;
         for (int a = 0; a < A; a++) {
             P->act_off[(size_t)li * A + a] = n;
             if (it->excluded || !(P->app_mask >> a & 1u)) continue;
@@ -136,7 +136,7 @@ int64_t gt_nilm_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_re
         float *xi = x + i * nx;
         for (int64_t t = o < 0 ? 0 : o; t < W && t < o + L; t++) {
             const double d = act_sample(ds, a, row, L, row + t - o);
-            xi[gt_data_x_offset(last, W, Cin, t, 0)] += (float)(d * inv0);
+            xi[gt_nilm_x_offset(last, W, Cin, t, 0)] += (float)(d * inv0);
             if (t == mid && mask[i * A + a] != 0.0f) y[i * A + a] += (float)(d / ds->norm.std[1 + a]);
         }
         changed++;

@@ -60,7 +60,8 @@ static void write_prediction_attrs(gt_eval_out *o, const nilm_model *em, const g
     gt_h5_attr_i64(o->f, "off_below_on", rule->off_below_on);
     gt_h5_attr_i64(o->f, "state_filter", rule->filter); /* 1: /on holds the filtered states */
     gt_h5_attr_i64(o->f, "time_features", F); /* input channels from the local time (data.time_features) */
-    gt_h5_attr_str(o->f, "timezone", F && em->data.timezone[0] ? em->data.timezone : "UTC");
+    const char *zone = gt_nilm_data_cfg(&em->data)->timezone;
+    gt_h5_attr_str(o->f, "timezone", F && zone[0] ? zone : "UTC");
 }
 
 /* The per-household and per-appliance tables (rank 0 holds the global offsets). */
@@ -100,7 +101,8 @@ static void write_prediction_tables(gt_eval_out *o, const gt_nilm_shard *sh, int
 
 void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_models, const gt_eval_config *ec,
                      const char *out_path, MPI_Comm comm) {
-    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.power_limit_w}, comm);
+    const double power_limit_w = gt_nilm_data_cfg(&ems[0].data)->power_limit_w;
+    gt_nilm_shard *sh = gt_nilm_shard_read_opts(data_file, &(gt_read_opts){power_limit_w}, comm);
     const int A = sh->n_appliances;
     GT_CHECK(A <= GT_DATA_MAX_TARGETS, GT_EXIT_DATA, "%s: %d appliances (at most %d)", data_file, A,
              GT_DATA_MAX_TARGETS);
@@ -122,7 +124,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     float *tfeat = NULL;
     if (F) {
         tfeat = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)F);
-        gt_nilm_time_features(sh->timestamps, sh->n_rows, F, em->data.timezone, tfeat);
+        gt_nilm_time_features(sh->timestamps, sh->n_rows, F, gt_nilm_data_cfg(&em->data)->timezone, tfeat);
     }
     float *pred = GT_MALLOC(sizeof(float) * (size_t)(sh->n_rows > 0 ? sh->n_rows : 1) * (size_t)A);
     /* the state filter: raw power per row, one appliance's states of a household */
@@ -137,7 +139,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
         /* the model input as in train and eval: short holes filled (data.fill_max_s); /aggregate stays raw */
         aggf = GT_REALLOC(aggf, sizeof(float) * (size_t)(n > 0 ? n : 1));
         memcpy(aggf, sh->aggregate + r0, sizeof(float) * (size_t)n);
-        gt_data_fill_holes(aggf, n, gt_data_fill_max_rows(&em->data, sh->period_s[h]));
+        gt_nilm_fill_holes(aggf, n, gt_nilm_fill_max_rows(&em->data, sh->period_s[h]));
         const float *agg = aggf;
         /* rows i0 .. i0 + nb - 1 in one micro-batch, always starting at the household's row 0 */
         for (int64_t i0 = 0; i0 < n; i0 += B) {
@@ -160,8 +162,8 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
                         bad[b] = 1;
                         break;
                     }
-                    xb[gt_data_x_offset(last, W, C, t, 0)] = (float)(((double)v - m0) * inv0);
-                    for (int f = 0; f < F; f++) xb[gt_data_x_offset(last, W, C, t, 1 + f)] = tfeat[(r0 + j) * F + f];
+                    xb[gt_nilm_x_offset(last, W, C, t, 0)] = (float)(((double)v - m0) * inv0);
+                    for (int f = 0; f < F; f++) xb[gt_nilm_x_offset(last, W, C, t, 1 + f)] = tfeat[(r0 + j) * F + f];
                 }
                 if (bad[b]) memset(xb, 0, sizeof(float) * (size_t)W * C);
             }

@@ -26,7 +26,7 @@ static void nilm_check_model(const gt_model_config *mc, const char *file) {
 }
 
 static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Comm comm) {
-    gt_nilm_shard *sh = gt_nilm_shard_read_opts(file, &(gt_read_opts){dc->power_limit_w}, comm);
+    gt_nilm_shard *sh = gt_nilm_shard_read_opts(file, &(gt_read_opts){gt_nilm_data_cfg(dc)->power_limit_w}, comm);
     gt_nilm_check_filters(file, sh, dc, comm); /* an id the file lacks: one line, not an empty split */
     gt_dataset *ds = gt_dataset_nilm(sh, dc, comm);
     /* appliances without a single finite target in the train split: all of

@@ -61,21 +61,22 @@ static void pdm_free_part(void *part) {
 /* data.farms, data.machine_types */
 static int pdm_item_excluded(const gt_dataset *ds, int li) {
     const gt_pdm_shard *sh = part_of(ds)->sh;
-    return !gt_data_filter_has(&ds->cfg.farms, sh->farm[li]) ||
-           !gt_data_filter_has(&ds->cfg.machine_types, sh->machine_type[li]);
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(&ds->cfg);
+    return !gt_data_filter_has(&pc->farms, sh->farm[li]) || !gt_data_filter_has(&pc->machine_types, sh->machine_type[li]);
 }
 
 /* data.conditions: rows outside the selected conditions are never part of a window;
  * data.train_conditions: rows outside the training conditions never part of a train or val window */
 static int pdm_filter_rows(const gt_dataset *ds, int li, uint8_t *flags) {
     const gt_data_config *cfg = &ds->cfg;
-    if (cfg->conditions.n == 0 && cfg->train_conditions.n == 0) return 0;
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(cfg);
+    if (pc->conditions.n == 0 && pc->train_conditions.n == 0) return 0;
     const gt_pdm_shard *sh = part_of(ds)->sh;
     const int64_t n = ds->items[li].n_rows;
     uint8_t *in = GT_MALLOC((size_t)(n > 0 ? n : 1));
-    gt_pdm_rows_in(sh, li, &cfg->conditions, in);
+    gt_pdm_rows_in(sh, li, &pc->conditions, in);
     for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFCOND;
-    gt_pdm_rows_in(sh, li, &cfg->train_conditions, in);
+    gt_pdm_rows_in(sh, li, &pc->train_conditions, in);
     for (int64_t i = 0; i < n; i++) flags[i] |= in[i] ? 0 : F_OFFTRAIN;
     free(in);
     return 1;
@@ -85,7 +86,7 @@ static int pdm_filter_rows(const gt_dataset *ds, int li, uint8_t *flags) {
  * ones change: they are the fallback). */
 static void pdm_norm_changed(gt_dataset *ds) {
     gt_pdm_part *P = ds->part;
-    if (!ds->cfg.pdm_norm_turbine) return;
+    if (!gt_pdm_data_cfg(&ds->cfg)->norm_turbine) return;
     if (!P->item_norm) P->item_norm = GT_CALLOC((size_t)(ds->n_items > 0 ? ds->n_items : 1), sizeof(gt_norm_stats));
     const int C = ds->n_cols;
     for (int li = 0; li < ds->n_items; li++) {
@@ -139,6 +140,8 @@ const gt_data_task_i gt_data_task_pdm = {
                   "raise data.spike_k, or use data.screen = repair (local median) or off",
     .column = "channel",
     .features_extra = 0,
+    .config_bytes = sizeof(gt_pdm_data_config),
+    .config_defaults = gt_pdm_data_config_defaults,
     .check_cfg = pdm_check_cfg,
     .series_bytes = pdm_series_bytes,
     .plan_bytes = pdm_plan_bytes,
@@ -170,12 +173,13 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     ds->part = P;
     ds->n_x = C; /* every channel is an input */
     /* labelled events are never spikes; with data.train_normal_only no train or val window touches one */
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(cfg);
     ds->events = shard->labels;
-    ds->train_skips_events = cfg->pdm_train_normal_only;
+    ds->train_skips_events = pc->train_normal_only;
     /* a gap row is a missing record: more than data.pdm_row_missing of the channels non-finite (fewer
      * are imputed, gt_pdm_impute); runs of up to data.pdm_short_gap such records are imputed too */
-    ds->gap_min = (int)floor(cfg->pdm_row_missing * C + 1e-9) + 1;
-    ds->short_gap = cfg->pdm_short_gap;
+    ds->gap_min = (int)floor(pc->row_missing * C + 1e-9) + 1;
+    ds->short_gap = pc->short_gap;
     ds->spike_min_dev = 0.0;
     ds->ch_spike_test = GT_CALLOC((size_t)C, 1);
     ds->ch_spikes = GT_CALLOC((size_t)C, sizeof(int64_t));
@@ -183,7 +187,7 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
     for (int c = 0; c < C; c++)
         ds->ch_spike_test[c] = (uint8_t)gt_pdm_spike_channel(cfg, shard->channels[c].name, shard->channels[c].desc,
                                                              shard->channels[c].unit);
-    if (cfg->pdm_target == GT_PDM_TARGET_NBM) {
+    if (pc->target == GT_PDM_TARGET_NBM) {
         P->nbm_role = GT_CALLOC((size_t)C, 1);
         gt_pdm_nbm_roles(cfg, shard->channels, C, P->nbm_role, &P->nbm_n_in, &P->nbm_n_tg);
     }
@@ -195,6 +199,7 @@ gt_dataset *gt_dataset_pdm(gt_pdm_shard *shard, const gt_data_config *cfg, MPI_C
 
 
 void gt_pdm_data_defaults(gt_data_config *cfg) {
+    gt_data_task_add(&gt_data_task_pdm);
     gt_data_config_defaults(cfg);
     gt_data_config_resolve(cfg, GT_TASK_UNSET, &gt_data_task_pdm);
 }

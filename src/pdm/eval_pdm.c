@@ -241,6 +241,7 @@ static int turbine_events(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k,
  * sums; returns the number of machine types */
 static int merge_turbines(const double *all, int REC, int NT, int ncond, const gt_eval_model *ems, gt_pdm_eval *out) {
     int ntype = 1;
+    const gt_data_filter *conds = &gt_pdm_data_cfg(&ems[0].data)->conditions;
     for (int f = 0; f < NT; f++) {
         const double *rf = all + (size_t)f * REC;
         gt_pdm_turbine_eval *te = &out->turbines[f];
@@ -248,10 +249,10 @@ static int merge_turbines(const double *all, int REC, int NT, int ncond, const g
         te->holdout = (int32_t)rf[3] & 1;
         te->skipped = ((int32_t)rf[3] & 2) != 0;
         memcpy(&te->acc, rf + 4, sizeof(gt_pdm_acc));
-        if (ems[0].data.conditions.n > 0) { /* data.conditions: only the selected conditions count */
+        if (conds->n > 0) { /* data.conditions: only the selected conditions count */
             memset(&te->acc, 0, sizeof te->acc);
             for (int c = 0; c < ncond; c++)
-                if (gt_data_filter_has(&ems[0].data.conditions, c))
+                if (gt_data_filter_has(conds, c))
                     gt_pdm_acc_merge(&te->acc, (const gt_pdm_acc *)(rf + 4 + PACC_K * (1 + c)));
         }
         gt_pdm_acc_merge(&out->acc, &te->acc);
@@ -274,16 +275,17 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     MPI_CHECK(MPI_Comm_size(comm, &out->n_ranks));
     out->n_models = n_models;
-    out->pdm_target = ems[0].data.pdm_target;
+    out->pdm_target = gt_pdm_data_cfg(&ems[0].data)->target;
     for (int j = 1; j < n_models; j++)
-        if (ems[j].data.pdm_target != out->pdm_target) out->pdm_target = -1;
-    gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.signal_limit}, comm);
+        if (gt_pdm_data_cfg(&ems[j].data)->target != out->pdm_target) out->pdm_target = -1;
+    const double signal_limit = gt_pdm_data_cfg(&ems[0].data)->signal_limit;
+    gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){signal_limit}, comm);
     gt_pdm_check_filters(data_file, sh, &ems[0].data, comm); /* the run's filters on this file */
     const int nt = sh->n_turbines, NT = sh->n_turbines_total;
     int64_t rows = gt_dist_sum_i64(sh->n_rows, comm);
     out->n_rows = rows;
     gt_data_config dsel = ems[0].data; /* data.care_event: one event dataset's parts (the authors' protocol) */
-    gt_data_care_select(&dsel, data_file, comm);
+    gt_pdm_care_select(&dsel, data_file, comm);
     gt_pdm_tinfo *ti = gt_pdm_plan_turbines(sh, &dsel, ec, gt_pdm_max_window(ems, n_models));
     int64_t n_ce = 0;
     int64_t *ce = gt_care_events_read(data_file, comm, &n_ce);

@@ -23,9 +23,58 @@ extern const gt_task_def gt_task_def_pdm;            /* pdm.c: the task */
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: its data side */
 extern const struct gt_eval_task_i gt_eval_task_pdm; /* eval_pdm_task.c: its evaluation */
 
-/* The data settings' defaults (gt_data_config_defaults) with PdM's window and
- * stride resolved (task number GT_TASK_UNSET: for a dataset built directly
- * with gt_dataset_pdm, outside the registry). */
+/* PdM's data settings: its block of gt_data_config (data/dataset.h
+ * gt_data_task_config), the data.* keys only PdM reads. Defaults: the data
+ * table's config_defaults (dataset_pdm.c). */
+typedef struct gt_pdm_data_config {
+    /* Subsets (defaults: everything), beside data.items: turbines outside them keep their place in the
+     * file's numbering but contribute no window to any split. */
+    gt_data_filter farms;         /* data.farms: turbines of these farm indices */
+    gt_data_filter machine_types; /* data.machine_types: turbines of these machine type codes */
+    gt_data_filter conditions;    /* data.conditions: only windows whose rows all lie in condition segments
+                                     with these codes (/segments/condition); rows outside every segment
+                                     never pass; the train statistics use the passing rows only */
+    gt_data_filter train_conditions; /* data.train_conditions: only the TRAIN and VAL windows, the
+                                     normalisation statistics and eval's calibration rows are restricted to
+                                     rows in condition segments with these codes (CARE: the train_test flag,
+                                     train = 0, train_and_prediction = 2); eval still scores every row */
+    int train_normal_only;    /* data.train_normal_only: train/val windows touching a labelled event are
+                                 skipped (default 1) */
+    int target;               /* data.pdm_target: what the model predicts (gt_pdm_target): next (default) the
+                                 next step of every channel from the window; nbm (normal-behaviour model)
+                                 the condition channels at every step from the operating channels */
+    double row_missing;       /* data.pdm_row_missing: a row with more than this share of its channels
+                                 missing (non-finite) is a gap row, a missing record: windows touching it
+                                 are screened (gap). Fewer missing samples (a dead sensor, isolated empty
+                                 cells, one channel's dropout) keep the window: the model input gets 0
+                                 there (the channel's training mean, gt_pdm_impute), the loss and the
+                                 anomaly score leave the sample out. Default 0.5; 0: any missing sample
+                                 makes a gap row */
+    int short_gap;            /* data.pdm_short_gap: a run of at most this many missing records (gap rows)
+                                 is imputed like missing samples instead of screening the windows touching
+                                 it (default 6; 0: every gap row screens; runs stored without the key) */
+    int norm_turbine;         /* data.norm = turbine: every turbine's channels normalised with its own
+                                 statistics (gt_pdm_item_norm); 0 (default, global): with those of all */
+    double signal_limit;      /* data.signal_limit: a signal value beyond +-this is not a measurement: the
+                                 reader makes it missing (gt_read_opts.value_limit; 0 off) */
+    char spike_channels[256]; /* data.spike_channels: the channels the spike test screens: "auto"
+                                 (condition signals: temperatures, pressures, vibration, ...; not the
+                                 operational drivers such as wind speed, power, rotor speed and status,
+                                 not angles, not min/max/std aggregates: gt_pdm_channel_kind), "all",
+                                 "none", or comma-separated name patterns (fnmatch, e.g. "*temp*,vib_*") */
+    char nbm_inputs[256];     /* data.nbm_inputs (target nbm): the model's input channels: "auto"
+                                 (gt_pdm_nbm_roles) or comma-separated name patterns (fnmatch) */
+    char nbm_targets[256];    /* data.nbm_targets (target nbm): the predicted (target) channels: "auto" or
+                                 name patterns; a target channel never enters the input */
+} gt_pdm_data_config;
+/* PdM's block of dc (ends the job, GT_EXIT_INTERNAL, for a configuration
+ * made before PdM's data table was added: data/dataset.h gt_data_task_add). */
+const gt_pdm_data_config *gt_pdm_data_cfg(const gt_data_config *dc);
+gt_pdm_data_config *gt_pdm_data_cfg_set(gt_data_config *dc);
+
+/* The data settings' defaults (gt_data_config_defaults, PdM's block added
+ * first) with PdM's window and stride resolved (task number GT_TASK_UNSET:
+ * for a dataset built directly with gt_dataset_pdm, outside the registry). */
 void gt_pdm_data_defaults(gt_data_config *cfg);
 
 /* Collective. Takes ownership of the shard; as gt_dataset_nilm (nilm/nilm.h)
@@ -50,6 +99,13 @@ const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_
  * follows. Changes nothing when every entry matches. The one check of train,
  * eval and predict. */
 void gt_pdm_check_filters(const char *file, const gt_pdm_shard *sh, const gt_data_config *cfg, MPI_Comm comm);
+/* Collective (reads the file's /care_events on rank 0). Resolves
+ * cfg->care_event (>= 0) against the PdM file `path` into cfg->care; without a
+ * selection sets cfg->care.event_id = -1. Ends the run with exit 2 and one
+ * line naming the file and the id when the file has no /care_events, no
+ * entry with that id, or no training part for it (a file imported before
+ * /care_events/train_start_row: import it again). */
+void gt_pdm_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm);
 
 /* The model input of n normalised samples with every non-finite one set
  * to 0, the channel's training mean (data.pdm_row_missing); returns how many
@@ -72,7 +128,7 @@ gt_channel_kind gt_pdm_channel_kind(const char *name, const char *unit);
  * the description "Ambient temperature". */
 gt_channel_kind gt_pdm_channel_kind_desc(const char *name, const char *desc, const char *unit);
 const char *gt_pdm_channel_kind_name(gt_channel_kind k);
-/* 1 when cfg->spike_channels selects the channel (name, description, unit) for the spike test. */
+/* 1 when data.spike_channels (cfg's PdM block) selects the channel (name, description, unit) for the spike test. */
 int gt_pdm_spike_channel(const gt_data_config *cfg, const char *name, const char *desc, const char *unit);
 /* data.pdm_target: the PdM objective. */
 typedef enum gt_pdm_target {
@@ -90,7 +146,7 @@ typedef enum gt_nbm_role {
     GT_NBM_TARGET = 2  /* a condition signal the model predicts; zero in the input */
 } gt_nbm_role;
 /* The role of each of the C channels (ch[C]) into role[C] under
- * cfg->nbm_inputs / nbm_targets. "auto" (both defaults): the condition
+ * data.nbm_inputs / nbm_targets (cfg's PdM block). "auto" (both defaults): the condition
  * signals of gt_pdm_channel_kind (temperatures, pressures, vibration, and
  * the min/max/std aggregates of such a signal) are targets, except ambient /
  * outside temperatures (an operating condition: an input); cumulative

@@ -78,7 +78,7 @@ static int name_matches(const char *sel, const char *name) {
 }
 
 int gt_pdm_spike_channel(const gt_data_config *cfg, const char *name, const char *desc, const char *unit) {
-    const char *sel = cfg->spike_channels;
+    const char *sel = gt_pdm_data_cfg(cfg)->spike_channels;
     if (!sel[0] || !strcmp(sel, "auto")) return gt_pdm_channel_kind_desc(name, desc, unit) == GT_CHANNEL_CONDITION;
     if (!strcmp(sel, "all")) return 1;
     if (!strcmp(sel, "none")) return 0;
@@ -123,13 +123,14 @@ static gt_nbm_role nbm_auto_role(const char *name, const char *desc, const char 
 
 void gt_pdm_nbm_roles(const gt_data_config *cfg, const gt_io_channel *ch, int C, uint8_t *role, int *n_inputs,
                        int *n_targets) {
-    const int in_auto = !cfg->nbm_inputs[0] || !strcmp(cfg->nbm_inputs, "auto");
-    const int tg_auto = !cfg->nbm_targets[0] || !strcmp(cfg->nbm_targets, "auto");
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(cfg);
+    const int in_auto = !pc->nbm_inputs[0] || !strcmp(pc->nbm_inputs, "auto");
+    const int tg_auto = !pc->nbm_targets[0] || !strcmp(pc->nbm_targets, "auto");
     *n_inputs = *n_targets = 0;
     for (int c = 0; c < C; c++) {
         gt_nbm_role a = nbm_auto_role(ch[c].name, ch[c].desc, ch[c].unit);
-        int tg = tg_auto ? a == GT_NBM_TARGET : name_matches(cfg->nbm_targets, ch[c].name);
-        int in = !tg && (in_auto ? a == GT_NBM_INPUT : name_matches(cfg->nbm_inputs, ch[c].name));
+        int tg = tg_auto ? a == GT_NBM_TARGET : name_matches(pc->nbm_targets, ch[c].name);
+        int in = !tg && (in_auto ? a == GT_NBM_INPUT : name_matches(pc->nbm_inputs, ch[c].name));
         role[c] = (uint8_t)(tg ? GT_NBM_TARGET : in ? GT_NBM_INPUT : GT_NBM_UNUSED);
         *n_targets += tg;
         *n_inputs += in;

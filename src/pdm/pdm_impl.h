@@ -23,6 +23,7 @@
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: the data side */
 extern const struct gt_task_i gt_task_pdm;           /* task_pdm.c: training's table */
 void gt_pdm_eval_config_defaults(void *cfg);         /* pdm_eval_config.c: the eval table's config_defaults */
+void gt_pdm_data_config_defaults(void *cfg);         /* pdm_data_config.c: the data table's config_defaults */
 
 /* The PdM part of a dataset (gt_dataset.part, dataset_pdm.c). */
 typedef struct gt_pdm_part {
@@ -54,8 +55,8 @@ void gt_pdm_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, 
  * Not collective. */
 void gt_pdm_rows_in(const gt_pdm_shard *sh, int k, const gt_data_filter *f, uint8_t *in);
 /* The rows of local turbine k that the model is not fitted on (skip[r] = 1):
- * labelled rows with cfg->pdm_train_normal_only, rows outside
- * cfg->conditions or cfg->train_conditions. What the per-turbine statistics
+ * labelled rows with data.train_normal_only, rows outside
+ * data.conditions or data.train_conditions. What the per-turbine statistics
  * skip (gt_pdm_item_norm), in the dataset and in eval. Not collective. */
 void gt_pdm_fit_skip(const gt_pdm_shard *sh, int k, const gt_data_config *cfg, uint8_t *skip);
 
@@ -83,7 +84,7 @@ typedef struct gt_pdm_env_out {
 int gt_pdm_max_window(const gt_eval_model *ems, int n_models);
 /* The rows of every local turbine (malloc'd): splits, evaluation and
  * calibration rows; d: the first model's data settings with data.care_event
- * resolved (gt_data_care_select); T: gt_pdm_max_window. */
+ * resolved (gt_pdm_care_select); T: gt_pdm_max_window. */
 gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T);
 /* Collective: the combined smoothed score of every local row (malloc'd) and
  * the threshold (gt_pdm_threshold: *thr, *qv_out, *n_val, *level); *top_out

@@ -53,11 +53,12 @@ void gt_predict_pdm(const char *data_file, const gt_eval_model *ems, int n_model
     const gt_pdm_eval_config *pcfg = gt_pdm_eval_cfg(ec);
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){ems[0].data.signal_limit}, comm);
+    const double signal_limit = gt_pdm_data_cfg(&ems[0].data)->signal_limit;
+    gt_pdm_shard *sh = gt_pdm_shard_read_opts(data_file, &(gt_read_opts){signal_limit}, comm);
     gt_pdm_check_filters(data_file, sh, &ems[0].data, comm); /* the run's filters on this file */
     const int nt = sh->n_turbines;
     gt_data_config dsel = ems[0].data;
-    gt_data_care_select(&dsel, data_file, comm);
+    gt_pdm_care_select(&dsel, data_file, comm);
     gt_pdm_tinfo *ti = gt_pdm_plan_turbines(sh, &dsel, ec, gt_pdm_max_window(ems, n_models));
     double thr, qv;
     int64_t nv;

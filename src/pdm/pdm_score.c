@@ -108,7 +108,7 @@ static void window_errors(gt_engine *e, const gt_norm_stats *ns, const uint8_t *
  * *buf from the file exactly as the dataset computed them in training. */
 static const gt_norm_stats *turbine_norm(const gt_eval_model *em, const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, int k,
                                          gt_norm_stats *buf) {
-    if (!em->data.pdm_norm_turbine) return &em->ns;
+    if (!gt_pdm_data_cfg(&em->data)->norm_turbine) return &em->ns;
     const int C = sh->n_channels;
     uint8_t *skip = GT_MALLOC((size_t)(ti[k].n > 0 ? ti[k].n : 1));
     gt_pdm_fit_skip(sh, k, &em->data, skip);
@@ -470,13 +470,14 @@ int gt_pdm_max_window(const gt_eval_model *ems, int n_models) {
 }
 
 
-/* d: the first model's data settings with data.care_event resolved (gt_data_care_select) */
+/* d: the first model's data settings with data.care_event resolved (gt_pdm_care_select) */
 /* T: the longest window of the models. A turbine's first rows are predicted with less context than the
  * others (the first window's early steps) and start the EWMA of the score: their residuals are several
  * times the turbine's usual ones, so the rows up to T + 3 EWMA spans from its start calibrate nothing
  * (with eval.calibrate = train_val they set the threshold). */
 gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config *d, const gt_eval_config *ec, int T) {
     const int cal_train = gt_pdm_eval_cfg(ec)->calibrate_train;
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(d);
     gt_pdm_tinfo *ti = GT_CALLOC((size_t)(sh->n_turbines > 0 ? sh->n_turbines : 1), sizeof(gt_pdm_tinfo));
     for (int k = 0; k < sh->n_turbines; k++) {
         ti[k].r0 = sh->row_offset[k];
@@ -492,8 +493,8 @@ gt_pdm_tinfo *gt_pdm_plan_turbines(const gt_pdm_shard *sh, const gt_data_config 
         const int64_t warm = T + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(ec, ti[k].rate));
         if (ti[k].c1 < warm) ti[k].c1 = warm < ti[k].b2 ? warm : ti[k].b2;
         ti[k].skip = r.excluded || !gt_data_filter_has(&d->items, sh->id[k]) ||
-                     !gt_data_filter_has(&d->farms, sh->farm[k]) ||
-                     !gt_data_filter_has(&d->machine_types, sh->machine_type[k]);
+                     !gt_data_filter_has(&pc->farms, sh->farm[k]) ||
+                     !gt_data_filter_has(&pc->machine_types, sh->machine_type[k]);
         ti[k].holdout_split = ti[k].holdout;
         if (ti[k].skip) ti[k].holdout = 1; /* no calibration rows */
     }
@@ -526,7 +527,7 @@ static void model_pass_init(model_pass *mp, const char *data_file, const gt_pdm_
              em->name ? em->name : "model", em->ns.n, C);
     mp->em = em;
     mp->role = NULL;
-    if (em->data.pdm_target == GT_PDM_TARGET_NBM) {
+    if (gt_pdm_data_cfg(&em->data)->target == GT_PDM_TARGET_NBM) {
         int n_in, n_tg;
         gt_pdm_nbm_roles(&em->data, sh->channels, C, mp->role_buf, &n_in, &n_tg);
         GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
@@ -738,7 +739,7 @@ static void envelope_of_models(const gt_pdm_shard *sh, const gt_pdm_tinfo *ti, c
     memset(env, 0, sizeof *env);
     int nbm = -1;
     for (int j = 0; j < n_models && nbm < 0; j++)
-        if (ems[j].data.pdm_target == GT_PDM_TARGET_NBM) nbm = j;
+        if (gt_pdm_data_cfg(&ems[j].data)->target == GT_PDM_TARGET_NBM) nbm = j;
     if (pcfg->envelope >= 0 && nbm >= 0) {
         uint8_t role[GT_DATA_MAX_CHANNELS];
         int n_in, n_tg;
@@ -763,7 +764,8 @@ float *gt_pdm_scores(const char *data_file, const gt_pdm_shard *sh, const gt_pdm
         if (ti[k].rate > rate_max) rate_max = ti[k].rate;
     const int Tmax = gt_pdm_max_window(ems, n_models);
     const int64_t guard = Tmax + (int64_t)ceil(3 * gt_pdm_ewma_span_rows(ec, rate_max));
-    uint8_t *excl = gt_pdm_exclusion_mask(sh, guard, &ems[0].data.conditions, &ems[0].data.train_conditions);
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(&ems[0].data);
+    uint8_t *excl = gt_pdm_exclusion_mask(sh, guard, &pc->conditions, &pc->train_conditions);
     gt_norm_stats *tns = GT_MALLOC(sizeof *tns); /* data.norm = turbine: one turbine's statistics */
     uint8_t scored[GT_DATA_MAX_CHANNELS] = {0}; /* channels with a residual term in some model */
     for (int j = 0; j < n_models; j++) {

@@ -19,9 +19,10 @@ void gt_pdm_log_channels(const gt_dataset *ds, const gt_item_usage *u, int n, co
             n_kind[gt_pdm_channel_kind_desc(sh->channels[c].name, sh->channels[c].desc, sh->channels[c].unit)]++;
             n_sel += ds->ch_spike_test[c];
         }
+        const char *sel = gt_pdm_data_cfg(&ds->cfg)->spike_channels;
         GT_INFO("data: channels: %d condition, %d operational, %d angle, %d min/max/std; the spike test runs on %d "
                 "(data.spike_channels = %s)", n_kind[0], n_kind[1], n_kind[2], n_kind[3], n_sel,
-                ds->cfg.spike_channels[0] ? ds->cfg.spike_channels : "auto");
+                sel[0] ? sel : "auto");
         for (int which = 0; which < 2; which++) {
             const int64_t *cnt = which ? ds->ch_missing : ds->ch_spikes;
             char *out = which ? top_gap : top_spike;
@@ -55,6 +56,6 @@ void gt_pdm_log_channels(const gt_dataset *ds, const gt_item_usage *u, int n, co
                     "there is the channel's training mean, the loss and the anomaly score leave them out; rows with "
                     "more than %g of their channels missing are gap rows (data.pdm_row_missing)",
                     (long long)g->samples_imputed, rows > 0 ? 100.0 * (double)g->samples_imputed / ((double)rows * ds->n_cols) : 0.0,
-                    top_gap[0] ? top_gap : "-", ds->cfg.pdm_row_missing);
+                    top_gap[0] ? top_gap : "-", gt_pdm_data_cfg(&ds->cfg)->row_missing);
     }
 }

@@ -41,7 +41,7 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
     int rank;
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     gt_data_config dcs = *dc_in, *dc = &dcs;
-    gt_data_care_select(dc, file, comm); /* data.care_event: one event dataset's parts */
+    gt_pdm_care_select(dc, file, comm); /* data.care_event: one event dataset's parts */
     if (dc->care.event_id >= 0 && rank == 0) {
         const gt_data_care_sel *c = &dc->care;
         gt_data_item_rows r;
@@ -53,15 +53,16 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
                 (long long)r.hi[GT_SPLIT_TRAIN], (long long)r.lo[GT_SPLIT_VAL], (long long)r.hi[GT_SPLIT_VAL],
                 (long long)c->pred_lo, (long long)c->pred_hi, (long long)(c->pred_hi - c->pred_lo));
     }
-    gt_pdm_shard *sh = gt_pdm_shard_read_opts(file, &(gt_read_opts){dc->signal_limit}, comm);
+    const gt_pdm_data_config *pc = gt_pdm_data_cfg(dc);
+    gt_pdm_shard *sh = gt_pdm_shard_read_opts(file, &(gt_read_opts){pc->signal_limit}, comm);
     gt_pdm_check_filters(file, sh, dc, comm); /* an id or code the file lacks: one line, not an empty split */
     gt_dataset *ds = gt_dataset_pdm(sh, dc, comm);
     /* data.spike_channels patterns: one that matches no channel of the file is
      * likely a typo (the spike test then screens fewer channels than meant) */
-    if (rank == 0 && strcmp(dc->spike_channels, "auto") && strcmp(dc->spike_channels, "all") &&
-        strcmp(dc->spike_channels, "none")) {
-        char pats[sizeof dc->spike_channels];
-        memcpy(pats, dc->spike_channels, sizeof pats);
+    if (rank == 0 && strcmp(pc->spike_channels, "auto") && strcmp(pc->spike_channels, "all") &&
+        strcmp(pc->spike_channels, "none")) {
+        char pats[sizeof pc->spike_channels];
+        memcpy(pats, pc->spike_channels, sizeof pats);
         pats[sizeof pats - 1] = 0;
         char *save = NULL;
         for (char *p = strtok_r(pats, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
@@ -77,7 +78,7 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
         GT_CHECK(n_in > 0 && n_tg > 0, GT_EXIT_USAGE,
                  "%s: data.pdm_target = nbm needs operating channels to predict from and condition channels to "
                  "predict; the file has %d input and %d target channels (data.nbm_inputs = %s, data.nbm_targets = %s)",
-                 file, n_in, n_tg, dc->nbm_inputs, dc->nbm_targets);
+                 file, n_in, n_tg, pc->nbm_inputs, pc->nbm_targets);
         if (rank == 0)
             GT_INFO("data: normal-behaviour model: %d condition channels predicted from %d operating channels (%d "
                     "unused)", n_tg, n_in, sh->n_channels - n_in - n_tg);

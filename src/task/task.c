@@ -19,6 +19,7 @@ gt_task gt_task_register(const gt_task_def *d) {
     GT_CHECK(d && d->train && d->train->name && d->data, GT_EXIT_INTERNAL,
              "task: a task needs a training table with a name and a data side");
     GT_CHECK(!gt_task_by_name(d->train->name), GT_EXIT_INTERNAL, "task: %s registered twice", d->train->name);
+    gt_data_task_add(d->data); /* its data settings' block in every gt_data_config made from now on */
     g_tasks[g_n_tasks] = d;
     return (gt_task)g_n_tasks++;
 }

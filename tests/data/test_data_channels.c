@@ -46,14 +46,15 @@ int main(void) {
 
     gt_data_config c;
     gt_pdm_data_defaults(&c);
-    TEST_CHECK(!strcmp(c.spike_channels, "auto"));
+    gt_pdm_data_config *pc = gt_pdm_data_cfg_set(&c); /* PdM's block of c */
+    TEST_CHECK(!strcmp(pc->spike_channels, "auto"));
     TEST_CHECK(gt_pdm_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
     TEST_CHECK(!gt_pdm_spike_channel(&c, "wind_speed", NULL, "m/s"));
-    snprintf(c.spike_channels, sizeof c.spike_channels, "all");
+    snprintf(pc->spike_channels, sizeof pc->spike_channels, "all");
     TEST_CHECK(gt_pdm_spike_channel(&c, "wind_speed", NULL, "m/s"));
-    snprintf(c.spike_channels, sizeof c.spike_channels, "none");
+    snprintf(pc->spike_channels, sizeof pc->spike_channels, "none");
     TEST_CHECK(!gt_pdm_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
-    snprintf(c.spike_channels, sizeof c.spike_channels, "*temp*, vib_*");
+    snprintf(pc->spike_channels, sizeof pc->spike_channels, "*temp*, vib_*");
     TEST_CHECK(gt_pdm_spike_channel(&c, "gearbox_oil_temp", NULL, "degC"));
     TEST_CHECK(gt_pdm_spike_channel(&c, "vib_generator_rms", NULL, "mm/s"));
     TEST_CHECK(!gt_pdm_spike_channel(&c, "gearbox_oil_pressure", NULL, "bar"));
@@ -84,7 +85,8 @@ int main(void) {
     uint8_t role[NCH];
     int n_in, n_tg;
     gt_pdm_data_defaults(&c);
-    TEST_CHECK(c.pdm_target == GT_PDM_TARGET_NEXT && !strcmp(c.nbm_inputs, "auto") && !strcmp(c.nbm_targets, "auto"));
+    TEST_CHECK(pc == gt_pdm_data_cfg_set(&c)); /* the block stays where it was */
+    TEST_CHECK(pc->target == GT_PDM_TARGET_NEXT && !strcmp(pc->nbm_inputs, "auto") && !strcmp(pc->nbm_targets, "auto"));
     gt_pdm_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
     for (int k = 0; k < NCH; k++) {
         if (role[k] != want[k]) fprintf(stderr, "nbm role of %s: %d, want %d\n", ch[k].name, role[k], want[k]);
@@ -93,8 +95,8 @@ int main(void) {
     TEST_EQ_INT(n_in, 9);
     TEST_EQ_INT(n_tg, 5);
     /* patterns: targets first; a target never an input, even when the input patterns match it */
-    snprintf(c.nbm_targets, sizeof c.nbm_targets, "*bearing*");
-    snprintf(c.nbm_inputs, sizeof c.nbm_inputs, "wind_*, *bearing_max, sensor_ambient_avg");
+    snprintf(pc->nbm_targets, sizeof pc->nbm_targets, "*bearing*");
+    snprintf(pc->nbm_inputs, sizeof pc->nbm_inputs, "wind_*, *bearing_max, sensor_ambient_avg");
     gt_pdm_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
     TEST_EQ_INT(n_tg, 2);
     TEST_EQ_INT(n_in, 3);
@@ -102,7 +104,7 @@ int main(void) {
                role[1] == GT_NBM_INPUT && role[5] == GT_NBM_INPUT && role[2] == GT_NBM_UNUSED &&
                role[8] == GT_NBM_UNUSED);
     /* targets given, inputs auto: an auto target left out of the targets is not an input */
-    snprintf(c.nbm_inputs, sizeof c.nbm_inputs, "auto");
+    snprintf(pc->nbm_inputs, sizeof pc->nbm_inputs, "auto");
     gt_pdm_nbm_roles(&c, ch, NCH, role, &n_in, &n_tg);
     TEST_CHECK(n_in == 9 && n_tg == 2 && role[8] == GT_NBM_UNUSED && role[12] == GT_NBM_UNUSED);
     /* the model input: non-inputs zeroed at every step */

@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
     gt_pdm_data_defaults(&cfg);
     cfg.window = 100;
     cfg.stride = 50;
-    cfg.pdm_train_normal_only = 1; /* event rows (100..199 of turbines 0, 2) leave the moments */
+    gt_pdm_data_cfg_set(&cfg)->train_normal_only = 1; /* event rows (100..199 of turbines 0, 2) leave the moments */
     gt_dataset *p = gt_dataset_pdm(gt_pdm_shard_read(pdm, comm), &cfg, comm);
     for (int c = 0; c < TG_PDM_C; c++) {
         double s = 0, n = 0, q = 0, mu;
@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
     /* PdM, data.norm = turbine: each turbine's own statistics over its train-split rows of normal
      * operation [0, b1) (not only the kept windows' rows), the held-out turbine (holdout_every 3:
      * turbine 2) the global ones; fill normalises every window with its turbine's statistics */
-    cfg.pdm_norm_turbine = 1;
+    gt_pdm_data_cfg_set(&cfg)->norm_turbine = 1;
     cfg.holdout_every = 3;
     p = gt_dataset_pdm(gt_pdm_shard_read(pdm, comm), &cfg, comm);
     for (int s = 0; s < GT_SPLIT_COUNT; s++) {

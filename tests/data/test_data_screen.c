@@ -211,7 +211,7 @@ static void check_pdm_events(const char *path, MPI_Comm comm, int T) {
     cfg.window = 50;
     cfg.stride = 10;
     cfg.holdout_every = 4; /* turbine 3 */
-    cfg.pdm_train_normal_only = 1;
+    gt_pdm_data_cfg_set(&cfg)->train_normal_only = 1;
     gt_dataset *ds = gt_dataset_pdm(gt_pdm_shard_read(path, comm), &cfg, comm);
     int64_t expect_event = 0;
     for (int t = 0; t < T; t++) {
@@ -247,7 +247,7 @@ static gt_screen_summary short_gap_head(const char *path, MPI_Comm comm, int64_t
     gt_pdm_data_defaults(&cfg);
     cfg.window = 50;
     cfg.stride = 10;
-    cfg.pdm_short_gap = short_gap;
+    gt_pdm_data_cfg_set(&cfg)->short_gap = short_gap;
     gt_pdm_shard *sh = gt_pdm_shard_read(path, comm);
     const int C = sh->n_channels;
     for (int k = 0; k < sh->n_turbines; k++) {

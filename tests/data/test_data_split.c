@@ -136,7 +136,7 @@ static void check_strides(const char *path, MPI_Comm comm, int masked, const cha
     cfg.window = 21;
     cfg.stride = 0;
     cfg.stride_frac = 0.35;
-    cfg.stride_mask = masked;
+    gt_nilm_data_cfg_set(&cfg)->stride_mask = masked;
     snprintf(cfg.appliances, sizeof cfg.appliances, "%s", select);
     gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
     int64_t bad = 0, n_mask[TG_NILM_A] = {0}, n_expect[TG_NILM_A] = {0}, seen = 0, seen_expect = 0;
@@ -220,7 +220,7 @@ static void check_pdm(const char *path, MPI_Comm comm, int T) {
     cfg.window = 64;
     cfg.stride = 16;
     cfg.holdout_every = 3; /* turbine 2 */
-    cfg.pdm_train_normal_only = 0;
+    gt_pdm_data_cfg_set(&cfg)->train_normal_only = 0;
     gt_dataset *ds = gt_dataset_pdm(gt_pdm_shard_read(path, comm), &cfg, comm);
     const gt_norm_stats *ns = gt_dataset_norm(ds);
     TEST_EQ_INT(gt_dataset_n_x(ds), 64 * TG_PDM_C);

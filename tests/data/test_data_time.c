@@ -43,7 +43,8 @@ static double check_fill(const char *path, const char *zone, int F, int last, MP
     cfg.holdout_every = 4;
     cfg.time_features = F;
     cfg.x_channels_last = last;
-    snprintf(cfg.timezone, sizeof cfg.timezone, "%s", zone);
+    gt_nilm_data_config *nc = gt_nilm_data_cfg_set(&cfg);
+    snprintf(nc->timezone, sizeof nc->timezone, "%s", zone);
     gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
     const int W = cfg.window, C = 1 + F;
     TEST_EQ_INT(gt_dataset_n_x(ds), (int64_t)W * C);

@@ -48,7 +48,7 @@ static void base_cfg(gt_data_config *d) {
 
 /* windows per (split, turbine file index) over all ranks; with `check_cond`
  * every window must lie in segments (of its turbine, from a fresh read) whose
- * condition passes cfg->conditions */
+ * condition passes data.conditions (cfg's PdM block) */
 static void count(const char *file, const gt_data_config *cfg, int64_t out[3][T_MAX], int check_cond, MPI_Comm comm) {
     gt_pdm_shard *ref = gt_pdm_shard_read(file, comm); /* same assignment as the dataset's */
     gt_dataset *ds = gt_dataset_pdm(gt_pdm_shard_read(file, comm), cfg, comm);
@@ -65,8 +65,9 @@ static void count(const char *file, const gt_data_config *cfg, int64_t out[3][T_
             TEST_REQUIRE(r.file_index >= 0 && r.file_index < T_MAX);
             loc[s][r.file_index]++;
             /* train and validation windows: also in data.train_conditions */
-            const gt_data_filter *fc = k_splits[s] != GT_SPLIT_TEST && cfg->train_conditions.n > 0
-                                           ? &cfg->train_conditions : &cfg->conditions;
+            const gt_pdm_data_config *pc = gt_pdm_data_cfg(cfg);
+            const gt_data_filter *fc = k_splits[s] != GT_SPLIT_TEST && pc->train_conditions.n > 0
+                                           ? &pc->train_conditions : &pc->conditions;
             if (!check_cond || fc->n == 0) continue;
             /* every row of [start, start + W) in a passing segment of this turbine */
             int li = -1;
@@ -147,20 +148,20 @@ int main(int argc, char **argv) {
     TEST_REQUIRE(total(all, 0) > 100);
     for (int t = 0; t < 4; t++) TEST_CHECK(all[0][t] > 0);
     /* explicit "all" == default */
-    set(&d.farms, "all");
-    set(&d.conditions, "");
+    set(&gt_pdm_data_cfg_set(&d)->farms, "all");
+    set(&gt_pdm_data_cfg_set(&d)->conditions, "");
     count(file, &d, c, 0, comm);
     TEST_CHECK(!memcmp(c, all, sizeof all));
 
     /* ---- farms = 1: turbines 2, 3 only, with all of their windows */
     base_cfg(&d);
-    set(&d.farms, "1");
+    set(&gt_pdm_data_cfg_set(&d)->farms, "1");
     count(file, &d, c, 0, comm);
     for (int s = 0; s < 3; s++)
         for (int t = 0; t < 4; t++) TEST_EQ_INT(c[s][t], t >= 2 ? all[s][t] : 0);
     /* machine types: the file's types are 0, 1, 1, 2 -> turbines 1, 2 */
     base_cfg(&d);
-    set(&d.machine_types, "1");
+    set(&gt_pdm_data_cfg_set(&d)->machine_types, "1");
     count(file, &d, c, 0, comm);
     for (int s = 0; s < 3; s++)
         for (int t = 0; t < 4; t++) TEST_EQ_INT(c[s][t], (t == 1 || t == 2) ? all[s][t] : 0);
@@ -173,28 +174,28 @@ int main(int argc, char **argv) {
 
     /* ---- conditions: low_wind (0) exists on farm 1 only, in segments */
     base_cfg(&d);
-    set(&d.conditions, "0");
+    set(&gt_pdm_data_cfg_set(&d)->conditions, "0");
     count(file, &d, c, 1, comm);
     TEST_EQ_INT(c[0][0] + c[0][1], 0);
     TEST_CHECK(c[0][2] > 0 && c[0][2] < all[0][2]);
     TEST_CHECK(c[0][3] > 0 && c[0][3] < all[0][3]);
     int64_t low = total(c, 0);
     /* turbulent (2) is the complement on farm 1: low + turbulent < all (windows across a switch drop out) */
-    set(&d.conditions, "2");
+    set(&gt_pdm_data_cfg_set(&d)->conditions, "2");
     count(file, &d, c, 1, comm);
     TEST_CHECK(c[0][2] + c[0][3] > 0);
     TEST_CHECK(low + c[0][2] + c[0][3] < all[0][2] + all[0][3]);
     /* 0,2 together: every turbine-2/3 window that lies in either: at least both counts */
-    set(&d.conditions, "0,2");
+    set(&gt_pdm_data_cfg_set(&d)->conditions, "0,2");
     count(file, &d, c, 1, comm);
     TEST_CHECK(c[0][2] + c[0][3] == all[0][2] + all[0][3]);
     /* rated (1) on farm 1: none; rated alone: farm 0 fully */
-    set(&d.conditions, "1");
-    set(&d.farms, "1");
+    set(&gt_pdm_data_cfg_set(&d)->conditions, "1");
+    set(&gt_pdm_data_cfg_set(&d)->farms, "1");
     count(file, &d, c, 1, comm);
     TEST_EQ_INT(total(c, 0) + total(c, 1) + total(c, 2), 0);
     base_cfg(&d);
-    set(&d.conditions, "1");
+    set(&gt_pdm_data_cfg_set(&d)->conditions, "1");
     count(file, &d, c, 1, comm);
     TEST_EQ_INT(c[0][0], all[0][0]);
     TEST_EQ_INT(c[0][1], all[0][1]);
@@ -202,12 +203,12 @@ int main(int argc, char **argv) {
     /* ---- train_conditions: train and validation windows in those conditions (checked), the test
      * windows all kept; the same windows as data.conditions in train and validation */
     base_cfg(&d);
-    set(&d.train_conditions, "0");
+    set(&gt_pdm_data_cfg_set(&d)->train_conditions, "0");
     count(file, &d, c, 1, comm);
     int64_t ref_c[3][T_MAX];
     gt_data_config dref;
     base_cfg(&dref);
-    set(&dref.conditions, "0");
+    set(&gt_pdm_data_cfg_set(&dref)->conditions, "0");
     count(file, &dref, ref_c, 0, comm);
     for (int t = 0; t < 4; t++) {
         TEST_EQ_INT(c[0][t], ref_c[0][t]);

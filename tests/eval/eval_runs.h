@@ -29,6 +29,7 @@
 #include <xxhash.h>
 
 #include "data/dataset.h"
+#include "nilm/nilm.h"
 #include "nn/model.h"
 #include "test.h"
 
@@ -51,7 +52,7 @@ static inline void er_nilm_data(gt_data_config *d, int variant) {
     gt_data_config_defaults(d);
     d->window = 63;
     d->stride = 16;
-    d->spike_min_w = 0;     /* the Hampel rule alone */
+    gt_nilm_data_cfg_set(d)->spike_min_w = 0;     /* the Hampel rule alone */
     d->holdout_every = 4;   /* household 3 held out */
     d->screen = GT_SCREEN_OFF;
     d->time_features = er_nilm_time_features(variant);

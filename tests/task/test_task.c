@@ -124,7 +124,7 @@ static void check_pdm_nbm(const char *file, MPI_Comm comm) {
     dc.window = 16;
     dc.stride = 8;
     dc.screen = GT_SCREEN_OFF;
-    dc.pdm_target = GT_PDM_TARGET_NBM;
+    gt_pdm_data_cfg_set(&dc)->target = GT_PDM_TARGET_NBM;
     gt_dataset *ds = task->open(file, &dc, comm);
     const int C = gt_dataset_n_targets(ds);
     int n_in, n_tg;

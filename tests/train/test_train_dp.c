@@ -48,7 +48,8 @@ int main(int argc, char **argv) {
             c.model.d_model = 16, c.model.n_heads = 2, c.model.d_ff = 32, c.model.n_layers = 1;
             c.model.gated = 1;
             c.data.time_features = 2;
-            snprintf(c.data.timezone, sizeof c.data.timezone, "Europe/London");
+            gt_nilm_data_config *nc = gt_nilm_data_cfg_set(&c.data);
+            snprintf(nc->timezone, sizeof nc->timezone, "Europe/London");
         }
 
         gt_train_result rp;

@@ -127,7 +127,7 @@ static void train_once(const char *file, gt_model_kind kind, MPI_Comm comm, gt_t
     c.data_file = file;
     c.data.window = 63;
     c.data.stride = 16;
-    c.data.spike_min_w = 0;
+    gt_nilm_data_cfg_set(&c.data)->spike_min_w = 0;
     c.lr = 3e-3;
     c.lr_min = 1e-4;
     c.warmup = 5;

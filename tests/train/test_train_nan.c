@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
     tt_cnn_config(&c, clean);
     /* the planted 1e30 W samples must reach the trainer (the NaN guard is what is tested here), not be
      * dropped as non-measurements where data enters (data.power_limit_w, tested in test_io_crafted) */
-    c.data.power_limit_w = 0;
+    gt_nilm_data_cfg_set(&c.data)->power_limit_w = 0;
     c.write_outputs = 1;
     c.nan_max_bad = 3;
     c.max_steps = 12;

@@ -21,6 +21,7 @@
 #include "synth/synth.h"
 #include "synth/synth_source.h"
 #include "io/write.h"
+#include "nilm/nilm.h"
 #include "test.h"
 #include "train/trainer.h"
 
@@ -118,7 +119,7 @@ static inline void tt_cnn_config(gt_train_config *c, const char *file) {
     c->data_file = file;
     c->data.window = 63;
     c->data.stride = 16;
-    c->data.spike_min_w = 0; /* the Hampel rule alone: these tests were tuned on its window set */
+    gt_nilm_data_cfg_set(&c->data)->spike_min_w = 0; /* the Hampel rule alone: the tests were tuned on its windows */
     c->model.n_layers = 3;
     int ch[3] = {8, 8, 8}, k[3] = {7, 5, 5};
     for (int l = 0; l < 3; l++) c->model.conv_channels[l] = ch[l], c->model.conv_kernels[l] = k[l];
