@@ -29,6 +29,7 @@
 #include <immintrin.h>
 
 #include "nn/ops/cpu/exp_avx2.h"
+#include "nn/ops/cpu/thread_arena.h"
 
 #define AV_MR 6  /* rows of the register block */
 #define AV_FR 24 /* query rows per forward block: 4 register blocks share each B strip in L1 */
@@ -52,21 +53,6 @@ static void avx2_init(void) {
 int gt_attn_avx2_usable(int hs) {
     pthread_once(&g_once, avx2_init);
     return g_ok && hs > 0 && hs % 16 == 0 && hs <= 128;
-}
-
-/* the calling thread's packed copies and tiles, grown once */
-static _Thread_local struct {
-    char *p;
-    size_t cap;
-} t_arena;
-
-static char *arena(size_t bytes) {
-    if (bytes > t_arena.cap) {
-        free(t_arena.p);
-        t_arena.cap = (bytes + 4095) / 4096 * 4096;
-        t_arena.p = gt_aligned_alloc(64, t_arena.cap, __FILE__, __LINE__);
-    }
-    return t_arena.p;
 }
 
 static size_t carve_size(size_t n_floats) { return (n_floats * sizeof(float) + 63) / 64 * 64; }
@@ -230,7 +216,7 @@ void gt_attn_avx2_forward_bh(float *out, float *lse, const float *qkv, int b, in
     float *o = out + (size_t)b * L * C + h * hs;
     float *lse_bh = lse + ((size_t)b * NH + h) * L;
     const size_t n_kt = (size_t)hs * Lp, n_vp = (size_t)hs * L, n_s = (size_t)AV_FR * Lp;
-    char *cur = arena(carve_size(n_kt) + carve_size(n_vp) + carve_size(n_s));
+    char *cur = gt_cpu_thread_arena(carve_size(n_kt) + carve_size(n_vp) + carve_size(n_s));
     float *Kt = carve(&cur, n_kt), *Vp = carve(&cur, n_vp), *S = carve(&cur, n_s);
     pack_t(Kt, k, C3, L, Lp, hs);
     for (int c = 0; c < hs / 16; c++)
@@ -294,7 +280,7 @@ void gt_attn_avx2_backward_bh(float *dqkv, const float *dout, const float *qkv, 
     const float *o = out + (size_t)b * L * C + h * hs, *dob = dout + (size_t)b * L * C + h * hs;
     const float *lse_bh = lse + ((size_t)b * NH + h) * L;
     const size_t n_t = (size_t)hs * Nqp, n_tile = (size_t)AV_BK * AV_BQ;
-    char *cur = arena(2 * carve_size(n_t) + 2 * carve_size((size_t)Nqp) + 3 * carve_size(n_tile));
+    char *cur = gt_cpu_thread_arena(2 * carve_size(n_t) + 2 * carve_size((size_t)Nqp) + 3 * carve_size(n_tile));
     float *Qt = carve(&cur, n_t), *dOt = carve(&cur, n_t), *lq = carve(&cur, (size_t)Nqp);
     float *Dq = carve(&cur, (size_t)Nqp), *ST = carve(&cur, n_tile), *dPT = carve(&cur, n_tile);
     float *dS = carve(&cur, n_tile);

@@ -42,23 +42,9 @@
 #include <string.h>
 
 #include "core/check.h"
+#include "nn/ops/cpu/thread_arena.h"
 
 #define VNNI_BC 256 /* keys per block of the forward's online softmax */
-
-/* the calling thread's packed copies and tiles, grown once */
-static _Thread_local struct {
-    char *p;
-    size_t cap;
-} t_arena;
-
-static char *arena(size_t bytes) {
-    if (bytes > t_arena.cap) {
-        free(t_arena.p);
-        t_arena.cap = (bytes + 4095) / 4096 * 4096;
-        t_arena.p = gt_aligned_alloc(64, t_arena.cap, __FILE__, __LINE__);
-    }
-    return t_arena.p;
-}
 
 /* next 64-byte aligned piece of `bytes` from *cur */
 static void *carve(char **cur, size_t bytes) {
@@ -147,7 +133,7 @@ static void vnni_forward_bh(float *out, float *lse, const float *qkv, int b, int
                  n_vv = carve_size((size_t)Lk * hsp * 2), n_s = carve_size((size_t)32 * BC * 4),
                  n_p = carve_size((size_t)32 * BC * 2), n_o = carve_size((size_t)32 * hsp * 4),
                  n_k16 = carve_size((size_t)Lk * hsp * 2);
-    char *cur = arena(n_qb + n_kt + n_vv + n_s + n_p + n_o + n_k16);
+    char *cur = gt_cpu_thread_arena(n_qb + n_kt + n_vv + n_s + n_p + n_o + n_k16);
     uint16_t *Qb = carve(&cur, n_qb);
     uint32_t *Kt = carve(&cur, n_kt), *Vv = carve(&cur, n_vv);
     float *S = carve(&cur, n_s);
@@ -273,7 +259,7 @@ static void vnni_backward_bh(float *dqkv, const float *dout, const float *qkv, c
                  n_t32 = carve_size(32 * 32 * 4), n_t16 = carve_size(32 * 32 * 2),
                  n_acc = carve_size((size_t)32 * hsp * 4);
     const size_t n_tmp = carve_size((size_t)(Lk > nq32 ? Lk : nq32) * hsp * 2);
-    char *cur = arena(3 * n_k + 4 * n_q + 2 * n_v + n_dqt + 3 * n_t32 + 2 * n_t16 + 2 * n_acc + n_tmp);
+    char *cur = gt_cpu_thread_arena(3 * n_k + 4 * n_q + 2 * n_v + n_dqt + 3 * n_t32 + 2 * n_t16 + 2 * n_acc + n_tmp);
     uint16_t *Kb = carve(&cur, n_k), *Vb = carve(&cur, n_k), *KT = carve(&cur, n_k);
     uint32_t *Qt = carve(&cur, n_q), *dOt = carve(&cur, n_q), *Qv = carve(&cur, n_q), *dOv = carve(&cur, n_q);
     float *D = carve(&cur, n_v), *ls2 = carve(&cur, n_v), *dQt = carve(&cur, n_dqt);
