@@ -2,8 +2,9 @@
  * attention_vnni.h on AVX512-BF16 (see attention_avx512bf16.h).
  *
  * A tile is 16 rows of 64 bytes in memory. VT_LOAD only notes where a tile's
- * rows are (an A or B operand is read in place, an accumulator is read when
- * first used); VT_DP keeps the 16 VNNI rows of B in zmm registers and runs,
+ * rows are (an operand is read in place, an accumulator loaded from memory is
+ * updated in place, and its store back there is free); VT_ZERO starts one in
+ * the tile's own rows without writing them; VT_DP keeps the 16 VNNI rows of B in zmm registers and runs,
  * for each accumulator row (four at a time), one VDPBF16PS per row of B with
  * A's pair broadcast from memory: 256 instructions of 16 lanes x 2 products
  * for one 16 x 16 x 32 tile product, the sums in the order TDPBF16PS's
@@ -28,21 +29,26 @@ int gt_attn_avx512bf16_usable(int hs) {
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")
 
 typedef struct vt_tile {
-    _Alignas(64) float c[16 * 16]; /* the accumulator's rows, once it is one */
-    const char *p;                 /* else where its rows are */
+    _Alignas(64) float c[16 * 16]; /* the rows of an accumulator started by VT_ZERO */
+    char *p;                       /* where the rows are (VT_LOAD), or c */
     size_t ld;
-    int in_c;
+    int zero; /* 1: all zero, nothing written yet */
 } vt_tile;
 
+/* A tile loaded from memory is read in place. The body stores an accumulator
+ * it loaded back to the place it loaded it from (attention_vnni.h), so a
+ * product into such a tile accumulates in place and the store is then a
+ * no-op; a store elsewhere copies. */
 static inline void vt_load(vt_tile *t, const void *p, size_t ld) {
-    t->p = (const char *)p;
+    t->p = (char *)(uintptr_t)p;
     t->ld = ld;
-    t->in_c = 0;
+    t->zero = 0;
 }
 
 static inline void vt_zero(vt_tile *t) {
-    memset(t->c, 0, sizeof t->c);
-    t->in_c = 1;
+    t->p = (char *)t->c;
+    t->ld = 64;
+    t->zero = 1;
 }
 
 /* the 16 VNNI rows of B stay in registers; four accumulator rows at a time
@@ -51,15 +57,16 @@ static inline void vt_dp(vt_tile *c, const vt_tile *a, const vt_tile *b) {
     __m512bh bk[16];
 #pragma GCC unroll 16
     for (int k = 0; k < 16; k++) bk[k] = (__m512bh)_mm512_loadu_si512((const void *)(b->p + k * b->ld));
-    const char *src = c->in_c ? (const char *)c->c : c->p;
-    const size_t lds = c->in_c ? 64 : c->ld;
+    char *dst = c->p;
+    const size_t ldc = c->ld;
+    const int zero = c->zero;
 #pragma GCC unroll 1
     for (int m = 0; m < 16; m += 4) {
         __m512 acc[4];
         const char *am[4];
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
-            acc[i] = _mm512_loadu_ps(src + (m + i) * lds);
+            acc[i] = zero ? _mm512_setzero_ps() : _mm512_loadu_ps(dst + (m + i) * ldc);
             am[i] = a->p + (m + i) * a->ld;
         }
 #pragma GCC unroll 16
@@ -71,15 +78,19 @@ static inline void vt_dp(vt_tile *c, const vt_tile *a, const vt_tile *b) {
                 acc[i] = _mm512_dpbf16_ps(acc[i], (__m512bh)_mm512_set1_epi32(w), bk[k]);
             }
 #pragma GCC unroll 4
-        for (int i = 0; i < 4; i++) _mm512_store_ps(c->c + 16 * (m + i), acc[i]);
+        for (int i = 0; i < 4; i++) _mm512_storeu_ps(dst + (m + i) * ldc, acc[i]);
     }
-    c->in_c = 1;
+    c->zero = 0;
 }
 
 static inline void vt_store(const vt_tile *t, void *p, size_t ld) {
-    const char *src = t->in_c ? (const char *)t->c : t->p;
-    const size_t lds = t->in_c ? 64 : t->ld;
-    for (int m = 0; m < 16; m++) memcpy((char *)p + m * ld, src + m * lds, 64);
+    if (p == (void *)t->p && ld == t->ld) return; /* accumulated in place */
+    for (int m = 0; m < 16; m++) {
+        if (t->zero)
+            memset((char *)p + m * ld, 0, 64);
+        else
+            memcpy((char *)p + m * ld, t->p + m * t->ld, 64);
+    }
 }
 
 #define VT_BEGIN vt_tile vt_[8]

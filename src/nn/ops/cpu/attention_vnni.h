@@ -10,7 +10,10 @@
  *   VT_LOAD(t, p, ld)   tile t = 16 rows of 64 bytes at p, row stride ld bytes
  *   VT_DP(c, a, b)      c (16 x 16 fp32) += a (16 x 32 bf16) b (32 x 16 bf16 in pairs)
  *   VT_STORE(t, p, ld)  the 16 rows of tile t to p
- * with tile numbers 0..7, and gets vnni_forward_bh / vnni_backward_bh with
+ * with tile numbers 0..7. An accumulator tile the body VT_LOADs it VT_STOREs
+ * back to the same place, and reads that place only through the tile in
+ * between (the AVX512-BF16 engine accumulates there in place). The including
+ * file gets vnni_forward_bh / vnni_backward_bh with
  * the arguments of gt_attn_amx_forward_bh / gt_attn_amx_backward_bh.
  *
  * All tiles are 16 rows x 64 bytes: A = 16 x 32 bf16, B = 32 x 16 bf16 in
