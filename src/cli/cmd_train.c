@@ -200,8 +200,8 @@ static char *config_text(const gt_args *a) {
 /* gt_args -> gt_train_config (cli/train_args.h). */
 void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
-    if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
     gt_nilm_data_config *nd = gt_nilm_data_cfg_set(&c->data);
+    if (!gt_args_is_set(a, "data.time_features")) nd->time_features = 0;
     if (!gt_args_is_set(a, "data.fill_max_s")) nd->fill_max_s = 0; /* runs from before hole filling */
     gt_pdm_data_config *pd = gt_pdm_data_cfg_set(&c->data);
     if (!gt_args_is_set(a, "data.pdm_row_missing")) pd->row_missing = 0; /* ... and before imputation */
@@ -280,22 +280,23 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     GT_CHECK(nd->power_limit_w >= 0 && pd->signal_limit >= 0, GT_EXIT_USAGE,
              "data.power_limit_w and data.signal_limit must be >= 0 (0 turns the check off)");
     if (has(a, "data.care_event")) {
-        d->care_event = gt_args_int(a, "data.care_event");
-        GT_CHECK(d->care_event >= 0, GT_EXIT_USAGE, "data.care_event = %lld: give an event id >= 0",
-                 (long long)d->care_event);
+        pd->care_event = gt_args_int(a, "data.care_event");
+        GT_CHECK(pd->care_event >= 0, GT_EXIT_USAGE, "data.care_event = %lld: give an event id >= 0",
+                 (long long)pd->care_event);
     }
-    if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
-    GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);
-    d->time_features = gt_nilm_time_features_parse(gt_args_str(a, "data.time_features"));
+    if (has(a, "data.augment")) nd->augment = gt_args_float(a, "data.augment");
+    GT_CHECK(nd->augment >= 0 && nd->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)",
+             nd->augment);
+    nd->time_features = gt_nilm_time_features_parse(gt_args_str(a, "data.time_features"));
     const char *tz = gt_args_str(a, "data.timezone");
     char tz_err[600];
     GT_CHECK(strlen(tz) < sizeof nd->timezone, GT_EXIT_USAGE, "data.timezone: name too long");
     GT_CHECK(gt_data_timezone_check(tz, tz_err, sizeof tz_err) == 0, GT_EXIT_USAGE, "data.timezone: %s", tz_err);
     snprintf(nd->timezone, sizeof nd->timezone, "%s", tz);
     const char *apps = gt_args_str(a, "data.appliances");
-    GT_CHECK(strlen(apps) < sizeof d->appliances, GT_EXIT_USAGE, "data.appliances: list too long (max %zu characters)",
-             sizeof d->appliances - 1);
-    snprintf(d->appliances, sizeof d->appliances, "%s", apps);
+    GT_CHECK(strlen(apps) < sizeof nd->appliances, GT_EXIT_USAGE,
+             "data.appliances: list too long (max %zu characters)", sizeof nd->appliances - 1);
+    snprintf(nd->appliances, sizeof nd->appliances, "%s", apps);
     GT_CHECK(d->split_train > 0 && d->split_val >= 0 && d->split_train + d->split_val <= 1, GT_EXIT_USAGE,
              "data.split_train (%g) and data.split_val (%g) must be > 0, >= 0 and sum to <= 1", d->split_train,
              d->split_val);

@@ -1,5 +1,5 @@
-/* data/config.c: the data settings (defaults, resolution, item filters, the
- * CARE event choice) and their small helpers (see dataset.h). */
+/* data/config.c: the data settings (defaults, the tasks' blocks, resolution,
+ * item filters, the split rule) and their small helpers (see dataset.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -112,8 +112,6 @@ void gt_data_config_defaults(gt_data_config *cfg) {
     cfg->screen = GT_SCREEN_DROP;
     cfg->spike_k = 8.0;
     cfg->seed = 1;
-    cfg->care_event = -1;
-    cfg->care.event_id = -1;
     for (int i = 0; i < g_n_task_tables; i++) {
         cfg->task_cfg[i].owner = g_task_tables[i];
         g_task_tables[i]->config_defaults(cfg->task_cfg[i].u.bytes);
@@ -153,21 +151,9 @@ void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, 
 
 void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t file_index, gt_data_item_rows *r) {
     memset(r, 0, sizeof *r);
-    const gt_data_care_sel *cs = &cfg->care;
-    if (cs->event_id >= 0) { /* the authors' protocol: one event dataset's training and prediction parts */
-        r->excluded = file_index != cs->turbine;
-        if (r->excluded) return;
-        int64_t lo = cs->train_lo < 0 ? 0 : cs->train_lo, hi = cs->train_hi > n_rows ? n_rows : cs->train_hi;
-        if (hi < lo) hi = lo;
-        double f = cfg->split_train / (cfg->split_train + cfg->split_val);
-        int64_t b1 = lo + llround(f * (double)(hi - lo));
-        if (b1 > hi) b1 = hi;
-        r->lo[GT_SPLIT_TRAIN] = lo, r->hi[GT_SPLIT_TRAIN] = b1;
-        r->lo[GT_SPLIT_VAL] = b1, r->hi[GT_SPLIT_VAL] = hi;
-        r->lo[GT_SPLIT_TEST] = cs->pred_lo < 0 ? 0 : cs->pred_lo;
-        r->hi[GT_SPLIT_TEST] = cs->pred_hi > n_rows ? n_rows : cs->pred_hi;
-        if (r->hi[GT_SPLIT_TEST] < r->lo[GT_SPLIT_TEST]) r->hi[GT_SPLIT_TEST] = r->lo[GT_SPLIT_TEST];
-        return;
+    for (int i = 0; i < GT_DATA_MAX_TASKS && cfg->task_cfg[i].owner; i++) { /* a task's settings give them */
+        const gt_data_task_i *t = cfg->task_cfg[i].owner;
+        if (t->item_rows && t->item_rows(cfg, n_rows, file_index, r)) return;
     }
     int64_t b1, b2;
     gt_data_item_split(n_rows, file_index, cfg->split_train, cfg->split_val, cfg->holdout_every, &b1, &b2, &r->holdout);

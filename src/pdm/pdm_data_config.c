@@ -22,6 +22,8 @@ void gt_pdm_data_config_defaults(void *cfg) {
     snprintf(c->spike_channels, sizeof c->spike_channels, "auto");
     snprintf(c->nbm_inputs, sizeof c->nbm_inputs, "auto");
     snprintf(c->nbm_targets, sizeof c->nbm_targets, "auto");
+    c->care_event = -1;
+    c->care.event_id = -1;
 }
 
 const gt_pdm_data_config *gt_pdm_data_cfg(const gt_data_config *dc) { return gt_data_task_config_c(dc, "pdm"); }
