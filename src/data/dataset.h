@@ -73,19 +73,20 @@ int gt_data_filter_has(const gt_data_filter *f, int64_t v);
  * defaults by the task's data table (data/dataset_impl.h gt_data_task_i
  * config_bytes, config_defaults; checked by its check_cfg), and read and
  * written only through gt_data_task_config, by the table's name (pdm/pdm.h
- * gt_pdm_data_cfg): data/ never reads one. A block records the table it
- * belongs to, so a configuration copies by value and a lookup never depends
- * on the order the tables were added in. */
-#define GT_DATA_MAX_TASKS 8            /* task data tables with settings of their own */
-#define GT_DATA_TASK_CONFIG_BYTES 4096 /* room for one task's settings */
+ * gt_pdm_data_cfg): data/ never reads one. The blocks share one arena of
+ * GT_DATA_TASK_ARENA_BYTES: each added table gets a slice of its
+ * config_bytes, aligned for any type, when it is added (gt_data_task_add;
+ * the tables' slices must fit together). A slice records the table it
+ * belongs to and where it lies, both within the configuration, so a
+ * configuration copies by value and a lookup never depends on the order
+ * the tables were added in. */
+#define GT_DATA_MAX_TASKS 8              /* task data tables with settings of their own */
+#define GT_DATA_TASK_ARENA_BYTES 4096    /* room for the settings of every task, together */
 struct gt_data_task_i;
-typedef struct gt_data_task_block {
+typedef struct gt_data_task_slice {
     const struct gt_data_task_i *owner; /* the task data table whose settings these are; NULL: unused */
-    union {
-        max_align_t align_;
-        unsigned char bytes[GT_DATA_TASK_CONFIG_BYTES];
-    } u;
-} gt_data_task_block;
+    size_t off;                         /* they are arena bytes [off, off + owner->config_bytes) */
+} gt_data_task_slice;
 
 typedef struct gt_data_config {
     gt_task task;          /* set by gt_data_config_resolve */
@@ -104,7 +105,11 @@ typedef struct gt_data_config {
     gt_data_filter items;         /* household/turbine ids (a task's own filters: its settings block) */
     int x_channels_last;          /* nilm input layout per sample: 0 (C, W) (s2p_cnn), 1 (W, C) (s2p_tf);
                                      set by the caller from the model (gt_model_input_channels_last) */
-    gt_data_task_block task_cfg[GT_DATA_MAX_TASKS]; /* the tasks' own settings (gt_data_task_config) */
+    gt_data_task_slice task_slice[GT_DATA_MAX_TASKS]; /* the tasks' own settings (gt_data_task_config): */
+    union {
+        max_align_t align_;
+        unsigned char bytes[GT_DATA_TASK_ARENA_BYTES];
+    } task_arena;                                    /* ... their bytes */
 } gt_data_config;
 /* The shared defaults, and every added task data table's block
  * (gt_data_task_add) set to that task's defaults; task GT_TASK_UNSET and the
@@ -113,9 +118,11 @@ typedef struct gt_data_config {
  * gt_data_config_resolve fills them). */
 void gt_data_config_defaults(gt_data_config *cfg);
 /* Adds the settings block of task data table t (one with config_bytes > 0)
- * to the configurations gt_data_config_defaults makes from now on; adding a
- * table again does nothing, another table of the same name ends the job
- * (GT_EXIT_INTERNAL). The task registry (task/task.h gt_task_register)
+ * to the configurations gt_data_config_defaults makes from now on, at the
+ * next aligned offset of the arena; adding a table again does nothing,
+ * another table of the same name, more than GT_DATA_MAX_TASKS tables or
+ * blocks that together outgrow GT_DATA_TASK_ARENA_BYTES end the job
+ * (GT_EXIT_INTERNAL, naming the table). The task registry (task/task.h gt_task_register)
  * adds every registered task's table, a task's own defaults helper its own
  * (pdm/pdm.h gt_pdm_data_defaults). Not thread-safe: at start-up. */
 void gt_data_task_add(const struct gt_data_task_i *t);

@@ -103,9 +103,9 @@ typedef struct gt_data_task_i {
     const char *spike_hint; /* what to change when spikes screen too many windows */
     const char *column;   /* what one column of the file is ("appliance"): messages */
     int features_extra;   /* normalisation features besides one per column (nilm: 1, the aggregate) */
-    /* the task's own data settings: a block of config_bytes (<= GT_DATA_TASK_CONFIG_BYTES) in
-     * gt_data_config, set to the defaults by config_defaults (dataset.h gt_data_task_add,
-     * gt_data_config_defaults); 0 / NULL: none */
+    /* the task's own data settings: a block of config_bytes in gt_data_config's arena (every task's
+     * together at most GT_DATA_TASK_ARENA_BYTES), set to the defaults by config_defaults (dataset.h
+     * gt_data_task_add, gt_data_config_defaults); 0 / NULL: none */
     size_t config_bytes;
     void (*config_defaults)(void *cfg);
     /* checks the settings the task reads (its block's and the shared ones it alone gives a

@@ -8,7 +8,7 @@
 #include "pdm/pdm.h"
 #include "pdm/pdm_impl.h"
 
-_Static_assert(sizeof(gt_pdm_data_config) <= GT_DATA_TASK_CONFIG_BYTES, "PdM's data settings outgrew their block");
+_Static_assert(sizeof(gt_pdm_data_config) <= GT_DATA_TASK_ARENA_BYTES, "PdM's data settings outgrew the arena");
 
 void gt_pdm_data_config_defaults(void *cfg) {
     gt_pdm_data_config *c = cfg;
