@@ -22,6 +22,7 @@
 
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: the data side */
 extern const struct gt_task_i gt_task_pdm;           /* task_pdm.c: training's table */
+extern const struct gt_task_opts gt_pdm_opts;        /* pdm_opts.c: its data.* option rows */
 void gt_pdm_eval_config_defaults(void *cfg);         /* pdm_eval_config.c: the eval table's config_defaults */
 void gt_pdm_data_config_defaults(void *cfg);         /* pdm_data_config.c: the data table's config_defaults */
 
