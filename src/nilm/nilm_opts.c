@@ -12,6 +12,8 @@
 #include "nilm/nilm_impl.h"
 #include "task/task.h"
 
+/* each row's `after`: the row it follows in train's table (a shared row, one of PdM's, or NULL: the
+ * previous row here), so the help, docs/configuration.md and a run's config.ini keep one order */
 static const gt_task_opt rows[] = {
     {{"data.stride_mask", NULL, GT_OPT_BOOL, "", "nilm, stride 0: an appliance's target counts only in windows on its own stride; default false (windows on the smallest selected stride train every appliance)", NULL}, "data.stride_frac"},
     {{"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL}, "data.care_event"},

@@ -11,6 +11,8 @@
 #include "pdm/pdm_impl.h"
 #include "task/task.h"
 
+/* each row's `after`: the row it follows in train's table (a shared row, one of NILM's, or NULL: the
+ * previous row here), so the help, docs/configuration.md and a run's config.ini keep one order */
 static const gt_task_opt rows[] = {
     {{"data.train_normal_only", NULL, GT_OPT_BOOL, "", "pdm: train/val windows touching a labelled event are skipped; default true", NULL}, "data.spike_k"},
     {{"data.farms", NULL, GT_OPT_STR, "", "pdm: only turbines of these farm indices, e.g. 0,1 (default: all)", NULL}, "data.items"},
