@@ -38,13 +38,13 @@ static const gt_opt opts[] = {
 };
 
 static int train_knows(const char *key) {
-    for (const gt_opt *o = gt_cmd_train.opts; o && o->key; o++)
+    for (const gt_opt *o = gt_cmd_opts(&gt_cmd_train); o && o->key; o++)
         if (!strcmp(o->key, key)) return 1;
     return 0;
 }
 
 static const gt_opt *train_opt(const char *key) {
-    for (const gt_opt *o = gt_cmd_train.opts; o && o->key; o++)
+    for (const gt_opt *o = gt_cmd_opts(&gt_cmd_train); o && o->key; o++)
         if (!strcmp(o->key, key)) return o;
     return NULL;
 }

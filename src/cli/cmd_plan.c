@@ -239,6 +239,7 @@ const gt_cmd gt_cmd_plan = {
                "global batch) and a step-time estimate. Exit 4 when the configuration does not fit. The\n"
                "trainer runs the same check before allocating (train.mem_limit). See docs/tiers.md.",
     .opts = gt_train_opts,
+    .opts_init = gt_train_opts_init,
     .min_pos = 0,
     .max_pos = 1,
     .run = run_plan,

@@ -38,41 +38,20 @@
 #include "task/task.h"
 
 /* Empty defaults mean "the data layer's / model kind's own default"
- * (data/config.c gt_data_config_defaults, nn/model_*.c). */
-const gt_opt gt_train_opts[] = {
+ * (data/config.c gt_data_config_defaults, nn/model_*.c). The rows every
+ * task reads; gt_train_opts_init adds each registered task's own. */
+static const gt_opt shared_opts[] = {
     {"data.file", "data", GT_OPT_STR, "", "input file: NILM (s2p_cnn, s2p_tf) or wind-farm PdM (lstm)", NULL},
     {"data.task", NULL, GT_OPT_STR, "", "the task: auto (default) = the data file's kind (nilm on household files, pdm on wind-farm files), or the name of a registered task that trains on that kind (docs/design.md, How to add a task)", NULL},
     {"data.window", "window", GT_OPT_INT, "", "window length W (nilm; odd: the target is the midpoint) or T (pdm); default 599 / 512", NULL},
     {"data.stride", NULL, GT_OPT_INT, "", "rows between window starts; 0 = nilm per-appliance strides; default 0 (nilm) / 128 (pdm)", NULL},
     {"data.stride_frac", NULL, GT_OPT_FLOAT, "", "nilm per-appliance stride = stride_frac x typical on-duration; default 0.5", NULL},
-    {"data.stride_mask", NULL, GT_OPT_BOOL, "", "nilm, stride 0: an appliance's target counts only in windows on its own stride; default false (windows on the smallest selected stride train every appliance)", NULL},
     {"data.split_train", NULL, GT_OPT_FLOAT, "", "chronological train fraction of every item's time; default 0.7", NULL},
     {"data.split_val", NULL, GT_OPT_FLOAT, "", "validation fraction after it; default 0.15", NULL},
     {"data.holdout_every", NULL, GT_OPT_INT, "", "k > 0 holds out every k-th household/turbine entirely; default 0", NULL},
     {"data.screen", "screen", GT_OPT_STR, "drop", "spike/gap screening of windows", "drop|repair|off"},
     {"data.spike_k", NULL, GT_OPT_FLOAT, "", "robust z (median/MAD) above which a sample is a spike; default 8", NULL},
-    {"data.train_normal_only", NULL, GT_OPT_BOOL, "", "pdm: train/val windows touching a labelled event are skipped; default true", NULL},
     {"data.items", NULL, GT_OPT_STR, "", "only these household/turbine ids, e.g. 0-9,12 (default: all)", NULL},
-    {"data.farms", NULL, GT_OPT_STR, "", "pdm: only turbines of these farm indices, e.g. 0,1 (default: all)", NULL},
-    {"data.machine_types", NULL, GT_OPT_STR, "", "pdm: only turbines of these machine type codes (default: all)", NULL},
-    {"data.conditions", NULL, GT_OPT_STR, "", "pdm: only windows lying wholly in these operating condition codes (default: all)", NULL},
-    {"data.train_conditions", NULL, GT_OPT_STR, "", "pdm: train and validation windows, the normalisation statistics and the threshold calibration use only rows in these operating condition codes; evaluation still scores every row (CARE files: 0,2 = rows the train_test flag marks for training; default: all)", NULL},
-    {"data.care_event", NULL, GT_OPT_INT, "", "pdm, CARE to Compare files (import care): the authors' protocol, one model per event dataset: train and validate only on this event dataset's training part (its rows flagged train, split split_train : split_val in time), calibrate on its validation rows, evaluate and score only its prediction part and its CARE protocol entry (event ids: /care_events, gridtrain inspect; a DOE factor care_event = all runs every one); default: none", NULL},
-    {"data.appliances", NULL, GT_OPT_STR, "", "nilm: only these appliances' targets count, e.g. fridge+kettle (default: all)", NULL},
-    {"data.spike_channels", NULL, GT_OPT_STR, "auto", "pdm: channels the spike test screens: auto = condition signals (temperatures, pressures, vibration; not wind speed, power, rotor speed, status, angles or min/max/std aggregates, which move by nature in 10-minute SCADA data), all, none, or comma-separated name patterns such as *temp*,vib_*", NULL},
-    {"data.pdm_target", NULL, GT_OPT_STR, "next", "pdm: what the model predicts, whose error is the anomaly score: next = the next step of every channel from the window (prediction detector); nbm = a normal-behaviour model: the condition channels (temperatures, pressures, vibration) at each step from the operating channels (wind speed, power, rotor speed, ambient temperature, status, angles) of the window up to it, the condition channels never in its input (data.nbm_inputs, data.nbm_targets)", "next|nbm"},
-    {"data.norm", NULL, GT_OPT_STR, "global", "pdm: normalisation statistics of each channel: global = over the train rows of all turbines; turbine = every turbine with its own mean and std over its train-split rows of normal operation (label 0 with data.train_normal_only), so sensor offsets and site differences between turbines do not read as anomalies; a held-out turbine uses the global ones", "global|turbine"},
-    {"data.nbm_inputs", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the input channels: auto = every channel that is not a condition signal or a cumulative counter (energy, hours), plus ambient/outside temperatures; or comma-separated name patterns such as wind_*,power_*", NULL},
-    {"data.nbm_targets", NULL, GT_OPT_STR, "auto", "pdm, pdm_target = nbm: the predicted channels: auto = the condition signals (as data.spike_channels = auto; not their min/max/std aggregates, which stay unused) except ambient/outside temperatures; the channel's name and its description (/channels/description) decide; or comma-separated name patterns such as *bearing*,*oil*; a target is never an input", NULL},
-    {"data.fill_max_s", NULL, GT_OPT_STR, "auto", "nilm: holes of the aggregate up to this many seconds (between two samples of the household) are filled by linear interpolation for the model input, never the targets, the same in train, eval and predict; longer gaps screen the windows touching them; auto = 5 sampling periods (covers timestamp jitter), 0 = off", NULL},
-    {"data.power_limit_w", NULL, GT_OPT_FLOAT, "1e8", "nilm: a power (aggregate or appliance) beyond +-this many W is not a measurement (a meter spike of tens of kW is; 3e38 W is not): treated as missing (a gap) with a warning; 0 off", NULL},
-    {"data.spike_min_w", NULL, GT_OPT_FLOAT, "5000", "nilm: an aggregate sample is a spike only when it also departs from its local median by more than this many W: appliance bursts of a few kW (a microwave's defrost pulses, a washing machine's spin) are loads, meter glitches tens of kW; 0: the Hampel rule alone (runs stored without this key)", NULL},
-    {"data.pdm_short_gap", NULL, GT_OPT_INT, "6", "pdm: a run of at most this many missing records (rows with more than data.pdm_row_missing of their channels missing) between two records is imputed like missing samples instead of screening the windows touching it (exports drop a record or two; 6 rows = 1 h of 10-minute SCADA); 0: every missing record screens (runs stored without this key)", NULL},
-    {"data.pdm_row_missing", NULL, GT_OPT_FLOAT, "0.5", "pdm: a row with more than this share of its channels missing (non-finite) is a missing record: windows touching it are screened (gap); fewer missing samples (a dead sensor, empty cells, one channel's dropout) keep the window, the model input gets the channel's training mean there and the loss and the anomaly score leave them out, the same in train, eval and predict; 0: any missing sample screens the window (runs stored without this key)", NULL},
-    {"data.signal_limit", NULL, GT_OPT_FLOAT, "1e9", "pdm: a signal value beyond +-this (in the channel's unit) is treated as missing with a warning; 0 off", NULL},
-    {"data.augment", NULL, GT_OPT_FLOAT, "0", "nilm: probability that a training window gets one more activation of one of its household's appliances (off in that window) added to the aggregate and, where it covers the midpoint, to the target; 0 = none", NULL},
-    {"data.time_features", NULL, GT_OPT_STR, "none", "nilm: input channels from each row's local time beside the aggregate: day = sin/cos of the time of day, day+week = also of the day of the week", "none|day|day+week"},
-    {"data.timezone", NULL, GT_OPT_STR, "UTC", "nilm time features: IANA time zone of the households' local time (e.g. Europe/London; daylight saving from the system's tz database)", NULL},
     {"model.kind", "model", GT_OPT_STR, "s2p_cnn", "model", GT_MODEL_KIND_CHOICES},
     {"model.d_model", NULL, GT_OPT_INT, "", "s2p_tf: model width", NULL},
     {"model.heads", NULL, GT_OPT_INT, "", "s2p_tf: attention heads", NULL},
@@ -147,6 +126,90 @@ const gt_opt gt_train_opts[] = {
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 
+/* train's table (and plan's): the shared rows with every registered task's rows in their places
+ * (task/task.h gt_task_opt), filled by gt_train_opts_init */
+#define TRAIN_OPTS_MAX 256
+gt_opt gt_train_opts[TRAIN_OPTS_MAX];
+static int g_opts_tasks = -1; /* the number of registered tasks the table was assembled with */
+
+static int row_at(int n, const char *key) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(gt_train_opts[i].key, key)) return i;
+    return -1;
+}
+
+static void insert_row(int *n, int at, const gt_opt *o) {
+    GT_CHECK(*n + 1 < TRAIN_OPTS_MAX, GT_EXIT_INTERNAL, "train: more than %d option rows", TRAIN_OPTS_MAX - 1);
+    memmove(&gt_train_opts[at + 1], &gt_train_opts[at], sizeof(gt_opt) * (size_t)(*n - at));
+    gt_train_opts[at] = *o;
+    (*n)++;
+}
+
+/* the key of the row that row r of a task's rows follows: its `after`, or the array's previous row */
+static const char *row_after(const gt_task_opt *rows, int r) {
+    return rows[r].after ? rows[r].after : r > 0 ? rows[r - 1].row.key : NULL;
+}
+
+/* Places the tasks' rows whose row to follow is in the table; returns how many. */
+static int place_anchored(int *n) {
+    int placed = 0;
+    for (int t = 0; t < gt_task_count(); t++) {
+        const gt_task_opts *to = gt_task_at(t)->opts;
+        for (int r = 0; to && to->rows[r].row.key; r++) {
+            const char *after = row_after(to->rows, r);
+            const int k = after ? row_at(*n, after) : -1;
+            if (row_at(*n, to->rows[r].row.key) >= 0 || k < 0) continue;
+            insert_row(n, k + 1, &to->rows[r].row);
+            placed++;
+        }
+    }
+    return placed;
+}
+
+/* The first task row not in the table yet (its row to follow never came: its task is not registered)
+ * goes at the end of its section; returns 0 when every row is in. */
+static int place_first_left(int *n) {
+    for (int t = 0; t < gt_task_count(); t++) {
+        const gt_task_opts *to = gt_task_at(t)->opts;
+        for (int r = 0; to && to->rows[r].row.key; r++) {
+            const gt_opt *o = &to->rows[r].row;
+            if (row_at(*n, o->key) >= 0) continue;
+            const size_t sec = (size_t)(strchr(o->key, '.') - o->key) + 1;
+            int at = *n;
+            for (int i = 0; i < *n; i++)
+                if (!strncmp(gt_train_opts[i].key, o->key, sec)) at = i + 1;
+            insert_row(n, at, o);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void gt_train_opts_init(void) {
+    if (g_opts_tasks == gt_task_count()) return;
+    int n = 0;
+    for (const gt_opt *o = shared_opts; o->key; o++) insert_row(&n, n, o);
+    for (int t = 0; t < gt_task_count(); t++) { /* a key is one row */
+        const gt_task_opts *to = gt_task_at(t)->opts;
+        for (int r = 0; to && to->rows[r].row.key; r++) {
+            const char *key = to->rows[r].row.key;
+            int same = row_at(n, key) >= 0;
+            for (int u = 0; u <= t && !same; u++) {
+                const gt_task_opts *uo = gt_task_at(u)->opts;
+                for (int q = 0; uo && uo->rows[q].row.key && (u < t || q < r) && !same; q++)
+                    same = !strcmp(uo->rows[q].row.key, key);
+            }
+            GT_CHECK(!same && strchr(key, '.'), GT_EXIT_INTERNAL, "train: task %s's option row %s: a key of "
+                     "another row, or no section", gt_task_at(t)->train->name, key);
+        }
+    }
+    do
+        while (place_anchored(&n) > 0) {}
+    while (place_first_left(&n));
+    gt_train_opts[n] = (gt_opt){0};
+    g_opts_tasks = gt_task_count();
+}
+
 /* Keys that describe one invocation, not the run: never stored. */
 static int per_invocation(const char *key) {
     return !strcmp(key, "run.resume") || !strcmp(key, "run.overwrite") || !strcmp(key, "run.watchdog_s") ||
@@ -200,16 +263,12 @@ static char *config_text(const gt_args *a) {
 /* gt_args -> gt_train_config (cli/train_args.h). */
 void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "model.head")) c->model.gated = 0;
-    if (!gt_args_is_set(a, "data.time_features")) c->data.time_features = 0;
-    gt_nilm_data_config *nd = gt_nilm_data_cfg_set(&c->data);
-    if (!gt_args_is_set(a, "data.fill_max_s")) nd->fill_max_s = 0; /* runs from before hole filling */
-    gt_pdm_data_config *pd = gt_pdm_data_cfg_set(&c->data);
-    if (!gt_args_is_set(a, "data.pdm_row_missing")) pd->row_missing = 0; /* ... and before imputation */
-    if (!gt_args_is_set(a, "data.pdm_short_gap")) pd->short_gap = 0; /* ... and before short gaps were */
-    if (!gt_args_is_set(a, "data.spike_min_w")) nd->spike_min_w = 0; /* ... and before the spike floor */
+    const gt_opt_values v = gt_args_values(a);
+    for (int i = 0; i < gt_task_count(); i++) { /* the tasks' own data settings */
+        const gt_task_opts *to = gt_task_at(i)->opts;
+        if (to && to->stored_compat) to->stored_compat(&v, &c->data);
+    }
     if (!gt_args_is_set(a, "train.balance")) c->balance = 0; /* runs from before balanced batches */
-    if (!gt_args_is_set(a, "data.spike_channels")) /* runs from before the channel kinds: every channel */
-        snprintf(pd->spike_channels, sizeof pd->spike_channels, "all");
     if (!gt_args_is_set(a, "model.dropout")) { /* runs from before dropout */
         c->model.dropout = 0;
         c->dropout_auto = 0;
@@ -217,7 +276,7 @@ void gt_train_config_stored_compat(const gt_args *a, gt_train_config *c) {
     if (!gt_args_is_set(a, "train.lr_plateau")) c->lr_plateau = 0; /* ... and before the plateau rule */
 }
 
-/* The [data] section. */
+/* The [data] section: the shared rows, then every registered task's (its block, gt_task_opts). */
 static void data_from_args(const gt_args *a, gt_train_config *c) {
     c->data_file = gt_args_str(a, "data.file");
     gt_data_config *d = &c->data;
@@ -227,75 +286,20 @@ static void data_from_args(const gt_args *a, gt_train_config *c) {
     if (has(a, "data.window")) d->window = as_int(a, "data.window", 2, 1 << 24);
     if (has(a, "data.stride")) d->stride = gt_args_int(a, "data.stride");
     if (has(a, "data.stride_frac")) d->stride_frac = gt_args_float(a, "data.stride_frac");
-    gt_nilm_data_config *nd = gt_nilm_data_cfg_set(d);
-    if (has(a, "data.stride_mask")) nd->stride_mask = gt_args_bool(a, "data.stride_mask");
     if (has(a, "data.split_train")) d->split_train = gt_args_float(a, "data.split_train");
     if (has(a, "data.split_val")) d->split_val = gt_args_float(a, "data.split_val");
     if (has(a, "data.holdout_every")) d->holdout_every = as_int(a, "data.holdout_every", 0, INT_MAX);
     const char *scr = gt_args_str(a, "data.screen");
     d->screen = !strcmp(scr, "drop") ? GT_SCREEN_DROP : !strcmp(scr, "repair") ? GT_SCREEN_REPAIR : GT_SCREEN_OFF;
     if (has(a, "data.spike_k")) d->spike_k = gt_args_float(a, "data.spike_k");
-    gt_pdm_data_config *pd = gt_pdm_data_cfg_set(d);
-    if (has(a, "data.train_normal_only")) pd->train_normal_only = gt_args_bool(a, "data.train_normal_only");
-    static const char *const filter_keys[5] = {"data.items", "data.farms", "data.machine_types", "data.conditions",
-                                               "data.train_conditions"};
-    gt_data_filter *filters[5] = {&d->items, &pd->farms, &pd->machine_types, &pd->conditions, &pd->train_conditions};
-    for (int i = 0; i < 5; i++) {
-        char err[256];
-        GT_CHECK(gt_data_filter_parse(filters[i], gt_args_str(a, filter_keys[i]), err, sizeof err) == 0, GT_EXIT_USAGE,
-                 "%s: %s", filter_keys[i], err);
+    char err[256];
+    GT_CHECK(gt_data_filter_parse(&d->items, gt_args_str(a, "data.items"), err, sizeof err) == 0, GT_EXIT_USAGE,
+             "%s: %s", "data.items", err);
+    const gt_opt_values v = gt_args_values(a);
+    for (int i = 0; i < gt_task_count(); i++) {
+        const gt_task_opts *to = gt_task_at(i)->opts;
+        if (to && to->read) to->read(&v, d);
     }
-    const char *sc = gt_args_str(a, "data.spike_channels");
-    GT_CHECK(strlen(sc) < sizeof pd->spike_channels, GT_EXIT_USAGE,
-             "data.spike_channels: too long (max %zu characters)", sizeof pd->spike_channels - 1);
-    snprintf(pd->spike_channels, sizeof pd->spike_channels, "%s", sc);
-    const char *norm = gt_args_str(a, "data.norm");
-    GT_CHECK(!strcmp(norm, "global") || !strcmp(norm, "turbine"), GT_EXIT_USAGE, "data.norm: '%s' (global|turbine)",
-             norm);
-    pd->norm_turbine = !strcmp(norm, "turbine");
-    pd->target = gt_pdm_target_parse(gt_args_str(a, "data.pdm_target"));
-    GT_CHECK(pd->target >= 0, GT_EXIT_USAGE, "data.pdm_target: '%s' (next|nbm)", gt_args_str(a, "data.pdm_target"));
-    static const char *const nbm_keys[2] = {"data.nbm_inputs", "data.nbm_targets"};
-    char *nbm_sel[2] = {pd->nbm_inputs, pd->nbm_targets};
-    for (int i = 0; i < 2; i++) {
-        const char *v = gt_args_str(a, nbm_keys[i]);
-        GT_CHECK(strlen(v) < sizeof pd->nbm_inputs, GT_EXIT_USAGE, "%s: too long (max %zu characters)", nbm_keys[i],
-                 sizeof pd->nbm_inputs - 1);
-        snprintf(nbm_sel[i], sizeof pd->nbm_inputs, "%s", v);
-    }
-    nd->spike_min_w = gt_args_float(a, "data.spike_min_w");
-    GT_CHECK(nd->spike_min_w >= 0 && isfinite(nd->spike_min_w), GT_EXIT_USAGE,
-             "data.spike_min_w must be >= 0 W (got %g)", nd->spike_min_w);
-    const int64_t short_gap = gt_args_int(a, "data.pdm_short_gap"); /* checked before it narrows to int */
-    GT_CHECK(short_gap >= 0 && short_gap <= 1000000, GT_EXIT_USAGE,
-             "data.pdm_short_gap must be a number of rows in [0, 1000000] (got %lld)", (long long)short_gap);
-    pd->short_gap = (int)short_gap;
-    pd->row_missing = gt_args_float(a, "data.pdm_row_missing");
-    GT_CHECK(pd->row_missing >= 0 && pd->row_missing <= 1, GT_EXIT_USAGE,
-             "data.pdm_row_missing must be a share in [0, 1] (got %g)", pd->row_missing);
-    nd->fill_max_s = gt_args_auto_nonneg(a, "data.fill_max_s");
-    /* values are checked where they enter: the readers of io/ (their read options) */
-    nd->power_limit_w = gt_args_float(a, "data.power_limit_w");
-    pd->signal_limit = gt_args_float(a, "data.signal_limit");
-    GT_CHECK(nd->power_limit_w >= 0 && pd->signal_limit >= 0, GT_EXIT_USAGE,
-             "data.power_limit_w and data.signal_limit must be >= 0 (0 turns the check off)");
-    if (has(a, "data.care_event")) {
-        d->care_event = gt_args_int(a, "data.care_event");
-        GT_CHECK(d->care_event >= 0, GT_EXIT_USAGE, "data.care_event = %lld: give an event id >= 0",
-                 (long long)d->care_event);
-    }
-    if (has(a, "data.augment")) d->augment = gt_args_float(a, "data.augment");
-    GT_CHECK(d->augment >= 0 && d->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)", d->augment);
-    d->time_features = gt_nilm_time_features_parse(gt_args_str(a, "data.time_features"));
-    const char *tz = gt_args_str(a, "data.timezone");
-    char tz_err[600];
-    GT_CHECK(strlen(tz) < sizeof nd->timezone, GT_EXIT_USAGE, "data.timezone: name too long");
-    GT_CHECK(gt_data_timezone_check(tz, tz_err, sizeof tz_err) == 0, GT_EXIT_USAGE, "data.timezone: %s", tz_err);
-    snprintf(nd->timezone, sizeof nd->timezone, "%s", tz);
-    const char *apps = gt_args_str(a, "data.appliances");
-    GT_CHECK(strlen(apps) < sizeof d->appliances, GT_EXIT_USAGE, "data.appliances: list too long (max %zu characters)",
-             sizeof d->appliances - 1);
-    snprintf(d->appliances, sizeof d->appliances, "%s", apps);
     GT_CHECK(d->split_train > 0 && d->split_val >= 0 && d->split_train + d->split_val <= 1, GT_EXIT_USAGE,
              "data.split_train (%g) and data.split_val (%g) must be > 0, >= 0 and sum to <= 1", d->split_train,
              d->split_val);
@@ -608,6 +612,7 @@ const gt_cmd gt_cmd_train = {
                "train.device: auto (a GPU per rank when usable, else the CPU), cpu, or cuda (a GPU or exit 7).\n"
                "Matrix products follow train.precision (fp32 storage; bf16 on the CPU through oneDNN). See docs/training.md.",
     .opts = gt_train_opts,
+    .opts_init = gt_train_opts_init,
     .min_pos = 0,
     .max_pos = 1,
     .run = run,

@@ -29,7 +29,7 @@ const gt_cmd_keys gt_commands_keys = {gt_commands_know_key, gt_commands_find};
 int gt_commands_know_key(const char *key) {
     if (!strncmp(key, "log.", 4)) return 1;
     for (int i = 0; i < N_CMDS; i++)
-        for (const gt_opt *o = g_cmds[i]->opts; o && o->key; o++)
+        for (const gt_opt *o = gt_cmd_opts(g_cmds[i]); o && o->key; o++)
             if (!strcmp(o->key, key)) return 1;
     return 0;
 }

@@ -308,7 +308,7 @@ static int looks_like_override(const char *s) {
 /* A key of the command that cmd passes its overrides to (cmd->passes_keys_of). */
 static int passed_through(const gt_args *a, const char *key) {
     const gt_cmd *to = a->cmd->passes_keys_of && a->keys ? a->keys->find(a->cmd->passes_keys_of) : NULL;
-    for (const gt_opt *o = to ? to->opts : NULL; o && o->key; o++)
+    for (const gt_opt *o = to ? gt_cmd_opts(to) : NULL; o && o->key; o++)
         if (!strcmp(o->key, key)) return 1;
     return 0;
 }
@@ -317,12 +317,13 @@ void gt_args_parse(gt_args *a, const gt_cmd *cmd, const gt_cmd_keys *keys, int a
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
     a->keys = keys;
-    int nc = n_table(g_common), nt = n_table(cmd->opts);
+    const gt_opt *opts = gt_cmd_opts(cmd);
+    int nc = n_table(g_common), nt = n_table(opts);
     a->n_values = nc + nt;
     a->spec = GT_CALLOC((size_t)a->n_values, sizeof *a->spec);
     a->value = GT_CALLOC((size_t)a->n_values, sizeof *a->value);
     a->origin = GT_CALLOC((size_t)a->n_values, sizeof *a->origin);
-    for (int i = 0; i < nt; i++) a->spec[i] = &cmd->opts[i];
+    for (int i = 0; i < nt; i++) a->spec[i] = &opts[i];
     for (int i = 0; i < nc; i++) a->spec[nt + i] = &g_common[i];
     for (int i = 0; i < a->n_values; i++) {
         GT_ASSERT(a->spec[i]->def != NULL);
@@ -472,6 +473,23 @@ int gt_args_is_set(const gt_args *a, const char *key) {
     return strcmp(a->origin[idx], "default") != 0;
 }
 
+static const char *v_text(const void *a, const char *key) { return gt_args_str_any(a, key); }
+static const char *v_str(const void *a, const char *key) { return gt_args_str(a, key); }
+static int64_t v_integer(const void *a, const char *key) { return gt_args_int(a, key); }
+static double v_number(const void *a, const char *key) { return gt_args_float(a, key); }
+static int v_flag(const void *a, const char *key) { return gt_args_bool(a, key); }
+static double v_auto_nonneg(const void *a, const char *key) { return gt_args_auto_nonneg(a, key); }
+static int v_is_set(const void *a, const char *key) { return gt_args_is_set(a, key); }
+
+gt_opt_values gt_args_values(const gt_args *a) {
+    return (gt_opt_values){a, v_text, v_str, v_integer, v_number, v_flag, v_auto_nonneg, v_is_set};
+}
+
+const gt_opt *gt_cmd_opts(const gt_cmd *cmd) {
+    if (cmd->opts_init) cmd->opts_init();
+    return cmd->opts;
+}
+
 /* ---------------------------------------------------------------- output -- */
 
 void gt_args_print(const gt_args *a, FILE *out) {
@@ -519,9 +537,10 @@ static void help_table(const gt_opt *t, FILE *out) { help_table_own(t, NULL, NUL
 void gt_cmd_help(const gt_cmd *cmd, FILE *out) {
     fprintf(out, "usage: gridtrain %s\n\n%s\n", cmd->usage, cmd->summary);
     if (cmd->details) fprintf(out, "\n%s\n", cmd->details);
-    if (n_table(cmd->opts)) {
+    const gt_opt *opts = gt_cmd_opts(cmd);
+    if (n_table(opts)) {
         fputs("\noptions (also settable as section.key=value or in a --config file):\n", out);
-        help_table_own(cmd->opts, cmd->own_prefix, cmd->hide_prefix, out);
+        help_table_own(opts, cmd->own_prefix, cmd->hide_prefix, out);
         if (cmd->shares_keys_of)
             fprintf(out, "  and every key of 'gridtrain %s' (see 'gridtrain %s --help')\n", cmd->shares_keys_of,
                     cmd->shares_keys_of);
@@ -537,12 +556,13 @@ void gt_cmd_help(const gt_cmd *cmd, FILE *out) {
 void gt_cmd_markdown(const gt_cmd *cmd, FILE *out) {
     fprintf(out, "## `gridtrain %s`\n\n%s\n\n", cmd->usage, cmd->summary);
     if (cmd->details) fprintf(out, "%s\n\n", cmd->details);
-    if (!n_table(cmd->opts)) return;
+    const gt_opt *opts = gt_cmd_opts(cmd);
+    if (!n_table(opts)) return;
     if (cmd->shares_keys_of)
         fprintf(out, "Takes every key of `gridtrain %s`, and these:\n\n", cmd->shares_keys_of);
     fputs("| key | flag | type | default | meaning |\n|---|---|---|---|---|\n", out);
-    for (int i = 0; cmd->opts[i].key; i++) {
-        const gt_opt *o = &cmd->opts[i];
+    for (int i = 0; opts[i].key; i++) {
+        const gt_opt *o = &opts[i];
         if (!listed(o, cmd->own_prefix, cmd->hide_prefix)) continue;
         char type[256];
         size_t n = 0;

@@ -16,16 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum { GT_OPT_STR, GT_OPT_INT, GT_OPT_FLOAT, GT_OPT_BOOL, GT_OPT_SIZE } gt_opt_type;
+#include "core/opt.h" /* gt_opt: one row */
 
-typedef struct gt_opt {
-    const char *key;     /* "section.key", e.g. "synth.households" */
-    const char *flag;    /* alias without dashes ("households"), or NULL */
-    gt_opt_type type;
-    const char *def;     /* default as text; "" for none */
-    const char *help;    /* one line */
-    const char *choices; /* "nilm|pdm" for enumerations, or NULL */
-} gt_opt;
 
 struct gt_args;
 typedef struct gt_cmd {
@@ -51,7 +43,12 @@ typedef struct gt_cmd {
      * (named here) through: keys of that command's table that this one lacks
      * are kept in gt_args.extra, in command-line order (bench train CONFIG key=value). */
     const char *passes_keys_of;
+    /* Set when opts is assembled at run time (train's: its shared rows and every registered task's,
+     * cli/cmd_train.c): fills it; called before every use of the table (gt_cmd_opts) */
+    void (*opts_init)(void);
 } gt_cmd;
+/* cmd's table (after cmd->opts_init, when set): read a command's rows through this. */
+const gt_opt *gt_cmd_opts(const gt_cmd *cmd);
 
 /* What the parser needs to know of the other commands, handed in by the
  * caller (the registry, cli/commands.c: gt_commands_keys), so that the parser
@@ -88,6 +85,10 @@ int64_t gt_args_size(const gt_args *a, const char *key); /* bytes: 512, 64K, 4M,
 /* "512", "64K", "4M", "2G", "1.5TiB" -> bytes (binary units); 0 if malformed. */
 int gt_parse_size(const char *s, int64_t *out);
 int gt_args_is_set(const gt_args *a, const char *key);   /* not left at its default */
+
+/* The getters above as a core/opt.h gt_opt_values over a (what a task's
+ * option reader reads, task/task.h gt_task_opts). */
+gt_opt_values gt_args_values(const gt_args *a);
 
 /* Parse argv (after the subcommand name). Collective only in that every rank
  * parses the same argv; errors are user errors (exit 2). keys: the other

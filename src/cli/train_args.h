@@ -7,8 +7,14 @@
 #include "cli/options.h"
 #include "train/trainer.h"
 
-/* The option table of `gridtrain train` (cli/cmd_train.c), also plan's. */
-extern const gt_opt gt_train_opts[];
+/* The option table of `gridtrain train` (cli/cmd_train.c), also plan's: the
+ * rows every task reads and each registered task's own data.* rows (task/task.h
+ * gt_task_opts), in their places; filled by gt_train_opts_init (the commands'
+ * opts_init: gt_cmd_opts calls it before every use), again when tasks were
+ * registered since. Register every task before the table's first use: a parse
+ * keeps pointers to its rows. */
+extern gt_opt gt_train_opts[];
+void gt_train_opts_init(void);
 
 /* CONFIG or --resume RUN_DIR of a0 -> the merged arguments a (defaults <
  * CONFIG or the stored configuration < --config files < command line) and the

@@ -1,5 +1,5 @@
-/* data/config.c: the data settings (defaults, resolution, item filters, the
- * CARE event choice) and their small helpers (see dataset.h). */
+/* data/config.c: the data settings (defaults, the tasks' blocks, resolution,
+ * item filters, the split rule) and their small helpers (see dataset.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -82,22 +82,28 @@ int gt_data_filter_has(const gt_data_filter *f, int64_t v) {
     return 0;
 }
 
-static const gt_data_task_i *g_task_tables[GT_DATA_MAX_TASKS]; /* gt_data_task_add */
-static int g_n_task_tables;
+/* the added tables and their slices (gt_data_task_add), the same in every configuration made since */
+static gt_data_task_slice g_slices[GT_DATA_MAX_TASKS];
+static int g_n_slices;
+static size_t g_arena_used;
 
 void gt_data_task_add(const gt_data_task_i *t) {
     if (!t || !t->config_bytes) return;
-    for (int i = 0; i < g_n_task_tables; i++) {
-        if (g_task_tables[i] == t) return;
-        GT_CHECK(strcmp(g_task_tables[i]->name, t->name), GT_EXIT_INTERNAL,
+    for (int i = 0; i < g_n_slices; i++) {
+        if (g_slices[i].owner == t) return;
+        GT_CHECK(strcmp(g_slices[i].owner->name, t->name), GT_EXIT_INTERNAL,
                  "data: two task data tables named %s have settings", t->name);
     }
-    GT_CHECK(g_n_task_tables < GT_DATA_MAX_TASKS, GT_EXIT_INTERNAL, "data: more than %d tasks with data settings",
+    GT_CHECK(g_n_slices < GT_DATA_MAX_TASKS, GT_EXIT_INTERNAL, "data: more than %d tasks with data settings",
              GT_DATA_MAX_TASKS);
-    GT_CHECK(t->config_bytes <= GT_DATA_TASK_CONFIG_BYTES && t->config_defaults, GT_EXIT_INTERNAL,
-             "data: task %s's settings take %zu bytes (at most %d, with defaults)", t->name, t->config_bytes,
-             GT_DATA_TASK_CONFIG_BYTES);
-    g_task_tables[g_n_task_tables++] = t;
+    GT_CHECK(t->config_defaults, GT_EXIT_INTERNAL, "data: task %s's settings have no defaults", t->name);
+    const size_t align = _Alignof(max_align_t), off = (g_arena_used + align - 1) / align * align;
+    GT_CHECK(t->config_bytes <= GT_DATA_TASK_ARENA_BYTES && off <= GT_DATA_TASK_ARENA_BYTES - t->config_bytes,
+             GT_EXIT_INTERNAL,
+             "data: task %s's settings take %zu bytes, but %zu of the %d the tasks share are taken "
+             "(GT_DATA_TASK_ARENA_BYTES)", t->name, t->config_bytes, g_arena_used, GT_DATA_TASK_ARENA_BYTES);
+    g_slices[g_n_slices++] = (gt_data_task_slice){t, off};
+    g_arena_used = off + t->config_bytes;
 }
 
 void gt_data_config_defaults(gt_data_config *cfg) {
@@ -112,26 +118,26 @@ void gt_data_config_defaults(gt_data_config *cfg) {
     cfg->screen = GT_SCREEN_DROP;
     cfg->spike_k = 8.0;
     cfg->seed = 1;
-    cfg->care_event = -1;
-    cfg->care.event_id = -1;
-    for (int i = 0; i < g_n_task_tables; i++) {
-        cfg->task_cfg[i].owner = g_task_tables[i];
-        g_task_tables[i]->config_defaults(cfg->task_cfg[i].u.bytes);
+    for (int i = 0; i < g_n_slices; i++) {
+        cfg->task_slice[i] = g_slices[i];
+        g_slices[i].owner->config_defaults(cfg->task_arena.bytes + g_slices[i].off);
     }
 }
 
-static int block_of(const gt_data_config *cfg, const char *name) {
-    for (int i = 0; i < GT_DATA_MAX_TASKS && cfg->task_cfg[i].owner; i++)
-        if (!strcmp(cfg->task_cfg[i].owner->name, name)) return i;
+static const gt_data_task_slice *slice_of(const gt_data_config *cfg, const char *name) {
+    for (int i = 0; i < GT_DATA_MAX_TASKS && cfg->task_slice[i].owner; i++)
+        if (!strcmp(cfg->task_slice[i].owner->name, name)) return &cfg->task_slice[i];
     GT_FAIL(GT_EXIT_INTERNAL, "data: the settings have no block of task %s (gt_data_task_add before the defaults)",
             name);
-    return -1;
+    return NULL;
 }
 
-void *gt_data_task_config(gt_data_config *cfg, const char *name) { return cfg->task_cfg[block_of(cfg, name)].u.bytes; }
+void *gt_data_task_config(gt_data_config *cfg, const char *name) {
+    return cfg->task_arena.bytes + slice_of(cfg, name)->off;
+}
 
 const void *gt_data_task_config_c(const gt_data_config *cfg, const char *name) {
-    return cfg->task_cfg[block_of(cfg, name)].u.bytes;
+    return cfg->task_arena.bytes + slice_of(cfg, name)->off;
 }
 
 void gt_data_config_resolve(gt_data_config *cfg, gt_task task, const gt_data_task_i *t) {
@@ -153,21 +159,9 @@ void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, 
 
 void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t file_index, gt_data_item_rows *r) {
     memset(r, 0, sizeof *r);
-    const gt_data_care_sel *cs = &cfg->care;
-    if (cs->event_id >= 0) { /* the authors' protocol: one event dataset's training and prediction parts */
-        r->excluded = file_index != cs->turbine;
-        if (r->excluded) return;
-        int64_t lo = cs->train_lo < 0 ? 0 : cs->train_lo, hi = cs->train_hi > n_rows ? n_rows : cs->train_hi;
-        if (hi < lo) hi = lo;
-        double f = cfg->split_train / (cfg->split_train + cfg->split_val);
-        int64_t b1 = lo + llround(f * (double)(hi - lo));
-        if (b1 > hi) b1 = hi;
-        r->lo[GT_SPLIT_TRAIN] = lo, r->hi[GT_SPLIT_TRAIN] = b1;
-        r->lo[GT_SPLIT_VAL] = b1, r->hi[GT_SPLIT_VAL] = hi;
-        r->lo[GT_SPLIT_TEST] = cs->pred_lo < 0 ? 0 : cs->pred_lo;
-        r->hi[GT_SPLIT_TEST] = cs->pred_hi > n_rows ? n_rows : cs->pred_hi;
-        if (r->hi[GT_SPLIT_TEST] < r->lo[GT_SPLIT_TEST]) r->hi[GT_SPLIT_TEST] = r->lo[GT_SPLIT_TEST];
-        return;
+    for (int i = 0; i < GT_DATA_MAX_TASKS && cfg->task_slice[i].owner; i++) { /* a task's settings give them */
+        const gt_data_task_i *t = cfg->task_slice[i].owner;
+        if (t->item_rows && t->item_rows(cfg, n_rows, file_index, r)) return;
     }
     int64_t b1, b2;
     gt_data_item_split(n_rows, file_index, cfg->split_train, cfg->split_val, cfg->holdout_every, &b1, &b2, &r->holdout);

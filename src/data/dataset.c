@@ -135,6 +135,10 @@ void gt_ds_check_cfg(const gt_data_config *cfg, const gt_data_task_i *t) {
     GT_CHECK(cfg->screen >= GT_SCREEN_DROP && cfg->screen <= GT_SCREEN_OFF, GT_EXIT_USAGE, "data: bad screen action");
     GT_CHECK(cfg->screen == GT_SCREEN_OFF || cfg->spike_k > 0, GT_EXIT_USAGE, "data: spike_k must be > 0");
     t->check_cfg(cfg);
+    for (int i = 0; i < GT_DATA_MAX_TASKS && cfg->task_slice[i].owner; i++) { /* the others' settings: unused */
+        const gt_data_task_i *o = cfg->task_slice[i].owner;
+        if (o != t && o->check_unused) o->check_unused(cfg);
+    }
 }
 
 gt_dataset *gt_ds_new(const gt_data_task_i *t, const gt_data_config *cfg, int n_items,

@@ -68,33 +68,25 @@ int gt_data_filter_parse(gt_data_filter *f, const char *text, char *err, size_t 
 /* 1 when v passes (always with n == 0). */
 int gt_data_filter_has(const gt_data_filter *f, int64_t v);
 
-/* data.care_event resolved against a file's /care_events (by the task whose files have them). */
-typedef struct gt_data_care_sel {
-    int64_t event_id;           /* -1: no selection */
-    int32_t turbine;            /* file index of the event dataset's turbine */
-    int anomaly;                /* its label: 1 anomaly, 0 normal */
-    int64_t train_lo, train_hi; /* its training part: rows [lo, hi) within the turbine */
-    int64_t pred_lo, pred_hi;   /* its prediction part */
-} gt_data_care_sel;
-
 /* A task's own data settings. The data.* keys that one task alone reads
  * live in that task's block of gt_data_config, laid out and set to its
  * defaults by the task's data table (data/dataset_impl.h gt_data_task_i
  * config_bytes, config_defaults; checked by its check_cfg), and read and
  * written only through gt_data_task_config, by the table's name (pdm/pdm.h
- * gt_pdm_data_cfg): data/ never reads one. A block records the table it
- * belongs to, so a configuration copies by value and a lookup never depends
- * on the order the tables were added in. */
-#define GT_DATA_MAX_TASKS 8            /* task data tables with settings of their own */
-#define GT_DATA_TASK_CONFIG_BYTES 4096 /* room for one task's settings */
+ * gt_pdm_data_cfg): data/ never reads one. The blocks share one arena of
+ * GT_DATA_TASK_ARENA_BYTES: each added table gets a slice of its
+ * config_bytes, aligned for any type, when it is added (gt_data_task_add;
+ * the tables' slices must fit together). A slice records the table it
+ * belongs to and where it lies, both within the configuration, so a
+ * configuration copies by value and a lookup never depends on the order
+ * the tables were added in. */
+#define GT_DATA_MAX_TASKS 8              /* task data tables with settings of their own */
+#define GT_DATA_TASK_ARENA_BYTES 4096    /* room for the settings of every task, together */
 struct gt_data_task_i;
-typedef struct gt_data_task_block {
+typedef struct gt_data_task_slice {
     const struct gt_data_task_i *owner; /* the task data table whose settings these are; NULL: unused */
-    union {
-        max_align_t align_;
-        unsigned char bytes[GT_DATA_TASK_CONFIG_BYTES];
-    } u;
-} gt_data_task_block;
+    size_t off;                         /* they are arena bytes [off, off + owner->config_bytes) */
+} gt_data_task_slice;
 
 typedef struct gt_data_config {
     gt_task task;          /* set by gt_data_config_resolve */
@@ -111,23 +103,13 @@ typedef struct gt_data_config {
     /* Subsets (defaults: everything). Items outside the filters keep their
      * place in the file's numbering but contribute no window to any split. */
     gt_data_filter items;         /* household/turbine ids (a task's own filters: its settings block) */
-    char appliances[256];         /* nilm: "" = every appliance; else names separated by ',' or '+':
-                                     only these targets count (mask 0 for the others; the model
-                                     keeps one output per appliance of the file) */
-    int time_features;            /* nilm: input channels added from each row's local time: 0 none,
-                                     2 "day" (sin, cos of the time of day), 4 "day+week" (and of the
-                                     phase of the week, Monday 00:00 = 0) */
     int x_channels_last;          /* nilm input layout per sample: 0 (C, W) (s2p_cnn), 1 (W, C) (s2p_tf);
                                      set by the caller from the model (gt_model_input_channels_last) */
-    double augment;               /* nilm train split: probability that a window gets one more activation
-                                     of one of its household's appliances superimposed (gt_dataset_augment);
-                                     0 (default) none */
-    int64_t care_event;           /* pdm: -1 (default) none; else the id of one CARE to Compare event dataset
-                                     of the file's /care_events (data.care_event): the authors' protocol,
-                                     one model per event dataset (see gt_data_item_rows_of) */
-    gt_data_care_sel care;        /* care_event resolved (by the task's open; not a setting): event_id -1
-                                     until then */
-    gt_data_task_block task_cfg[GT_DATA_MAX_TASKS]; /* the tasks' own settings (gt_data_task_config) */
+    gt_data_task_slice task_slice[GT_DATA_MAX_TASKS]; /* the tasks' own settings (gt_data_task_config): */
+    union {
+        max_align_t align_;
+        unsigned char bytes[GT_DATA_TASK_ARENA_BYTES];
+    } task_arena;                                    /* ... their bytes */
 } gt_data_config;
 /* The shared defaults, and every added task data table's block
  * (gt_data_task_add) set to that task's defaults; task GT_TASK_UNSET and the
@@ -136,9 +118,11 @@ typedef struct gt_data_config {
  * gt_data_config_resolve fills them). */
 void gt_data_config_defaults(gt_data_config *cfg);
 /* Adds the settings block of task data table t (one with config_bytes > 0)
- * to the configurations gt_data_config_defaults makes from now on; adding a
- * table again does nothing, another table of the same name ends the job
- * (GT_EXIT_INTERNAL). The task registry (task/task.h gt_task_register)
+ * to the configurations gt_data_config_defaults makes from now on, at the
+ * next aligned offset of the arena; adding a table again does nothing,
+ * another table of the same name, more than GT_DATA_MAX_TASKS tables or
+ * blocks that together outgrow GT_DATA_TASK_ARENA_BYTES end the job
+ * (GT_EXIT_INTERNAL, naming the table). The task registry (task/task.h gt_task_register)
  * adds every registered task's table, a task's own defaults helper its own
  * (pdm/pdm.h gt_pdm_data_defaults). Not thread-safe: at start-up. */
 void gt_data_task_add(const struct gt_data_task_i *t);
@@ -168,18 +152,17 @@ void gt_data_item_split(int64_t n_rows, int32_t file_index, double split_train, 
 /* The rows of every split of one item under cfg: [lo[s], hi[s]) within the
  * item, indexed by gt_split. The one rule shared by the dataset's windows,
  * its per-item statistics and eval's calibration and evaluation rows.
- * Without a CARE selection (cfg->care.event_id < 0): gt_data_item_split's
- * ranges (train [0, b1), val [b1, b2), test [b2, n_rows); a held-out item:
- * holdout [0, n_rows), the others empty). With one (data.care_event, the
- * authors' protocol): only the event dataset's turbine has rows: its
- * training part [train_lo, train_hi) split chronologically in the ratio
- * split_train : split_val into train and validation, and its prediction part
- * [pred_lo, pred_hi) as the test split; every other item is `excluded` with
- * no rows in any split. Not collective. */
+ * gt_data_item_split's ranges (train [0, b1), val [b1, b2), test [b2,
+ * n_rows); a held-out item: holdout [0, n_rows), the others empty), unless a
+ * task's settings in cfg give the item's rows themselves (the `item_rows`
+ * slot of the task data table owning a block of cfg, data/dataset_impl.h:
+ * PdM's data.care_event, the authors' protocol, where only the event
+ * dataset's turbine has rows and every other item is `excluded`). Not
+ * collective. */
 typedef struct gt_data_item_rows {
     int64_t lo[GT_SPLIT_COUNT], hi[GT_SPLIT_COUNT];
-    int holdout;  /* the whole item held out (data.holdout_every; never with a CARE selection) */
-    int excluded; /* not the selected event dataset's turbine */
+    int holdout;  /* the whole item held out (data.holdout_every; never when a task gives the rows) */
+    int excluded; /* no rows in any split (a task's rows leave the item out) */
 } gt_data_item_rows;
 void gt_data_item_rows_of(const gt_data_config *cfg, int64_t n_rows, int32_t file_index, gt_data_item_rows *r);
 /* The data filters are checked against the file before any window is built

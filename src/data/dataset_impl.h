@@ -103,14 +103,20 @@ typedef struct gt_data_task_i {
     const char *spike_hint; /* what to change when spikes screen too many windows */
     const char *column;   /* what one column of the file is ("appliance"): messages */
     int features_extra;   /* normalisation features besides one per column (nilm: 1, the aggregate) */
-    /* the task's own data settings: a block of config_bytes (<= GT_DATA_TASK_CONFIG_BYTES) in
-     * gt_data_config, set to the defaults by config_defaults (dataset.h gt_data_task_add,
-     * gt_data_config_defaults); 0 / NULL: none */
+    /* the task's own data settings: a block of config_bytes in gt_data_config's arena (every task's
+     * together at most GT_DATA_TASK_ARENA_BYTES), set to the defaults by config_defaults (dataset.h
+     * gt_data_task_add, gt_data_config_defaults); 0 / NULL: none */
     size_t config_bytes;
     void (*config_defaults)(void *cfg);
     /* checks the settings the task reads (its block's and the shared ones it alone gives a
      * meaning), after the shared ones (one-line error) */
     void (*check_cfg)(const gt_data_config *cfg);
+    /* checks the task's block when cfg trains another task, after that task's check_cfg: a setting
+     * given that only this task reads ends the job (one-line error); NULL: none */
+    void (*check_unused)(const gt_data_config *cfg);
+    /* the rows of the splits of one item when the task's settings in cfg give them (gt_data_item_rows_of's
+     * contract): fills r and returns 1; 0: the shared rule. Asked of every block's table; NULL: never */
+    int (*item_rows)(const gt_data_config *cfg, int64_t n_rows, int32_t file_index, gt_data_item_rows *r);
     /* bytes of this rank's series (gt_dataset_bytes) */
     int64_t (*series_bytes)(const gt_dataset *ds);
     /* the same predicted from row counts before reading (gt_dataset_series_bytes) */

@@ -35,7 +35,8 @@ cJSON *gt_eval_data_json(const char *file, const char *kind, int items, int64_t 
     return o;
 }
 
-/* data.models: the run(s) evaluated (pdm: the scales; nilm: an ensemble's members) */
+/* data.models: the run(s) evaluated (pdm: the scales; nilm: an ensemble's members); a task adds its own
+ * keys to each entry (nilm: appliances) */
 void gt_eval_models_json(cJSON *d, const gt_eval_model *ems, int n_models) {
     cJSON *ms = cJSON_AddArrayToObject(d, "models");
     for (int j = 0; j < n_models; j++) {
@@ -43,8 +44,6 @@ void gt_eval_models_json(cJSON *d, const gt_eval_model *ems, int n_models) {
         cJSON_AddStringToObject(mj, "name", ems[j].name ? ems[j].name : "model");
         cJSON_AddStringToObject(mj, "kind", gt_model_kind_name(gt_engine_config(ems[j].e)->kind));
         cJSON_AddNumberToObject(mj, "window", gt_engine_config(ems[j].e)->window);
-        if (ems[j].data.appliances[0]) /* nilm: trained on these appliances only (data.appliances) */
-            cJSON_AddStringToObject(mj, "appliances", ems[j].data.appliances);
         cJSON_AddItemToArray(ms, mj);
     }
 }

@@ -13,20 +13,26 @@
 #include "nilm/nilm_impl.h"
 
 static void nilm_check_cfg(const gt_data_config *cfg) {
-    GT_CHECK(cfg->time_features == 0 || cfg->time_features == 2 || cfg->time_features == 4, GT_EXIT_USAGE,
-             "data: time_features must be 0, 2 or 4 channels (got %d)", cfg->time_features);
-    GT_CHECK(cfg->augment >= 0 && cfg->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)",
-             cfg->augment);
+    const gt_nilm_data_config *nc = gt_nilm_data_cfg(cfg);
+    GT_CHECK(nc->time_features == 0 || nc->time_features == 2 || nc->time_features == 4, GT_EXIT_USAGE,
+             "data: time_features must be 0, 2 or 4 channels (got %d)", nc->time_features);
+    GT_CHECK(nc->augment >= 0 && nc->augment <= 1, GT_EXIT_USAGE, "data.augment must be in [0, 1] (got %g)",
+             nc->augment);
     char err[600];
-    const char *zone = gt_nilm_data_cfg(cfg)->timezone;
-    GT_CHECK(gt_data_timezone_check(zone, err, sizeof err) == 0, GT_EXIT_USAGE, "data.timezone: %s", err);
-    GT_CHECK(cfg->care_event < 0, GT_EXIT_USAGE,
-             "data: data.care_event selects a CARE to Compare event dataset of a wind-farm (pdm) file");
+    GT_CHECK(gt_data_timezone_check(nc->timezone, err, sizeof err) == 0, GT_EXIT_USAGE, "data.timezone: %s", err);
+}
+
+static void nilm_check_unused(const gt_data_config *cfg) {
+    const gt_nilm_data_config *nc = gt_nilm_data_cfg(cfg);
+    GT_CHECK(nc->time_features == 0, GT_EXIT_USAGE,
+             "data.time_features is for nilm data (wind-farm inputs are the sensor channels)");
+    GT_CHECK(nc->augment == 0, GT_EXIT_USAGE, "data.augment is for nilm data (it superimposes appliance activations)");
 }
 
 static int64_t nilm_plan_bytes(const gt_data_config *cfg, int64_t rows, int64_t lowres_rows, int cols,
                                int has_faults) {
-    int64_t b = rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols + cfg->time_features));
+    const int F = gt_nilm_data_cfg(cfg)->time_features;
+    int64_t b = rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols + F));
     if (has_faults) b += rows;
     return b + lowres_rows * (int64_t)(sizeof(int64_t) + sizeof(float) * (1 + cols));
 }
@@ -41,7 +47,7 @@ static int64_t nilm_series_bytes(const gt_dataset *ds) {
 
 int gt_nilm_n_in(const gt_data_config *cfg, int n_cols) {
     (void)n_cols;
-    return 1 + cfg->time_features; /* the aggregate and the time features */
+    return 1 + gt_nilm_data_cfg(cfg)->time_features; /* the aggregate and the time features */
 }
 
 static int64_t nilm_n_y(const gt_dataset *ds) { return ds->n_cols; }
@@ -69,7 +75,7 @@ static void nilm_fill(const gt_dataset *ds, int li, int64_t start, int64_t r0, i
     const gt_nilm_part *P = part_of(ds);
         const int A = ds->n_cols;
         const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
-        const int F = ds->cfg.time_features, Cin = 1 + F;
+        const int F = gt_nilm_data_cfg(&ds->cfg)->time_features, Cin = 1 + F;
         const int last = ds->cfg.x_channels_last;
         float *xi = x + i * W * Cin; // (Cin, W) or (W, Cin)
         for (int64_t t = 0; t < W; t++) {
@@ -111,6 +117,8 @@ const gt_data_task_i gt_data_task_nilm = {
     .config_bytes = sizeof(gt_nilm_data_config),
     .config_defaults = gt_nilm_data_config_defaults,
     .check_cfg = nilm_check_cfg,
+    .check_unused = nilm_check_unused,
+    .item_rows = NULL,
     .series_bytes = nilm_series_bytes,
     .plan_bytes = nilm_plan_bytes,
     .n_in = gt_nilm_n_in,
@@ -159,13 +167,13 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
     const gt_nilm_data_config *nc = gt_nilm_data_cfg(cfg);
     ds->spike_min_dev = nc->spike_min_w;
     const int64_t n_rows = shard->row_offset[shard->n_households];
-    const int F = cfg->time_features;
+    const int F = nc->time_features;
     if (F > 0) {
         P->tfeat = GT_MALLOC(sizeof(float) * (size_t)(n_rows > 0 ? n_rows : 1) * (size_t)F);
         gt_nilm_time_features(ds->ts, n_rows, F, nc->timezone, P->tfeat);
     }
     P->strides = GT_MALLOC(sizeof(int64_t) * (size_t)(ds->n_items > 0 ? ds->n_items : 1) * (size_t)A);
-    P->app_mask = gt_nilm_appliance_mask(cfg->appliances, shard->meta, shard->n_appliances);
+    P->app_mask = gt_nilm_appliance_mask(nc->appliances, shard->meta, shard->n_appliances);
     for (int li = 0; li < ds->n_items; li++) {
         int64_t *st = P->strides + (int64_t)li * A, base;
         if (cfg->stride > 0) {
@@ -200,7 +208,7 @@ gt_dataset *gt_dataset_nilm(gt_nilm_shard *shard, const gt_data_config *cfg, MPI
                                                   gt_nilm_fill_max_rows(cfg, shard->period_s[li]));
     }
     gt_ds_build(ds, comm);
-    if (cfg->augment > 0) gt_ds_find_activations(ds);
+    if (nc->augment > 0) gt_ds_find_activations(ds);
     return ds;
 }
 

@@ -203,21 +203,24 @@ nilm_model gt_nilm_model_of(const gt_eval_model *ems, int n, const gt_io_applian
     }
     nilm_model em = {.e = e0->e, .m = gt_engine_model(e0->e), .ns = e0->ns, .data = e0->data, .name = e0->name, .ems = ems, .n = n};
     for (int j = 0; j < n; j++) {
-        em.cover[j] = gt_nilm_appliance_mask(ems[j].data.appliances, meta, A);
+        const char *apps = gt_nilm_data_cfg(&ems[j].data)->appliances;
+        em.cover[j] = gt_nilm_appliance_mask(apps, meta, A);
         GT_CHECK(em.cover[j], GT_EXIT_USAGE, "%s: data.appliances '%s' names no appliance",
-                 ems[j].name ? ems[j].name : "model", ems[j].data.appliances);
+                 ems[j].name ? ems[j].name : "model", apps);
         em.covered |= em.cover[j];
         for (int a = 0; a < A; a++) em.n_cover[a] += (int)(em.cover[j] >> a & 1u);
     }
     /* the evaluated appliances: the union ("" = all) */
     const uint32_t all = A >= 32 ? 0xffffffffu : (1u << A) - 1u;
-    em.data.appliances[0] = '\0';
+    char *uni = gt_nilm_data_cfg_set(&em.data)->appliances;
+    const size_t cap = sizeof gt_nilm_data_cfg(&em.data)->appliances;
+    uni[0] = '\0';
     for (int a = 0; a < A && em.covered != all; a++)
         if (em.covered >> a & 1u) {
-            size_t l = strlen(em.data.appliances);
-            GT_CHECK(l + strlen(meta[a].name) + 2 < sizeof em.data.appliances, GT_EXIT_USAGE,
-                     "eval.models: the members' appliances do not fit in %zu characters", sizeof em.data.appliances);
-            snprintf(em.data.appliances + l, sizeof em.data.appliances - l, "%s%s", l ? "+" : "", meta[a].name);
+            size_t l = strlen(uni);
+            GT_CHECK(l + strlen(meta[a].name) + 2 < cap, GT_EXIT_USAGE,
+                     "eval.models: the members' appliances do not fit in %zu characters", cap);
+            snprintf(uni + l, cap - l, "%s%s", l ? "+" : "", meta[a].name);
         }
     if (n > 1) em.acc = GT_MALLOC(sizeof(double) * (size_t)em.m->cfg.max_batch * (size_t)em.m->cfg.n_out);
     return em;

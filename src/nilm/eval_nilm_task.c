@@ -81,6 +81,11 @@ static void nilm_evaluate(const char *run_dir, const char *data_file, const gt_e
     cJSON_AddNumberToObject(d, "eval_stride", (double)e.stride);
     cJSON_AddNumberToObject(d, "window", gt_engine_config(ems[0].e)->window);
     gt_eval_models_json(d, ems, n_models); /* > 1: the ensemble's members */
+    cJSON *ms = cJSON_GetObjectItem(d, "models");
+    for (int j = 0; j < n_models; j++) { /* trained on these appliances only (data.appliances) */
+        const char *apps = gt_nilm_data_cfg(&ems[j].data)->appliances;
+        if (apps[0]) cJSON_AddStringToObject(cJSON_GetArrayItem(ms, j), "appliances", apps);
+    }
     cJSON *sc = cJSON_AddObjectToObject(d, "screening");
     cJSON_AddNumberToObject(sc, "windows_total", (double)e.screen.windows_total);
     cJSON_AddNumberToObject(sc, "windows_screened_gap", (double)e.screen.windows_screened_gap);

@@ -46,6 +46,15 @@ typedef struct gt_nilm_data_config {
                              stride) trains all appliances */
     char timezone[64];    /* data.timezone: IANA zone name of the local time of the time features
                              (data.time_features; "" or "UTC": UTC) */
+    char appliances[256]; /* data.appliances: "" = every appliance; else names separated by ',' or '+': only
+                             these targets count (mask 0 for the others; the model keeps one output per
+                             appliance of the file) */
+    int time_features;    /* data.time_features: input channels added from each row's local time: 0 none,
+                             2 "day" (sin, cos of the time of day), 4 "day+week" (and of the phase of the
+                             week, Monday 00:00 = 0) */
+    double augment;       /* data.augment, train split: probability that a window gets one more activation
+                             of one of its household's appliances superimposed (gt_dataset_augment); 0
+                             (default) none */
 } gt_nilm_data_config;
 /* NILM's block of dc (ends the job, GT_EXIT_INTERNAL, for a configuration
  * made before NILM's data table was added: data/dataset.h gt_data_task_add). */

@@ -101,8 +101,9 @@ static double act_sample(const gt_dataset *ds, int a, int64_t row, int64_t L, in
 int64_t gt_nilm_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_ref *refs, int64_t n, float *x,
                            float *y, const float *mask) {
     const gt_nilm_part *P = ds->part;
-    if (!P->act_off || ds->cfg.augment <= 0) return 0;
-    const int A = ds->n_cols, Cin = 1 + ds->cfg.time_features, last = ds->cfg.x_channels_last;
+    const gt_nilm_data_config *nc = gt_nilm_data_cfg(&ds->cfg);
+    if (!P->act_off || nc->augment <= 0) return 0;
+    const int A = ds->n_cols, Cin = 1 + nc->time_features, last = ds->cfg.x_channels_last;
     const int64_t W = ds->W, nx = W * Cin, mid = W / 2;
     const double inv0 = 1.0 / ds->norm.std[0];
     int64_t changed = 0;
@@ -112,7 +113,7 @@ int64_t gt_nilm_augment(const gt_dataset *ds, uint64_t epoch, const gt_window_re
         gt_rng r;
         gt_rng_init(&r, ds->cfg.seed, gt_stream(GT_STREAM_AUGMENT, (uint32_t)refs[i].file_index));
         gt_rng_seek(&r, (epoch << 40) | (uint64_t)refs[i].start);
-        if (gt_rng_uniform_d(&r) >= ds->cfg.augment) continue;
+        if (gt_rng_uniform_d(&r) >= nc->augment) continue;
         /* an appliance with activations, off throughout this window */
         const int64_t *off = P->act_off + (size_t)li * A;
         int cand[GT_DATA_MAX_TARGETS], nc = 0;

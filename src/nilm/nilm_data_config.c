@@ -12,7 +12,7 @@
 #include "nilm/nilm.h"
 #include "nilm/nilm_impl.h"
 
-_Static_assert(sizeof(gt_nilm_data_config) <= GT_DATA_TASK_CONFIG_BYTES, "NILM's data settings outgrew their block");
+_Static_assert(sizeof(gt_nilm_data_config) <= GT_DATA_TASK_ARENA_BYTES, "NILM's data settings outgrew the arena");
 
 void gt_nilm_data_config_defaults(void *cfg) {
     gt_nilm_data_config *c = cfg;

@@ -28,6 +28,7 @@ typedef struct gt_nilm_part {
 } gt_nilm_part;
 extern const gt_data_task_i gt_data_task_nilm; /* dataset_nilm.c */
 extern const struct gt_task_i gt_task_nilm;    /* task_nilm.c: training's table */
+extern const struct gt_task_opts gt_nilm_opts; /* nilm_opts.c: its data.* option rows */
 void gt_nilm_data_config_defaults(void *cfg);  /* nilm_data_config.c: the data table's config_defaults */
 /* input channels per time step: the aggregate and the time features (dataset_nilm.c) */
 int gt_nilm_n_in(const gt_data_config *cfg, int n_cols);

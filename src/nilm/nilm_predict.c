@@ -45,13 +45,14 @@ static void filter_household_states(const gt_nilm_shard *sh, const nilm_model *e
 static void write_prediction_attrs(gt_eval_out *o, const nilm_model *em, const gt_eval_config *ec, const out_rule *rule,
                                    const char *data_file) {
     const gt_model *m = em->m;
-    const int W = m->cfg.window, F = em->data.time_features;
+    const gt_nilm_data_config *nc = gt_nilm_data_cfg(&em->data);
+    const int W = m->cfg.window, F = nc->time_features;
     gt_h5_attr_str(o->f, "kind", "nilm_predictions");
     gt_h5_attr_i64(o->f, "schema_version", 1);
     gt_h5_attr_str(o->f, "model", gt_model_kind_name(m->cfg.kind));
     gt_eval_out_attr_models(o, "model_source", em->ems, em->n, 0); /* the run(s) */
     gt_h5_attr_i64(o->f, "n_models", em->n); /* > 1: the ensemble mean of eval.models */
-    gt_h5_attr_str(o->f, "appliances", em->data.appliances[0] ? em->data.appliances : "all"); /* others: NaN */
+    gt_h5_attr_str(o->f, "appliances", nc->appliances[0] ? nc->appliances : "all"); /* others: NaN */
     gt_h5_attr_str(o->f, "source", data_file);
     gt_h5_attr_i64(o->f, "window", W);
     gt_h5_attr_str(o->f, "padding",
@@ -60,8 +61,7 @@ static void write_prediction_attrs(gt_eval_out *o, const nilm_model *em, const g
     gt_h5_attr_i64(o->f, "off_below_on", rule->off_below_on);
     gt_h5_attr_i64(o->f, "state_filter", rule->filter); /* 1: /on holds the filtered states */
     gt_h5_attr_i64(o->f, "time_features", F); /* input channels from the local time (data.time_features) */
-    const char *zone = gt_nilm_data_cfg(&em->data)->timezone;
-    gt_h5_attr_str(o->f, "timezone", F && zone[0] ? zone : "UTC");
+    gt_h5_attr_str(o->f, "timezone", F && nc->timezone[0] ? nc->timezone : "UTC");
 }
 
 /* The per-household and per-appliance tables (rank 0 holds the global offsets). */
@@ -119,7 +119,7 @@ void gt_predict_nilm(const char *data_file, const gt_eval_model *ems, int n_mode
     const double m0 = ns->mean[0], inv0 = 1.0 / ns->std[0];
     const int n_local = sh->n_households;
     /* inputs as gt_dataset_fill lays them out: aggregate [+ time features], (C, W) or (W, C) */
-    const int F = em->data.time_features, C = 1 + F, last = gt_model_input_channels_last(m->cfg.kind);
+    const int F = gt_nilm_data_cfg(&em->data)->time_features, C = 1 + F, last = gt_model_input_channels_last(m->cfg.kind);
     GT_CHECK(m->cfg.n_in == C, GT_EXIT_INTERNAL, "predict: the model has %d input channels, the data %d", m->cfg.n_in, C);
     float *tfeat = NULL;
     if (F) {

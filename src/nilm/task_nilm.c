@@ -51,13 +51,14 @@ static gt_dataset *nilm_open(const char *file, const gt_data_config *dc, MPI_Com
     if (n_none)
         GT_WARN("%s: %d of %d appliance(s) have no finite target in the train split and learn nothing: %s", file,
                 n_none, A, names);
-    if (dc->augment > 0) {
+    const double augment = gt_nilm_data_cfg(dc)->augment;
+    if (augment > 0) {
         double n_act = (double)gt_dataset_n_activations(ds);
         gt_dist_allreduce_sum_d(&n_act, 1, comm);
-        GT_INFO("data: augment %g: %lld appliance activations of the training rows to superimpose", dc->augment,
+        GT_INFO("data: augment %g: %lld appliance activations of the training rows to superimpose", augment,
                 (long long)n_act);
         GT_CHECK(n_act > 0, GT_EXIT_DATA, "%s: data.augment = %g but no appliance is ever on in the training rows",
-                 file, dc->augment);
+                 file, augment);
     }
     return ds;
 }

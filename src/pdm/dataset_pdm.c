@@ -15,9 +15,11 @@
 
 static void pdm_check_cfg(const gt_data_config *cfg) {
     GT_CHECK(cfg->stride > 0, GT_EXIT_USAGE, "data: pdm needs a fixed stride > 0 (per-appliance strides are for nilm)");
-    GT_CHECK(cfg->time_features == 0, GT_EXIT_USAGE,
-             "data.time_features is for nilm data (wind-farm inputs are the sensor channels)");
-    GT_CHECK(cfg->augment == 0, GT_EXIT_USAGE, "data.augment is for nilm data (it superimposes appliance activations)");
+}
+
+static void pdm_check_unused(const gt_data_config *cfg) {
+    GT_CHECK(gt_pdm_data_cfg(cfg)->care_event < 0, GT_EXIT_USAGE,
+             "data: data.care_event selects a CARE to Compare event dataset of a wind-farm (pdm) file");
 }
 
 static int64_t pdm_plan_bytes(const gt_data_config *cfg, int64_t rows, int64_t lowres_rows, int cols, int has_faults) {
@@ -143,6 +145,8 @@ const gt_data_task_i gt_data_task_pdm = {
     .config_bytes = sizeof(gt_pdm_data_config),
     .config_defaults = gt_pdm_data_config_defaults,
     .check_cfg = pdm_check_cfg,
+    .check_unused = pdm_check_unused,
+    .item_rows = gt_pdm_item_rows,
     .series_bytes = pdm_series_bytes,
     .plan_bytes = pdm_plan_bytes,
     .n_in = pdm_n_in,

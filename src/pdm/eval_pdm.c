@@ -322,7 +322,8 @@ void gt_eval_pdm(const char *data_file, const gt_eval_model *ems, int n_models, 
     const int ntype = merge_turbines(all, REC, NT, ncond, ems, out);
     out->n_types = ntype;
     gt_pdm_metrics_from_acc(&out->acc, &out->overall);
-    care_protocol(data_file, sh, ti, score, ce, n_ce, dsel.care.event_id, ec, out->threshold, comm, out);
+    const int64_t care_id = gt_pdm_data_cfg(&dsel)->care.event_id;
+    care_protocol(data_file, sh, ti, score, ce, n_ce, care_id, ec, out->threshold, comm, out);
     free(ce);
     if (rank == 0) {
         read_legend(data_file, "legend/machine_type", "type", out->type_names, ntype);

@@ -23,6 +23,15 @@ extern const gt_task_def gt_task_def_pdm;            /* pdm.c: the task */
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: its data side */
 extern const struct gt_eval_task_i gt_eval_task_pdm; /* eval_pdm_task.c: its evaluation */
 
+/* data.care_event resolved against a file's /care_events (gt_pdm_care_select). */
+typedef struct gt_pdm_care_sel {
+    int64_t event_id;           /* -1: no selection */
+    int32_t turbine;            /* file index of the event dataset's turbine */
+    int anomaly;                /* its label: 1 anomaly, 0 normal */
+    int64_t train_lo, train_hi; /* its training part: rows [lo, hi) within the turbine */
+    int64_t pred_lo, pred_hi;   /* its prediction part */
+} gt_pdm_care_sel;
+
 /* PdM's data settings: its block of gt_data_config (data/dataset.h
  * gt_data_task_config), the data.* keys only PdM reads. Defaults: the data
  * table's config_defaults (dataset_pdm.c). */
@@ -66,6 +75,11 @@ typedef struct gt_pdm_data_config {
                                  (gt_pdm_nbm_roles) or comma-separated name patterns (fnmatch) */
     char nbm_targets[256];    /* data.nbm_targets (target nbm): the predicted (target) channels: "auto" or
                                  name patterns; a target channel never enters the input */
+    int64_t care_event;       /* data.care_event: -1 (default) none; else the id of one CARE to Compare event
+                                 dataset of the file's /care_events: the authors' protocol, one model per
+                                 event dataset (its rows: gt_pdm_item_rows) */
+    gt_pdm_care_sel care;     /* care_event resolved (by the task's open, gt_pdm_care_select; not a setting):
+                                 event_id -1 until then */
 } gt_pdm_data_config;
 /* PdM's block of dc (ends the job, GT_EXIT_INTERNAL, for a configuration
  * made before PdM's data table was added: data/dataset.h gt_data_task_add). */
@@ -99,9 +113,9 @@ const uint8_t *gt_dataset_nbm_roles(const gt_dataset *ds, int *n_inputs, int *n_
  * follows. Changes nothing when every entry matches. The one check of train,
  * eval and predict. */
 void gt_pdm_check_filters(const char *file, const gt_pdm_shard *sh, const gt_data_config *cfg, MPI_Comm comm);
-/* Collective (reads the file's /care_events on rank 0). Resolves
- * cfg->care_event (>= 0) against the PdM file `path` into cfg->care; without a
- * selection sets cfg->care.event_id = -1. Ends the run with exit 2 and one
+/* Collective (reads the file's /care_events on rank 0). Resolves PdM's
+ * data.care_event (>= 0) against the PdM file `path` into its block's care;
+ * without a selection sets care.event_id = -1. Ends the run with exit 2 and one
  * line naming the file and the id when the file has no /care_events, no
  * entry with that id, or no training part for it (a file imported before
  * /care_events/train_start_row: import it again). */

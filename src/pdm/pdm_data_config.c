@@ -8,7 +8,7 @@
 #include "pdm/pdm.h"
 #include "pdm/pdm_impl.h"
 
-_Static_assert(sizeof(gt_pdm_data_config) <= GT_DATA_TASK_CONFIG_BYTES, "PdM's data settings outgrew their block");
+_Static_assert(sizeof(gt_pdm_data_config) <= GT_DATA_TASK_ARENA_BYTES, "PdM's data settings outgrew the arena");
 
 void gt_pdm_data_config_defaults(void *cfg) {
     gt_pdm_data_config *c = cfg;
@@ -22,6 +22,8 @@ void gt_pdm_data_config_defaults(void *cfg) {
     snprintf(c->spike_channels, sizeof c->spike_channels, "auto");
     snprintf(c->nbm_inputs, sizeof c->nbm_inputs, "auto");
     snprintf(c->nbm_targets, sizeof c->nbm_targets, "auto");
+    c->care_event = -1;
+    c->care.event_id = -1;
 }
 
 const gt_pdm_data_config *gt_pdm_data_cfg(const gt_data_config *dc) { return gt_data_task_config_c(dc, "pdm"); }

@@ -22,6 +22,7 @@
 
 extern const struct gt_data_task_i gt_data_task_pdm; /* dataset_pdm.c: the data side */
 extern const struct gt_task_i gt_task_pdm;           /* task_pdm.c: training's table */
+extern const struct gt_task_opts gt_pdm_opts;        /* pdm_opts.c: its data.* option rows */
 void gt_pdm_eval_config_defaults(void *cfg);         /* pdm_eval_config.c: the eval table's config_defaults */
 void gt_pdm_data_config_defaults(void *cfg);         /* pdm_data_config.c: the data table's config_defaults */
 
@@ -50,6 +51,14 @@ void gt_pdm_log_channels(const gt_dataset *ds, const gt_item_usage *u, int n, co
 #define GT_PDM_ITEM_NORM_MIN 2
 void gt_pdm_item_norm(const float *sig, const uint8_t *skip, int64_t b1, int C, const gt_norm_stats *glob,
                        gt_norm_stats *out);
+/* The data table's item_rows (data/dataset_impl.h; gt_data_item_rows_of):
+ * with data.care_event resolved (gt_pdm_care_select), only the event
+ * dataset's turbine has rows: its training part [train_lo, train_hi) split
+ * chronologically in the ratio split_train : split_val into train and
+ * validation, and its prediction part [pred_lo, pred_hi) as the test split;
+ * every other turbine is excluded (returns 1). Without one: 0 (the shared
+ * rule). Not collective. */
+int gt_pdm_item_rows(const gt_data_config *dc, int64_t n_rows, int32_t file_index, gt_data_item_rows *r);
 /* in[r] (r < the rows of local turbine k of sh) = 1 where row r lies in a
  * condition segment whose code passes f; every row passes an empty filter.
  * Not collective. */

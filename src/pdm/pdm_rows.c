@@ -112,7 +112,8 @@ int64_t gt_pdm_impute(float *x, int64_t n) {
     return k;
 }
 
-void gt_pdm_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
+void gt_pdm_care_select(gt_data_config *dc, const char *path, MPI_Comm comm) {
+    gt_pdm_data_config *cfg = gt_pdm_data_cfg_set(dc);
     memset(&cfg->care, 0, sizeof cfg->care);
     cfg->care.event_id = -1;
     if (cfg->care_event < 0) return;
@@ -135,10 +136,29 @@ void gt_pdm_care_select(gt_data_config *cfg, const char *path, MPI_Comm comm) {
         GT_FAIL(GT_EXIT_USAGE, "%s: data.care_event = %lld: no such event dataset in /care_events (it has %s)", path,
                 (long long)cfg->care_event, ids);
     }
-    gt_data_care_sel s = {q[1], (int32_t)q[0], q[2] == 1, q[7], q[8], q[3], q[4]};
+    gt_pdm_care_sel s = {q[1], (int32_t)q[0], q[2] == 1, q[7], q[8], q[3], q[4]};
     free(ce);
     GT_CHECK(s.train_lo >= 0 && s.train_hi > s.train_lo, GT_EXIT_USAGE,
              "%s: data.care_event = %lld: /care_events has no training part for it (a file imported before "
              "train_start_row was stored: import the farm again)", path, (long long)cfg->care_event);
     cfg->care = s;
+}
+
+int gt_pdm_item_rows(const gt_data_config *dc, int64_t n_rows, int32_t file_index, gt_data_item_rows *r) {
+    const gt_pdm_care_sel *cs = &gt_pdm_data_cfg(dc)->care;
+    if (cs->event_id < 0) return 0;
+    /* the authors' protocol: one event dataset's training and prediction parts */
+    r->excluded = file_index != cs->turbine;
+    if (r->excluded) return 1;
+    int64_t lo = cs->train_lo < 0 ? 0 : cs->train_lo, hi = cs->train_hi > n_rows ? n_rows : cs->train_hi;
+    if (hi < lo) hi = lo;
+    double f = dc->split_train / (dc->split_train + dc->split_val);
+    int64_t b1 = lo + llround(f * (double)(hi - lo));
+    if (b1 > hi) b1 = hi;
+    r->lo[GT_SPLIT_TRAIN] = lo, r->hi[GT_SPLIT_TRAIN] = b1;
+    r->lo[GT_SPLIT_VAL] = b1, r->hi[GT_SPLIT_VAL] = hi;
+    r->lo[GT_SPLIT_TEST] = cs->pred_lo < 0 ? 0 : cs->pred_lo;
+    r->hi[GT_SPLIT_TEST] = cs->pred_hi > n_rows ? n_rows : cs->pred_hi;
+    if (r->hi[GT_SPLIT_TEST] < r->lo[GT_SPLIT_TEST]) r->hi[GT_SPLIT_TEST] = r->lo[GT_SPLIT_TEST];
+    return 1;
 }

@@ -42,8 +42,8 @@ static gt_dataset *pdm_open(const char *file, const gt_data_config *dc_in, MPI_C
     MPI_CHECK(MPI_Comm_rank(comm, &rank));
     gt_data_config dcs = *dc_in, *dc = &dcs;
     gt_pdm_care_select(dc, file, comm); /* data.care_event: one event dataset's parts */
-    if (dc->care.event_id >= 0 && rank == 0) {
-        const gt_data_care_sel *c = &dc->care;
+    const gt_pdm_care_sel *c = &gt_pdm_data_cfg(dc)->care;
+    if (c->event_id >= 0 && rank == 0) {
         gt_data_item_rows r;
         gt_data_item_rows_of(dc, c->train_hi > c->pred_hi ? c->train_hi : c->pred_hi, c->turbine, &r);
         GT_INFO("data: CARE event dataset %lld (%s, turbine file index %d): training part rows [%lld, %lld) (%lld "

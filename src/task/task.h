@@ -26,13 +26,15 @@
  * behind gt_task_ctx.priv. Adding a model kind
  * needs nothing here unless a task must refuse it (check_model).
  *
- * May use core, io, data, nn (and MPI through io/data); no config text. */
+ * May use core, io, data, nn (and MPI through io/data); no config text (a
+ * task's own option rows are core/opt.h rows, read through gt_opt_values). */
 #ifndef GT_TASK_TASK_H
 #define GT_TASK_TASK_H
 
 #include <mpi.h>
 #include <stddef.h>
 
+#include "core/opt.h"
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "io/format.h"
@@ -86,10 +88,33 @@ typedef struct gt_task_i {
  * through: task/ and train/ the training table, data/ the data side (by
  * gt_data_config_resolve, and through the dataset `open` builds), eval/ the
  * evaluation (gt_eval_task_get, by the task's number). */
+/* A task's own data.* option rows of `gridtrain train`'s table (the keys
+ * only its settings block reads; cli/cmd_train.c assembles the table from
+ * its shared rows and every registered task's) and their reader. A row
+ * goes where `after` says: after the row of that key, wherever it comes
+ * from (a shared row, another task's); NULL: after the previous row of the
+ * same array. A row whose place never appears (its task is not registered)
+ * goes at the end of its section. So the table, the help, the reference
+ * (docs/configuration.md) and a run's config.ini keep one order. */
+typedef struct gt_task_opt {
+    gt_opt row;
+    const char *after;
+} gt_task_opt;
+typedef struct gt_task_opts {
+    const gt_task_opt *rows; /* ended by a row whose key is NULL */
+    /* the rows' values (the defaults, a configuration, the command line) into the task's block of d
+     * (gt_data_task_config), each checked (one-line error, exit 2) */
+    void (*read)(const gt_opt_values *v, gt_data_config *d);
+    /* a configuration stored with a run (resume, eval, predict): the settings whose keys it lacks
+     * set as the runs from before those keys had them; NULL: none */
+    void (*stored_compat)(const gt_opt_values *v, gt_data_config *d);
+} gt_task_opts;
+
 typedef struct gt_task_def {
     const gt_task_i *train;            /* name, item, file kind and the training slots */
     const struct gt_data_task_i *data; /* its datasets' table (what train->open builds) */
     const struct gt_eval_task_i *eval; /* its evaluation; NULL: none */
+    const gt_task_opts *opts;          /* its data.* option rows and their reader; NULL: none */
 } gt_task_def;
 
 /* A task bound to one model and dataset for a run (train, validation). The

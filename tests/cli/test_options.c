@@ -20,7 +20,7 @@ static const gt_opt opts[] = {
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 static int run(const gt_args *a, MPI_Comm c) { return 0; }
-static const gt_cmd cmd = {"t", "t [options] FILE", "test", NULL, opts, 0, 2, run, 0, NULL, NULL, NULL, NULL};
+static const gt_cmd cmd = {"t", "t [options] FILE", "test", NULL, opts, 0, 2, run, 0, NULL, NULL, NULL, NULL, NULL};
 
 int main(void) {
     gt_args a;

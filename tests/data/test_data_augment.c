@@ -126,8 +126,8 @@ static gt_dataset *make(const char *path, double p, int F, MPI_Comm comm, gt_nil
     gt_nilm_data_defaults(&cfg);
     cfg.window = W;
     cfg.stride = 5;
-    cfg.augment = p;
-    cfg.time_features = F;
+    gt_nilm_data_cfg_set(&cfg)->augment = p;
+    gt_nilm_data_cfg_set(&cfg)->time_features = F;
     cfg.screen = GT_SCREEN_OFF; /* windows over gaps too: NaN rows never enter an activation */
     *sh_out = gt_nilm_shard_read(path, comm);
     return gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);

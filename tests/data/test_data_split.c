@@ -137,7 +137,8 @@ static void check_strides(const char *path, MPI_Comm comm, int masked, const cha
     cfg.stride = 0;
     cfg.stride_frac = 0.35;
     gt_nilm_data_cfg_set(&cfg)->stride_mask = masked;
-    snprintf(cfg.appliances, sizeof cfg.appliances, "%s", select);
+    gt_nilm_data_config *nc = gt_nilm_data_cfg_set(&cfg);
+    snprintf(nc->appliances, sizeof nc->appliances, "%s", select);
     gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
     int64_t bad = 0, n_mask[TG_NILM_A] = {0}, n_expect[TG_NILM_A] = {0}, seen = 0, seen_expect = 0;
     float x[32], y[TG_NILM_A], m[TG_NILM_A];

@@ -41,9 +41,9 @@ static double check_fill(const char *path, const char *zone, int F, int last, MP
     cfg.window = 31;
     cfg.stride = 7;
     cfg.holdout_every = 4;
-    cfg.time_features = F;
     cfg.x_channels_last = last;
     gt_nilm_data_config *nc = gt_nilm_data_cfg_set(&cfg);
+    nc->time_features = F;
     snprintf(nc->timezone, sizeof nc->timezone, "%s", zone);
     gt_dataset *ds = gt_dataset_nilm(gt_nilm_shard_read(path, comm), &cfg, comm);
     const int W = cfg.window, C = 1 + F;

@@ -13,7 +13,7 @@ static char g_dir[256];
 
 /* gt_doe_key_fn: a key of `gridtrain train`'s table */
 static int train_knows(const char *key) {
-    for (const gt_opt *o = gt_cmd_train.opts; o && o->key; o++)
+    for (const gt_opt *o = gt_cmd_opts(&gt_cmd_train); o && o->key; o++)
         if (!strcmp(o->key, key)) return 1;
     return 0;
 }

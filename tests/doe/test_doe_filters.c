@@ -228,7 +228,8 @@ int main(int argc, char **argv) {
     gt_nilm_data_defaults(&dn);
     dn.window = 63;
     dn.stride = 16;
-    snprintf(dn.appliances, sizeof dn.appliances, "%s", name);
+    gt_nilm_data_config *nc = gt_nilm_data_cfg_set(&dn);
+    snprintf(nc->appliances, sizeof nc->appliances, "%s", name);
     gt_dataset *ds = gt_dataset_nilm(sh, &dn, comm);
     int64_t n = gt_dataset_n_windows_local(ds, GT_SPLIT_TRAIN);
     int64_t *idx = GT_MALLOC(sizeof(int64_t) * (size_t)(n + 1));

@@ -55,7 +55,7 @@ static inline void er_nilm_data(gt_data_config *d, int variant) {
     gt_nilm_data_cfg_set(d)->spike_min_w = 0;     /* the Hampel rule alone */
     d->holdout_every = 4;   /* household 3 held out */
     d->screen = GT_SCREEN_OFF;
-    d->time_features = er_nilm_time_features(variant);
+    gt_nilm_data_cfg_set(d)->time_features = er_nilm_time_features(variant);
 }
 
 /* the model as trained (window, inputs and outputs of the file: 15 appliances) */

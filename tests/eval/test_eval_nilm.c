@@ -520,7 +520,8 @@ int main(int argc, char **argv) {
         {
             gt_eval_model mix[2] = {ems[1], em}, solo = ems[1];
             mix[0].name = solo.name = "specialist";
-            snprintf(mix[0].data.appliances, sizeof mix[0].data.appliances, "fridge+kettle");
+            gt_nilm_data_config *spec = gt_nilm_data_cfg_set(&mix[0].data);
+            snprintf(spec->appliances, sizeof spec->appliances, "fridge+kettle");
             solo.data = mix[0].data;
             const int is_spec[15] = {[0] = 1, [2] = 1};
             char outM[700], outS[700];

@@ -241,7 +241,7 @@ static void check_nilm(const char *file, MPI_Comm comm) {
     TEST_EQ_INT((int)dc.stride, 0);
     dc.window = 63;
     dc.stride = 16;
-    dc.time_features = 2;
+    gt_nilm_data_cfg_set(&dc)->time_features = 2;
     dc.screen = GT_SCREEN_OFF;
     gt_dataset *ds = task->open(file, &dc, comm);
     const int A = gt_dataset_n_targets(ds);

@@ -42,13 +42,16 @@ int main(int argc, char **argv) {
         c.lr = 3e-3;
         c.model.loss = kind == 1 ? GT_LOSS_L1 : GT_LOSS_MSE;
         c.model.gated = kind >= 2;
-        if (kind == 3) c.data.time_features = 4, c.data.augment = 0.5;
+        if (kind == 3) {
+            gt_nilm_data_config *nc = gt_nilm_data_cfg_set(&c.data);
+            nc->time_features = 4, nc->augment = 0.5;
+        }
         if (kind == 4) {
             gt_model_config_default(&c.model, GT_MODEL_S2P_TF);
             c.model.d_model = 16, c.model.n_heads = 2, c.model.d_ff = 32, c.model.n_layers = 1;
             c.model.gated = 1;
-            c.data.time_features = 2;
             gt_nilm_data_config *nc = gt_nilm_data_cfg_set(&c.data);
+            nc->time_features = 2;
             snprintf(nc->timezone, sizeof nc->timezone, "Europe/London");
         }
 
